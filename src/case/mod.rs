@@ -1,0 +1,217 @@
+//! Cases: one JSON file each under `vectors/<suite>/<NN-section>/<id>.json`, validated against
+//! `vectors/schemas/case.schema.json`. Loading never panics: a malformed case is one error
+//! naming the file and the JSON pointer of the field.
+
+pub mod matcher;
+
+use crate::schema;
+use matcher::Denials;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A problem with a vector file: `file:pointer: message`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub struct CaseError {
+    pub file: PathBuf,
+    pub pointer: String,
+    pub message: String,
+}
+
+impl fmt::Display for CaseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.file.display(), self.pointer, self.message)
+    }
+}
+
+fn err(file: &Path, pointer: &str, message: impl Into<String>) -> CaseError {
+    CaseError { file: file.to_path_buf(), pointer: pointer.into(), message: message.into() }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Level {
+    MUST,
+    SHOULD,
+    MAY,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Case {
+    pub id: String,
+    pub title: String,
+    pub section: String,
+    pub level: Level,
+    pub spec: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assumption: Option<String>,
+    #[serde(default)]
+    pub setup: Setup,
+    pub steps: Vec<Step>,
+    /// `contract`, from the directory under `vectors/`.
+    #[serde(skip)]
+    pub suite: String,
+    /// `03-authorize`, the case's directory.
+    #[serde(skip)]
+    pub group: String,
+    #[serde(skip)]
+    pub file: PathBuf,
+}
+
+impl Case {
+    /// The stable name used by the test harness, filters, expectations and reports:
+    /// `contract::03-authorize::write-without-grant`.
+    pub fn name(&self) -> String {
+        format!("{}::{}::{}", self.suite, self.group, self.id)
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Setup {
+    #[serde(default)]
+    pub packs: Vec<PackRef>,
+    /// Everything else goes to `runtime.create` as it is (principal, grants, sandbox …).
+    #[serde(flatten)]
+    pub params: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PackRef {
+    Fixture(String),
+    Inline(InlinePack),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InlinePack {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub from: Option<String>,
+    #[serde(default)]
+    pub files: Map<String, Value>,
+    #[serde(default)]
+    pub patch: Map<String, Value>,
+}
+
+/// One step: an action on the runtime, and what it must observe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    #[serde(flatten)]
+    pub action: Action,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Action {
+    Install(Map<String, Value>),
+    Activate(OneOrMany),
+    Connect(String),
+    Exec(Value),
+    Availability(String),
+    ListPacks(Map<String, Value>),
+    Sense(Value),
+    Sink(Map<String, Value>),
+    Audit(Map<String, Value>),
+    Probe(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    pub fn to_vec(&self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
+}
+
+impl Action {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Install(_) => "install",
+            Action::Activate(_) => "activate",
+            Action::Connect(_) => "connect",
+            Action::Exec(_) => "exec",
+            Action::Availability(_) => "availability",
+            Action::ListPacks(_) => "listPacks",
+            Action::Sense(_) => "sense",
+            Action::Sink(_) => "sink",
+            Action::Audit(_) => "audit",
+            Action::Probe(_) => "probe",
+        }
+    }
+}
+
+/// Load the denial classes, `vectors/denials.json`: class → `{ "regex": …, "meaning": … }`.
+pub fn load_denials(vectors: &Path) -> Result<Denials, CaseError> {
+    let file = vectors.join("denials.json");
+    let text = std::fs::read_to_string(&file).map_err(|e| err(&file, "", format!("cannot read: {e}")))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| err(&file, "", format!("line {} column {}: {e}", e.line(), e.column())))?;
+    let classes = v.get("classes").and_then(Value::as_object).ok_or_else(|| err(&file, "/classes", "expected an object of classes"))?;
+    let mut out = Denials::new();
+    for (name, c) in classes {
+        let re = c.get("regex").and_then(Value::as_str).ok_or_else(|| err(&file, &format!("/classes/{name}/regex"), "expected a string"))?;
+        regex::Regex::new(re).map_err(|e| err(&file, &format!("/classes/{name}/regex"), e.to_string()))?;
+        out.insert(name.clone(), re.to_string());
+    }
+    Ok(out)
+}
+
+/// Load one case file and check it completely: schema, id against the file name, matchers.
+pub fn load_case(file: &Path, suite: &str, denials: &Denials) -> Result<Case, CaseError> {
+    let text = std::fs::read_to_string(file).map_err(|e| err(file, "", format!("cannot read: {e}")))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| err(file, "", format!("line {} column {}: {e}", e.line(), e.column())))?;
+    if let Some((pointer, message)) = schema::violations(schema::case(), &value).into_iter().next() {
+        return Err(err(file, &pointer, message));
+    }
+    let mut case: Case = serde_json::from_value(value).map_err(|e| err(file, "", e.to_string()))?;
+    let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+    if case.id != stem {
+        return Err(err(file, "/id", format!("id `{}` must equal the file name `{stem}`", case.id)));
+    }
+    for (i, step) in case.steps.iter().enumerate() {
+        if let Some(e) = &step.expect {
+            matcher::validate(e, denials).map_err(|(p, m)| err(file, &format!("/steps/{i}/expect{p}"), m))?;
+        }
+    }
+    case.suite = suite.to_string();
+    case.group = file.parent().and_then(|p| p.file_name()).and_then(|s| s.to_str()).unwrap_or_default().to_string();
+    case.file = file.to_path_buf();
+    Ok(case)
+}
+
+/// Every case of a suite, sorted by name. Fails on the first malformed file: a bad case must be
+/// fixed, not silently skipped (a run over a partial suite would be a lie).
+pub fn load_suite(vectors: &Path, suite: &str) -> Result<Vec<Case>, CaseError> {
+    let denials = load_denials(vectors)?;
+    let root = vectors.join(suite);
+    let mut files = Vec::new();
+    let groups = std::fs::read_dir(&root).map_err(|e| err(&root, "", format!("cannot read suite: {e}")))?;
+    for group in groups.flatten().filter(|g| g.path().is_dir()) {
+        for f in std::fs::read_dir(group.path()).into_iter().flatten().flatten() {
+            if f.path().extension().is_some_and(|x| x == "json") {
+                files.push(f.path());
+            }
+        }
+    }
+    files.sort();
+    let cases = files.iter().map(|f| load_case(f, suite, &denials)).collect::<Result<Vec<_>, _>>()?;
+    let mut seen = std::collections::BTreeMap::new();
+    for c in &cases {
+        if let Some(first) = seen.insert(c.id.as_str(), &c.file) {
+            return Err(err(&c.file, "/id", format!("id `{}` is already used by {}", c.id, first.display())));
+        }
+    }
+    Ok(cases)
+}

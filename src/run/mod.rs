@@ -1,0 +1,308 @@
+//! The executor and the judge: run one case on one runtime through an adapter, observe every
+//! step, match what it saw against the case's expectations, and return a verdict.
+
+mod materialize;
+pub mod mutants;
+
+use crate::adapter::{Adapter, CallError};
+use crate::case::matcher::{self, Denials};
+use crate::case::{Action, Case, CaseError, Level};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+pub use materialize::Vars;
+
+/// What a run needs besides the cases: where the fixtures are, where the probe is.
+pub struct RunEnv {
+    pub vectors: PathBuf,
+    pub denials: Denials,
+    /// A directory holding `hcpspec-probe` and `other-probe` (a probe that is never
+    /// allow-listed), the runtime's bin search path.
+    pub bin_dir: PathBuf,
+    _bins: tempfile::TempDir,
+}
+
+impl RunEnv {
+    /// `probe` is the hcpspec-probe executable; it is linked into a fresh bin directory twice.
+    pub fn new(vectors: &Path, probe: &Path) -> Result<RunEnv, String> {
+        let denials = crate::case::load_denials(vectors).map_err(|e| e.to_string())?;
+        let probe = probe.canonicalize().map_err(|e| format!("hcpspec-probe not found at {}: {e}", probe.display()))?;
+        let bins = tempfile::Builder::new().prefix("hcpspec-bin").tempdir().map_err(|e| e.to_string())?;
+        for name in ["hcpspec-probe", "other-probe"] {
+            std::os::unix::fs::symlink(&probe, bins.path().join(name)).map_err(|e| format!("cannot link {name}: {e}"))?;
+        }
+        Ok(RunEnv { vectors: vectors.to_path_buf(), denials, bin_dir: bins.path().to_path_buf(), _bins: bins })
+    }
+
+    /// The probe beside the running executable (target/{debug,release}/hcpspec-probe).
+    pub fn probe_beside_exe() -> PathBuf {
+        let exe = std::env::current_exe().unwrap_or_default();
+        let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+        // Integration tests live one level down, in target/<profile>/deps.
+        [dir.join("hcpspec-probe"), dir.join("../hcpspec-probe")].into_iter().find(|p| p.exists()).unwrap_or(dir.join("hcpspec-probe"))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Fail(Failure),
+    /// The runtime said it does not implement a method the case needs.
+    Skip { reason: String },
+    /// The case could not be judged: the runtime broke the transport, or the case's setup failed.
+    Error { message: String },
+}
+
+impl Verdict {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail(_) => "fail",
+            Verdict::Skip { .. } => "skip",
+            Verdict::Error { .. } => "error",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    pub step: usize,
+    pub action: String,
+    pub path: String,
+    pub message: String,
+    pub expected: Value,
+    pub actual: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    pub step: usize,
+    pub action: String,
+    pub value: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseResult {
+    pub name: String,
+    pub section: String,
+    pub level: Level,
+    pub spec: String,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+    pub observations: Vec<Observation>,
+    pub micros: u64,
+}
+
+impl CaseResult {
+    /// A human explanation of a failure: case, citation, step, expected against actual.
+    pub fn explain(&self, case: &Case) -> String {
+        let mut out = format!("{} ({:?}, section {})\n  title: {}\n  spec:  {}\n", self.name, case.level, case.section, case.title, case.spec);
+        if let Some(a) = &case.assumption {
+            out += &format!("  assumption: {a}\n");
+        }
+        match &self.verdict {
+            Verdict::Fail(f) => {
+                let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default().replace('\n', "\n    ");
+                out += &format!(
+                    "  step {} ({}): {} at `{}`\n  expected:\n    {}\n  actual ({} observed):\n    {}\n",
+                    f.step,
+                    f.action,
+                    f.message,
+                    if f.path.is_empty() { "/" } else { &f.path },
+                    pretty(&f.expected),
+                    f.action,
+                    pretty(&f.actual)
+                );
+            }
+            Verdict::Error { message } => out += &format!("  error: {message}\n"),
+            Verdict::Skip { reason } => out += &format!("  skipped: {reason}\n"),
+            Verdict::Pass => out += "  passed\n",
+        }
+        out
+    }
+}
+
+/// The expectation of a step that states none: it must succeed.
+fn default_expect(action: &Action) -> Option<Value> {
+    match action {
+        Action::Install(_) | Action::Connect(_) | Action::Exec(_) => Some(json!({ "ok": true })),
+        Action::Activate(_) => Some(json!({ "$each": { "ok": true } })),
+        _ => None,
+    }
+}
+
+fn method(action: &Action) -> &'static str {
+    match action {
+        Action::Install(_) => "runtime.create",
+        Action::Activate(_) => "runtime.activate",
+        Action::Connect(_) => "runtime.connect",
+        Action::Exec(_) => "runtime.exec",
+        Action::Availability(_) => "runtime.availability",
+        Action::ListPacks(_) => "runtime.listPacks",
+        Action::Sense(_) => "runtime.sense",
+        Action::Sink(_) => "runtime.senseSink",
+        Action::Audit(_) => "runtime.audit",
+        Action::Probe(_) => "",
+    }
+}
+
+/// Run `case` once on the runtime behind `adapter`, in a fresh temp directory.
+pub fn run_case(case: &Case, adapter: &mut dyn Adapter, env: &RunEnv) -> CaseResult {
+    let start = Instant::now();
+    let mut observations = Vec::new();
+    let verdict = match tempfile::Builder::new().prefix("hcpspec-case").tempdir() {
+        Ok(tmp) => execute(case, adapter, env, tmp.path(), &mut observations),
+        Err(e) => Verdict::Error { message: format!("cannot create a temp dir: {e}") },
+    };
+    CaseResult {
+        name: case.name(),
+        section: case.section.clone(),
+        level: case.level,
+        spec: case.spec.clone(),
+        verdict,
+        observations,
+        micros: start.elapsed().as_micros() as u64,
+    }
+}
+
+fn execute(case: &Case, adapter: &mut dyn Adapter, env: &RunEnv, tmp: &Path, observations: &mut Vec<Observation>) -> Verdict {
+    let tmp = tmp.canonicalize().unwrap_or_else(|_| tmp.to_path_buf());
+    let vars = Vars { workdir: tmp.join("work"), tmp: tmp.clone() };
+    for d in [vars.workdir.clone(), tmp.join("probe"), tmp.join("packs")] {
+        if let Err(e) = std::fs::create_dir_all(&d) {
+            return Verdict::Error { message: format!("cannot create {}: {e}", d.display()) };
+        }
+    }
+    let create = match create_params(case, env, &vars, &tmp.join("packs")) {
+        Ok(p) => p,
+        Err(e) => return Verdict::Error { message: e.to_string() },
+    };
+    // Every case starts with install (`runtime.create`); it is implicit when not written.
+    let implicit = crate::case::Step { action: Action::Install(Map::new()), expect: None, note: None };
+    let steps: Vec<&crate::case::Step> = match case.steps.first() {
+        Some(s) if matches!(s.action, Action::Install(_)) => case.steps.iter().collect(),
+        _ => std::iter::once(&implicit).chain(&case.steps).collect(),
+    };
+    let mut runtime_id: Option<String> = None;
+    let mut verdict = Verdict::Pass;
+    for (i, step) in steps.iter().enumerate() {
+        let observed = match observe(&step.action, adapter, &vars, &create, runtime_id.as_deref()) {
+            Ok(v) => v,
+            Err(e) if e.not_implemented() => {
+                verdict = Verdict::Skip { reason: format!("runtime does not implement {}: {e}", method(&step.action)) };
+                break;
+            }
+            Err(e) => {
+                verdict = Verdict::Error { message: format!("step {i} ({}): {e}", step.action.name()) };
+                break;
+            }
+        };
+        if matches!(step.action, Action::Install(_)) {
+            runtime_id = observed.get("runtime_id").and_then(Value::as_str).map(String::from);
+        }
+        observations.push(Observation { step: i, action: step.action.name().into(), value: observed.clone() });
+        let expected = step.expect.as_ref().map(|e| vars.substitute(e)).or_else(|| default_expect(&step.action));
+        if let Some(expected) = expected {
+            if let Err(m) = matcher::check(&expected, &observed, &env.denials) {
+                verdict = Verdict::Fail(Failure { step: i, action: step.action.name().into(), path: m.path, message: m.message, expected: m.expected, actual: observed });
+                break;
+            }
+        }
+    }
+    if let Some(id) = runtime_id {
+        let _ = adapter.call("runtime.dispose", json!({ "runtime_id": id }));
+    }
+    verdict
+}
+
+fn create_params(case: &Case, env: &RunEnv, vars: &Vars, packs_dir: &Path) -> Result<Value, CaseError> {
+    let fixtures = env.vectors.join("packs");
+    let mut dirs = Vec::new();
+    for (i, p) in case.setup.packs.iter().enumerate() {
+        dirs.push(materialize::pack(&case.file, i, p, &fixtures, packs_dir)?.display().to_string());
+    }
+    let mut params = json!({
+        "principal": { "id": "user_42", "kind": "human" },
+        "tenant_id": "acme",
+        "project_id": null,
+        "grants": null,
+        "allowBins": ["hcpspec-probe"],
+    });
+    let map = params.as_object_mut().expect("object literal");
+    for (k, v) in &case.setup.params {
+        map.insert(k.clone(), vars.substitute(v));
+    }
+    map.insert("packDirs".into(), json!(dirs));
+    map.insert("workdir".into(), json!(vars.workdir));
+    map.insert("path".into(), json!([env.bin_dir]));
+    Ok(params)
+}
+
+fn observe(action: &Action, adapter: &mut dyn Adapter, vars: &Vars, create: &Value, rt: Option<&str>) -> Result<Value, CallError> {
+    let with = |extra: Value| -> Value {
+        let mut m = Map::new();
+        m.insert("runtime_id".into(), json!(rt));
+        if let Value::Object(x) = extra {
+            m.extend(x);
+        }
+        Value::Object(m)
+    };
+    let call = |adapter: &mut dyn Adapter, params: Value| -> Result<Value, CallError> {
+        if rt.is_none() {
+            return Err(CallError::Transport("no runtime: the install step did not create one".into()));
+        }
+        adapter.call(method(action), params)
+    };
+    match action {
+        Action::Install(_) => adapter.call("runtime.create", create.clone()),
+        Action::Activate(ids) => call(adapter, with(json!({ "pack_ids": ids.to_vec() }))),
+        Action::Connect(p) | Action::Availability(p) => call(adapter, with(json!({ "pack_id": p }))),
+        Action::Exec(req) | Action::Sense(req) => call(adapter, with(vars.substitute(req))),
+        Action::ListPacks(_) | Action::Sink(_) | Action::Audit(_) => call(adapter, with(json!({}))),
+        Action::Probe(path) => {
+            let path = vars.substitute(&json!(path));
+            let path = PathBuf::from(path.as_str().unwrap_or_default());
+            Ok(match std::fs::read_to_string(&path) {
+                Err(_) => Value::Null,
+                Ok(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+            })
+        }
+    }
+}
+
+/// Run every case on fresh adapters from `connect`, `jobs` at a time; results in case order.
+pub fn run_all<F>(cases: &[Case], env: &RunEnv, jobs: usize, connect: F, on_done: &(dyn Fn(&CaseResult) + Sync)) -> Vec<CaseResult>
+where
+    F: Fn() -> Result<Box<dyn Adapter>, String> + Sync,
+{
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<CaseResult>>> = Mutex::new(vec![None; cases.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1).min(cases.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(case) = cases.get(i) else { break };
+                let result = match connect() {
+                    Ok(mut adapter) => run_case(case, adapter.as_mut(), env),
+                    Err(e) => CaseResult {
+                        name: case.name(),
+                        section: case.section.clone(),
+                        level: case.level,
+                        spec: case.spec.clone(),
+                        verdict: Verdict::Error { message: e },
+                        observations: vec![],
+                        micros: 0,
+                    },
+                };
+                on_done(&result);
+                results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(result);
+            });
+        }
+    });
+    results.into_inner().unwrap_or_else(|p| p.into_inner()).into_iter().flatten().collect()
+}

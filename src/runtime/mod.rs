@@ -1,0 +1,250 @@
+//! The embedded runtimes: `reference` (the spec's `reference-local`), `stub` (the
+//! `proprietary-stub` shape) and the mutants, each one rule of the reference broken.
+//!
+//! The types here are the values of the shim protocol (`runtime.create` params, the exec
+//! envelope, availability, audit, Sense): every adapter and every embedded runtime uses them.
+
+pub mod adapter;
+pub mod mutant;
+pub mod reference;
+pub mod stub;
+
+use crate::pack::{Issue, Land, Operation};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// `runtime.create` params: everything a runtime gets, with nothing else implicit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RuntimeConfig {
+    #[serde(rename = "packDirs")]
+    pub pack_dirs: Vec<PathBuf>,
+    pub principal: Principal,
+    #[serde(default)]
+    pub tenant_id: Option<String>,
+    #[serde(default)]
+    pub project_id: Option<String>,
+    /// `null` (or absent) means no grants at all: the runtime must still deny, never default-allow.
+    #[serde(default)]
+    pub grants: Option<Vec<Grant>>,
+    /// Absent means the default posture, sandboxed. Only `false` opts in to `native-local`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<bool>,
+    #[serde(rename = "allowBins", default)]
+    pub allow_bins: Vec<String>,
+    /// The per-runtime directory adapters are jailed to.
+    pub workdir: PathBuf,
+    /// Where wrap bins are looked up (the runtime's own bin search path; assumption).
+    #[serde(default)]
+    pub path: Vec<PathBuf>,
+    /// Scripted hub outcomes per pack_id, consumed one per mint; absent = mint succeeds.
+    #[serde(default)]
+    pub hub: BTreeMap<String, Vec<MintOutcome>>,
+    #[serde(default)]
+    pub sense: SenseConfig,
+    /// The environment the runtime itself runs in (planted canaries live here).
+    #[serde(default)]
+    pub environment: BTreeMap<String, String>,
+}
+
+impl RuntimeConfig {
+    pub fn sandboxed(&self) -> bool {
+        self.sandbox != Some(false)
+    }
+    pub fn grants(&self) -> &[Grant] {
+        self.grants.as_deref().unwrap_or(&[])
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Principal {
+    pub id: String,
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Grant {
+    pub capability: String,
+    pub pack_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verb_keys: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MintOutcome {
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SenseConfig {
+    /// `sense.enable`; off by default (assumption: Sense is opt-in, like every other capability).
+    #[serde(default)]
+    pub enable: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecRequest {
+    pub pack_id: String,
+    pub verb_key: String,
+    #[serde(default)]
+    pub args: Map<String, Value>,
+}
+
+/// The exec envelope the contract fixes: `{ ok, pack_id, verb_key, result?, error? }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    pub ok: bool,
+    pub pack_id: String,
+    pub verb_key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Envelope {
+    pub fn deny(req: &ExecRequest, error: impl Into<String>) -> Self {
+        Envelope {
+            ok: false,
+            pack_id: req.pack_id.clone(),
+            verb_key: req.verb_key.clone(),
+            result: None,
+            error: Some(error.into()),
+        }
+    }
+}
+
+/// The answer to `activate` and `connect`, per pack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PackResult {
+    pub ok: bool,
+    pub pack_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binding: Option<BindingInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl PackResult {
+    pub fn ok(pack_id: &str) -> Self {
+        PackResult { ok: true, pack_id: pack_id.into(), binding: None, error: None }
+    }
+    pub fn deny(pack_id: &str, error: impl Into<String>) -> Self {
+        PackResult { ok: false, pack_id: pack_id.into(), binding: None, error: Some(error.into()) }
+    }
+}
+
+/// What a minted Binding shows outside the runtime: never the token itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BindingInfo {
+    pub mode: crate::pack::BindingMode,
+    pub hub: String,
+    pub identity: String,
+}
+
+/// Availability of one pack, per command (contract point 9). Every false flag has a reason.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PackAvailability {
+    pub pack_id: String,
+    pub installed: bool,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reasons: BTreeMap<String, String>,
+    pub verbs: Vec<VerbAvailability>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerbAvailability {
+    pub verb_key: String,
+    pub operation: Operation,
+    pub land: Land,
+    pub installed: bool,
+    pub activated: bool,
+    pub connected: bool,
+    pub executable: bool,
+    /// One entry per false flag, keyed by the flag's name (assumption: the spec says "every
+    /// false carries a reason"; a map keeps several false flags apart).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reasons: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SenseEvent {
+    pub pack_id: String,
+    pub trigger: String,
+    #[serde(default)]
+    pub payload: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SenseReceipt {
+    pub accepted: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// One audit record: the full attribution tuple of a write (contract point 8).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditRecord {
+    pub tenant_id: Option<String>,
+    pub project_id: Option<String>,
+    pub principal: Option<Principal>,
+    pub pack_id: String,
+    pub verb_key: String,
+    /// The identity of the Binding the write ran under; null for a public pack or a denial.
+    pub binding: Option<String>,
+    /// `ok`, `denied` or `error`.
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// What an embedded runtime tells `initialize`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuntimeInfo {
+    pub name: String,
+    pub version: String,
+    pub features: Vec<String>,
+}
+
+/// One live runtime instance: the surface harnesses see (activate, connect, exec, Sense) plus
+/// the read-outs a conformance suite needs (availability, audit, sink).
+pub trait Runtime: Send {
+    fn list_packs(&self) -> Vec<Value>;
+    fn activate(&mut self, pack_ids: &[String]) -> Vec<PackResult>;
+    fn connect(&mut self, pack_id: &str) -> PackResult;
+    fn exec(&mut self, req: &ExecRequest) -> Envelope;
+    fn availability(&self, pack_id: &str) -> PackAvailability;
+    fn sense(&mut self, event: &SenseEvent) -> SenseReceipt;
+    fn sense_sink(&self) -> Vec<SenseEvent>;
+    fn audit(&self) -> Vec<AuditRecord>;
+}
+
+/// Makes runtime instances; an install that fails returns every lint issue.
+pub trait Factory: Send + Sync {
+    fn info(&self) -> RuntimeInfo;
+    fn create(&self, config: RuntimeConfig) -> Result<Box<dyn Runtime>, Vec<Issue>>;
+}
+
+/// The embedded runtimes by name: `reference`, `stub`, `mutant:NAME`.
+pub fn embedded(name: &str) -> Option<Arc<dyn Factory>> {
+    match name {
+        "reference" => Some(Arc::new(reference::ReferenceFactory::default())),
+        "stub" => Some(Arc::new(stub::StubFactory)),
+        _ => {
+            let m = mutant::Mutant::by_name(name.strip_prefix("mutant:")?)?;
+            Some(Arc::new(reference::ReferenceFactory { mutant: Some(m) }))
+        }
+    }
+}
+
+pub const EMBEDDED: &[&str] = &["reference", "stub"];

@@ -1,0 +1,46 @@
+//! Mutants: the reference runtime with exactly one rule broken. The suite proves each of its
+//! MUST cases able to fail by turning red on at least one mutant of the case's section.
+
+macro_rules! mutants {
+    ($($variant:ident = $name:literal, [$($section:literal),+], $what:literal;)+) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Mutant { $($variant),+ }
+
+        impl Mutant {
+            pub const ALL: &'static [Mutant] = &[$(Mutant::$variant),+];
+            pub fn name(self) -> &'static str { match self { $(Mutant::$variant => $name),+ } }
+            /// The contract sections whose rule this mutant breaks.
+            pub fn sections(self) -> &'static [&'static str] { match self { $(Mutant::$variant => &[$($section),+]),+ } }
+            pub fn what(self) -> &'static str { match self { $(Mutant::$variant => $what),+ } }
+            pub fn by_name(name: &str) -> Option<Mutant> {
+                Self::ALL.iter().copied().find(|m| m.name() == name)
+            }
+        }
+    };
+}
+
+mutants! {
+    ParseErrorTolerated = "parse-error-tolerated", ["1"], "reads the first JSON value of a pack file and ignores what follows";
+    LintSkipped = "lint-skipped", ["2"], "installs packs without linting them";
+    DefaultAllow = "default-allow", ["3"], "allows every exec and activation when the Principal holds no grants";
+    ReadWriteCollapsed = "read-write-collapsed", ["3", "must-not"], "any verb.exec.* or pack.connect grant on a pack allows reads and writes alike";
+    GrantScopeIgnored = "grant-scope-ignored", ["3"], "ignores a grant's verb_keys and tenant_id scope";
+    UnknownCapabilityHonoured = "unknown-capability-honoured", ["3", "must-not"], "treats a grant of an unknown capability (an extension) as allowing everything on its pack";
+    BrainWithoutProject = "brain-without-project", ["3"], "allows privacy.land brain without a project_id";
+    NoConfirmGate = "no-confirm-gate", ["4"], "runs confirm writes without confirm";
+    ConfirmStringTrue = "confirm-string-true", ["4"], "accepts any truthy confirm or apply (\"true\", 1, \"yes\")";
+    ConfirmAfterAdapter = "confirm-after-adapter", ["4"], "runs the adapter first and checks confirm afterwards";
+    EnvTokenFallback = "env-token-fallback", ["5", "must-not"], "uses a *_TOKEN variable of its environment when the hub's mint fails";
+    MothershipWithoutElevation = "mothership-without-elevation", ["5", "must-not"], "mints a mothership Binding without binding.elevate";
+    ExecWithoutBinding = "exec-without-binding", ["5"], "execs a non-public pack that was never connected";
+    UnknownBinAllowed = "unknown-bin-allowed", ["6", "7"], "spawns bins that are not on the allow-list";
+    ShellArgv = "shell-argv", ["6"], "renders the argv into one shell string and splits it on whitespace";
+    NoCwdJail = "no-cwd-jail", ["7"], "spawns adapters in the runtime's own working directory";
+    InheritedEnv = "inherited-env", ["7"], "passes its whole environment to adapters";
+    NoAuditOnWrite = "no-audit-on-write", ["8"], "does not audit writes";
+    AuditWithoutPrincipal = "audit-without-principal", ["8"], "audits writes without the Principal";
+    AvailabilityWithoutReason = "availability-without-reason", ["9"], "reports false availability flags without reasons";
+    AvailabilityOptimistic = "availability-optimistic", ["9"], "reports every installed command as executable";
+    UndeclaredTriggerDelivered = "undeclared-trigger-delivered", ["10", "must-not"], "accepts Sense triggers the pack does not declare";
+    SenseWhileDisabled = "sense-while-disabled", ["10"], "accepts Sense events while sense.enable is off";
+}

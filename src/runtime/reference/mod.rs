@@ -1,0 +1,384 @@
+//! `inproc:reference`, the spec's `reference-local`: file-backed, in-process, sandboxed by
+//! default, meeting all ten points and every must-not. One file per contract concern; this
+//! file is the exec pipeline that strings them together in the contract's order.
+
+pub mod authz;
+mod hub;
+
+use super::adapter;
+use super::mutant::Mutant;
+use super::*;
+use crate::pack::{self, BindingMode, Operation, Pack, PackFiles};
+use authz::Subject;
+use hub::{Hub, Minted};
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Debug, Default, Clone)]
+pub struct ReferenceFactory {
+    pub mutant: Option<Mutant>,
+}
+
+impl Factory for ReferenceFactory {
+    fn info(&self) -> RuntimeInfo {
+        let name = match self.mutant {
+            None => "reference".to_string(),
+            Some(m) => format!("mutant:{}", m.name()),
+        };
+        RuntimeInfo {
+            name,
+            version: env!("CARGO_PKG_VERSION").into(),
+            features: vec!["sense".into(), "sandbox".into(), "binding:user".into(), "binding:local".into(), "binding:mothership".into()],
+        }
+    }
+
+    fn create(&self, config: RuntimeConfig) -> Result<Box<dyn Runtime>, Vec<Issue>> {
+        let m = self.mutant;
+        let packs = install_all(&config.pack_dirs, |files| {
+            let files = if m == Some(Mutant::ParseErrorTolerated) { first_values(files) } else { files };
+            if m == Some(Mutant::LintSkipped) {
+                pack::load_files(&files)
+            } else {
+                pack::install(&files)
+            }
+        })?;
+        Ok(Box::new(Reference {
+            hub: Hub::new(&config.hub),
+            config,
+            packs,
+            activated: BTreeSet::new(),
+            bindings: BTreeMap::new(),
+            audit: Vec::new(),
+            sink: Vec::new(),
+            mutant: m,
+        }))
+    }
+}
+
+/// Install every pack directory; collect the issues of all of them before rejecting.
+pub fn install_all(
+    dirs: &[std::path::PathBuf],
+    install: impl Fn(PackFiles) -> Result<Pack, Vec<Issue>>,
+) -> Result<BTreeMap<String, Pack>, Vec<Issue>> {
+    let mut packs = BTreeMap::new();
+    let mut issues = Vec::new();
+    for dir in dirs {
+        match install(PackFiles::read(dir)) {
+            Ok(p) => {
+                if packs.contains_key(p.pack_id()) {
+                    let file = format!("{}/surface.json", dir.display());
+                    issues.push(Issue::new(&file, "/pack_id", "pack-id-unique", format!("pack_id `{}` is installed twice", p.pack_id())));
+                } else {
+                    packs.insert(p.pack_id().to_string(), p);
+                }
+            }
+            Err(mut e) => issues.append(&mut e),
+        }
+    }
+    if issues.is_empty() {
+        Ok(packs)
+    } else {
+        Err(issues)
+    }
+}
+
+/// The parse-error-tolerated mutant: keep only the first JSON value of each file.
+fn first_values(mut files: PackFiles) -> PackFiles {
+    for bytes in [&mut files.surface, &mut files.policy].into_iter().flatten() {
+        let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
+        if let Some(Ok(v)) = values.next() {
+            *bytes = serde_json::to_vec(&v).unwrap_or_default();
+        }
+    }
+    files
+}
+
+pub struct Reference {
+    config: RuntimeConfig,
+    packs: BTreeMap<String, Pack>,
+    activated: BTreeSet<String>,
+    bindings: BTreeMap<String, Minted>,
+    hub: Hub,
+    audit: Vec<AuditRecord>,
+    sink: Vec<SenseEvent>,
+    mutant: Option<Mutant>,
+}
+
+impl Reference {
+    fn broken(&self, m: Mutant) -> bool {
+        self.mutant == Some(m)
+    }
+
+    fn subject(&self) -> Subject<'_> {
+        Subject {
+            grants: self.config.grants(),
+            tenant_id: self.config.tenant_id.as_deref(),
+            project_id: self.config.project_id.as_deref(),
+        }
+    }
+
+    /// The Binding an exec of this pack runs under: `Ok(None)` for a public pack.
+    fn binding_for(&self, pack: &Pack) -> Result<Option<&Minted>, String> {
+        if !pack.needs_binding() {
+            return Ok(None);
+        }
+        match self.bindings.get(pack.pack_id()) {
+            Some(b) => Ok(Some(b)),
+            None if self.broken(Mutant::ExecWithoutBinding) => Ok(None),
+            None => Err(format!("denied: pack {} is not connected", pack.pack_id())),
+        }
+    }
+
+    /// Point 6 and 7: the adapter, as far as it can be checked without running it.
+    fn plan_adapter(&self, pack: &Pack, req: &ExecRequest) -> Result<(Option<std::path::PathBuf>, Vec<String>), String> {
+        let program = match &pack.surface.wrap.bin {
+            Some(bin) => {
+                if self.config.sandboxed() && !self.config.allow_bins.contains(bin) && !self.broken(Mutant::UnknownBinAllowed) {
+                    return Err(format!("denied: bin {bin} is not on the allow-list"));
+                }
+                Some(adapter::resolve_bin(bin, &self.config.path)?)
+            }
+            None => {
+                adapter::inproc_known(pack.surface.wrap.inproc.as_deref().unwrap_or_default())?;
+                None
+            }
+        };
+        let mut argv = adapter::render_argv(pack, &req.verb_key, &req.args)?;
+        if self.broken(Mutant::ShellArgv) {
+            argv = argv.join(" ").split_whitespace().map(String::from).collect();
+        }
+        Ok((program, argv))
+    }
+
+    fn run_adapter(&self, pack: &Pack, req: &ExecRequest, binding: Option<&Minted>) -> Result<Value, String> {
+        let (program, argv) = self.plan_adapter(pack, req)?;
+        let token = binding.map(|b| b.token.as_str());
+        let Some(program) = program else {
+            let handler = pack.surface.wrap.inproc.as_deref().unwrap_or_default();
+            return adapter::call_inproc(handler, &argv, token.is_some());
+        };
+        let mut env = adapter::sandbox_env(&self.config.path, &req.pack_id, &req.verb_key, token);
+        if !self.config.sandboxed() || self.broken(Mutant::InheritedEnv) {
+            // native-local (explicit opt-in): the runtime's own environment is inherited.
+            for (k, v) in &self.config.environment {
+                env.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        let cwd = if self.broken(Mutant::NoCwdJail) {
+            std::env::current_dir().map_err(|e| e.to_string())?
+        } else {
+            self.config.workdir.clone()
+        };
+        adapter::spawn(&program, &argv, &cwd, &env)
+    }
+
+    /// The pipeline up to the adapter, in the contract's order; any step may deny.
+    fn exec_inner(&self, req: &ExecRequest) -> (Option<Operation>, Option<String>, Result<Value, String>) {
+        let Some(pack) = self.packs.get(&req.pack_id) else {
+            return (None, None, Err(format!("unknown pack {}", req.pack_id)));
+        };
+        let operation = pack.policy.verbs.get(&req.verb_key).map(|p| p.operation);
+        let deny = |e: String| (operation, None, Err(e));
+        if !self.activated.contains(&req.pack_id) {
+            return deny(format!("denied: pack {} is not activated", req.pack_id));
+        }
+        let policy = match authz::authorize_exec(self.subject(), pack, req, self.mutant) {
+            Ok(p) => p,
+            Err(e) => return deny(e),
+        };
+        let late_confirm = self.broken(Mutant::ConfirmAfterAdapter);
+        if !late_confirm {
+            if let Err(e) = authz::confirm_gate(policy, &req.args, self.mutant) {
+                return deny(e);
+            }
+        }
+        let binding = match self.binding_for(pack) {
+            Ok(b) => b,
+            Err(e) => return deny(e),
+        };
+        let identity = binding.map(|b| b.identity.clone());
+        let result = self.run_adapter(pack, req, binding);
+        if late_confirm {
+            if let Err(e) = authz::confirm_gate(policy, &req.args, self.mutant) {
+                return deny(e);
+            }
+        }
+        (operation, identity, result)
+    }
+
+    fn record(&mut self, req: &ExecRequest, binding: Option<String>, result: &Result<Value, String>) {
+        if self.broken(Mutant::NoAuditOnWrite) {
+            return;
+        }
+        let (outcome, error) = match result {
+            Ok(_) => ("ok", None),
+            Err(e) if is_denial(e) => ("denied", Some(e.clone())),
+            Err(e) => ("error", Some(e.clone())),
+        };
+        self.audit.push(AuditRecord {
+            tenant_id: self.config.tenant_id.clone(),
+            project_id: self.config.project_id.clone(),
+            principal: (!self.broken(Mutant::AuditWithoutPrincipal)).then(|| self.config.principal.clone()),
+            pack_id: req.pack_id.clone(),
+            verb_key: req.verb_key.clone(),
+            binding,
+            outcome: outcome.into(),
+            error,
+        });
+    }
+
+    fn verb_availability(&self, pack: &Pack, verb_key: &str) -> Option<VerbAvailability> {
+        let policy = pack.policy.verbs.get(verb_key)?;
+        let activated = self.activated.contains(pack.pack_id());
+        let connected = !pack.needs_binding() || self.bindings.contains_key(pack.pack_id());
+        let mut reasons = BTreeMap::new();
+        if !activated {
+            reasons.insert("activated".into(), format!("pack {} is not activated", pack.pack_id()));
+        }
+        if !connected {
+            reasons.insert("connected".into(), format!("pack {} is not connected", pack.pack_id()));
+        }
+        // Executable: would an exec pass every check that does not depend on its args?
+        let req = ExecRequest { pack_id: pack.pack_id().into(), verb_key: verb_key.into(), args: Map::new() };
+        let blocked = if let Some(r) = reasons.values().next() {
+            Some(r.clone())
+        } else if let Err(e) = authz::authorize_exec(self.subject(), pack, &req, self.mutant) {
+            Some(e)
+        } else {
+            match self.plan_adapter(pack, &req) {
+                Err(e) if !e.starts_with("invalid args") => Some(e),
+                _ => None,
+            }
+        };
+        if let Some(why) = &blocked {
+            reasons.insert("executable".into(), why.clone());
+        }
+        let optimistic = self.broken(Mutant::AvailabilityOptimistic);
+        if self.broken(Mutant::AvailabilityWithoutReason) || optimistic {
+            reasons.clear();
+        }
+        Some(VerbAvailability {
+            verb_key: verb_key.into(),
+            operation: policy.operation,
+            land: policy.privacy.land,
+            installed: true,
+            activated: activated || optimistic,
+            connected: connected || optimistic,
+            executable: blocked.is_none() || optimistic,
+            reasons,
+        })
+    }
+}
+
+/// Denials start with the words the contract's examples use; anything else is an error.
+fn is_denial(e: &str) -> bool {
+    e.starts_with("denied") || e.starts_with("confirm required") || e.starts_with("unknown") || e.starts_with("invalid args")
+}
+
+impl Runtime for Reference {
+    fn list_packs(&self) -> Vec<Value> {
+        self.packs
+            .values()
+            .map(|p| {
+                let mut v = serde_json::to_value(&p.surface).unwrap_or_default();
+                v["activated"] = Value::Bool(self.activated.contains(p.pack_id()));
+                v
+            })
+            .collect()
+    }
+
+    fn activate(&mut self, pack_ids: &[String]) -> Vec<PackResult> {
+        pack_ids
+            .iter()
+            .map(|id| {
+                if !self.packs.contains_key(id) {
+                    PackResult::deny(id, format!("unknown pack {id}"))
+                } else if !authz::may_activate(self.subject(), id, self.mutant) {
+                    PackResult::deny(id, format!("denied: no grant for pack {id}"))
+                } else {
+                    self.activated.insert(id.clone());
+                    PackResult::ok(id)
+                }
+            })
+            .collect()
+    }
+
+    fn connect(&mut self, pack_id: &str) -> PackResult {
+        let Some(pack) = self.packs.get(pack_id) else {
+            return PackResult::deny(pack_id, format!("unknown pack {pack_id}"));
+        };
+        if !self.activated.contains(pack_id) {
+            return PackResult::deny(pack_id, format!("denied: pack {pack_id} is not activated"));
+        }
+        let Some(decl) = pack.surface.binding.clone().filter(|_| pack.needs_binding()) else {
+            return PackResult::ok(pack_id); // public packs skip the mint
+        };
+        let s = self.subject();
+        if !authz::holds(s, authz::CONNECT, pack_id, None, self.mutant) {
+            return PackResult::deny(pack_id, format!("denied: missing pack.connect for {pack_id}"));
+        }
+        if decl.mode == BindingMode::Mothership
+            && !authz::holds(s, authz::ELEVATE, pack_id, None, self.mutant)
+            && !self.broken(Mutant::MothershipWithoutElevation)
+        {
+            return PackResult::deny(pack_id, format!("denied: mothership Binding requires binding.elevate for {pack_id}"));
+        }
+        let minted = match self.hub.mint(pack_id, &decl.hub, &self.config.principal.id) {
+            Ok(m) => m,
+            Err(e) => match self.config.environment.iter().find(|(k, _)| k.ends_with("_TOKEN")) {
+                Some((k, v)) if self.broken(Mutant::EnvTokenFallback) => Minted { token: v.clone(), identity: format!("env:{k}") },
+                _ => return PackResult::deny(pack_id, format!("denied: mint failed: {e}")),
+            },
+        };
+        let info = BindingInfo { mode: decl.mode, hub: decl.hub.clone(), identity: minted.identity.clone() };
+        self.bindings.insert(pack_id.to_string(), minted);
+        PackResult { binding: Some(info), ..PackResult::ok(pack_id) }
+    }
+
+    fn exec(&mut self, req: &ExecRequest) -> Envelope {
+        let (operation, binding, result) = self.exec_inner(req);
+        if operation == Some(Operation::Write) {
+            self.record(req, binding, &result);
+        }
+        match result {
+            Ok(result) => Envelope { ok: true, pack_id: req.pack_id.clone(), verb_key: req.verb_key.clone(), result: Some(result), error: None },
+            Err(e) => Envelope::deny(req, e),
+        }
+    }
+
+    fn availability(&self, pack_id: &str) -> PackAvailability {
+        let Some(pack) = self.packs.get(pack_id) else {
+            let mut reasons = BTreeMap::new();
+            if !self.broken(Mutant::AvailabilityWithoutReason) {
+                reasons.insert("installed".into(), format!("pack {pack_id} is not installed"));
+            }
+            return PackAvailability { pack_id: pack_id.into(), installed: false, reasons, verbs: vec![] };
+        };
+        let verbs = pack.surface.commands.iter().filter_map(|c| self.verb_availability(pack, &c.verb_key)).collect();
+        PackAvailability { pack_id: pack_id.into(), installed: true, reasons: BTreeMap::new(), verbs }
+    }
+
+    fn sense(&mut self, event: &SenseEvent) -> SenseReceipt {
+        let refuse = |r: String| SenseReceipt { accepted: false, reason: Some(r) };
+        if !self.config.sense.enable && !self.broken(Mutant::SenseWhileDisabled) {
+            return refuse("dropped: sense.enable is off".into());
+        }
+        let Some(pack) = self.packs.get(&event.pack_id) else {
+            return refuse(format!("dropped: unknown pack {}", event.pack_id));
+        };
+        let declared = pack.surface.sense.as_ref().is_some_and(|s| s.triggers.contains(&event.trigger))
+            && pack.policy.triggers.contains_key(&event.trigger);
+        if !declared && !self.broken(Mutant::UndeclaredTriggerDelivered) {
+            return refuse(format!("dropped: undeclared trigger {}", event.trigger));
+        }
+        self.sink.push(event.clone());
+        SenseReceipt { accepted: true, reason: None }
+    }
+
+    fn sense_sink(&self) -> Vec<SenseEvent> {
+        self.sink.clone()
+    }
+
+    fn audit(&self) -> Vec<AuditRecord> {
+        self.audit.clone()
+    }
+}

@@ -1,0 +1,68 @@
+//! The contract suite as a libtest-mimic harness: every case × every embedded runtime is one
+//! named test (`contract::03-authorize::write-without-grant::reference`), and every mutant is
+//! one test (`mutants::no-confirm-gate`) that passes only when the suite kills it.
+
+use hcpspec::adapter::Inproc;
+use hcpspec::case::{load_suite, Case};
+use hcpspec::run::mutants::KillMatrix;
+use hcpspec::run::{run_case, RunEnv, Verdict};
+use hcpspec::runtime::{mutant::Mutant, EMBEDDED};
+use libtest_mimic::{Arguments, Trial};
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+fn main() {
+    let args = Arguments::from_args();
+    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
+    let cases = match load_suite(&vectors, "contract") {
+        Ok(c) => Arc::new(c),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    let env = match RunEnv::new(&vectors, Path::new(env!("CARGO_BIN_EXE_hcpspec-probe"))) {
+        Ok(e) => Arc::new(e),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    let mut trials = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        for &rt in EMBEDDED {
+            let (cases, env) = (cases.clone(), env.clone());
+            trials.push(Trial::test(format!("{}::{rt}", case.name()), move || {
+                let case = &cases[i];
+                let mut adapter = Inproc::new(rt).expect("embedded runtime");
+                let result = run_case(case, &mut adapter, &env);
+                match result.verdict {
+                    Verdict::Pass => Ok(()),
+                    _ => Err(result.explain(case).into()),
+                }
+            }));
+        }
+    }
+    let matrix: Arc<OnceLock<KillMatrix>> = Arc::new(OnceLock::new());
+    for &m in Mutant::ALL {
+        let (cases, env, matrix) = (cases.clone(), env.clone(), matrix.clone());
+        trials.push(Trial::test(format!("mutants::{}", m.name()), move || {
+            let matrix = matrix.get_or_init(|| KillMatrix::compute(&cases, &env, 2));
+            if matrix.kills(m).is_empty() {
+                return Err(format!("mutant {} ({}) passes every MUST case of sections {:?}", m.name(), m.what(), m.sections()).into());
+            }
+            Ok(())
+        }));
+    }
+    let (cases2, env2, matrix2) = (cases.clone(), env.clone(), matrix.clone());
+    trials.push(Trial::test("mutants::every-must-case-is-killed", move || {
+        let matrix = matrix2.get_or_init(|| KillMatrix::compute(&cases2, &env2, 2));
+        let unkilled: Vec<String> = matrix.unkilled_must(&cases2).iter().map(|c: &&Case| c.name()).collect();
+        if unkilled.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("MUST cases no mutant fails ({}):\n  {}", unkilled.len(), unkilled.join("\n  ")).into())
+        }
+    }));
+    libtest_mimic::run(&args, trials).exit();
+}
