@@ -7,3 +7,5 @@ pub mod schema;
 pub mod shim;
 pub mod case;
 pub mod run;
+pub mod exit;
+pub mod report;

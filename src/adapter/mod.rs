@@ -41,3 +41,17 @@ impl Adapter for Inproc {
         self.session.dispatch(method, params).map_err(CallError::Rpc)
     }
 }
+
+/// Makes a fresh adapter per case for a runtime spec (`inproc:reference`, …).
+pub type Connector = Box<dyn Fn() -> Result<Box<dyn Adapter>, String> + Sync + Send>;
+
+/// Parse a runtime spec into a connector. An unknown spec is a usage error (the message says
+/// which specs exist).
+pub fn connector(spec: &str) -> Result<Connector, String> {
+    if let Some(name) = spec.strip_prefix("inproc:") {
+        crate::runtime::embedded(name).ok_or_else(|| format!("--runtime {spec}: no embedded runtime `{name}` (reference, stub, mutant:NAME)"))?;
+        let name = name.to_string();
+        return Ok(Box::new(move || Ok(Box::new(Inproc::new(&name).expect("checked above")) as Box<dyn Adapter>)));
+    }
+    Err(format!("--runtime {spec}: unknown runtime spec (expected inproc:NAME)"))
+}

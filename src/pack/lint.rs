@@ -5,17 +5,6 @@ use super::load::{POLICY, SKILL, SURFACE};
 use super::{Issue, Pack};
 use std::collections::BTreeSet;
 
-/// The lint rules, by name, as they appear in `hcpspec lint` output and in cases.
-pub const RULES: &[&str] = &[
-    "verb-key-unique",
-    "policy-covers-command",
-    "policy-covers-trigger",
-    "skill-present",
-    "wrap-named-or-pass-through",
-    "wrap-covers-command",
-    "binding-declared",
-];
-
 pub fn lint(pack: &Pack) -> Vec<Issue> {
     let s = &pack.surface;
     let p = &pack.policy;

@@ -3,6 +3,7 @@
 
 mod materialize;
 pub mod mutants;
+pub mod plan;
 
 use crate::adapter::{Adapter, CallError};
 use crate::case::matcher::{self, Denials};

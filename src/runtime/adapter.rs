@@ -17,6 +17,13 @@ pub const GATE_ARGS: &[&str] = &["confirm", "apply"];
 const ADAPTER_DEADLINE: Duration = Duration::from_secs(10);
 const OUTPUT_CAP: usize = 1 << 20;
 
+static SPAWNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Adapter processes spawned by this process so far (the bench reports them apart).
+pub fn spawns() -> u64 {
+    SPAWNS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The argv for `verb_key`: each template element becomes exactly one argument, `{name}`
 /// replaced by the exec arg of that name. With `pass_through`, `verb_key` then `--key=value`
 /// for each arg in key order (assumption: the spec does not fix pass-through rendering).
@@ -95,6 +102,7 @@ pub fn sandbox_env(path: &[PathBuf], pack_id: &str, verb_key: &str, token: Optio
 /// Spawn `program` with exactly `argv`, in `cwd`, with exactly `env`; no shell anywhere.
 /// The result is `{exit_code, stdout}` with stdout parsed as JSON when it is JSON.
 pub fn spawn(program: &Path, argv: &[String], cwd: &Path, env: &BTreeMap<String, String>) -> Result<Value, String> {
+    SPAWNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut child = Command::new(program)
         .args(argv)
         .current_dir(cwd)

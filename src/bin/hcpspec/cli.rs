@@ -1,0 +1,253 @@
+//! The subcommands, wired from the library. Errors are one line for the user; exit codes are
+//! the named constants of `hcpspec::exit`.
+
+use hcpspec::adapter;
+use hcpspec::case::{self, Case, Level};
+use hcpspec::exit;
+use hcpspec::report::{fnv1a, RunResult, RuntimeRun, Summary};
+use hcpspec::run::mutants::KillMatrix;
+use hcpspec::run::plan::{Selection, SECTIONS};
+use hcpspec::run::{run_all, RunEnv, Verdict};
+use hcpspec::runtime::mutant::Mutant;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::Filters;
+
+pub fn default_vectors() -> PathBuf {
+    let here = PathBuf::from("vectors");
+    if here.join("contract").is_dir() {
+        here
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vectors")
+    }
+}
+
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
+}
+
+fn select(filters: &Filters) -> Result<Vec<Case>, String> {
+    let cases = case::load_suite(&filters.vectors, "contract").map_err(|e| e.to_string())?;
+    let levels = filters
+        .level
+        .iter()
+        .map(|l| match l.to_ascii_uppercase().as_str() {
+            "MUST" => Ok(Level::MUST),
+            "SHOULD" => Ok(Level::SHOULD),
+            "MAY" => Ok(Level::MAY),
+            _ => Err(format!("--level {l}: expected MUST, SHOULD or MAY")),
+        })
+        .collect::<Result<_, _>>()?;
+    Selection { filters: filters.filter.clone(), sections: filters.section.clone(), levels }.apply(&cases)
+}
+
+fn env(vectors: &Path) -> Result<RunEnv, String> {
+    RunEnv::new(vectors, &RunEnv::probe_beside_exe())
+}
+
+pub fn run(runtimes: &[String], filters: &Filters, jobs: usize, mutants: bool, out: &Path) -> Result<i32, String> {
+    let cases = select(filters)?;
+    let env = env(&filters.vectors)?;
+    if mutants {
+        return Ok(print_kill_matrix(&cases, &env, jobs));
+    }
+    let specs: Vec<String> = if runtimes.is_empty() { vec!["inproc:reference".into(), "inproc:stub".into()] } else { runtimes.to_vec() };
+    let connectors = specs.iter().map(|s| adapter::connector(s)).collect::<Result<Vec<_>, _>>()?;
+    let mut runs = Vec::new();
+    let mut code = exit::OK;
+    for (spec, connect) in specs.iter().zip(&connectors) {
+        let info = match connect().and_then(|mut a| a.call("initialize", json!({ "protocol": hcpspec::shim::PROTOCOL })).map_err(|e| e.to_string())) {
+            Ok(info) => info,
+            Err(e) => {
+                eprintln!("hcpspec: runtime {spec} unreachable: {e}");
+                return Ok(exit::UNREACHABLE);
+            }
+        };
+        let start = Instant::now();
+        let results = run_all(&cases, &env, jobs, connect, &|_| {});
+        let mut summary = Summary::of(&results);
+        summary.micros = start.elapsed().as_micros() as u64;
+        print_table(spec, &info, &cases, &results, &summary);
+        for (c, r) in cases.iter().zip(&results) {
+            if !matches!(r.verdict, Verdict::Pass) {
+                eprintln!("\n{} {}", r.verdict.label().to_uppercase(), r.explain(c).trim_end());
+            }
+        }
+        if summary.must_fail > 0 {
+            code = exit::FAILURES;
+        }
+        runs.push(RuntimeRun { runtime: spec.clone(), info, summary, cases: results });
+    }
+    let result = RunResult {
+        hcpspec_version: env!("CARGO_PKG_VERSION").into(),
+        suite: "contract".into(),
+        cases_hash: fnv1a(cases.iter().map(|c| std::fs::read(&c.file).unwrap_or_default())),
+        runtimes: runs,
+    };
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let path = out.join("result.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&result).unwrap_or_default()).map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("\nwrote {}", path.display());
+    Ok(code)
+}
+
+fn print_table(spec: &str, info: &Value, cases: &[Case], results: &[hcpspec::run::CaseResult], summary: &Summary) {
+    let name = info.pointer("/runtime/name").and_then(Value::as_str).unwrap_or("?");
+    let version = info.pointer("/runtime/version").and_then(Value::as_str).unwrap_or("?");
+    println!("\n{spec}  ({name} {version})");
+    println!("  {:<22} {:>5} {:>5} {:>5} {:>6}", "section", "pass", "fail", "skip", "error");
+    for (s, title) in SECTIONS {
+        let rs: Vec<_> = cases.iter().zip(results).filter(|(c, _)| c.section == *s).map(|(_, r)| r.clone()).collect();
+        if rs.is_empty() {
+            continue;
+        }
+        let t = Summary::of(&rs);
+        let mark = if t.must_fail > 0 { "✗" } else { "✓" };
+        let label = if s.len() <= 2 { format!("{s:>2} {title}") } else { title.to_string() };
+        println!("{mark} {:<22} {:>5} {:>5} {:>5} {:>6}", label, t.pass, t.fail, t.skip, t.error);
+    }
+    println!(
+        "  {:<22} {:>5} {:>5} {:>5} {:>6}   {} cases in {:.2} s",
+        "total",
+        summary.pass,
+        summary.fail,
+        summary.skip,
+        summary.error,
+        results.len(),
+        summary.micros as f64 / 1e6
+    );
+}
+
+fn print_kill_matrix(cases: &[Case], env: &RunEnv, jobs: usize) -> i32 {
+    let matrix = KillMatrix::compute(cases, env, jobs);
+    let sections: Vec<&str> = SECTIONS.iter().map(|(s, _)| *s).collect();
+    print!("{:<30}", "mutant \\ section");
+    for s in &sections {
+        print!("{:>5}", if *s == "must-not" { "mn" } else { s });
+    }
+    println!("   killed");
+    let mut survivors = 0;
+    for &m in Mutant::ALL {
+        print!("{:<30}", m.name());
+        for s in &sections {
+            let n = matrix.failures(m, s);
+            let own = m.sections().contains(s);
+            let cell = match (n, own) {
+                (0, true) => "·!".to_string(),
+                (0, false) => "·".to_string(),
+                (n, true) => format!("{n}*"),
+                (n, false) => n.to_string(),
+            };
+            print!("{cell:>5}");
+        }
+        let killed = !matrix.kills(m).is_empty();
+        survivors += usize::from(!killed);
+        println!("   {}", if killed { "yes" } else { "NO: survives its own sections" });
+    }
+    println!("\n(cell: failed cases; * = the mutant's own section, ·! = own section with no failure)");
+    let unkilled = matrix.unkilled_must(cases);
+    for c in &unkilled {
+        println!("warning: no mutant fails MUST case {}", c.name());
+    }
+    println!("{} mutants, {} killed; {} MUST cases, {} not failed by any mutant", Mutant::ALL.len(), Mutant::ALL.len() - survivors, cases.iter().filter(|c| c.level == Level::MUST).count(), unkilled.len());
+    if survivors > 0 {
+        exit::FAILURES
+    } else {
+        exit::OK
+    }
+}
+
+pub fn lint(dirs: &[PathBuf]) -> Result<i32, String> {
+    let mut issues = 0;
+    for dir in dirs {
+        if !dir.is_dir() {
+            return Err(format!("{}: not a pack directory", dir.display()));
+        }
+        let files = hcpspec::pack::PackFiles::read(dir);
+        match hcpspec::pack::install(&files) {
+            Ok(p) => println!("{}: ok ({}, {} commands)", dir.display(), p.pack_id(), p.surface.commands.len()),
+            Err(found) => {
+                for i in &found {
+                    // Loader issues name the path already; lint issues name the file in the pack.
+                    let shown = if i.file.contains('/') { i.to_string() } else { format!("{}/{i}", dir.display()) };
+                    println!("{shown}");
+                }
+                issues += found.len();
+            }
+        }
+    }
+    if issues > 0 {
+        eprintln!("{issues} issue(s)");
+        Ok(exit::FAILURES)
+    } else {
+        Ok(exit::OK)
+    }
+}
+
+pub fn list(filters: &Filters) -> Result<i32, String> {
+    for c in select(filters)? {
+        println!("{}", c.name());
+    }
+    Ok(exit::OK)
+}
+
+pub fn explain(name: &str, vectors: &Path) -> Result<i32, String> {
+    let cases = case::load_suite(vectors, "contract").map_err(|e| e.to_string())?;
+    let case = cases
+        .iter()
+        .find(|c| c.name() == name || c.id == name || name.starts_with(&(c.name() + "::")))
+        .ok_or_else(|| format!("no case named {name} (see `hcpspec list`)"))?;
+    println!("{}\n  {}\n  level:   {:?}, section {}\n  spec:    {}\n  file:    {}", case.name(), case.title, case.level, case.section, case.spec, case.file.display());
+    if let Some(a) = &case.assumption {
+        println!("  assumption: {a}");
+    }
+    println!("  setup:   {}", serde_json::to_string(&case.setup).unwrap_or_default());
+    for (i, s) in case.steps.iter().enumerate() {
+        println!("  step {i}: {}", serde_json::to_string(s).unwrap_or_default());
+    }
+    Ok(exit::OK)
+}
+
+pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
+    let cases = case::load_suite(vectors, "contract").map_err(|e| e.to_string())?;
+    let env = env(vectors)?;
+    let connect = adapter::connector("inproc:reference")?;
+    // Spawn cost of the probe alone, measured in the same run.
+    let probe = env.bin_dir.join("hcpspec-probe");
+    let spawn_n = 50;
+    let t = Instant::now();
+    for _ in 0..spawn_n {
+        std::process::Command::new(&probe).output().map_err(|e| e.to_string())?;
+    }
+    let spawn_us = t.elapsed().as_micros() as f64 / spawn_n as f64;
+    let mut best = f64::MAX;
+    for _ in 0..iterations.max(1) {
+        let before = hcpspec::runtime::adapter::spawns();
+        let t = Instant::now();
+        let results = run_all(&cases, &env, 1, &connect, &|_| {});
+        let secs = t.elapsed().as_secs_f64();
+        let spawned = hcpspec::runtime::adapter::spawns() - before;
+        if results.iter().any(|r| !matches!(r.verdict, Verdict::Pass)) {
+            return Err("the reference fails its own suite; run `hcpspec run` first".into());
+        }
+        best = best.min(secs);
+        println!(
+            "suite: {} cases in {:.3} s = {:.0} cases/s (1 job); {} probe spawns ≈ {:.3} s of it; the rest {:.3} s",
+            cases.len(),
+            secs,
+            cases.len() as f64 / secs,
+            spawned,
+            spawned as f64 * spawn_us / 1e6,
+            (secs - spawned as f64 * spawn_us / 1e6).max(0.0)
+        );
+    }
+    let t = Instant::now();
+    let results = run_all(&cases, &env, cores(), &connect, &|_| {});
+    let par = t.elapsed().as_secs_f64();
+    println!("probe spawn alone: {spawn_us:.0} µs each (mean of {spawn_n})");
+    println!("best of {iterations}: {best:.3} s on 1 job; {:.3} s on {} jobs ({:.0} cases/s)", par, cores(), results.len() as f64 / par);
+    Ok(exit::OK)
+}
+

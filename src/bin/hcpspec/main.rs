@@ -1,0 +1,90 @@
+//! The `hcpspec` command: argument parsing and wiring only; the work is in the library.
+
+use clap::{Parser, Subcommand};
+use hcpspec::exit;
+use std::path::PathBuf;
+
+mod cli;
+
+#[derive(Parser)]
+#[command(name = "hcpspec", version, about = "Conformance test harness and protocol fuzzer for HCP agent runtimes")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct Filters {
+    /// Run only cases whose name contains this (or matches this glob); repeatable.
+    #[arg(long = "filter")]
+    pub filter: Vec<String>,
+    /// Run only cases of this section (1 … 10, must-not); repeatable.
+    #[arg(long = "section")]
+    pub section: Vec<String>,
+    /// Run only cases of this level (MUST, SHOULD, MAY); repeatable.
+    #[arg(long = "level")]
+    pub level: Vec<String>,
+    /// The vectors directory.
+    #[arg(long, default_value_os_t = cli::default_vectors())]
+    pub vectors: PathBuf,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the suite against one or more runtimes (default: inproc:reference and inproc:stub).
+    Run {
+        /// Runtime spec: inproc:reference, inproc:stub, inproc:mutant:NAME; repeatable.
+        #[arg(long = "runtime")]
+        runtime: Vec<String>,
+        #[command(flatten)]
+        filters: Filters,
+        /// Cases run at once.
+        #[arg(long, default_value_t = cli::cores())]
+        jobs: usize,
+        /// Run every mutant and print the kill matrix instead.
+        #[arg(long)]
+        mutants: bool,
+        /// Where result.json goes.
+        #[arg(long, default_value = "reports/latest")]
+        out: PathBuf,
+    },
+    /// Load and lint pack directories; print issues as `file:pointer: rule: message`.
+    Lint {
+        #[arg(required = true)]
+        pack_dirs: Vec<PathBuf>,
+    },
+    /// Print the selected case names, one per line.
+    List {
+        #[command(flatten)]
+        filters: Filters,
+    },
+    /// Print a case's rule, citation and steps.
+    Explain {
+        case: String,
+        #[arg(long, default_value_os_t = cli::default_vectors())]
+        vectors: PathBuf,
+    },
+    /// Measure the suite in-process against the reference, with the probe's spawns apart.
+    Bench {
+        /// Runs of the whole suite.
+        #[arg(long, default_value_t = 5)]
+        iterations: usize,
+        #[arg(long, default_value_os_t = cli::default_vectors())]
+        vectors: PathBuf,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Run { runtime, filters, jobs, mutants, out } => cli::run(&runtime, &filters, jobs, mutants, &out),
+        Command::Lint { pack_dirs } => cli::lint(&pack_dirs),
+        Command::List { filters } => cli::list(&filters),
+        Command::Explain { case, vectors } => cli::explain(&case, &vectors),
+        Command::Bench { iterations, vectors } => cli::bench(iterations, &vectors),
+    };
+    std::process::exit(code.unwrap_or_else(|e| {
+        eprintln!("hcpspec: {e}");
+        exit::USAGE
+    }));
+}

@@ -1,0 +1,10 @@
+//! Exit codes of the `hcpspec` command, as named constants (cf. nextest's exit codes).
+
+/// Conformant: no unexpected failure.
+pub const OK: i32 = 0;
+/// At least one unexpected failure (a MUST case failed, a mutant survived, lint found issues).
+pub const FAILURES: i32 = 1;
+/// Usage error or bad input: an argument, a case file, a pack that cannot be read.
+pub const USAGE: i32 = 2;
+/// The runtime under test could not be reached at all.
+pub const UNREACHABLE: i32 = 3;
