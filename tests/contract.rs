@@ -49,20 +49,38 @@ fn main() {
         trials.push(Trial::test(format!("mutants::{}", m.name()), move || {
             let matrix = matrix.get_or_init(|| KillMatrix::compute(&cases, &env, 2));
             if matrix.kills(m).is_empty() {
-                return Err(format!("mutant {} ({}) passes every MUST case of sections {:?}", m.name(), m.what(), m.sections()).into());
+                return Err(format!(
+                    "mutant {} ({}) passes every MUST case of sections {:?}",
+                    m.name(),
+                    m.what(),
+                    m.sections()
+                )
+                .into());
             }
             Ok(())
         }));
     }
     let (cases2, env2, matrix2) = (cases.clone(), env.clone(), matrix.clone());
-    trials.push(Trial::test("mutants::every-must-case-is-killed", move || {
-        let matrix = matrix2.get_or_init(|| KillMatrix::compute(&cases2, &env2, 2));
-        let unkilled: Vec<String> = matrix.unkilled_must(&cases2).iter().map(|c: &&Case| c.name()).collect();
-        if unkilled.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("MUST cases no mutant fails ({}):\n  {}", unkilled.len(), unkilled.join("\n  ")).into())
-        }
-    }));
+    trials.push(Trial::test(
+        "mutants::every-must-case-is-killed",
+        move || {
+            let matrix = matrix2.get_or_init(|| KillMatrix::compute(&cases2, &env2, 2));
+            let unkilled: Vec<String> = matrix
+                .unkilled_must(&cases2)
+                .iter()
+                .map(|c: &&Case| c.name())
+                .collect();
+            if unkilled.is_empty() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "MUST cases no mutant fails ({}):\n  {}",
+                    unkilled.len(),
+                    unkilled.join("\n  ")
+                )
+                .into())
+            }
+        },
+    ));
     libtest_mimic::run(&args, trials).exit();
 }

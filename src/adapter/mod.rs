@@ -32,13 +32,17 @@ pub struct Inproc {
 
 impl Inproc {
     pub fn new(name: &str) -> Option<Inproc> {
-        Some(Inproc { session: Session::new(crate::runtime::embedded(name)?) })
+        Some(Inproc {
+            session: Session::new(crate::runtime::embedded(name)?),
+        })
     }
 }
 
 impl Adapter for Inproc {
     fn call(&mut self, method: &str, params: Value) -> Result<Value, CallError> {
-        self.session.dispatch(method, params).map_err(CallError::Rpc)
+        self.session
+            .dispatch(method, params)
+            .map_err(CallError::Rpc)
     }
 }
 
@@ -49,9 +53,15 @@ pub type Connector = Box<dyn Fn() -> Result<Box<dyn Adapter>, String> + Sync + S
 /// which specs exist).
 pub fn connector(spec: &str) -> Result<Connector, String> {
     if let Some(name) = spec.strip_prefix("inproc:") {
-        crate::runtime::embedded(name).ok_or_else(|| format!("--runtime {spec}: no embedded runtime `{name}` (reference, stub, mutant:NAME)"))?;
+        crate::runtime::embedded(name).ok_or_else(|| {
+            format!("--runtime {spec}: no embedded runtime `{name}` (reference, stub, mutant:NAME)")
+        })?;
         let name = name.to_string();
-        return Ok(Box::new(move || Ok(Box::new(Inproc::new(&name).expect("checked above")) as Box<dyn Adapter>)));
+        return Ok(Box::new(move || {
+            Ok(Box::new(Inproc::new(&name).expect("checked above")) as Box<dyn Adapter>)
+        }));
     }
-    Err(format!("--runtime {spec}: unknown runtime spec (expected inproc:NAME)"))
+    Err(format!(
+        "--runtime {spec}: unknown runtime spec (expected inproc:NAME)"
+    ))
 }

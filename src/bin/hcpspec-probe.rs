@@ -21,16 +21,29 @@ fn main() {
         }
     }
     let env: BTreeMap<String, String> = std::env::vars_os()
-        .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
+        .map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        })
         .collect();
-    let cwd = std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default();
-    let name = std::path::Path::new(&program).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or(program);
+    let cwd = std::env::current_dir()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let name = std::path::Path::new(&program)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or(program);
     let report = serde_json::json!({ "program": name, "argv": argv, "cwd": cwd, "env": env });
     let text = report.to_string();
     if let Some(path) = report_path {
         // Write then rename, so a reader never sees half a report.
         let tmp = format!("{path}.tmp{}", std::process::id());
-        if std::fs::write(&tmp, &text).and_then(|_| std::fs::rename(&tmp, &path)).is_err() {
+        if std::fs::write(&tmp, &text)
+            .and_then(|_| std::fs::rename(&tmp, &path))
+            .is_err()
+        {
             eprintln!("hcpspec-probe: cannot write report to {path}");
             std::process::exit(3);
         }

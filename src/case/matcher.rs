@@ -22,7 +22,18 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const OPERATORS: &[&str] = &[
-    "$regex", "$type", "$absent", "$present", "$anyOf", "$not", "$exact", "$contains", "$each", "$len", "$noText", "$denial",
+    "$regex",
+    "$type",
+    "$absent",
+    "$present",
+    "$anyOf",
+    "$not",
+    "$exact",
+    "$contains",
+    "$each",
+    "$len",
+    "$noText",
+    "$denial",
 ];
 
 /// Denial classes: a name → the regex a runtime's denial text must match.
@@ -39,7 +50,11 @@ pub struct Mismatch {
 
 fn operator(e: &Value) -> Option<(&str, &Value)> {
     match e {
-        Value::Object(m) if m.len() == 1 => m.iter().next().filter(|(k, _)| k.starts_with('$')).map(|(k, v)| (k.as_str(), v)),
+        Value::Object(m) if m.len() == 1 => m
+            .iter()
+            .next()
+            .filter(|(k, _)| k.starts_with('$'))
+            .map(|(k, v)| (k.as_str(), v)),
         _ => None,
     }
 }
@@ -52,32 +67,53 @@ pub fn validate(expected: &Value, denials: &Denials) -> Result<(), (String, Stri
             let here = format!("{path}/{op}");
             match op {
                 "$regex" => {
-                    let re = arg.as_str().ok_or((here.clone(), "$regex takes a string".into()))?;
+                    let re = arg
+                        .as_str()
+                        .ok_or((here.clone(), "$regex takes a string".into()))?;
                     Regex::new(re).map_err(|err| (here.clone(), format!("bad regex: {err}")))?;
                 }
                 "$denial" => {
-                    let class = arg.as_str().ok_or((here.clone(), "$denial takes a class name".into()))?;
+                    let class = arg
+                        .as_str()
+                        .ok_or((here.clone(), "$denial takes a class name".into()))?;
                     if !d.contains_key(class) {
-                        return Err((here, format!("unknown denial class `{class}` (see vectors/denials.json)")));
+                        return Err((
+                            here,
+                            format!("unknown denial class `{class}` (see vectors/denials.json)"),
+                        ));
                     }
                 }
                 "$anyOf" | "$contains" => {
-                    let items = arg.as_array().ok_or((here.clone(), format!("{op} takes an array")))?;
+                    let items = arg
+                        .as_array()
+                        .ok_or((here.clone(), format!("{op} takes an array")))?;
                     for (i, x) in items.iter().enumerate() {
                         walk(x, d, &format!("{here}/{i}"))?;
                     }
                 }
                 "$not" | "$each" => walk(arg, d, &here)?,
                 "$len" if !arg.is_u64() => return Err((here, "$len takes a count".into())),
-                "$absent" | "$present" if arg != &Value::Bool(true) => return Err((here, format!("{op} takes true"))),
+                "$absent" | "$present" if arg != &Value::Bool(true) => {
+                    return Err((here, format!("{op} takes true")))
+                }
                 "$type" | "$exact" | "$noText" | "$len" | "$absent" | "$present" => {}
-                other => return Err((here, format!("unknown matcher `{other}`; known: {}", OPERATORS.join(", ")))),
+                other => {
+                    return Err((
+                        here,
+                        format!("unknown matcher `{other}`; known: {}", OPERATORS.join(", ")),
+                    ))
+                }
             }
             return Ok(());
         }
         match e {
-            Value::Object(m) => m.iter().try_for_each(|(k, v)| walk(v, d, &format!("{path}/{k}"))),
-            Value::Array(a) => a.iter().enumerate().try_for_each(|(i, v)| walk(v, d, &format!("{path}/{i}"))),
+            Value::Object(m) => m
+                .iter()
+                .try_for_each(|(k, v)| walk(v, d, &format!("{path}/{k}"))),
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, v)| walk(v, d, &format!("{path}/{i}"))),
             _ => Ok(()),
         }
     }
@@ -89,8 +125,18 @@ pub fn check(expected: &Value, actual: &Value, denials: &Denials) -> Result<(), 
     at(expected, Some(actual), denials, "")
 }
 
-fn miss(path: &str, expected: &Value, actual: Option<&Value>, message: impl Into<String>) -> Mismatch {
-    Mismatch { path: path.into(), expected: expected.clone(), actual: actual.cloned().unwrap_or(Value::Null), message: message.into() }
+fn miss(
+    path: &str,
+    expected: &Value,
+    actual: Option<&Value>,
+    message: impl Into<String>,
+) -> Mismatch {
+    Mismatch {
+        path: path.into(),
+        expected: expected.clone(),
+        actual: actual.cloned().unwrap_or(Value::Null),
+        message: message.into(),
+    }
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -130,7 +176,9 @@ fn at(e: &Value, a: Option<&Value>, d: &Denials, path: &str) -> Result<(), Misma
                 None => Ok(()),
                 Some(_) => Err(miss(path, e, a, "expected absent")),
             },
-            "$present" => present.map(|_| ()).ok_or_else(|| miss(path, e, a, "expected present")),
+            "$present" => present
+                .map(|_| ())
+                .ok_or_else(|| miss(path, e, a, "expected present")),
             "$anyOf" => {
                 let options = arg.as_array().map(Vec::as_slice).unwrap_or_default();
                 if options.iter().any(|o| at(o, a, d, path).is_ok()) {
@@ -144,10 +192,13 @@ fn at(e: &Value, a: Option<&Value>, d: &Denials, path: &str) -> Result<(), Misma
                 Err(_) => Ok(()),
             },
             _ => {
-                let Some(v) = a else { return Err(miss(path, e, a, "missing")) };
+                let Some(v) = a else {
+                    return Err(miss(path, e, a, "missing"));
+                };
                 match op {
                     "$regex" => {
-                        let re = Regex::new(arg.as_str().unwrap_or_default()).map_err(|x| miss(path, e, a, x.to_string()))?;
+                        let re = Regex::new(arg.as_str().unwrap_or_default())
+                            .map_err(|x| miss(path, e, a, x.to_string()))?;
                         match v.as_str() {
                             Some(s) if re.is_match(s) => Ok(()),
                             _ => Err(miss(path, e, a, "does not match regex")),
@@ -155,16 +206,28 @@ fn at(e: &Value, a: Option<&Value>, d: &Denials, path: &str) -> Result<(), Misma
                     }
                     "$denial" => {
                         let class = arg.as_str().unwrap_or_default();
-                        let re = d.get(class).and_then(|r| Regex::new(r).ok()).ok_or_else(|| miss(path, e, a, format!("unknown denial class {class}")))?;
+                        let re =
+                            d.get(class)
+                                .and_then(|r| Regex::new(r).ok())
+                                .ok_or_else(|| {
+                                    miss(path, e, a, format!("unknown denial class {class}"))
+                                })?;
                         match v.as_str() {
                             Some(s) if re.is_match(s) => Ok(()),
-                            _ => Err(miss(path, e, a, format!("not a `{class}` denial (/{}/)", re.as_str()))),
+                            _ => Err(miss(
+                                path,
+                                e,
+                                a,
+                                format!("not a `{class}` denial (/{}/)", re.as_str()),
+                            )),
                         }
                     }
                     "$type" => {
                         let ok = match arg {
                             Value::String(t) => has_type(v, t),
-                            Value::Array(ts) => ts.iter().filter_map(Value::as_str).any(|t| has_type(v, t)),
+                            Value::Array(ts) => {
+                                ts.iter().filter_map(Value::as_str).any(|t| has_type(v, t))
+                            }
                             _ => false,
                         };
                         if ok {
@@ -189,7 +252,9 @@ fn at(e: &Value, a: Option<&Value>, d: &Denials, path: &str) -> Result<(), Misma
                         }
                     }
                     "$contains" | "$each" => {
-                        let Some(items) = v.as_array() else { return Err(miss(path, e, a, "not an array")) };
+                        let Some(items) = v.as_array() else {
+                            return Err(miss(path, e, a, "not an array"));
+                        };
                         if op == "$each" {
                             for (i, x) in items.iter().enumerate() {
                                 at(arg, Some(x), d, &format!("{path}/{i}"))?;
@@ -223,16 +288,30 @@ fn at(e: &Value, a: Option<&Value>, d: &Denials, path: &str) -> Result<(), Misma
     }
     match e {
         Value::Object(want) => {
-            let Some(Value::Object(got)) = a else { return Err(miss(path, e, a, "expected an object")) };
+            let Some(Value::Object(got)) = a else {
+                return Err(miss(path, e, a, "expected an object"));
+            };
             for (k, sub) in want {
-                at(sub, got.get(k), d, &format!("{path}/{}", k.replace('~', "~0").replace('/', "~1")))?;
+                at(
+                    sub,
+                    got.get(k),
+                    d,
+                    &format!("{path}/{}", k.replace('~', "~0").replace('/', "~1")),
+                )?;
             }
             Ok(())
         }
         Value::Array(want) => {
-            let Some(Value::Array(got)) = a else { return Err(miss(path, e, a, "expected an array")) };
+            let Some(Value::Array(got)) = a else {
+                return Err(miss(path, e, a, "expected an array"));
+            };
             if want.len() != got.len() {
-                return Err(miss(path, e, a, format!("expected {} elements, got {}", want.len(), got.len())));
+                return Err(miss(
+                    path,
+                    e,
+                    a,
+                    format!("expected {} elements, got {}", want.len(), got.len()),
+                ));
             }
             for (i, (w, g)) in want.iter().zip(got).enumerate() {
                 at(w, Some(g), d, &format!("{path}/{i}"))?;
@@ -274,8 +353,14 @@ mod tests {
     #[test]
     fn operators() {
         assert!(ok(json!({"error": {"$absent": true}}), json!({"ok": true})));
-        assert!(ok(json!({"error": {"$absent": true}}), json!({"error": null})));
-        assert!(!ok(json!({"error": {"$absent": true}}), json!({"error": "x"})));
+        assert!(ok(
+            json!({"error": {"$absent": true}}),
+            json!({"error": null})
+        ));
+        assert!(!ok(
+            json!({"error": {"$absent": true}}),
+            json!({"error": "x"})
+        ));
         assert!(ok(json!({"$regex": "^de"}), json!("denied")));
         assert!(!ok(json!({"$regex": "^de"}), json!(7)));
         assert!(ok(json!({"$type": "integer"}), json!(3)));
@@ -285,20 +370,34 @@ mod tests {
         assert!(!ok(json!({"$anyOf": [1, 2]}), json!(3)));
         assert!(ok(json!({"$not": {"$regex": "x"}}), json!("y")));
         assert!(!ok(json!({"$exact": {"a": 1}}), json!({"a": 1, "b": 1})));
-        assert!(ok(json!({"$contains": [{"a": 2}]}), json!([{"a": 1}, {"a": 2}])));
+        assert!(ok(
+            json!({"$contains": [{"a": 2}]}),
+            json!([{"a": 1}, {"a": 2}])
+        ));
         assert!(!ok(json!({"$contains": [{"a": 3}]}), json!([{"a": 1}])));
         assert!(ok(json!({"$each": {"a": 1}}), json!([{"a": 1}, {"a": 1}])));
         assert!(!ok(json!({"$each": {"a": 1}}), json!([{"a": 1}, {"a": 2}])));
         assert!(ok(json!({"$len": 2}), json!([1, 2])));
-        assert!(!ok(json!({"$noText": "canary"}), json!({"env": {"X": "a-canary-b"}})));
-        assert!(ok(json!({"$noText": ["canary"]}), json!({"env": {"X": "clean"}})));
+        assert!(!ok(
+            json!({"$noText": "canary"}),
+            json!({"env": {"X": "a-canary-b"}})
+        ));
+        assert!(ok(
+            json!({"$noText": ["canary"]}),
+            json!({"env": {"X": "clean"}})
+        ));
         assert!(ok(json!({"$denial": "confirm"}), json!("Confirm required")));
         assert!(!ok(json!({"$denial": "confirm"}), json!("denied")));
     }
 
     #[test]
     fn mismatch_names_the_path() {
-        let m = check(&json!({"verbs": [{"executable": true}]}), &json!({"verbs": [{"executable": false}]}), &d()).unwrap_err();
+        let m = check(
+            &json!({"verbs": [{"executable": true}]}),
+            &json!({"verbs": [{"executable": false}]}),
+            &d(),
+        )
+        .unwrap_err();
         assert_eq!(m.path, "/verbs/0/executable");
     }
 
@@ -306,7 +405,12 @@ mod tests {
     fn validate_rejects_unknown_operators_and_classes() {
         assert!(validate(&json!({"a": {"$regexp": "x"}}), &d()).is_err());
         assert!(validate(&json!({"a": {"$denial": "nope"}}), &d()).is_err());
-        assert_eq!(validate(&json!({"a": [{"$regex": "("}]}), &d()).unwrap_err().0, "/a/0/$regex");
+        assert_eq!(
+            validate(&json!({"a": [{"$regex": "("}]}), &d())
+                .unwrap_err()
+                .0,
+            "/a/0/$regex"
+        );
         assert!(validate(&json!({"a": {"$denial": "confirm"}}), &d()).is_ok());
     }
 }

@@ -21,12 +21,22 @@ pub struct CaseError {
 
 impl fmt::Display for CaseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.file.display(), self.pointer, self.message)
+        write!(
+            f,
+            "{}:{}: {}",
+            self.file.display(),
+            self.pointer,
+            self.message
+        )
     }
 }
 
 fn err(file: &Path, pointer: &str, message: impl Into<String>) -> CaseError {
-    CaseError { file: file.to_path_buf(), pointer: pointer.into(), message: message.into() }
+    CaseError {
+        file: file.to_path_buf(),
+        pointer: pointer.into(),
+        message: message.into(),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -156,13 +166,30 @@ impl Action {
 /// Load the denial classes, `vectors/denials.json`: class → `{ "regex": …, "meaning": … }`.
 pub fn load_denials(vectors: &Path) -> Result<Denials, CaseError> {
     let file = vectors.join("denials.json");
-    let text = std::fs::read_to_string(&file).map_err(|e| err(&file, "", format!("cannot read: {e}")))?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| err(&file, "", format!("line {} column {}: {e}", e.line(), e.column())))?;
-    let classes = v.get("classes").and_then(Value::as_object).ok_or_else(|| err(&file, "/classes", "expected an object of classes"))?;
+    let text =
+        std::fs::read_to_string(&file).map_err(|e| err(&file, "", format!("cannot read: {e}")))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| {
+        err(
+            &file,
+            "",
+            format!("line {} column {}: {e}", e.line(), e.column()),
+        )
+    })?;
+    let classes = v
+        .get("classes")
+        .and_then(Value::as_object)
+        .ok_or_else(|| err(&file, "/classes", "expected an object of classes"))?;
     let mut out = Denials::new();
     for (name, c) in classes {
-        let re = c.get("regex").and_then(Value::as_str).ok_or_else(|| err(&file, &format!("/classes/{name}/regex"), "expected a string"))?;
-        regex::Regex::new(re).map_err(|e| err(&file, &format!("/classes/{name}/regex"), e.to_string()))?;
+        let re = c.get("regex").and_then(Value::as_str).ok_or_else(|| {
+            err(
+                &file,
+                &format!("/classes/{name}/regex"),
+                "expected a string",
+            )
+        })?;
+        regex::Regex::new(re)
+            .map_err(|e| err(&file, &format!("/classes/{name}/regex"), e.to_string()))?;
         out.insert(name.clone(), re.to_string());
     }
     Ok(out)
@@ -170,23 +197,46 @@ pub fn load_denials(vectors: &Path) -> Result<Denials, CaseError> {
 
 /// Load one case file and check it completely: schema, id against the file name, matchers.
 pub fn load_case(file: &Path, suite: &str, denials: &Denials) -> Result<Case, CaseError> {
-    let text = std::fs::read_to_string(file).map_err(|e| err(file, "", format!("cannot read: {e}")))?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| err(file, "", format!("line {} column {}: {e}", e.line(), e.column())))?;
-    if let Some((pointer, message)) = schema::violations(schema::case(), &value).into_iter().next() {
+    let text =
+        std::fs::read_to_string(file).map_err(|e| err(file, "", format!("cannot read: {e}")))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| {
+        err(
+            file,
+            "",
+            format!("line {} column {}: {e}", e.line(), e.column()),
+        )
+    })?;
+    if let Some((pointer, message)) = schema::violations(schema::case(), &value)
+        .into_iter()
+        .next()
+    {
         return Err(err(file, &pointer, message));
     }
     let mut case: Case = serde_json::from_value(value).map_err(|e| err(file, "", e.to_string()))?;
-    let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+    let stem = file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
     if case.id != stem {
-        return Err(err(file, "/id", format!("id `{}` must equal the file name `{stem}`", case.id)));
+        return Err(err(
+            file,
+            "/id",
+            format!("id `{}` must equal the file name `{stem}`", case.id),
+        ));
     }
     for (i, step) in case.steps.iter().enumerate() {
         if let Some(e) = &step.expect {
-            matcher::validate(e, denials).map_err(|(p, m)| err(file, &format!("/steps/{i}/expect{p}"), m))?;
+            matcher::validate(e, denials)
+                .map_err(|(p, m)| err(file, &format!("/steps/{i}/expect{p}"), m))?;
         }
     }
     case.suite = suite.to_string();
-    case.group = file.parent().and_then(|p| p.file_name()).and_then(|s| s.to_str()).unwrap_or_default().to_string();
+    case.group = file
+        .parent()
+        .and_then(|p| p.file_name())
+        .and_then(|s| s.to_str())
+        .unwrap_or_default()
+        .to_string();
     case.file = file.to_path_buf();
     Ok(case)
 }
@@ -197,20 +247,32 @@ pub fn load_suite(vectors: &Path, suite: &str) -> Result<Vec<Case>, CaseError> {
     let denials = load_denials(vectors)?;
     let root = vectors.join(suite);
     let mut files = Vec::new();
-    let groups = std::fs::read_dir(&root).map_err(|e| err(&root, "", format!("cannot read suite: {e}")))?;
+    let groups =
+        std::fs::read_dir(&root).map_err(|e| err(&root, "", format!("cannot read suite: {e}")))?;
     for group in groups.flatten().filter(|g| g.path().is_dir()) {
-        for f in std::fs::read_dir(group.path()).into_iter().flatten().flatten() {
+        for f in std::fs::read_dir(group.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             if f.path().extension().is_some_and(|x| x == "json") {
                 files.push(f.path());
             }
         }
     }
     files.sort();
-    let cases = files.iter().map(|f| load_case(f, suite, &denials)).collect::<Result<Vec<_>, _>>()?;
+    let cases = files
+        .iter()
+        .map(|f| load_case(f, suite, &denials))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut seen = std::collections::BTreeMap::new();
     for c in &cases {
         if let Some(first) = seen.insert(c.id.as_str(), &c.file) {
-            return Err(err(&c.file, "/id", format!("id `{}` is already used by {}", c.id, first.display())));
+            return Err(err(
+                &c.file,
+                "/id",
+                format!("id `{}` is already used by {}", c.id, first.display()),
+            ));
         }
     }
     Ok(cases)

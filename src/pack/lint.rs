@@ -27,7 +27,10 @@ pub fn lint(pack: &Pack) -> Vec<Issue> {
                 POLICY,
                 &format!("/verbs/{}", escape(&c.verb_key)),
                 "policy-covers-command",
-                format!("no Policy row for command `{}` (surface.json /commands/{i})", c.verb_key),
+                format!(
+                    "no Policy row for command `{}` (surface.json /commands/{i})",
+                    c.verb_key
+                ),
             ));
         }
     }
@@ -42,10 +45,18 @@ pub fn lint(pack: &Pack) -> Vec<Issue> {
         }
     }
     match &pack.skill {
-        None => issues.push(Issue::new(SKILL, "", "skill-present", "HARNESS.md (the Skill) is missing")),
-        Some(text) if text.trim().is_empty() => {
-            issues.push(Issue::new(SKILL, "", "skill-present", "HARNESS.md (the Skill) is empty"))
-        }
+        None => issues.push(Issue::new(
+            SKILL,
+            "",
+            "skill-present",
+            "HARNESS.md (the Skill) is missing",
+        )),
+        Some(text) if text.trim().is_empty() => issues.push(Issue::new(
+            SKILL,
+            "",
+            "skill-present",
+            "HARNESS.md (the Skill) is empty",
+        )),
         Some(_) => {}
     }
     if !s.wrap.pass_through && s.wrap.commands.is_empty() {
@@ -62,7 +73,10 @@ pub fn lint(pack: &Pack) -> Vec<Issue> {
                     SURFACE,
                     &format!("/commands/{i}"),
                     "wrap-covers-command",
-                    format!("command `{}` has no named wrap command and wrap is not pass_through", c.verb_key),
+                    format!(
+                        "command `{}` has no named wrap command and wrap is not pass_through",
+                        c.verb_key
+                    ),
                 ));
             }
         }

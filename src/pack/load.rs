@@ -46,21 +46,38 @@ pub fn load_dir(dir: &Path) -> Result<Pack, Vec<Issue>> {
 /// Parse and schema-check both JSON files; collect every issue of both before rejecting.
 pub fn load_files(files: &PackFiles) -> Result<Pack, Vec<Issue>> {
     let mut issues = Vec::new();
-    let surface: Option<Surface> =
-        parse(&files.path(SURFACE), files.surface.as_deref(), schema::surface(), &mut issues);
-    let policy: Option<Policy> =
-        parse(&files.path(POLICY), files.policy.as_deref(), schema::policy(), &mut issues);
+    let surface: Option<Surface> = parse(
+        &files.path(SURFACE),
+        files.surface.as_deref(),
+        schema::surface(),
+        &mut issues,
+    );
+    let policy: Option<Policy> = parse(
+        &files.path(POLICY),
+        files.policy.as_deref(),
+        schema::policy(),
+        &mut issues,
+    );
     // HARNESS.md is free text; its absence is a lint issue (point 2), not a load error.
     let skill = match files.skill.as_deref().map(std::str::from_utf8) {
         None => None,
         Some(Ok(text)) => Some(text.to_string()),
         Some(Err(e)) => {
-            issues.push(Issue::new(&files.path(SKILL), "", "parse", format!("not UTF-8: {e}")));
+            issues.push(Issue::new(
+                &files.path(SKILL),
+                "",
+                "parse",
+                format!("not UTF-8: {e}"),
+            ));
             None
         }
     };
     match (surface, policy) {
-        (Some(surface), Some(policy)) if issues.is_empty() => Ok(Pack { surface, policy, skill }),
+        (Some(surface), Some(policy)) if issues.is_empty() => Ok(Pack {
+            surface,
+            policy,
+            skill,
+        }),
         _ => Err(issues),
     }
 }
@@ -79,7 +96,12 @@ fn parse<T: DeserializeOwned>(
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(e) => {
-            issues.push(Issue::new(path, "", "parse", format!("line {} column {}: {e}", e.line(), e.column())));
+            issues.push(Issue::new(
+                path,
+                "",
+                "parse",
+                format!("line {} column {}: {e}", e.line(), e.column()),
+            ));
             return None;
         }
     };

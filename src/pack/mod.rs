@@ -24,13 +24,22 @@ pub struct Issue {
 
 impl Issue {
     pub fn new(file: &str, pointer: &str, rule: &str, message: impl Into<String>) -> Self {
-        Issue { file: file.into(), pointer: pointer.into(), rule: rule.into(), message: message.into() }
+        Issue {
+            file: file.into(),
+            pointer: pointer.into(),
+            rule: rule.into(),
+            message: message.into(),
+        }
     }
 }
 
 impl fmt::Display for Issue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}: {}", self.file, self.pointer, self.rule, self.message)
+        write!(
+            f,
+            "{}:{}: {}: {}",
+            self.file, self.pointer, self.rule, self.message
+        )
     }
 }
 

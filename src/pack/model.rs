@@ -14,7 +14,10 @@ impl Pack {
         &self.surface.pack_id
     }
     pub fn command(&self, verb_key: &str) -> Option<&Command> {
-        self.surface.commands.iter().find(|c| c.verb_key == verb_key)
+        self.surface
+            .commands
+            .iter()
+            .find(|c| c.verb_key == verb_key)
     }
     /// A pack needs a Binding unless it is public.
     pub fn needs_binding(&self) -> bool {

@@ -1,11 +1,30 @@
-//! The RunResult, the one machine-readable record of a run; every report renders it.
+//! The RunResult, the one machine-readable record of a run, and its renderings: JUnit XML,
+//! a Markdown summary, a self-contained HTML compatibility report, shields.io badges.
 
-use crate::run::{CaseResult, Verdict};
+mod badge;
+mod html;
+mod junit;
+mod markdown;
+
+pub use badge::badge;
+pub use html::html;
+pub use junit::junit;
+pub use markdown::markdown;
+
+use crate::case::Level;
+use crate::run::expectations::Outcome;
+use crate::run::CaseResult;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::path::Path;
+
+/// The schema of this record: `vectors/schemas/run-result.schema.json`.
+pub const SCHEMA: &str = "https://hcpspec.dev/schemas/run-result.schema.json";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
+    #[serde(rename = "$schema", default)]
+    pub schema: String,
     pub hcpspec_version: String,
     pub suite: String,
     /// FNV-1a over the case files run, so two results can tell they ran the same cases.
@@ -17,39 +36,77 @@ pub struct RunResult {
 pub struct RuntimeRun {
     /// The adapter spec, e.g. `inproc:reference`.
     pub runtime: String,
-    /// What the runtime answered to `initialize`.
+    /// What the runtime answered to `initialize`: name, version, features it claims.
     pub info: Value,
     pub summary: Summary,
     pub cases: Vec<CaseResult>,
+}
+
+impl RuntimeRun {
+    /// The runtime's own name (from `initialize`), else its adapter spec.
+    pub fn name(&self) -> String {
+        self.info
+            .pointer("/runtime/name")
+            .and_then(Value::as_str)
+            .map(String::from)
+            .unwrap_or_else(|| self.runtime.clone())
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub pass: usize,
     pub fail: usize,
+    pub expected_fail: usize,
+    pub stale: usize,
     pub skip: usize,
+    pub unimplemented: usize,
     pub error: usize,
+    /// Unexpected MUST failures and errors: what makes a run red.
     pub must_fail: usize,
+    pub drift: usize,
     pub micros: u64,
+}
+
+/// The outcome of a result: as annotated by the run, else from its verdict alone.
+pub fn outcome(r: &CaseResult) -> Outcome {
+    r.annotations
+        .outcome
+        .unwrap_or_else(|| Outcome::of(r, None))
 }
 
 impl Summary {
     pub fn of(results: &[CaseResult]) -> Summary {
         let mut s = Summary::default();
         for r in results {
-            match r.verdict {
-                Verdict::Pass => s.pass += 1,
-                Verdict::Fail(_) => s.fail += 1,
-                Verdict::Skip { .. } => s.skip += 1,
-                Verdict::Error { .. } => s.error += 1,
+            let o = outcome(r);
+            match o {
+                Outcome::Pass => s.pass += 1,
+                Outcome::Fail => s.fail += 1,
+                Outcome::ExpectedFail => s.expected_fail += 1,
+                Outcome::Stale => s.stale += 1,
+                Outcome::Skip => s.skip += 1,
+                Outcome::Unimplemented => s.unimplemented += 1,
+                Outcome::Error => s.error += 1,
             }
-            if r.level == crate::case::Level::MUST && matches!(r.verdict, Verdict::Fail(_) | Verdict::Error { .. }) {
+            if o.fails_run(r.level, false) {
                 s.must_fail += 1;
             }
+            s.drift += usize::from(r.annotations.drift.is_some());
             s.micros += r.micros;
         }
         s
     }
+}
+
+/// Counts per (section, level) for the matrix.
+pub fn counts(results: &[CaseResult], section: &str, level: Option<Level>) -> Summary {
+    let rs: Vec<CaseResult> = results
+        .iter()
+        .filter(|r| r.section == section && level.is_none_or(|l| r.level == l))
+        .cloned()
+        .collect();
+    Summary::of(&rs)
 }
 
 /// FNV-1a 64 over the given byte strings, as hex.
@@ -64,4 +121,69 @@ pub fn fnv1a(parts: impl IntoIterator<Item = Vec<u8>>) -> String {
         h = h.wrapping_mul(0x100000001b3);
     }
     format!("{h:016x}")
+}
+
+/// Merge several results into one matrix; runtimes keep their order, a later result of the
+/// same runtime spec replaces an earlier one.
+pub fn merge(results: Vec<RunResult>) -> Result<RunResult, String> {
+    let mut out: Option<RunResult> = None;
+    for r in results {
+        match &mut out {
+            None => out = Some(r),
+            Some(acc) => {
+                if acc.suite != r.suite {
+                    return Err(format!(
+                        "cannot merge suite {} with suite {}",
+                        acc.suite, r.suite
+                    ));
+                }
+                if acc.cases_hash != r.cases_hash {
+                    acc.cases_hash = format!("{}+{}", acc.cases_hash, r.cases_hash);
+                }
+                for run in r.runtimes {
+                    acc.runtimes.retain(|x| x.runtime != run.runtime);
+                    acc.runtimes.push(run);
+                }
+            }
+        }
+    }
+    out.ok_or_else(|| "no results to merge".to_string())
+}
+
+/// Read a result.json; one line naming the file on any problem.
+pub fn read(path: &Path) -> Result<RunResult, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{}: line {} column {}: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })
+}
+
+/// Write every rendering of `result` into `dir`: result.json, junit.xml, summary.md,
+/// index.html and badges/<runtime>.json.
+pub fn write_all(result: &RunResult, dir: &Path) -> Result<Vec<std::path::PathBuf>, String> {
+    let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    std::fs::create_dir_all(dir.join("badges")).map_err(|e| io(dir, e))?;
+    let mut files = vec![
+        (
+            dir.join("result.json"),
+            serde_json::to_string_pretty(result).unwrap_or_default(),
+        ),
+        (dir.join("junit.xml"), junit(result)),
+        (dir.join("summary.md"), markdown(result)),
+        (dir.join("index.html"), html(result)),
+    ];
+    for run in &result.runtimes {
+        let name = crate::snapshot::runtime_dir(&run.name());
+        files.push((dir.join("badges").join(format!("{name}.json")), badge(run)));
+    }
+    for (p, text) in &files {
+        std::fs::write(p, text).map_err(|e| io(p, e))?;
+    }
+    Ok(files.into_iter().map(|(p, _)| p).collect())
 }

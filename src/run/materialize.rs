@@ -25,7 +25,9 @@ impl Vars {
     /// Replace `${workdir}`, `${tmp}`, `${report}` and `${report.NAME}` in every string.
     pub fn substitute(&self, v: &Value) -> Value {
         static RE: OnceLock<Regex> = OnceLock::new();
-        let re = RE.get_or_init(|| Regex::new(r"\$\{(workdir|tmp|report)(?:\.([A-Za-z0-9_-]+))?\}").expect("static regex"));
+        let re = RE.get_or_init(|| {
+            Regex::new(r"\$\{(workdir|tmp|report)(?:\.([A-Za-z0-9_-]+))?\}").expect("static regex")
+        });
         match v {
             Value::String(s) if s.contains("${") => Value::String(
                 re.replace_all(s, |c: &regex::Captures| {
@@ -39,7 +41,11 @@ impl Vars {
                 .into_owned(),
             ),
             Value::Array(a) => Value::Array(a.iter().map(|x| self.substitute(x)).collect()),
-            Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), self.substitute(x))).collect()),
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .map(|(k, x)| (k.clone(), self.substitute(x)))
+                    .collect(),
+            ),
             other => other.clone(),
         }
     }
@@ -48,45 +54,83 @@ impl Vars {
 const PACK_FILES: [&str; 3] = ["surface.json", "policy.json", "HARNESS.md"];
 
 /// Write one pack of the setup to `into/<name>`; returns the directory.
-pub fn pack(case_file: &Path, index: usize, pack: &PackRef, fixtures: &Path, into: &Path) -> Result<PathBuf, CaseError> {
+pub fn pack(
+    case_file: &Path,
+    index: usize,
+    pack: &PackRef,
+    fixtures: &Path,
+    into: &Path,
+) -> Result<PathBuf, CaseError> {
     let here = format!("/setup/packs/{index}");
-    let fail = |pointer: &str, message: String| CaseError { file: case_file.to_path_buf(), pointer: pointer.into(), message };
+    let fail = |pointer: &str, message: String| CaseError {
+        file: case_file.to_path_buf(),
+        pointer: pointer.into(),
+        message,
+    };
     let inline = match pack {
-        PackRef::Fixture(name) => InlinePack { from: Some(name.clone()), ..Default::default() },
+        PackRef::Fixture(name) => InlinePack {
+            from: Some(name.clone()),
+            ..Default::default()
+        },
         PackRef::Inline(p) => p.clone(),
     };
-    let name = inline.name.clone().or_else(|| inline.from.clone()).unwrap_or_else(|| format!("inline-{index}"));
+    let name = inline
+        .name
+        .clone()
+        .or_else(|| inline.from.clone())
+        .unwrap_or_else(|| format!("inline-{index}"));
     let dir = into.join(&name);
-    std::fs::create_dir_all(&dir).map_err(|e| fail(&here, format!("cannot create {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| fail(&here, format!("cannot create {}: {e}", dir.display())))?;
     if let Some(from) = &inline.from {
         let src = fixtures.join(from);
         if !src.is_dir() || from.contains("..") {
-            return Err(fail(&here, format!("no fixture pack `{from}` under {}", fixtures.display())));
+            return Err(fail(
+                &here,
+                format!("no fixture pack `{from}` under {}", fixtures.display()),
+            ));
         }
         for f in PACK_FILES {
             if src.join(f).exists() {
-                std::fs::copy(src.join(f), dir.join(f)).map_err(|e| fail(&here, format!("cannot copy {f}: {e}")))?;
+                std::fs::copy(src.join(f), dir.join(f))
+                    .map_err(|e| fail(&here, format!("cannot copy {f}: {e}")))?;
             }
         }
     }
     for (file, content) in &inline.files {
         let path = dir.join(file);
         let written = match content {
-            Value::Null => std::fs::remove_file(&path).or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) }),
+            Value::Null => std::fs::remove_file(&path).or_else(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            }),
             Value::String(raw) => std::fs::write(&path, raw),
-            json => std::fs::write(&path, serde_json::to_string_pretty(json).unwrap_or_default()),
+            json => std::fs::write(
+                &path,
+                serde_json::to_string_pretty(json).unwrap_or_default(),
+            ),
         };
         written.map_err(|e| fail(&format!("{here}/files/{file}"), e.to_string()))?;
     }
     for (file, edits) in &inline.patch {
         let at = format!("{here}/patch/{file}");
         let path = dir.join(file);
-        let text = std::fs::read_to_string(&path).map_err(|e| fail(&at, format!("cannot read {file} to patch: {e}")))?;
-        let mut doc: Value = serde_json::from_str(&text).map_err(|e| fail(&at, format!("{file} is not JSON: {e}")))?;
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| fail(&at, format!("cannot read {file} to patch: {e}")))?;
+        let mut doc: Value = serde_json::from_str(&text)
+            .map_err(|e| fail(&at, format!("{file} is not JSON: {e}")))?;
         for (pointer, value) in edits.as_object().into_iter().flatten() {
-            set(&mut doc, pointer, value.clone()).map_err(|m| fail(&format!("{at}/{pointer}"), m))?;
+            set(&mut doc, pointer, value.clone())
+                .map_err(|m| fail(&format!("{at}/{pointer}"), m))?;
         }
-        std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap_or_default()).map_err(|e| fail(&at, e.to_string()))?;
+        std::fs::write(
+            &path,
+            serde_json::to_string_pretty(&doc).unwrap_or_default(),
+        )
+        .map_err(|e| fail(&at, e.to_string()))?;
     }
     Ok(dir)
 }
@@ -94,9 +138,13 @@ pub fn pack(case_file: &Path, index: usize, pack: &PackRef, fixtures: &Path, int
 /// Set (or with null, remove) the value at a JSON pointer; the parent must exist. A `-` as the
 /// last segment appends to an array.
 fn set(doc: &mut Value, pointer: &str, value: Value) -> Result<(), String> {
-    let (parent, last) = pointer.rsplit_once('/').ok_or_else(|| format!("`{pointer}` is not a JSON pointer"))?;
+    let (parent, last) = pointer
+        .rsplit_once('/')
+        .ok_or_else(|| format!("`{pointer}` is not a JSON pointer"))?;
     let last = last.replace("~1", "/").replace("~0", "~");
-    let target = doc.pointer_mut(parent).ok_or_else(|| format!("no parent at `{parent}`"))?;
+    let target = doc
+        .pointer_mut(parent)
+        .ok_or_else(|| format!("no parent at `{parent}`"))?;
     match target {
         Value::Object(m) => {
             if value.is_null() {
@@ -111,7 +159,9 @@ fn set(doc: &mut Value, pointer: &str, value: Value) -> Result<(), String> {
             Ok(())
         }
         Value::Array(a) => {
-            let i: usize = last.parse().map_err(|_| format!("`{last}` is not an array index"))?;
+            let i: usize = last
+                .parse()
+                .map_err(|_| format!("`{last}` is not an array index"))?;
             if i >= a.len() {
                 return Err(format!("index {i} is past the end"));
             }

@@ -1,6 +1,7 @@
 //! The executor and the judge: run one case on one runtime through an adapter, observe every
 //! step, match what it saw against the case's expectations, and return a verdict.
 
+pub mod expectations;
 mod materialize;
 pub mod mutants;
 pub mod plan;
@@ -29,12 +30,23 @@ impl RunEnv {
     /// `probe` is the hcpspec-probe executable; it is linked into a fresh bin directory twice.
     pub fn new(vectors: &Path, probe: &Path) -> Result<RunEnv, String> {
         let denials = crate::case::load_denials(vectors).map_err(|e| e.to_string())?;
-        let probe = probe.canonicalize().map_err(|e| format!("hcpspec-probe not found at {}: {e}", probe.display()))?;
-        let bins = tempfile::Builder::new().prefix("hcpspec-bin").tempdir().map_err(|e| e.to_string())?;
+        let probe = probe
+            .canonicalize()
+            .map_err(|e| format!("hcpspec-probe not found at {}: {e}", probe.display()))?;
+        let bins = tempfile::Builder::new()
+            .prefix("hcpspec-bin")
+            .tempdir()
+            .map_err(|e| e.to_string())?;
         for name in ["hcpspec-probe", "other-probe"] {
-            std::os::unix::fs::symlink(&probe, bins.path().join(name)).map_err(|e| format!("cannot link {name}: {e}"))?;
+            std::os::unix::fs::symlink(&probe, bins.path().join(name))
+                .map_err(|e| format!("cannot link {name}: {e}"))?;
         }
-        Ok(RunEnv { vectors: vectors.to_path_buf(), denials, bin_dir: bins.path().to_path_buf(), _bins: bins })
+        Ok(RunEnv {
+            vectors: vectors.to_path_buf(),
+            denials,
+            bin_dir: bins.path().to_path_buf(),
+            _bins: bins,
+        })
     }
 
     /// The probe beside the running executable (target/{debug,release}/hcpspec-probe).
@@ -42,7 +54,10 @@ impl RunEnv {
         let exe = std::env::current_exe().unwrap_or_default();
         let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
         // Integration tests live one level down, in target/<profile>/deps.
-        [dir.join("hcpspec-probe"), dir.join("../hcpspec-probe")].into_iter().find(|p| p.exists()).unwrap_or(dir.join("hcpspec-probe"))
+        [dir.join("hcpspec-probe"), dir.join("../hcpspec-probe")]
+            .into_iter()
+            .find(|p| p.exists())
+            .unwrap_or(dir.join("hcpspec-probe"))
     }
 }
 
@@ -52,9 +67,13 @@ pub enum Verdict {
     Pass,
     Fail(Failure),
     /// The runtime said it does not implement a method the case needs.
-    Skip { reason: String },
+    Skip {
+        reason: String,
+    },
     /// The case could not be judged: the runtime broke the transport, or the case's setup failed.
-    Error { message: String },
+    Error {
+        message: String,
+    },
 }
 
 impl Verdict {
@@ -95,18 +114,38 @@ pub struct CaseResult {
     pub verdict: Verdict,
     pub observations: Vec<Observation>,
     pub micros: u64,
+    /// What the run made of the verdict: expectations and snapshot drift.
+    #[serde(flatten)]
+    pub annotations: Annotations,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Annotations {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<expectations::Outcome>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expectation: Option<expectations::Entry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<crate::snapshot::Drift>,
 }
 
 impl CaseResult {
     /// A human explanation of a failure: case, citation, step, expected against actual.
     pub fn explain(&self, case: &Case) -> String {
-        let mut out = format!("{} ({:?}, section {})\n  title: {}\n  spec:  {}\n", self.name, case.level, case.section, case.title, case.spec);
+        let mut out = format!(
+            "{} ({:?}, section {})\n  title: {}\n  spec:  {}\n",
+            self.name, case.level, case.section, case.title, case.spec
+        );
         if let Some(a) = &case.assumption {
             out += &format!("  assumption: {a}\n");
         }
         match &self.verdict {
             Verdict::Fail(f) => {
-                let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default().replace('\n', "\n    ");
+                let pretty = |v: &Value| {
+                    serde_json::to_string_pretty(v)
+                        .unwrap_or_default()
+                        .replace('\n', "\n    ")
+                };
                 out += &format!(
                     "  step {} ({}): {} at `{}`\n  expected:\n    {}\n  actual ({} observed):\n    {}\n",
                     f.step,
@@ -156,7 +195,9 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, env: &RunEnv) -> CaseRes
     let mut observations = Vec::new();
     let verdict = match tempfile::Builder::new().prefix("hcpspec-case").tempdir() {
         Ok(tmp) => execute(case, adapter, env, tmp.path(), &mut observations),
-        Err(e) => Verdict::Error { message: format!("cannot create a temp dir: {e}") },
+        Err(e) => Verdict::Error {
+            message: format!("cannot create a temp dir: {e}"),
+        },
     };
     CaseResult {
         name: case.name(),
@@ -166,49 +207,99 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, env: &RunEnv) -> CaseRes
         verdict,
         observations,
         micros: start.elapsed().as_micros() as u64,
+        annotations: Annotations::default(),
     }
 }
 
-fn execute(case: &Case, adapter: &mut dyn Adapter, env: &RunEnv, tmp: &Path, observations: &mut Vec<Observation>) -> Verdict {
+fn execute(
+    case: &Case,
+    adapter: &mut dyn Adapter,
+    env: &RunEnv,
+    tmp: &Path,
+    observations: &mut Vec<Observation>,
+) -> Verdict {
     let tmp = tmp.canonicalize().unwrap_or_else(|_| tmp.to_path_buf());
-    let vars = Vars { workdir: tmp.join("work"), tmp: tmp.clone() };
+    let vars = Vars {
+        workdir: tmp.join("work"),
+        tmp: tmp.clone(),
+    };
     for d in [vars.workdir.clone(), tmp.join("probe"), tmp.join("packs")] {
         if let Err(e) = std::fs::create_dir_all(&d) {
-            return Verdict::Error { message: format!("cannot create {}: {e}", d.display()) };
+            return Verdict::Error {
+                message: format!("cannot create {}: {e}", d.display()),
+            };
         }
     }
     let create = match create_params(case, env, &vars, &tmp.join("packs")) {
         Ok(p) => p,
-        Err(e) => return Verdict::Error { message: e.to_string() },
+        Err(e) => {
+            return Verdict::Error {
+                message: e.to_string(),
+            }
+        }
     };
     // Every case starts with install (`runtime.create`); it is implicit when not written.
-    let implicit = crate::case::Step { action: Action::Install(Map::new()), expect: None, note: None };
+    let implicit = crate::case::Step {
+        action: Action::Install(Map::new()),
+        expect: None,
+        note: None,
+    };
     let steps: Vec<&crate::case::Step> = match case.steps.first() {
         Some(s) if matches!(s.action, Action::Install(_)) => case.steps.iter().collect(),
         _ => std::iter::once(&implicit).chain(&case.steps).collect(),
     };
+    let redact = crate::snapshot::Redact::new(
+        &tmp.display().to_string(),
+        &env.bin_dir.display().to_string(),
+    );
     let mut runtime_id: Option<String> = None;
     let mut verdict = Verdict::Pass;
     for (i, step) in steps.iter().enumerate() {
         let observed = match observe(&step.action, adapter, &vars, &create, runtime_id.as_deref()) {
             Ok(v) => v,
             Err(e) if e.not_implemented() => {
-                verdict = Verdict::Skip { reason: format!("runtime does not implement {}: {e}", method(&step.action)) };
+                verdict = Verdict::Skip {
+                    reason: format!("runtime does not implement {}: {e}", method(&step.action)),
+                };
                 break;
             }
             Err(e) => {
-                verdict = Verdict::Error { message: format!("step {i} ({}): {e}", step.action.name()) };
+                verdict = Verdict::Error {
+                    message: format!("step {i} ({}): {e}", step.action.name()),
+                };
                 break;
             }
         };
         if matches!(step.action, Action::Install(_)) {
-            runtime_id = observed.get("runtime_id").and_then(Value::as_str).map(String::from);
+            runtime_id = observed
+                .get("runtime_id")
+                .and_then(Value::as_str)
+                .map(String::from);
         }
-        observations.push(Observation { step: i, action: step.action.name().into(), value: observed.clone() });
-        let expected = step.expect.as_ref().map(|e| vars.substitute(e)).or_else(|| default_expect(&step.action));
+        // Observations are kept normalised (paths as the case's variables), so that they read
+        // like the case and compare across runs and transports; matching sees the raw value.
+        let normalised = crate::snapshot::normalize(&observed, &redact);
+        observations.push(Observation {
+            step: i,
+            action: step.action.name().into(),
+            value: normalised.clone(),
+        });
+        let expected = step
+            .expect
+            .as_ref()
+            .map(|e| vars.substitute(e))
+            .or_else(|| default_expect(&step.action));
         if let Some(expected) = expected {
             if let Err(m) = matcher::check(&expected, &observed, &env.denials) {
-                verdict = Verdict::Fail(Failure { step: i, action: step.action.name().into(), path: m.path, message: m.message, expected: m.expected, actual: observed });
+                let expected = crate::snapshot::normalize(&m.expected, &redact);
+                verdict = Verdict::Fail(Failure {
+                    step: i,
+                    action: step.action.name().into(),
+                    path: m.path,
+                    message: m.message,
+                    expected,
+                    actual: normalised,
+                });
                 break;
             }
         }
@@ -219,11 +310,20 @@ fn execute(case: &Case, adapter: &mut dyn Adapter, env: &RunEnv, tmp: &Path, obs
     verdict
 }
 
-fn create_params(case: &Case, env: &RunEnv, vars: &Vars, packs_dir: &Path) -> Result<Value, CaseError> {
+fn create_params(
+    case: &Case,
+    env: &RunEnv,
+    vars: &Vars,
+    packs_dir: &Path,
+) -> Result<Value, CaseError> {
     let fixtures = env.vectors.join("packs");
     let mut dirs = Vec::new();
     for (i, p) in case.setup.packs.iter().enumerate() {
-        dirs.push(materialize::pack(&case.file, i, p, &fixtures, packs_dir)?.display().to_string());
+        dirs.push(
+            materialize::pack(&case.file, i, p, &fixtures, packs_dir)?
+                .display()
+                .to_string(),
+        );
     }
     let mut params = json!({
         "principal": { "id": "user_42", "kind": "human" },
@@ -242,7 +342,13 @@ fn create_params(case: &Case, env: &RunEnv, vars: &Vars, packs_dir: &Path) -> Re
     Ok(params)
 }
 
-fn observe(action: &Action, adapter: &mut dyn Adapter, vars: &Vars, create: &Value, rt: Option<&str>) -> Result<Value, CallError> {
+fn observe(
+    action: &Action,
+    adapter: &mut dyn Adapter,
+    vars: &Vars,
+    create: &Value,
+    rt: Option<&str>,
+) -> Result<Value, CallError> {
     let with = |extra: Value| -> Value {
         let mut m = Map::new();
         m.insert("runtime_id".into(), json!(rt));
@@ -253,14 +359,18 @@ fn observe(action: &Action, adapter: &mut dyn Adapter, vars: &Vars, create: &Val
     };
     let call = |adapter: &mut dyn Adapter, params: Value| -> Result<Value, CallError> {
         if rt.is_none() {
-            return Err(CallError::Transport("no runtime: the install step did not create one".into()));
+            return Err(CallError::Transport(
+                "no runtime: the install step did not create one".into(),
+            ));
         }
         adapter.call(method(action), params)
     };
     match action {
         Action::Install(_) => adapter.call("runtime.create", create.clone()),
         Action::Activate(ids) => call(adapter, with(json!({ "pack_ids": ids.to_vec() }))),
-        Action::Connect(p) | Action::Availability(p) => call(adapter, with(json!({ "pack_id": p }))),
+        Action::Connect(p) | Action::Availability(p) => {
+            call(adapter, with(json!({ "pack_id": p })))
+        }
         Action::Exec(req) | Action::Sense(req) => call(adapter, with(vars.substitute(req))),
         Action::ListPacks(_) | Action::Sink(_) | Action::Audit(_) => call(adapter, with(json!({}))),
         Action::Probe(path) => {
@@ -275,7 +385,13 @@ fn observe(action: &Action, adapter: &mut dyn Adapter, vars: &Vars, create: &Val
 }
 
 /// Run every case on fresh adapters from `connect`, `jobs` at a time; results in case order.
-pub fn run_all<F>(cases: &[Case], env: &RunEnv, jobs: usize, connect: F, on_done: &(dyn Fn(&CaseResult) + Sync)) -> Vec<CaseResult>
+pub fn run_all<F>(
+    cases: &[Case],
+    env: &RunEnv,
+    jobs: usize,
+    connect: F,
+    on_done: &(dyn Fn(&CaseResult) + Sync),
+) -> Vec<CaseResult>
 where
     F: Fn() -> Result<Box<dyn Adapter>, String> + Sync,
 {
@@ -298,6 +414,7 @@ where
                         verdict: Verdict::Error { message: e },
                         observations: vec![],
                         micros: 0,
+                        annotations: Annotations::default(),
                     },
                 };
                 on_done(&result);
@@ -305,5 +422,10 @@ where
             });
         }
     });
-    results.into_inner().unwrap_or_else(|p| p.into_inner()).into_iter().flatten().collect()
+    results
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .flatten()
+        .collect()
 }

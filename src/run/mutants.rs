@@ -17,7 +17,11 @@ impl KillMatrix {
             .iter()
             .map(|&m| {
                 let name = format!("mutant:{}", m.name());
-                let connect = || Inproc::new(&name).map(|a| Box::new(a) as Box<dyn Adapter>).ok_or_else(|| format!("no runtime {name}"));
+                let connect = || {
+                    Inproc::new(&name)
+                        .map(|a| Box::new(a) as Box<dyn Adapter>)
+                        .ok_or_else(|| format!("no runtime {name}"))
+                };
                 (m, run_all(cases, env, jobs, connect, &|_| {}))
             })
             .collect();
@@ -30,7 +34,11 @@ impl KillMatrix {
             .iter()
             .filter(|(x, _)| *x == m)
             .flat_map(|(_, rs)| rs)
-            .filter(|r| r.level == Level::MUST && m.sections().contains(&r.section.as_str()) && matches!(r.verdict, Verdict::Fail(_)))
+            .filter(|r| {
+                r.level == Level::MUST
+                    && m.sections().contains(&r.section.as_str())
+                    && matches!(r.verdict, Verdict::Fail(_))
+            })
             .collect()
     }
 
@@ -51,7 +59,10 @@ impl KillMatrix {
             .filter(|c| c.level == Level::MUST)
             .filter(|c| {
                 let name = c.name();
-                !self.rows.iter().any(|(_, rs)| rs.iter().any(|r| r.name == name && matches!(r.verdict, Verdict::Fail(_))))
+                !self.rows.iter().any(|(_, rs)| {
+                    rs.iter()
+                        .any(|r| r.name == name && matches!(r.verdict, Verdict::Fail(_)))
+                })
             })
             .collect()
     }

@@ -27,7 +27,11 @@ pub fn spawns() -> u64 {
 /// The argv for `verb_key`: each template element becomes exactly one argument, `{name}`
 /// replaced by the exec arg of that name. With `pass_through`, `verb_key` then `--key=value`
 /// for each arg in key order (assumption: the spec does not fix pass-through rendering).
-pub fn render_argv(pack: &Pack, verb_key: &str, args: &Map<String, Value>) -> Result<Vec<String>, String> {
+pub fn render_argv(
+    pack: &Pack,
+    verb_key: &str,
+    args: &Map<String, Value>,
+) -> Result<Vec<String>, String> {
     if let Some(cmd) = pack.command(verb_key) {
         for (name, spec) in &cmd.args {
             if spec.required && !args.contains_key(name) {
@@ -55,9 +59,13 @@ fn fill(template: &str, args: &Map<String, Value>) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = template;
     while let Some(open) = rest.find('{') {
-        let Some(close) = rest[open..].find('}') else { break };
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
         let name = &rest[open + 1..open + close];
-        let value = args.get(name).ok_or_else(|| format!("invalid args: missing {name}"))?;
+        let value = args
+            .get(name)
+            .ok_or_else(|| format!("invalid args: missing {name}"))?;
         out.push_str(&rest[..open]);
         out.push_str(&text(value));
         rest = &rest[open + close + 1..];
@@ -86,9 +94,16 @@ pub fn resolve_bin(name: &str, path: &[PathBuf]) -> Result<PathBuf, String> {
 }
 
 /// The environment a sandboxed adapter gets: nothing inherited, only what it needs.
-pub fn sandbox_env(path: &[PathBuf], pack_id: &str, verb_key: &str, token: Option<&str>) -> BTreeMap<String, String> {
+pub fn sandbox_env(
+    path: &[PathBuf],
+    pack_id: &str,
+    verb_key: &str,
+    token: Option<&str>,
+) -> BTreeMap<String, String> {
     let mut env = BTreeMap::new();
-    let joined = std::env::join_paths(path).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+    let joined = std::env::join_paths(path)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
     env.insert("PATH".into(), joined);
     env.insert("HCP_PACK_ID".into(), pack_id.into());
     env.insert("HCP_VERB_KEY".into(), verb_key.into());
@@ -101,7 +116,12 @@ pub fn sandbox_env(path: &[PathBuf], pack_id: &str, verb_key: &str, token: Optio
 
 /// Spawn `program` with exactly `argv`, in `cwd`, with exactly `env`; no shell anywhere.
 /// The result is `{exit_code, stdout}` with stdout parsed as JSON when it is JSON.
-pub fn spawn(program: &Path, argv: &[String], cwd: &Path, env: &BTreeMap<String, String>) -> Result<Value, String> {
+pub fn spawn(
+    program: &Path,
+    argv: &[String],
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+) -> Result<Value, String> {
     SPAWNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut child = Command::new(program)
         .args(argv)
@@ -129,9 +149,12 @@ pub fn spawn(program: &Path, argv: &[String], cwd: &Path, env: &BTreeMap<String,
             return Err("adapter timed out".into());
         }
     };
-    let status = child.wait().map_err(|e| format!("adapter wait failed: {e}"))?;
+    let status = child
+        .wait()
+        .map_err(|e| format!("adapter wait failed: {e}"))?;
     let text = String::from_utf8_lossy(&out);
-    let stdout = serde_json::from_str::<Value>(text.trim()).unwrap_or_else(|_| Value::String(text.into_owned()));
+    let stdout = serde_json::from_str::<Value>(text.trim())
+        .unwrap_or_else(|_| Value::String(text.into_owned()));
     let code = status.code().unwrap_or(-1);
     let result = json!({ "exit_code": code, "stdout": stdout });
     if status.success() {

@@ -137,10 +137,20 @@ pub struct PackResult {
 
 impl PackResult {
     pub fn ok(pack_id: &str) -> Self {
-        PackResult { ok: true, pack_id: pack_id.into(), binding: None, error: None }
+        PackResult {
+            ok: true,
+            pack_id: pack_id.into(),
+            binding: None,
+            error: None,
+        }
     }
     pub fn deny(pack_id: &str, error: impl Into<String>) -> Self {
-        PackResult { ok: false, pack_id: pack_id.into(), binding: None, error: Some(error.into()) }
+        PackResult {
+            ok: false,
+            pack_id: pack_id.into(),
+            binding: None,
+            error: Some(error.into()),
+        }
     }
 }
 

@@ -16,14 +16,32 @@ impl Factory for StubFactory {
         RuntimeInfo {
             name: "stub".into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            features: vec!["sense".into(), "sandbox".into(), "binding:user".into(), "binding:local".into(), "binding:mothership".into()],
+            features: vec![
+                "sense".into(),
+                "sandbox".into(),
+                "binding:user".into(),
+                "binding:local".into(),
+                "binding:mothership".into(),
+            ],
         }
     }
 
     fn create(&self, config: RuntimeConfig) -> Result<Box<dyn Runtime>, Vec<Issue>> {
         let catalog = install_all(&config.pack_dirs, |files| pack::install(&files))?;
-        let hub = config.hub.iter().map(|(k, v)| (k.clone(), v.iter().cloned().collect())).collect();
-        Ok(Box::new(Stub { config, catalog, hub, active: BTreeSet::new(), creds: BTreeMap::new(), log: Vec::new(), inbox: Vec::new() }))
+        let hub = config
+            .hub
+            .iter()
+            .map(|(k, v)| (k.clone(), v.iter().cloned().collect()))
+            .collect();
+        Ok(Box::new(Stub {
+            config,
+            catalog,
+            hub,
+            active: BTreeSet::new(),
+            creds: BTreeMap::new(),
+            log: Vec::new(),
+            inbox: Vec::new(),
+        }))
     }
 }
 
@@ -38,7 +56,13 @@ struct Stub {
     inbox: Vec<SenseEvent>,
 }
 
-const KNOWN: [&str; 5] = ["pack.activate", "pack.connect", "verb.exec.read", "verb.exec.write", "binding.elevate"];
+const KNOWN: [&str; 5] = [
+    "pack.activate",
+    "pack.connect",
+    "verb.exec.read",
+    "verb.exec.write",
+    "binding.elevate",
+];
 
 impl Stub {
     /// The RBAC table: exact capability, exact pack, optional verb and tenant scope.
@@ -46,7 +70,9 @@ impl Stub {
         self.config.grants().iter().any(|g| {
             g.capability == cap
                 && g.pack_id == pack_id
-                && g.tenant_id.as_ref().is_none_or(|t| Some(t) == self.config.tenant_id.as_ref())
+                && g.tenant_id
+                    .as_ref()
+                    .is_none_or(|t| Some(t) == self.config.tenant_id.as_ref())
                 && match (verb_key, &g.verb_keys) {
                     (Some(v), Some(keys)) => keys.iter().any(|k| k == v),
                     _ => true,
@@ -54,23 +80,42 @@ impl Stub {
         })
     }
 
-    fn check(&self, pack_id: &str, verb_key: &str, args: &Map<String, Value>) -> Result<(Operation, bool), String> {
-        let pack = self.catalog.get(pack_id).ok_or_else(|| format!("unknown pack {pack_id}"))?;
+    fn check(
+        &self,
+        pack_id: &str,
+        verb_key: &str,
+        args: &Map<String, Value>,
+    ) -> Result<(Operation, bool), String> {
+        let pack = self
+            .catalog
+            .get(pack_id)
+            .ok_or_else(|| format!("unknown pack {pack_id}"))?;
         if pack.command(verb_key).is_none() {
             return Err(format!("unknown verb {pack_id}.{verb_key}"));
         }
-        let policy = pack.policy.verbs.get(verb_key).ok_or_else(|| format!("no policy for {verb_key}"))?;
+        let policy = pack
+            .policy
+            .verbs
+            .get(verb_key)
+            .ok_or_else(|| format!("no policy for {verb_key}"))?;
         if !self.active.contains(pack_id) {
             return Err(format!("denied: pack {pack_id} is not activated"));
         }
-        let cap = if policy.operation == Operation::Write { "verb.exec.write" } else { "verb.exec.read" };
+        let cap = if policy.operation == Operation::Write {
+            "verb.exec.write"
+        } else {
+            "verb.exec.read"
+        };
         if !self.rbac_has(cap, pack_id, Some(verb_key)) {
             return Err(format!("denied: missing {cap} for {pack_id}.{verb_key}"));
         }
         if policy.privacy.land == Land::Brain && self.config.project_id.is_none() {
             return Err("denied: privacy.land brain requires project_id".into());
         }
-        if policy.confirm && args.get("confirm") != Some(&Value::Bool(true)) && args.get("apply") != Some(&Value::Bool(true)) {
+        if policy.confirm
+            && args.get("confirm") != Some(&Value::Bool(true))
+            && args.get("apply") != Some(&Value::Bool(true))
+        {
             return Err("confirm required".into());
         }
         if !pack.surface.public && !self.creds.contains_key(pack_id) {
@@ -91,12 +136,22 @@ impl Stub {
         let argv = adapter::render_argv(pack, &req.verb_key, &req.args)?;
         let token = self.creds.get(&req.pack_id).map(|(t, _)| t.as_str());
         match &pack.surface.wrap.bin {
-            None => adapter::call_inproc(pack.surface.wrap.inproc.as_deref().unwrap_or_default(), &argv, token.is_some()),
+            None => adapter::call_inproc(
+                pack.surface.wrap.inproc.as_deref().unwrap_or_default(),
+                &argv,
+                token.is_some(),
+            ),
             Some(bin) => {
                 let program = adapter::resolve_bin(bin, &self.config.path)?;
-                let mut env = adapter::sandbox_env(&self.config.path, &req.pack_id, &req.verb_key, token);
+                let mut env =
+                    adapter::sandbox_env(&self.config.path, &req.pack_id, &req.verb_key, token);
                 if !self.config.sandboxed() {
-                    env.extend(self.config.environment.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    env.extend(
+                        self.config
+                            .environment
+                            .iter()
+                            .map(|(k, v)| (k.clone(), v.clone())),
+                    );
                 }
                 adapter::spawn(&program, &argv, &self.config.workdir, &env)
             }
@@ -106,7 +161,10 @@ impl Stub {
 
 impl Runtime for Stub {
     fn list_packs(&self) -> Vec<Value> {
-        self.catalog.values().map(|p| serde_json::to_value(&p.surface).unwrap_or_default()).collect()
+        self.catalog
+            .values()
+            .map(|p| serde_json::to_value(&p.surface).unwrap_or_default())
+            .collect()
     }
 
     fn activate(&mut self, pack_ids: &[String]) -> Vec<PackResult> {
@@ -118,46 +176,89 @@ impl Runtime for Stub {
                 self.active.insert(id.clone());
                 out.push(PackResult::ok(id));
             } else {
-                out.push(PackResult::deny(id, format!("denied: no grant for pack {id}")));
+                out.push(PackResult::deny(
+                    id,
+                    format!("denied: no grant for pack {id}"),
+                ));
             }
         }
         out
     }
 
     fn connect(&mut self, pack_id: &str) -> PackResult {
-        let Some(pack) = self.catalog.get(pack_id) else { return PackResult::deny(pack_id, format!("unknown pack {pack_id}")) };
+        let Some(pack) = self.catalog.get(pack_id) else {
+            return PackResult::deny(pack_id, format!("unknown pack {pack_id}"));
+        };
         if !self.active.contains(pack_id) {
             return PackResult::deny(pack_id, format!("denied: pack {pack_id} is not activated"));
         }
         let (public, binding) = (pack.surface.public, pack.surface.binding.clone());
-        let Some(decl) = binding.filter(|_| !public) else { return PackResult::ok(pack_id) };
+        let Some(decl) = binding.filter(|_| !public) else {
+            return PackResult::ok(pack_id);
+        };
         if !self.rbac_has("pack.connect", pack_id, None) {
-            return PackResult::deny(pack_id, format!("denied: missing pack.connect for {pack_id}"));
+            return PackResult::deny(
+                pack_id,
+                format!("denied: missing pack.connect for {pack_id}"),
+            );
         }
-        if decl.mode == BindingMode::Mothership && !self.rbac_has("binding.elevate", pack_id, None) {
-            return PackResult::deny(pack_id, format!("denied: mothership Binding requires binding.elevate for {pack_id}"));
+        if decl.mode == BindingMode::Mothership && !self.rbac_has("binding.elevate", pack_id, None)
+        {
+            return PackResult::deny(
+                pack_id,
+                format!("denied: mothership Binding requires binding.elevate for {pack_id}"),
+            );
         }
         let n = self.creds.len() + 1;
         let default_identity = format!("{}:{}", decl.hub, self.config.principal.id);
         let (token, identity) = match self.hub.get_mut(pack_id).and_then(|q| q.pop_front()) {
-            Some(o) if !o.ok => return PackResult::deny(pack_id, format!("denied: mint failed: {}", o.error.unwrap_or_else(|| "hub refused".into()))),
-            Some(o) => (o.token.unwrap_or_else(|| format!("stub-{pack_id}-{n}")), o.identity.unwrap_or(default_identity)),
+            Some(o) if !o.ok => {
+                return PackResult::deny(
+                    pack_id,
+                    format!(
+                        "denied: mint failed: {}",
+                        o.error.unwrap_or_else(|| "hub refused".into())
+                    ),
+                )
+            }
+            Some(o) => (
+                o.token.unwrap_or_else(|| format!("stub-{pack_id}-{n}")),
+                o.identity.unwrap_or(default_identity),
+            ),
             None => (format!("stub-{pack_id}-{n}"), default_identity),
         };
         self.creds.insert(pack_id.into(), (token, identity.clone()));
-        PackResult { binding: Some(BindingInfo { mode: decl.mode, hub: decl.hub, identity }), ..PackResult::ok(pack_id) }
+        PackResult {
+            binding: Some(BindingInfo {
+                mode: decl.mode,
+                hub: decl.hub,
+                identity,
+            }),
+            ..PackResult::ok(pack_id)
+        }
     }
 
     fn exec(&mut self, req: &ExecRequest) -> Envelope {
-        let write = self.catalog.get(&req.pack_id).and_then(|p| p.policy.verbs.get(&req.verb_key)).map(|v| v.operation) == Some(Operation::Write);
-        let result = self.check(&req.pack_id, &req.verb_key, &req.args).and_then(|_| self.run(&self.catalog[&req.pack_id], req));
+        let write = self
+            .catalog
+            .get(&req.pack_id)
+            .and_then(|p| p.policy.verbs.get(&req.verb_key))
+            .map(|v| v.operation)
+            == Some(Operation::Write);
+        let result = self
+            .check(&req.pack_id, &req.verb_key, &req.args)
+            .and_then(|_| self.run(&self.catalog[&req.pack_id], req));
         if write {
             let (outcome, error) = match &result {
                 Ok(_) => ("ok", None),
                 Err(e) if e.starts_with("adapter") => ("error", Some(e.clone())),
                 Err(e) => ("denied", Some(e.clone())),
             };
-            let binding = if outcome == "denied" { None } else { self.creds.get(&req.pack_id).map(|(_, id)| id.clone()) };
+            let binding = if outcome == "denied" {
+                None
+            } else {
+                self.creds.get(&req.pack_id).map(|(_, id)| id.clone())
+            };
             self.log.push(AuditRecord {
                 tenant_id: self.config.tenant_id.clone(),
                 project_id: self.config.project_id.clone(),
@@ -170,15 +271,29 @@ impl Runtime for Stub {
             });
         }
         match result {
-            Ok(r) => Envelope { ok: true, pack_id: req.pack_id.clone(), verb_key: req.verb_key.clone(), result: Some(r), error: None },
+            Ok(r) => Envelope {
+                ok: true,
+                pack_id: req.pack_id.clone(),
+                verb_key: req.verb_key.clone(),
+                result: Some(r),
+                error: None,
+            },
             Err(e) => Envelope::deny(req, e),
         }
     }
 
     fn availability(&self, pack_id: &str) -> PackAvailability {
         let Some(pack) = self.catalog.get(pack_id) else {
-            let reasons = BTreeMap::from([("installed".to_string(), format!("pack {pack_id} is not installed"))]);
-            return PackAvailability { pack_id: pack_id.into(), installed: false, reasons, verbs: vec![] };
+            let reasons = BTreeMap::from([(
+                "installed".to_string(),
+                format!("pack {pack_id} is not installed"),
+            )]);
+            return PackAvailability {
+                pack_id: pack_id.into(),
+                installed: false,
+                reasons,
+                verbs: vec![],
+            };
         };
         let verbs = pack
             .surface
@@ -193,7 +308,10 @@ impl Runtime for Stub {
                     reasons.insert("activated".to_string(), "not activated".to_string());
                 }
                 if !connected {
-                    reasons.insert("connected".to_string(), "no Binding yet: connect first".to_string());
+                    reasons.insert(
+                        "connected".to_string(),
+                        "no Binding yet: connect first".to_string(),
+                    );
                 }
                 // The confirm gate depends on the args, not on the command: probe with it satisfied.
                 let probe_args = Map::from_iter([("confirm".to_string(), Value::Bool(true))]);
@@ -212,12 +330,21 @@ impl Runtime for Stub {
                 })
             })
             .collect();
-        PackAvailability { pack_id: pack_id.into(), installed: true, reasons: BTreeMap::new(), verbs }
+        PackAvailability {
+            pack_id: pack_id.into(),
+            installed: true,
+            reasons: BTreeMap::new(),
+            verbs,
+        }
     }
 
     fn sense(&mut self, event: &SenseEvent) -> SenseReceipt {
         let declared = self.catalog.get(&event.pack_id).is_some_and(|p| {
-            p.surface.sense.as_ref().is_some_and(|s| s.triggers.contains(&event.trigger)) && p.policy.triggers.contains_key(&event.trigger)
+            p.surface
+                .sense
+                .as_ref()
+                .is_some_and(|s| s.triggers.contains(&event.trigger))
+                && p.policy.triggers.contains_key(&event.trigger)
         });
         let reason = if !self.config.sense.enable {
             "dropped: sense.enable is off"
@@ -225,9 +352,15 @@ impl Runtime for Stub {
             "dropped: undeclared trigger"
         } else {
             self.inbox.push(event.clone());
-            return SenseReceipt { accepted: true, reason: None };
+            return SenseReceipt {
+                accepted: true,
+                reason: None,
+            };
         };
-        SenseReceipt { accepted: false, reason: Some(reason.into()) }
+        SenseReceipt {
+            accepted: false,
+            reason: Some(reason.into()),
+        }
     }
 
     fn sense_sink(&self) -> Vec<SenseEvent> {

@@ -27,7 +27,10 @@ pub struct RpcError {
 
 impl RpcError {
     pub fn new(code: i64, message: impl Into<String>) -> Self {
-        RpcError { code, message: message.into() }
+        RpcError {
+            code,
+            message: message.into(),
+        }
     }
 }
 
@@ -76,7 +79,8 @@ struct CheckParams {
 }
 
 fn params<T: DeserializeOwned>(v: Value) -> Result<T, RpcError> {
-    serde_json::from_value(v).map_err(|e| RpcError::new(INVALID_PARAMS, format!("invalid params: {e}")))
+    serde_json::from_value(v)
+        .map_err(|e| RpcError::new(INVALID_PARAMS, format!("invalid params: {e}")))
 }
 
 fn to_value<T: Serialize>(t: T) -> Result<Value, RpcError> {
@@ -85,18 +89,26 @@ fn to_value<T: Serialize>(t: T) -> Result<Value, RpcError> {
 
 impl Session {
     pub fn new(factory: Arc<dyn Factory>) -> Self {
-        Session { factory, runtimes: BTreeMap::new(), next_id: 1 }
+        Session {
+            factory,
+            runtimes: BTreeMap::new(),
+            next_id: 1,
+        }
     }
 
     fn runtime(&mut self, id: &str) -> Result<&mut Box<dyn Runtime>, RpcError> {
-        self.runtimes.get_mut(id).ok_or_else(|| RpcError::new(UNKNOWN_RUNTIME, format!("unknown runtime_id {id}")))
+        self.runtimes
+            .get_mut(id)
+            .ok_or_else(|| RpcError::new(UNKNOWN_RUNTIME, format!("unknown runtime_id {id}")))
     }
 
     pub fn dispatch(&mut self, method: &str, p: Value) -> Result<Value, RpcError> {
         match method {
             "initialize" => {
                 let info = self.factory.info();
-                Ok(json!({ "protocol": PROTOCOL, "runtime": { "name": info.name, "version": info.version }, "features": info.features }))
+                Ok(
+                    json!({ "protocol": PROTOCOL, "runtime": { "name": info.name, "version": info.version }, "features": info.features }),
+                )
             }
             "runtime.create" => {
                 let config: RuntimeConfig = params(p)?;
@@ -153,7 +165,10 @@ impl Session {
                 self.runtimes.clear();
                 Ok(json!({ "ok": true }))
             }
-            other => Err(RpcError::new(METHOD_NOT_FOUND, format!("method not found: {other}"))),
+            other => Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!("method not found: {other}"),
+            )),
         }
     }
 }

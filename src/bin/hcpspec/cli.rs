@@ -5,11 +5,14 @@ use hcpspec::adapter;
 use hcpspec::case::{self, Case, Level};
 use hcpspec::exit;
 use hcpspec::report::{fnv1a, RunResult, RuntimeRun, Summary};
+use hcpspec::run::expectations::{Expect, Expectations, Outcome};
 use hcpspec::run::mutants::KillMatrix;
 use hcpspec::run::plan::{Selection, SECTIONS};
-use hcpspec::run::{run_all, RunEnv, Verdict};
+use hcpspec::run::{run_all, CaseResult, RunEnv, Verdict};
 use hcpspec::runtime::mutant::Mutant;
+use hcpspec::snapshot::{self, Drift};
 use serde_json::{json, Value};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -25,7 +28,9 @@ pub fn default_vectors() -> PathBuf {
 }
 
 pub fn cores() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
 }
 
 fn select(filters: &Filters) -> Result<Vec<Case>, String> {
@@ -40,73 +45,336 @@ fn select(filters: &Filters) -> Result<Vec<Case>, String> {
             _ => Err(format!("--level {l}: expected MUST, SHOULD or MAY")),
         })
         .collect::<Result<_, _>>()?;
-    Selection { filters: filters.filter.clone(), sections: filters.section.clone(), levels }.apply(&cases)
+    let partition = filters
+        .partition
+        .as_deref()
+        .map(hcpspec::run::plan::parse_partition)
+        .transpose()?;
+    Selection {
+        filters: filters.filter.clone(),
+        sections: filters.section.clone(),
+        levels,
+        partition,
+    }
+    .apply(&cases)
 }
 
 fn env(vectors: &Path) -> Result<RunEnv, String> {
     RunEnv::new(vectors, &RunEnv::probe_beside_exe())
 }
 
-pub fn run(runtimes: &[String], filters: &Filters, jobs: usize, mutants: bool, out: &Path) -> Result<i32, String> {
-    let cases = select(filters)?;
-    let env = env(&filters.vectors)?;
-    if mutants {
-        return Ok(print_kill_matrix(&cases, &env, jobs));
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Runtime spec: inproc:reference, inproc:stub, inproc:mutant:NAME; repeatable.
+    #[arg(long = "runtime")]
+    pub runtime: Vec<String>,
+    #[command(flatten)]
+    pub filters: Filters,
+    /// Cases run at once.
+    #[arg(long, default_value_t = cores())]
+    pub jobs: usize,
+    /// Run every mutant and print the kill matrix instead.
+    #[arg(long)]
+    pub mutants: bool,
+    /// Where result.json and its renderings go.
+    #[arg(long, default_value = "reports/latest")]
+    pub out: PathBuf,
+    /// Compare each case's observations with the snapshots under DIR/<runtime>/<suite>/.
+    #[arg(long, value_name = "DIR")]
+    pub snapshots: Option<PathBuf>,
+    /// Write new and changed snapshots instead of failing on drift.
+    #[arg(long, requires = "snapshots")]
+    pub accept: bool,
+    /// A runtime's declared known divergences (JSON: case glob → fail or skip, with a reason).
+    #[arg(long, value_name = "FILE")]
+    pub expectations: Option<PathBuf>,
+    /// Fail the run when an expected failure now passes.
+    #[arg(long, requires = "expectations")]
+    pub strict_expectations: bool,
+}
+
+pub fn run(a: &RunArgs) -> Result<i32, String> {
+    let cases = select(&a.filters)?;
+    let env = env(&a.filters.vectors)?;
+    if a.mutants {
+        return Ok(print_kill_matrix(&cases, &env, a.jobs));
     }
-    let specs: Vec<String> = if runtimes.is_empty() { vec!["inproc:reference".into(), "inproc:stub".into()] } else { runtimes.to_vec() };
-    let connectors = specs.iter().map(|s| adapter::connector(s)).collect::<Result<Vec<_>, _>>()?;
+    let expectations = match &a.expectations {
+        Some(p) => Expectations::load(p)?,
+        None => Expectations::default(),
+    };
+    let names: Vec<String> = cases.iter().map(Case::name).collect();
+    for e in expectations.unused(&names) {
+        eprintln!("warning: expectation `{}` matches no selected case", e.case);
+    }
+    let specs: Vec<String> = if a.runtime.is_empty() {
+        vec!["inproc:reference".into(), "inproc:stub".into()]
+    } else {
+        a.runtime.clone()
+    };
+    let connectors = specs
+        .iter()
+        .map(|s| adapter::connector(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let tty = std::io::stderr().is_terminal();
     let mut runs = Vec::new();
     let mut code = exit::OK;
     for (spec, connect) in specs.iter().zip(&connectors) {
-        let info = match connect().and_then(|mut a| a.call("initialize", json!({ "protocol": hcpspec::shim::PROTOCOL })).map_err(|e| e.to_string())) {
+        let info = match connect().and_then(|mut a| {
+            a.call("initialize", json!({ "protocol": hcpspec::shim::PROTOCOL }))
+                .map_err(|e| e.to_string())
+        }) {
             Ok(info) => info,
             Err(e) => {
                 eprintln!("hcpspec: runtime {spec} unreachable: {e}");
                 return Ok(exit::UNREACHABLE);
             }
         };
+        let run_name = info
+            .pointer("/runtime/name")
+            .and_then(Value::as_str)
+            .unwrap_or(spec)
+            .to_string();
+        let (skipped, to_run): (Vec<&Case>, Vec<&Case>) = cases.iter().partition(|c| {
+            expectations
+                .lookup(&c.name())
+                .is_some_and(|e| e.expect == Expect::Skip)
+        });
+        let to_run: Vec<Case> = to_run.into_iter().cloned().collect();
         let start = Instant::now();
-        let results = run_all(&cases, &env, jobs, connect, &|_| {});
+        let progress = Progress::new(spec, to_run.len(), tty);
+        let ran = run_all(&to_run, &env, a.jobs, connect, &|r| progress.done(r));
+        progress.finish();
+        let mut ran = ran.into_iter();
+        let mut results = Vec::new();
+        let mut drifted = 0;
+        for c in &cases {
+            let entry = expectations.lookup(&c.name()).cloned();
+            let mut r = if skipped.iter().any(|s| s.name() == c.name()) {
+                skipped_result(c, entry.as_ref())
+            } else {
+                ran.next().expect("one result per case run")
+            };
+            r.annotations.outcome = Some(Outcome::of(&r, entry.as_ref()));
+            r.annotations.expectation = entry;
+            if let (Some(root), false) = (&a.snapshots, matches!(r.verdict, Verdict::Skip { .. })) {
+                let path = snapshot::path(root, &run_name, &c.suite, &c.id);
+                let body = snapshot::body(&r.name, &r.observations);
+                if let Some(d) = snapshot::compare(&path, &body) {
+                    let source = c.file.display().to_string();
+                    snapshot::write(&path, &source, &body, a.accept)
+                        .map_err(|e| format!("{}: {e}", path.display()))?;
+                    if !a.accept {
+                        drifted += 1;
+                        match &d {
+                            Drift::New => eprintln!(
+                                "\nDRIFT {} on {spec}: no snapshot yet ({})",
+                                r.name,
+                                path.display()
+                            ),
+                            Drift::Changed { diff } => {
+                                let diff = if tty {
+                                    snapshot::colour(diff)
+                                } else {
+                                    diff.clone()
+                                };
+                                eprintln!(
+                                    "\nDRIFT {} on {spec} (verdict {}):\n{diff}",
+                                    r.name,
+                                    r.verdict.label()
+                                );
+                            }
+                        }
+                        r.annotations.drift = Some(d);
+                    }
+                }
+            }
+            results.push(r);
+        }
         let mut summary = Summary::of(&results);
         summary.micros = start.elapsed().as_micros() as u64;
         print_table(spec, &info, &cases, &results, &summary);
         for (c, r) in cases.iter().zip(&results) {
-            if !matches!(r.verdict, Verdict::Pass) {
-                eprintln!("\n{} {}", r.verdict.label().to_uppercase(), r.explain(c).trim_end());
+            let o = r.annotations.outcome.unwrap_or(Outcome::Pass);
+            if matches!(o, Outcome::Fail | Outcome::Error) {
+                eprintln!(
+                    "\n{} {}",
+                    r.verdict.label().to_uppercase(),
+                    r.explain(c).trim_end()
+                );
+            } else if o == Outcome::Stale {
+                eprintln!(
+                    "\nSTALE {}: expected to fail ({}), but passes",
+                    r.name,
+                    r.annotations
+                        .expectation
+                        .as_ref()
+                        .map(|e| e.reason.as_str())
+                        .unwrap_or("")
+                );
             }
         }
-        if summary.must_fail > 0 {
+        let failing = results.iter().any(|r| {
+            r.annotations
+                .outcome
+                .is_some_and(|o| o.fails_run(r.level, a.strict_expectations))
+        });
+        if failing || drifted > 0 {
             code = exit::FAILURES;
         }
-        runs.push(RuntimeRun { runtime: spec.clone(), info, summary, cases: results });
+        if drifted > 0 {
+            eprintln!("\n{drifted} case(s) drifted from their snapshots on {spec}: review the .snap.new files (cargo insta review) or rerun with --accept");
+        } else if a.accept {
+            println!(
+                "snapshots of {spec} accepted under {}",
+                a.snapshots
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            );
+        }
+        runs.push(RuntimeRun {
+            runtime: spec.clone(),
+            info,
+            summary,
+            cases: results,
+        });
     }
     let result = RunResult {
+        schema: hcpspec::report::SCHEMA.into(),
         hcpspec_version: env!("CARGO_PKG_VERSION").into(),
         suite: "contract".into(),
-        cases_hash: fnv1a(cases.iter().map(|c| std::fs::read(&c.file).unwrap_or_default())),
+        cases_hash: fnv1a(
+            cases
+                .iter()
+                .map(|c| std::fs::read(&c.file).unwrap_or_default()),
+        ),
         runtimes: runs,
     };
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let path = out.join("result.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&result).unwrap_or_default()).map_err(|e| format!("{}: {e}", path.display()))?;
-    println!("\nwrote {}", path.display());
+    let files = hcpspec::report::write_all(&result, &a.out)?;
+    println!(
+        "\nwrote {} ({} files)",
+        a.out.join("result.json").display(),
+        files.len()
+    );
     Ok(code)
 }
 
-fn print_table(spec: &str, info: &Value, cases: &[Case], results: &[hcpspec::run::CaseResult], summary: &Summary) {
-    let name = info.pointer("/runtime/name").and_then(Value::as_str).unwrap_or("?");
-    let version = info.pointer("/runtime/version").and_then(Value::as_str).unwrap_or("?");
+fn skipped_result(c: &Case, entry: Option<&hcpspec::run::expectations::Entry>) -> CaseResult {
+    CaseResult {
+        name: c.name(),
+        section: c.section.clone(),
+        level: c.level,
+        spec: c.spec.clone(),
+        verdict: Verdict::Skip {
+            reason: format!(
+                "expected skip: {}",
+                entry.map(|e| e.reason.as_str()).unwrap_or("")
+            ),
+        },
+        observations: vec![],
+        micros: 0,
+        annotations: Default::default(),
+    }
+}
+
+/// A progress bar on a terminal; in CI, a plain line for each case that did not pass.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    spec: String,
+}
+
+impl Progress {
+    fn new(spec: &str, len: usize, tty: bool) -> Progress {
+        let bar = tty.then(|| {
+            let b = indicatif::ProgressBar::new(len as u64);
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg}")
+            {
+                b.set_style(style.progress_chars("=> "));
+            }
+            b.set_prefix(spec.to_string());
+            b
+        });
+        Progress {
+            bar,
+            spec: spec.to_string(),
+        }
+    }
+    fn done(&self, r: &CaseResult) {
+        match &self.bar {
+            Some(b) => {
+                b.inc(1);
+                if !matches!(r.verdict, Verdict::Pass) {
+                    b.set_message(format!("last problem: {}", r.name));
+                }
+            }
+            None if !matches!(r.verdict, Verdict::Pass) => {
+                eprintln!("hcpspec: {} {} {}", self.spec, r.verdict.label(), r.name)
+            }
+            None => {}
+        }
+    }
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+pub fn report(results: &[PathBuf], out: &Path) -> Result<i32, String> {
+    let read = results
+        .iter()
+        .map(|p| hcpspec::report::read(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let merged = hcpspec::report::merge(read)?;
+    for f in hcpspec::report::write_all(&merged, out)? {
+        println!("wrote {}", f.display());
+    }
+    Ok(exit::OK)
+}
+
+fn print_table(
+    spec: &str,
+    info: &Value,
+    cases: &[Case],
+    results: &[hcpspec::run::CaseResult],
+    summary: &Summary,
+) {
+    let name = info
+        .pointer("/runtime/name")
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    let version = info
+        .pointer("/runtime/version")
+        .and_then(Value::as_str)
+        .unwrap_or("?");
     println!("\n{spec}  ({name} {version})");
-    println!("  {:<22} {:>5} {:>5} {:>5} {:>6}", "section", "pass", "fail", "skip", "error");
+    println!(
+        "  {:<22} {:>5} {:>5} {:>5} {:>6}",
+        "section", "pass", "fail", "skip", "error"
+    );
     for (s, title) in SECTIONS {
-        let rs: Vec<_> = cases.iter().zip(results).filter(|(c, _)| c.section == *s).map(|(_, r)| r.clone()).collect();
+        let rs: Vec<_> = cases
+            .iter()
+            .zip(results)
+            .filter(|(c, _)| c.section == *s)
+            .map(|(_, r)| r.clone())
+            .collect();
         if rs.is_empty() {
             continue;
         }
         let t = Summary::of(&rs);
         let mark = if t.must_fail > 0 { "✗" } else { "✓" };
-        let label = if s.len() <= 2 { format!("{s:>2} {title}") } else { title.to_string() };
-        println!("{mark} {:<22} {:>5} {:>5} {:>5} {:>6}", label, t.pass, t.fail, t.skip, t.error);
+        let label = if s.len() <= 2 {
+            format!("{s:>2} {title}")
+        } else {
+            title.to_string()
+        };
+        println!(
+            "{mark} {:<22} {:>5} {:>5} {:>5} {:>6}",
+            label, t.pass, t.fail, t.skip, t.error
+        );
     }
     println!(
         "  {:<22} {:>5} {:>5} {:>5} {:>6}   {} cases in {:.2} s",
@@ -144,14 +412,29 @@ fn print_kill_matrix(cases: &[Case], env: &RunEnv, jobs: usize) -> i32 {
         }
         let killed = !matrix.kills(m).is_empty();
         survivors += usize::from(!killed);
-        println!("   {}", if killed { "yes" } else { "NO: survives its own sections" });
+        println!(
+            "   {}",
+            if killed {
+                "yes"
+            } else {
+                "NO: survives its own sections"
+            }
+        );
     }
-    println!("\n(cell: failed cases; * = the mutant's own section, ·! = own section with no failure)");
+    println!(
+        "\n(cell: failed cases; * = the mutant's own section, ·! = own section with no failure)"
+    );
     let unkilled = matrix.unkilled_must(cases);
     for c in &unkilled {
         println!("warning: no mutant fails MUST case {}", c.name());
     }
-    println!("{} mutants, {} killed; {} MUST cases, {} not failed by any mutant", Mutant::ALL.len(), Mutant::ALL.len() - survivors, cases.iter().filter(|c| c.level == Level::MUST).count(), unkilled.len());
+    println!(
+        "{} mutants, {} killed; {} MUST cases, {} not failed by any mutant",
+        Mutant::ALL.len(),
+        Mutant::ALL.len() - survivors,
+        cases.iter().filter(|c| c.level == Level::MUST).count(),
+        unkilled.len()
+    );
     if survivors > 0 {
         exit::FAILURES
     } else {
@@ -167,11 +450,20 @@ pub fn lint(dirs: &[PathBuf]) -> Result<i32, String> {
         }
         let files = hcpspec::pack::PackFiles::read(dir);
         match hcpspec::pack::install(&files) {
-            Ok(p) => println!("{}: ok ({}, {} commands)", dir.display(), p.pack_id(), p.surface.commands.len()),
+            Ok(p) => println!(
+                "{}: ok ({}, {} commands)",
+                dir.display(),
+                p.pack_id(),
+                p.surface.commands.len()
+            ),
             Err(found) => {
                 for i in &found {
                     // Loader issues name the path already; lint issues name the file in the pack.
-                    let shown = if i.file.contains('/') { i.to_string() } else { format!("{}/{i}", dir.display()) };
+                    let shown = if i.file.contains('/') {
+                        i.to_string()
+                    } else {
+                        format!("{}/{i}", dir.display())
+                    };
                     println!("{shown}");
                 }
                 issues += found.len();
@@ -199,13 +491,27 @@ pub fn explain(name: &str, vectors: &Path) -> Result<i32, String> {
         .iter()
         .find(|c| c.name() == name || c.id == name || name.starts_with(&(c.name() + "::")))
         .ok_or_else(|| format!("no case named {name} (see `hcpspec list`)"))?;
-    println!("{}\n  {}\n  level:   {:?}, section {}\n  spec:    {}\n  file:    {}", case.name(), case.title, case.level, case.section, case.spec, case.file.display());
+    println!(
+        "{}\n  {}\n  level:   {:?}, section {}\n  spec:    {}\n  file:    {}",
+        case.name(),
+        case.title,
+        case.level,
+        case.section,
+        case.spec,
+        case.file.display()
+    );
     if let Some(a) = &case.assumption {
         println!("  assumption: {a}");
     }
-    println!("  setup:   {}", serde_json::to_string(&case.setup).unwrap_or_default());
+    println!(
+        "  setup:   {}",
+        serde_json::to_string(&case.setup).unwrap_or_default()
+    );
     for (i, s) in case.steps.iter().enumerate() {
-        println!("  step {i}: {}", serde_json::to_string(s).unwrap_or_default());
+        println!(
+            "  step {i}: {}",
+            serde_json::to_string(s).unwrap_or_default()
+        );
     }
     Ok(exit::OK)
 }
@@ -219,7 +525,9 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
     let spawn_n = 50;
     let t = Instant::now();
     for _ in 0..spawn_n {
-        std::process::Command::new(&probe).output().map_err(|e| e.to_string())?;
+        std::process::Command::new(&probe)
+            .output()
+            .map_err(|e| e.to_string())?;
     }
     let spawn_us = t.elapsed().as_micros() as f64 / spawn_n as f64;
     let mut best = f64::MAX;
@@ -247,7 +555,11 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
     let results = run_all(&cases, &env, cores(), &connect, &|_| {});
     let par = t.elapsed().as_secs_f64();
     println!("probe spawn alone: {spawn_us:.0} µs each (mean of {spawn_n})");
-    println!("best of {iterations}: {best:.3} s on 1 job; {:.3} s on {} jobs ({:.0} cases/s)", par, cores(), results.len() as f64 / par);
+    println!(
+        "best of {iterations}: {best:.3} s on 1 job; {:.3} s on {} jobs ({:.0} cases/s)",
+        par,
+        cores(),
+        results.len() as f64 / par
+    );
     Ok(exit::OK)
 }
-

@@ -7,7 +7,11 @@ use std::path::PathBuf;
 mod cli;
 
 #[derive(Parser)]
-#[command(name = "hcpspec", version, about = "Conformance test harness and protocol fuzzer for HCP agent runtimes")]
+#[command(
+    name = "hcpspec",
+    version,
+    about = "Conformance test harness and protocol fuzzer for HCP agent runtimes"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -24,6 +28,9 @@ pub struct Filters {
     /// Run only cases of this level (MUST, SHOULD, MAY); repeatable.
     #[arg(long = "level")]
     pub level: Vec<String>,
+    /// Run only shard k of n (1-based, e.g. 2/4), for a CI matrix.
+    #[arg(long)]
+    pub partition: Option<String>,
     /// The vectors directory.
     #[arg(long, default_value_os_t = cli::default_vectors())]
     pub vectors: PathBuf,
@@ -32,20 +39,12 @@ pub struct Filters {
 #[derive(Subcommand)]
 enum Command {
     /// Run the suite against one or more runtimes (default: inproc:reference and inproc:stub).
-    Run {
-        /// Runtime spec: inproc:reference, inproc:stub, inproc:mutant:NAME; repeatable.
-        #[arg(long = "runtime")]
-        runtime: Vec<String>,
-        #[command(flatten)]
-        filters: Filters,
-        /// Cases run at once.
-        #[arg(long, default_value_t = cli::cores())]
-        jobs: usize,
-        /// Run every mutant and print the kill matrix instead.
-        #[arg(long)]
-        mutants: bool,
-        /// Where result.json goes.
-        #[arg(long, default_value = "reports/latest")]
+    Run(cli::RunArgs),
+    /// Render reports (JUnit, Markdown, HTML, badges) from one or more result.json, merged.
+    Report {
+        #[arg(required = true)]
+        results: Vec<PathBuf>,
+        #[arg(long, default_value = "reports/published")]
         out: PathBuf,
     },
     /// Load and lint pack directories; print issues as `file:pointer: rule: message`.
@@ -77,11 +76,15 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
-        Command::Run { runtime, filters, jobs, mutants, out } => cli::run(&runtime, &filters, jobs, mutants, &out),
+        Command::Run(args) => cli::run(&args),
+        Command::Report { results, out } => cli::report(&results, &out),
         Command::Lint { pack_dirs } => cli::lint(&pack_dirs),
         Command::List { filters } => cli::list(&filters),
         Command::Explain { case, vectors } => cli::explain(&case, &vectors),
-        Command::Bench { iterations, vectors } => cli::bench(iterations, &vectors),
+        Command::Bench {
+            iterations,
+            vectors,
+        } => cli::bench(iterations, &vectors),
     };
     std::process::exit(code.unwrap_or_else(|e| {
         eprintln!("hcpspec: {e}");

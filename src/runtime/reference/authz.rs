@@ -36,7 +36,13 @@ pub struct Subject<'a> {
 }
 
 /// Does the subject hold `capability` on `pack_id` (for `verb_key`, when one is asked)?
-pub fn holds(s: Subject, capability: &str, pack_id: &str, verb_key: Option<&str>, m: Option<Mutant>) -> bool {
+pub fn holds(
+    s: Subject,
+    capability: &str,
+    pack_id: &str,
+    verb_key: Option<&str>,
+    m: Option<Mutant>,
+) -> bool {
     if m == Some(Mutant::DefaultAllow) && s.grants.is_empty() {
         return true;
     }
@@ -44,7 +50,9 @@ pub fn holds(s: Subject, capability: &str, pack_id: &str, verb_key: Option<&str>
         if g.pack_id != pack_id {
             return false;
         }
-        if m == Some(Mutant::UnknownCapabilityHonoured) && !CAPABILITIES.contains(&g.capability.as_str()) {
+        if m == Some(Mutant::UnknownCapabilityHonoured)
+            && !CAPABILITIES.contains(&g.capability.as_str())
+        {
             return true;
         }
         let same_cap = g.capability == capability
@@ -57,7 +65,10 @@ pub fn holds(s: Subject, capability: &str, pack_id: &str, verb_key: Option<&str>
         if m == Some(Mutant::GrantScopeIgnored) {
             return true;
         }
-        let tenant_ok = g.tenant_id.as_deref().is_none_or(|t| Some(t) == s.tenant_id);
+        let tenant_ok = g
+            .tenant_id
+            .as_deref()
+            .is_none_or(|t| Some(t) == s.tenant_id);
         let verb_ok = match (&g.verb_keys, verb_key) {
             (Some(keys), Some(v)) => keys.iter().any(|k| k == v),
             _ => true,
@@ -73,12 +84,21 @@ pub fn may_activate(s: Subject, pack_id: &str, m: Option<Mutant>) -> bool {
 
 /// Steps 2 and 3 of the exec order for a known, activated pack: the Policy row, the
 /// operation's capability, the land. Returns the verb's Policy row when allowed.
-pub fn authorize_exec<'p>(s: Subject, pack: &'p Pack, req: &ExecRequest, m: Option<Mutant>) -> Result<&'p VerbPolicy, String> {
+pub fn authorize_exec<'p>(
+    s: Subject,
+    pack: &'p Pack,
+    req: &ExecRequest,
+    m: Option<Mutant>,
+) -> Result<&'p VerbPolicy, String> {
     let (p, v) = (req.pack_id.as_str(), req.verb_key.as_str());
     if pack.command(v).is_none() {
         return Err(format!("unknown verb {p}.{v}"));
     }
-    let policy = pack.policy.verbs.get(v).ok_or_else(|| format!("no policy for {v}"))?;
+    let policy = pack
+        .policy
+        .verbs
+        .get(v)
+        .ok_or_else(|| format!("no policy for {v}"))?;
     let cap = match policy.operation {
         Operation::Read => EXEC_READ,
         Operation::Write => EXEC_WRITE,
@@ -86,7 +106,10 @@ pub fn authorize_exec<'p>(s: Subject, pack: &'p Pack, req: &ExecRequest, m: Opti
     if !holds(s, cap, p, Some(v), m) {
         return Err(format!("denied: missing {cap} for {p}.{v}"));
     }
-    if policy.privacy.land == Land::Brain && s.project_id.is_none() && m != Some(Mutant::BrainWithoutProject) {
+    if policy.privacy.land == Land::Brain
+        && s.project_id.is_none()
+        && m != Some(Mutant::BrainWithoutProject)
+    {
         return Err("denied: privacy.land brain requires project_id".into());
     }
     Ok(policy)
@@ -94,14 +117,19 @@ pub fn authorize_exec<'p>(s: Subject, pack: &'p Pack, req: &ExecRequest, m: Opti
 
 /// Point 4: a write whose Policy says `confirm` needs `confirm: true` or `apply: true`, the JSON
 /// boolean; the string "true", 1 or a nested value is not a confirmation.
-pub fn confirm_gate(policy: &VerbPolicy, args: &Map<String, Value>, m: Option<Mutant>) -> Result<(), String> {
+pub fn confirm_gate(
+    policy: &VerbPolicy,
+    args: &Map<String, Value>,
+    m: Option<Mutant>,
+) -> Result<(), String> {
     if !policy.confirm || m == Some(Mutant::NoConfirmGate) {
         return Ok(());
     }
     let confirmed = |key: &str| match args.get(key) {
         Some(Value::Bool(b)) => *b,
         Some(other) if m == Some(Mutant::ConfirmStringTrue) => {
-            matches!(other, Value::String(s) if s == "true" || s == "yes") || other.as_i64() == Some(1)
+            matches!(other, Value::String(s) if s == "true" || s == "yes")
+                || other.as_i64() == Some(1)
         }
         _ => false,
     };

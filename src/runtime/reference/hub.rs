@@ -19,7 +19,10 @@ pub struct Minted {
 impl Hub {
     pub fn new(script: &BTreeMap<String, Vec<MintOutcome>>) -> Self {
         Hub {
-            script: script.iter().map(|(k, v)| (k.clone(), v.iter().cloned().collect())).collect(),
+            script: script
+                .iter()
+                .map(|(k, v)| (k.clone(), v.iter().cloned().collect()))
+                .collect(),
             minted: 0,
         }
     }
@@ -30,8 +33,12 @@ impl Hub {
         self.minted += 1;
         match self.script.get_mut(pack_id).and_then(|q| q.pop_front()) {
             Some(o) if o.ok => Ok(Minted {
-                token: o.token.unwrap_or_else(|| format!("tok-{pack_id}-{}", self.minted)),
-                identity: o.identity.unwrap_or_else(|| format!("{hub}:{principal_id}")),
+                token: o
+                    .token
+                    .unwrap_or_else(|| format!("tok-{pack_id}-{}", self.minted)),
+                identity: o
+                    .identity
+                    .unwrap_or_else(|| format!("{hub}:{principal_id}")),
             }),
             Some(o) => Err(o.error.unwrap_or_else(|| "hub refused".into())),
             None => Ok(Minted {

@@ -27,14 +27,24 @@ impl Factory for ReferenceFactory {
         RuntimeInfo {
             name,
             version: env!("CARGO_PKG_VERSION").into(),
-            features: vec!["sense".into(), "sandbox".into(), "binding:user".into(), "binding:local".into(), "binding:mothership".into()],
+            features: vec![
+                "sense".into(),
+                "sandbox".into(),
+                "binding:user".into(),
+                "binding:local".into(),
+                "binding:mothership".into(),
+            ],
         }
     }
 
     fn create(&self, config: RuntimeConfig) -> Result<Box<dyn Runtime>, Vec<Issue>> {
         let m = self.mutant;
         let packs = install_all(&config.pack_dirs, |files| {
-            let files = if m == Some(Mutant::ParseErrorTolerated) { first_values(files) } else { files };
+            let files = if m == Some(Mutant::ParseErrorTolerated) {
+                first_values(files)
+            } else {
+                files
+            };
             if m == Some(Mutant::LintSkipped) {
                 pack::load_files(&files)
             } else {
@@ -66,7 +76,12 @@ pub fn install_all(
             Ok(p) => {
                 if packs.contains_key(p.pack_id()) {
                     let file = format!("{}/surface.json", dir.display());
-                    issues.push(Issue::new(&file, "/pack_id", "pack-id-unique", format!("pack_id `{}` is installed twice", p.pack_id())));
+                    issues.push(Issue::new(
+                        &file,
+                        "/pack_id",
+                        "pack-id-unique",
+                        format!("pack_id `{}` is installed twice", p.pack_id()),
+                    ));
                 } else {
                     packs.insert(p.pack_id().to_string(), p);
                 }
@@ -83,7 +98,10 @@ pub fn install_all(
 
 /// The parse-error-tolerated mutant: keep only the first JSON value of each file.
 fn first_values(mut files: PackFiles) -> PackFiles {
-    for bytes in [&mut files.surface, &mut files.policy].into_iter().flatten() {
+    for bytes in [&mut files.surface, &mut files.policy]
+        .into_iter()
+        .flatten()
+    {
         let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
         if let Some(Ok(v)) = values.next() {
             *bytes = serde_json::to_vec(&v).unwrap_or_default();
@@ -129,10 +147,17 @@ impl Reference {
     }
 
     /// Point 6 and 7: the adapter, as far as it can be checked without running it.
-    fn plan_adapter(&self, pack: &Pack, req: &ExecRequest) -> Result<(Option<std::path::PathBuf>, Vec<String>), String> {
+    fn plan_adapter(
+        &self,
+        pack: &Pack,
+        req: &ExecRequest,
+    ) -> Result<(Option<std::path::PathBuf>, Vec<String>), String> {
         let program = match &pack.surface.wrap.bin {
             Some(bin) => {
-                if self.config.sandboxed() && !self.config.allow_bins.contains(bin) && !self.broken(Mutant::UnknownBinAllowed) {
+                if self.config.sandboxed()
+                    && !self.config.allow_bins.contains(bin)
+                    && !self.broken(Mutant::UnknownBinAllowed)
+                {
                     return Err(format!("denied: bin {bin} is not on the allow-list"));
                 }
                 Some(adapter::resolve_bin(bin, &self.config.path)?)
@@ -144,12 +169,21 @@ impl Reference {
         };
         let mut argv = adapter::render_argv(pack, &req.verb_key, &req.args)?;
         if self.broken(Mutant::ShellArgv) {
-            argv = argv.join(" ").split_whitespace().map(String::from).collect();
+            argv = argv
+                .join(" ")
+                .split_whitespace()
+                .map(String::from)
+                .collect();
         }
         Ok((program, argv))
     }
 
-    fn run_adapter(&self, pack: &Pack, req: &ExecRequest, binding: Option<&Minted>) -> Result<Value, String> {
+    fn run_adapter(
+        &self,
+        pack: &Pack,
+        req: &ExecRequest,
+        binding: Option<&Minted>,
+    ) -> Result<Value, String> {
         let (program, argv) = self.plan_adapter(pack, req)?;
         let token = binding.map(|b| b.token.as_str());
         let Some(program) = program else {
@@ -172,7 +206,10 @@ impl Reference {
     }
 
     /// The pipeline up to the adapter, in the contract's order; any step may deny.
-    fn exec_inner(&self, req: &ExecRequest) -> (Option<Operation>, Option<String>, Result<Value, String>) {
+    fn exec_inner(
+        &self,
+        req: &ExecRequest,
+    ) -> (Option<Operation>, Option<String>, Result<Value, String>) {
         let Some(pack) = self.packs.get(&req.pack_id) else {
             return (None, None, Err(format!("unknown pack {}", req.pack_id)));
         };
@@ -205,7 +242,12 @@ impl Reference {
         (operation, identity, result)
     }
 
-    fn record(&mut self, req: &ExecRequest, binding: Option<String>, result: &Result<Value, String>) {
+    fn record(
+        &mut self,
+        req: &ExecRequest,
+        binding: Option<String>,
+        result: &Result<Value, String>,
+    ) {
         if self.broken(Mutant::NoAuditOnWrite) {
             return;
         }
@@ -217,7 +259,8 @@ impl Reference {
         self.audit.push(AuditRecord {
             tenant_id: self.config.tenant_id.clone(),
             project_id: self.config.project_id.clone(),
-            principal: (!self.broken(Mutant::AuditWithoutPrincipal)).then(|| self.config.principal.clone()),
+            principal: (!self.broken(Mutant::AuditWithoutPrincipal))
+                .then(|| self.config.principal.clone()),
             pack_id: req.pack_id.clone(),
             verb_key: req.verb_key.clone(),
             binding,
@@ -232,13 +275,23 @@ impl Reference {
         let connected = !pack.needs_binding() || self.bindings.contains_key(pack.pack_id());
         let mut reasons = BTreeMap::new();
         if !activated {
-            reasons.insert("activated".into(), format!("pack {} is not activated", pack.pack_id()));
+            reasons.insert(
+                "activated".into(),
+                format!("pack {} is not activated", pack.pack_id()),
+            );
         }
         if !connected {
-            reasons.insert("connected".into(), format!("pack {} is not connected", pack.pack_id()));
+            reasons.insert(
+                "connected".into(),
+                format!("pack {} is not connected", pack.pack_id()),
+            );
         }
         // Executable: would an exec pass every check that does not depend on its args?
-        let req = ExecRequest { pack_id: pack.pack_id().into(), verb_key: verb_key.into(), args: Map::new() };
+        let req = ExecRequest {
+            pack_id: pack.pack_id().into(),
+            verb_key: verb_key.into(),
+            args: Map::new(),
+        };
         let blocked = if let Some(r) = reasons.values().next() {
             Some(r.clone())
         } else if let Err(e) = authz::authorize_exec(self.subject(), pack, &req, self.mutant) {
@@ -271,7 +324,10 @@ impl Reference {
 
 /// Denials start with the words the contract's examples use; anything else is an error.
 fn is_denial(e: &str) -> bool {
-    e.starts_with("denied") || e.starts_with("confirm required") || e.starts_with("unknown") || e.starts_with("invalid args")
+    e.starts_with("denied")
+        || e.starts_with("confirm required")
+        || e.starts_with("unknown")
+        || e.starts_with("invalid args")
 }
 
 impl Runtime for Reference {
@@ -309,29 +365,55 @@ impl Runtime for Reference {
         if !self.activated.contains(pack_id) {
             return PackResult::deny(pack_id, format!("denied: pack {pack_id} is not activated"));
         }
-        let Some(decl) = pack.surface.binding.clone().filter(|_| pack.needs_binding()) else {
+        let Some(decl) = pack
+            .surface
+            .binding
+            .clone()
+            .filter(|_| pack.needs_binding())
+        else {
             return PackResult::ok(pack_id); // public packs skip the mint
         };
         let s = self.subject();
         if !authz::holds(s, authz::CONNECT, pack_id, None, self.mutant) {
-            return PackResult::deny(pack_id, format!("denied: missing pack.connect for {pack_id}"));
+            return PackResult::deny(
+                pack_id,
+                format!("denied: missing pack.connect for {pack_id}"),
+            );
         }
         if decl.mode == BindingMode::Mothership
             && !authz::holds(s, authz::ELEVATE, pack_id, None, self.mutant)
             && !self.broken(Mutant::MothershipWithoutElevation)
         {
-            return PackResult::deny(pack_id, format!("denied: mothership Binding requires binding.elevate for {pack_id}"));
+            return PackResult::deny(
+                pack_id,
+                format!("denied: mothership Binding requires binding.elevate for {pack_id}"),
+            );
         }
         let minted = match self.hub.mint(pack_id, &decl.hub, &self.config.principal.id) {
             Ok(m) => m,
-            Err(e) => match self.config.environment.iter().find(|(k, _)| k.ends_with("_TOKEN")) {
-                Some((k, v)) if self.broken(Mutant::EnvTokenFallback) => Minted { token: v.clone(), identity: format!("env:{k}") },
+            Err(e) => match self
+                .config
+                .environment
+                .iter()
+                .find(|(k, _)| k.ends_with("_TOKEN"))
+            {
+                Some((k, v)) if self.broken(Mutant::EnvTokenFallback) => Minted {
+                    token: v.clone(),
+                    identity: format!("env:{k}"),
+                },
                 _ => return PackResult::deny(pack_id, format!("denied: mint failed: {e}")),
             },
         };
-        let info = BindingInfo { mode: decl.mode, hub: decl.hub.clone(), identity: minted.identity.clone() };
+        let info = BindingInfo {
+            mode: decl.mode,
+            hub: decl.hub.clone(),
+            identity: minted.identity.clone(),
+        };
         self.bindings.insert(pack_id.to_string(), minted);
-        PackResult { binding: Some(info), ..PackResult::ok(pack_id) }
+        PackResult {
+            binding: Some(info),
+            ..PackResult::ok(pack_id)
+        }
     }
 
     fn exec(&mut self, req: &ExecRequest) -> Envelope {
@@ -340,7 +422,13 @@ impl Runtime for Reference {
             self.record(req, binding, &result);
         }
         match result {
-            Ok(result) => Envelope { ok: true, pack_id: req.pack_id.clone(), verb_key: req.verb_key.clone(), result: Some(result), error: None },
+            Ok(result) => Envelope {
+                ok: true,
+                pack_id: req.pack_id.clone(),
+                verb_key: req.verb_key.clone(),
+                result: Some(result),
+                error: None,
+            },
             Err(e) => Envelope::deny(req, e),
         }
     }
@@ -349,29 +437,57 @@ impl Runtime for Reference {
         let Some(pack) = self.packs.get(pack_id) else {
             let mut reasons = BTreeMap::new();
             if !self.broken(Mutant::AvailabilityWithoutReason) {
-                reasons.insert("installed".into(), format!("pack {pack_id} is not installed"));
+                reasons.insert(
+                    "installed".into(),
+                    format!("pack {pack_id} is not installed"),
+                );
             }
-            return PackAvailability { pack_id: pack_id.into(), installed: false, reasons, verbs: vec![] };
+            return PackAvailability {
+                pack_id: pack_id.into(),
+                installed: false,
+                reasons,
+                verbs: vec![],
+            };
         };
-        let verbs = pack.surface.commands.iter().filter_map(|c| self.verb_availability(pack, &c.verb_key)).collect();
-        PackAvailability { pack_id: pack_id.into(), installed: true, reasons: BTreeMap::new(), verbs }
+        let verbs = pack
+            .surface
+            .commands
+            .iter()
+            .filter_map(|c| self.verb_availability(pack, &c.verb_key))
+            .collect();
+        PackAvailability {
+            pack_id: pack_id.into(),
+            installed: true,
+            reasons: BTreeMap::new(),
+            verbs,
+        }
     }
 
     fn sense(&mut self, event: &SenseEvent) -> SenseReceipt {
-        let refuse = |r: String| SenseReceipt { accepted: false, reason: Some(r) };
+        let refuse = |r: String| SenseReceipt {
+            accepted: false,
+            reason: Some(r),
+        };
         if !self.config.sense.enable && !self.broken(Mutant::SenseWhileDisabled) {
             return refuse("dropped: sense.enable is off".into());
         }
         let Some(pack) = self.packs.get(&event.pack_id) else {
             return refuse(format!("dropped: unknown pack {}", event.pack_id));
         };
-        let declared = pack.surface.sense.as_ref().is_some_and(|s| s.triggers.contains(&event.trigger))
+        let declared = pack
+            .surface
+            .sense
+            .as_ref()
+            .is_some_and(|s| s.triggers.contains(&event.trigger))
             && pack.policy.triggers.contains_key(&event.trigger);
         if !declared && !self.broken(Mutant::UndeclaredTriggerDelivered) {
             return refuse(format!("dropped: undeclared trigger {}", event.trigger));
         }
         self.sink.push(event.clone());
-        SenseReceipt { accepted: true, reason: None }
+        SenseReceipt {
+            accepted: true,
+            reason: None,
+        }
     }
 
     fn sense_sink(&self) -> Vec<SenseEvent> {

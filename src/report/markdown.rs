@@ -1,0 +1,115 @@
+//! A Markdown summary that fits a GitHub job summary: the section matrix, then what failed.
+
+use super::{counts, outcome, RunResult, Summary};
+use crate::run::expectations::Outcome;
+use crate::run::plan::SECTIONS;
+use crate::run::Verdict;
+
+fn cell(s: &Summary) -> String {
+    let total = s.pass + s.fail + s.expected_fail + s.stale + s.skip + s.unimplemented + s.error;
+    if total == 0 {
+        return "–".into();
+    }
+    let mark = if s.must_fail > 0 {
+        "❌"
+    } else if s.fail + s.error + s.stale > 0 {
+        "⚠️"
+    } else {
+        "✅"
+    };
+    let mut text = format!("{mark} {}/{total}", s.pass);
+    for (n, what) in [
+        (s.fail, "fail"),
+        (s.expected_fail, "xfail"),
+        (s.stale, "stale"),
+        (s.skip + s.unimplemented, "skip"),
+        (s.error, "error"),
+    ] {
+        if n > 0 {
+            text += &format!(" · {n} {what}");
+        }
+    }
+    text
+}
+
+/// Markdown table cells must not break the table: escape pipes and newlines.
+fn md(s: &str) -> String {
+    s.replace('|', "\\|")
+        .replace('\n', " ")
+        .replace('<', "&lt;")
+}
+
+pub fn markdown(result: &RunResult) -> String {
+    let mut out = format!(
+        "## hcpspec {} — {} runtime(s)\n\n",
+        result.suite,
+        result.runtimes.len()
+    );
+    out += "| section |";
+    for run in &result.runtimes {
+        out += &format!(" {} |", md(&run.runtime));
+    }
+    out += "\n|---|";
+    out += &"---|".repeat(result.runtimes.len());
+    out += "\n";
+    for (s, title) in SECTIONS {
+        if result
+            .runtimes
+            .iter()
+            .all(|r| r.cases.iter().all(|c| c.section != *s))
+        {
+            continue;
+        }
+        out += &format!("| {s} {title} |");
+        for run in &result.runtimes {
+            out += &format!(" {} |", cell(&counts(&run.cases, s, None)));
+        }
+        out += "\n";
+    }
+    out += "| **total** |";
+    for run in &result.runtimes {
+        out += &format!(" **{}** |", cell(&Summary::of(&run.cases)));
+    }
+    out += "\n";
+    let mut problems = Vec::new();
+    for run in &result.runtimes {
+        for r in &run.cases {
+            let o = outcome(r);
+            if matches!(o, Outcome::Fail | Outcome::Error | Outcome::Stale)
+                || r.annotations.drift.is_some()
+            {
+                let why = match (&r.verdict, o) {
+                    (_, Outcome::Stale) => "expected to fail, but passes".to_string(),
+                    (Verdict::Fail(f), _) => format!(
+                        "step {} ({}): {} at `{}`",
+                        f.step, f.action, f.message, f.path
+                    ),
+                    (Verdict::Error { message }, _) => message.clone(),
+                    _ => "snapshot drift".to_string(),
+                };
+                problems.push(format!(
+                    "| {} | `{}` | {:?} | {} | {} |",
+                    md(&run.runtime),
+                    md(&r.name),
+                    r.level,
+                    md(&why),
+                    md(&r.spec)
+                ));
+            }
+        }
+    }
+    if !problems.is_empty() {
+        let shown = problems.len().min(50);
+        out += &format!("\n### {} problem(s)\n\n| runtime | case | level | what | spec |\n|---|---|---|---|---|\n", problems.len());
+        out += &problems[..shown].join("\n");
+        out += "\n";
+        if shown < problems.len() {
+            out += &format!("\n… and {} more: see result.json\n", problems.len() - shown);
+        }
+    }
+    out += &format!(
+        "\n<sub>hcpspec {} · cases {}</sub>\n",
+        result.hcpspec_version, result.cases_hash
+    );
+    out
+}

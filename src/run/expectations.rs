@@ -1,0 +1,223 @@
+//! Expectations: a runtime's declared known divergences (cf. rustls' BoGo config, WPT
+//! metadata). A run fails only on unexpected results; an expected failure that now passes is
+//! stale. One JSON file:
+//!
+//! ```json
+//! { "runtime": "acme",
+//!   "expectations": [
+//!     { "case": "contract::07-sandbox::*", "expect": "skip", "reason": "no sandbox yet", "issue": "https://…" },
+//!     { "case": "contract::04-confirm::confirm-string-true-refused", "expect": "fail", "reason": "…" } ] }
+//! ```
+//! `case` is a case name or a glob over names; the first matching entry applies.
+
+use super::{CaseResult, Verdict};
+use crate::case::Level;
+use globset::{Glob, GlobMatcher};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Expect {
+    Fail,
+    Skip,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub case: String,
+    pub expect: Expect,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    #[allow(dead_code)]
+    runtime: Option<String>,
+    expectations: Vec<Entry>,
+}
+
+#[derive(Debug, Default)]
+pub struct Expectations {
+    entries: Vec<(Entry, GlobMatcher)>,
+}
+
+impl Expectations {
+    /// Load and check a file; every problem is one line naming the file and the JSON pointer.
+    pub fn load(path: &Path) -> Result<Expectations, String> {
+        let at = |p: &str, m: String| format!("{}:{p}: {m}", path.display());
+        let text =
+            std::fs::read_to_string(path).map_err(|e| at("", format!("cannot read: {e}")))?;
+        let file: File = serde_json::from_str(&text)
+            .map_err(|e| at("", format!("line {} column {}: {e}", e.line(), e.column())))?;
+        let mut entries = Vec::new();
+        for (i, e) in file.expectations.into_iter().enumerate() {
+            if e.reason.trim().is_empty() {
+                return Err(at(
+                    &format!("/expectations/{i}/reason"),
+                    "every expectation needs a reason".into(),
+                ));
+            }
+            let glob = Glob::new(&e.case)
+                .map_err(|x| at(&format!("/expectations/{i}/case"), x.to_string()))?
+                .compile_matcher();
+            entries.push((e, glob));
+        }
+        Ok(Expectations { entries })
+    }
+
+    pub fn lookup(&self, name: &str) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .find(|(_, g)| g.is_match(name))
+            .map(|(e, _)| e)
+    }
+
+    /// Entries that match none of the given names (likely typos or removed cases).
+    pub fn unused<'a>(&'a self, names: &[String]) -> Vec<&'a Entry> {
+        self.entries
+            .iter()
+            .filter(|(_, g)| !names.iter().any(|n| g.is_match(n)))
+            .map(|(e, _)| e)
+            .collect()
+    }
+}
+
+/// What a result means once expectations are taken into account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Pass,
+    /// A failure nobody declared.
+    Fail,
+    /// A declared failure that still fails.
+    ExpectedFail,
+    /// A declared failure that now passes: the declaration is out of date.
+    Stale,
+    /// Declared as skipped: not run.
+    Skip,
+    /// The runtime answered "not implemented" (never counts as a pass).
+    Unimplemented,
+    Error,
+}
+
+impl Outcome {
+    pub fn of(result: &CaseResult, entry: Option<&Entry>) -> Outcome {
+        match (&result.verdict, entry.map(|e| e.expect)) {
+            (_, Some(Expect::Skip)) => Outcome::Skip,
+            (Verdict::Pass, Some(Expect::Fail)) => Outcome::Stale,
+            (Verdict::Pass, None) => Outcome::Pass,
+            (Verdict::Fail(_), Some(Expect::Fail))
+            | (Verdict::Error { .. }, Some(Expect::Fail)) => Outcome::ExpectedFail,
+            (Verdict::Fail(_), None) => Outcome::Fail,
+            (Verdict::Skip { .. }, _) => Outcome::Unimplemented,
+            (Verdict::Error { .. }, None) => Outcome::Error,
+        }
+    }
+
+    /// Does this outcome fail the run? Unexpected MUST failures and errors always do; stale
+    /// expectations only under `--strict-expectations`.
+    pub fn fails_run(self, level: Level, strict: bool) -> bool {
+        match self {
+            Outcome::Fail | Outcome::Error => level == Level::MUST,
+            Outcome::Stale => strict,
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::Failure;
+    use serde_json::Value;
+
+    fn result(verdict: Verdict) -> CaseResult {
+        CaseResult {
+            name: "contract::04-confirm::x".into(),
+            section: "4".into(),
+            level: Level::MUST,
+            spec: String::new(),
+            verdict,
+            observations: vec![],
+            micros: 0,
+            annotations: Default::default(),
+        }
+    }
+
+    #[test]
+    fn classify() {
+        let fail = Verdict::Fail(Failure {
+            step: 1,
+            action: "exec".into(),
+            path: String::new(),
+            message: String::new(),
+            expected: Value::Null,
+            actual: Value::Null,
+        });
+        let xf = Entry {
+            case: "*".into(),
+            expect: Expect::Fail,
+            reason: "r".into(),
+            issue: None,
+        };
+        let xs = Entry {
+            expect: Expect::Skip,
+            ..xf.clone()
+        };
+        assert_eq!(Outcome::of(&result(Verdict::Pass), None), Outcome::Pass);
+        assert_eq!(Outcome::of(&result(fail.clone()), None), Outcome::Fail);
+        assert_eq!(Outcome::of(&result(fail), Some(&xf)), Outcome::ExpectedFail);
+        assert_eq!(
+            Outcome::of(&result(Verdict::Pass), Some(&xf)),
+            Outcome::Stale
+        );
+        assert_eq!(
+            Outcome::of(&result(Verdict::Skip { reason: "x".into() }), None),
+            Outcome::Unimplemented
+        );
+        assert_eq!(
+            Outcome::of(&result(Verdict::Skip { reason: "x".into() }), Some(&xs)),
+            Outcome::Skip
+        );
+        assert!(Outcome::Fail.fails_run(Level::MUST, false));
+        assert!(!Outcome::Fail.fails_run(Level::SHOULD, false));
+        assert!(!Outcome::Stale.fails_run(Level::MUST, false));
+        assert!(Outcome::Stale.fails_run(Level::MUST, true));
+        assert!(!Outcome::Unimplemented.fails_run(Level::MUST, true));
+    }
+
+    #[test]
+    fn load_names_the_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.json");
+        std::fs::write(
+            &p,
+            r#"{"expectations":[{"case":"a","expect":"fail","reason":" "}]}"#,
+        )
+        .unwrap();
+        assert!(Expectations::load(&p)
+            .unwrap_err()
+            .ends_with(":/expectations/0/reason: every expectation needs a reason"));
+        std::fs::write(&p, r#"{"expectations":[{"case":"contract::0[4-confirm::*","expect":"fail","reason":"r"}]}"#).unwrap();
+        assert!(Expectations::load(&p)
+            .unwrap_err()
+            .contains("/expectations/0/case"));
+        std::fs::write(
+            &p,
+            r#"{"expectations":[{"case":"contract::04-*","expect":"skip","reason":"r"}]}"#,
+        )
+        .unwrap();
+        let e = Expectations::load(&p).unwrap();
+        assert_eq!(
+            e.lookup("contract::04-confirm::x").map(|e| e.expect),
+            Some(Expect::Skip)
+        );
+        assert!(e.lookup("contract::05-binding::x").is_none());
+    }
+}

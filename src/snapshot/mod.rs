@@ -1,0 +1,150 @@
+//! Snapshots: each case's normalised observations on one runtime, kept in insta's `.snap`
+//! format under `snapshots/<runtime>/<suite>/<case-id>.snap`. A change is drift, a verdict of
+//! its own beside conformance: a runtime can be conformant and drifted.
+
+mod normalize;
+
+pub use normalize::Redact;
+
+use crate::run::Observation;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// The snapshot body of one case: its name and every step's normalised observation.
+pub fn body(case_name: &str, observations: &[Observation]) -> String {
+    serde_json::to_string_pretty(&json!({ "case": case_name, "observations": observations }))
+        .unwrap_or_default()
+}
+
+/// A runtime's directory name: its `initialize` name with anything outside `[A-Za-z0-9._-]`
+/// replaced, so `mutant:no-cwd-jail` becomes `mutant_no-cwd-jail`.
+pub fn runtime_dir(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+pub fn path(root: &Path, runtime: &str, suite: &str, case_id: &str) -> PathBuf {
+    root.join(runtime_dir(runtime))
+        .join(suite)
+        .join(format!("{case_id}.snap"))
+}
+
+/// insta's file format: a YAML header between `---` lines, then the contents.
+pub fn file_text(source: &str, body: &str) -> String {
+    format!("---\nsource: {source}\nexpression: observations\n---\n{body}\n")
+}
+
+/// The contents of a `.snap` file (after its header), or None when there is none.
+pub fn read(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let rest = text.strip_prefix("---\n")?;
+    let end = rest.find("\n---\n")?;
+    Some(rest[end + 5..].trim_end_matches('\n').to_string())
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "drift", rename_all = "lowercase")]
+pub enum Drift {
+    /// No snapshot yet.
+    New,
+    /// The observations differ from the snapshot: a unified diff, old → new.
+    Changed { diff: String },
+}
+
+/// Compare a body with its snapshot: None when they agree.
+pub fn compare(path: &Path, body: &str) -> Option<Drift> {
+    match read(path) {
+        None => Some(Drift::New),
+        Some(old) if old == body => None,
+        Some(old) => Some(Drift::Changed {
+            diff: diff(&old, body),
+        }),
+    }
+}
+
+/// Write the snapshot (accept), or a `.snap.new` beside it for `cargo insta review`.
+pub fn write(path: &Path, source: &str, body: &str, accept: bool) -> std::io::Result<PathBuf> {
+    let target = if accept {
+        path.to_path_buf()
+    } else {
+        path.with_extension("snap.new")
+    };
+    if let Some(dir) = target.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&target, file_text(source, body))?;
+    if accept {
+        let _ = std::fs::remove_file(path.with_extension("snap.new"));
+    }
+    Ok(target)
+}
+
+/// A unified line diff of two pretty-printed JSON bodies.
+pub fn diff(old: &str, new: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header("snapshot", "observed")
+        .to_string()
+}
+
+/// Colour a unified diff for a terminal: removals red, additions green.
+pub fn colour(diff: &str) -> String {
+    diff.lines()
+        .map(|l| match l.as_bytes().first() {
+            Some(b'-') if !l.starts_with("---") => format!("\x1b[31m{l}\x1b[0m"),
+            Some(b'+') if !l.starts_with("+++") => format!("\x1b[32m{l}\x1b[0m"),
+            Some(b'@') => format!("\x1b[36m{l}\x1b[0m"),
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Normalise a value with the given redactions (re-exported for the executor).
+pub fn normalize(v: &Value, r: &Redact) -> Value {
+    normalize::apply(v, r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_round_trips_and_detects_drift() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = path(dir.path(), "mutant:x", "contract", "c");
+        assert!(p.ends_with("mutant_x/contract/c.snap"));
+        assert_eq!(compare(&p, "{}"), Some(Drift::New));
+        write(
+            &p,
+            "vectors/contract/01-load/c.json",
+            "{\n  \"a\": 1\n}",
+            true,
+        )
+        .unwrap();
+        assert_eq!(read(&p).as_deref(), Some("{\n  \"a\": 1\n}"));
+        assert_eq!(compare(&p, "{\n  \"a\": 1\n}"), None);
+        match compare(&p, "{\n  \"a\": 2\n}") {
+            Some(Drift::Changed { diff }) => assert!(
+                diff.contains("-  \"a\": 1") && diff.contains("+  \"a\": 2"),
+                "{diff}"
+            ),
+            other => panic!("expected a change, got {other:?}"),
+        }
+        let pending = write(&p, "x", "{}", false).unwrap();
+        assert!(pending.to_string_lossy().ends_with("c.snap.new"));
+        assert_eq!(
+            read(&p).as_deref(),
+            Some("{\n  \"a\": 1\n}"),
+            "a pending write leaves the snapshot alone"
+        );
+    }
+}
