@@ -17,6 +17,7 @@ macro_rules! schema {
 schema!(surface, "surface.schema.json");
 schema!(policy, "policy.schema.json");
 schema!(case, "case.schema.json");
+schema!(run_result, "run-result.schema.json");
 
 fn compile(text: &str, name: &str) -> Validator {
     // The schemas are part of this crate; a broken one is a build defect, caught by `cargo test`.

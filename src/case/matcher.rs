@@ -9,6 +9,7 @@
 //! | `{"$absent": true}` | the key is missing or null |
 //! | `{"$present": true}` | the key is there and not null |
 //! | `{"$anyOf": [e…]}` | any of the expectations matches |
+//! | `{"$all": [e…]}` | every one of the expectations matches |
 //! | `{"$not": e}` | e does not match |
 //! | `{"$exact": v}` | the actual equals v exactly (no subset) |
 //! | `{"$contains": [e…]}` | the actual is an array and each e matches some element |
@@ -83,7 +84,7 @@ pub fn validate(expected: &Value, denials: &Denials) -> Result<(), (String, Stri
                         ));
                     }
                 }
-                "$anyOf" | "$contains" => {
+                "$anyOf" | "$all" | "$contains" => {
                     let items = arg
                         .as_array()
                         .ok_or((here.clone(), format!("{op} takes an array")))?;
@@ -186,6 +187,12 @@ fn at(e: &Value, a: Option<&Value>, d: &Denials, path: &str) -> Result<(), Misma
                 } else {
                     Err(miss(path, e, a, "matched none of $anyOf"))
                 }
+            }
+            "$all" => {
+                for want in arg.as_array().map(Vec::as_slice).unwrap_or_default() {
+                    at(want, a, d, path)?;
+                }
+                Ok(())
             }
             "$not" => match at(arg, a, d, path) {
                 Ok(()) => Err(miss(path, e, a, "matched the $not expectation")),
@@ -368,6 +375,8 @@ mod tests {
         assert!(!ok(json!({"$type": "string"}), json!(3)));
         assert!(ok(json!({"$anyOf": [1, 2]}), json!(2)));
         assert!(!ok(json!({"$anyOf": [1, 2]}), json!(3)));
+        assert!(ok(json!({"$all": [{"$len": 2}, {"$contains": [1]}]}), json!([1, 2])));
+        assert!(!ok(json!({"$all": [{"$len": 3}, {"$contains": [1]}]}), json!([1, 2])));
         assert!(ok(json!({"$not": {"$regex": "x"}}), json!("y")));
         assert!(!ok(json!({"$exact": {"a": 1}}), json!({"a": 1, "b": 1})));
         assert!(ok(

@@ -199,7 +199,12 @@ pub fn load_denials(vectors: &Path) -> Result<Denials, CaseError> {
 pub fn load_case(file: &Path, suite: &str, denials: &Denials) -> Result<Case, CaseError> {
     let text =
         std::fs::read_to_string(file).map_err(|e| err(file, "", format!("cannot read: {e}")))?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| {
+    parse_case(file, &text, suite, denials)
+}
+
+/// [`load_case`] on a case's text, as if read from `file` (pure: the fuzz targets call it).
+pub fn parse_case(file: &Path, text: &str, suite: &str, denials: &Denials) -> Result<Case, CaseError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
         err(
             file,
             "",

@@ -30,7 +30,8 @@ impl PackFiles {
             skill: read(SKILL),
         }
     }
-    fn path(&self, file: &str) -> String {
+    /// How issues name `file` of this pack.
+    pub fn path(&self, file: &str) -> String {
         if self.label.is_empty() {
             file.to_string()
         } else {

@@ -46,7 +46,8 @@ impl fmt::Display for Issue {
 /// Install = load + lint; any issue rejects the pack (contract points 1 and 2).
 pub fn install(files: &PackFiles) -> Result<Pack, Vec<Issue>> {
     let pack = load_files(files)?;
-    let issues = lint(&pack);
+    // Lint names files inside the pack; at install, say which pack they are in.
+    let issues: Vec<Issue> = lint(&pack).into_iter().map(|i| Issue { file: files.path(&i.file), ..i }).collect();
     if issues.is_empty() {
         Ok(pack)
     } else {

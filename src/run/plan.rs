@@ -14,6 +14,12 @@ pub struct Selection {
     pub partition: Option<(usize, usize)>,
 }
 
+/// The shard (1-based) of `n` a case name belongs to: FNV-1a of the name, mod n.
+pub fn shard(name: &str, n: usize) -> usize {
+    let h = name.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3));
+    (h % n as u64) as usize + 1
+}
+
 /// Parse `k/n` with 1 ≤ k ≤ n.
 pub fn parse_partition(s: &str) -> Result<(usize, usize), String> {
     let bad = || format!("--partition {s}: expected k/n with 1 <= k <= n, e.g. 2/4");
@@ -64,10 +70,9 @@ impl Selection {
             .filter(|c| matchers.is_empty() || matchers.iter().any(|(_, m)| m(&c.name())))
             .filter(|c| self.sections.is_empty() || self.sections.contains(&c.section))
             .filter(|c| self.levels.is_empty() || self.levels.contains(&c.level))
-            .enumerate()
-            // Round-robin over the filtered list, so shards stay balanced across sections.
-            .filter(|(i, _)| self.partition.is_none_or(|(k, n)| i % n == k - 1))
-            .map(|(_, c)| c.clone())
+            // By a hash of the name, so a case stays in its shard when others are added.
+            .filter(|c| self.partition.is_none_or(|(k, n)| shard(&c.name(), n) == k))
+            .cloned()
             .collect())
     }
 }

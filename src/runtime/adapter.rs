@@ -44,12 +44,10 @@ pub fn render_argv(
         return named.argv.iter().map(|t| fill(t, args)).collect();
     }
     if wrap.pass_through {
+        let mut keys: Vec<&String> = args.keys().filter(|k| !GATE_ARGS.contains(&k.as_str())).collect();
+        keys.sort();
         let mut argv = vec![verb_key.to_string()];
-        for (k, v) in args {
-            if !GATE_ARGS.contains(&k.as_str()) {
-                argv.push(format!("--{k}={}", text(v)));
-            }
-        }
+        argv.extend(keys.into_iter().map(|k| format!("--{k}={}", text(&args[k]))));
         return Ok(argv);
     }
     Err(format!("no wrap command for {verb_key}"))

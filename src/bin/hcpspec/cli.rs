@@ -65,7 +65,9 @@ fn env(vectors: &Path) -> Result<RunEnv, String> {
 
 #[derive(clap::Args)]
 pub struct RunArgs {
-    /// Runtime spec: inproc:reference, inproc:stub, inproc:mutant:NAME; repeatable.
+    /// Runtime spec: inproc:reference, inproc:stub, inproc:mutant:NAME, stdio:'CMD ARGS',
+    /// http://HOST:PORT, ws://HOST:PORT/PATH; repeatable (one runtime over several transports
+    /// is checked for parity).
     #[arg(long = "runtime")]
     pub runtime: Vec<String>,
     #[command(flatten)]
@@ -91,6 +93,9 @@ pub struct RunArgs {
     /// Fail the run when an expected failure now passes.
     #[arg(long, requires = "expectations")]
     pub strict_expectations: bool,
+    /// The deadline of one call to the runtime, in seconds; past it the case is an error.
+    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    pub timeout: f64,
 }
 
 pub fn run(a: &RunArgs) -> Result<i32, String> {
@@ -112,9 +117,16 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
     } else {
         a.runtime.clone()
     };
+    if !(a.timeout > 0.0 && a.timeout.is_finite()) {
+        return Err(format!("--timeout {}: expected a positive number of seconds", a.timeout));
+    }
+    let opts = adapter::Options {
+        timeout: std::time::Duration::from_secs_f64(a.timeout),
+        ..Default::default()
+    };
     let connectors = specs
         .iter()
-        .map(|s| adapter::connector(s))
+        .map(|s| adapter::connector_with(s, &opts))
         .collect::<Result<Vec<_>, _>>()?;
     let tty = std::io::stderr().is_terminal();
     let mut runs = Vec::new();
@@ -239,6 +251,9 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
             summary,
             cases: results,
         });
+    }
+    if crate::shim::parity(&runs) {
+        code = exit::FAILURES;
     }
     let result = RunResult {
         schema: hcpspec::report::SCHEMA.into(),
@@ -561,5 +576,49 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
         cores(),
         results.len() as f64 / par
     );
+    bench_reports(&cases, results, par)?;
     Ok(exit::OK)
+}
+
+/// Rendering every output for 10 runtimes × the suite, and the cost of snapshot comparison
+/// against the in-process run it annotates (`suite_secs`, measured in the same process).
+fn bench_reports(cases: &[Case], results: Vec<CaseResult>, suite_secs: f64) -> Result<(), String> {
+    let info = json!({ "runtime": { "name": "reference", "version": env!("CARGO_PKG_VERSION") } });
+    let runs = (0..10)
+        .map(|i| RuntimeRun { runtime: format!("inproc:copy-{i}"), info: info.clone(), summary: Summary::of(&results), cases: results.clone() })
+        .collect();
+    let result = RunResult {
+        schema: hcpspec::report::SCHEMA.into(),
+        hcpspec_version: env!("CARGO_PKG_VERSION").into(),
+        suite: "contract".into(),
+        cases_hash: String::new(),
+        runtimes: runs,
+    };
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let t = Instant::now();
+    let files = hcpspec::report::write_all(&result, dir.path())?;
+    let render = t.elapsed().as_secs_f64();
+    let bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    println!("reports: 10 runtimes × {} cases rendered to {} files ({} KiB) in {:.3} s", cases.len(), files.len(), bytes / 1024, render);
+    // Snapshots: accept once, then time a full comparison (body + read + compare) per case.
+    for (c, r) in cases.iter().zip(&results) {
+        let p = snapshot::path(dir.path(), "reference", &c.suite, &c.id);
+        snapshot::write(&p, "bench", &snapshot::body(&r.name, &r.observations), true).map_err(|e| e.to_string())?;
+    }
+    let t = Instant::now();
+    let drifted = cases
+        .iter()
+        .zip(&results)
+        .filter(|(c, r)| snapshot::compare(&snapshot::path(dir.path(), "reference", &c.suite, &c.id), &snapshot::body(&r.name, &r.observations)).is_some())
+        .count();
+    let compare = t.elapsed().as_secs_f64();
+    println!(
+        "snapshots: {} compared in {:.4} s ({} drifted) = {:.1}% of the in-process run ({:.3} s)",
+        cases.len(),
+        compare,
+        drifted,
+        100.0 * compare / suite_secs,
+        suite_secs
+    );
+    Ok(())
 }
