@@ -7,9 +7,31 @@ use hcpspec::case::{load_suite, Case};
 use hcpspec::run::mutants::KillMatrix;
 use hcpspec::run::{run_case, RunEnv, Verdict};
 use hcpspec::runtime::{mutant::Mutant, EMBEDDED};
+use hcpspec::snapshot;
 use libtest_mimic::{Arguments, Trial};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
+
+/// Conformance is the case's matchers; drift is the snapshot. Both must hold here: a change of
+/// a denial text fails `cargo test` until the snapshot is accepted (HCPSPEC_ACCEPT=1, or
+/// `cargo insta review` on the `.snap.new` this writes).
+fn check_snapshot(rt: &str, case: &Case, result: &hcpspec::run::CaseResult) -> Result<(), libtest_mimic::Failed> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots");
+    let path = snapshot::path(&root, rt, &case.suite, &case.id);
+    let body = snapshot::body(&result.name, &result.observations);
+    let Some(drift) = snapshot::compare(&path, &body) else { return Ok(()) };
+    let accept = std::env::var("HCPSPEC_ACCEPT").is_ok_and(|v| v == "1") || std::env::var("INSTA_UPDATE").is_ok_and(|v| v == "always");
+    let source = case.file.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(&case.file).display().to_string();
+    let written = snapshot::write(&path, source.trim_start_matches('/'), &body, accept).map_err(|e| format!("{}: {e}", path.display()))?;
+    if accept {
+        return Ok(());
+    }
+    let what = match drift {
+        snapshot::Drift::New => "no snapshot yet".to_string(),
+        snapshot::Drift::Changed { diff } => diff,
+    };
+    Err(format!("{} drifted from {} (conformant, but the observations changed):\n{what}\nreview {} with `cargo insta review`, or accept all with HCPSPEC_ACCEPT=1 cargo test", result.name, path.display(), written.display()).into())
+}
 
 fn main() {
     let args = Arguments::from_args();
@@ -36,10 +58,10 @@ fn main() {
                 let case = &cases[i];
                 let mut adapter = Inproc::new(rt).expect("embedded runtime");
                 let result = run_case(case, &mut adapter, &env);
-                match result.verdict {
-                    Verdict::Pass => Ok(()),
-                    _ => Err(result.explain(case).into()),
+                if result.verdict != Verdict::Pass {
+                    return Err(result.explain(case).into());
                 }
+                check_snapshot(rt, case, &result)
             }));
         }
     }
