@@ -6,7 +6,7 @@
 use super::{counts, outcome, RunResult, Summary};
 use crate::case::Level;
 use crate::run::expectations::Outcome;
-use crate::run::plan::SECTIONS;
+use crate::run::plan::{section_label, SECTIONS};
 use crate::run::Verdict;
 use std::fmt::Write;
 
@@ -104,7 +104,7 @@ pub fn html(result: &RunResult) -> String {
         })
         .collect();
     for (s, title) in &sections {
-        let _ = write!(h, "<tr><th>{} {}</th>", esc(s), esc(title));
+        let _ = write!(h, "<tr><th>{}</th>", esc(&section_label(s, title)));
         for run in &result.runtimes {
             let all = counts(&run.cases, s, None);
             let total = all.pass
@@ -154,7 +154,7 @@ pub fn html(result: &RunResult) -> String {
                     .filter(|c| c.section == *s && l.is_none_or(|l| c.level == l))
                     .count()
             };
-            let _ = write!(h, "<tr><th>{} {}</th><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>", esc(s), esc(title), n(None), n(Some(Level::MUST)), n(Some(Level::SHOULD)), n(Some(Level::MAY)));
+            let _ = write!(h, "<tr><th>{}</th><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>", esc(&section_label(s, title)), n(None), n(Some(Level::MUST)), n(Some(Level::SHOULD)), n(Some(Level::MAY)));
         }
     }
     h += "</tbody></table>";
@@ -182,9 +182,8 @@ pub fn html(result: &RunResult) -> String {
             let c = counts(&run.cases, sec, None);
             let _ = write!(
                 h,
-                "<details><summary>{} {} — {}/{}</summary><ul>",
-                esc(sec),
-                esc(title),
+                "<details><summary>{} — {}/{}</summary><ul>",
+                esc(&section_label(sec, title)),
                 c.pass,
                 cases.len()
             );

@@ -60,7 +60,7 @@ pub fn markdown(result: &RunResult) -> String {
         {
             continue;
         }
-        out += &format!("| {s} {title} |");
+        out += &format!("| {} |", crate::run::plan::section_label(s, title));
         for run in &result.runtimes {
             out += &format!(" {} |", cell(&counts(&run.cases, s, None)));
         }

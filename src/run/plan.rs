@@ -167,3 +167,12 @@ mod tests {
         assert_eq!(parse_partition("2/4"), Ok((2, 4)));
     }
 }
+
+/// "4 Confirm gate", or just "Must-nots" for the must-not list.
+pub fn section_label(section: &str, title: &str) -> String {
+    if section.chars().all(|c| c.is_ascii_digit()) {
+        format!("{section} {title}")
+    } else {
+        title.to_string()
+    }
+}

@@ -21,6 +21,7 @@ macro_rules! mutants {
 
 mutants! {
     ParseErrorTolerated = "parse-error-tolerated", ["1"], "reads the first JSON value of a pack file and ignores what follows";
+    SchemaSkipped = "schema-skipped", ["1"], "loads any JSON serde can read, ignoring the pack schemas (unknown fields, wrong shapes)";
     LintSkipped = "lint-skipped", ["2"], "installs packs without linting them";
     DefaultAllow = "default-allow", ["3"], "allows every exec and activation when the Principal holds no grants";
     ReadWriteCollapsed = "read-write-collapsed", ["3", "must-not"], "any verb.exec.* or pack.connect grant on a pack allows reads and writes alike";
@@ -35,6 +36,9 @@ mutants! {
     ExecWithoutBinding = "exec-without-binding", ["5"], "execs a non-public pack that was never connected";
     UnknownBinAllowed = "unknown-bin-allowed", ["6", "7"], "spawns bins that are not on the allow-list";
     ShellArgv = "shell-argv", ["6"], "renders the argv into one shell string and splits it on whitespace";
+    InprocUnknownAccepted = "inproc-unknown-accepted", ["6"], "runs an unknown in-process adapter as if it were echo";
+    RequiredArgUnchecked = "required-arg-unchecked", ["6"], "renders a missing arg as an empty string instead of denying";
+    ExitCodeIgnored = "exit-code-ignored", ["6"], "reports ok when the adapter exits non-zero";
     NoCwdJail = "no-cwd-jail", ["7"], "spawns adapters in the runtime's own working directory";
     InheritedEnv = "inherited-env", ["7"], "passes its whole environment to adapters";
     NoAuditOnWrite = "no-audit-on-write", ["8"], "does not audit writes";

@@ -136,11 +136,10 @@ impl Stub {
         let argv = adapter::render_argv(pack, &req.verb_key, &req.args)?;
         let token = self.creds.get(&req.pack_id).map(|(t, _)| t.as_str());
         match &pack.surface.wrap.bin {
-            None => adapter::call_inproc(
-                pack.surface.wrap.inproc.as_deref().unwrap_or_default(),
-                &argv,
-                token.is_some(),
-            ),
+            None => {
+                adapter::inproc_known(pack.surface.wrap.inproc.as_deref().unwrap_or_default())?;
+                Ok(adapter::call_inproc(&argv, token.is_some()))
+            }
             Some(bin) => {
                 let program = adapter::resolve_bin(bin, &self.config.path)?;
                 let mut env =

@@ -45,10 +45,10 @@ impl Factory for ReferenceFactory {
             } else {
                 files
             };
-            if m == Some(Mutant::LintSkipped) {
-                pack::load_files(&files)
-            } else {
-                pack::install(&files)
+            match m {
+                Some(Mutant::LintSkipped) => pack::load_files(&files),
+                Some(Mutant::SchemaSkipped) => unchecked_install(&files),
+                _ => pack::install(&files),
             }
         })?;
         Ok(Box::new(Reference {
@@ -91,6 +91,24 @@ pub fn install_all(
     }
     if issues.is_empty() {
         Ok(packs)
+    } else {
+        Err(issues)
+    }
+}
+
+/// The schema-skipped mutant: whatever serde can read (unknown fields ignored) is a pack.
+fn unchecked_install(files: &PackFiles) -> Result<Pack, Vec<Issue>> {
+    fn read<T: serde::de::DeserializeOwned>(bytes: &Option<Vec<u8>>) -> Option<T> {
+        bytes.as_deref().and_then(|b| serde_json::from_slice(b).ok())
+    }
+    let (Some(surface), Some(policy)) = (read(&files.surface), read(&files.policy)) else {
+        return pack::install(files);
+    };
+    let skill = files.skill.as_deref().map(|b| String::from_utf8_lossy(b).into_owned());
+    let p = Pack { surface, policy, skill };
+    let issues = pack::lint(&p);
+    if issues.is_empty() {
+        Ok(p)
     } else {
         Err(issues)
     }
@@ -162,12 +180,17 @@ impl Reference {
                 }
                 Some(adapter::resolve_bin(bin, &self.config.path)?)
             }
+            None if self.broken(Mutant::InprocUnknownAccepted) => None,
             None => {
                 adapter::inproc_known(pack.surface.wrap.inproc.as_deref().unwrap_or_default())?;
                 None
             }
         };
-        let mut argv = adapter::render_argv(pack, &req.verb_key, &req.args)?;
+        let mut argv = if self.broken(Mutant::RequiredArgUnchecked) {
+            adapter::render_argv(pack, &req.verb_key, &with_blank_args(pack, &req.verb_key, &req.args))?
+        } else {
+            adapter::render_argv(pack, &req.verb_key, &req.args)?
+        };
         if self.broken(Mutant::ShellArgv) {
             argv = argv
                 .join(" ")
@@ -186,9 +209,15 @@ impl Reference {
     ) -> Result<Value, String> {
         let (program, argv) = self.plan_adapter(pack, req)?;
         let token = binding.map(|b| b.token.as_str());
+        if self.broken(Mutant::ExitCodeIgnored) {
+            if let Some(p) = &program {
+                let env = adapter::sandbox_env(&self.config.path, &req.pack_id, &req.verb_key, token);
+                return adapter::spawn(p, &argv, &self.config.workdir, &env).or_else(|e| if e.starts_with("adapter exited") { Ok(Value::Null) } else { Err(e) });
+            }
+        }
         let Some(program) = program else {
-            let handler = pack.surface.wrap.inproc.as_deref().unwrap_or_default();
-            return adapter::call_inproc(handler, &argv, token.is_some());
+            // plan_adapter checked the handler is known.
+            return Ok(adapter::call_inproc(&argv, token.is_some()));
         };
         let mut env = adapter::sandbox_env(&self.config.path, &req.pack_id, &req.verb_key, token);
         if !self.config.sandboxed() || self.broken(Mutant::InheritedEnv) {
@@ -320,6 +349,19 @@ impl Reference {
             reasons,
         })
     }
+}
+
+/// The required-arg-unchecked mutant: every declared or templated arg that is missing is "".
+fn with_blank_args(pack: &Pack, verb_key: &str, args: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = args.clone();
+    let declared = pack.command(verb_key).into_iter().flat_map(|c| c.args.keys().cloned());
+    let templated = pack.surface.wrap.commands.get(verb_key).into_iter().flat_map(|w| w.argv.iter()).flat_map(|t| {
+        t.split('{').skip(1).filter_map(|x| x.split_once('}').map(|(name, _)| name.to_string())).collect::<Vec<_>>()
+    });
+    for name in declared.chain(templated) {
+        out.entry(name).or_insert(Value::String(String::new()));
+    }
+    out
 }
 
 /// Denials start with the words the contract's examples use; anything else is an error.
