@@ -112,9 +112,13 @@ def _no_constant(name: str):
 
 
 def parse_json(data: bytes):
-    """Strict JSON: UTF-8, one value, no NaN/Infinity, no trailing characters."""
-    text = data.decode("utf-8")
-    return json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+    """Strict JSON: UTF-8, one value, no NaN/Infinity, no lone surrogates, nothing trailing."""
+    value = json.loads(data.decode("utf-8"), parse_float=_finite, parse_constant=_no_constant)
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("a string holds a lone surrogate escape") from None
+    return value
 
 
 @dataclass
@@ -157,7 +161,7 @@ def load_pack(directory: str) -> tuple[Pack | None, list[dict]]:
         path = f"{base}/{name}"
         try:
             data = Path(directory, name).read_bytes()
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL in the path
             issues.append(issue(path, "", "missing-file", "file not found"))
             continue
         try:
@@ -171,9 +175,11 @@ def load_pack(directory: str) -> tuple[Pack | None, list[dict]]:
             docs[name] = doc
     skill = None
     try:
-        skill = Path(directory, SKILL).read_bytes().decode("utf-8")
-    except OSError:
-        pass  # a missing Skill is a lint issue, not a load error
+        raw = Path(directory, SKILL).read_bytes()
+    except (OSError, ValueError):
+        raw = None  # a missing Skill is a lint issue, not a load error
+    try:
+        skill = raw.decode("utf-8") if raw is not None else None
     except UnicodeDecodeError as e:
         issues.append(issue(f"{base}/{SKILL}", "", "parse", f"not UTF-8: {e}"))
     if issues:
@@ -438,7 +444,7 @@ def spawn(program: str, argv: list[str], cwd: str, env: dict[str, str]) -> dict:
         )
     except subprocess.TimeoutExpired:
         raise Failed("adapter timed out") from None
-    except OSError as e:
+    except (OSError, ValueError) as e:  # ValueError: a NUL byte in an arg or the environment
         raise Failed(f"adapter failed to start: {e}") from None
     text = done.stdout[:OUTPUT_CAP].decode("utf-8", errors="replace")
     try:

@@ -13,7 +13,8 @@ import json
 import sys
 import traceback
 
-import minihcp
+sys.dont_write_bytecode = True  # leave no __pycache__ beside the shim
+import minihcp  # noqa: E402
 
 PROTOCOL = "hcpspec-shim/1"
 
@@ -251,7 +252,14 @@ def error_reply(rid, code: int, message: str) -> dict:
 
 
 def encode(reply) -> str:
-    return json.dumps(reply, separators=(",", ":"))  # ASCII-only, so never a raw newline or a bad byte
+    """One line of ASCII JSON (so never a raw newline or a bad byte); a batch is a list."""
+    if isinstance(reply, list):
+        return "[" + ",".join(map(encode, reply)) + "]"
+    try:
+        return json.dumps(reply, separators=(",", ":"))
+    except (ValueError, TypeError, RecursionError) as e:  # say so rather than die
+        failure = error_reply(reply.get("id"), INTERNAL_ERROR, f"cannot encode the result: {e}")
+        return json.dumps(failure, separators=(",", ":"))
 
 
 def main() -> int:
@@ -265,7 +273,11 @@ def main() -> int:
                 return 0  # EOF: the client is gone
             if not line.strip():
                 continue
-            reply = shim.handle_line(line)
+            try:
+                reply = shim.handle_line(line)
+            except Exception as e:  # the last safety net: answer, never crash
+                log(f"unexpected failure:\n{traceback.format_exc()}")
+                reply = encode(error_reply(None, INTERNAL_ERROR, f"internal error: {type(e).__name__}"))
             if reply is not None:
                 stdout.write(reply.encode() + b"\n")
                 stdout.flush()
