@@ -1,8 +1,24 @@
 //! The client side of the shim protocol: one trait, one implementation per transport.
 //! The runner only ever talks to a runtime through an `Adapter`.
+//!
+//! Runtime specs: `inproc:NAME` (an embedded runtime, no bytes), `stdio:CMD ARGS` (a shim as a
+//! child process), `http://HOST:PORT` and `ws://HOST:PORT/PATH` (a shim serving). Every adapter
+//! made by `connector` checks every message both ways against `vectors/schemas/shim/`, and
+//! every transport failure (a deadline, a crash, garbage, a wrong id, an oversized answer, a
+//! closed socket) is a `CallError::Transport` that says what came back.
 
+mod http;
+pub mod parity;
+mod rpc;
+mod stdio;
+mod ws;
+
+pub use rpc::excerpt;
+
+use crate::shim::schema::{self, Part};
 use crate::shim::{RpcError, Session};
 use serde_json::Value;
+use std::time::Duration;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CallError {
@@ -46,22 +62,114 @@ impl Adapter for Inproc {
     }
 }
 
+/// The limits every call runs under.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The deadline of one call, from sending the request to the end of the answer.
+    pub timeout: Duration,
+    /// The largest answer accepted, in bytes.
+    pub max_message: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            timeout: Duration::from_secs(5),
+            max_message: crate::shim::MAX_MESSAGE,
+        }
+    }
+}
+
+/// Any adapter, with every message checked against the protocol's schemas: the params before
+/// they leave (a case that breaks the protocol is hcpspec's problem, not the shim's) and the
+/// result when it arrives (the shim is told the method, the JSON pointer and the rule).
+pub struct Checked<A>(pub A);
+
+/// One call with its params and result checked against the method's schemas.
+pub(crate) fn check_call(
+    method: &str,
+    params: Value,
+    call: impl FnOnce(Value) -> Result<Value, CallError>,
+) -> Result<Value, CallError> {
+    if let Some((pointer, message)) = schema::check(method, Part::Params, &params) {
+        return Err(CallError::Transport(format!(
+            "{method}: hcpspec would send invalid params (vectors/schemas/shim/{method}.schema.json) at {pointer}: {message}; nothing was sent"
+        )));
+    }
+    let result = call(params).map_err(|e| match e {
+        e if e.not_implemented() && schema::REQUIRED.contains(&method) => CallError::Transport(format!(
+            "{method}: the shim answered \"method not found\", but every shim must implement {method} ({e})"
+        )),
+        e => e,
+    })?;
+    if let Some((pointer, message)) = schema::check(method, Part::Result, &result) {
+        return Err(CallError::Transport(format!(
+            "{method}: the shim's result breaks vectors/schemas/shim/{method}.schema.json at {pointer}: {message}; result: {}",
+            excerpt(result.to_string().as_bytes())
+        )));
+    }
+    Ok(result)
+}
+
+impl<A: Adapter> Adapter for Checked<A> {
+    fn call(&mut self, method: &str, params: Value) -> Result<Value, CallError> {
+        let inner = &mut self.0;
+        check_call(method, params, |p| inner.call(method, p))
+    }
+}
+
 /// Makes a fresh adapter per case for a runtime spec (`inproc:reference`, …).
 pub type Connector = Box<dyn Fn() -> Result<Box<dyn Adapter>, String> + Sync + Send>;
 
-/// Parse a runtime spec into a connector. An unknown spec is a usage error (the message says
-/// which specs exist).
+/// Parse a runtime spec into a connector, with the default deadline and size cap.
 pub fn connector(spec: &str) -> Result<Connector, String> {
+    connector_with(spec, &Options::default())
+}
+
+/// Parse a runtime spec into a connector. An unknown spec is a usage error (the message says
+/// which specs exist). Nothing is reached yet: the first call does that.
+pub fn connector_with(spec: &str, opts: &Options) -> Result<Connector, String> {
+    fn boxed<A: Adapter + 'static>(a: A) -> Box<dyn Adapter> {
+        Box::new(Checked(a))
+    }
+    schema::warm();
+    let opts = opts.clone();
     if let Some(name) = spec.strip_prefix("inproc:") {
         crate::runtime::embedded(name).ok_or_else(|| {
             format!("--runtime {spec}: no embedded runtime `{name}` (reference, stub, mutant:NAME)")
         })?;
         let name = name.to_string();
         return Ok(Box::new(move || {
-            Ok(Box::new(Inproc::new(&name).expect("checked above")) as Box<dyn Adapter>)
+            Ok(boxed(Inproc::new(&name).expect("checked above")))
         }));
     }
-    Err(format!(
-        "--runtime {spec}: unknown runtime spec (expected inproc:NAME)"
-    ))
+    if let Some(cmd) = spec.strip_prefix("stdio:") {
+        let argv = shell_words::split(cmd).map_err(|e| format!("--runtime {spec}: {e}"))?;
+        if argv.is_empty() {
+            return Err(format!("--runtime {spec}: no command after stdio:"));
+        }
+        let pool = stdio::Pool::new(argv, opts);
+        return Ok(Box::new(move || pool.checkout().map(boxed)));
+    }
+    if spec.starts_with("http://") {
+        http::HttpLink::new(spec)?;
+        let spec = spec.to_string();
+        return Ok(Box::new(move || {
+            Ok(boxed(rpc::Client::new(
+                http::HttpLink::new(&spec)?,
+                opts.clone(),
+            )))
+        }));
+    }
+    if spec.starts_with("ws://") {
+        ws::WsLink::new(spec)?;
+        let spec = spec.to_string();
+        return Ok(Box::new(move || {
+            Ok(boxed(rpc::Client::new(
+                ws::WsLink::new(&spec)?,
+                opts.clone(),
+            )))
+        }));
+    }
+    Err(format!("--runtime {spec}: unknown runtime spec (expected inproc:NAME, stdio:'CMD ARGS', http://HOST:PORT or ws://HOST:PORT/PATH)"))
 }

@@ -118,7 +118,10 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         a.runtime.clone()
     };
     if !(a.timeout > 0.0 && a.timeout.is_finite()) {
-        return Err(format!("--timeout {}: expected a positive number of seconds", a.timeout));
+        return Err(format!(
+            "--timeout {}: expected a positive number of seconds",
+            a.timeout
+        ));
     }
     let opts = adapter::Options {
         timeout: std::time::Duration::from_secs_f64(a.timeout),

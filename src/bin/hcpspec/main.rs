@@ -5,6 +5,8 @@ use hcpspec::exit;
 use std::path::PathBuf;
 
 mod cli;
+mod fuzz;
+mod shim;
 
 #[derive(Parser)]
 #[command(
@@ -70,7 +72,16 @@ enum Command {
         iterations: usize,
         #[arg(long, default_value_os_t = cli::default_vectors())]
         vectors: PathBuf,
+        /// Measure the transports instead: each adapter's round trip against a bare echo, and
+        /// the suite over inproc, stdio, http and ws.
+        #[arg(long)]
+        transports: bool,
     },
+    /// Serve an embedded runtime over the shim protocol (stdio, HTTP or WebSocket; 127.0.0.1 only).
+    Shim(shim::ShimArgs),
+    /// Fuzz a runtime: mutated packs, grants and exec args, judged by fail-closed invariants and
+    /// agreement with the reference; each finding is written as a case under vectors/found/.
+    Fuzz(fuzz::FuzzArgs),
 }
 
 fn main() {
@@ -84,7 +95,15 @@ fn main() {
         Command::Bench {
             iterations,
             vectors,
+            transports: false,
         } => cli::bench(iterations, &vectors),
+        Command::Bench {
+            iterations,
+            vectors,
+            transports: true,
+        } => shim::bench_transports(iterations, &vectors),
+        Command::Shim(args) => shim::serve(&args),
+        Command::Fuzz(args) => fuzz::fuzz(&args),
     };
     std::process::exit(code.unwrap_or_else(|e| {
         eprintln!("hcpspec: {e}");

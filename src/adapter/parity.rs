@@ -1,0 +1,142 @@
+//! Transport parity: one runtime reached over several transports must be observed the same.
+//! Observations are already normalised by the runner (the case's temp dir, report paths and
+//! runtime ids as variables), so what is left to differ is the transport's doing.
+
+use crate::run::{CaseResult, Verdict};
+use serde_json::{json, Value};
+
+/// One case observed differently over two specs of the same runtime.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Difference {
+    pub case: String,
+    pub runtime: String,
+    pub left: String,
+    pub right: String,
+    /// Where they part: a JSON pointer (`/verdict`, `/failure/…`, `/observations/N/value/…`)
+    /// with both values.
+    pub what: String,
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({}): {} and {} differ: {}",
+            self.case, self.runtime, self.left, self.right, self.what
+        )
+    }
+}
+
+/// What parity compares of a result: the verdict's kind, a failure's step, path and actual
+/// value, and every observation. Error texts and timings are the transport's own.
+fn comparable(r: &CaseResult) -> Value {
+    let failure = match &r.verdict {
+        Verdict::Fail(f) => {
+            json!({ "step": f.step, "action": f.action, "path": f.path, "actual": f.actual })
+        }
+        _ => Value::Null,
+    };
+    json!({ "verdict": r.verdict.label(), "failure": failure, "observations": r.observations })
+}
+
+/// The first place two values differ, as a JSON pointer with both sides.
+pub fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for k in x.keys().chain(y.keys().filter(|k| !x.contains_key(*k))) {
+                let p = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                match (x.get(k), y.get(k)) {
+                    (Some(l), Some(r)) => {
+                        if let Some(d) = first_difference(l, r, &p) {
+                            return Some(d);
+                        }
+                    }
+                    (l, r) => return Some(format!("{p}: {} ≠ {}", shown(l), shown(r))),
+                }
+            }
+            None
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (l, r))| first_difference(l, r, &format!("{at}/{i}"))),
+        _ if a == b => None,
+        _ => Some(format!(
+            "{}: {} ≠ {}",
+            if at.is_empty() { "/" } else { at },
+            shown(Some(a)),
+            shown(Some(b))
+        )),
+    }
+}
+
+fn shown(v: Option<&Value>) -> String {
+    match v {
+        None => "(absent)".into(),
+        Some(v) => {
+            let s = v.to_string();
+            if s.chars().count() > 120 {
+                format!("{}…", s.chars().take(120).collect::<String>())
+            } else {
+                s
+            }
+        }
+    }
+}
+
+/// A runtime as it named itself to `initialize`: `name version`.
+fn runtime_key(info: &Value) -> String {
+    let field = |p: &str| {
+        info.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string()
+    };
+    format!("{} {}", field("/runtime/name"), field("/runtime/version"))
+}
+
+/// Compare every run against the first run of the same runtime (by the name and version it
+/// gave `initialize`). `runs` are (spec, initialize answer, results in case order).
+pub fn compare(runs: &[(&str, &Value, &[CaseResult])]) -> Vec<Difference> {
+    let mut out = Vec::new();
+    for (i, (spec, info, results)) in runs.iter().enumerate() {
+        let key = runtime_key(info);
+        let Some((first, _, base)) = runs[..i]
+            .iter()
+            .find(|(_, other, _)| runtime_key(other) == key)
+        else {
+            continue;
+        };
+        for (l, r) in base
+            .iter()
+            .zip(results.iter())
+            .filter(|(l, r)| l.name == r.name)
+        {
+            if let Some(what) = first_difference(&comparable(l), &comparable(r), "") {
+                out.push(Difference {
+                    case: r.name.clone(),
+                    runtime: key.clone(),
+                    left: first.to_string(),
+                    right: spec.to_string(),
+                    what,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The runtimes run over more than one spec: (runtime, its specs in order).
+pub fn groups(runs: &[(&str, &Value)]) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for (spec, info) in runs {
+        let key = runtime_key(info);
+        match out.iter_mut().find(|(g, _)| *g == key) {
+            Some((_, specs)) => specs.push(spec.to_string()),
+            None => out.push((key, vec![spec.to_string()])),
+        }
+    }
+    out.retain(|(_, specs)| specs.len() > 1);
+    out
+}

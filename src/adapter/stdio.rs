@@ -1,0 +1,382 @@
+//! `stdio:CMD ARGS`: a shim as a child process, one JSON-RPC message per line on its stdin and
+//! stdout, its stderr kept as its log (the last lines go into every transport error).
+//!
+//! One process serves many runtimes (by `runtime_id`), so processes are pooled: a case checks
+//! one out (spawning and initialising a new one when none is idle) and gives it back when it
+//! ends, unless the process broke the transport; then it is killed and the next case gets a
+//! fresh one. With `--jobs N` there are at most N processes.
+
+use super::rpc::{excerpt, secs, size, Client, Link};
+use super::{Adapter, CallError, Options};
+use serde_json::{json, Value};
+use std::collections::VecDeque;
+use std::io::{BufReader, Read, Write};
+use std::os::fd::AsRawFd;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Lines of the shim's stderr kept, and the length each is cut to.
+const TAIL_LINES: usize = 12;
+const TAIL_WIDTH: usize = 300;
+
+#[derive(Default)]
+struct Tail {
+    lines: VecDeque<String>,
+    closed: bool,
+}
+
+/// One shim process: its pipes, and a thread keeping the tail of its stderr.
+pub(crate) struct Proc {
+    child: Child,
+    /// None once closed (or lost to a write that never finished).
+    stdin: Option<ChildStdin>,
+    /// Read on the calling thread, with poll(2) for the deadline: no thread hop per answer.
+    stdout: ChildStdout,
+    /// What was read past the last answer (nothing, for a shim that keeps to the protocol).
+    pending: Vec<u8>,
+    stderr: Arc<Mutex<Tail>>,
+    command: String,
+}
+
+impl Proc {
+    fn spawn(argv: &[String]) -> Result<Proc, String> {
+        let command = shell_words::join(argv);
+        let (program, args) = argv.split_first().ok_or("stdio: empty command")?;
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("stdio: cannot start `{command}`: {e}"))?;
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let tail = Arc::new(Mutex::new(Tail::default()));
+        let t = tail.clone();
+        std::thread::spawn(move || read_log(stderr, t));
+        Ok(Proc {
+            child,
+            stdin: Some(stdin),
+            stdout,
+            pending: Vec::new(),
+            stderr: tail,
+            command,
+        })
+    }
+
+    /// The process's exit, waiting up to `patience` for it.
+    fn exit_status(&mut self, patience: Duration) -> Option<std::process::ExitStatus> {
+        let until = Instant::now() + patience;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) => return Some(s),
+                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(5)),
+                _ => return None,
+            }
+        }
+    }
+
+    fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    fn kill(&mut self) {
+        if self.alive() {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.stdin = None;
+        self.kill();
+    }
+}
+
+/// Keep the last lines of the shim's stderr, each cut to a width.
+fn read_log(stderr: impl Read, tail: Arc<Mutex<Tail>>) {
+    let mut r = BufReader::new(stderr);
+    let mut line = Vec::new();
+    let mut buf = [0u8; 8192];
+    let push = |line: &mut Vec<u8>| {
+        let text = String::from_utf8_lossy(line).trim_end().to_string();
+        line.clear();
+        let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
+        t.lines.push_back(text);
+        while t.lines.len() > TAIL_LINES {
+            t.lines.pop_front();
+        }
+    };
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        for &b in &buf[..n] {
+            if b == b'\n' {
+                push(&mut line);
+            } else if line.len() < TAIL_WIDTH {
+                line.push(b);
+            }
+        }
+    }
+    if !line.is_empty() {
+        push(&mut line);
+    }
+    tail.lock().unwrap_or_else(|p| p.into_inner()).closed = true;
+}
+
+impl Link for Proc {
+    fn exchange(&mut self, frame: &str, deadline: Duration, cap: usize) -> Result<Vec<u8>, String> {
+        let start = Instant::now();
+        let mut bytes = frame.as_bytes().to_vec();
+        bytes.push(b'\n');
+        self.write(bytes, deadline)?;
+        let end = start + deadline;
+        let mut chunk = [0u8; 64 << 10];
+        let mut scanned = 0;
+        loop {
+            let newline = self.pending[scanned..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map(|i| scanned + i);
+            scanned = self.pending.len();
+            if let Some(i) = newline {
+                let mut line: Vec<u8> = self.pending.drain(..=i).collect();
+                line.pop();
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                return Ok(line);
+            }
+            if self.pending.len() > cap {
+                return Err(format!(
+                    "the answer is over the size cap of {} ({} bytes so far without a newline)",
+                    size(cap),
+                    self.pending.len()
+                ));
+            }
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() || !readable(&self.stdout, left) {
+                let got = if self.pending.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    format!(
+                        "{} bytes without a newline: {}",
+                        self.pending.len(),
+                        excerpt(&self.pending)
+                    )
+                };
+                return Err(format!(
+                    "no answer within {} (received {got})",
+                    secs(deadline)
+                ));
+            }
+            match self.stdout.read(&mut chunk) {
+                Ok(0) => {
+                    let rest = if self.pending.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" after {} without a newline", excerpt(&self.pending))
+                    };
+                    return Err(format!(
+                        "the shim closed its stdout mid-call{rest}; {}",
+                        self.exited()
+                    ));
+                }
+                Ok(n) => self.pending.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("reading the shim's stdout failed: {e}")),
+            }
+        }
+    }
+
+    fn diagnose(&mut self) -> String {
+        // Let the log reader catch up: until stderr closes when the process has ended (it
+        // closes with it), a moment for lines still in flight when it runs on.
+        if self.alive() {
+            std::thread::sleep(Duration::from_millis(50));
+        } else {
+            let until = Instant::now() + Duration::from_millis(500);
+            while !self.stderr.lock().map(|t| t.closed).unwrap_or(true) && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        let t = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        if t.lines.is_empty() {
+            format!("`{}` wrote nothing to stderr", self.command)
+        } else {
+            format!(
+                "last stderr lines of `{}`:\n    {}",
+                self.command,
+                t.lines.iter().cloned().collect::<Vec<_>>().join("\n    ")
+            )
+        }
+    }
+}
+
+/// Whether `fd` has something to read (data, or the end) within `within`.
+fn readable(fd: &impl AsRawFd, within: Duration) -> bool {
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = within.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
+    loop {
+        // SAFETY: one valid pollfd for the length of the call.
+        let n = unsafe { libc::poll(&mut p, 1, ms) };
+        if n >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            // POLLHUP and POLLERR count as readable: the read then says what happened.
+            return n > 0;
+        }
+    }
+}
+
+/// A write this small never blocks on an empty pipe (a pipe holds at least one page), and the
+/// pipe is empty between calls: the shim read the last request before answering it.
+const DIRECT_WRITE: usize = 4096;
+
+impl Proc {
+    /// Write one frame to the shim's stdin within `deadline`. A small frame is written here; a
+    /// larger one on a thread, since a shim that stops reading fills the pipe and would block
+    /// the write past any deadline (killing the process unblocks it).
+    fn write(&mut self, bytes: Vec<u8>, deadline: Duration) -> Result<(), String> {
+        let Some(mut stdin) = self.stdin.take() else {
+            return Err(format!("the shim's stdin is closed; {}", self.exited()));
+        };
+        let written = if bytes.len() <= DIRECT_WRITE {
+            let r = stdin.write_all(&bytes).and_then(|_| stdin.flush());
+            self.stdin = Some(stdin);
+            r
+        } else {
+            let (tx, rx) = mpsc::channel();
+            std::thread::spawn(move || {
+                let r = stdin.write_all(&bytes).and_then(|_| stdin.flush());
+                let _ = tx.send((r, stdin));
+            });
+            match rx.recv_timeout(deadline) {
+                Ok((r, stdin)) => {
+                    self.stdin = Some(stdin);
+                    r
+                }
+                Err(_) => {
+                    return Err(format!(
+                        "the shim did not read its stdin within {}",
+                        secs(deadline)
+                    ))
+                }
+            }
+        };
+        written.map_err(|e| format!("cannot write to the shim's stdin ({e}); {}", self.exited()))
+    }
+
+    /// "the shim exited with status 3" or "the shim is still running".
+    fn exited(&mut self) -> String {
+        match self.exit_status(Duration::from_millis(300)) {
+            Some(s) => match s.code() {
+                Some(c) => format!("the shim exited with status {c}"),
+                None => format!("the shim was ended by a signal ({s})"),
+            },
+            None => "the shim is still running".into(),
+        }
+    }
+}
+
+/// The processes of one `stdio:` spec: idle ones wait here between cases.
+pub(crate) struct Pool {
+    argv: Vec<String>,
+    opts: Options,
+    idle: Mutex<Vec<Client<Proc>>>,
+}
+
+impl Pool {
+    pub fn new(argv: Vec<String>, opts: Options) -> Arc<Pool> {
+        Arc::new(Pool {
+            argv,
+            opts,
+            idle: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// An initialised process for one case.
+    pub fn checkout(self: &Arc<Self>) -> Result<Pooled, String> {
+        loop {
+            let Some(mut c) = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop() else {
+                break;
+            };
+            if c.link.alive() {
+                return Ok(Pooled {
+                    client: Some(c),
+                    pool: self.clone(),
+                });
+            }
+        }
+        let proc = Proc::spawn(&self.argv)?;
+        let mut client = Client::new(proc, self.opts.clone());
+        super::check_call(
+            "initialize",
+            json!({ "protocol": crate::shim::PROTOCOL }),
+            |p| client.call("initialize", p),
+        )
+        .map_err(|e| {
+            format!(
+                "stdio: `{}` failed the handshake: {e}",
+                shell_words::join(&self.argv)
+            )
+        })?;
+        Ok(Pooled {
+            client: Some(client),
+            pool: self.clone(),
+        })
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // Shut the idle processes down politely (each answers `shutdown` and exits), then reap.
+        let mut idle = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
+        for c in &mut idle {
+            c.opts.timeout = Duration::from_secs(1);
+            let _ = c.call("shutdown", Value::Object(Default::default()));
+            c.link.stdin = None;
+        }
+        for c in &mut idle {
+            c.link.exit_status(Duration::from_secs(1));
+        }
+    }
+}
+
+/// A process checked out for one case; it goes back to the pool unless it broke.
+pub struct Pooled {
+    client: Option<Client<Proc>>,
+    pool: Arc<Pool>,
+}
+
+impl Adapter for Pooled {
+    fn call(&mut self, method: &str, params: Value) -> Result<Value, CallError> {
+        self.client
+            .as_mut()
+            .expect("present until drop")
+            .call(method, params)
+    }
+}
+
+impl Drop for Pooled {
+    fn drop(&mut self) {
+        if let Some(c) = self.client.take() {
+            if c.broken.is_none() {
+                self.pool
+                    .idle
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(c);
+            }
+        }
+    }
+}
