@@ -137,6 +137,10 @@ pub fn check_response(frame: &Value) -> Option<(String, String)> {
 }
 
 fn first(v: &Validator, value: &Value) -> Option<(String, String)> {
+    // The fast path: `is_valid` short-circuits and builds no errors; most messages are valid.
+    if v.is_valid(value) {
+        return None;
+    }
     v.iter_errors(value).next().map(|e| {
         let p = e.instance_path().to_string();
         (
