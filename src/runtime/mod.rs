@@ -172,6 +172,17 @@ pub struct PackAvailability {
     pub verbs: Vec<VerbAvailability>,
 }
 
+impl PackAvailability {
+    pub fn not_installed(pack_id: &str) -> Self {
+        PackAvailability {
+            pack_id: pack_id.into(),
+            installed: false,
+            reasons: BTreeMap::from([("installed".to_string(), format!("pack {pack_id} is not installed"))]),
+            verbs: vec![],
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VerbAvailability {
     pub verb_key: String,

@@ -283,16 +283,7 @@ impl Runtime for Stub {
 
     fn availability(&self, pack_id: &str) -> PackAvailability {
         let Some(pack) = self.catalog.get(pack_id) else {
-            let reasons = BTreeMap::from([(
-                "installed".to_string(),
-                format!("pack {pack_id} is not installed"),
-            )]);
-            return PackAvailability {
-                pack_id: pack_id.into(),
-                installed: false,
-                reasons,
-                verbs: vec![],
-            };
+            return PackAvailability::not_installed(pack_id);
         };
         let verbs = pack
             .surface

@@ -477,19 +477,11 @@ impl Runtime for Reference {
 
     fn availability(&self, pack_id: &str) -> PackAvailability {
         let Some(pack) = self.packs.get(pack_id) else {
-            let mut reasons = BTreeMap::new();
-            if !self.broken(Mutant::AvailabilityWithoutReason) {
-                reasons.insert(
-                    "installed".into(),
-                    format!("pack {pack_id} is not installed"),
-                );
+            let mut report = PackAvailability::not_installed(pack_id);
+            if self.broken(Mutant::AvailabilityWithoutReason) {
+                report.reasons.clear();
             }
-            return PackAvailability {
-                pack_id: pack_id.into(),
-                installed: false,
-                reasons,
-                verbs: vec![],
-            };
+            return report;
         };
         let verbs = pack
             .surface
