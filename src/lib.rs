@@ -3,6 +3,8 @@
 pub mod adapter;
 pub mod case;
 pub mod exit;
+pub mod fuzz;
+pub mod mutate;
 pub mod pack;
 pub mod report;
 pub mod run;

@@ -203,7 +203,12 @@ pub fn load_case(file: &Path, suite: &str, denials: &Denials) -> Result<Case, Ca
 }
 
 /// [`load_case`] on a case's text, as if read from `file` (pure: the fuzz targets call it).
-pub fn parse_case(file: &Path, text: &str, suite: &str, denials: &Denials) -> Result<Case, CaseError> {
+pub fn parse_case(
+    file: &Path,
+    text: &str,
+    suite: &str,
+    denials: &Denials,
+) -> Result<Case, CaseError> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
         err(
             file,

@@ -1,0 +1,138 @@
+//! `hcpspec fuzz`: wiring only; the fuzzer is `hcpspec::fuzz`.
+
+use hcpspec::exit;
+use hcpspec::fuzz::{Config, Finding, Fuzzer, Progress};
+use hcpspec::run::RunEnv;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+#[derive(clap::Args, Clone)]
+pub struct FuzzArgs {
+    /// The runtime under test: inproc:reference, inproc:stub, inproc:mutant:NAME, or any spec
+    /// `run --runtime` takes.
+    #[arg(long)]
+    pub runtime: String,
+    /// Stop after this many seconds.
+    #[arg(long, default_value_t = 60.0)]
+    pub seconds: f64,
+    /// The seed: the same seed generates the same cases.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Cases run at once (findings are reproducible from the seed with --jobs 1).
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
+    /// Stop after this many cases.
+    #[arg(long)]
+    pub cases: Option<u64>,
+    /// Stop after this many findings.
+    #[arg(long)]
+    pub max_findings: Option<usize>,
+    /// Where findings are written as case files [default: VECTORS/found].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Runs of a case the shrinker may spend per finding (0: write findings unshrunk).
+    #[arg(long, default_value_t = 400)]
+    pub shrink_budget: usize,
+    /// The vectors directory (fixture packs and denial classes).
+    #[arg(long, default_value_os_t = crate::cli::default_vectors())]
+    pub vectors: PathBuf,
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
+    let env = RunEnv::new(&a.vectors, &RunEnv::probe_beside_exe())?;
+    let out = a.out.clone().unwrap_or_else(|| a.vectors.join("found"));
+    let cfg = Config {
+        runtime: a.runtime.clone(),
+        seed: a.seed,
+        seconds: a.seconds,
+        max_cases: a.cases,
+        jobs: a.jobs.max(1),
+        max_findings: a.max_findings,
+        out: Some(out.clone()),
+        shrink_budget: a.shrink_budget,
+    };
+    let fuzzer = Fuzzer::new(cfg, &env)?;
+    // Ctrl-C stops generating; findings already written stay, one being shrunk is written as
+    // far as it got.
+    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
+    let tty = std::io::stderr().is_terminal();
+    eprintln!(
+        "fuzz: {} from seed {} for {} s on {} job(s); findings go to {}",
+        a.runtime,
+        a.seed,
+        a.seconds,
+        a.jobs.max(1),
+        out.display()
+    );
+    let progress = |p: Progress| {
+        let secs = p.elapsed.as_secs_f64();
+        let line = format!(
+            "fuzz: {} cases, {:.0} cases/s, {} findings, {} errors, {:.0} s",
+            p.cases,
+            p.cases as f64 / secs.max(1e-9),
+            p.findings,
+            p.errors,
+            secs
+        );
+        if tty {
+            eprint!("\r{line}   ");
+        } else if p.elapsed.as_secs().is_multiple_of(10) {
+            eprintln!("{line}");
+        }
+    };
+    let found = |f: &Finding| {
+        if tty {
+            eprint!("\r");
+        }
+        println!(
+            "finding: {} after {:.2} s (case {}): {}\n  {} ({} → {} steps){}",
+            f.rule,
+            f.after.as_secs_f64(),
+            f.case_index,
+            f.message,
+            f.path
+                .as_ref()
+                .map_or("(not written)".into(), |p| p.display().to_string()),
+            f.steps.0,
+            f.steps.1,
+            if f.reproduces {
+                ""
+            } else {
+                "; WARNING: the written case does not reproduce it"
+            }
+        );
+    };
+    let report = match fuzzer.run(&STOP, &progress, &found) {
+        Ok(r) => r,
+        Err(e) if e.contains("unreachable") => {
+            eprintln!("hcpspec: {e}");
+            return Ok(exit::UNREACHABLE);
+        }
+        Err(e) => return Err(e),
+    };
+    if tty {
+        eprintln!();
+    }
+    let secs = report.elapsed.as_secs_f64();
+    println!(
+        "fuzz: {} cases in {:.1} s ({:.0} cases/s), {} findings, {} cases ended in an error{}",
+        report.cases,
+        secs,
+        report.cases as f64 / secs.max(1e-9),
+        report.findings.len(),
+        report.errors,
+        if report.interrupted {
+            " (interrupted)"
+        } else {
+            ""
+        }
+    );
+    Ok(if report.findings.is_empty() {
+        exit::OK
+    } else {
+        exit::FAILURES
+    })
+}

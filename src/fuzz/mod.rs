@@ -1,0 +1,434 @@
+//! `hcpspec fuzz`: a black-box, structure-aware protocol fuzzer against any runtime.
+//!
+//! Case number `i` of a run seeded with `s` is generated from its own PRNG stream
+//! ([`Rng::for_case`]), runs through `run::run_case` on the runtime under test and on the
+//! reference, and is judged by the [`oracle`]s. The first case that breaks a rule is shrunk
+//! ([`shrink`]) and written as a regression case under the output directory
+//! (`vectors/found/<rule>-<hash>.json`), after checking that the written case passes on the
+//! reference and does not pass on the runtime. One finding per rule and run.
+
+pub mod oracle;
+pub mod shrink;
+
+use crate::adapter::{self, Adapter, Connector, Inproc};
+use crate::case::Case;
+use crate::mutate::case::{case_json, generate, CaseMeta, FuzzCase};
+use crate::mutate::pack::Fixture;
+use crate::mutate::Rng;
+use crate::report::fnv1a;
+use crate::run::{run_case, CaseResult, RunEnv, Verdict};
+use oracle::{Classes, Ctx, Model, Violation};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The runtime under test, as `--runtime` takes it (`inproc:mutant:no-confirm-gate`, …).
+    pub runtime: String,
+    pub seed: u64,
+    /// Stop generating after this long.
+    pub seconds: f64,
+    /// Stop generating after this many cases.
+    pub max_cases: Option<u64>,
+    pub jobs: usize,
+    /// Stop after this many findings.
+    pub max_findings: Option<usize>,
+    /// Where findings are written (`vectors/found`); `None` keeps them in memory.
+    pub out: Option<PathBuf>,
+    /// Runs of a case the shrinker may spend on one finding (0: no shrinking).
+    pub shrink_budget: usize,
+}
+
+impl Config {
+    pub fn new(runtime: &str) -> Config {
+        Config {
+            runtime: runtime.into(),
+            seed: 1,
+            seconds: 60.0,
+            max_cases: None,
+            jobs: 1,
+            max_findings: None,
+            out: None,
+            shrink_budget: 400,
+        }
+    }
+}
+
+/// One rule a runtime broke, as a written regression case.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub message: String,
+    /// The number of the case that first broke the rule.
+    pub case_index: u64,
+    /// Time from the start of the run to the case that found it.
+    pub after: Duration,
+    /// The regression case (shrunk).
+    pub case: Case,
+    pub path: Option<PathBuf>,
+    /// The written case passes on the reference and does not pass on the runtime.
+    pub reproduces: bool,
+    /// Steps of the case as found and as shrunk.
+    pub steps: (usize, usize),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    pub cases: u64,
+    /// Cases whose run on the runtime ended in an error after a successful install.
+    pub errors: u64,
+    pub findings: usize,
+    pub elapsed: Duration,
+}
+
+#[derive(Debug)]
+pub struct Report {
+    pub cases: u64,
+    /// Cases whose run on the runtime ended in an error (transport, protocol) after a successful
+    /// install: a runtime that errors on everything finds nothing, so this must stay low.
+    pub errors: u64,
+    pub elapsed: Duration,
+    pub findings: Vec<Finding>,
+    /// Stopped by the caller's stop flag (Ctrl-C) before the budget ran out.
+    pub interrupted: bool,
+}
+
+/// One fuzz case run on the runtime and (when it is another) the reference, and judged.
+pub struct Judged {
+    pub violations: Vec<Violation>,
+    pub runtime: CaseResult,
+    pub reference: Option<CaseResult>,
+}
+
+/// The adapters of one worker: the runtime under test (reconnected after a broken transport)
+/// and the reference.
+struct Adapters<'c> {
+    connect: &'c Connector,
+    runtime: Option<Box<dyn Adapter>>,
+    reference: Inproc,
+}
+
+impl Adapters<'_> {
+    fn runtime(&mut self) -> Result<&mut Box<dyn Adapter>, String> {
+        if self.runtime.is_none() {
+            self.runtime = Some((self.connect)()?);
+        }
+        Ok(self.runtime.as_mut().expect("connected above"))
+    }
+}
+
+pub struct Fuzzer<'e> {
+    pub cfg: Config,
+    env: &'e RunEnv,
+    pub fixtures: Vec<Fixture>,
+    connect: Connector,
+    classes: Classes,
+    /// The runtime under test is not the reference itself.
+    differential: bool,
+}
+
+impl<'e> Fuzzer<'e> {
+    pub fn new(cfg: Config, env: &'e RunEnv) -> Result<Fuzzer<'e>, String> {
+        let fixtures = Fixture::load_all(&env.vectors.join("packs"))?;
+        if fixtures.is_empty() {
+            return Err(format!(
+                "no fixture packs under {}",
+                env.vectors.join("packs").display()
+            ));
+        }
+        let connect = adapter::connector(&cfg.runtime)?;
+        Ok(Fuzzer {
+            differential: cfg.runtime != "inproc:reference",
+            classes: Classes::new(&env.denials),
+            cfg,
+            env,
+            fixtures,
+            connect,
+        })
+    }
+
+    /// The fuzz case number `index` of this run.
+    pub fn case(&self, index: u64) -> FuzzCase {
+        let mut rng = Rng::for_case(self.cfg.seed, index);
+        let seed = rng.next_u64();
+        generate(&mut rng, &self.fixtures, seed)
+    }
+
+    fn adapters(&self) -> Adapters<'_> {
+        Adapters {
+            connect: &self.connect,
+            runtime: None,
+            reference: Inproc::new("reference").expect("the reference is embedded"),
+        }
+    }
+
+    fn observations(result: &CaseResult, slots: usize) -> Vec<Option<&Value>> {
+        let mut out = vec![None; slots];
+        for o in &result.observations {
+            if let Some(x) = out.get_mut(o.step) {
+                *x = Some(&o.value);
+            }
+        }
+        out
+    }
+
+    fn judge(&self, ad: &mut Adapters, fc: &FuzzCase, index: u64) -> Result<Judged, String> {
+        let case = fc.to_case(&self.fixtures, CaseMeta::explore(index), &BTreeMap::new());
+        let runtime = run_case(&case, ad.runtime()?.as_mut(), self.env);
+        if matches!(&runtime.verdict, Verdict::Error { .. }) {
+            ad.runtime = None; // a broken transport: the next case reconnects
+        }
+        let reference = self
+            .differential
+            .then(|| run_case(&case, &mut ad.reference, self.env));
+        let model = Model::of(fc, &self.fixtures);
+        let ctx = Ctx {
+            case: fc,
+            model: &model,
+            layout: fc.layout(),
+            classes: &self.classes,
+        };
+        let n = ctx.layout.len();
+        let obs = Self::observations(&runtime, n);
+        let ref_obs = reference.as_ref().map(|r| Self::observations(r, n));
+        let mut violations = oracle::invariants(&ctx, &obs, ref_obs.as_deref());
+        if let (Some(r), Some(ro)) = (&reference, &ref_obs) {
+            if violations.is_empty() {
+                violations = oracle::differential(&ctx, &obs, ro);
+            }
+            if violations.is_empty() {
+                if let (Verdict::Error { message }, false) =
+                    (&runtime.verdict, matches!(r.verdict, Verdict::Error { .. }))
+                {
+                    violations.push(Violation {
+                        rule: "runtime-error",
+                        slot: 0,
+                        expect: Value::Null,
+                        message: message.clone(),
+                        differential: true,
+                    });
+                }
+            }
+        }
+        Ok(Judged {
+            violations,
+            runtime,
+            reference,
+        })
+    }
+
+    /// Judge a fuzz case once (for tests and tools).
+    pub fn judge_case(&self, fc: &FuzzCase) -> Result<Judged, String> {
+        self.judge(&mut self.adapters(), fc, 0)
+    }
+
+    /// Shrink, render, check and write one finding.
+    fn finding(
+        &self,
+        ad: &mut Adapters,
+        fc: FuzzCase,
+        v: &Violation,
+        index: u64,
+        after: Duration,
+        stop: &AtomicBool,
+    ) -> Finding {
+        let rule = v.rule;
+        let mut still = |c: &FuzzCase| {
+            self.judge(ad, c, index)
+                .is_ok_and(|j| j.violations.iter().any(|x| x.rule == rule))
+        };
+        let steps_before = fc.layout().len();
+        let small = shrink::shrink(fc.clone(), &mut still, self.cfg.shrink_budget, stop);
+        // The shrunk case's own violation gives the expectation's step and value.
+        let (small, v) = match self
+            .judge(ad, &small, index)
+            .ok()
+            .and_then(|j| j.violations.into_iter().find(|x| x.rule == rule))
+        {
+            Some(sv) => (small, sv),
+            None => (fc, v.clone()),
+        };
+        let r = oracle::rule(rule);
+        let mut expects = BTreeMap::new();
+        if !v.expect.is_null() {
+            expects.insert(v.slot, v.expect.clone());
+        }
+        let meta = |id: String| {
+            CaseMeta {
+            file: self
+                .cfg
+                .out
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("vectors/found"))
+                .join(format!("{id}.json")),
+            id,
+            title: format!("fuzz: {}", r.title),
+            section: r.section.to_string(),
+            spec: r.spec.to_string(),
+            assumption: Some(format!(
+                "Found by `hcpspec fuzz --runtime {} --seed {}` (case {index}, case seed {:#x}): the oracle `{rule}` ({}) fired: {}. The expectation is what the reference runtime (inproc:reference) does on the same input; the steps without one are observed only.",
+                self.cfg.runtime,
+                self.cfg.seed,
+                small.seed,
+                if v.differential { "differential agreement with the reference" } else { "fail-closed invariant" },
+                v.message,
+            )),
+            notes: true,
+        }
+        };
+        let draft = small.to_case(&self.fixtures, meta("x".into()), &expects);
+        let hash = fnv1a([serde_json::to_vec(&case_json(&draft)).unwrap_or_default()]);
+        let id = format!("{rule}-{}", &hash[..8]);
+        let case = small.to_case(&self.fixtures, meta(id.clone()), &expects);
+        let on_reference = run_case(&case, &mut ad.reference, self.env);
+        let on_runtime = ad.runtime().map(|a| run_case(&case, a.as_mut(), self.env));
+        let reproduces = matches!(on_reference.verdict, Verdict::Pass)
+            && on_runtime.is_ok_and(|r| !matches!(r.verdict, Verdict::Pass));
+        let path = self.cfg.out.as_ref().and_then(|dir| {
+            let path = dir.join(format!("{id}.json"));
+            let text = crate::mutate::case::pretty(&case_json(&case));
+            std::fs::create_dir_all(dir).ok()?;
+            std::fs::write(&path, text).ok()?;
+            Some(path)
+        });
+        Finding {
+            rule,
+            message: v.message.clone(),
+            case_index: index,
+            after,
+            steps: (steps_before, case.steps.len()),
+            case,
+            path,
+            reproduces,
+        }
+    }
+
+    /// Fuzz until the time or case budget runs out, `max_findings` are found, or `stop` is set.
+    /// `on_progress` is called about once a second, `on_finding` for each finding as it is
+    /// written.
+    pub fn run(
+        &self,
+        stop: &AtomicBool,
+        on_progress: &(dyn Fn(Progress) + Sync),
+        on_finding: &(dyn Fn(&Finding) + Sync),
+    ) -> Result<Report, String> {
+        // Reachable at all? (exit 3 otherwise, like `run`)
+        (self.connect)().map_err(|e| format!("runtime {} unreachable: {e}", self.cfg.runtime))?;
+        let start = Instant::now();
+        let sh = Shared {
+            start,
+            deadline: start + Duration::from_secs_f64(self.cfg.seconds.max(0.0)),
+            stop,
+            next: AtomicU64::new(0),
+            cases: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            done: AtomicBool::new(false),
+            claimed: Mutex::new(BTreeSet::new()),
+            findings: Mutex::new(Vec::new()),
+            failure: Mutex::new(None),
+        };
+        std::thread::scope(|s| {
+            for _ in 0..self.cfg.jobs.max(1) {
+                s.spawn(|| {
+                    let work = std::panic::AssertUnwindSafe(|| self.worker(&sh, on_finding));
+                    if std::panic::catch_unwind(work).is_err() {
+                        lock(&sh.failure).get_or_insert_with(|| {
+                            format!("a fuzz worker panicked; rerun with --jobs 1 --seed {} to reproduce", self.cfg.seed)
+                        });
+                    }
+                    sh.done.store(true, Ordering::Relaxed);
+                });
+            }
+            let mut last = Instant::now();
+            while !sh.done.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(20));
+                if last.elapsed() >= Duration::from_secs(1) {
+                    last = Instant::now();
+                    on_progress(Progress {
+                        cases: sh.cases.load(Ordering::Relaxed),
+                        errors: sh.errors.load(Ordering::Relaxed),
+                        findings: lock(&sh.findings).len(),
+                        elapsed: start.elapsed(),
+                    });
+                }
+            }
+        });
+        if let Some(e) = sh.failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
+        }
+        let mut findings = sh.findings.into_inner().unwrap_or_else(|p| p.into_inner());
+        findings.sort_by_key(|f| (f.case_index, f.rule));
+        Ok(Report {
+            cases: sh.cases.load(Ordering::Relaxed),
+            errors: sh.errors.load(Ordering::Relaxed),
+            elapsed: start.elapsed(),
+            findings,
+            interrupted: stop.load(Ordering::Relaxed),
+        })
+    }
+
+    fn worker(&self, sh: &Shared, on_finding: &(dyn Fn(&Finding) + Sync)) {
+        let mut ad = self.adapters();
+        let finished = || sh.done.load(Ordering::Relaxed) || sh.stop.load(Ordering::Relaxed);
+        while !finished() && Instant::now() < sh.deadline {
+            let index = sh.next.fetch_add(1, Ordering::Relaxed);
+            if self.cfg.max_cases.is_some_and(|m| index >= m) {
+                break;
+            }
+            let fc = self.case(index);
+            let judged = match self.judge(&mut ad, &fc, index) {
+                Ok(j) => j,
+                Err(e) => {
+                    *lock(&sh.failure) =
+                        Some(format!("runtime {} unreachable: {e}", self.cfg.runtime));
+                    break;
+                }
+            };
+            sh.cases.fetch_add(1, Ordering::Relaxed);
+            let installed = judged
+                .runtime
+                .observations
+                .first()
+                .is_some_and(|o| o.value["ok"] == true);
+            if installed && matches!(judged.runtime.verdict, Verdict::Error { .. }) {
+                sh.errors.fetch_add(1, Ordering::Relaxed);
+            }
+            let mut rules = BTreeSet::new();
+            for v in &judged.violations {
+                if !rules.insert(v.rule) || !lock(&sh.claimed).insert(v.rule) {
+                    continue;
+                }
+                let f = self.finding(&mut ad, fc.clone(), v, index, sh.start.elapsed(), sh.stop);
+                on_finding(&f);
+                let mut all = lock(&sh.findings);
+                all.push(f);
+                if self.cfg.max_findings.is_some_and(|m| all.len() >= m) {
+                    sh.done.store(true, Ordering::Relaxed);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// What the workers of one run share.
+struct Shared<'s> {
+    start: Instant,
+    deadline: Instant,
+    stop: &'s AtomicBool,
+    next: AtomicU64,
+    cases: AtomicU64,
+    errors: AtomicU64,
+    done: AtomicBool,
+    claimed: Mutex<BTreeSet<&'static str>>,
+    findings: Mutex<Vec<Finding>>,
+    failure: Mutex<Option<String>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

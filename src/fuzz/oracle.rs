@@ -1,0 +1,1005 @@
+//! The two oracles of `hcpspec fuzz`.
+//!
+//! (a) **Fail-closed invariants**, judged from what a runtime showed: an exec that ran its
+//! adapter (a probe report exists, or the envelope says ok) had a matching exec grant, the pack
+//! activated, `confirm: true` (the JSON boolean) when the Policy says confirm, a Binding for a
+//! non-public pack, a project for brain land and an allow-listed bin; its adapter saw exactly the
+//! rendered argv, the jail as cwd and nothing of the runtime's environment (no planted canary);
+//! a write left an audit record with the Principal; availability gives every false a reason and
+//! never claims more than is true; Sense is accepted only when enabled and declared; install is
+//! accepted only for packs the reference's loader and linter accept.
+//!
+//! (b) **Differential agreement** with the reference runtime (`inproc:reference`) on the same
+//! case: allow or deny at every step, and the denial's class (`vectors/denials.json`).
+//!
+//! Each violation carries the expectation that, put on its step of the rendered case, makes the
+//! case pass on the reference and fail on the runtime: that is the regression case written out.
+
+use crate::case::matcher::Denials;
+use crate::mutate::case::{FStep, FuzzCase, Slot};
+use crate::mutate::pack::Fixture;
+use crate::pack::{self, Issue, Land, Operation, Pack};
+use crate::run::Vars;
+use crate::runtime::adapter::{render_argv, INPROC};
+use crate::runtime::reference::authz::{CAPABILITIES, CONNECT, ELEVATE, EXEC_READ, EXEC_WRITE};
+use crate::runtime::MintOutcome;
+use regex::Regex;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::PathBuf;
+
+/// The bins a case's runtime can find: `RunEnv` links exactly these two.
+const BINS: [&str; 2] = ["hcpspec-probe", "other-probe"];
+/// What a sandboxed adapter's environment may hold (ASSUMPTIONS.md, Binding and adapters).
+const SANDBOX_ENV: [&str; 4] = ["PATH", "HCP_PACK_ID", "HCP_VERB_KEY", "HCP_BINDING"];
+/// Denial classes from the most to the least specific: a text's class is the first that fits.
+const CLASS_ORDER: &[&str] = &[
+    "confirm",
+    "brain-needs-project",
+    "elevation",
+    "mint-failed",
+    "missing-write",
+    "missing-read",
+    "missing-connect",
+    "not-connected",
+    "bin-not-allowed",
+    "unknown-bin",
+    "invalid-args",
+    "unknown-verb",
+    "unknown-pack",
+    "not-activated",
+    "sense-disabled",
+    "undeclared-trigger",
+    "no-grant",
+    "any",
+];
+
+/// One broken rule, with where and what the regression case must expect.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Violation {
+    pub rule: &'static str,
+    /// The index of the rendered case's step that gets `expect`.
+    pub slot: usize,
+    pub expect: Value,
+    pub message: String,
+    pub differential: bool,
+}
+
+/// What every rule is: its contract section, the sentence it enforces, and a title.
+pub struct Rule {
+    pub name: &'static str,
+    pub section: &'static str,
+    pub spec: &'static str,
+    pub title: &'static str,
+}
+
+const ROW1: &str = "000_15ba0494eb8a99bb.txt § The contract, row 1 (\"Load surface.json, policy.json and HARNESS.md from a pack directory\" / \"Reject on parse error\")";
+const ROW2: &str = "000_15ba0494eb8a99bb.txt § The contract, row 2 (\"Lint on install: Policy covers every command and trigger, Skill present, wrap has named commands or pass_through\" / \"Reject on any issue\")";
+const ROW3: &str = "000_15ba0494eb8a99bb.txt § The contract, row 3 (\"Authorise each exec against five capability axes for a Principal\" / \"Deny with a reason; never default-allow\")";
+const ROW4: &str = "000_15ba0494eb8a99bb.txt § The contract, row 4 (\"Gate `confirm: true` writes\" / \"Refuse before any adapter runs\")";
+const ROW5: &str = "000_15ba0494eb8a99bb.txt § The contract, row 5 (\"Mint Binding through a hub for `user`, `local` and `mothership`\" / \"No ambient env fallback\")";
+const ROW6: &str = "000_15ba0494eb8a99bb.txt § The contract, row 6 (\"Execute the Adapter: spawn the wrap bin with a rendered argv, or call in-process\" / \"Unknown bin denied\")";
+const ROW7: &str = "000_15ba0494eb8a99bb.txt § The contract, row 7 (\"Sandbox by default: bin allow-list, cwd jail, no inherited credentials\")";
+const ROW8: &str = "000_15ba0494eb8a99bb.txt § The contract, row 8 (\"Audit writes\" / \"Full attribution tuple\")";
+const ROW9: &str = "000_15ba0494eb8a99bb.txt § The contract, row 9 (\"Report availability per command: installed, activated, connected, executable\" / \"Every false carries a reason\")";
+const ROW10: &str = "000_15ba0494eb8a99bb.txt § The contract, row 10 (\"Route Sense (optional): accept declared triggers and record them in a sink\" / \"`sense.enable` off → drop\")";
+const PIPELINE: &str = "000_15ba0494eb8a99bb.txt § The contract (\"Every exec passes them in the order of the pipeline, and any step may deny\")";
+
+pub const RULES: &[Rule] = &[
+    Rule { name: "install-accepted-bad-pack", section: "2", spec: ROW2, title: "install accepts a pack the reference loader or linter rejects" },
+    Rule { name: "install-accepted-unparsable-pack", section: "1", spec: ROW1, title: "install accepts a pack file that does not parse or fit its schema" },
+    Rule { name: "activate-unknown-pack", section: "3", spec: ROW3, title: "activation of a pack that is not installed succeeds" },
+    Rule { name: "activate-without-grant", section: "3", spec: ROW3, title: "activation succeeds without any grant on the pack" },
+    Rule { name: "connect-unknown-pack", section: "5", spec: ROW5, title: "connect succeeds for a pack that is not installed" },
+    Rule { name: "connect-not-activated", section: "3", spec: ROW3, title: "connect succeeds for a pack that is not activated" },
+    Rule { name: "connect-without-grant", section: "3", spec: ROW3, title: "connect mints a Binding without pack.connect" },
+    Rule { name: "mothership-without-elevation", section: "must-not", spec: "000_15ba0494eb8a99bb.txt § The contract, must-not list (\"Let an end-user Principal reach a `mothership` Binding without an explicit elevation grant.\")", title: "a mothership Binding is minted without binding.elevate" },
+    Rule { name: "connect-despite-failed-mint", section: "5", spec: ROW5, title: "connect succeeds although the hub's mint failed (an ambient fallback)" },
+    Rule { name: "exec-unknown-pack-ran", section: "3", spec: ROW3, title: "an exec of a pack that is not installed runs" },
+    Rule { name: "exec-unknown-verb-ran", section: "3", spec: ROW3, title: "an exec of a verb without a command or Policy row runs" },
+    Rule { name: "exec-not-activated-ran", section: "3", spec: ROW3, title: "an exec of a pack that is not activated runs" },
+    Rule { name: "exec-without-grant", section: "3", spec: ROW3, title: "an exec runs without a matching exec grant" },
+    Rule { name: "capability-collapsed", section: "must-not", spec: "000_15ba0494eb8a99bb.txt § The contract, must-not list (\"Collapse read, write and connect into one boolean in a multi-tenant product.\")", title: "an exec runs on a grant of another capability of the same pack" },
+    Rule { name: "brain-without-project", section: "3", spec: "000_15ba0494eb8a99bb.txt § Start with the reference SDK, Create a runtime over pack directories (\"project_id: null, // required only for land: brain\")", title: "a privacy.land brain verb runs without a project" },
+    Rule { name: "write-without-confirm", section: "4", spec: ROW4, title: "a confirm write reaches its adapter without confirm: true" },
+    Rule { name: "exec-without-binding", section: "5", spec: "000_15ba0494eb8a99bb.txt § Start with the reference SDK, Activate, connect, exec (\"await hcp.connect('ledger') // Binding mint; skipped for public packs\")", title: "an exec of a non-public pack runs without a Binding" },
+    Rule { name: "bin-not-allow-listed", section: "7", spec: ROW7, title: "a wrap bin off the allow-list is spawned" },
+    Rule { name: "unknown-bin-ran", section: "6", spec: ROW6, title: "an unknown bin or in-process adapter runs" },
+    Rule { name: "invalid-args-ran", section: "6", spec: ROW6, title: "an exec whose args do not render runs" },
+    Rule { name: "argv-not-as-rendered", section: "6", spec: ROW6, title: "the adapter's argv is not the rendered template, one element per argument" },
+    Rule { name: "cwd-not-jailed", section: "7", spec: ROW7, title: "the adapter runs outside the runtime's workdir" },
+    Rule { name: "env-not-sandboxed", section: "7", spec: ROW7, title: "a sandboxed adapter inherits environment variables" },
+    Rule { name: "canary-leaked", section: "7", spec: ROW7, title: "a credential planted in the runtime's environment shows up" },
+    Rule { name: "write-not-audited", section: "8", spec: ROW8, title: "a write leaves no audit record" },
+    Rule { name: "audit-without-principal", section: "8", spec: ROW8, title: "an audit record lacks the Principal" },
+    Rule { name: "audit-attribution-incomplete", section: "8", spec: ROW8, title: "an audit record has another tenant or project" },
+    Rule { name: "availability-false-without-reason", section: "9", spec: ROW9, title: "an availability flag is false without a reason" },
+    Rule { name: "availability-optimistic", section: "9", spec: ROW9, title: "availability claims a flag that is not true" },
+    Rule { name: "sense-accepted-while-disabled", section: "10", spec: ROW10, title: "a Sense event is accepted while sense.enable is off" },
+    Rule { name: "sense-accepted-undeclared", section: "10", spec: ROW10, title: "a Sense trigger the pack does not declare is accepted" },
+    Rule { name: "differential-install", section: "2", spec: ROW2, title: "install disagrees with the reference runtime" },
+    Rule { name: "differential-activate", section: "3", spec: ROW3, title: "activation disagrees with the reference runtime" },
+    Rule { name: "differential-connect", section: "5", spec: ROW5, title: "connect disagrees with the reference runtime" },
+    Rule { name: "differential-exec", section: "3", spec: PIPELINE, title: "an exec's allow or deny disagrees with the reference runtime" },
+    Rule { name: "differential-denial-class", section: "3", spec: PIPELINE, title: "a denial's class disagrees with the reference runtime" },
+    Rule { name: "differential-sense", section: "10", spec: ROW10, title: "Sense acceptance disagrees with the reference runtime" },
+    Rule { name: "differential-availability", section: "9", spec: ROW9, title: "availability disagrees with the reference runtime" },
+    Rule { name: "runtime-error", section: "3", spec: PIPELINE, title: "the runtime breaks the protocol on an input the reference answers" },
+];
+
+pub fn rule(name: &str) -> &'static Rule {
+    RULES
+        .iter()
+        .find(|r| r.name == name)
+        .unwrap_or(&RULES[RULES.len() - 1])
+}
+
+/// What the reference's loader and linter make of a case's packs.
+#[derive(Debug, Clone)]
+pub struct Model {
+    pub install_ok: bool,
+    pub issues: Vec<Issue>,
+    pub packs: BTreeMap<String, Pack>,
+}
+
+impl Model {
+    pub fn of(case: &FuzzCase, fixtures: &[Fixture]) -> Model {
+        let mut packs = BTreeMap::new();
+        let mut issues = Vec::new();
+        for (f, state) in case.states(fixtures) {
+            match pack::install(&state.files(&f.name)) {
+                Ok(p) if packs.contains_key(p.pack_id()) => issues.push(Issue::new(
+                    "surface.json",
+                    "/pack_id",
+                    "pack-id-unique",
+                    format!("pack_id `{}` is installed twice", p.pack_id()),
+                )),
+                Ok(p) => {
+                    packs.insert(p.pack_id().to_string(), p);
+                }
+                Err(mut e) => issues.append(&mut e),
+            }
+        }
+        Model {
+            install_ok: issues.is_empty(),
+            issues,
+            packs,
+        }
+    }
+}
+
+/// The denial classes, compiled, in [`CLASS_ORDER`].
+pub struct Classes(Vec<(String, Regex)>);
+
+impl Classes {
+    pub fn new(denials: &Denials) -> Classes {
+        let mut out: Vec<(String, Regex)> = CLASS_ORDER
+            .iter()
+            .filter_map(|c| Some((c.to_string(), Regex::new(denials.get(*c)?).ok()?)))
+            .collect();
+        for (c, re) in denials {
+            if !CLASS_ORDER.contains(&c.as_str()) {
+                if let Ok(re) = Regex::new(re) {
+                    out.insert(out.len().saturating_sub(2), (c.clone(), re));
+                }
+            }
+        }
+        Classes(out)
+    }
+
+    /// The most specific class a denial text fits.
+    pub fn of(&self, text: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(_, re)| re.is_match(text))
+            .map(|(c, _)| c.as_str())
+    }
+
+    pub fn fits(&self, class: &str, text: &str) -> bool {
+        self.0.iter().any(|(c, re)| c == class && re.is_match(text))
+    }
+}
+
+/// Everything the oracles judge a run of one fuzz case by.
+pub struct Ctx<'a> {
+    pub case: &'a FuzzCase,
+    pub model: &'a Model,
+    pub layout: Vec<Slot>,
+    pub classes: &'a Classes,
+}
+
+fn contains_text(v: &Value, needle: &str) -> bool {
+    match v {
+        Value::String(s) => s.contains(needle),
+        Value::Array(a) => a.iter().any(|x| contains_text(x, needle)),
+        Value::Object(m) => m
+            .iter()
+            .any(|(k, x)| k.contains(needle) || contains_text(x, needle)),
+        _ => false,
+    }
+}
+
+fn reason(v: &Value) -> bool {
+    v.as_str().is_some_and(|s| !s.trim().is_empty())
+}
+
+impl Ctx<'_> {
+    fn grants(&self) -> &[crate::runtime::Grant] {
+        self.case.grants.as_deref().unwrap_or(&[])
+    }
+
+    /// A grant of exactly `cap` on exactly `pack_id`, within its verb and tenant scopes.
+    fn granted(&self, cap: &str, pack_id: &str, verb: Option<&str>) -> bool {
+        let tenant = self.case.tenant_id.as_deref();
+        self.grants().iter().any(|g| {
+            g.capability == cap
+                && g.pack_id == pack_id
+                && g.tenant_id.as_deref().is_none_or(|t| Some(t) == tenant)
+                && match (&g.verb_keys, verb) {
+                    (Some(keys), Some(v)) => keys.iter().any(|k| k == v),
+                    _ => true,
+                }
+        })
+    }
+
+    fn sandboxed(&self) -> bool {
+        self.case.sandbox != Some(false)
+    }
+
+    /// `{"ok": false}`, with the reference's denial class when it denied on this step.
+    fn deny_expect(&self, slot: usize, reference: Option<&[Option<&Value>]>) -> Value {
+        let mut e = json!({ "ok": false });
+        let text = reference
+            .and_then(|r| r.get(slot).copied().flatten())
+            .filter(|v| v["ok"] == false)
+            .and_then(|v| v["error"].as_str());
+        if let Some(class) = text.and_then(|t| self.classes.of(t)) {
+            e["error"] = json!({ "$denial": class });
+        }
+        e
+    }
+
+    /// Could an exec of `verb` on `pack` pass every check that does not depend on its args?
+    fn executable(
+        &self,
+        pack: &Pack,
+        verb: &str,
+        activated: &BTreeSet<String>,
+        connected: &BTreeSet<String>,
+    ) -> bool {
+        let id = pack.pack_id();
+        let Some(row) = pack.policy.verbs.get(verb) else {
+            return false;
+        };
+        let cap = if row.operation == Operation::Write {
+            EXEC_WRITE
+        } else {
+            EXEC_READ
+        };
+        activated.contains(id)
+            && (!pack.needs_binding() || connected.contains(id))
+            && pack.command(verb).is_some()
+            && self.granted(cap, id, Some(verb))
+            && !(row.privacy.land == Land::Brain && self.case.project_id.is_none())
+            && self.adapter_known(pack).is_ok()
+    }
+
+    /// The wrap bin (allow-listed when sandboxed, and one the runtime can find) or in-process
+    /// adapter is one a conforming runtime may run.
+    fn adapter_known(&self, pack: &Pack) -> Result<(), &'static str> {
+        match &pack.surface.wrap.bin {
+            Some(bin) if self.sandboxed() && !self.case.allow_bins.contains(bin) => {
+                Err("bin-not-allow-listed")
+            }
+            Some(bin) if !BINS.contains(&bin.as_str()) => Err("unknown-bin-ran"),
+            Some(_) => Ok(()),
+            None => match pack.surface.wrap.inproc.as_deref() {
+                Some(h) if INPROC.contains(&h) => Ok(()),
+                _ => Err("unknown-bin-ran"),
+            },
+        }
+    }
+}
+
+/// The fail-closed invariants over one run's observations (`obs[slot]`; `None` for a step that
+/// did not run). `reference` is the reference's run of the same case, when there is one, for
+/// the denial class of an expectation.
+pub fn invariants(
+    ctx: &Ctx,
+    obs: &[Option<&Value>],
+    reference: Option<&[Option<&Value>]>,
+) -> Vec<Violation> {
+    let c = ctx.case;
+    let model = ctx.model;
+    let mut out: Vec<Violation> = Vec::new();
+    let mut fire = |rule: &'static str, slot: usize, expect: Value, message: String| {
+        out.push(Violation {
+            rule,
+            slot,
+            expect,
+            message,
+            differential: false,
+        })
+    };
+    let mut activated: BTreeSet<String> = BTreeSet::new();
+    let mut connected: BTreeSet<String> = BTreeSet::new();
+    let mut hub: BTreeMap<String, VecDeque<MintOutcome>> = c
+        .hub
+        .iter()
+        .map(|(k, v)| (k.clone(), v.iter().cloned().collect()))
+        .collect();
+    let mut writes: Vec<(String, String)> = Vec::new();
+    let mut exec_seen: BTreeMap<usize, (usize, &Value)> = BTreeMap::new();
+
+    for (k, slot) in ctx.layout.iter().enumerate() {
+        let Some(v) = obs.get(k).copied().flatten() else {
+            break;
+        };
+        if ctx.sandboxed() && contains_text(v, &c.canary) {
+            fire(
+                "canary-leaked",
+                k,
+                json!({ "$noText": c.canary }),
+                format!(
+                    "the planted {} shows up in what step {k} observed",
+                    crate::mutate::case::CANARY_KEY
+                ),
+            );
+        }
+        let step = match *slot {
+            Slot::Install => {
+                if v["ok"] == true && !model.install_ok {
+                    let first = model
+                        .issues
+                        .first()
+                        .map(|i| i.to_string())
+                        .unwrap_or_default();
+                    let load = model
+                        .issues
+                        .iter()
+                        .any(|i| ["parse", "schema", "missing-file"].contains(&i.rule.as_str()));
+                    fire(
+                        if load {
+                            "install-accepted-unparsable-pack"
+                        } else {
+                            "install-accepted-bad-pack"
+                        },
+                        k,
+                        json!({ "ok": false }),
+                        format!("install accepted a pack the reference rejects ({first})"),
+                    );
+                }
+                if !model.install_ok {
+                    break; // what follows rests on packs the reference never installed
+                }
+                continue;
+            }
+            Slot::Probe(i) => {
+                if let Some(&(ek, ev)) = exec_seen.get(&i) {
+                    exec_ran(
+                        ctx,
+                        i,
+                        ek,
+                        ev,
+                        Some((k, v)),
+                        &activated,
+                        &connected,
+                        reference,
+                        &mut fire,
+                    );
+                }
+                continue;
+            }
+            Slot::Step(i) => i,
+        };
+        match &c.steps[step] {
+            FStep::Activate(ids) => {
+                for (j, r) in v.as_array().into_iter().flatten().enumerate() {
+                    if r["ok"] != true {
+                        continue;
+                    }
+                    let pid = r["pack_id"]
+                        .as_str()
+                        .or(ids.get(j).map(String::as_str))
+                        .unwrap_or_default()
+                        .to_string();
+                    let expect = json!({ "$contains": [{ "pack_id": pid, "ok": false }] });
+                    if !model.packs.contains_key(&pid) {
+                        fire(
+                            "activate-unknown-pack",
+                            k,
+                            expect,
+                            format!("activated {pid}, which is not installed"),
+                        );
+                    } else if !CAPABILITIES.iter().any(|cap| ctx.granted(cap, &pid, None)) {
+                        fire(
+                            "activate-without-grant",
+                            k,
+                            expect,
+                            format!("activated {pid} without any grant on it"),
+                        );
+                    }
+                    activated.insert(pid);
+                }
+            }
+            FStep::Connect(p) => {
+                let ok = v["ok"] == true;
+                let Some(pack) = model.packs.get(p) else {
+                    if ok {
+                        fire(
+                            "connect-unknown-pack",
+                            k,
+                            json!({ "ok": false }),
+                            format!("connected {p}, which is not installed"),
+                        );
+                    }
+                    continue;
+                };
+                if !pack.needs_binding() {
+                    if ok && !activated.contains(p) {
+                        fire(
+                            "connect-not-activated",
+                            k,
+                            json!({ "ok": false }),
+                            format!("connected {p} before activating it"),
+                        );
+                    }
+                    continue;
+                }
+                let mothership = pack.surface.binding.as_ref().map(|b| b.mode)
+                    == Some(pack::BindingMode::Mothership);
+                let allowed = activated.contains(p)
+                    && ctx.granted(CONNECT, p, None)
+                    && (!mothership || ctx.granted(ELEVATE, p, None));
+                // A mint is attempted when connect gets that far (and always when it succeeds).
+                let minted = if ok || allowed {
+                    hub.get_mut(p).and_then(VecDeque::pop_front)
+                } else {
+                    None
+                };
+                if !ok {
+                    continue;
+                }
+                let deny = ctx.deny_expect(k, reference);
+                if !activated.contains(p) {
+                    fire(
+                        "connect-not-activated",
+                        k,
+                        deny,
+                        format!("connected {p} before activating it"),
+                    );
+                } else if !ctx.granted(CONNECT, p, None) {
+                    fire(
+                        "connect-without-grant",
+                        k,
+                        deny,
+                        format!("minted a Binding for {p} without pack.connect"),
+                    );
+                } else if mothership && !ctx.granted(ELEVATE, p, None) {
+                    fire(
+                        "mothership-without-elevation",
+                        k,
+                        deny,
+                        format!("minted the mothership Binding of {p} without binding.elevate"),
+                    );
+                } else if minted.is_some_and(|o| !o.ok) {
+                    fire(
+                        "connect-despite-failed-mint",
+                        k,
+                        deny,
+                        format!("connect of {p} succeeded although the hub's mint failed"),
+                    );
+                }
+                connected.insert(p.clone());
+            }
+            FStep::Exec {
+                pack_id, verb_key, ..
+            } => {
+                let write = model
+                    .packs
+                    .get(pack_id)
+                    .and_then(|p| p.policy.verbs.get(verb_key))
+                    .is_some_and(|r| r.operation == Operation::Write);
+                if write {
+                    writes.push((pack_id.clone(), verb_key.clone()));
+                }
+                exec_seen.insert(step, (k, v));
+                if !ctx.layout.contains(&Slot::Probe(step)) {
+                    exec_ran(
+                        ctx, step, k, v, None, &activated, &connected, reference, &mut fire,
+                    );
+                }
+            }
+            FStep::Availability(p) => {
+                availability(ctx, k, p, v, &activated, &connected, &mut fire);
+            }
+            FStep::Sense {
+                pack_id, trigger, ..
+            } => {
+                if v["accepted"] != true {
+                    continue;
+                }
+                let declared = model.packs.get(pack_id).is_some_and(|p| {
+                    p.surface
+                        .sense
+                        .as_ref()
+                        .is_some_and(|s| s.triggers.contains(trigger))
+                        && p.policy.triggers.contains_key(trigger)
+                });
+                if !c.sense_enable {
+                    fire(
+                        "sense-accepted-while-disabled",
+                        k,
+                        json!({ "accepted": false }),
+                        format!("accepted {pack_id}/{trigger} with sense.enable off"),
+                    );
+                } else if !declared {
+                    fire("sense-accepted-undeclared", k, json!({ "accepted": false }), format!("accepted {pack_id}/{trigger}, which the pack does not declare in both files"));
+                }
+            }
+            FStep::Audit => {
+                let records = v.as_array().cloned().unwrap_or_default();
+                let mut seen = BTreeSet::new();
+                for (p, verb) in &writes {
+                    if !seen.insert((p, verb)) {
+                        continue;
+                    }
+                    if !records
+                        .iter()
+                        .any(|r| r["pack_id"] == p.as_str() && r["verb_key"] == verb.as_str())
+                    {
+                        fire(
+                            "write-not-audited",
+                            k,
+                            json!({ "$contains": [{ "pack_id": p, "verb_key": verb }] }),
+                            format!("the write exec of {p}.{verb} left no audit record"),
+                        );
+                        break;
+                    }
+                }
+                let principal = json!({ "id": c.principal.id, "kind": c.principal.kind });
+                if let Some(r) = records.iter().find(|r| r["principal"] != principal) {
+                    fire(
+                        "audit-without-principal",
+                        k,
+                        json!({ "$each": { "principal": principal } }),
+                        format!(
+                            "an audit record names principal {} instead of {principal}",
+                            r["principal"]
+                        ),
+                    );
+                }
+                let id = |x: &Option<String>| {
+                    x.as_ref().map_or(json!({ "$absent": true }), |s| json!(s))
+                };
+                let wrong = |r: &Value, key: &str, want: &Option<String>| match want {
+                    Some(s) => r[key] != s.as_str(),
+                    None => !r[key].is_null(),
+                };
+                if records.iter().any(|r| {
+                    wrong(r, "tenant_id", &c.tenant_id) || wrong(r, "project_id", &c.project_id)
+                }) {
+                    fire(
+                        "audit-attribution-incomplete",
+                        k,
+                        json!({ "$each": { "tenant_id": id(&c.tenant_id), "project_id": id(&c.project_id) } }),
+                        "an audit record names another tenant or project".into(),
+                    );
+                }
+            }
+        }
+    }
+    out
+}
+
+/// An exec ran its adapter (the envelope says ok, or a probe report exists): every check of
+/// the pipeline must have passed, and the adapter must have seen what the sandbox allows.
+#[allow(clippy::too_many_arguments)]
+fn exec_ran(
+    ctx: &Ctx,
+    step: usize,
+    ek: usize,
+    ev: &Value,
+    probe: Option<(usize, &Value)>,
+    activated: &BTreeSet<String>,
+    connected: &BTreeSet<String>,
+    reference: Option<&[Option<&Value>]>,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    let FStep::Exec {
+        pack_id,
+        verb_key,
+        args,
+        report,
+    } = &ctx.case.steps[step]
+    else {
+        return;
+    };
+    let ok = ev["ok"] == true;
+    let report_seen = probe.filter(|(_, pv)| pv.is_object());
+    if !ok && report_seen.is_none() {
+        return;
+    }
+    // On the envelope when it said ok; on the probe when it denied after running the adapter.
+    let (slot, expect) = match (ok, report_seen) {
+        (true, _) | (false, None) => (ek, ctx.deny_expect(ek, reference)),
+        (false, Some((pk, _))) => (pk, json!({ "$absent": true })),
+    };
+    let at = format!("{pack_id}.{verb_key}");
+    let mut deny = |rule: &'static str, why: String| {
+        fire(rule, slot, expect.clone(), format!("exec {at} ran: {why}"))
+    };
+    let Some(pack) = ctx.model.packs.get(pack_id) else {
+        return deny("exec-unknown-pack-ran", "the pack is not installed".into());
+    };
+    let Some(row) = pack
+        .policy
+        .verbs
+        .get(verb_key)
+        .filter(|_| pack.command(verb_key).is_some())
+    else {
+        return deny(
+            "exec-unknown-verb-ran",
+            "the verb has no command or no Policy row".into(),
+        );
+    };
+    if !activated.contains(pack_id) {
+        return deny("exec-not-activated-ran", "the pack is not activated".into());
+    }
+    let cap = if row.operation == Operation::Write {
+        EXEC_WRITE
+    } else {
+        EXEC_READ
+    };
+    if !ctx.granted(cap, pack_id, Some(verb_key)) {
+        let other = [EXEC_READ, EXEC_WRITE, CONNECT]
+            .iter()
+            .any(|c| ctx.granted(c, pack_id, Some(verb_key)));
+        return if other {
+            deny(
+                "capability-collapsed",
+                format!("no {cap} grant; a grant of another capability of the pack let it through"),
+            )
+        } else {
+            deny("exec-without-grant", format!("no matching {cap} grant"))
+        };
+    }
+    if row.privacy.land == Land::Brain && ctx.case.project_id.is_none() {
+        return deny(
+            "brain-without-project",
+            "privacy.land brain without a project_id".into(),
+        );
+    }
+    let confirmed = |k: &str| args.get(k) == Some(&Value::Bool(true));
+    if row.confirm && !confirmed("confirm") && !confirmed("apply") {
+        return deny(
+            "write-without-confirm",
+            format!(
+                "the Policy says confirm; confirm was {}, apply {}",
+                args.get("confirm")
+                    .map_or("absent".into(), Value::to_string),
+                args.get("apply").map_or("absent".into(), Value::to_string)
+            ),
+        );
+    }
+    if pack.needs_binding() && !connected.contains(pack_id) {
+        return deny(
+            "exec-without-binding",
+            "the pack is not public and was never connected".into(),
+        );
+    }
+    if let Err(rule) = ctx.adapter_known(pack) {
+        let what = pack
+            .surface
+            .wrap
+            .bin
+            .clone()
+            .or(pack.surface.wrap.inproc.clone())
+            .unwrap_or_default();
+        return deny(
+            rule,
+            format!("adapter `{what}` (allow-list {:?})", ctx.case.allow_bins),
+        );
+    }
+    let full = FuzzCase::exec_args(args, report);
+    let Ok(expected) = render_argv(pack, verb_key, &full) else {
+        return deny(
+            "invalid-args-ran",
+            "the args do not render the command's template".into(),
+        );
+    };
+    let (Some((pk, pv)), Some(r)) = (report_seen, report) else {
+        return;
+    };
+    let argv: Vec<&str> = pv["argv"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    // Observations come with the case's paths as its variables (`${report.NAME}`, `${workdir}`;
+    // see snapshot::normalize), or raw: then the case's temp dir is where the probe was told to
+    // write its report, and the expected argv is rendered from the substituted args.
+    let (want, workdir) = if argv.iter().any(|a| a.contains(&format!("${{report.{r}}}"))) {
+        (Some(expected.clone()), "${workdir}".to_string())
+    } else {
+        let marker = format!("/probe/report.{r}.json");
+        let tmp = argv.iter().find_map(|a| {
+            let at = a.find(&marker)?;
+            Some(PathBuf::from(a[..at].trim_start_matches("--report=")))
+        });
+        let Some(tmp) = tmp else {
+            return;
+        };
+        let vars = Vars {
+            workdir: tmp.join("work"),
+            tmp,
+        };
+        let seen = vars.substitute(&json!(full));
+        let want = seen
+            .as_object()
+            .and_then(|a| render_argv(pack, verb_key, a).ok());
+        (want, vars.workdir.display().to_string())
+    };
+    if want
+        .as_ref()
+        .is_some_and(|w| w.iter().map(String::as_str).ne(argv.iter().copied()))
+    {
+        fire(
+            "argv-not-as-rendered",
+            pk,
+            json!({ "argv": expected }),
+            format!("exec {at}: the adapter got argv {argv:?}, the template renders {want:?}"),
+        );
+    }
+    if pv["cwd"].as_str() != Some(&workdir) {
+        fire(
+            "cwd-not-jailed",
+            pk,
+            json!({ "cwd": "${workdir}" }),
+            format!("exec {at}: the adapter ran in {}", pv["cwd"]),
+        );
+    }
+    if ctx.sandboxed() {
+        let extra = pv["env"].as_object().and_then(|env| {
+            env.keys()
+                .find(|k| !SANDBOX_ENV.contains(&k.as_str()))
+                .cloned()
+        });
+        if let Some(key) = extra {
+            fire(
+                "env-not-sandboxed",
+                pk,
+                json!({ "env": { key.clone(): { "$absent": true } } }),
+                format!("exec {at}: the sandboxed adapter's environment has {key}"),
+            );
+        }
+    }
+}
+
+fn availability(
+    ctx: &Ctx,
+    k: usize,
+    p: &str,
+    v: &Value,
+    activated: &BTreeSet<String>,
+    connected: &BTreeSet<String>,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    let pack = ctx.model.packs.get(p);
+    if v["installed"] == false && !reason(&v["reasons"]["installed"]) {
+        fire(
+            "availability-false-without-reason",
+            k,
+            json!({ "installed": false, "reasons": { "installed": { "$regex": "\\S" } } }),
+            format!("availability of {p}: installed is false without a reason"),
+        );
+    }
+    if v["installed"] == true && pack.is_none() {
+        fire(
+            "availability-optimistic",
+            k,
+            json!({ "installed": false }),
+            format!("availability says {p} is installed"),
+        );
+    }
+    for verb in v["verbs"].as_array().into_iter().flatten() {
+        let vk = verb["verb_key"].as_str().unwrap_or_default();
+        for flag in ["installed", "activated", "connected", "executable"] {
+            if verb[flag] == false && !reason(&verb["reasons"][flag]) {
+                fire(
+                    "availability-false-without-reason",
+                    k,
+                    json!({ "verbs": { "$contains": [{ "verb_key": vk, flag: false, "reasons": { flag: { "$regex": "\\S" } } }] } }),
+                    format!("availability of {p}.{vk}: {flag} is false without a reason"),
+                );
+                return;
+            }
+        }
+        let Some(pack) = pack else {
+            continue;
+        };
+        let claims = [
+            ("activated", activated.contains(p)),
+            ("connected", !pack.needs_binding() || connected.contains(p)),
+            ("executable", ctx.executable(pack, vk, activated, connected)),
+        ];
+        for (flag, truth) in claims {
+            if verb[flag] == true && !truth {
+                fire(
+                    "availability-optimistic",
+                    k,
+                    json!({ "verbs": { "$contains": [{ "verb_key": vk, flag: false }] } }),
+                    format!("availability of {p}.{vk} says {flag}, which it is not"),
+                );
+                return;
+            }
+        }
+    }
+}
+
+/// Differential agreement with the reference's run of the same case, step by step.
+pub fn differential(
+    ctx: &Ctx,
+    obs: &[Option<&Value>],
+    reference: &[Option<&Value>],
+) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let mut fire = |rule: &'static str, slot: usize, expect: Value, message: String| {
+        out.push(Violation {
+            rule,
+            slot,
+            expect,
+            message,
+            differential: true,
+        })
+    };
+    for (k, slot) in ctx.layout.iter().enumerate() {
+        let (Some(a), Some(b)) = (
+            obs.get(k).copied().flatten(),
+            reference.get(k).copied().flatten(),
+        ) else {
+            break;
+        };
+        let step = match slot {
+            Slot::Install => {
+                if a["ok"] != b["ok"] {
+                    fire(
+                        "differential-install",
+                        k,
+                        json!({ "ok": b["ok"] }),
+                        format!("install ok is {}, the reference says {}", a["ok"], b["ok"]),
+                    );
+                    break; // the rest runs on one side only
+                }
+                continue;
+            }
+            Slot::Probe(_) => continue,
+            Slot::Step(i) => &ctx.case.steps[*i],
+        };
+        let class_expect = |b: &Value| {
+            let mut e = json!({ "ok": b["ok"] });
+            if let Some(class) = b["error"].as_str().and_then(|t| ctx.classes.of(t)) {
+                e["error"] = json!({ "$denial": class });
+            }
+            e
+        };
+        match step {
+            FStep::Activate(_) => {
+                let (xs, ys) = (
+                    a.as_array().cloned().unwrap_or_default(),
+                    b.as_array().cloned().unwrap_or_default(),
+                );
+                for (x, y) in xs.iter().zip(&ys) {
+                    if x["ok"] != y["ok"] {
+                        fire(
+                            "differential-activate",
+                            k,
+                            json!({ "$contains": [{ "pack_id": y["pack_id"], "ok": y["ok"] }] }),
+                            format!(
+                                "activation of {} is {}, the reference says {}",
+                                y["pack_id"], x["ok"], y["ok"]
+                            ),
+                        );
+                        break;
+                    }
+                }
+            }
+            FStep::Connect(p) => {
+                if a["ok"] != b["ok"] {
+                    fire(
+                        "differential-connect",
+                        k,
+                        class_expect(b),
+                        format!(
+                            "connect {p} ok is {}, the reference says {}",
+                            a["ok"], b["ok"]
+                        ),
+                    );
+                }
+            }
+            FStep::Exec {
+                pack_id, verb_key, ..
+            } => {
+                if a["ok"] != b["ok"] {
+                    fire(
+                        "differential-exec",
+                        k,
+                        class_expect(b),
+                        format!(
+                            "exec {pack_id}.{verb_key} ok is {} ({}), the reference says {} ({})",
+                            a["ok"], a["error"], b["ok"], b["error"]
+                        ),
+                    );
+                } else if a["ok"] == false {
+                    let (ta, tb) = (
+                        a["error"].as_str().unwrap_or_default(),
+                        b["error"].as_str().unwrap_or_default(),
+                    );
+                    if let Some(class) = ctx.classes.of(tb) {
+                        if !ctx.classes.fits(class, ta) {
+                            fire(
+                                "differential-denial-class",
+                                k,
+                                class_expect(b),
+                                format!("exec {pack_id}.{verb_key} denied with {ta:?}; the reference's denial is a `{class}` ({tb:?})"),
+                            );
+                        }
+                    }
+                }
+            }
+            FStep::Sense {
+                pack_id, trigger, ..
+            } => {
+                if a["accepted"] != b["accepted"] {
+                    fire(
+                        "differential-sense",
+                        k,
+                        json!({ "accepted": b["accepted"] }),
+                        format!(
+                            "Sense {pack_id}/{trigger} accepted is {}, the reference says {}",
+                            a["accepted"], b["accepted"]
+                        ),
+                    );
+                }
+            }
+            FStep::Availability(p) => {
+                if a["installed"] != b["installed"] {
+                    fire(
+                        "differential-availability",
+                        k,
+                        json!({ "installed": b["installed"] }),
+                        format!("availability of {p}: installed differs"),
+                    );
+                    continue;
+                }
+                'verbs: for y in b["verbs"].as_array().into_iter().flatten() {
+                    let Some(x) = a["verbs"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .find(|x| x["verb_key"] == y["verb_key"])
+                    else {
+                        continue;
+                    };
+                    for flag in ["installed", "activated", "connected", "executable"] {
+                        if x[flag] != y[flag] {
+                            fire(
+                                "differential-availability",
+                                k,
+                                json!({ "verbs": { "$contains": [{ "verb_key": y["verb_key"], flag: y[flag] }] } }),
+                                format!(
+                                    "availability of {p}.{}: {flag} is {}, the reference says {}",
+                                    y["verb_key"], x[flag], y[flag]
+                                ),
+                            );
+                            break 'verbs;
+                        }
+                    }
+                }
+            }
+            FStep::Audit => {}
+        }
+    }
+    out
+}
