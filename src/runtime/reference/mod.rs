@@ -244,6 +244,13 @@ impl Reference {
         };
         let operation = pack.policy.verbs.get(&req.verb_key).map(|p| p.operation);
         let deny = |e: String| (operation, None, Err(e));
+        // The documented order: the verb and its Policy row, then activation, then the axes.
+        if pack.command(&req.verb_key).is_none() {
+            return deny(format!("unknown verb {}.{}", req.pack_id, req.verb_key));
+        }
+        if operation.is_none() {
+            return deny(format!("no policy for {}", req.verb_key));
+        }
         if !self.activated.contains(&req.pack_id) {
             return deny(format!("denied: pack {} is not activated", req.pack_id));
         }
