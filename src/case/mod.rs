@@ -3,6 +3,7 @@
 //! naming the file and the JSON pointer of the field.
 
 pub mod matcher;
+pub mod patch;
 
 use crate::schema;
 use matcher::Denials;

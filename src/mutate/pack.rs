@@ -7,6 +7,7 @@
 //! shrinker does) restores that field to the seed's value and keeps the rest.
 
 use super::{retype, weird_string, Source};
+use crate::case::patch::set;
 use crate::case::InlinePack;
 use crate::pack::PackFiles;
 use serde_json::{json, Map, Value};
@@ -417,53 +418,6 @@ fn as_patch(
         set(&mut doc, pointer, v).ok()?;
     }
     (doc == *want && !map.is_empty()).then_some(map)
-}
-
-/// Set (`Some`) or remove (`None`) at a JSON pointer; the parent must exist; `-` appends.
-/// The same semantics as a case's `patch`.
-pub fn set(doc: &mut Value, pointer: &str, value: Option<Value>) -> Result<(), String> {
-    let (parent, last) = pointer
-        .rsplit_once('/')
-        .ok_or_else(|| format!("`{pointer}` is not a JSON pointer"))?;
-    let last = last.replace("~1", "/").replace("~0", "~");
-    let target = doc
-        .pointer_mut(parent)
-        .ok_or_else(|| format!("no parent at `{parent}`"))?;
-    match target {
-        Value::Object(m) => {
-            match value {
-                None => {
-                    m.remove(&last);
-                }
-                Some(v) => {
-                    m.insert(last, v);
-                }
-            }
-            Ok(())
-        }
-        Value::Array(a) if last == "-" => {
-            if let Some(v) = value {
-                a.push(v);
-            }
-            Ok(())
-        }
-        Value::Array(a) => {
-            let i: usize = last
-                .parse()
-                .map_err(|_| format!("`{last}` is not an index"))?;
-            if i >= a.len() {
-                return Err(format!("index {i} is past the end"));
-            }
-            match value {
-                None => {
-                    a.remove(i);
-                }
-                Some(v) => a[i] = v,
-            }
-            Ok(())
-        }
-        _ => Err(format!("`{parent}` is neither an object nor an array")),
-    }
 }
 
 /// JSON text of `v` where the object at `target` has `key: dup` written before its entries.

@@ -10,7 +10,8 @@
 //! crash libFuzzer reports.
 
 use super::case::{case_json, gen_args, gen_grants, generate, CaseMeta};
-use super::pack::{embedded_fixtures, gen_edit, pointers, set, Fixture, PackState};
+use super::pack::{embedded_fixtures, gen_edit, pointers, Fixture, PackState};
+use crate::case::patch::set;
 use super::{any_json, retype, weird_string, Bytes, Source};
 use crate::case::matcher::{self, Denials};
 use crate::pack::{self, Issue, Operation, Pack, PackFiles};

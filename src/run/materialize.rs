@@ -123,7 +123,7 @@ pub fn pack(
         let mut doc: Value = serde_json::from_str(&text)
             .map_err(|e| fail(&at, format!("{file} is not JSON: {e}")))?;
         for (pointer, value) in edits.as_object().into_iter().flatten() {
-            set(&mut doc, pointer, value.clone())
+            crate::case::patch::set(&mut doc, pointer, (!value.is_null()).then(|| value.clone()))
                 .map_err(|m| fail(&format!("{at}/{pointer}"), m))?;
         }
         std::fs::write(
@@ -133,45 +133,4 @@ pub fn pack(
         .map_err(|e| fail(&at, e.to_string()))?;
     }
     Ok(dir)
-}
-
-/// Set (or with null, remove) the value at a JSON pointer; the parent must exist. A `-` as the
-/// last segment appends to an array.
-fn set(doc: &mut Value, pointer: &str, value: Value) -> Result<(), String> {
-    let (parent, last) = pointer
-        .rsplit_once('/')
-        .ok_or_else(|| format!("`{pointer}` is not a JSON pointer"))?;
-    let last = last.replace("~1", "/").replace("~0", "~");
-    let target = doc
-        .pointer_mut(parent)
-        .ok_or_else(|| format!("no parent at `{parent}`"))?;
-    match target {
-        Value::Object(m) => {
-            if value.is_null() {
-                m.remove(&last);
-            } else {
-                m.insert(last, value);
-            }
-            Ok(())
-        }
-        Value::Array(a) if last == "-" => {
-            a.push(value);
-            Ok(())
-        }
-        Value::Array(a) => {
-            let i: usize = last
-                .parse()
-                .map_err(|_| format!("`{last}` is not an array index"))?;
-            if i >= a.len() {
-                return Err(format!("index {i} is past the end"));
-            }
-            if value.is_null() {
-                a.remove(i);
-            } else {
-                a[i] = value;
-            }
-            Ok(())
-        }
-        _ => Err(format!("`{parent}` is neither an object nor an array")),
-    }
 }
