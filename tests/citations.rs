@@ -17,7 +17,11 @@ fn plain(text: &str) -> String {
 fn every_case_cites_real_headings_and_quotes() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let specs = root.join("../shared/spec");
-    assert!(specs.is_dir(), "the spec texts are expected at {} (a copy of ../shared)", specs.display());
+    assert!(
+        specs.is_dir(),
+        "the spec texts are expected at {} (a copy of ../shared)",
+        specs.display()
+    );
     let cases = hcpspec::case::load_suite(&root.join("vectors"), "contract").expect("cases load");
     let heading = Regex::new(r"§ ([^,(;]+)").unwrap();
     let quote = Regex::new(r#"\("(.*?)"\)(?:;|$| and|,| §)"#).unwrap();
@@ -25,24 +29,44 @@ fn every_case_cites_real_headings_and_quotes() {
     for case in &cases {
         let file = case.spec.split_whitespace().next().unwrap_or_default();
         let Ok(text) = std::fs::read_to_string(specs.join(file)) else {
-            problems.push(format!("{}: cites {file}, which is not in {}", case.name(), specs.display()));
+            problems.push(format!(
+                "{}: cites {file}, which is not in {}",
+                case.name(),
+                specs.display()
+            ));
             continue;
         };
-        let headings: BTreeSet<String> = text.lines().filter(|l| l.starts_with('#')).map(|l| l.trim_start_matches('#').trim().to_string()).collect();
+        let headings: BTreeSet<String> = text
+            .lines()
+            .filter(|l| l.starts_with('#'))
+            .map(|l| l.trim_start_matches('#').trim().to_string())
+            .collect();
         let body = plain(&text);
         for h in heading.captures_iter(&case.spec) {
             if !headings.contains(h[1].trim()) {
-                problems.push(format!("{}: no heading `{}` in {file}", case.name(), h[1].trim()));
+                problems.push(format!(
+                    "{}: no heading `{}` in {file}",
+                    case.name(),
+                    h[1].trim()
+                ));
             }
         }
         for q in quote.captures_iter(&case.spec) {
             // A quote may elide with … and join several sentences; each piece must be there.
-            for piece in plain(&q[1]).split(['…', '"']).map(|p| p.trim_matches(|c: char| " .,;/".contains(c))) {
+            for piece in plain(&q[1])
+                .split(['…', '"'])
+                .map(|p| p.trim_matches(|c: char| " .,;/".contains(c)))
+            {
                 if piece.chars().count() >= 12 && !body.contains(piece) {
                     problems.push(format!("{}: `{piece}` is not in {file}", case.name()));
                 }
             }
         }
     }
-    assert!(problems.is_empty(), "{} citation problem(s):\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} citation problem(s):\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }

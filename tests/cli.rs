@@ -18,7 +18,11 @@ fn code(o: &Output) -> i32 {
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn tmp() -> tempfile::TempDir {
@@ -34,15 +38,27 @@ fn run_writes_a_result_that_matches_its_schema_and_every_rendering() {
     let out = tmp();
     let o = hcpspec(&["run", "--filter", "04-confirm", "--out", s(out.path())]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    let result: Value = serde_json::from_str(&std::fs::read_to_string(out.path().join("result.json")).unwrap()).unwrap();
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("result.json")).unwrap())
+            .unwrap();
     let errors = hcpspec::schema::violations(hcpspec::schema::run_result(), &result);
-    assert!(errors.is_empty(), "result.json breaks its schema: {errors:?}");
+    assert!(
+        errors.is_empty(),
+        "result.json breaks its schema: {errors:?}"
+    );
     assert_eq!(result["runtimes"].as_array().unwrap().len(), 2);
     let junit = std::fs::read_to_string(out.path().join("junit.xml")).unwrap();
-    assert!(junit.contains("<testsuite name=\"inproc:reference\"") && junit.contains("contract::04-confirm::"), "{junit}");
+    assert!(
+        junit.contains("<testsuite name=\"inproc:reference\"")
+            && junit.contains("contract::04-confirm::"),
+        "{junit}"
+    );
     let md = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
     assert!(md.contains("| 4 Confirm gate |"), "{md}");
-    let badge: Value = serde_json::from_str(&std::fs::read_to_string(out.path().join("badges/reference.json")).unwrap()).unwrap();
+    let badge: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.path().join("badges/reference.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(badge["schemaVersion"], 1);
     assert_eq!(badge["color"], "brightgreen");
 }
@@ -50,9 +66,19 @@ fn run_writes_a_result_that_matches_its_schema_and_every_rendering() {
 #[test]
 fn a_mutant_fails_the_run_and_expectations_turn_it_green_until_stale() {
     let dir = tmp();
-    let o = hcpspec(&["run", "--runtime", "inproc:mutant:no-confirm-gate", "--section", "4", "--out", s(dir.path())]);
+    let o = hcpspec(&[
+        "run",
+        "--runtime",
+        "inproc:mutant:no-confirm-gate",
+        "--section",
+        "4",
+        "--out",
+        s(dir.path()),
+    ]);
     assert_eq!(code(&o), 1, "{}", text(&o));
-    let result: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("result.json")).unwrap()).unwrap();
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("result.json")).unwrap())
+            .unwrap();
     let failing: Vec<String> = result["runtimes"][0]["cases"]
         .as_array()
         .unwrap()
@@ -61,16 +87,59 @@ fn a_mutant_fails_the_run_and_expectations_turn_it_green_until_stale() {
         .map(|c| c["name"].as_str().unwrap().to_string())
         .collect();
     assert!(!failing.is_empty());
-    let entries: Vec<Value> = failing.iter().map(|n| serde_json::json!({ "case": n, "expect": "fail", "reason": "known: no gate yet" })).collect();
+    let entries: Vec<Value> = failing
+        .iter()
+        .map(|n| serde_json::json!({ "case": n, "expect": "fail", "reason": "known: no gate yet" }))
+        .collect();
     let file = dir.path().join("expect.json");
-    std::fs::write(&file, serde_json::json!({ "expectations": entries }).to_string()).unwrap();
-    let o = hcpspec(&["run", "--runtime", "inproc:mutant:no-confirm-gate", "--section", "4", "--expectations", s(&file), "--out", s(dir.path())]);
-    assert_eq!(code(&o), 0, "declared failures do not fail the run: {}", text(&o));
+    std::fs::write(
+        &file,
+        serde_json::json!({ "expectations": entries }).to_string(),
+    )
+    .unwrap();
+    let o = hcpspec(&[
+        "run",
+        "--runtime",
+        "inproc:mutant:no-confirm-gate",
+        "--section",
+        "4",
+        "--expectations",
+        s(&file),
+        "--out",
+        s(dir.path()),
+    ]);
+    assert_eq!(
+        code(&o),
+        0,
+        "declared failures do not fail the run: {}",
+        text(&o)
+    );
     // The same declarations are stale on the reference: reported, and fatal only when strict.
-    let o = hcpspec(&["run", "--runtime", "inproc:reference", "--section", "4", "--expectations", s(&file), "--out", s(dir.path())]);
+    let o = hcpspec(&[
+        "run",
+        "--runtime",
+        "inproc:reference",
+        "--section",
+        "4",
+        "--expectations",
+        s(&file),
+        "--out",
+        s(dir.path()),
+    ]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     assert!(text(&o).contains("STALE"), "{}", text(&o));
-    let o = hcpspec(&["run", "--runtime", "inproc:reference", "--section", "4", "--expectations", s(&file), "--strict-expectations", "--out", s(dir.path())]);
+    let o = hcpspec(&[
+        "run",
+        "--runtime",
+        "inproc:reference",
+        "--section",
+        "4",
+        "--expectations",
+        s(&file),
+        "--strict-expectations",
+        "--out",
+        s(dir.path()),
+    ]);
     assert_eq!(code(&o), 1, "{}", text(&o));
 }
 
@@ -79,7 +148,17 @@ fn snapshots_catch_drift_and_accept_writes_them() {
     let dir = tmp();
     let snaps = dir.path().join("snaps");
     let args = |extra: &[&str]| {
-        let mut a = vec!["run", "--runtime", "inproc:reference", "--filter", "04-confirm", "--out", s(dir.path()), "--snapshots", s(&snaps)];
+        let mut a = vec![
+            "run",
+            "--runtime",
+            "inproc:reference",
+            "--filter",
+            "04-confirm",
+            "--out",
+            s(dir.path()),
+            "--snapshots",
+            s(&snaps),
+        ];
         a.extend_from_slice(extra);
         a.into_iter().map(String::from).collect::<Vec<_>>()
     };
@@ -94,19 +173,42 @@ fn snapshots_catch_drift_and_accept_writes_them() {
     let o = run(&[]);
     assert_eq!(code(&o), 0, "no drift after accepting: {}", text(&o));
     // Change one accepted snapshot as if the runtime's denial text had changed.
-    let snap: PathBuf = std::fs::read_dir(snaps.join("reference/contract")).unwrap().flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "snap")).unwrap();
+    let snap: PathBuf = std::fs::read_dir(snaps.join("reference/contract"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "snap"))
+        .unwrap();
     let old = std::fs::read_to_string(&snap).unwrap();
-    std::fs::write(&snap, old.replacen("\"ok\": true", "\"ok\": \"changed\"", 1)).unwrap();
+    std::fs::write(
+        &snap,
+        old.replacen("\"ok\": true", "\"ok\": \"changed\"", 1),
+    )
+    .unwrap();
     let o = run(&[]);
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("DRIFT") && text(&o).contains("verdict pass"), "conformant and drifted are separate verdicts: {}", text(&o));
-    assert!(snap.with_extension("snap.new").exists(), "a pending snapshot for cargo insta review");
+    assert!(
+        text(&o).contains("DRIFT") && text(&o).contains("verdict pass"),
+        "conformant and drifted are separate verdicts: {}",
+        text(&o)
+    );
+    assert!(
+        snap.with_extension("snap.new").exists(),
+        "a pending snapshot for cargo insta review"
+    );
 }
 
 #[test]
 fn partitions_cover_the_listing() {
     let all = text(&hcpspec(&["list"]));
-    let mut shards: Vec<String> = (1..=3).flat_map(|k| text(&hcpspec(&["list", "--partition", &format!("{k}/3")])).lines().map(String::from).collect::<Vec<_>>()).collect();
+    let mut shards: Vec<String> = (1..=3)
+        .flat_map(|k| {
+            text(&hcpspec(&["list", "--partition", &format!("{k}/3")]))
+                .lines()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .collect();
     shards.sort();
     let mut want: Vec<String> = all.lines().map(String::from).collect();
     want.sort();
@@ -127,7 +229,11 @@ fn bad_input_is_one_line_and_exit_2() {
     // A malformed case names its file and field.
     let vectors = tmp();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
-    std::fs::copy(root.join("denials.json"), vectors.path().join("denials.json")).unwrap();
+    std::fs::copy(
+        root.join("denials.json"),
+        vectors.path().join("denials.json"),
+    )
+    .unwrap();
     std::fs::create_dir_all(vectors.path().join("contract/04-confirm")).unwrap();
     let bad = vectors.path().join("contract/04-confirm/bad-case.json");
     std::fs::write(&bad, r#"{"id":"bad-case","title":"t","section":"4","level":"MUST","spec":"000_15ba0494eb8a99bb.txt § x","steps":[{"exec":{"pack_id":"p"}}]}"#).unwrap();
@@ -139,7 +245,11 @@ fn bad_input_is_one_line_and_exit_2() {
     std::fs::write(&bad, "{ nope").unwrap();
     let o = hcpspec(&["list", "--vectors", s(vectors.path())]);
     assert_eq!(code(&o), 2);
-    assert!(String::from_utf8_lossy(&o.stderr).contains("bad-case.json:: line 1 column 3"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("bad-case.json:: line 1 column 3"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]
@@ -149,11 +259,21 @@ fn lint_prints_compiler_style_issues() {
     std::fs::create_dir_all(&pack).unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/packs/ledger");
     std::fs::copy(root.join("surface.json"), pack.join("surface.json")).unwrap();
-    std::fs::write(pack.join("policy.json"), r#"{"verbs":{"balance":{"operation":"read","privacy":{"land":"local"}}}}"#).unwrap();
+    std::fs::write(
+        pack.join("policy.json"),
+        r#"{"verbs":{"balance":{"operation":"read","privacy":{"land":"local"}}}}"#,
+    )
+    .unwrap();
     let o = hcpspec(&["lint", s(&pack)]);
     assert_eq!(code(&o), 1);
     let out = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(out.contains(&format!("{}/policy.json:/verbs/transfer: policy-covers-command:", pack.display())), "{out}");
+    assert!(
+        out.contains(&format!(
+            "{}/policy.json:/verbs/transfer: policy-covers-command:",
+            pack.display()
+        )),
+        "{out}"
+    );
     assert!(out.contains("HARNESS.md:: skill-present:"), "{out}");
     assert!(out.contains("policy-covers-trigger"), "{out}");
     let o = hcpspec(&["lint", s(&root)]);
@@ -164,14 +284,49 @@ fn lint_prints_compiler_style_issues() {
 fn report_merges_results_into_one_matrix() {
     let dir = tmp();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-    assert_eq!(code(&hcpspec(&["run", "--runtime", "inproc:reference", "--section", "4", "--out", s(&a)])), 0);
-    assert_eq!(code(&hcpspec(&["run", "--runtime", "inproc:mutant:confirm-string-true", "--section", "4", "--out", s(&b)])), 1);
+    assert_eq!(
+        code(&hcpspec(&[
+            "run",
+            "--runtime",
+            "inproc:reference",
+            "--section",
+            "4",
+            "--out",
+            s(&a)
+        ])),
+        0
+    );
+    assert_eq!(
+        code(&hcpspec(&[
+            "run",
+            "--runtime",
+            "inproc:mutant:confirm-string-true",
+            "--section",
+            "4",
+            "--out",
+            s(&b)
+        ])),
+        1
+    );
     let out = dir.path().join("pub");
-    let o = hcpspec(&["report", s(&a.join("result.json")), s(&b.join("result.json")), "--out", s(&out)]);
+    let o = hcpspec(&[
+        "report",
+        s(&a.join("result.json")),
+        s(&b.join("result.json")),
+        "--out",
+        s(&out),
+    ]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
-    assert!(html.contains("data-runtime=\"inproc:reference\"") && html.contains("data-runtime=\"inproc:mutant:confirm-string-true\""));
-    assert!(!html.contains("src=\"http") && !html.contains("href=\"http"), "self-contained");
-    let merged: Value = serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    assert!(
+        html.contains("data-runtime=\"inproc:reference\"")
+            && html.contains("data-runtime=\"inproc:mutant:confirm-string-true\"")
+    );
+    assert!(
+        !html.contains("src=\"http") && !html.contains("href=\"http"),
+        "self-contained"
+    );
+    let merged: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
     assert_eq!(merged["runtimes"].as_array().unwrap().len(), 2);
 }

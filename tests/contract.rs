@@ -15,14 +15,27 @@ use std::sync::{Arc, OnceLock};
 /// Conformance is the case's matchers; drift is the snapshot. Both must hold here: a change of
 /// a denial text fails `cargo test` until the snapshot is accepted (HCPSPEC_ACCEPT=1, or
 /// `cargo insta review` on the `.snap.new` this writes).
-fn check_snapshot(rt: &str, case: &Case, result: &hcpspec::run::CaseResult) -> Result<(), libtest_mimic::Failed> {
+fn check_snapshot(
+    rt: &str,
+    case: &Case,
+    result: &hcpspec::run::CaseResult,
+) -> Result<(), libtest_mimic::Failed> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots");
     let path = snapshot::path(&root, rt, &case.suite, &case.id);
     let body = snapshot::body(&result.name, &result.observations);
-    let Some(drift) = snapshot::compare(&path, &body) else { return Ok(()) };
-    let accept = std::env::var("HCPSPEC_ACCEPT").is_ok_and(|v| v == "1") || std::env::var("INSTA_UPDATE").is_ok_and(|v| v == "always");
-    let source = case.file.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(&case.file).display().to_string();
-    let written = snapshot::write(&path, source.trim_start_matches('/'), &body, accept).map_err(|e| format!("{}: {e}", path.display()))?;
+    let Some(drift) = snapshot::compare(&path, &body) else {
+        return Ok(());
+    };
+    let accept = std::env::var("HCPSPEC_ACCEPT").is_ok_and(|v| v == "1")
+        || std::env::var("INSTA_UPDATE").is_ok_and(|v| v == "always");
+    let source = case
+        .file
+        .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+        .unwrap_or(&case.file)
+        .display()
+        .to_string();
+    let written = snapshot::write(&path, source.trim_start_matches('/'), &body, accept)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     if accept {
         return Ok(());
     }

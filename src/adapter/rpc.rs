@@ -115,9 +115,9 @@ pub fn excerpt(bytes: &[u8]) -> String {
 
 /// A byte count for messages: `8 MiB`, `512 KiB`, `17 bytes`.
 pub fn size(n: usize) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)
-    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
         format!("{} KiB", n >> 10)
     } else {
         format!("{n} bytes")

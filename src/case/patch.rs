@@ -47,4 +47,3 @@ pub fn set(doc: &mut Value, pointer: &str, value: Option<Value>) -> Result<(), S
         _ => Err(format!("`{parent}` is neither an object nor an array")),
     }
 }
-

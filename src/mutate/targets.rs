@@ -11,9 +11,9 @@
 
 use super::case::{case_json, gen_args, gen_grants, generate, CaseMeta};
 use super::pack::{embedded_fixtures, gen_edit, pointers, Fixture, PackState};
-use crate::case::patch::set;
 use super::{any_json, retype, weird_string, Bytes, Source};
 use crate::case::matcher::{self, Denials};
+use crate::case::patch::set;
 use crate::pack::{self, Issue, Operation, Pack, PackFiles};
 use crate::runtime::mutant::Mutant;
 use crate::runtime::reference::authz::{

@@ -47,7 +47,13 @@ impl fmt::Display for Issue {
 pub fn install(files: &PackFiles) -> Result<Pack, Vec<Issue>> {
     let pack = load_files(files)?;
     // Lint names files inside the pack; at install, say which pack they are in.
-    let issues: Vec<Issue> = lint(&pack).into_iter().map(|i| Issue { file: files.path(&i.file), ..i }).collect();
+    let issues: Vec<Issue> = lint(&pack)
+        .into_iter()
+        .map(|i| Issue {
+            file: files.path(&i.file),
+            ..i
+        })
+        .collect();
     if issues.is_empty() {
         Ok(pack)
     } else {

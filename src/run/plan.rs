@@ -16,7 +16,9 @@ pub struct Selection {
 
 /// The shard (1-based) of `n` a case name belongs to: FNV-1a of the name, mod n.
 pub fn shard(name: &str, n: usize) -> usize {
-    let h = name.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3));
+    let h = name.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    });
     (h % n as u64) as usize + 1
 }
 
@@ -92,6 +94,15 @@ pub const SECTIONS: &[(&str, &str)] = &[
     ("must-not", "Must-nots"),
 ];
 
+/// "4 Confirm gate", or just "Must-nots" for the must-not list.
+pub fn section_label(section: &str, title: &str) -> String {
+    if section.chars().all(|c| c.is_ascii_digit()) {
+        format!("{section} {title}")
+    } else {
+        title.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,14 +176,5 @@ mod tests {
             assert!(parse_partition(bad).is_err(), "{bad}");
         }
         assert_eq!(parse_partition("2/4"), Ok((2, 4)));
-    }
-}
-
-/// "4 Confirm gate", or just "Must-nots" for the must-not list.
-pub fn section_label(section: &str, title: &str) -> String {
-    if section.chars().all(|c| c.is_ascii_digit()) {
-        format!("{section} {title}")
-    } else {
-        title.to_string()
     }
 }

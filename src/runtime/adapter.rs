@@ -44,10 +44,16 @@ pub fn render_argv(
         return named.argv.iter().map(|t| fill(t, args)).collect();
     }
     if wrap.pass_through {
-        let mut keys: Vec<&String> = args.keys().filter(|k| !GATE_ARGS.contains(&k.as_str())).collect();
+        let mut keys: Vec<&String> = args
+            .keys()
+            .filter(|k| !GATE_ARGS.contains(&k.as_str()))
+            .collect();
         keys.sort();
         let mut argv = vec![verb_key.to_string()];
-        argv.extend(keys.into_iter().map(|k| format!("--{k}={}", text(&args[k]))));
+        argv.extend(
+            keys.into_iter()
+                .map(|k| format!("--{k}={}", text(&args[k]))),
+        );
         return Ok(argv);
     }
     Err(format!("no wrap command for {verb_key}"))

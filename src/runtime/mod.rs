@@ -177,7 +177,10 @@ impl PackAvailability {
         PackAvailability {
             pack_id: pack_id.into(),
             installed: false,
-            reasons: BTreeMap::from([("installed".to_string(), format!("pack {pack_id} is not installed"))]),
+            reasons: BTreeMap::from([(
+                "installed".to_string(),
+                format!("pack {pack_id} is not installed"),
+            )]),
             verbs: vec![],
         }
     }

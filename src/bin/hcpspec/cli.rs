@@ -588,7 +588,12 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
 fn bench_reports(cases: &[Case], results: Vec<CaseResult>, suite_secs: f64) -> Result<(), String> {
     let info = json!({ "runtime": { "name": "reference", "version": env!("CARGO_PKG_VERSION") } });
     let runs = (0..10)
-        .map(|i| RuntimeRun { runtime: format!("inproc:copy-{i}"), info: info.clone(), summary: Summary::of(&results), cases: results.clone() })
+        .map(|i| RuntimeRun {
+            runtime: format!("inproc:copy-{i}"),
+            info: info.clone(),
+            summary: Summary::of(&results),
+            cases: results.clone(),
+        })
         .collect();
     let result = RunResult {
         schema: hcpspec::report::SCHEMA.into(),
@@ -601,18 +606,35 @@ fn bench_reports(cases: &[Case], results: Vec<CaseResult>, suite_secs: f64) -> R
     let t = Instant::now();
     let files = hcpspec::report::write_all(&result, dir.path())?;
     let render = t.elapsed().as_secs_f64();
-    let bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
-    println!("reports: 10 runtimes × {} cases rendered to {} files ({} KiB) in {:.3} s", cases.len(), files.len(), bytes / 1024, render);
+    let bytes: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    println!(
+        "reports: 10 runtimes × {} cases rendered to {} files ({} KiB) in {:.3} s",
+        cases.len(),
+        files.len(),
+        bytes / 1024,
+        render
+    );
     // Snapshots: accept once, then time a full comparison (body + read + compare) per case.
     for (c, r) in cases.iter().zip(&results) {
         let p = snapshot::path(dir.path(), "reference", &c.suite, &c.id);
-        snapshot::write(&p, "bench", &snapshot::body(&r.name, &r.observations), true).map_err(|e| e.to_string())?;
+        snapshot::write(&p, "bench", &snapshot::body(&r.name, &r.observations), true)
+            .map_err(|e| e.to_string())?;
     }
     let t = Instant::now();
     let drifted = cases
         .iter()
         .zip(&results)
-        .filter(|(c, r)| snapshot::compare(&snapshot::path(dir.path(), "reference", &c.suite, &c.id), &snapshot::body(&r.name, &r.observations)).is_some())
+        .filter(|(c, r)| {
+            snapshot::compare(
+                &snapshot::path(dir.path(), "reference", &c.suite, &c.id),
+                &snapshot::body(&r.name, &r.observations),
+            )
+            .is_some()
+        })
         .count();
     let compare = t.elapsed().as_secs_f64();
     println!(

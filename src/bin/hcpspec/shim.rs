@@ -39,7 +39,7 @@ pub struct ShimArgs {
 /// `127.0.0.1:PORT`, `localhost:PORT`, `:PORT` or `PORT`; anything else is refused.
 fn loopback(listen: &str) -> Result<SocketAddr, String> {
     let port = match listen.rsplit_once(':') {
-        Some((host, port)) if matches!(host, "" | "127.0.0.1" | "localhost") => port,
+        Some(("" | "127.0.0.1" | "localhost", port)) => port,
         None => listen,
         Some(_) => {
             return Err(format!(

@@ -4,15 +4,17 @@
 //! The five capability axes (assumption: the spec names `verb.exec.read`, `verb.exec.write`,
 //! `pack.connect` and "an elevation grant"; hcpspec adds `pack.activate` and names the
 //! elevation `binding.elevate`), in evaluation order for an exec:
-//!   1. `pack.activate`   the pack is activated (activation needs `pack.activate`, or any other
-//!                        grant on the pack, which implies it: the spec's own example activates
-//!                        with only exec and connect grants)
-//!   2. `verb.exec.read` / `verb.exec.write`, by the verb's Policy `operation`, scoped by the
-//!                        grant's optional `verb_keys` and `tenant_id`
-//!   3. `privacy.land: brain` needs a `project_id` (a Principal attribute, not a grant)
-//!   4. the confirm gate (point 4), before any adapter
-//!   5. `pack.connect` / `binding.elevate`: the pack has a Binding (connect minted it; a
-//!                        `mothership` Binding needs `binding.elevate`)
+//!
+//! 1. `pack.activate`: the pack is activated (activation needs `pack.activate`, or any other
+//!    grant on the pack, which implies it: the spec's own example activates with only exec
+//!    and connect grants);
+//! 2. `verb.exec.read` / `verb.exec.write`, by the verb's Policy `operation`, scoped by the
+//!    grant's optional `verb_keys` and `tenant_id`;
+//! 3. `privacy.land: brain` needs a `project_id` (a Principal attribute, not a grant);
+//! 4. the confirm gate (point 4), before any adapter;
+//! 5. `pack.connect` / `binding.elevate`: the pack has a Binding (connect minted it; a
+//!    `mothership` Binding needs `binding.elevate`).
+//!
 //! A grant of any other capability grants nothing (a runtime must not extend the types).
 
 use crate::pack::{Land, Operation, Pack, VerbPolicy};

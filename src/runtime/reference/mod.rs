@@ -99,13 +99,22 @@ pub fn install_all(
 /// The schema-skipped mutant: whatever serde can read (unknown fields ignored) is a pack.
 fn unchecked_install(files: &PackFiles) -> Result<Pack, Vec<Issue>> {
     fn read<T: serde::de::DeserializeOwned>(bytes: &Option<Vec<u8>>) -> Option<T> {
-        bytes.as_deref().and_then(|b| serde_json::from_slice(b).ok())
+        bytes
+            .as_deref()
+            .and_then(|b| serde_json::from_slice(b).ok())
     }
     let (Some(surface), Some(policy)) = (read(&files.surface), read(&files.policy)) else {
         return pack::install(files);
     };
-    let skill = files.skill.as_deref().map(|b| String::from_utf8_lossy(b).into_owned());
-    let p = Pack { surface, policy, skill };
+    let skill = files
+        .skill
+        .as_deref()
+        .map(|b| String::from_utf8_lossy(b).into_owned());
+    let p = Pack {
+        surface,
+        policy,
+        skill,
+    };
     let issues = pack::lint(&p);
     if issues.is_empty() {
         Ok(p)
@@ -187,7 +196,11 @@ impl Reference {
             }
         };
         let mut argv = if self.broken(Mutant::RequiredArgUnchecked) {
-            adapter::render_argv(pack, &req.verb_key, &with_blank_args(pack, &req.verb_key, &req.args))?
+            adapter::render_argv(
+                pack,
+                &req.verb_key,
+                &with_blank_args(pack, &req.verb_key, &req.args),
+            )?
         } else {
             adapter::render_argv(pack, &req.verb_key, &req.args)?
         };
@@ -211,8 +224,15 @@ impl Reference {
         let token = binding.map(|b| b.token.as_str());
         if self.broken(Mutant::ExitCodeIgnored) {
             if let Some(p) = &program {
-                let env = adapter::sandbox_env(&self.config.path, &req.pack_id, &req.verb_key, token);
-                return adapter::spawn(p, &argv, &self.config.workdir, &env).or_else(|e| if e.starts_with("adapter exited") { Ok(Value::Null) } else { Err(e) });
+                let env =
+                    adapter::sandbox_env(&self.config.path, &req.pack_id, &req.verb_key, token);
+                return adapter::spawn(p, &argv, &self.config.workdir, &env).or_else(|e| {
+                    if e.starts_with("adapter exited") {
+                        Ok(Value::Null)
+                    } else {
+                        Err(e)
+                    }
+                });
             }
         }
         let Some(program) = program else {
@@ -361,10 +381,23 @@ impl Reference {
 /// The required-arg-unchecked mutant: every declared or templated arg that is missing is "".
 fn with_blank_args(pack: &Pack, verb_key: &str, args: &Map<String, Value>) -> Map<String, Value> {
     let mut out = args.clone();
-    let declared = pack.command(verb_key).into_iter().flat_map(|c| c.args.keys().cloned());
-    let templated = pack.surface.wrap.commands.get(verb_key).into_iter().flat_map(|w| w.argv.iter()).flat_map(|t| {
-        t.split('{').skip(1).filter_map(|x| x.split_once('}').map(|(name, _)| name.to_string())).collect::<Vec<_>>()
-    });
+    let declared = pack
+        .command(verb_key)
+        .into_iter()
+        .flat_map(|c| c.args.keys().cloned());
+    let templated = pack
+        .surface
+        .wrap
+        .commands
+        .get(verb_key)
+        .into_iter()
+        .flat_map(|w| w.argv.iter())
+        .flat_map(|t| {
+            t.split('{')
+                .skip(1)
+                .filter_map(|x| x.split_once('}').map(|(name, _)| name.to_string()))
+                .collect::<Vec<_>>()
+        });
     for name in declared.chain(templated) {
         out.entry(name).or_insert(Value::String(String::new()));
     }
