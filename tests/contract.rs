@@ -21,29 +21,24 @@ fn check_snapshot(
     result: &hcpspec::run::CaseResult,
 ) -> Result<(), libtest_mimic::Failed> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots");
-    let path = snapshot::path(&root, rt, &case.suite, &case.id);
-    let body = snapshot::body(&result.name, &result.observations);
-    let Some(drift) = snapshot::compare(&path, &body) else {
-        return Ok(());
-    };
     let accept = std::env::var("HCPSPEC_ACCEPT").is_ok_and(|v| v == "1")
         || std::env::var("INSTA_UPDATE").is_ok_and(|v| v == "always");
-    let source = case
-        .file
-        .strip_prefix(env!("CARGO_MANIFEST_DIR"))
-        .unwrap_or(&case.file)
-        .display()
-        .to_string();
-    let written = snapshot::write(&path, source.trim_start_matches('/'), &body, accept)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    if accept {
-        return Ok(());
+    match snapshot::check(&root, rt, case, &result.observations, accept)? {
+        None => Ok(()),
+        Some(_) if accept => Ok(()),
+        Some((drift, written)) => {
+            let what = match drift {
+                snapshot::Drift::New => "no snapshot yet".to_string(),
+                snapshot::Drift::Changed { diff } => diff,
+            };
+            Err(format!(
+                "{} drifted from its snapshot (conformant, but the observations changed):\n{what}\nreview {} with `cargo insta review`, or accept all with HCPSPEC_ACCEPT=1 cargo test",
+                result.name,
+                written.display()
+            )
+            .into())
+        }
     }
-    let what = match drift {
-        snapshot::Drift::New => "no snapshot yet".to_string(),
-        snapshot::Drift::Changed { diff } => diff,
-    };
-    Err(format!("{} drifted from {} (conformant, but the observations changed):\n{what}\nreview {} with `cargo insta review`, or accept all with HCPSPEC_ACCEPT=1 cargo test", result.name, path.display(), written.display()).into())
 }
 
 fn main() {

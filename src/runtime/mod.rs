@@ -232,6 +232,15 @@ pub struct AuditRecord {
     pub error: Option<String>,
 }
 
+/// The optional features both embedded runtimes claim in `initialize`.
+pub const FEATURES: &[&str] = &[
+    "sense",
+    "sandbox",
+    "binding:user",
+    "binding:local",
+    "binding:mothership",
+];
+
 /// What an embedded runtime tells `initialize`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RuntimeInfo {

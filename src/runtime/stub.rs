@@ -16,13 +16,7 @@ impl Factory for StubFactory {
         RuntimeInfo {
             name: "stub".into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            features: vec![
-                "sense".into(),
-                "sandbox".into(),
-                "binding:user".into(),
-                "binding:local".into(),
-                "binding:mothership".into(),
-            ],
+            features: FEATURES.iter().map(|f| f.to_string()).collect(),
         }
     }
 

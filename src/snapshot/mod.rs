@@ -86,6 +86,34 @@ pub fn write(path: &Path, source: &str, body: &str, accept: bool) -> std::io::Re
     Ok(target)
 }
 
+/// Check one case's observations against its snapshot under `root`. On drift, write the new
+/// body: as the snapshot itself when `accept`, else as a `.snap.new` beside it (what `cargo insta
+/// review` looks for). Returns the drift and the file written; None when nothing drifted.
+pub fn check(
+    root: &Path,
+    runtime: &str,
+    case: &crate::case::Case,
+    observations: &[Observation],
+    accept: bool,
+) -> Result<Option<(Drift, PathBuf)>, String> {
+    let path = path(root, runtime, &case.suite, &case.id);
+    let body = body(&case.name(), observations);
+    let Some(drift) = compare(&path, &body) else {
+        return Ok(None);
+    };
+    // insta's `source`: the case file, relative to where hcpspec runs when it can be.
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let source = case
+        .file
+        .strip_prefix(&cwd)
+        .unwrap_or(&case.file)
+        .display()
+        .to_string();
+    let written =
+        write(&path, &source, &body, accept).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Some((drift, written)))
+}
+
 /// A unified line diff of two pretty-printed JSON bodies.
 pub fn diff(old: &str, new: &str) -> String {
     similar::TextDiff::from_lines(old, new)

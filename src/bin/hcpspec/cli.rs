@@ -172,20 +172,21 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
             };
             r.annotations.outcome = Some(Outcome::of(&r, entry.as_ref()));
             r.annotations.expectation = entry;
-            if let (Some(root), false) = (&a.snapshots, matches!(r.verdict, Verdict::Skip { .. })) {
-                let path = snapshot::path(root, &run_name, &c.suite, &c.id);
-                let body = snapshot::body(&r.name, &r.observations);
-                if let Some(d) = snapshot::compare(&path, &body) {
-                    let source = c.file.display().to_string();
-                    snapshot::write(&path, &source, &body, a.accept)
-                        .map_err(|e| format!("{}: {e}", path.display()))?;
+            let check = a
+                .snapshots
+                .as_ref()
+                .filter(|_| !matches!(r.verdict, Verdict::Skip { .. }));
+            if let Some(root) = check {
+                if let Some((d, written)) =
+                    snapshot::check(root, &run_name, c, &r.observations, a.accept)?
+                {
                     if !a.accept {
                         drifted += 1;
                         match &d {
                             Drift::New => eprintln!(
                                 "\nDRIFT {} on {spec}: no snapshot yet ({})",
                                 r.name,
-                                path.display()
+                                written.display()
                             ),
                             Drift::Changed { diff } => {
                                 let diff = if tty {

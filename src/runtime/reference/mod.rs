@@ -27,13 +27,7 @@ impl Factory for ReferenceFactory {
         RuntimeInfo {
             name,
             version: env!("CARGO_PKG_VERSION").into(),
-            features: vec![
-                "sense".into(),
-                "sandbox".into(),
-                "binding:user".into(),
-                "binding:local".into(),
-                "binding:mothership".into(),
-            ],
+            features: FEATURES.iter().map(|f| f.to_string()).collect(),
         }
     }
 
