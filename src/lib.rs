@@ -6,6 +6,7 @@ pub mod exit;
 pub mod fuzz;
 pub mod mutate;
 pub mod pack;
+pub mod probe;
 pub mod report;
 pub mod run;
 pub mod runtime;

@@ -1,53 +1,5 @@
-//! hcpspec-probe: the wrap bin of the fixture packs. It writes what it saw (program name, argv,
-//! cwd, environment) as JSON to the path after `--report`, and prints the same JSON on stdout,
-//! so cases can check the rendered argv, the cwd jail and credential isolation from outside
-//! the runtime. `--exit=N` makes it exit with N after writing its report.
-
-use std::collections::BTreeMap;
+//! hcpspec-probe: the wrap bin of the fixture packs (see `hcpspec::probe`).
 
 fn main() {
-    let mut args = std::env::args();
-    let program = args.next().unwrap_or_default();
-    let argv: Vec<String> = args.collect();
-    let mut report_path = None;
-    let mut exit = 0;
-    for (i, a) in argv.iter().enumerate() {
-        if a == "--report" {
-            report_path = argv.get(i + 1).cloned();
-        } else if let Some(p) = a.strip_prefix("--report=") {
-            report_path = Some(p.to_string());
-        } else if let Some(n) = a.strip_prefix("--exit=") {
-            exit = n.parse().unwrap_or(1);
-        }
-    }
-    let env: BTreeMap<String, String> = std::env::vars_os()
-        .map(|(k, v)| {
-            (
-                k.to_string_lossy().into_owned(),
-                v.to_string_lossy().into_owned(),
-            )
-        })
-        .collect();
-    let cwd = std::env::current_dir()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
-    let name = std::path::Path::new(&program)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or(program);
-    let report = serde_json::json!({ "program": name, "argv": argv, "cwd": cwd, "env": env });
-    let text = report.to_string();
-    if let Some(path) = report_path {
-        // Write then rename, so a reader never sees half a report.
-        let tmp = format!("{path}.tmp{}", std::process::id());
-        if std::fs::write(&tmp, &text)
-            .and_then(|_| std::fs::rename(&tmp, &path))
-            .is_err()
-        {
-            eprintln!("hcpspec-probe: cannot write report to {path}");
-            std::process::exit(3);
-        }
-    }
-    println!("{text}");
-    std::process::exit(exit);
+    std::process::exit(hcpspec::probe::main());
 }

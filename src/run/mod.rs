@@ -49,15 +49,9 @@ impl RunEnv {
         })
     }
 
-    /// The probe beside the running executable (target/{debug,release}/hcpspec-probe).
-    pub fn probe_beside_exe() -> PathBuf {
-        let exe = std::env::current_exe().unwrap_or_default();
-        let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
-        // Integration tests live one level down, in target/<profile>/deps.
-        [dir.join("hcpspec-probe"), dir.join("../hcpspec-probe")]
-            .into_iter()
-            .find(|p| p.exists())
-            .unwrap_or(dir.join("hcpspec-probe"))
+    /// The running `hcpspec` executable, which is the probe when started as `hcpspec-probe`.
+    pub fn self_probe() -> PathBuf {
+        std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hcpspec"))
     }
 }
 

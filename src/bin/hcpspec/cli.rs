@@ -60,7 +60,7 @@ fn select(filters: &Filters) -> Result<Vec<Case>, String> {
 }
 
 fn env(vectors: &Path) -> Result<RunEnv, String> {
-    RunEnv::new(vectors, &RunEnv::probe_beside_exe())
+    RunEnv::new(vectors, &RunEnv::self_probe())
 }
 
 #[derive(clap::Args)]

@@ -42,7 +42,7 @@ pub struct FuzzArgs {
 static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
-    let env = RunEnv::new(&a.vectors, &RunEnv::probe_beside_exe())?;
+    let env = RunEnv::new(&a.vectors, &RunEnv::self_probe())?;
     let out = a.out.clone().unwrap_or_else(|| a.vectors.join("found"));
     let cfg = Config {
         runtime: a.runtime.clone(),

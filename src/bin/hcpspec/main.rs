@@ -85,6 +85,9 @@ enum Command {
 }
 
 fn main() {
+    if hcpspec::probe::invoked_as_probe() {
+        std::process::exit(hcpspec::probe::main());
+    }
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Run(args) => cli::run(&args),

@@ -280,7 +280,7 @@ pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, String
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let x = exe.display().to_string();
     let cases = case::load_suite(vectors, "contract").map_err(|e| e.to_string())?;
-    let env = RunEnv::new(vectors, &RunEnv::probe_beside_exe())?;
+    let env = RunEnv::new(vectors, &RunEnv::self_probe())?;
     let jobs = crate::cli::cores();
     let http = Server::start(&exe, &["--transport", "http", "--runtime", "reference"])?;
     let ws = Server::start(&exe, &["--transport", "ws", "--runtime", "reference"])?;
