@@ -507,13 +507,13 @@ class Runtime:
 
     def authorize(self, pack: Pack, verb_key: str) -> dict:
         """The verb's Policy row when the Principal may run it (args aside); else Denied."""
-        if pack.pack_id not in self.activated:
-            raise Denied(f"denied: pack {pack.pack_id} is not activated")
         if pack.command(verb_key) is None:
             raise Denied(f"unknown verb {pack.pack_id}.{verb_key}")
         row = pack.policy["verbs"].get(verb_key)
         if row is None:
             raise Denied(f"denied: no Policy row for {verb_key}")
+        if pack.pack_id not in self.activated:
+            raise Denied(f"denied: pack {pack.pack_id} is not activated")
         capability = EXEC_WRITE if row["operation"] == "write" else EXEC_READ
         if not self.holds(capability, pack.pack_id, verb_key):
             raise Denied(f"denied: missing {capability} for {pack.pack_id}.{verb_key}")

@@ -87,6 +87,7 @@ const PIPELINE: &str = "000_15ba0494eb8a99bb.txt § The contract (\"Every exec p
 
 pub const RULES: &[Rule] = &[
     Rule { name: "install-accepted-bad-pack", section: "2", spec: ROW2, title: "install accepts a pack the reference loader or linter rejects" },
+    Rule { name: "install-issues-incomplete", section: "2", spec: ROW2, title: "a rejected install does not list every issue the reference finds" },
     Rule { name: "install-accepted-unparsable-pack", section: "1", spec: ROW1, title: "install accepts a pack file that does not parse or fit its schema" },
     Rule { name: "activate-unknown-pack", section: "3", spec: ROW3, title: "activation of a pack that is not installed succeeds" },
     Rule { name: "activate-without-grant", section: "3", spec: ROW3, title: "activation succeeds without any grant on the pack" },
@@ -368,6 +369,32 @@ pub fn invariants(
                         json!({ "ok": false }),
                         format!("install accepted a pack the reference rejects ({first})"),
                     );
+                }
+                if v["ok"] == false && !model.install_ok {
+                    // Every issue is listed: each rule the reference finds must be named.
+                    let named: Vec<&str> = v["issues"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|i| i["rule"].as_str())
+                        .collect();
+                    let mut missing: Vec<&str> = model
+                        .issues
+                        .iter()
+                        .map(|i| i.rule.as_str())
+                        .filter(|r| !named.contains(r))
+                        .collect();
+                    missing.dedup();
+                    if !missing.is_empty() {
+                        let want: Vec<Value> =
+                            missing.iter().map(|r| json!({ "rule": r })).collect();
+                        fire(
+                            "install-issues-incomplete",
+                            k,
+                            json!({ "ok": false, "issues": { "$contains": want } }),
+                            format!("the rejected install does not list the rule(s) {} that the reference finds", missing.join(", ")),
+                        );
+                    }
                 }
                 if !model.install_ok {
                     break; // what follows rests on packs the reference never installed

@@ -22,6 +22,9 @@ macro_rules! mutants {
 mutants! {
     ParseErrorTolerated = "parse-error-tolerated", ["1"], "reads the first JSON value of a pack file and ignores what follows";
     SchemaSkipped = "schema-skipped", ["1"], "loads any JSON serde can read, ignoring the pack schemas (unknown fields, wrong shapes)";
+    PolicyInvented = "policy-invented", ["1", "must-not"], "invents a read Policy row per command when policy.json is missing";
+    BadPackDropped = "bad-pack-dropped", ["1"], "installs the packs that load and silently drops the rest";
+    FirstIssueOnly = "first-issue-only", ["2"], "rejects an install with only its first issue listed";
     LintSkipped = "lint-skipped", ["2"], "installs packs without linting them";
     DefaultAllow = "default-allow", ["3"], "allows every exec and activation when the Principal holds no grants";
     ReadWriteCollapsed = "read-write-collapsed", ["3", "must-not"], "any verb.exec.* or pack.connect grant on a pack allows reads and writes alike";
@@ -36,6 +39,7 @@ mutants! {
     ExecWithoutBinding = "exec-without-binding", ["5"], "execs a non-public pack that was never connected";
     UnknownBinAllowed = "unknown-bin-allowed", ["6", "7"], "spawns bins that are not on the allow-list";
     ShellArgv = "shell-argv", ["6"], "renders the argv into one shell string and splits it on whitespace";
+    BinPathResolved = "bin-path-resolved", ["6"], "resolves a wrap bin given as a path (absolute, or relative to its bin path)";
     InprocUnknownAccepted = "inproc-unknown-accepted", ["6"], "runs an unknown in-process adapter as if it were echo";
     RequiredArgUnchecked = "required-arg-unchecked", ["6"], "renders a missing arg as an empty string instead of denying";
     ExitCodeIgnored = "exit-code-ignored", ["6"], "reports ok when the adapter exits non-zero";

@@ -33,7 +33,23 @@ impl Factory for ReferenceFactory {
 
     fn create(&self, config: RuntimeConfig) -> Result<Box<dyn Runtime>, Vec<Issue>> {
         let m = self.mutant;
-        let packs = install_all(&config.pack_dirs, |files| {
+        let dirs: Vec<std::path::PathBuf> = if m == Some(Mutant::BadPackDropped) {
+            // Keep only the packs that would install on their own, and say nothing of the rest.
+            config
+                .pack_dirs
+                .iter()
+                .filter(|d| pack::install(&PackFiles::read(d)).is_ok())
+                .cloned()
+                .collect()
+        } else {
+            config.pack_dirs.clone()
+        };
+        let installed = install_all(&dirs, |files| {
+            let files = if m == Some(Mutant::PolicyInvented) {
+                invent_policy(files)
+            } else {
+                files
+            };
             let files = if m == Some(Mutant::ParseErrorTolerated) {
                 first_values(files)
             } else {
@@ -44,7 +60,14 @@ impl Factory for ReferenceFactory {
                 Some(Mutant::SchemaSkipped) => unchecked_install(&files),
                 _ => pack::install(&files),
             }
-        })?;
+        });
+        let packs = match installed {
+            Err(mut issues) if m == Some(Mutant::FirstIssueOnly) => {
+                issues.truncate(1);
+                return Err(issues);
+            }
+            other => other?,
+        };
         Ok(Box::new(Reference {
             hub: Hub::new(&config.hub),
             config,
@@ -117,6 +140,32 @@ fn unchecked_install(files: &PackFiles) -> Result<Pack, Vec<Issue>> {
     }
 }
 
+/// The policy-invented mutant: a missing policy.json becomes a read row per command (a
+/// runtime adding its own Policy rows).
+fn invent_policy(mut files: PackFiles) -> PackFiles {
+    if files.policy.is_none() {
+        let surface: Value = files
+            .surface
+            .as_deref()
+            .and_then(|b| serde_json::from_slice(b).ok())
+            .unwrap_or_default();
+        let verbs: Map<String, Value> = surface["commands"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["verb_key"].as_str())
+            .map(|v| {
+                (
+                    v.to_string(),
+                    serde_json::json!({ "operation": "read", "privacy": { "land": "local" } }),
+                )
+            })
+            .collect();
+        files.policy = serde_json::to_vec(&serde_json::json!({ "verbs": verbs })).ok();
+    }
+    files
+}
+
 /// The parse-error-tolerated mutant: keep only the first JSON value of each file.
 fn first_values(mut files: PackFiles) -> PackFiles {
     for bytes in [&mut files.surface, &mut files.policy]
@@ -174,6 +223,16 @@ impl Reference {
         req: &ExecRequest,
     ) -> Result<(Option<std::path::PathBuf>, Vec<String>), String> {
         let program = match &pack.surface.wrap.bin {
+            Some(bin) if bin.contains('/') && self.broken(Mutant::BinPathResolved) => {
+                let path = match self.config.path.first() {
+                    Some(dir) if !bin.starts_with('/') => dir.join(bin),
+                    _ => std::path::PathBuf::from(bin),
+                };
+                Some(
+                    path.canonicalize()
+                        .map_err(|_| format!("denied: unknown bin {bin}"))?,
+                )
+            }
             Some(bin) => {
                 if self.config.sandboxed()
                     && !self.config.allow_bins.contains(bin)
