@@ -6,7 +6,7 @@ use crate::run::{CaseResult, Verdict};
 use serde_json::{json, Value};
 
 /// One case observed differently over two specs of the same runtime.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Difference {
     pub case: String,
     pub runtime: String,

@@ -238,6 +238,21 @@ pub fn html(result: &RunResult) -> String {
             h += "</ul></details>";
         }
     }
+    if !result.parity.is_empty() {
+        let _ = write!(h, "<h2>Transport parity</h2><p>{} case(s) observed differently over two transports of one runtime</p><ul>", result.parity.len());
+        for d in &result.parity {
+            let _ = write!(
+                h,
+                "<li><code>{}</code> on {}: {} and {} differ: <code>{}</code></li>",
+                esc(&d.case),
+                esc(&d.runtime),
+                esc(&d.left),
+                esc(&d.right),
+                esc(&d.what)
+            );
+        }
+        h += "</ul>";
+    }
     h += "</body></html>\n";
     h
 }

@@ -107,6 +107,22 @@ pub fn markdown(result: &RunResult) -> String {
             out += &format!("\n… and {} more: see result.json\n", problems.len() - shown);
         }
     }
+    if !result.parity.is_empty() {
+        out += &format!(
+            "\n### Transport parity: {} difference(s)\n\n",
+            result.parity.len()
+        );
+        for d in &result.parity {
+            out += &format!(
+                "- `{}` on {}: {} and {} differ: {}\n",
+                md(&d.case),
+                md(&d.runtime),
+                md(&d.left),
+                md(&d.right),
+                md(&d.what)
+            );
+        }
+    }
     out += &format!(
         "\n<sub>hcpspec {} · cases {}</sub>\n",
         result.hcpspec_version, result.cases_hash

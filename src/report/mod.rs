@@ -30,6 +30,9 @@ pub struct RunResult {
     /// FNV-1a over the case files run, so two results can tell they ran the same cases.
     pub cases_hash: String,
     pub runtimes: Vec<RuntimeRun>,
+    /// Cases one runtime answered differently over two transports (empty when it ran over one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parity: Vec<crate::adapter::parity::Difference>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -144,6 +147,7 @@ pub fn merge(results: Vec<RunResult>) -> Result<RunResult, String> {
                     acc.runtimes.retain(|x| x.runtime != run.runtime);
                     acc.runtimes.push(run);
                 }
+                acc.parity.extend(r.parity);
             }
         }
     }
@@ -186,4 +190,34 @@ pub fn write_all(result: &RunResult, dir: &Path) -> Result<Vec<std::path::PathBu
         std::fs::write(p, text).map_err(|e| io(p, e))?;
     }
     Ok(files.into_iter().map(|(p, _)| p).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::parity::Difference;
+
+    #[test]
+    fn parity_differences_are_recorded_and_rendered() {
+        let result = RunResult {
+            schema: SCHEMA.into(),
+            hcpspec_version: "0".into(),
+            suite: "contract".into(),
+            cases_hash: "0".into(),
+            runtimes: vec![],
+            parity: vec![Difference {
+                case: "contract::04-confirm::x".into(),
+                runtime: "reference".into(),
+                left: "inproc:reference".into(),
+                right: "<stdio:evil>".into(),
+                what: "/observations/1/value/ok: true ≠ false".into(),
+            }],
+        };
+        let json = serde_json::to_value(&result).unwrap();
+        assert!(crate::schema::violations(crate::schema::run_result(), &json).is_empty());
+        assert_eq!(json["parity"][0]["right"], "<stdio:evil>");
+        assert!(markdown(&result).contains("Transport parity: 1 difference"));
+        let page = html(&result);
+        assert!(page.contains("&lt;stdio:evil&gt;") && !page.contains("<stdio:evil>"));
+    }
 }

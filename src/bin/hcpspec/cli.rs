@@ -256,7 +256,8 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
             cases: results,
         });
     }
-    if crate::shim::parity(&runs) {
+    let parity = crate::shim::parity(&runs);
+    if !parity.is_empty() {
         code = exit::FAILURES;
     }
     let result = RunResult {
@@ -269,6 +270,7 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
                 .map(|c| std::fs::read(&c.file).unwrap_or_default()),
         ),
         runtimes: runs,
+        parity,
     };
     let files = hcpspec::report::write_all(&result, &a.out)?;
     println!(
@@ -602,6 +604,7 @@ fn bench_reports(cases: &[Case], results: Vec<CaseResult>, suite_secs: f64) -> R
         suite: "contract".into(),
         cases_hash: String::new(),
         runtimes: runs,
+        parity: Vec::new(),
     };
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let t = Instant::now();

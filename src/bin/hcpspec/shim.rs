@@ -361,16 +361,16 @@ pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, String
     Ok(exit::OK)
 }
 
-/// `hcpspec run` with one runtime over several transports: print the cases observed
-/// differently (normalised observations and verdicts); true when there is one.
-pub fn parity(runs: &[hcpspec::report::RuntimeRun]) -> bool {
+/// `hcpspec run` with one runtime over several transports: print and return the cases observed
+/// differently (normalised observations and verdicts).
+pub fn parity(runs: &[hcpspec::report::RuntimeRun]) -> Vec<adapter::parity::Difference> {
     let all: Vec<(&str, &serde_json::Value, &[hcpspec::run::CaseResult])> = runs
         .iter()
         .map(|r| (r.runtime.as_str(), &r.info, r.cases.as_slice()))
         .collect();
     let groups = adapter::parity::groups(&all.iter().map(|(s, i, _)| (*s, *i)).collect::<Vec<_>>());
     if groups.is_empty() {
-        return false;
+        return Vec::new();
     }
     let diffs = adapter::parity::compare(&all);
     for (runtime, specs) in &groups {
@@ -390,5 +390,5 @@ pub fn parity(runs: &[hcpspec::report::RuntimeRun]) -> bool {
     for d in &diffs {
         eprintln!("PARITY {d}");
     }
-    !diffs.is_empty()
+    diffs
 }
