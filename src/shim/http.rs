@@ -11,18 +11,11 @@ use axum::Router;
 
 /// Serve on `listener` (already bound, normally to 127.0.0.1) until the process ends.
 pub fn serve(listener: std::net::TcpListener, service: Service) -> std::io::Result<()> {
-    listener.set_nonblocking(true)?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::from_std(listener)?;
-        let app = Router::new()
-            .route("/rpc", post(rpc))
-            .layer(DefaultBodyLimit::max(MAX_MESSAGE))
-            .with_state(service);
-        axum::serve(listener, app).await
-    })
+    let app = Router::new()
+        .route("/rpc", post(rpc))
+        .layer(DefaultBodyLimit::max(MAX_MESSAGE))
+        .with_state(service);
+    super::serve_router(listener, app)
 }
 
 async fn rpc(State(service): State<Service>, body: String) -> Response {

@@ -324,3 +324,16 @@ impl Service {
         }
     }
 }
+
+/// Run an axum app on an already bound listener, on a current-thread runtime, until the
+/// process ends (the HTTP and WebSocket servers).
+fn serve_router(listener: std::net::TcpListener, app: axum::Router) -> std::io::Result<()> {
+    listener.set_nonblocking(true)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        axum::serve(listener, app).await
+    })
+}

@@ -12,15 +12,10 @@ use std::sync::{Arc, Mutex};
 
 /// Serve on `listener` (already bound, normally to 127.0.0.1) until the process ends.
 pub fn serve(listener: std::net::TcpListener, service: Service) -> std::io::Result<()> {
-    listener.set_nonblocking(true)?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::from_std(listener)?;
-        let app = Router::new().fallback(upgrade).with_state(service);
-        axum::serve(listener, app).await
-    })
+    super::serve_router(
+        listener,
+        Router::new().fallback(upgrade).with_state(service),
+    )
 }
 
 async fn upgrade(State(service): State<Service>, ws: WebSocketUpgrade) -> Response {
