@@ -65,7 +65,8 @@ fn main() {
             trials.push(Trial::test(format!("{}::{rt}", case.name()), move || {
                 let case = &cases[i];
                 let mut adapter = Inproc::new(rt).expect("embedded runtime");
-                let result = run_case(case, &mut adapter, &env);
+                let claims = hcpspec::adapter::embedded_claims(rt).expect("embedded runtime");
+                let result = run_case(case, &mut adapter, &env, &claims);
                 if result.verdict != Verdict::Pass {
                     return Err(result.explain(case).into());
                 }

@@ -14,6 +14,10 @@ fn vectors() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors")
 }
 
+fn claims(name: &str) -> hcpspec::case::matcher::Claims {
+    hcpspec::adapter::embedded_claims(name).unwrap()
+}
+
 fn env() -> &'static RunEnv {
     static ENV: OnceLock<RunEnv> = OnceLock::new();
     ENV.get_or_init(|| {
@@ -59,7 +63,7 @@ fn finds_mutants_and_writes_reproducing_cases() {
         );
         let path = f.path.as_ref().expect("written");
         let case = load_case(path, "found", &denials).unwrap_or_else(|e| panic!("{m}: {e}"));
-        let on_ref = run_case(&case, &mut Inproc::new("reference").unwrap(), env());
+        let on_ref = run_case(&case, &mut Inproc::new("reference").unwrap(), env(), &claims("reference"));
         assert_eq!(
             on_ref.verdict,
             Verdict::Pass,
@@ -70,6 +74,7 @@ fn finds_mutants_and_writes_reproducing_cases() {
             &case,
             &mut Inproc::new(&format!("mutant:{m}")).unwrap(),
             env(),
+            &claims(&format!("mutant:{m}")),
         );
         assert!(
             !matches!(on_mutant.verdict, Verdict::Pass),
@@ -119,7 +124,7 @@ fn committed_found_cases_load_and_pass_on_the_reference() {
     files.sort();
     for f in files {
         let case = load_case(&f, "found", &denials).unwrap_or_else(|e| panic!("{e}"));
-        let r = run_case(&case, &mut Inproc::new("reference").unwrap(), env());
+        let r = run_case(&case, &mut Inproc::new("reference").unwrap(), env(), &claims("reference"));
         assert_eq!(r.verdict, Verdict::Pass, "{}", r.explain(&case));
     }
     let contract = hcpspec::case::load_suite(&vectors(), "contract").unwrap();

@@ -20,6 +20,10 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+fn claims() -> hcpspec::case::matcher::Claims {
+    hcpspec::adapter::embedded_claims("reference").unwrap()
+}
+
 fn env() -> &'static RunEnv {
     static E: OnceLock<RunEnv> = OnceLock::new();
     E.get_or_init(|| {
@@ -194,7 +198,7 @@ fn misbehaviours(spec: &str, extra: &[(&str, &[&str])]) {
     }
     let connect = adapter::connector_with(spec, &quick()).expect("spec");
     let start = Instant::now();
-    let results = run_all(&cases, env(), 2, &connect, &|_| {});
+    let results = run_all(&cases, env(), &claims(), 2, &connect, &|_| {});
     // Each broken call costs at most one deadline (1 s); nothing waits longer.
     assert!(
         start.elapsed() < Duration::from_secs(20),
@@ -275,7 +279,7 @@ fn a_crashed_stdio_shim_is_restarted_and_a_healthy_one_reused() {
         .map(|v| faux_case(v, vec![]))
         .collect();
     let connect = adapter::connector_with(&spec, &quick()).expect("spec");
-    let r = run_all(&cases, env(), 1, &connect, &|_| {});
+    let r = run_all(&cases, env(), &claims(), 1, &connect, &|_| {});
     let (a, b) = (pid_of(&r[0]), pid_of(&r[1]));
     assert_eq!(a, b, "one process serves case after case");
     assert!(error_of(&r[2]).contains("exited with status 3"));
@@ -291,6 +295,7 @@ fn an_unimplemented_method_is_a_skip_with_its_reason() {
     let r = run_all(
         &[faux_case("ok", vec![json!({ "audit": {} })])],
         env(),
+        &claims(),
         1,
         &connect,
         &|_| {},
@@ -306,6 +311,7 @@ fn an_unimplemented_method_is_a_skip_with_its_reason() {
     let r = run_all(
         &[faux_case("ok", vec![json!({ "activate": "faux" })])],
         env(),
+        &claims(),
         1,
         &connect,
         &|_| {},
@@ -387,7 +393,7 @@ fn the_suite_passes_over_every_transport_with_parity() {
             .expect("adapter")
             .call("initialize", json!({ "protocol": "hcpspec-shim/1" }))
             .expect("initialize");
-        let results = run_all(suite(), env(), 2, &connect, &|_| {});
+        let results = run_all(suite(), env(), &claims(), 2, &connect, &|_| {});
         let bad: Vec<String> = results
             .iter()
             .filter(|r| r.verdict != Verdict::Pass)
@@ -433,16 +439,12 @@ fn mutants_are_killed_over_stdio() {
             .cloned()
             .collect();
         let name = format!("mutant:{}", m.name());
-        let over_stdio = run_all(
-            &cases,
-            env(),
+        let over_stdio = run_all(&cases, env(), &claims(),
             2,
             adapter::connector(&stdio_shim(&name)).expect("spec"),
             &|_| {},
         );
-        let inproc = run_all(
-            &cases,
-            env(),
+        let inproc = run_all(&cases, env(), &claims(),
             2,
             adapter::connector(&format!("inproc:{name}")).expect("spec"),
             &|_| {},
@@ -467,16 +469,12 @@ fn parity_flags_a_differing_observation_within_one_runtime() {
         .find(|c| c.steps.iter().any(|s| s.action.name() == "exec"))
         .expect("a case with an exec")
         .clone();
-    let a = run_all(
-        std::slice::from_ref(&case),
-        env(),
+    let a = run_all(std::slice::from_ref(&case), env(), &claims(),
         1,
         adapter::connector("inproc:reference").expect("spec"),
         &|_| {},
     );
-    let b = run_all(
-        std::slice::from_ref(&case),
-        env(),
+    let b = run_all(std::slice::from_ref(&case), env(), &claims(),
         1,
         adapter::connector(&http.url).expect("spec"),
         &|_| {},

@@ -16,13 +16,23 @@
 //! | `{"$each": e}` | the actual is an array and every element matches e |
 //! | `{"$len": n}` | the array, object or string has n elements |
 //! | `{"$noText": "s"}` or a list | no string anywhere inside the actual contains s |
-//! | `{"$denial": "class"}` | the actual is a denial text of that class (`vectors/denials.json`) |
+//! | `{"$hasText": "s"}` or a list | for each s, some string (or key) inside the actual contains it |
+//! | `{"$within": "/dir"}` | the actual is a path equal to `/dir` or below it (lexically) |
+//! | `{"$denial": "class"}` | a non-empty denial text; of that class by the runtime's own denial map |
+//! | `{"$rule": "name"}` | a non-empty lint rule name; that rule by the runtime's own rule map |
+//!
+//! Which class a denial text is, and which rule a lint issue names, are the runtime's words: a
+//! runtime declares in `initialize` how its texts map onto hcpspec's classes and rules ([`Claims`]).
+//! Without a map (or without the class in it) such a check asks only for a non-empty text and
+//! is recorded as *unclassified*, never failed; with one, a text must fit its class, and a text
+//! that fits no class of the map fails (the map is not total over what the runtime said).
 
 // A mismatch carries the expected and actual values; it is the rare path, so no boxing.
 #![allow(clippy::result_large_err)]
 
 use regex::Regex;
 use serde_json::Value;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 pub const OPERATORS: &[&str] = &[
@@ -37,11 +47,117 @@ pub const OPERATORS: &[&str] = &[
     "$each",
     "$len",
     "$noText",
+    "$hasText",
+    "$within",
     "$denial",
+    "$rule",
 ];
 
-/// Denial classes: a name → the regex a runtime's denial text must match.
-pub type Denials = BTreeMap<String, String>;
+/// hcpspec's denial classes and lint rule names (`vectors/denials.json`): name → meaning.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Denials {
+    pub classes: BTreeMap<String, String>,
+    pub rules: BTreeMap<String, String>,
+}
+
+/// What the runtime under test declared in `initialize` about its own words: its denial map
+/// (hcpspec class → a regex over its denial texts) and rule map (hcpspec rule → a regex over
+/// its rule names), and the optional features it claims.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Claims {
+    pub denials: Option<BTreeMap<String, String>>,
+    pub rules: Option<BTreeMap<String, String>>,
+    pub features: Vec<String>,
+}
+
+impl Claims {
+    /// From an `initialize` result: `{denials?: {class: regex}, rules?: {rule: regex}, features}`.
+    /// A map member that is not a string is left out (the schema check reports it).
+    pub fn from_initialize(info: &Value) -> Claims {
+        let map = |key: &str| {
+            info.get(key).and_then(Value::as_object).map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect::<BTreeMap<_, _>>()
+            })
+        };
+        Claims {
+            denials: map("denials"),
+            rules: map("rules"),
+            features: info
+                .get("features")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.as_str().map(String::from))
+                .collect(),
+        }
+    }
+}
+
+/// One class or rule check against the runtime's own map.
+fn classify(
+    map: Option<&BTreeMap<String, String>>,
+    what: &str,
+    name: &str,
+    text: &str,
+    notes: &RefCell<Vec<String>>,
+) -> Result<(), String> {
+    if text.trim().is_empty() {
+        return Err(format!("an empty {what}: a {what} must say why"));
+    }
+    if name == "any" {
+        return Ok(());
+    }
+    let Some(map) = map else {
+        notes
+            .borrow_mut()
+            .push(format!("{what} `{text}` unclassified as `{name}`: the runtime declares no {what} map"));
+        return Ok(());
+    };
+    let fits = |re: &str| Regex::new(re).is_ok_and(|r| r.is_match(text));
+    if !map.values().any(|re| fits(re)) {
+        return Err(format!(
+            "{what} `{text}` fits no class of the runtime's own {what} map (the map must cover every {what} the runtime gives)"
+        ));
+    }
+    match map.get(name) {
+        None => {
+            notes.borrow_mut().push(format!(
+                "{what} `{text}` unclassified as `{name}`: the runtime's {what} map has no `{name}`"
+            ));
+            Ok(())
+        }
+        Some(re) if fits(re) => Ok(()),
+        Some(re) => Err(format!(
+            "not a `{name}` {what} by the runtime's own map (/{re}/)"
+        )),
+    }
+}
+
+/// Is `path` the directory `root` or below it? Lexical: `.` and `..` are resolved as text.
+pub fn within(path: &str, root: &str) -> bool {
+    fn norm(p: &str) -> Option<Vec<&str>> {
+        if !p.starts_with('/') {
+            return None;
+        }
+        let mut out = Vec::new();
+        for c in p.split('/') {
+            match c {
+                "" | "." => {}
+                ".." => {
+                    out.pop()?;
+                }
+                c => out.push(c),
+            }
+        }
+        Some(out)
+    }
+    match (norm(path), norm(root)) {
+        (Some(p), Some(r)) => p.starts_with(&r),
+        _ => false,
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mismatch {
@@ -76,16 +192,20 @@ pub fn validate(expected: &Value, denials: &Denials) -> Result<(), (String, Stri
                         .ok_or((here.clone(), "$regex takes a string".into()))?;
                     Regex::new(re).map_err(|err| (here.clone(), format!("bad regex: {err}")))?;
                 }
-                "$denial" => {
-                    let class = arg
+                "$denial" | "$rule" => {
+                    let name = arg
                         .as_str()
-                        .ok_or((here.clone(), "$denial takes a class name".into()))?;
-                    if !d.contains_key(class) {
+                        .ok_or((here.clone(), format!("{op} takes a name")))?;
+                    let known = if op == "$denial" { &d.classes } else { &d.rules };
+                    if !known.contains_key(name) {
                         return Err((
                             here,
-                            format!("unknown denial class `{class}` (see vectors/denials.json)"),
+                            format!("unknown {} `{name}` (see vectors/denials.json)", &op[1..]),
                         ));
                     }
+                }
+                "$within" if !arg.is_string() => {
+                    return Err((here, "$within takes a path".into()))
                 }
                 "$anyOf" | "$all" | "$contains" => {
                     let items = arg
@@ -100,7 +220,8 @@ pub fn validate(expected: &Value, denials: &Denials) -> Result<(), (String, Stri
                 "$absent" | "$present" if arg != &Value::Bool(true) => {
                     return Err((here, format!("{op} takes true")))
                 }
-                "$type" | "$exact" | "$noText" | "$len" | "$absent" | "$present" => {}
+                "$type" | "$exact" | "$noText" | "$hasText" | "$within" | "$len" | "$absent"
+                | "$present" => {}
                 other => {
                     return Err((
                         here,
@@ -124,9 +245,31 @@ pub fn validate(expected: &Value, denials: &Denials) -> Result<(), (String, Stri
     walk(expected, denials, "")
 }
 
-/// Does `actual` satisfy `expected`? The first mismatch, in document order, when not.
-pub fn check(expected: &Value, actual: &Value, denials: &Denials) -> Result<(), Mismatch> {
-    at(expected, Some(actual), denials, "")
+/// The judge of one check: the runtime's claims, and the unclassified notes gathered.
+struct Judge<'a> {
+    claims: &'a Claims,
+    notes: RefCell<Vec<String>>,
+}
+
+/// Does `actual` satisfy `expected`? The first mismatch, in document order, when not. On a
+/// match, the class and rule checks that could not be classified (see [`Claims`]).
+pub fn check(expected: &Value, actual: &Value, claims: &Claims) -> Result<Vec<String>, Mismatch> {
+    let j = Judge {
+        claims,
+        notes: RefCell::new(Vec::new()),
+    };
+    at(expected, Some(actual), &j, "")?;
+    Ok(j.notes.into_inner())
+}
+
+/// Run `f`; keep the notes it gathered only when it matched.
+fn trial(j: &Judge, f: impl FnOnce() -> Result<(), Mismatch>) -> Result<(), Mismatch> {
+    let before = j.notes.borrow().len();
+    let r = f();
+    if r.is_err() {
+        j.notes.borrow_mut().truncate(before);
+    }
+    r
 }
 
 fn miss(
@@ -172,7 +315,7 @@ fn strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
     }
 }
 
-fn at(e: &Value, a: Option<&Value>, d: &Denials, path: &str) -> Result<(), Mismatch> {
+fn at(e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Result<(), Mismatch> {
     let present = a.filter(|v| !v.is_null());
     if let Some((op, arg)) = operator(e) {
         return match op {
@@ -185,7 +328,7 @@ fn at(e: &Value, a: Option<&Value>, d: &Denials, path: &str) -> Result<(), Misma
                 .ok_or_else(|| miss(path, e, a, "expected present")),
             "$anyOf" => {
                 let options = arg.as_array().map(Vec::as_slice).unwrap_or_default();
-                if options.iter().any(|o| at(o, a, d, path).is_ok()) {
+                if options.iter().any(|o| trial(d, || at(o, a, d, path)).is_ok()) {
                     Ok(())
                 } else {
                     Err(miss(path, e, a, "matched none of $anyOf"))
@@ -197,10 +340,15 @@ fn at(e: &Value, a: Option<&Value>, d: &Denials, path: &str) -> Result<(), Misma
                 }
                 Ok(())
             }
-            "$not" => match at(arg, a, d, path) {
-                Ok(()) => Err(miss(path, e, a, "matched the $not expectation")),
-                Err(_) => Ok(()),
-            },
+            "$not" => {
+                let before = d.notes.borrow().len();
+                let r = at(arg, a, d, path);
+                d.notes.borrow_mut().truncate(before);
+                match r {
+                    Ok(()) => Err(miss(path, e, a, "matched the $not expectation")),
+                    Err(_) => Ok(()),
+                }
+            }
             _ => {
                 let Some(v) = a else {
                     return Err(miss(path, e, a, "missing"));
@@ -214,24 +362,22 @@ fn at(e: &Value, a: Option<&Value>, d: &Denials, path: &str) -> Result<(), Misma
                             _ => Err(miss(path, e, a, "does not match regex")),
                         }
                     }
-                    "$denial" => {
-                        let class = arg.as_str().unwrap_or_default();
-                        let re =
-                            d.get(class)
-                                .and_then(|r| Regex::new(r).ok())
-                                .ok_or_else(|| {
-                                    miss(path, e, a, format!("unknown denial class {class}"))
-                                })?;
-                        match v.as_str() {
-                            Some(s) if re.is_match(s) => Ok(()),
-                            _ => Err(miss(
-                                path,
-                                e,
-                                a,
-                                format!("not a `{class}` denial (/{}/)", re.as_str()),
-                            )),
-                        }
+                    "$denial" | "$rule" => {
+                        let (map, what) = if op == "$denial" {
+                            (d.claims.denials.as_ref(), "denial")
+                        } else {
+                            (d.claims.rules.as_ref(), "rule")
+                        };
+                        let Some(text) = v.as_str() else {
+                            return Err(miss(path, e, a, format!("a {what} must be a string")));
+                        };
+                        classify(map, what, arg.as_str().unwrap_or_default(), text, &d.notes)
+                            .map_err(|m| miss(path, e, a, m))
                     }
+                    "$within" => match v.as_str() {
+                        Some(p) if within(p, arg.as_str().unwrap_or_default()) => Ok(()),
+                        _ => Err(miss(path, e, a, "not a path within the directory")),
+                    },
                     "$type" => {
                         let ok = match arg {
                             Value::String(t) => has_type(v, t),
@@ -272,13 +418,16 @@ fn at(e: &Value, a: Option<&Value>, d: &Denials, path: &str) -> Result<(), Misma
                             return Ok(());
                         }
                         for want in arg.as_array().map(Vec::as_slice).unwrap_or_default() {
-                            if !items.iter().any(|x| at(want, Some(x), d, path).is_ok()) {
+                            if !items
+                                .iter()
+                                .any(|x| trial(d, || at(want, Some(x), d, path)).is_ok())
+                            {
                                 return Err(miss(path, want, a, "no element matches"));
                             }
                         }
                         Ok(())
                     }
-                    "$noText" => {
+                    "$noText" | "$hasText" => {
                         let needles: Vec<&str> = match arg {
                             Value::String(s) => vec![s.as_str()],
                             Value::Array(x) => x.iter().filter_map(Value::as_str).collect(),
@@ -286,9 +435,17 @@ fn at(e: &Value, a: Option<&Value>, d: &Denials, path: &str) -> Result<(), Misma
                         };
                         let mut hay = Vec::new();
                         strings(v, &mut hay);
-                        match needles.iter().find(|n| hay.iter().any(|h| h.contains(*n))) {
-                            Some(n) => Err(miss(path, e, a, format!("contains the text `{n}`"))),
-                            None => Ok(()),
+                        let found = |n: &&&str| hay.iter().any(|h| h.contains(**n));
+                        if op == "$noText" {
+                            match needles.iter().find(found) {
+                                Some(n) => Err(miss(path, e, a, format!("contains the text `{n}`"))),
+                                None => Ok(()),
+                            }
+                        } else {
+                            match needles.iter().find(|n| !found(n)) {
+                                Some(n) => Err(miss(path, e, a, format!("nowhere contains the text `{n}`"))),
+                                None => Ok(()),
+                            }
                         }
                     }
                     other => Err(miss(path, e, a, format!("unknown matcher {other}"))),
@@ -343,10 +500,22 @@ mod tests {
     use serde_json::json;
 
     fn d() -> Denials {
-        Denials::from([("confirm".to_string(), "(?i)confirm".to_string())])
+        Denials {
+            classes: BTreeMap::from([("confirm".to_string(), "needs confirm".to_string())]),
+            rules: BTreeMap::from([("skill-present".to_string(), "HARNESS.md".to_string())]),
+        }
+    }
+    fn mapped() -> Claims {
+        Claims {
+            denials: Some(BTreeMap::from([
+                ("confirm".to_string(), "^confirm required$".to_string()),
+                ("no-grant".to_string(), "^denied".to_string()),
+            ])),
+            ..Claims::default()
+        }
     }
     fn ok(e: Value, a: Value) -> bool {
-        check(&e, &a, &d()).is_ok()
+        check(&e, &a, &mapped()).is_ok()
     }
 
     #[test]
@@ -404,8 +573,32 @@ mod tests {
             json!({"$noText": ["canary"]}),
             json!({"env": {"X": "clean"}})
         ));
-        assert!(ok(json!({"$denial": "confirm"}), json!("Confirm required")));
+        assert!(ok(json!({"$denial": "confirm"}), json!("confirm required")));
         assert!(!ok(json!({"$denial": "confirm"}), json!("denied")));
+        assert!(!ok(json!({"$denial": "confirm"}), json!("nope")), "fits no class");
+        assert!(ok(json!({"$hasText": ["a-c", "b"]}), json!({"x": ["a-c", {"b": 1}]})));
+        assert!(!ok(json!({"$hasText": "zz"}), json!({"x": "a"})));
+        assert!(ok(json!({"$within": "/a/b"}), json!("/a/b/c")));
+        assert!(ok(json!({"$within": "/a/b"}), json!("/a/b")));
+        assert!(!ok(json!({"$within": "/a/b"}), json!("/a/bc")));
+        assert!(!ok(json!({"$within": "/a/b"}), json!("/a/b/../c")));
+        assert!(!ok(json!({"$within": "/a/b"}), json!("a/b")));
+    }
+
+    #[test]
+    fn unmapped_classes_are_unclassified_never_failed() {
+        let none = Claims::default();
+        let e = json!({"$denial": "confirm"});
+        assert_eq!(check(&e, &json!("Bitte bestätigen"), &none).unwrap().len(), 1);
+        assert!(check(&e, &json!("  "), &none).is_err(), "a reason is never empty");
+        assert_eq!(check(&json!({"$denial": "any"}), &json!("x"), &none).unwrap().len(), 0);
+        assert_eq!(
+            check(&json!({"$denial": "elevation"}), &json!("denied: x"), &mapped()).unwrap().len(),
+            1
+        );
+        // Notes of a branch that did not match are dropped.
+        let any = json!({"$anyOf": [{"$all": [{"$denial": "confirm"}, {"$regex": "^z"}]}, {"$regex": "."}]});
+        assert!(check(&any, &json!("a"), &none).unwrap().is_empty());
     }
 
     #[test]
@@ -413,7 +606,7 @@ mod tests {
         let m = check(
             &json!({"verbs": [{"executable": true}]}),
             &json!({"verbs": [{"executable": false}]}),
-            &d(),
+            &Claims::default(),
         )
         .unwrap_err();
         assert_eq!(m.path, "/verbs/0/executable");
@@ -430,5 +623,8 @@ mod tests {
             "/a/0/$regex"
         );
         assert!(validate(&json!({"a": {"$denial": "confirm"}}), &d()).is_ok());
+        assert!(validate(&json!({"a": {"$rule": "skill-present"}}), &d()).is_ok());
+        assert!(validate(&json!({"a": {"$rule": "confirm"}}), &d()).is_err());
+        assert!(validate(&json!({"a": {"$within": 3}}), &d()).is_err());
     }
 }

@@ -45,6 +45,9 @@ pub enum Level {
     MUST,
     SHOULD,
     MAY,
+    /// hcpspec's recommended behaviour where the spec leaves the choice open: reported apart,
+    /// never failing a run.
+    PROFILE,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,6 +59,14 @@ pub struct Case {
     pub spec: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assumption: Option<String>,
+    /// Optional features of the contract the case needs (`sense`, row 10 "Route Sense
+    /// (optional)"); a runtime whose `initialize` does not claim one skips the case.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<String>,
+    /// The mutants this case exists to kill, when none of them is of the case's own section;
+    /// the self-check verifies that each of them fails it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub killed_by: Vec<String>,
     #[serde(default)]
     pub setup: Setup,
     pub steps: Vec<Step>,
@@ -164,7 +175,8 @@ impl Action {
     }
 }
 
-/// Load the denial classes, `vectors/denials.json`: class → `{ "regex": …, "meaning": … }`.
+/// Load hcpspec's denial classes and lint rule names, `vectors/denials.json`:
+/// `{"classes": {NAME: {"meaning": …}}, "rules": {NAME: {"meaning": …}}}`.
 pub fn load_denials(vectors: &Path) -> Result<Denials, CaseError> {
     let file = vectors.join("denials.json");
     let text =
@@ -176,24 +188,24 @@ pub fn load_denials(vectors: &Path) -> Result<Denials, CaseError> {
             format!("line {} column {}: {e}", e.line(), e.column()),
         )
     })?;
-    let classes = v
-        .get("classes")
-        .and_then(Value::as_object)
-        .ok_or_else(|| err(&file, "/classes", "expected an object of classes"))?;
-    let mut out = Denials::new();
-    for (name, c) in classes {
-        let re = c.get("regex").and_then(Value::as_str).ok_or_else(|| {
-            err(
-                &file,
-                &format!("/classes/{name}/regex"),
-                "expected a string",
-            )
-        })?;
-        regex::Regex::new(re)
-            .map_err(|e| err(&file, &format!("/classes/{name}/regex"), e.to_string()))?;
-        out.insert(name.clone(), re.to_string());
-    }
-    Ok(out)
+    let names = |key: &str| {
+        let m = v
+            .get(key)
+            .and_then(Value::as_object)
+            .ok_or_else(|| err(&file, &format!("/{key}"), "expected an object"))?;
+        m.iter()
+            .map(|(name, c)| {
+                let meaning = c.get("meaning").and_then(Value::as_str).ok_or_else(|| {
+                    err(&file, &format!("/{key}/{name}/meaning"), "expected a string")
+                })?;
+                Ok((name.clone(), meaning.to_string()))
+            })
+            .collect::<Result<_, CaseError>>()
+    };
+    Ok(Denials {
+        classes: names("classes")?,
+        rules: names("rules")?,
+    })
 }
 
 /// Load one case file and check it completely: schema, id against the file name, matchers.

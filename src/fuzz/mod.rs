@@ -17,6 +17,7 @@ use crate::mutate::pack::Fixture;
 use crate::mutate::Rng;
 use crate::report::fnv1a;
 use crate::run::{run_case, CaseResult, RunEnv, Verdict};
+use crate::case::matcher::Claims;
 use oracle::{Classes, Ctx, Model, Violation};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -143,7 +144,7 @@ impl<'e> Fuzzer<'e> {
         let connect = adapter::connector(&cfg.runtime)?;
         Ok(Fuzzer {
             differential: cfg.runtime != "inproc:reference",
-            classes: Classes::new(&env.denials),
+            classes: Classes::new(&crate::runtime::denial_map()),
             cfg,
             env,
             fixtures,
@@ -178,13 +179,13 @@ impl<'e> Fuzzer<'e> {
 
     fn judge(&self, ad: &mut Adapters, fc: &FuzzCase, index: u64) -> Result<Judged, String> {
         let case = fc.to_case(&self.fixtures, CaseMeta::explore(index), &BTreeMap::new());
-        let runtime = run_case(&case, ad.runtime()?.as_mut(), self.env);
+        let runtime = run_case(&case, ad.runtime()?.as_mut(), self.env, &Claims::default());
         if matches!(&runtime.verdict, Verdict::Error { .. }) {
             ad.runtime = None; // a broken transport: the next case reconnects
         }
         let reference = self
             .differential
-            .then(|| run_case(&case, &mut ad.reference, self.env));
+            .then(|| run_case(&case, &mut ad.reference, self.env, &reference_claims()));
         let model = Model::of(fc, &self.fixtures);
         let ctx = Ctx {
             case: fc,
@@ -284,8 +285,10 @@ impl<'e> Fuzzer<'e> {
         let hash = fnv1a([serde_json::to_vec(&case_json(&draft)).unwrap_or_default()]);
         let id = format!("{rule}-{}", &hash[..8]);
         let case = small.to_case(&self.fixtures, meta(id.clone()), &expects);
-        let on_reference = run_case(&case, &mut ad.reference, self.env);
-        let on_runtime = ad.runtime().map(|a| run_case(&case, a.as_mut(), self.env));
+        let on_reference = run_case(&case, &mut ad.reference, self.env, &reference_claims());
+        let on_runtime = ad
+            .runtime()
+            .map(|a| run_case(&case, a.as_mut(), self.env, &Claims::default()));
         let reproduces = matches!(on_reference.verdict, Verdict::Pass)
             && on_runtime.is_ok_and(|r| !matches!(r.verdict, Verdict::Pass));
         let path = self.cfg.out.as_ref().and_then(|dir| {
@@ -431,4 +434,10 @@ struct Shared<'s> {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The fuzzer judges the reference by its own maps, and other runtimes by the matchers' lenient
+/// default (their classes are compared with the reference's by the differential oracle).
+fn reference_claims() -> Claims {
+    crate::adapter::embedded_claims("reference").unwrap_or_default()
 }

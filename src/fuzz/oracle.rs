@@ -15,7 +15,6 @@
 //! Each violation carries the expectation that, put on its step of the rendered case, makes the
 //! case pass on the reference and fail on the runtime: that is the regression case written out.
 
-use crate::case::matcher::Denials;
 use crate::mutate::case::{FStep, FuzzCase, Slot};
 use crate::mutate::pack::Fixture;
 use crate::pack::{self, Issue, Land, Operation, Pack};
@@ -173,7 +172,8 @@ impl Model {
 pub struct Classes(Vec<(String, Regex)>);
 
 impl Classes {
-    pub fn new(denials: &Denials) -> Classes {
+    /// From a runtime's denial map (class → regex over its texts).
+    pub fn new(denials: &std::collections::BTreeMap<String, String>) -> Classes {
         let mut out: Vec<(String, Regex)> = CLASS_ORDER
             .iter()
             .filter_map(|c| Some((c.to_string(), Regex::new(denials.get(*c)?).ok()?)))

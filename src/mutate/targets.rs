@@ -79,12 +79,18 @@ pub fn denials() -> &'static Denials {
     D.get_or_init(|| {
         let v: Value =
             serde_json::from_str(include_str!("../../vectors/denials.json")).unwrap_or_default();
-        v["classes"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .filter_map(|(k, c)| Some((k.clone(), c["regex"].as_str()?.to_string())))
-            .collect()
+        let names = |key: &str| {
+            v[key]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, c)| (k.clone(), c["meaning"].as_str().unwrap_or("").to_string()))
+                .collect()
+        };
+        Denials {
+            classes: names("classes"),
+            rules: names("rules"),
+        }
     })
 }
 
@@ -521,7 +527,7 @@ fn gen_expect(src: &mut impl Source, depth: usize) -> Value {
                 }
                 "$noText" => json!(weird_string(src)),
                 "$denial" => {
-                    let mut classes: Vec<&String> = denials().keys().collect();
+                    let mut classes: Vec<&String> = denials().classes.keys().collect();
                     let nope = "nope".to_string();
                     classes.push(&nope);
                     json!(src.pick(&classes).to_string())
@@ -556,8 +562,12 @@ pub fn matcher(data: &[u8]) {
         let a = any_json(&mut src, 3);
         (e, a)
     };
-    let d = denials();
-    let _ = matcher::validate(&e, d);
+    let _ = matcher::validate(&e, denials());
+    let d = &crate::runtime::denial_map();
+    let d = &matcher::Claims {
+        denials: Some(d.clone()),
+        ..Default::default()
+    };
     let first = matcher::check(&e, &a, d);
     assert_eq!(
         first,

@@ -60,3 +60,18 @@ pub fn install(files: &PackFiles) -> Result<Pack, Vec<Issue>> {
         Err(issues)
     }
 }
+
+/// Every rule name an issue of the pack loader, the linter or the install can carry.
+pub const RULES: &[&str] = &[
+    "missing-file",
+    "parse",
+    "schema",
+    "verb-key-unique",
+    "policy-covers-command",
+    "policy-covers-trigger",
+    "skill-present",
+    "wrap-named-or-pass-through",
+    "wrap-covers-command",
+    "binding-declared",
+    "pack-id-unique",
+];

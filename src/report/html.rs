@@ -211,7 +211,7 @@ pub fn html(result: &RunResult) -> String {
                     Verdict::Error { message } => {
                         let _ = write!(h, "<pre>{}</pre>", esc(message));
                     }
-                    Verdict::Skip { reason } => {
+                    Verdict::Skip { reason } | Verdict::Unimplemented { reason } => {
                         let _ = write!(h, "<p>{}</p>", esc(reason));
                     }
                     Verdict::Pass => {}

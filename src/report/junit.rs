@@ -23,7 +23,7 @@ pub fn junit(result: &RunResult) -> String {
                     serde_json::to_string(&f.actual).unwrap_or_default()
                 ),
                 Verdict::Error { message } => message.clone(),
-                Verdict::Skip { reason } => reason.clone(),
+                Verdict::Skip { reason } | Verdict::Unimplemented { reason } => reason.clone(),
                 Verdict::Pass => String::new(),
             };
             let status = match outcome(r) {
@@ -41,6 +41,12 @@ pub fn junit(result: &RunResult) -> String {
                 Outcome::Error => {
                     let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
                     s.set_message(detail);
+                    s
+                }
+                Outcome::Unimplemented if r.level == crate::case::Level::MUST => {
+                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    s.set_message("MUST case not implemented by the runtime")
+                        .set_description(detail);
                     s
                 }
                 Outcome::ExpectedFail | Outcome::Skip | Outcome::Unimplemented => {

@@ -115,16 +115,19 @@ impl Outcome {
             (Verdict::Fail(_), Some(Expect::Fail))
             | (Verdict::Error { .. }, Some(Expect::Fail)) => Outcome::ExpectedFail,
             (Verdict::Fail(_), None) => Outcome::Fail,
-            (Verdict::Skip { .. }, _) => Outcome::Unimplemented,
+            (Verdict::Skip { .. }, _) => Outcome::Skip,
+            (Verdict::Unimplemented { .. }, Some(Expect::Fail)) => Outcome::ExpectedFail,
+            (Verdict::Unimplemented { .. }, None) => Outcome::Unimplemented,
             (Verdict::Error { .. }, None) => Outcome::Error,
         }
     }
 
-    /// Does this outcome fail the run? Unexpected MUST failures and errors always do; stale
-    /// expectations only under `--strict-expectations`.
+    /// Does this outcome fail the run? Unexpected MUST failures, errors and unimplemented
+    /// methods always do (an expectation with a reason excuses them); stale expectations only
+    /// under `--strict-expectations`. SHOULD, MAY and PROFILE cases never fail a run.
     pub fn fails_run(self, level: Level, strict: bool) -> bool {
         match self {
-            Outcome::Fail | Outcome::Error => level == Level::MUST,
+            Outcome::Fail | Outcome::Error | Outcome::Unimplemented => level == Level::MUST,
             Outcome::Stale => strict,
             _ => false,
         }
@@ -145,6 +148,7 @@ mod tests {
             spec: String::new(),
             verdict,
             observations: vec![],
+            unclassified: vec![],
             micros: 0,
             annotations: Default::default(),
         }
@@ -177,19 +181,26 @@ mod tests {
             Outcome::of(&result(Verdict::Pass), Some(&xf)),
             Outcome::Stale
         );
+        let unimplemented = Verdict::Unimplemented { reason: "x".into() };
         assert_eq!(
-            Outcome::of(&result(Verdict::Skip { reason: "x".into() }), None),
+            Outcome::of(&result(unimplemented.clone()), None),
             Outcome::Unimplemented
         );
         assert_eq!(
-            Outcome::of(&result(Verdict::Skip { reason: "x".into() }), Some(&xs)),
+            Outcome::of(&result(unimplemented.clone()), Some(&xf)),
+            Outcome::ExpectedFail
+        );
+        assert_eq!(
+            Outcome::of(&result(unimplemented), Some(&xs)),
             Outcome::Skip
         );
         assert!(Outcome::Fail.fails_run(Level::MUST, false));
         assert!(!Outcome::Fail.fails_run(Level::SHOULD, false));
         assert!(!Outcome::Stale.fails_run(Level::MUST, false));
         assert!(Outcome::Stale.fails_run(Level::MUST, true));
-        assert!(!Outcome::Unimplemented.fails_run(Level::MUST, true));
+        assert!(Outcome::Unimplemented.fails_run(Level::MUST, false));
+        assert!(!Outcome::Unimplemented.fails_run(Level::MAY, false));
+        assert!(!Outcome::Fail.fails_run(Level::PROFILE, true));
     }
 
     #[test]

@@ -7,7 +7,7 @@ pub mod mutants;
 pub mod plan;
 
 use crate::adapter::{Adapter, CallError};
-use crate::case::matcher::{self, Denials};
+use crate::case::matcher::{self, Claims, Denials};
 use crate::case::{Action, Case, CaseError, Level};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -60,8 +60,14 @@ impl RunEnv {
 pub enum Verdict {
     Pass,
     Fail(Failure),
-    /// The runtime said it does not implement a method the case needs.
+    /// Not run: the case needs an optional feature the runtime does not claim, or the
+    /// expectations file skips it.
     Skip {
+        reason: String,
+    },
+    /// The runtime answered "method not found" to a method the case needs. Never a pass: it
+    /// fails a MUST case unless the expectations file gives a reason.
+    Unimplemented {
         reason: String,
     },
     /// The case could not be judged: the runtime broke the transport, or the case's setup failed.
@@ -76,6 +82,7 @@ impl Verdict {
             Verdict::Pass => "pass",
             Verdict::Fail(_) => "fail",
             Verdict::Skip { .. } => "skip",
+            Verdict::Unimplemented { .. } => "unimplemented",
             Verdict::Error { .. } => "error",
         }
     }
@@ -107,6 +114,9 @@ pub struct CaseResult {
     #[serde(flatten)]
     pub verdict: Verdict,
     pub observations: Vec<Observation>,
+    /// Class and rule checks the runtime's own maps could not classify (passed, reported).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unclassified: Vec<String>,
     pub micros: u64,
     /// What the run made of the verdict: expectations and snapshot drift.
     #[serde(flatten)]
@@ -153,6 +163,7 @@ impl CaseResult {
             }
             Verdict::Error { message } => out += &format!("  error: {message}\n"),
             Verdict::Skip { reason } => out += &format!("  skipped: {reason}\n"),
+            Verdict::Unimplemented { reason } => out += &format!("  unimplemented: {reason}\n"),
             Verdict::Pass => out += "  passed\n",
         }
         out
@@ -183,15 +194,37 @@ fn method(action: &Action) -> &'static str {
     }
 }
 
-/// Run `case` once on the runtime behind `adapter`, in a fresh temp directory.
-pub fn run_case(case: &Case, adapter: &mut dyn Adapter, env: &RunEnv) -> CaseResult {
+/// Run `case` once on the runtime behind `adapter`, in a fresh temp directory, judged by what
+/// the runtime claimed in `initialize`.
+pub fn run_case(
+    case: &Case,
+    adapter: &mut dyn Adapter,
+    env: &RunEnv,
+    claims: &Claims,
+) -> CaseResult {
     let start = Instant::now();
     let mut observations = Vec::new();
-    let verdict = match tempfile::Builder::new().prefix("hcpspec-case").tempdir() {
-        Ok(tmp) => execute(case, adapter, env, tmp.path(), &mut observations),
-        Err(e) => Verdict::Error {
-            message: format!("cannot create a temp dir: {e}"),
-        },
+    let mut unclassified = Vec::new();
+    let missing: Vec<&String> = case
+        .requires
+        .iter()
+        .filter(|f| !claims.features.contains(f))
+        .collect();
+    let verdict = if !missing.is_empty() {
+        Verdict::Skip {
+            reason: format!(
+                "the runtime does not claim the optional feature{} {:?} in initialize",
+                if missing.len() > 1 { "s" } else { "" },
+                missing
+            ),
+        }
+    } else {
+        match tempfile::Builder::new().prefix("hcpspec-case").tempdir() {
+            Ok(tmp) => execute(case, adapter, env, claims, tmp.path(), &mut observations, &mut unclassified),
+            Err(e) => Verdict::Error {
+                message: format!("cannot create a temp dir: {e}"),
+            },
+        }
     };
     CaseResult {
         name: case.name(),
@@ -200,6 +233,7 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, env: &RunEnv) -> CaseRes
         spec: case.spec.clone(),
         verdict,
         observations,
+        unclassified,
         micros: start.elapsed().as_micros() as u64,
         annotations: Annotations::default(),
     }
@@ -209,8 +243,10 @@ fn execute(
     case: &Case,
     adapter: &mut dyn Adapter,
     env: &RunEnv,
+    claims: &Claims,
     tmp: &Path,
     observations: &mut Vec<Observation>,
+    unclassified: &mut Vec<String>,
 ) -> Verdict {
     let tmp = tmp.canonicalize().unwrap_or_else(|_| tmp.to_path_buf());
     let vars = Vars {
@@ -252,7 +288,7 @@ fn execute(
         let observed = match observe(&step.action, adapter, &vars, &create, runtime_id.as_deref()) {
             Ok(v) => v,
             Err(e) if e.not_implemented() => {
-                verdict = Verdict::Skip {
+                verdict = Verdict::Unimplemented {
                     reason: format!("runtime does not implement {}: {e}", method(&step.action)),
                 };
                 break;
@@ -284,7 +320,9 @@ fn execute(
             .map(|e| vars.substitute(e))
             .or_else(|| default_expect(&step.action));
         if let Some(expected) = expected {
-            if let Err(m) = matcher::check(&expected, &observed, &env.denials) {
+            match matcher::check(&expected, &observed, claims) {
+                Ok(notes) => unclassified.extend(notes.into_iter().map(|n| format!("step {i}: {n}"))),
+                Err(m) => {
                 let expected = crate::snapshot::normalize(&m.expected, &redact);
                 verdict = Verdict::Fail(Failure {
                     step: i,
@@ -295,6 +333,7 @@ fn execute(
                     actual: normalised,
                 });
                 break;
+                }
             }
         }
     }
@@ -382,6 +421,7 @@ fn observe(
 pub fn run_all<F>(
     cases: &[Case],
     env: &RunEnv,
+    claims: &Claims,
     jobs: usize,
     connect: F,
     on_done: &(dyn Fn(&CaseResult) + Sync),
@@ -399,7 +439,7 @@ where
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(case) = cases.get(i) else { break };
                 let result = match connect() {
-                    Ok(mut adapter) => run_case(case, adapter.as_mut(), env),
+                    Ok(mut adapter) => run_case(case, adapter.as_mut(), env, claims),
                     Err(e) => CaseResult {
                         name: case.name(),
                         section: case.section.clone(),
@@ -407,6 +447,7 @@ where
                         spec: case.spec.clone(),
                         verdict: Verdict::Error { message: e },
                         observations: vec![],
+                        unclassified: vec![],
                         micros: 0,
                         annotations: Annotations::default(),
                     },

@@ -22,7 +22,8 @@ impl KillMatrix {
                         .map(|a| Box::new(a) as Box<dyn Adapter>)
                         .ok_or_else(|| format!("no runtime {name}"))
                 };
-                (m, run_all(cases, env, jobs, connect, &|_| {}))
+                let claims = crate::adapter::embedded_claims(&name).unwrap_or_default();
+                (m, run_all(cases, env, &claims, jobs, connect, &|_| {}))
             })
             .collect();
         KillMatrix { rows }

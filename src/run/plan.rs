@@ -116,6 +116,8 @@ mod tests {
                 level: Level::MUST,
                 spec: String::new(),
                 assumption: None,
+                requires: vec![],
+                killed_by: vec![],
                 setup: Default::default(),
                 steps: vec![],
                 suite: "contract".into(),

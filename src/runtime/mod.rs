@@ -247,6 +247,47 @@ pub struct RuntimeInfo {
     pub name: String,
     pub version: String,
     pub features: Vec<String>,
+    /// The runtime's denial map: hcpspec class → a regex over its own denial texts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub denials: Option<BTreeMap<String, String>>,
+    /// The runtime's rule map: hcpspec rule name → a regex over its own lint rule names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<BTreeMap<String, String>>,
+}
+
+/// The denial map of the reference and the stub, which give the same texts.
+pub fn denial_map() -> BTreeMap<String, String> {
+    [
+        ("unknown-pack", r"^(dropped: )?unknown pack \S+$"),
+        ("unknown-verb", r"^unknown verb \S+$"),
+        ("no-policy", r"^no policy for \S+$"),
+        ("not-activated", r"^denied: pack \S+ is not activated$"),
+        ("no-grant", r"^denied: (no grant for pack|missing (verb\.exec\.(read|write)|pack\.connect) for) "),
+        ("missing-read", r"^denied: missing verb\.exec\.read for "),
+        ("missing-write", r"^denied: missing verb\.exec\.write for "),
+        ("missing-connect", r"^denied: missing pack\.connect for "),
+        ("elevation", r"^denied: mothership Binding requires binding\.elevate for "),
+        ("brain-needs-project", r"^denied: privacy\.land brain requires project_id$"),
+        ("confirm", r"^confirm required$"),
+        ("not-connected", r"^denied: pack \S+ is not connected$"),
+        ("mint-failed", r"^denied: mint failed: "),
+        ("bin-not-allowed", r"^denied: bin \S+ is not on the allow-list$"),
+        ("unknown-bin", r"^denied: unknown (bin|in-process adapter) "),
+        ("invalid-args", r"^invalid args: "),
+        ("sense-disabled", r"^dropped: sense\.enable is off$"),
+        ("undeclared-trigger", r"^dropped: undeclared trigger\b"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+/// The rule map of the runtimes whose lint is `pack::lint`: hcpspec's names are theirs.
+pub fn rule_map() -> BTreeMap<String, String> {
+    crate::pack::RULES
+        .iter()
+        .map(|r| (r.to_string(), format!("^{r}$")))
+        .collect()
 }
 
 /// One live runtime instance: the surface harnesses see (activate, connect, exec, Sense) plus

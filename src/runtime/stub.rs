@@ -17,6 +17,8 @@ impl Factory for StubFactory {
             name: "stub".into(),
             version: env!("CARGO_PKG_VERSION").into(),
             features: FEATURES.iter().map(|f| f.to_string()).collect(),
+            denials: Some(denial_map()),
+            rules: Some(rule_map()),
         }
     }
 

@@ -147,9 +147,14 @@ impl Session {
         match method {
             "initialize" => {
                 let info = self.factory.info();
-                Ok(
-                    json!({ "protocol": PROTOCOL, "runtime": { "name": info.name, "version": info.version }, "features": info.features }),
-                )
+                let mut answer = json!({ "protocol": PROTOCOL, "runtime": { "name": info.name, "version": info.version }, "features": info.features });
+                if let Some(d) = info.denials {
+                    answer["denials"] = json!(d);
+                }
+                if let Some(r) = info.rules {
+                    answer["rules"] = json!(r);
+                }
+                Ok(answer)
             }
             "runtime.create" => {
                 let config: RuntimeConfig = params(p)?;

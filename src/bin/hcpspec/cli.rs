@@ -8,6 +8,7 @@ use hcpspec::report::{fnv1a, RunResult, RuntimeRun, Summary};
 use hcpspec::run::expectations::{Expect, Expectations, Outcome};
 use hcpspec::run::mutants::KillMatrix;
 use hcpspec::run::plan::{Selection, SECTIONS};
+use hcpspec::case::matcher::Claims;
 use hcpspec::run::{run_all, CaseResult, RunEnv, Verdict};
 use hcpspec::runtime::mutant::Mutant;
 use hcpspec::snapshot::{self, Drift};
@@ -158,7 +159,10 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         let to_run: Vec<Case> = to_run.into_iter().cloned().collect();
         let start = Instant::now();
         let progress = Progress::new(spec, to_run.len(), tty);
-        let ran = run_all(&to_run, &env, a.jobs, connect, &|r| progress.done(r));
+        let claims = Claims::from_initialize(&info);
+        let ran = run_all(&to_run, &env, &claims, a.jobs, connect, &|r| {
+            progress.done(r)
+        });
         progress.finish();
         let mut ran = ran.into_iter();
         let mut results = Vec::new();
@@ -294,6 +298,7 @@ fn skipped_result(c: &Case, entry: Option<&hcpspec::run::expectations::Entry>) -
             ),
         },
         observations: vec![],
+        unclassified: vec![],
         micros: 0,
         annotations: Default::default(),
     }
@@ -541,6 +546,7 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
     let cases = case::load_suite(vectors, "contract").map_err(|e| e.to_string())?;
     let env = env(vectors)?;
     let connect = adapter::connector("inproc:reference")?;
+    let claims = adapter::embedded_claims("reference").unwrap_or_default();
     // Spawn cost of the probe alone, measured in the same run.
     let probe = env.bin_dir.join("hcpspec-probe");
     let spawn_n = 50;
@@ -555,7 +561,7 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
     for _ in 0..iterations.max(1) {
         let before = hcpspec::runtime::adapter::spawns();
         let t = Instant::now();
-        let results = run_all(&cases, &env, 1, &connect, &|_| {});
+        let results = run_all(&cases, &env, &claims, 1, &connect, &|_| {});
         let secs = t.elapsed().as_secs_f64();
         let spawned = hcpspec::runtime::adapter::spawns() - before;
         if results.iter().any(|r| !matches!(r.verdict, Verdict::Pass)) {
@@ -573,7 +579,7 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
         );
     }
     let t = Instant::now();
-    let results = run_all(&cases, &env, cores(), &connect, &|_| {});
+    let results = run_all(&cases, &env, &claims, cores(), &connect, &|_| {});
     let par = t.elapsed().as_secs_f64();
     println!("probe spawn alone: {spawn_us:.0} µs each (mean of {spawn_n})");
     println!(

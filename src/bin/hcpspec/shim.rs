@@ -281,6 +281,7 @@ pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, String
     let x = exe.display().to_string();
     let cases = case::load_suite(vectors, "contract").map_err(|e| e.to_string())?;
     let env = RunEnv::new(vectors, &RunEnv::self_probe())?;
+    let claims = adapter::embedded_claims("reference").unwrap_or_default();
     let jobs = crate::cli::cores();
     let http = Server::start(&exe, &["--transport", "http", "--runtime", "reference"])?;
     let ws = Server::start(&exe, &["--transport", "ws", "--runtime", "reference"])?;
@@ -337,7 +338,7 @@ pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, String
     for _ in 0..iterations.max(1) {
         for (k, connect) in connectors.iter().enumerate() {
             let t = Instant::now();
-            let results = run_all(&cases, &env, jobs, connect, &|_| {});
+            let results = run_all(&cases, &env, &claims, jobs, connect, &|_| {});
             best[k] = best[k].min(t.elapsed().as_secs_f64());
             passed[k] = results
                 .iter()

@@ -28,6 +28,8 @@ impl Factory for ReferenceFactory {
             name,
             version: env!("CARGO_PKG_VERSION").into(),
             features: FEATURES.iter().map(|f| f.to_string()).collect(),
+            denials: Some(denial_map()),
+            rules: Some(rule_map()),
         }
     }
 
