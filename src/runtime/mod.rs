@@ -8,6 +8,7 @@ pub mod adapter;
 pub mod mutant;
 pub mod reference;
 pub mod stub;
+pub mod variant;
 
 use crate::pack::{Issue, Land, Operation};
 use serde::{Deserialize, Serialize};
@@ -87,9 +88,10 @@ pub struct MintOutcome {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SenseConfig {
-    /// `sense.enable`; off by default (assumption: Sense is opt-in, like every other capability).
-    #[serde(default)]
-    pub enable: bool,
+    /// `sense.enable`; absent is the runtime's default (the reference's is off: Sense is
+    /// opt-in, like every other capability; an assumption, and a runtime may decide otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enable: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -315,8 +317,17 @@ pub fn embedded(name: &str) -> Option<Arc<dyn Factory>> {
         "reference" => Some(Arc::new(reference::ReferenceFactory::default())),
         "stub" => Some(Arc::new(stub::StubFactory)),
         _ => {
+            if let Some(v) = name.strip_prefix("variant:") {
+                return Some(Arc::new(reference::ReferenceFactory {
+                    mutant: None,
+                    variants: variant::parse_set(v)?,
+                }));
+            }
             let m = mutant::Mutant::by_name(name.strip_prefix("mutant:")?)?;
-            Some(Arc::new(reference::ReferenceFactory { mutant: Some(m) }))
+            Some(Arc::new(reference::ReferenceFactory {
+                mutant: Some(m),
+                variants: vec![],
+            }))
         }
     }
 }

@@ -332,7 +332,7 @@ impl Runtime for Stub {
                 .is_some_and(|s| s.triggers.contains(&event.trigger))
                 && p.policy.triggers.contains_key(&event.trigger)
         });
-        let reason = if !self.config.sense.enable {
+        let reason = if self.config.sense.enable != Some(true) {
             "dropped: sense.enable is off"
         } else if !declared {
             "dropped: undeclared trigger"

@@ -7,6 +7,7 @@ mod hub;
 
 use super::adapter;
 use super::mutant::Mutant;
+use super::variant::{self, Variant};
 use super::*;
 use crate::pack::{self, BindingMode, Operation, Pack, PackFiles};
 use authz::Subject;
@@ -16,25 +17,39 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Debug, Default, Clone)]
 pub struct ReferenceFactory {
     pub mutant: Option<Mutant>,
+    /// Allowed variants: open points decided the other way (`variant.rs`).
+    pub variants: Vec<Variant>,
 }
 
 impl Factory for ReferenceFactory {
     fn info(&self) -> RuntimeInfo {
-        let name = match self.mutant {
-            None => "reference".to_string(),
-            Some(m) => format!("mutant:{}", m.name()),
+        let name = match (self.mutant, self.variants.as_slice()) {
+            (Some(m), _) => format!("mutant:{}", m.name()),
+            (None, []) => "reference".to_string(),
+            (None, [v]) => format!("variant:{}", v.name()),
+            (None, _) => "variant:all".to_string(),
         };
+        let dialect = self.variants.contains(&Variant::Dialect);
         RuntimeInfo {
             name,
             version: env!("CARGO_PKG_VERSION").into(),
             features: FEATURES.iter().map(|f| f.to_string()).collect(),
-            denials: Some(denial_map()),
-            rules: Some(rule_map()),
+            denials: Some(if dialect {
+                variant::dialect_denial_map()
+            } else {
+                denial_map()
+            }),
+            rules: Some(if dialect {
+                variant::dialect_rule_map()
+            } else {
+                rule_map()
+            }),
         }
     }
 
     fn create(&self, config: RuntimeConfig) -> Result<Box<dyn Runtime>, Vec<Issue>> {
         let m = self.mutant;
+        let vs = &self.variants;
         let dirs: Vec<std::path::PathBuf> = if m == Some(Mutant::BadPackDropped) {
             // Keep only the packs that would install on their own, and say nothing of the rest.
             config
@@ -60,12 +75,34 @@ impl Factory for ReferenceFactory {
             match m {
                 Some(Mutant::LintSkipped) => pack::load_files(&files),
                 Some(Mutant::SchemaSkipped) => unchecked_install(&files),
+                _ if vs.contains(&Variant::SpecLintRules) => {
+                    let p = pack::load_files(&files)?;
+                    let issues: Vec<Issue> = variant::spec_lint(&p)
+                        .into_iter()
+                        .map(|i| Issue {
+                            file: files.path(&i.file),
+                            ..i
+                        })
+                        .collect();
+                    if issues.is_empty() {
+                        Ok(p)
+                    } else {
+                        Err(issues)
+                    }
+                }
                 _ => pack::install(&files),
             }
         });
         let packs = match installed {
             Err(mut issues) if m == Some(Mutant::FirstIssueOnly) => {
                 issues.truncate(1);
+                return Err(issues);
+            }
+            Err(mut issues) if vs.contains(&Variant::Dialect) => {
+                issues.reverse();
+                for i in &mut issues {
+                    i.rule = variant::dialect_rule(&i.rule);
+                }
                 return Err(issues);
             }
             other => other?,
@@ -79,6 +116,8 @@ impl Factory for ReferenceFactory {
             audit: Vec::new(),
             sink: Vec::new(),
             mutant: m,
+            variants: self.variants.clone(),
+            public_connected: BTreeSet::new(),
         }))
     }
 }
@@ -191,11 +230,49 @@ pub struct Reference {
     audit: Vec<AuditRecord>,
     sink: Vec<SenseEvent>,
     mutant: Option<Mutant>,
+    variants: Vec<Variant>,
+    /// public-connect-flag: the public packs connect was called for.
+    public_connected: BTreeSet<String>,
 }
 
 impl Reference {
     fn broken(&self, m: Mutant) -> bool {
         self.mutant == Some(m)
+    }
+
+    fn chose(&self, v: Variant) -> bool {
+        self.variants.contains(&v)
+    }
+
+    /// dialect: every reason in its own words.
+    fn words(&self, text: String) -> String {
+        if self.chose(Variant::Dialect) {
+            variant::dialect_text(&text)
+        } else {
+            text
+        }
+    }
+
+    /// mint-in-exec: mint a Binding for this exec, as the spec's createAcmeRuntime does
+    /// (`const cred = await deps.hub.mint(pack, authz) // fail closed inside`).
+    fn mint_for_exec(&mut self, pack_id: &str) -> Result<Option<Minted>, String> {
+        let Some(pack) = self.packs.get(pack_id) else {
+            return Ok(None);
+        };
+        let Some(decl) = pack.surface.binding.clone().filter(|_| pack.needs_binding()) else {
+            return Ok(None);
+        };
+        if decl.mode == BindingMode::Mothership
+            && !authz::holds(self.subject(), authz::ELEVATE, pack_id, None, self.mutant)
+        {
+            return Err(format!(
+                "denied: mothership Binding requires binding.elevate for {pack_id}"
+            ));
+        }
+        self.hub
+            .mint(pack_id, &decl.hub, &self.config.principal.id)
+            .map(Some)
+            .map_err(|e| format!("denied: mint failed: {e}"))
     }
 
     fn subject(&self) -> Subject<'_> {
@@ -207,12 +284,12 @@ impl Reference {
     }
 
     /// The Binding an exec of this pack runs under: `Ok(None)` for a public pack.
-    fn binding_for(&self, pack: &Pack) -> Result<Option<&Minted>, String> {
+    fn binding_for(&self, pack: &Pack) -> Result<Option<Minted>, String> {
         if !pack.needs_binding() {
             return Ok(None);
         }
         match self.bindings.get(pack.pack_id()) {
-            Some(b) => Ok(Some(b)),
+            Some(b) => Ok(Some(b.clone())),
             None if self.broken(Mutant::ExecWithoutBinding) => Ok(None),
             None => Err(format!("denied: pack {} is not connected", pack.pack_id())),
         }
@@ -235,8 +312,22 @@ impl Reference {
                         .map_err(|_| format!("denied: unknown bin {bin}"))?,
                 )
             }
+            Some(bin)
+                if bin.contains('/')
+                    && self.chose(Variant::BinPathAllowed)
+                    && self.config.allow_bins.contains(bin) =>
+            {
+                let path = std::path::PathBuf::from(bin);
+                if !path.is_absolute() || !path.is_file() {
+                    return Err(format!("denied: unknown bin {bin}"));
+                }
+                Some(path)
+            }
             Some(bin) => {
-                if self.config.sandboxed()
+                let listed = self.config.sandboxed()
+                    || (self.chose(Variant::NativeLocalAllowList)
+                        && !self.config.allow_bins.is_empty());
+                if listed
                     && !self.config.allow_bins.contains(bin)
                     && !self.broken(Mutant::UnknownBinAllowed)
                 {
@@ -259,6 +350,12 @@ impl Reference {
         } else {
             adapter::render_argv(pack, &req.verb_key, &req.args)?
         };
+        if self.chose(Variant::PassThroughPairs)
+            && pack.surface.wrap.pass_through
+            && !pack.surface.wrap.commands.contains_key(&req.verb_key)
+        {
+            argv = variant::render_pairs(&req.verb_key, &req.args);
+        }
         if self.broken(Mutant::ShellArgv) {
             argv = argv
                 .join(" ")
@@ -277,6 +374,11 @@ impl Reference {
     ) -> Result<Value, String> {
         let (program, argv) = self.plan_adapter(pack, req)?;
         let token = binding.map(|b| b.token.as_str());
+        if program.is_some()
+            && (self.chose(Variant::JailPerExec) || self.chose(Variant::CredentialFile))
+        {
+            return self.run_in_own_jail(program.as_deref(), &argv, req, token);
+        }
         if self.broken(Mutant::ExitCodeIgnored) {
             if let Some(p) = &program {
                 let env =
@@ -309,14 +411,57 @@ impl Reference {
         adapter::spawn(&program, &argv, &cwd, &env)
     }
 
+    /// jail-per-exec and credential-file: a spawn of their own. The jail is a fresh directory
+    /// under workdir (or workdir itself), the token a file in it; both gone when the exec ends.
+    fn run_in_own_jail(
+        &self,
+        program: Option<&std::path::Path>,
+        argv: &[String],
+        req: &ExecRequest,
+        token: Option<&str>,
+    ) -> Result<Value, String> {
+        let program = program.ok_or("no program")?;
+        let fresh = self.chose(Variant::JailPerExec);
+        let jail = if fresh {
+            variant::fresh_jail(&self.config.workdir)?
+        } else {
+            self.config.workdir.clone()
+        };
+        let mut env = adapter::sandbox_env(&self.config.path, &req.pack_id, &req.verb_key, None);
+        let mut handed = None;
+        if let Some(token) = token {
+            if self.chose(Variant::CredentialFile) {
+                let file = variant::credential_file(&jail, token)?;
+                env.insert("HCP_CREDENTIAL_FILE".into(), file.display().to_string());
+                handed = Some(file);
+            } else {
+                env.insert("HCP_BINDING".into(), token.into());
+            }
+        }
+        if !self.config.sandboxed() {
+            for (k, v) in &self.config.environment {
+                env.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        let result = adapter::spawn(program, argv, &jail, &env);
+        if let Some(f) = handed {
+            let _ = std::fs::remove_file(f);
+        }
+        if fresh {
+            let _ = std::fs::remove_dir_all(&jail);
+        }
+        result
+    }
+
     /// The pipeline up to the adapter, in the contract's order; any step may deny.
     fn exec_inner(
-        &self,
+        &mut self,
         req: &ExecRequest,
     ) -> (Option<Operation>, Option<String>, Result<Value, String>) {
-        let Some(pack) = self.packs.get(&req.pack_id) else {
+        let Some(pack) = self.packs.get(&req.pack_id).cloned() else {
             return (None, None, Err(format!("unknown pack {}", req.pack_id)));
         };
+        let pack = &pack;
         let operation = pack.policy.verbs.get(&req.verb_key).map(|p| p.operation);
         let deny = |e: String| (operation, None, Err(e));
         // The documented order: the verb and its Policy row, then activation, then the axes.
@@ -326,25 +471,35 @@ impl Reference {
         if operation.is_none() {
             return deny(format!("no policy for {}", req.verb_key));
         }
-        if !self.activated.contains(&req.pack_id) {
+        let activated = self.activated.contains(&req.pack_id);
+        if !activated && !self.chose(Variant::ActivationLast) {
             return deny(format!("denied: pack {} is not activated", req.pack_id));
         }
         let policy = match authz::authorize_exec(self.subject(), pack, req, self.mutant) {
-            Ok(p) => p,
+            Ok(p) => p.clone(),
             Err(e) => return deny(e),
         };
+        let policy = &policy;
         let late_confirm = self.broken(Mutant::ConfirmAfterAdapter);
         if !late_confirm {
             if let Err(e) = authz::confirm_gate(policy, &req.args, self.mutant) {
                 return deny(e);
             }
         }
-        let binding = match self.binding_for(pack) {
+        if !activated {
+            return deny(format!("denied: pack {} is not activated", req.pack_id));
+        }
+        let binding = if self.chose(Variant::MintInExec) {
+            self.mint_for_exec(&req.pack_id)
+        } else {
+            self.binding_for(pack)
+        };
+        let binding = match binding {
             Ok(b) => b,
             Err(e) => return deny(e),
         };
-        let identity = binding.map(|b| b.identity.clone());
-        let result = self.run_adapter(pack, req, binding);
+        let identity = binding.as_ref().map(|b| b.identity.clone());
+        let result = self.run_adapter(pack, req, binding.as_ref());
         if late_confirm {
             if let Err(e) = authz::confirm_gate(policy, &req.args, self.mutant) {
                 return deny(e);
@@ -367,6 +522,10 @@ impl Reference {
             Err(e) if is_denial(e) => ("denied", Some(e.clone())),
             Err(e) => ("error", Some(e.clone())),
         };
+        if outcome == "denied" && self.chose(Variant::DenialsUnaudited) {
+            return;
+        }
+        let error = error.map(|e| self.words(e));
         self.audit.push(AuditRecord {
             tenant_id: self.config.tenant_id.clone(),
             project_id: self.config.project_id.clone(),
@@ -384,7 +543,12 @@ impl Reference {
         let policy = pack.policy.verbs.get(verb_key)?;
         let activated = self.activated.contains(pack.pack_id());
         let connected = !pack.needs_binding() || self.bindings.contains_key(pack.pack_id());
-        let mut reasons = BTreeMap::new();
+        // public-connect-flag: a public pack is connected once connect was called; it needs no
+        // Binding, so an exec does not wait for it.
+        let public_unconnected = self.chose(Variant::PublicConnectFlag)
+            && !pack.needs_binding()
+            && !self.public_connected.contains(pack.pack_id());
+        let mut reasons: BTreeMap<String, String> = BTreeMap::new();
         if !activated {
             reasons.insert(
                 "activated".into(),
@@ -403,8 +567,19 @@ impl Reference {
             verb_key: verb_key.into(),
             args: Map::new(),
         };
-        let blocked = if let Some(r) = reasons.values().next() {
-            Some(r.clone())
+        let mint_in_exec = self.chose(Variant::MintInExec);
+        let blocking = reasons
+            .iter()
+            .find(|(flag, _)| !(mint_in_exec && flag.as_str() == "connected"))
+            .map(|(_, r)| r.clone());
+        if public_unconnected {
+            reasons.insert(
+                "connected".into(),
+                format!("public pack {} has not been connected", pack.pack_id()),
+            );
+        }
+        let blocked = if let Some(r) = blocking {
+            Some(r)
         } else if let Err(e) = authz::authorize_exec(self.subject(), pack, &req, self.mutant) {
             Some(e)
         } else {
@@ -416,6 +591,10 @@ impl Reference {
         if let Some(why) = &blocked {
             reasons.insert("executable".into(), why.clone());
         }
+        let mut reasons: BTreeMap<String, String> = reasons
+            .into_iter()
+            .map(|(k, v)| (k, self.words(v)))
+            .collect();
         let optimistic = self.broken(Mutant::AvailabilityOptimistic);
         if self.broken(Mutant::AvailabilityWithoutReason) || optimistic {
             reasons.clear();
@@ -426,7 +605,7 @@ impl Reference {
             land: policy.privacy.land,
             installed: true,
             activated: activated || optimistic,
-            connected: connected || optimistic,
+            connected: (connected && !public_unconnected) || optimistic,
             executable: blocked.is_none() || optimistic,
             reasons,
         })
@@ -467,8 +646,9 @@ fn is_denial(e: &str) -> bool {
         || e.starts_with("invalid args")
 }
 
-impl Runtime for Reference {
-    fn list_packs(&self) -> Vec<Value> {
+/// The pipeline in the reference's own words; `Runtime` below puts them in a variant's.
+impl Reference {
+    fn list_packs_inner(&self) -> Vec<Value> {
         self.packs
             .values()
             .map(|p| {
@@ -479,7 +659,7 @@ impl Runtime for Reference {
             .collect()
     }
 
-    fn activate(&mut self, pack_ids: &[String]) -> Vec<PackResult> {
+    fn activate_inner(&mut self, pack_ids: &[String]) -> Vec<PackResult> {
         pack_ids
             .iter()
             .map(|id| {
@@ -495,7 +675,7 @@ impl Runtime for Reference {
             .collect()
     }
 
-    fn connect(&mut self, pack_id: &str) -> PackResult {
+    fn connect_inner(&mut self, pack_id: &str) -> PackResult {
         let Some(pack) = self.packs.get(pack_id) else {
             return PackResult::deny(pack_id, format!("unknown pack {pack_id}"));
         };
@@ -508,6 +688,9 @@ impl Runtime for Reference {
             .clone()
             .filter(|_| pack.needs_binding())
         else {
+            if self.chose(Variant::PublicConnectFlag) {
+                self.public_connected.insert(pack_id.to_string());
+            }
             return PackResult::ok(pack_id); // public packs skip the mint
         };
         let s = self.subject();
@@ -553,7 +736,7 @@ impl Runtime for Reference {
         }
     }
 
-    fn exec(&mut self, req: &ExecRequest) -> Envelope {
+    fn exec_envelope(&mut self, req: &ExecRequest) -> Envelope {
         let (operation, binding, result) = self.exec_inner(req);
         if operation == Some(Operation::Write) {
             self.record(req, binding, &result);
@@ -570,7 +753,7 @@ impl Runtime for Reference {
         }
     }
 
-    fn availability(&self, pack_id: &str) -> PackAvailability {
+    fn availability_inner(&self, pack_id: &str) -> PackAvailability {
         let Some(pack) = self.packs.get(pack_id) else {
             let mut report = PackAvailability::not_installed(pack_id);
             if self.broken(Mutant::AvailabilityWithoutReason) {
@@ -592,13 +775,22 @@ impl Runtime for Reference {
         }
     }
 
-    fn sense(&mut self, event: &SenseEvent) -> SenseReceipt {
+    fn sense_inner(&mut self, event: &SenseEvent) -> SenseReceipt {
         let refuse = |r: String| SenseReceipt {
             accepted: false,
             reason: Some(r),
         };
-        if !self.config.sense.enable && !self.broken(Mutant::SenseWhileDisabled) {
+        let enabled = if self.chose(Variant::SenseOnAfterActivation) {
+            self.config.sense.enable != Some(false)
+        } else {
+            self.config.sense.enable == Some(true)
+        };
+        if !enabled && !self.broken(Mutant::SenseWhileDisabled) {
             return refuse("dropped: sense.enable is off".into());
+        }
+        if self.chose(Variant::SenseOnAfterActivation) && !self.activated.contains(&event.pack_id)
+        {
+            return refuse(format!("dropped: pack {} is not activated", event.pack_id));
         }
         let Some(pack) = self.packs.get(&event.pack_id) else {
             return refuse(format!("dropped: unknown pack {}", event.pack_id));
@@ -616,6 +808,59 @@ impl Runtime for Reference {
         SenseReceipt {
             accepted: true,
             reason: None,
+        }
+    }
+}
+
+impl Runtime for Reference {
+    fn list_packs(&self) -> Vec<Value> {
+        self.list_packs_inner()
+    }
+
+    fn activate(&mut self, pack_ids: &[String]) -> Vec<PackResult> {
+        let results = self.activate_inner(pack_ids);
+        results
+            .into_iter()
+            .map(|r| PackResult {
+                error: r.error.map(|e| self.words(e)),
+                ..r
+            })
+            .collect()
+    }
+
+    fn connect(&mut self, pack_id: &str) -> PackResult {
+        let r = self.connect_inner(pack_id);
+        PackResult {
+            error: r.error.map(|e| self.words(e)),
+            ..r
+        }
+    }
+
+    fn exec(&mut self, req: &ExecRequest) -> Envelope {
+        let mut envelope = self.exec_envelope(req);
+        if self.chose(Variant::Dialect) {
+            envelope.error = envelope.error.map(|e| self.words(e));
+            envelope.result = envelope
+                .result
+                .map(|r| serde_json::json!({ "output": r, "runtime": "dialect" }));
+        }
+        envelope
+    }
+
+    fn availability(&self, pack_id: &str) -> PackAvailability {
+        let mut report = self.availability_inner(pack_id);
+        report.reasons = std::mem::take(&mut report.reasons)
+            .into_iter()
+            .map(|(k, v)| (k, self.words(v)))
+            .collect();
+        report
+    }
+
+    fn sense(&mut self, event: &SenseEvent) -> SenseReceipt {
+        let r = self.sense_inner(event);
+        SenseReceipt {
+            reason: r.reason.map(|e| self.words(e)),
+            ..r
         }
     }
 

@@ -1,0 +1,205 @@
+//! Allowed variants, the dual of mutants: the reference with one point the spec leaves open
+//! decided the other way. Every variant must pass every MUST case; a MUST case a variant fails
+//! asserts a choice, not a rule. Mutants prove the suite can fail; variants prove it fails only
+//! what the spec forbids.
+//!
+//! Each variant's decision is its own code here, never the reference's path with a flag on it.
+//! `inproc:variant:NAME` runs one; `inproc:variant:all` makes every choice at once, the runtime
+//! a stranger could write from the spec alone.
+
+use crate::pack::{Issue, Pack};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+macro_rules! variants {
+    ($($variant:ident = $name:literal, $assumption:literal, $what:literal;)+) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Variant { $($variant),+ }
+
+        impl Variant {
+            pub const ALL: &'static [Variant] = &[$(Variant::$variant),+];
+            pub fn name(self) -> &'static str { match self { $(Variant::$variant => $name),+ } }
+            /// The heading of `vectors/schemas/ASSUMPTIONS.md` whose decision this variant reverses.
+            pub fn assumption(self) -> &'static str { match self { $(Variant::$variant => $assumption),+ } }
+            pub fn what(self) -> &'static str { match self { $(Variant::$variant => $what),+ } }
+            pub fn by_name(name: &str) -> Option<Variant> {
+                Self::ALL.iter().copied().find(|v| v.name() == name)
+            }
+        }
+    };
+}
+
+variants! {
+    MintInExec = "mint-in-exec", "Authorisation: the five capability axes", "mints a Binding through the hub inside every exec, as the spec's createAcmeRuntime does; connect is optional";
+    JailPerExec = "jail-per-exec", "Binding and adapters", "runs each adapter in a fresh subdirectory of workdir, removed when the exec ends";
+    PassThroughPairs = "pass-through-pairs", "The pack format", "renders pass-through as verb_key then `--key` `value` pairs, and forwards confirm and apply";
+    SenseOnAfterActivation = "sense-on-after-activation", "Audit, availability, Sense", "Sense is on unless sense.enable is false, and drops events of packs not activated";
+    SpecLintRules = "spec-lint-rules", "The pack format", "lints only the spec's row-2 rules: Policy covers commands and triggers, Skill present, wrap named or pass_through";
+    PublicConnectFlag = "public-connect-flag", "Audit, availability, Sense", "reports a public pack connected: false, with a reason, until connect";
+    DenialsUnaudited = "denials-unaudited", "Audit, availability, Sense", "audits the writes that ran, not the writes denied before their adapter";
+    CredentialFile = "credential-file", "Binding and adapters", "hands the minted token to the adapter in a file named by HCP_CREDENTIAL_FILE, never in a variable";
+    BinPathAllowed = "bin-path-allowed", "The pack format", "runs a wrap bin given as a path when the allow-list names that exact path";
+    NativeLocalAllowList = "native-local-allow-list", "Binding and adapters", "keeps a given bin allow-list under native-local (sandbox: false)";
+    ActivationLast = "activation-last", "Authorisation: the five capability axes", "checks activation after the capability axes and the confirm gate, just before the Binding";
+    Dialect = "dialect", "Denial texts", "its own words and shapes: other denial texts and lint rule names (declared in its maps), issues in reverse order, extra members in records, results wrapped";
+}
+
+/// The set of variants a runtime runs with (`all` is every one).
+pub fn parse_set(name: &str) -> Option<Vec<Variant>> {
+    if name == "all" {
+        return Some(Variant::ALL.to_vec());
+    }
+    Variant::by_name(name).map(|v| vec![v])
+}
+
+/// pass-through-pairs: `verb_key`, then `--key` and `value` as two elements for every arg,
+/// gate args included, in the order the args came.
+pub fn render_pairs(verb_key: &str, args: &Map<String, Value>) -> Vec<String> {
+    let mut argv = vec![verb_key.to_string()];
+    for (k, v) in args {
+        argv.push(format!("--{k}"));
+        argv.push(match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        });
+    }
+    argv
+}
+
+/// spec-lint-rules: the three rules row 2 names, in its own words; nothing else.
+pub fn spec_lint(pack: &Pack) -> Vec<Issue> {
+    let (s, p) = (&pack.surface, &pack.policy);
+    let mut issues: Vec<Issue> = s
+        .commands
+        .iter()
+        .filter(|c| !p.verbs.contains_key(&c.verb_key))
+        .map(|c| {
+            Issue::new(
+                "policy.json",
+                "/verbs",
+                "policy-covers-command",
+                format!("command {} lacks a policy row", c.verb_key),
+            )
+        })
+        .collect();
+    for t in s.sense.iter().flat_map(|d| &d.triggers) {
+        if !p.triggers.contains_key(t) {
+            issues.push(Issue::new(
+                "policy.json",
+                "/triggers",
+                "policy-covers-trigger",
+                format!("trigger {t} lacks a policy row"),
+            ));
+        }
+    }
+    if pack.skill.as_deref().is_none_or(|t| t.trim().is_empty()) {
+        issues.push(Issue::new(
+            "HARNESS.md",
+            "",
+            "skill-present",
+            "no skill text",
+        ));
+    }
+    if !s.wrap.pass_through && s.wrap.commands.is_empty() {
+        issues.push(Issue::new(
+            "surface.json",
+            "/wrap",
+            "wrap-named-or-pass-through",
+            "wrap names no command and does not pass through",
+        ));
+    }
+    issues
+}
+
+/// jail-per-exec: a fresh directory under the jail root for one exec.
+pub fn fresh_jail(root: &Path) -> Result<PathBuf, String> {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = root.join(format!("jail-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make a jail: {e}"))?;
+    Ok(dir)
+}
+
+/// credential-file: write the token to a file in the jail, readable by the adapter only.
+pub fn credential_file(jail: &Path, token: &str) -> Result<PathBuf, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = jail.join(format!(".credential-{n}"));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, token.as_bytes()))
+        .map_err(|e| format!("cannot hand over the credential: {e}"))?;
+    Ok(path)
+}
+
+/// dialect: the reference's denial texts in other words. A text of no known class is kept.
+pub fn dialect_text(text: &str) -> String {
+    let classes = crate::runtime::denial_map();
+    // The most specific class first, so that `missing-write` wins over `no-grant`.
+    for class in DIALECT_ORDER {
+        if let Some(re) = classes.get(*class).and_then(|r| regex::Regex::new(r).ok()) {
+            if re.is_match(text) {
+                return format!("E_{}: refused ({})", code(class), text.len());
+            }
+        }
+    }
+    text.to_string()
+}
+
+const DIALECT_ORDER: &[&str] = &[
+    "missing-read",
+    "missing-write",
+    "missing-connect",
+    "unknown-pack",
+    "unknown-verb",
+    "no-policy",
+    "not-activated",
+    "no-grant",
+    "elevation",
+    "brain-needs-project",
+    "confirm",
+    "not-connected",
+    "mint-failed",
+    "bin-not-allowed",
+    "unknown-bin",
+    "invalid-args",
+    "sense-disabled",
+    "undeclared-trigger",
+];
+
+fn code(class: &str) -> String {
+    class.to_uppercase().replace('-', "_")
+}
+
+/// dialect: its own denial map, over the texts `dialect_text` gives.
+pub fn dialect_denial_map() -> BTreeMap<String, String> {
+    let mut map: BTreeMap<String, String> = DIALECT_ORDER
+        .iter()
+        .map(|c| (c.to_string(), format!("^E_{}: ", code(c))))
+        .collect();
+    map.insert(
+        "no-grant".into(),
+        "^E_(NO_GRANT|MISSING_READ|MISSING_WRITE|MISSING_CONNECT): ".into(),
+    );
+    map
+}
+
+/// dialect: lint rule names of its own (`HCP201` …), and the map onto hcpspec's.
+pub fn dialect_rule(rule: &str) -> String {
+    match crate::pack::RULES.iter().position(|r| *r == rule) {
+        Some(i) => format!("HCP{:03}", 100 + i),
+        None => rule.to_string(),
+    }
+}
+
+pub fn dialect_rule_map() -> BTreeMap<String, String> {
+    crate::pack::RULES
+        .iter()
+        .map(|r| (r.to_string(), format!("^{}$", dialect_rule(r))))
+        .collect()
+}
