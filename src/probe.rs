@@ -1,5 +1,6 @@
 //! The probe (`hcpspec-probe`): the wrap bin of the fixture packs. It writes what it saw
-//! (program name, argv, cwd, environment) as JSON to the path after `--report`, and prints the
+//! (program name, argv, cwd, environment, and the contents of small files its variables name)
+//! as JSON to the path after `--report`, and prints the
 //! same JSON on stdout, so cases can check the rendered argv, the cwd jail and credential
 //! isolation from outside the runtime. `--exit=N` makes it exit with N after writing its report.
 //!
@@ -40,7 +41,20 @@ pub fn main() -> i32 {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or(program);
-    let report = serde_json::json!({ "program": name, "argv": argv, "cwd": cwd, "env": env });
+    // A credential may come as a file the runtime names in a variable: report small files
+    // that a variable points at, so a case can find a minted token however it was handed.
+    let files: BTreeMap<&String, String> = env
+        .iter()
+        .filter(|(_, v)| v.starts_with('/'))
+        .filter_map(|(k, v)| {
+            let meta = std::fs::metadata(v).ok()?;
+            (meta.is_file() && meta.len() <= 64 * 1024)
+                .then(|| std::fs::read(v).ok())
+                .flatten()
+                .map(|b| (k, String::from_utf8_lossy(&b).into_owned()))
+        })
+        .collect();
+    let report = serde_json::json!({ "program": name, "argv": argv, "cwd": cwd, "env": env, "files": files });
     let text = report.to_string();
     if let Some(path) = report_path {
         // Write then rename, so a reader never sees half a report.

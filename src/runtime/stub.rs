@@ -206,7 +206,15 @@ impl Runtime for Stub {
         }
         let n = self.creds.len() + 1;
         let default_identity = format!("{}:{}", decl.hub, self.config.principal.id);
-        let (token, identity) = match self.hub.get_mut(pack_id).and_then(|q| q.pop_front()) {
+        // The script's outcomes in turn; its last one for every mint after that.
+        let scripted = self.hub.get_mut(pack_id).and_then(|q| {
+            if q.len() > 1 {
+                q.pop_front()
+            } else {
+                q.front().cloned()
+            }
+        });
+        let (token, identity) = match scripted {
             Some(o) if !o.ok => {
                 return PackResult::deny(
                     pack_id,

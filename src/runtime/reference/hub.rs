@@ -27,11 +27,18 @@ impl Hub {
         }
     }
 
-    /// Mint for `pack_id` through hub `hub`: the next scripted outcome, or a fresh token when
-    /// the script has none left.
+    /// Mint for `pack_id` through hub `hub`: the next scripted outcome, the last one again once
+    /// the script is used up, or a fresh token for a pack with no script.
     pub fn mint(&mut self, pack_id: &str, hub: &str, principal_id: &str) -> Result<Minted, String> {
         self.minted += 1;
-        match self.script.get_mut(pack_id).and_then(|q| q.pop_front()) {
+        let next = self.script.get_mut(pack_id).and_then(|q| {
+            if q.len() > 1 {
+                q.pop_front()
+            } else {
+                q.front().cloned()
+            }
+        });
+        match next {
             Some(o) if o.ok => Ok(Minted {
                 token: o
                     .token
