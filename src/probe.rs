@@ -1,8 +1,9 @@
 //! The probe (`hcpspec-probe`): the wrap bin of the fixture packs. It writes what it saw
 //! (program name, argv, cwd, environment, and the contents of small files its variables name)
-//! as JSON to the path after `--report`, and prints the
+//! as JSON to the path given by its `report` option, and prints the
 //! same JSON on stdout, so cases can check the rendered argv, the cwd jail and credential
-//! isolation from outside the runtime. `--exit=N` makes it exit with N after writing its report.
+//! isolation from outside the runtime. `exit` makes it exit with N after writing its report. An option may come as `--key VALUE`,
+//! `--key=VALUE` or `key=VALUE`; the first `report` wins.
 //!
 //! The same code answers as the `hcpspec-probe` binary and as `hcpspec` itself when started
 //! under a name ending in `probe` (the runner links it so), so that `cargo run -- run` needs
@@ -17,12 +18,20 @@ pub fn main() -> i32 {
     let argv: Vec<String> = args.collect();
     let mut report_path = None;
     let mut exit = 0;
+    // Options as `--key VALUE`, `--key=VALUE` or `key=VALUE`, so that the probe understands
+    // any of the usual pass-through renderings.
+    let option = |key: &str, i: usize, a: &str| -> Option<String> {
+        if a == format!("--{key}") {
+            return argv.get(i + 1).cloned();
+        }
+        a.strip_prefix(&format!("--{key}="))
+            .or_else(|| a.strip_prefix(&format!("{key}=")))
+            .map(String::from)
+    };
     for (i, a) in argv.iter().enumerate() {
-        if a == "--report" {
-            report_path = argv.get(i + 1).cloned();
-        } else if let Some(p) = a.strip_prefix("--report=") {
-            report_path = Some(p.to_string());
-        } else if let Some(n) = a.strip_prefix("--exit=") {
+        if let Some(p) = option("report", i, a) {
+            report_path.get_or_insert(p);
+        } else if let Some(n) = option("exit", i, a) {
             exit = n.parse().unwrap_or(1);
         }
     }

@@ -94,10 +94,6 @@ impl Factory for ReferenceFactory {
             }
         });
         let packs = match installed {
-            Err(mut issues) if m == Some(Mutant::FirstIssueOnly) => {
-                issues.truncate(1);
-                return Err(issues);
-            }
             Err(mut issues) if vs.contains(&Variant::Dialect) => {
                 issues.reverse();
                 for i in &mut issues {
