@@ -18,6 +18,7 @@
 //! | `{"$noText": "s"}` or a list | no string anywhere inside the actual contains s |
 //! | `{"$hasText": "s"}` or a list | for each s, some string (or key) inside the actual contains it |
 //! | `{"$within": "/dir"}` | the actual is a path equal to `/dir` or below it (lexically) |
+//! | `{"$deep": e}` | the actual, or some value nested anywhere inside it, matches e |
 //! | `{"$denial": "class"}` | a non-empty denial text; of that class by the runtime's own denial map |
 //! | `{"$rule": "name"}` | a non-empty lint rule name; that rule by the runtime's own rule map |
 //!
@@ -49,6 +50,7 @@ pub const OPERATORS: &[&str] = &[
     "$noText",
     "$hasText",
     "$within",
+    "$deep",
     "$denial",
     "$rule",
 ];
@@ -215,7 +217,7 @@ pub fn validate(expected: &Value, denials: &Denials) -> Result<(), (String, Stri
                         walk(x, d, &format!("{here}/{i}"))?;
                     }
                 }
-                "$not" | "$each" => walk(arg, d, &here)?,
+                "$not" | "$each" | "$deep" => walk(arg, d, &here)?,
                 "$len" if !arg.is_u64() => return Err((here, "$len takes a count".into())),
                 "$absent" | "$present" if arg != &Value::Bool(true) => {
                     return Err((here, format!("{op} takes true")))
@@ -332,6 +334,25 @@ fn at(e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Result<(), Mismatc
                     Ok(())
                 } else {
                     Err(miss(path, e, a, "matched none of $anyOf"))
+                }
+            }
+            "$deep" => {
+                fn nodes<'v>(v: &'v Value, out: &mut Vec<&'v Value>) {
+                    out.push(v);
+                    match v {
+                        Value::Array(a) => a.iter().for_each(|x| nodes(x, out)),
+                        Value::Object(m) => m.values().for_each(|x| nodes(x, out)),
+                        _ => {}
+                    }
+                }
+                let mut all = Vec::new();
+                if let Some(v) = a {
+                    nodes(v, &mut all);
+                }
+                if all.iter().any(|n| trial(d, || at(arg, Some(n), d, path)).is_ok()) {
+                    Ok(())
+                } else {
+                    Err(miss(path, e, a, "nothing inside matches the $deep expectation"))
                 }
             }
             "$all" => {
@@ -583,6 +604,9 @@ mod tests {
         assert!(!ok(json!({"$within": "/a/b"}), json!("/a/bc")));
         assert!(!ok(json!({"$within": "/a/b"}), json!("/a/b/../c")));
         assert!(!ok(json!({"$within": "/a/b"}), json!("a/b")));
+        assert!(ok(json!({"$deep": {"argv": ["x"]}}), json!({"output": {"argv": ["x"], "n": 1}})));
+        assert!(ok(json!({"$deep": {"argv": ["x"]}}), json!({"argv": ["x"]})));
+        assert!(!ok(json!({"$deep": {"argv": ["y"]}}), json!({"output": {"argv": ["x"]}})));
     }
 
     #[test]
