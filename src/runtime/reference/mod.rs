@@ -564,10 +564,26 @@ impl Reference {
             args: Map::new(),
         };
         let mint_in_exec = self.chose(Variant::MintInExec);
-        let blocking = reasons
+        let mut blocking = reasons
             .iter()
             .find(|(flag, _)| !(mint_in_exec && flag.as_str() == "connected"))
             .map(|(_, r)| r.clone());
+        if mint_in_exec && blocking.is_none() && !connected {
+            // The exec would mint: a mothership Binding needs the elevation grant first.
+            let mothership = pack
+                .surface
+                .binding
+                .as_ref()
+                .is_some_and(|b| b.mode == BindingMode::Mothership);
+            if mothership
+                && !authz::holds(self.subject(), authz::ELEVATE, pack.pack_id(), None, self.mutant)
+            {
+                blocking = Some(format!(
+                    "denied: mothership Binding requires binding.elevate for {}",
+                    pack.pack_id()
+                ));
+            }
+        }
         if public_unconnected {
             reasons.insert(
                 "connected".into(),
