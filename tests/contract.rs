@@ -2,7 +2,7 @@
 //! named test (`contract::03-authorize::write-without-grant::reference`), and every mutant is
 //! one test (`mutants::no-confirm-gate`) that passes only when the suite kills it.
 
-use hcpspec::adapter::Inproc;
+use hcpspec::adapter::{Checked, Inproc};
 use hcpspec::case::{load_suite, Case};
 use hcpspec::run::mutants::KillMatrix;
 use hcpspec::run::{run_case, RunEnv, Verdict};
@@ -64,7 +64,7 @@ fn main() {
             let (cases, env) = (cases.clone(), env.clone());
             trials.push(Trial::test(format!("{}::{rt}", case.name()), move || {
                 let case = &cases[i];
-                let mut adapter = Inproc::new(rt).expect("embedded runtime");
+                let mut adapter = Checked(Inproc::new(rt).expect("embedded runtime"));
                 let claims = hcpspec::adapter::embedded_claims(rt).expect("embedded runtime");
                 let result = run_case(case, &mut adapter, &env, &claims);
                 if result.verdict != Verdict::Pass {
@@ -89,6 +89,46 @@ fn main() {
                 .into());
             }
             Ok(())
+        }));
+    }
+    let (cases3, env3, matrix3) = (cases.clone(), env.clone(), matrix.clone());
+    trials.push(Trial::test("mutants::killed-by-claims-hold", move || {
+        let matrix = matrix3.get_or_init(|| KillMatrix::compute(&cases3, &env3, 2));
+        let claims = matrix.false_claims(&cases3);
+        if claims.is_empty() {
+            Ok(())
+        } else {
+            Err(claims.join("\n").into())
+        }
+    }));
+    for v in hcpspec::runtime::variant::Variant::ALL
+        .iter()
+        .map(|v| v.name())
+        .chain(["all"])
+    {
+        let (cases, env) = (cases.clone(), env.clone());
+        trials.push(Trial::test(format!("variants::{v}"), move || {
+            let name = format!("variant:{v}");
+            let claims = hcpspec::adapter::embedded_claims(&name).expect("embedded variant");
+            let failed: Vec<String> = cases
+                .iter()
+                .filter(|c| c.level == hcpspec::case::Level::MUST)
+                .filter_map(|c| {
+                    let mut a = Checked(Inproc::new(&name).expect("embedded variant"));
+                    let r = run_case(c, &mut a, &env, &claims);
+                    (r.verdict != Verdict::Pass).then(|| r.explain(c))
+                })
+                .collect();
+            if failed.is_empty() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "the allowed variant {v} fails {} MUST case(s): each asserts a choice the spec leaves open\n{}",
+                    failed.len(),
+                    failed.join("\n")
+                )
+                .into())
+            }
         }));
     }
     let (cases2, env2, matrix2) = (cases.clone(), env.clone(), matrix.clone());

@@ -50,4 +50,16 @@ mutants! {
     AvailabilityOptimistic = "availability-optimistic", ["9"], "reports every installed command as executable";
     UndeclaredTriggerDelivered = "undeclared-trigger-delivered", ["10", "must-not"], "accepts Sense triggers the pack does not declare";
     SenseWhileDisabled = "sense-while-disabled", ["10"], "accepts Sense events while sense.enable is off";
+    // Over-strict: each refuses what the spec allows, so the allow-path cases prove they can fail.
+    WhitespaceJsonRefused = "whitespace-json-refused", ["1"], "refuses a pack file with whitespace before its JSON value";
+    ReadGrantRefused = "read-grant-refused", ["3"], "denies every read, whatever the grants";
+    BrainAlwaysDenied = "brain-always-denied", ["3"], "denies privacy.land brain even with a project_id";
+    ConfirmNeverEnough = "confirm-never-enough", ["4"], "refuses confirm writes even with confirm: true";
+    ApplyIgnored = "apply-ignored", ["4"], "does not take apply: true as a confirmation";
+    EveryWriteGated = "every-write-gated", ["4", "must-not"], "gates every write on confirm, whatever its Policy row says";
+    PublicNeedsConnect = "public-needs-connect", ["5"], "denies an exec of a public pack until it is connected";
+    DeclaredTriggerDropped = "declared-trigger-dropped", ["10"], "drops Sense events of declared triggers too";
+    // Holes a too-loose case would hide.
+    AllowListBasename = "allow-list-basename", ["6", "7"], "matches a wrap bin given as a path against the allow-list by its file name";
+    ConnectWithoutGrant = "connect-without-grant", ["3"], "mints on connect without checking pack.connect";
 }

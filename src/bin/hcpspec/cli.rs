@@ -452,7 +452,20 @@ fn print_kill_matrix(cases: &[Case], env: &RunEnv, jobs: usize) -> i32 {
     );
     let unkilled = matrix.unkilled_must(cases);
     for c in &unkilled {
-        println!("warning: no mutant fails MUST case {}", c.name());
+        println!("warning: no mutant of its own section (or killed_by) fails MUST case {}", c.name());
+    }
+    let claims = matrix.false_claims(cases);
+    for c in &claims {
+        println!("error: {c}");
+    }
+    println!("\n{:<36} {:>10}", "allowed variant", "MUST fails");
+    let mut unfair = 0;
+    for (name, failed) in hcpspec::run::mutants::variant_failures(cases, env, jobs) {
+        unfair += failed.len();
+        println!("{name:<36} {:>10}", failed.len());
+        for r in failed {
+            println!("  {} {}", r.verdict.label().to_uppercase(), r.name);
+        }
     }
     println!(
         "{} mutants, {} killed; {} MUST cases, {} not failed by any mutant",
@@ -461,7 +474,7 @@ fn print_kill_matrix(cases: &[Case], env: &RunEnv, jobs: usize) -> i32 {
         cases.iter().filter(|c| c.level == Level::MUST).count(),
         unkilled.len()
     );
-    if survivors > 0 {
+    if survivors > 0 || !claims.is_empty() || unfair > 0 {
         exit::FAILURES
     } else {
         exit::OK

@@ -105,11 +105,11 @@ pub fn authorize_exec<'p>(
         Operation::Read => EXEC_READ,
         Operation::Write => EXEC_WRITE,
     };
-    if !holds(s, cap, p, Some(v), m) {
+    if !holds(s, cap, p, Some(v), m) || (m == Some(Mutant::ReadGrantRefused) && cap == EXEC_READ) {
         return Err(format!("denied: missing {cap} for {p}.{v}"));
     }
     if policy.privacy.land == Land::Brain
-        && s.project_id.is_none()
+        && (s.project_id.is_none() || m == Some(Mutant::BrainAlwaysDenied))
         && m != Some(Mutant::BrainWithoutProject)
     {
         return Err("denied: privacy.land brain requires project_id".into());
@@ -124,8 +124,13 @@ pub fn confirm_gate(
     args: &Map<String, Value>,
     m: Option<Mutant>,
 ) -> Result<(), String> {
-    if !policy.confirm || m == Some(Mutant::NoConfirmGate) {
+    let gated = policy.confirm
+        || (m == Some(Mutant::EveryWriteGated) && policy.operation == Operation::Write);
+    if !gated || m == Some(Mutant::NoConfirmGate) {
         return Ok(());
+    }
+    if m == Some(Mutant::ConfirmNeverEnough) {
+        return Err("confirm required".into());
     }
     let confirmed = |key: &str| match args.get(key) {
         Some(Value::Bool(b)) => *b,
@@ -135,7 +140,7 @@ pub fn confirm_gate(
         }
         _ => false,
     };
-    if confirmed("confirm") || confirmed("apply") {
+    if confirmed("confirm") || (confirmed("apply") && m != Some(Mutant::ApplyIgnored)) {
         Ok(())
     } else {
         Err("confirm required".into())

@@ -67,6 +67,20 @@ impl Factory for ReferenceFactory {
             } else {
                 files
             };
+            if m == Some(Mutant::WhitespaceJsonRefused) {
+                let padded = |b: &Option<Vec<u8>>| {
+                    b.as_deref()
+                        .is_some_and(|b| b.first().is_some_and(u8::is_ascii_whitespace))
+                };
+                if padded(&files.surface) || padded(&files.policy) {
+                    return Err(vec![Issue::new(
+                        "surface.json",
+                        "",
+                        "parse",
+                        "whitespace before JSON",
+                    )]);
+                }
+            }
             let files = if m == Some(Mutant::ParseErrorTolerated) {
                 first_values(files)
             } else {
@@ -310,6 +324,16 @@ impl Reference {
             }
             Some(bin)
                 if bin.contains('/')
+                    && self.broken(Mutant::AllowListBasename)
+                    && self.config.allow_bins.iter().any(|a| {
+                        std::path::Path::new(bin).file_name().and_then(|n| n.to_str())
+                            == Some(a.as_str())
+                    }) =>
+            {
+                Some(std::path::PathBuf::from(bin))
+            }
+            Some(bin)
+                if bin.contains('/')
                     && self.chose(Variant::BinPathAllowed)
                     && self.config.allow_bins.contains(bin) =>
             {
@@ -476,6 +500,12 @@ impl Reference {
             Err(e) => return deny(e),
         };
         let policy = &policy;
+        if self.broken(Mutant::PublicNeedsConnect)
+            && !pack.needs_binding()
+            && !self.public_connected.contains(&req.pack_id)
+        {
+            return deny(format!("denied: pack {} is not connected", req.pack_id));
+        }
         let late_confirm = self.broken(Mutant::ConfirmAfterAdapter);
         if !late_confirm {
             if let Err(e) = authz::confirm_gate(policy, &req.args, self.mutant) {
@@ -700,13 +730,15 @@ impl Reference {
             .clone()
             .filter(|_| pack.needs_binding())
         else {
-            if self.chose(Variant::PublicConnectFlag) {
+            if self.chose(Variant::PublicConnectFlag) || self.broken(Mutant::PublicNeedsConnect) {
                 self.public_connected.insert(pack_id.to_string());
             }
             return PackResult::ok(pack_id); // public packs skip the mint
         };
         let s = self.subject();
-        if !authz::holds(s, authz::CONNECT, pack_id, None, self.mutant) {
+        if !authz::holds(s, authz::CONNECT, pack_id, None, self.mutant)
+            && !self.broken(Mutant::ConnectWithoutGrant)
+        {
             return PackResult::deny(
                 pack_id,
                 format!("denied: missing pack.connect for {pack_id}"),
@@ -813,7 +845,9 @@ impl Reference {
             .as_ref()
             .is_some_and(|s| s.triggers.contains(&event.trigger))
             && pack.policy.triggers.contains_key(&event.trigger);
-        if !declared && !self.broken(Mutant::UndeclaredTriggerDelivered) {
+        if (!declared && !self.broken(Mutant::UndeclaredTriggerDelivered))
+            || self.broken(Mutant::DeclaredTriggerDropped)
+        {
             return refuse(format!("dropped: undeclared trigger {}", event.trigger));
         }
         self.sink.push(event.clone());
