@@ -63,7 +63,10 @@ pub fn main() -> i32 {
                 .map(|b| (k, String::from_utf8_lossy(&b).into_owned()))
         })
         .collect();
-    let report = serde_json::json!({ "program": name, "argv": argv, "cwd": cwd, "env": env, "files": files });
+    let mut report = serde_json::json!({ "program": name, "argv": argv, "cwd": cwd, "env": env });
+    if !files.is_empty() {
+        report["files"] = serde_json::json!(files);
+    }
     let text = report.to_string();
     if let Some(path) = report_path {
         // Write then rename, so a reader never sees half a report.

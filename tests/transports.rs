@@ -289,7 +289,7 @@ fn a_crashed_stdio_shim_is_restarted_and_a_healthy_one_reused() {
 }
 
 #[test]
-fn an_unimplemented_method_is_a_skip_with_its_reason() {
+fn an_unimplemented_method_is_unimplemented_never_a_pass() {
     let spec = format!("stdio:python3 {}", shell_words::quote(&faux()));
     let connect = adapter::connector_with(&spec, &quick()).expect("spec");
     let r = run_all(
@@ -301,13 +301,18 @@ fn an_unimplemented_method_is_a_skip_with_its_reason() {
         &|_| {},
     );
     match &r[0].verdict {
-        Verdict::Skip { reason } => assert!(
+        Verdict::Unimplemented { reason } => assert!(
             reason.contains("runtime.audit") && reason.contains("-32601"),
             "{reason}"
         ),
-        other => panic!("expected a skip, got {other:?}"),
+        other => panic!("expected unimplemented, got {other:?}"),
     }
-    // A method every shim must implement is never a skip: "method not found" there is an error.
+    // It fails a MUST case unless an expectation gives a reason.
+    use hcpspec::run::expectations::Outcome;
+    let outcome = Outcome::of(&r[0], None);
+    assert_eq!(outcome, Outcome::Unimplemented);
+    assert!(outcome.fails_run(hcpspec::case::Level::MUST, false));
+    // A method every shim must implement is never unimplemented: "method not found" there is an error.
     let r = run_all(
         &[faux_case("ok", vec![json!({ "activate": "faux" })])],
         env(),

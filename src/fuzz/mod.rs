@@ -128,6 +128,8 @@ pub struct Fuzzer<'e> {
     pub fixtures: Vec<Fixture>,
     connect: Connector,
     classes: Classes,
+    /// What the runtime under test claimed in `initialize` (its denial and rule maps).
+    claims: Claims,
     /// The runtime under test is not the reference itself.
     differential: bool,
 }
@@ -142,7 +144,15 @@ impl<'e> Fuzzer<'e> {
             ));
         }
         let connect = adapter::connector(&cfg.runtime)?;
+        let claims = connect()
+            .and_then(|mut a| {
+                a.call("initialize", serde_json::json!({ "protocol": crate::shim::PROTOCOL }))
+                    .map_err(|e| e.to_string())
+            })
+            .map(|info| Claims::from_initialize(&info))
+            .unwrap_or_default();
         Ok(Fuzzer {
+            claims,
             differential: cfg.runtime != "inproc:reference",
             classes: Classes::new(&crate::runtime::denial_map()),
             cfg,
@@ -179,7 +189,7 @@ impl<'e> Fuzzer<'e> {
 
     fn judge(&self, ad: &mut Adapters, fc: &FuzzCase, index: u64) -> Result<Judged, String> {
         let case = fc.to_case(&self.fixtures, CaseMeta::explore(index), &BTreeMap::new());
-        let runtime = run_case(&case, ad.runtime()?.as_mut(), self.env, &Claims::default());
+        let runtime = run_case(&case, ad.runtime()?.as_mut(), self.env, &self.claims);
         if matches!(&runtime.verdict, Verdict::Error { .. }) {
             ad.runtime = None; // a broken transport: the next case reconnects
         }
@@ -288,7 +298,7 @@ impl<'e> Fuzzer<'e> {
         let on_reference = run_case(&case, &mut ad.reference, self.env, &reference_claims());
         let on_runtime = ad
             .runtime()
-            .map(|a| run_case(&case, a.as_mut(), self.env, &Claims::default()));
+            .map(|a| run_case(&case, a.as_mut(), self.env, &self.claims));
         let reproduces = matches!(on_reference.verdict, Verdict::Pass)
             && on_runtime.is_ok_and(|r| !matches!(r.verdict, Verdict::Pass));
         let path = self.cfg.out.as_ref().and_then(|dir| {
@@ -436,8 +446,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The fuzzer judges the reference by its own maps, and other runtimes by the matchers' lenient
-/// default (their classes are compared with the reference's by the differential oracle).
+/// The reference, judged by its own maps.
 fn reference_claims() -> Claims {
     crate::adapter::embedded_claims("reference").unwrap_or_default()
 }

@@ -59,6 +59,12 @@ mutants! {
     EveryWriteGated = "every-write-gated", ["4", "must-not"], "gates every write on confirm, whatever its Policy row says";
     PublicNeedsConnect = "public-needs-connect", ["5"], "denies an exec of a public pack until it is connected";
     DeclaredTriggerDropped = "declared-trigger-dropped", ["10"], "drops Sense events of declared triggers too";
+    SkillFormatEnforced = "skill-format-enforced", ["1", "2"], "rejects a Skill that is not a Markdown document opening with a `#` heading";
+    PassThroughRejected = "pass-through-rejected", ["2"], "rejects a wrap with pass_through: true";
+    ExtraTriggerRowRejected = "extra-trigger-row-rejected", ["2"], "rejects a Policy row for a trigger the surface does not declare";
+    WriteGrantRefused = "write-grant-refused", ["3"], "denies every write, whatever the grants";
+    PublicPackMinted = "public-pack-minted", ["5"], "mints through the hub for public packs too, and denies when that fails";
+    BindingNotPassed = "binding-not-passed", ["5"], "mints a Binding but runs the adapter without it";
     // Holes a too-loose case would hide.
     AllowListBasename = "allow-list-basename", ["6", "7"], "matches a wrap bin given as a path against the allow-list by its file name";
     ConnectWithoutGrant = "connect-without-grant", ["3"], "mints on connect without checking pack.connect";

@@ -216,7 +216,14 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         print_table(spec, &info, &cases, &results, &summary);
         for (c, r) in cases.iter().zip(&results) {
             let o = r.annotations.outcome.unwrap_or(Outcome::Pass);
-            if matches!(o, Outcome::Fail | Outcome::Error) {
+            let deviates = matches!(o, Outcome::Fail | Outcome::Error | Outcome::Unimplemented);
+            if deviates && c.level == Level::PROFILE {
+                eprintln!(
+                    "\nPROFILE {} decides otherwise than hcpspec's profile (not a failure): {}",
+                    r.name,
+                    c.assumption.as_deref().unwrap_or("")
+                );
+            } else if deviates {
                 eprintln!(
                     "\n{} {}",
                     r.verdict.label().to_uppercase(),
@@ -377,8 +384,8 @@ fn print_table(
         .unwrap_or("?");
     println!("\n{spec}  ({name} {version})");
     println!(
-        "  {:<22} {:>5} {:>5} {:>5} {:>6}",
-        "section", "pass", "fail", "skip", "error"
+        "  {:<22} {:>5} {:>5} {:>5} {:>6} {:>6} {:>8}",
+        "section", "pass", "fail", "skip", "unimpl", "error", "profile"
     );
     for (s, title) in SECTIONS {
         let rs: Vec<_> = cases
@@ -398,17 +405,19 @@ fn print_table(
             title.to_string()
         };
         println!(
-            "{mark} {:<22} {:>5} {:>5} {:>5} {:>6}",
-            label, t.pass, t.fail, t.skip, t.error
+            "{mark} {:<22} {:>5} {:>5} {:>5} {:>6} {:>6} {:>8}",
+            label, t.pass, t.fail, t.skip, t.unimplemented, t.error, t.profile
         );
     }
     println!(
-        "  {:<22} {:>5} {:>5} {:>5} {:>6}   {} cases in {:.2} s",
+        "  {:<22} {:>5} {:>5} {:>5} {:>6} {:>6} {:>8}   {} cases in {:.2} s",
         "total",
         summary.pass,
         summary.fail,
         summary.skip,
+        summary.unimplemented,
         summary.error,
+        summary.profile,
         results.len(),
         summary.micros as f64 / 1e6
     );

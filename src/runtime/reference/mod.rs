@@ -67,6 +67,9 @@ impl Factory for ReferenceFactory {
             } else {
                 files
             };
+            if let Some(why) = overstrict_lint(m, &files) {
+                return Err(vec![why]);
+            }
             if m == Some(Mutant::WhitespaceJsonRefused) {
                 let padded = |b: &Option<Vec<u8>>| {
                     b.as_deref()
@@ -161,6 +164,39 @@ pub fn install_all(
         Ok(packs)
     } else {
         Err(issues)
+    }
+}
+
+/// The over-strict lint mutants: each rejects a pack the spec's row 2 accepts.
+fn overstrict_lint(m: Option<Mutant>, files: &PackFiles) -> Option<Issue> {
+    let json = |b: &Option<Vec<u8>>| -> Value {
+        b.as_deref()
+            .and_then(|b| serde_json::from_slice(b).ok())
+            .unwrap_or_default()
+    };
+    let issue = |rule: &str| Some(Issue::new("surface.json", "", rule, "over-strict"));
+    match m? {
+        Mutant::SkillFormatEnforced => {
+            let skill = String::from_utf8_lossy(files.skill.as_deref().unwrap_or_default());
+            (!skill.trim_start().starts_with('#'))
+                .then(|| Issue::new("HARNESS.md", "", "skill-present", "not Markdown"))
+        }
+        Mutant::PassThroughRejected if json(&files.surface)["wrap"]["pass_through"] == true => {
+            issue("wrap-named-or-pass-through")
+        }
+        Mutant::ExtraTriggerRowRejected => {
+            let surface = json(&files.surface);
+            let declared: Vec<&Value> = surface["sense"]["triggers"]
+                .as_array()
+                .map(|a| a.iter().collect())
+                .unwrap_or_default();
+            let policy = json(&files.policy);
+            let extra = policy["triggers"]
+                .as_object()
+                .is_some_and(|t| t.keys().any(|k| !declared.contains(&&Value::String(k.clone()))));
+            extra.then(|| Issue::new("policy.json", "/triggers", "policy-covers-trigger", "extra row"))
+        }
+        _ => None,
     }
 }
 
@@ -412,6 +448,7 @@ impl Reference {
                 });
             }
         }
+        let token = token.filter(|_| !self.broken(Mutant::BindingNotPassed));
         let Some(program) = program else {
             // plan_adapter checked the handler is known.
             return Ok(adapter::call_inproc(&argv, token.is_some()));
@@ -500,6 +537,12 @@ impl Reference {
             Err(e) => return deny(e),
         };
         let policy = &policy;
+        if self.broken(Mutant::PublicPackMinted) && !pack.needs_binding() {
+            let hub = format!("{}-hub", req.pack_id);
+            if let Err(e) = self.hub.mint(&req.pack_id, &hub, &self.config.principal.id) {
+                return deny(format!("denied: mint failed: {e}"));
+            }
+        }
         if self.broken(Mutant::PublicNeedsConnect)
             && !pack.needs_binding()
             && !self.public_connected.contains(&req.pack_id)
