@@ -183,11 +183,14 @@ fn method(action: &Action) -> &'static str {
     }
 }
 
+/// The name prefix of a case's temp dir; the probe writes reports only below one.
+pub const CASE_DIR_PREFIX: &str = "hcpspec-case";
+
 /// Run `case` once on the runtime behind `adapter`, in a fresh temp directory.
 pub fn run_case(case: &Case, adapter: &mut dyn Adapter, env: &RunEnv) -> CaseResult {
     let start = Instant::now();
     let mut observations = Vec::new();
-    let verdict = match tempfile::Builder::new().prefix("hcpspec-case").tempdir() {
+    let verdict = match tempfile::Builder::new().prefix(CASE_DIR_PREFIX).tempdir() {
         Ok(tmp) => execute(case, adapter, env, tmp.path(), &mut observations),
         Err(e) => Verdict::Error {
             message: format!("cannot create a temp dir: {e}"),
@@ -367,14 +370,7 @@ fn observe(
         }
         Action::Exec(req) | Action::Sense(req) => call(adapter, with(vars.substitute(req))),
         Action::ListPacks(_) | Action::Sink(_) | Action::Audit(_) => call(adapter, with(json!({}))),
-        Action::Probe(path) => {
-            let path = vars.substitute(&json!(path));
-            let path = PathBuf::from(path.as_str().unwrap_or_default());
-            Ok(match std::fs::read_to_string(&path) {
-                Err(_) => Value::Null,
-                Ok(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
-            })
-        }
+        Action::Probe(path) => materialize::read_probe(vars, path).map_err(CallError::Transport),
     }
 }
 
