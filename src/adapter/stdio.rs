@@ -137,7 +137,10 @@ impl Link for Proc {
         let mut bytes = frame.as_bytes().to_vec();
         bytes.push(b'\n');
         self.write(bytes, deadline)?;
-        let end = start + deadline;
+        // A deadline past what an Instant can hold is as good as none (the CLI bounds it).
+        let end = start
+            .checked_add(deadline)
+            .unwrap_or_else(|| start + Duration::from_secs(86400 * 365));
         let mut chunk = [0u8; 64 << 10];
         let mut scanned = 0;
         loop {

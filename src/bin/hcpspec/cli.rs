@@ -27,6 +27,45 @@ pub fn default_vectors() -> PathBuf {
     }
 }
 
+/// The most jobs any command runs at once.
+pub const MAX_JOBS: usize = 256;
+
+/// A whole number from `lo` to `hi`, or one clear line saying the bound (clap exits 2).
+pub fn bounded(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    let n: u64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a whole number from {lo} to {hi}"))?;
+    if n < lo || n > hi {
+        return Err(format!("{n} is out of bounds: expected {lo} to {hi}"));
+    }
+    Ok(n)
+}
+
+/// A number of seconds, finite, above 0 (or 0 when `zero` is allowed) and at most `hi`.
+pub fn seconds(s: &str, zero: bool, hi: f64) -> Result<f64, String> {
+    let x: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a number of seconds, at most {hi}"))?;
+    let low_ok = if zero { x >= 0.0 } else { x > 0.0 };
+    if !x.is_finite() || !low_ok || x > hi {
+        return Err(format!(
+            "{s} is out of bounds: expected {} seconds up to {hi}",
+            if zero { "0 or more" } else { "more than 0" }
+        ));
+    }
+    Ok(x)
+}
+
+pub fn jobs(s: &str) -> Result<usize, String> {
+    bounded(s, 1, MAX_JOBS as u64).map(|n| n as usize)
+}
+
+pub fn timeout_secs(s: &str) -> Result<f64, String> {
+    seconds(s, false, adapter::MAX_TIMEOUT_SECS)
+}
+
 pub fn cores() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
@@ -72,8 +111,8 @@ pub struct RunArgs {
     pub runtime: Vec<String>,
     #[command(flatten)]
     pub filters: Filters,
-    /// Cases run at once.
-    #[arg(long, default_value_t = cores())]
+    /// Cases run at once (1 to 256).
+    #[arg(long, default_value_t = cores(), value_parser = jobs)]
     pub jobs: usize,
     /// Run every mutant and print the kill matrix instead.
     #[arg(long)]
@@ -94,7 +133,7 @@ pub struct RunArgs {
     #[arg(long, requires = "expectations")]
     pub strict_expectations: bool,
     /// The deadline of one call to the runtime, in seconds; past it the case is an error.
-    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    #[arg(long, default_value_t = 5.0, value_name = "SECS", value_parser = timeout_secs)]
     pub timeout: f64,
 }
 
@@ -117,14 +156,14 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
     } else {
         a.runtime.clone()
     };
-    if !(a.timeout > 0.0 && a.timeout.is_finite()) {
+    if !(a.timeout > 0.0 && a.timeout <= adapter::MAX_TIMEOUT_SECS) {
         return Err(format!(
             "--timeout {}: expected a positive number of seconds",
             a.timeout
         ));
     }
     let opts = adapter::Options {
-        timeout: std::time::Duration::from_secs_f64(a.timeout),
+        timeout: std::time::Duration::try_from_secs_f64(a.timeout).map_err(|e| e.to_string())?,
         ..Default::default()
     };
     let connectors = specs

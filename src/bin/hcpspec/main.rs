@@ -68,7 +68,7 @@ enum Command {
     /// Measure the suite in-process against the reference, with the probe's spawns apart.
     Bench {
         /// Runs of the whole suite.
-        #[arg(long, default_value_t = 5)]
+        #[arg(long, default_value_t = 5, value_parser = |s: &str| cli::bounded(s, 1, 1000).map(|n| n as usize))]
         iterations: usize,
         #[arg(long, default_value_os_t = cli::default_vectors())]
         vectors: PathBuf,
