@@ -18,6 +18,22 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
 
+/// Text from a runtime, a shim or a result file made safe for a terminal or a one-line field:
+/// control characters (ESC, CR, BEL, NUL, bidi overrides …) are shown escaped (`\u{1b}`) instead
+/// of acting; newlines and tabs are kept only when `lines`.
+pub fn printable(s: &str, lines: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        if (lines && (c == '\n' || c == '\t')) || !(c.is_control() || bidi) {
+            out.push(c);
+        } else {
+            out.extend(c.escape_default());
+        }
+    }
+    out
+}
+
 /// The schema of this record: `vectors/schemas/run-result.schema.json`.
 pub const SCHEMA: &str = "https://hcpspec.dev/schemas/run-result.schema.json";
 
@@ -168,8 +184,26 @@ pub fn read(path: &Path) -> Result<RunResult, String> {
     })
 }
 
+/// The size budget of each output file of a result, in bytes: 1 MiB, and 128 KiB for each case
+/// result, observation, failure's expected and actual, and parity difference. Observations are
+/// at most 16 KiB pretty-printed and texts 4 KiB (`snapshot::MAX_VALUE`, `MAX_TEXT`), so a run
+/// stays well inside it; a file over it is not written.
+pub fn budget(result: &RunResult) -> u64 {
+    let mut items = result.parity.len() as u64;
+    for run in &result.runtimes {
+        items += 1;
+        for c in &run.cases {
+            items += 1 + c.observations.len() as u64;
+            if matches!(c.verdict, crate::run::Verdict::Fail(_)) {
+                items += 2;
+            }
+        }
+    }
+    (1 << 20) + items * (128 << 10)
+}
+
 /// Write every rendering of `result` into `dir`: result.json, junit.xml, summary.md,
-/// index.html and badges/<runtime>.json.
+/// index.html and badges/<runtime>.json. Each must fit its [`budget`].
 pub fn write_all(result: &RunResult, dir: &Path) -> Result<Vec<std::path::PathBuf>, String> {
     let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
     std::fs::create_dir_all(dir.join("badges")).map_err(|e| io(dir, e))?;
@@ -185,6 +219,14 @@ pub fn write_all(result: &RunResult, dir: &Path) -> Result<Vec<std::path::PathBu
     for run in &result.runtimes {
         let name = crate::snapshot::runtime_dir(&run.name());
         files.push((dir.join("badges").join(format!("{name}.json")), badge(run)));
+    }
+    let budget = budget(result);
+    if let Some((p, text)) = files.iter().find(|(_, t)| t.len() as u64 > budget) {
+        return Err(format!(
+            "{}: {} bytes is over its budget of {budget} bytes; nothing was written",
+            p.display(),
+            text.len()
+        ));
     }
     for (p, text) in &files {
         std::fs::write(p, text).map_err(|e| io(p, e))?;

@@ -190,12 +190,14 @@ pub const CASE_DIR_PREFIX: &str = "hcpspec-case";
 pub fn run_case(case: &Case, adapter: &mut dyn Adapter, env: &RunEnv) -> CaseResult {
     let start = Instant::now();
     let mut observations = Vec::new();
-    let verdict = match tempfile::Builder::new().prefix(CASE_DIR_PREFIX).tempdir() {
+    let mut verdict = match tempfile::Builder::new().prefix(CASE_DIR_PREFIX).tempdir() {
         Ok(tmp) => execute(case, adapter, env, tmp.path(), &mut observations),
         Err(e) => Verdict::Error {
             message: format!("cannot create a temp dir: {e}"),
         },
     };
+    // What the runtime said, as reports keep it: secrets redacted, texts capped.
+    crate::snapshot::contain_verdict(&mut verdict);
     CaseResult {
         name: case.name(),
         section: case.section.clone(),
@@ -401,7 +403,9 @@ where
                         section: case.section.clone(),
                         level: case.level,
                         spec: case.spec.clone(),
-                        verdict: Verdict::Error { message: e },
+                        verdict: Verdict::Error {
+                            message: crate::snapshot::contain_text(&e),
+                        },
                         observations: vec![],
                         micros: 0,
                         annotations: Annotations::default(),

@@ -178,9 +178,13 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
             a.call("initialize", json!({ "protocol": hcpspec::shim::PROTOCOL }))
                 .map_err(|e| e.to_string())
         }) {
-            Ok(info) => info,
+            // The runtime's name, version and features, as reports keep them.
+            Ok(info) => snapshot::contain(&info),
             Err(e) => {
-                eprintln!("hcpspec: runtime {spec} unreachable: {e}");
+                eprintln!(
+                    "hcpspec: runtime {spec} unreachable: {}",
+                    hcpspec::report::printable(&snapshot::contain_text(&e), true)
+                );
                 return Ok(exit::UNREACHABLE);
             }
         };
@@ -228,10 +232,11 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
                                 written.display()
                             ),
                             Drift::Changed { diff } => {
+                                let diff = hcpspec::report::printable(diff, true);
                                 let diff = if tty {
-                                    snapshot::colour(diff)
+                                    snapshot::colour(&diff)
                                 } else {
-                                    diff.clone()
+                                    diff
                                 };
                                 eprintln!(
                                     "\nDRIFT {} on {spec} (verdict {}):\n{diff}",
@@ -255,7 +260,7 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
                 eprintln!(
                     "\n{} {}",
                     r.verdict.label().to_uppercase(),
-                    r.explain(c).trim_end()
+                    hcpspec::report::printable(r.explain(c).trim_end(), true)
                 );
             } else if o == Outcome::Stale {
                 eprintln!(
@@ -264,8 +269,8 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
                     r.annotations
                         .expectation
                         .as_ref()
-                        .map(|e| e.reason.as_str())
-                        .unwrap_or("")
+                        .map(|e| hcpspec::report::printable(&e.reason, false))
+                        .unwrap_or_default()
                 );
             }
         }
@@ -366,11 +371,19 @@ impl Progress {
             Some(b) => {
                 b.inc(1);
                 if !matches!(r.verdict, Verdict::Pass) {
-                    b.set_message(format!("last problem: {}", r.name));
+                    b.set_message(format!(
+                        "last problem: {}",
+                        hcpspec::report::printable(&r.name, false)
+                    ));
                 }
             }
             None if !matches!(r.verdict, Verdict::Pass) => {
-                eprintln!("hcpspec: {} {} {}", self.spec, r.verdict.label(), r.name)
+                eprintln!(
+                    "hcpspec: {} {} {}",
+                    self.spec,
+                    r.verdict.label(),
+                    hcpspec::report::printable(&r.name, false)
+                )
             }
             None => {}
         }
@@ -409,6 +422,10 @@ fn print_table(
         .pointer("/runtime/version")
         .and_then(Value::as_str)
         .unwrap_or("?");
+    let (name, version) = (
+        hcpspec::report::printable(name, false),
+        hcpspec::report::printable(version, false),
+    );
     println!("\n{spec}  ({name} {version})");
     println!(
         "  {:<22} {:>5} {:>5} {:>5} {:>6}",

@@ -109,7 +109,7 @@ fn main() {
         Command::Fuzz(args) => fuzz::fuzz(&args),
     };
     std::process::exit(code.unwrap_or_else(|e| {
-        eprintln!("hcpspec: {e}");
+        eprintln!("hcpspec: {}", hcpspec::report::printable(&e, true));
         exit::USAGE
     }));
 }
