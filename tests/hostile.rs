@@ -55,7 +55,9 @@ fn vectors_with(cases: &[&str]) -> tempfile::TempDir {
     std::fs::create_dir_all(&group).unwrap();
     for c in cases {
         std::fs::copy(
-            root().join("tests/hostile-vectors").join(format!("{c}.json")),
+            root()
+                .join("tests/hostile-vectors")
+                .join(format!("{c}.json")),
             group.join(format!("{c}.json")),
         )
         .unwrap();
@@ -85,7 +87,10 @@ fn files(dir: &Path) -> Vec<(PathBuf, u64)> {
 /// The hostile case files, the JSON pointer each must be refused at, and the victim it aims at.
 const REFUSED: &[(&str, &str)] = &[
     ("files-traversal", "/setup/packs/0/files/..~1..~1"),
-    ("files-absolute", "/setup/packs/0/files/~1tmp~1hcpspec-hostile-ABSOLUTE"),
+    (
+        "files-absolute",
+        "/setup/packs/0/files/~1tmp~1hcpspec-hostile-ABSOLUTE",
+    ),
     ("files-delete", "/setup/packs/0/files/..~1"),
     ("patch-traversal", "/setup/packs/0/patch/..~1"),
     ("from-traversal", "/setup/packs/0/from"),
@@ -139,7 +144,10 @@ fn every_hostile_path_in_a_case_is_refused_before_anything_runs() {
             "{case}: nothing ran, nothing written"
         );
     }
-    assert!(!pwned.exists() && !absolute.exists(), "nothing written outside");
+    assert!(
+        !pwned.exists() && !absolute.exists(),
+        "nothing written outside"
+    );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
     assert_eq!(std::fs::read_to_string(&patched).unwrap(), "{\"a\": 1}");
     let _ = std::fs::remove_file(&victim);
@@ -161,7 +169,9 @@ fn the_executor_refuses_hostile_paths_the_loader_never_saw() {
         }
         std::fs::write(&victim, "keep me").unwrap();
         std::fs::write(&patched, "{\"a\": 1}").unwrap();
-        let file = root().join("tests/hostile-vectors").join(format!("{case}.json"));
+        let file = root()
+            .join("tests/hostile-vectors")
+            .join(format!("{case}.json"));
         let mut raw: Value =
             serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         // Aim at this test's own victims, wherever the temp dir is.
@@ -184,7 +194,11 @@ fn the_executor_refuses_hostile_paths_the_loader_never_saw() {
             "{case}: {:?}",
             r.verdict
         );
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me", "{case}");
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "keep me",
+            "{case}"
+        );
         assert_eq!(
             std::fs::read_to_string(&patched).unwrap(),
             "{\"a\": 1}",
@@ -229,7 +243,12 @@ fn a_runtime_named_dotdot_with_a_7_mib_error_is_contained() {
         &[],
     );
     let t = text(&o);
-    assert_eq!(code(&o), 1, "failures, not a crash: {}", &t[..t.len().min(4000)]);
+    assert_eq!(
+        code(&o),
+        1,
+        "failures, not a crash: {}",
+        &t[..t.len().min(4000)]
+    );
     // Names are data: the snapshots stay in their folder, under a name that is not `..`.
     let beside: Vec<_> = std::fs::read_dir(dir.path().join("a"))
         .unwrap()
@@ -243,7 +262,9 @@ fn a_runtime_named_dotdot_with_a_7_mib_error_is_contained() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(runtimes, vec!["_..".to_string()]);
-    assert!(files(&snaps).iter().all(|(p, _)| p.starts_with("_../contract")));
+    assert!(files(&snaps)
+        .iter()
+        .all(|(p, _)| p.starts_with("_../contract")));
     // Floods are cut, and every output keeps to its budget (and to 2 MiB for this run).
     let outputs = files(&out);
     assert!(outputs.len() >= 5, "{outputs:?}");
@@ -264,11 +285,17 @@ fn a_runtime_named_dotdot_with_a_7_mib_error_is_contained() {
     }
     // Escaped everywhere: no markup, no terminal escapes.
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
-    assert!(!html.contains("<script>alert(1)"), "HTML escapes the version");
+    assert!(
+        !html.contains("<script>alert(1)"),
+        "HTML escapes the version"
+    );
     assert!(!html.contains('\u{1b}'));
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
     assert!(!junit.contains('\u{1b}') && !junit.contains('\u{7}'));
-    assert!(!t.contains('\u{1b}') && !t.contains('\u{7}') && !t.contains('\r'), "terminal");
+    assert!(
+        !t.contains('\u{1b}') && !t.contains('\u{7}') && !t.contains('\r'),
+        "terminal"
+    );
     assert!(t.len() < 1 << 20, "terminal output: {} bytes", t.len());
     // One process, one `initialize`.
     let methods = std::fs::read_to_string(&log).unwrap();
@@ -323,7 +350,13 @@ fn a_leaky_runtime_is_a_verdict_naming_the_variable_never_a_copy_of_the_secret()
 fn numbers_past_their_bounds_are_one_clear_line() {
     for args in [
         vec!["run", "--timeout", "1e20"],
-        vec!["run", "--timeout", "1.8e19", "--runtime", "stdio:python3 -c 0"],
+        vec![
+            "run",
+            "--timeout",
+            "1.8e19",
+            "--runtime",
+            "stdio:python3 -c 0",
+        ],
         vec!["run", "--timeout", "NaN"],
         vec!["run", "--jobs", "0"],
         vec!["run", "--jobs", "18446744073709551616"],
@@ -335,7 +368,10 @@ fn numbers_past_their_bounds_are_one_clear_line() {
         let t = text(&o);
         assert_eq!(code(&o), 2, "{args:?}: {t}");
         assert!(!t.contains("panicked"), "{args:?}: {t}");
-        assert!(t.contains(args[args.len() - 2]) || t.contains("--"), "{args:?}: {t}");
+        assert!(
+            t.contains(args[args.len() - 2]) || t.contains("--"),
+            "{args:?}: {t}"
+        );
     }
 }
 

@@ -18,7 +18,12 @@ pub fn segment(key: &str) -> String {
 
 fn shown(s: &str) -> String {
     // One line, whatever the case holds.
-    let mut out: String = s.chars().take(80).collect::<String>().escape_debug().collect();
+    let mut out: String = s
+        .chars()
+        .take(80)
+        .collect::<String>()
+        .escape_debug()
+        .collect();
     if s.chars().count() > 80 {
         out.push('…');
     }
@@ -28,7 +33,10 @@ fn shown(s: &str) -> String {
 /// A pack name or a fixture name: one plain segment of `[A-Za-z0-9_.-]`, not `.` or `..`.
 pub fn plain_name(s: &str) -> Result<(), String> {
     if s.is_empty() || s.len() > MAX_LEN {
-        return Err(format!("`{}`: a pack name must have 1 to {MAX_LEN} characters", shown(s)));
+        return Err(format!(
+            "`{}`: a pack name must have 1 to {MAX_LEN} characters",
+            shown(s)
+        ));
     }
     if s == "." || s == ".." {
         return Err(format!("`{s}`: a pack name cannot be `.` or `..`"));
@@ -49,7 +57,10 @@ pub fn plain_name(s: &str) -> Result<(), String> {
 /// A file inside a pack or the case's temp dir: relative, and already normal.
 pub fn relative_file(s: &str) -> Result<(), String> {
     if s.is_empty() || s.len() > MAX_LEN {
-        return Err(format!("`{}`: a file name must have 1 to {MAX_LEN} characters", shown(s)));
+        return Err(format!(
+            "`{}`: a file name must have 1 to {MAX_LEN} characters",
+            shown(s)
+        ));
     }
     if s.contains('\0') || s.contains('\\') || s.chars().any(char::is_control) {
         return Err(format!(
@@ -261,7 +272,12 @@ mod tests {
 
     #[test]
     fn probe_paths() {
-        for ok in ["${report}", "${report.write}", "${tmp}/probe/x.json", "${workdir}/out"] {
+        for ok in [
+            "${report}",
+            "${report.write}",
+            "${tmp}/probe/x.json",
+            "${workdir}/out",
+        ] {
             assert!(probe_path(ok).is_ok(), "{ok}");
         }
         for bad in [

@@ -240,6 +240,33 @@ mod tests {
     use crate::adapter::parity::Difference;
 
     #[test]
+    fn an_output_over_its_budget_is_not_written() {
+        let mut result = RunResult {
+            schema: SCHEMA.into(),
+            hcpspec_version: "0".into(),
+            suite: "contract".into(),
+            cases_hash: "0".into(),
+            runtimes: vec![],
+            parity: vec![],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        assert!(write_all(&result, dir.path()).is_ok());
+        // A result that was never contained (read from a file, say): over budget, refused.
+        result.suite = "x".repeat(3 << 20);
+        let out = tempfile::tempdir().unwrap();
+        let e = write_all(&result, out.path()).unwrap_err();
+        assert!(e.contains("over its budget"), "{e}");
+        assert!(!out.path().join("result.json").exists());
+    }
+
+    #[test]
+    fn printable_escapes_control_characters() {
+        assert_eq!(printable("a\u{1b}[31mb\r\n", false), "a\\u{1b}[31mb\\r\\n");
+        assert_eq!(printable("a\nb\u{7}", true), "a\nb\\u{7}");
+        assert_eq!(printable("\u{202e}x", false), "\\u{202e}x");
+    }
+
+    #[test]
     fn parity_differences_are_recorded_and_rendered() {
         let result = RunResult {
             schema: SCHEMA.into(),

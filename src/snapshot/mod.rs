@@ -179,10 +179,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for hostile in ["..", ".", "", "a/b", "../../etc", "/abs"] {
             let d = runtime_dir(hostile);
-            assert!(!d.is_empty() && !d.starts_with('.') && !d.contains('/'), "{hostile:?} → {d}");
+            assert!(
+                !d.is_empty() && !d.starts_with('.') && !d.contains('/'),
+                "{hostile:?} → {d}"
+            );
             assert!(path(dir.path(), hostile, "contract", "c").starts_with(dir.path()));
             assert_eq!(
-                path(dir.path(), hostile, "contract", "c").components().count(),
+                path(dir.path(), hostile, "contract", "c")
+                    .components()
+                    .count(),
                 dir.path().components().count() + 3
             );
         }

@@ -35,22 +35,57 @@ fn cap_at(s: &str, max: usize) -> Cow<'_, str> {
 /// Environment variables whose values are never secrets, and common enough in observations
 /// that redacting them would hide what a runtime did.
 const BORING: &[&str] = &[
-    "PATH", "HOME", "PWD", "OLDPWD", "SHELL", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM",
-    "TERM_PROGRAM", "COLORTERM", "TMPDIR", "TMP", "TEMP", "HOSTNAME", "SHLVL", "EDITOR", "PAGER",
-    "MAIL", "DISPLAY", "TZ", "CARGO", "CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR",
-    "RUST_BACKTRACE", "RUST_LOG",
+    "PATH",
+    "HOME",
+    "PWD",
+    "OLDPWD",
+    "SHELL",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "TERM_PROGRAM",
+    "COLORTERM",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "HOSTNAME",
+    "SHLVL",
+    "EDITOR",
+    "PAGER",
+    "MAIL",
+    "DISPLAY",
+    "TZ",
+    "CARGO",
+    "CARGO_PRIMARY_PACKAGE",
+    "CARGO_TARGET_TMPDIR",
+    "RUST_BACKTRACE",
+    "RUST_LOG",
 ];
 
 /// Prefixes of variables cargo sets for a test or build (package metadata, not credentials).
-const BORING_PREFIXES: &[&str] = &["LC_", "CARGO_PKG_", "CARGO_CRATE_", "CARGO_MANIFEST_", "CARGO_BIN_", "XDG_"];
+const BORING_PREFIXES: &[&str] = &[
+    "LC_",
+    "CARGO_PKG_",
+    "CARGO_CRATE_",
+    "CARGO_MANIFEST_",
+    "CARGO_BIN_",
+    "XDG_",
+];
 
 /// The values of hcpspec's own environment that are redacted wherever they appear: at least 8
 /// bytes, not a boring variable and not an existing path; longest first.
 pub fn secrets() -> &'static [(String, String)] {
     static S: OnceLock<Vec<(String, String)>> = OnceLock::new();
-    S.get_or_init(|| secrets_of(std::env::vars_os().map(|(k, v)| {
-        (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned())
-    })))
+    S.get_or_init(|| {
+        secrets_of(std::env::vars_os().map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        }))
+    })
 }
 
 /// [`secrets`] of a given environment.
@@ -224,12 +259,19 @@ mod tests {
         let out = apply(&json!({ "error": long }), &r);
         let e = out["error"].as_str().unwrap();
         assert!(e.len() <= MAX_TEXT + 40, "{}", e.len());
-        assert!(e.ends_with(&format!("…[cut: {} bytes in all]", 7 << 20)), "{}", &e[e.len() - 40..]);
+        assert!(
+            e.ends_with(&format!("…[cut: {} bytes in all]", 7 << 20)),
+            "{}",
+            &e[e.len() - 40..]
+        );
         let many = json!(vec!["y".repeat(1000); 1000]);
         let bounded = bound(apply(&many, &r));
         assert!(serde_json::to_string_pretty(&bounded).unwrap().len() <= MAX_VALUE);
         assert!(bounded.as_str().unwrap().contains("…[cut: "));
-        assert_eq!(cap("é".repeat(MAX_TEXT).as_str()).len() <= MAX_TEXT + 40, true);
+        assert_eq!(
+            cap("é".repeat(MAX_TEXT).as_str()).len() <= MAX_TEXT + 40,
+            true
+        );
     }
 
     #[test]
@@ -245,7 +287,10 @@ mod tests {
             "token=[redacted: $CI_SECRET];"
         );
         assert_eq!(
-            redact_secrets("AKIAABCDEFGHIJKLMNOP and ghp_0123456789abcdefghijklmnopqrstuvwxyz", &[]),
+            redact_secrets(
+                "AKIAABCDEFGHIJKLMNOP and ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+                &[]
+            ),
             "[redacted: secret-shaped] and [redacted: secret-shaped]"
         );
         assert_eq!(redact_secrets("nothing here", &env), "nothing here");

@@ -233,11 +233,7 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
                             ),
                             Drift::Changed { diff } => {
                                 let diff = hcpspec::report::printable(diff, true);
-                                let diff = if tty {
-                                    snapshot::colour(&diff)
-                                } else {
-                                    diff
-                                };
+                                let diff = if tty { snapshot::colour(&diff) } else { diff };
                                 eprintln!(
                                     "\nDRIFT {} on {spec} (verdict {}):\n{diff}",
                                     r.name,
