@@ -69,6 +69,10 @@ pub fn main() -> i32 {
     }
     let text = report.to_string();
     if let Some(path) = report_path {
+        if let Err(why) = writable(std::path::Path::new(&path)) {
+            eprintln!("hcpspec-probe: will not write a report to {path}: {why}");
+            return 3;
+        }
         // Write then rename, so a reader never sees half a report.
         let tmp = format!("{path}.tmp{}", std::process::id());
         if std::fs::write(&tmp, &text)
@@ -81,6 +85,35 @@ pub fn main() -> i32 {
     }
     println!("{text}");
     exit
+}
+
+/// The probe writes only inside a case's temp dir (`hcpspec-case…`, made by the runner): a
+/// case's exec args reach the probe's argv through the runtime, and `--report ~/.bashrc` must
+/// not overwrite anything.
+pub fn writable(path: &std::path::Path) -> Result<(), String> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    let real = parent
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", parent.display()))?;
+    let in_case = real.components().any(|c| {
+        c.as_os_str()
+            .to_string_lossy()
+            .starts_with(crate::run::CASE_DIR_PREFIX)
+    });
+    if !in_case {
+        return Err(format!(
+            "{} is not inside a case's temp dir ({}…)",
+            real.display(),
+            crate::run::CASE_DIR_PREFIX
+        ));
+    }
+    if path.file_name().is_none() {
+        return Err("no file name".into());
+    }
+    Ok(())
 }
 
 /// Was this process started as the probe (argv[0] ends in `probe`)?

@@ -77,6 +77,9 @@ pub struct Options {
     pub max_message: usize,
 }
 
+/// The longest deadline of one call (`--timeout`), in seconds: an hour.
+pub const MAX_TIMEOUT_SECS: f64 = 3600.0;
+
 impl Default for Options {
     fn default() -> Self {
         Options {

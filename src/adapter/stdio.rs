@@ -137,7 +137,10 @@ impl Link for Proc {
         let mut bytes = frame.as_bytes().to_vec();
         bytes.push(b'\n');
         self.write(bytes, deadline)?;
-        let end = start + deadline;
+        // A deadline past what an Instant can hold is as good as none (the CLI bounds it).
+        let end = start
+            .checked_add(deadline)
+            .unwrap_or_else(|| start + Duration::from_secs(86400 * 365));
         let mut chunk = [0u8; 64 << 10];
         let mut scanned = 0;
         loop {
@@ -292,7 +295,8 @@ impl Proc {
 pub(crate) struct Pool {
     argv: Vec<String>,
     opts: Options,
-    idle: Mutex<Vec<Client<Proc>>>,
+    /// Idle processes, each with its answer to the one `initialize` it was sent.
+    idle: Mutex<Vec<(Client<Proc>, Value)>>,
 }
 
 impl Pool {
@@ -307,19 +311,22 @@ impl Pool {
     /// An initialised process for one case.
     pub fn checkout(self: &Arc<Self>) -> Result<Pooled, String> {
         loop {
-            let Some(mut c) = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop() else {
+            let Some((mut c, handshake)) =
+                self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop()
+            else {
                 break;
             };
             if c.link.alive() {
                 return Ok(Pooled {
                     client: Some(c),
+                    handshake,
                     pool: self.clone(),
                 });
             }
         }
         let proc = Proc::spawn(&self.argv)?;
         let mut client = Client::new(proc, self.opts.clone());
-        super::check_call(
+        let handshake = super::check_call(
             "initialize",
             json!({ "protocol": crate::shim::PROTOCOL }),
             |p| client.call("initialize", p),
@@ -332,6 +339,7 @@ impl Pool {
         })?;
         Ok(Pooled {
             client: Some(client),
+            handshake,
             pool: self.clone(),
         })
     }
@@ -341,12 +349,12 @@ impl Drop for Pool {
     fn drop(&mut self) {
         // Shut the idle processes down politely (each answers `shutdown` and exits), then reap.
         let mut idle = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
-        for c in &mut idle {
+        for (c, _) in &mut idle {
             c.opts.timeout = Duration::from_secs(1);
             let _ = c.call("shutdown", Value::Object(Default::default()));
             c.link.stdin = None;
         }
-        for c in &mut idle {
+        for (c, _) in &mut idle {
             c.link.exit_status(Duration::from_secs(1));
         }
     }
@@ -355,11 +363,18 @@ impl Drop for Pool {
 /// A process checked out for one case; it goes back to the pool unless it broke.
 pub struct Pooled {
     client: Option<Client<Proc>>,
+    /// The process's answer to its one `initialize`.
+    handshake: Value,
     pool: Arc<Pool>,
 }
 
 impl Adapter for Pooled {
     fn call(&mut self, method: &str, params: Value) -> Result<Value, CallError> {
+        // A process is sent `initialize` once, when it starts (docs/shim-protocol.md); asking
+        // again gets the answer it gave then.
+        if method == "initialize" {
+            return Ok(self.handshake.clone());
+        }
         self.client
             .as_mut()
             .expect("present until drop")
@@ -375,7 +390,7 @@ impl Drop for Pooled {
                     .idle
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .push(c);
+                    .push((c, std::mem::take(&mut self.handshake)));
             }
         }
     }

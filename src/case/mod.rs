@@ -4,6 +4,7 @@
 
 pub mod matcher;
 pub mod patch;
+pub mod paths;
 
 use crate::schema;
 use matcher::Denials;
@@ -178,6 +179,13 @@ impl Action {
 /// Load hcpspec's denial classes and lint rule names, `vectors/denials.json`:
 /// `{"classes": {NAME: {"meaning": …}}, "rules": {NAME: {"meaning": …}}}`.
 pub fn load_denials(vectors: &Path) -> Result<Denials, CaseError> {
+    if !vectors.is_dir() {
+        return Err(err(
+            vectors,
+            "",
+            "no vectors folder here (give the folder holding denials.json, packs/ and contract/ with --vectors DIR)",
+        ));
+    }
     let file = vectors.join("denials.json");
     let text =
         std::fs::read_to_string(&file).map_err(|e| err(&file, "", format!("cannot read: {e}")))?;
@@ -236,9 +244,10 @@ pub fn parse_case(
         return Err(err(file, &pointer, message));
     }
     let mut case: Case = serde_json::from_value(value).map_err(|e| err(file, "", e.to_string()))?;
+    // Lossy, so that a file name that is not UTF-8 is still shown (with U+FFFD), never as "".
     let stem = file
         .file_stem()
-        .and_then(|s| s.to_str())
+        .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     if case.id != stem {
         return Err(err(
@@ -253,13 +262,13 @@ pub fn parse_case(
                 .map_err(|(p, m)| err(file, &format!("/steps/{i}/expect{p}"), m))?;
         }
     }
+    paths::check(&case, file)?;
     case.suite = suite.to_string();
     case.group = file
         .parent()
         .and_then(|p| p.file_name())
-        .and_then(|s| s.to_str())
-        .unwrap_or_default()
-        .to_string();
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     case.file = file.to_path_buf();
     Ok(case)
 }
@@ -284,10 +293,23 @@ pub fn load_suite(vectors: &Path, suite: &str) -> Result<Vec<Case>, CaseError> {
         }
     }
     files.sort();
+    // A case file (or group) that is a symlink out of the vectors tree is not part of it.
+    let tree = vectors
+        .canonicalize()
+        .map_err(|e| err(vectors, "", format!("cannot read: {e}")))?;
+    for f in &files {
+        if !f.canonicalize().is_ok_and(|real| real.starts_with(&tree)) {
+            return Err(err(f, "", "resolves outside the vectors folder"));
+        }
+    }
     let cases = files
         .iter()
-        .map(|f| load_case(f, suite, &denials))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|f| {
+            let c = load_case(f, suite, &denials)?;
+            paths::check_fixtures(&c, vectors)?;
+            Ok(c)
+        })
+        .collect::<Result<Vec<_>, CaseError>>()?;
     let mut seen = std::collections::BTreeMap::new();
     for c in &cases {
         if let Some(first) = seen.insert(c.id.as_str(), &c.file) {

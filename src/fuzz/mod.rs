@@ -26,6 +26,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// The longest a fuzz run may be told to last, in seconds (`--seconds`): a week.
+pub const MAX_SECONDS: f64 = 7.0 * 86400.0;
+
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The runtime under test, as `--runtime` takes it (`inproc:mutant:no-confirm-gate`, …).
@@ -334,7 +337,10 @@ impl<'e> Fuzzer<'e> {
         let start = Instant::now();
         let sh = Shared {
             start,
-            deadline: start + Duration::from_secs_f64(self.cfg.seconds.max(0.0)),
+            // Bounded, so that no number of seconds can overflow an Instant (a week at most).
+            deadline: start
+                + Duration::try_from_secs_f64(self.cfg.seconds.clamp(0.0, MAX_SECONDS))
+                    .unwrap_or(Duration::ZERO),
             stop,
             next: AtomicU64::new(0),
             cases: AtomicU64::new(0),

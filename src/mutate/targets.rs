@@ -438,6 +438,30 @@ pub fn case_load(data: &[u8]) {
             };
             let _ = set(&mut v, &p, value);
         }
+        // Paths and sizes: a pack file, a patch or a probe named by a weird (traversing,
+        // absolute, huge) path.
+        if src.below(3) == 0 {
+            let path = weird_string(&mut src);
+            match src.below(3) {
+                0 => {
+                    let _ = set(
+                        &mut v,
+                        "/setup/packs/-",
+                        Some(json!({ "name": "w", "from": "ledger", "files": { path: "x" } })),
+                    );
+                }
+                1 => {
+                    let _ = set(
+                        &mut v,
+                        "/setup/packs/-",
+                        Some(json!({ "from": "ledger", "patch": { path: { "/x": 1 } } })),
+                    );
+                }
+                _ => {
+                    let _ = set(&mut v, "/steps/-", Some(json!({ "probe": path })));
+                }
+            }
+        }
         v.to_string()
     };
     // The file is named after the case's id, so a case gets past the id check to the rest.
@@ -454,6 +478,7 @@ pub fn case_load(data: &[u8]) {
             "case_load: a refusal without a message"
         ),
         Ok(case) => {
+            stays_in_its_case(&case);
             let again = case_json(&case).to_string();
             match crate::case::parse_case(file, &again, "found", denials()) {
                 Ok(c) if c == case => {}
@@ -461,6 +486,57 @@ pub fn case_load(data: &[u8]) {
                     "case_load: a loaded case, written again, loads as {other:?}\nfirst: {case:?}"
                 ),
             }
+        }
+    }
+}
+
+/// A loaded case names no path outside its case (docs/security.md), by a check of its own: a
+/// relative path whose `..` never climbs above where it starts.
+fn stays_in_its_case(case: &crate::case::Case) {
+    fn inside(rel: &str) -> bool {
+        let mut depth = 0i64;
+        !rel.is_empty()
+            && !rel.starts_with('/')
+            && rel.split('/').all(|seg| {
+                depth += match seg {
+                    ".." => -1,
+                    "" | "." => 0,
+                    _ => 1,
+                };
+                depth >= 0
+            })
+            && depth > 0
+    }
+    for p in &case.setup.packs {
+        match p {
+            crate::case::PackRef::Fixture(n) => assert!(
+                inside(n) && !n.contains('/'),
+                "case_load: fixture `{n}` accepted"
+            ),
+            crate::case::PackRef::Inline(i) => {
+                for n in i.name.iter().chain(&i.from) {
+                    assert!(
+                        inside(n) && !n.contains('/'),
+                        "case_load: pack name `{n}` accepted"
+                    );
+                }
+                for k in i.files.keys().chain(i.patch.keys()) {
+                    assert!(inside(k), "case_load: pack file `{k}` accepted");
+                }
+            }
+        }
+    }
+    for s in &case.steps {
+        if let crate::case::Action::Probe(p) = &s.action {
+            let rel = p
+                .strip_prefix("${tmp}/")
+                .or_else(|| p.strip_prefix("${workdir}/"))
+                .unwrap_or(if p.starts_with("${report") && !p.contains('/') {
+                    "report"
+                } else {
+                    p
+                });
+            assert!(inside(rel), "case_load: probe `{p}` accepted");
         }
     }
 }

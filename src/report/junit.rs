@@ -6,10 +6,15 @@ use crate::run::Verdict;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use std::time::Duration;
 
+/// XML 1.0 cannot carry most control characters, even escaped: show them escaped as text.
+fn x(s: &str) -> String {
+    super::printable(s, true)
+}
+
 pub fn junit(result: &RunResult) -> String {
-    let mut report = Report::new(format!("hcpspec {}", result.suite));
+    let mut report = Report::new(format!("hcpspec {}", x(&result.suite)));
     for run in &result.runtimes {
-        let mut suite = TestSuite::new(run.runtime.clone());
+        let mut suite = TestSuite::new(x(&run.runtime));
         for r in &run.cases {
             let detail = match &r.verdict {
                 Verdict::Fail(f) => format!(
@@ -35,12 +40,12 @@ pub fn junit(result: &RunResult) -> String {
                     } else {
                         format!("{:?} case failed", r.level)
                     };
-                    s.set_message(msg).set_description(detail);
+                    s.set_message(msg).set_description(x(&detail));
                     s
                 }
                 Outcome::Error => {
                     let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
-                    s.set_message(detail);
+                    s.set_message(x(&detail));
                     s
                 }
                 Outcome::Unimplemented if r.level == crate::case::Level::MUST => {
@@ -58,14 +63,15 @@ pub fn junit(result: &RunResult) -> String {
                         .map(|e| e.reason.clone())
                         .unwrap_or(detail);
                     s.set_message(format!(
-                        "{}: {why}",
-                        crate::report::html::outcome_label(outcome(r))
+                        "{}: {}",
+                        crate::report::html::outcome_label(outcome(r)),
+                        x(&why)
                     ));
                     s
                 }
             };
-            let mut tc = TestCase::new(r.name.clone(), status);
-            tc.set_classname(format!("{}.section-{}", run.runtime, r.section));
+            let mut tc = TestCase::new(x(&r.name), status);
+            tc.set_classname(format!("{}.section-{}", x(&run.runtime), x(&r.section)));
             tc.set_time(Duration::from_micros(r.micros));
             suite.add_test_case(tc);
         }

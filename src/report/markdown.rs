@@ -32,17 +32,21 @@ fn cell(s: &Summary) -> String {
     text
 }
 
-/// Markdown table cells must not break the table: escape pipes and newlines.
+/// Markdown table cells and headings must not break the table or the page: escape pipes,
+/// markup and backticks, and show control characters (newlines included) escaped.
 fn md(s: &str) -> String {
-    s.replace('|', "\\|")
-        .replace('\n', " ")
+    super::printable(&s.replace(['\r', '\n'], " "), false)
+        .replace('|', "\\|")
         .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('`', "'")
+        .replace('[', "\\[")
 }
 
 pub fn markdown(result: &RunResult) -> String {
     let mut out = format!(
         "## hcpspec {} — {} runtime(s)\n\n",
-        result.suite,
+        md(&result.suite),
         result.runtimes.len()
     );
     out += "| section |";
@@ -125,7 +129,8 @@ pub fn markdown(result: &RunResult) -> String {
     }
     out += &format!(
         "\n<sub>hcpspec {} · cases {}</sub>\n",
-        result.hcpspec_version, result.cases_hash
+        md(&result.hcpspec_version),
+        md(&result.cases_hash)
     );
     out
 }

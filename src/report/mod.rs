@@ -18,6 +18,22 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
 
+/// Text from a runtime, a shim or a result file made safe for a terminal or a one-line field:
+/// control characters (ESC, CR, BEL, NUL, bidi overrides …) are shown escaped (`\u{1b}`) instead
+/// of acting; newlines and tabs are kept only when `lines`.
+pub fn printable(s: &str, lines: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        if (lines && (c == '\n' || c == '\t')) || !(c.is_control() || bidi) {
+            out.push(c);
+        } else {
+            out.extend(c.escape_default());
+        }
+    }
+    out
+}
+
 /// The schema of this record: `vectors/schemas/run-result.schema.json`.
 pub const SCHEMA: &str = "https://hcpspec.dev/schemas/run-result.schema.json";
 
@@ -182,8 +198,26 @@ pub fn read(path: &Path) -> Result<RunResult, String> {
     })
 }
 
+/// The size budget of each output file of a result, in bytes: 1 MiB, and 128 KiB for each case
+/// result, observation, failure's expected and actual, and parity difference. Observations are
+/// at most 16 KiB pretty-printed and texts 4 KiB (`snapshot::MAX_VALUE`, `MAX_TEXT`), so a run
+/// stays well inside it; a file over it is not written.
+pub fn budget(result: &RunResult) -> u64 {
+    let mut items = result.parity.len() as u64;
+    for run in &result.runtimes {
+        items += 1;
+        for c in &run.cases {
+            items += 1 + c.observations.len() as u64;
+            if matches!(c.verdict, crate::run::Verdict::Fail(_)) {
+                items += 2;
+            }
+        }
+    }
+    (1 << 20) + items * (128 << 10)
+}
+
 /// Write every rendering of `result` into `dir`: result.json, junit.xml, summary.md,
-/// index.html and badges/<runtime>.json.
+/// index.html and badges/<runtime>.json. Each must fit its [`budget`].
 pub fn write_all(result: &RunResult, dir: &Path) -> Result<Vec<std::path::PathBuf>, String> {
     let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
     std::fs::create_dir_all(dir.join("badges")).map_err(|e| io(dir, e))?;
@@ -200,6 +234,14 @@ pub fn write_all(result: &RunResult, dir: &Path) -> Result<Vec<std::path::PathBu
         let name = crate::snapshot::runtime_dir(&run.name());
         files.push((dir.join("badges").join(format!("{name}.json")), badge(run)));
     }
+    let budget = budget(result);
+    if let Some((p, text)) = files.iter().find(|(_, t)| t.len() as u64 > budget) {
+        return Err(format!(
+            "{}: {} bytes is over its budget of {budget} bytes; nothing was written",
+            p.display(),
+            text.len()
+        ));
+    }
     for (p, text) in &files {
         std::fs::write(p, text).map_err(|e| io(p, e))?;
     }
@@ -210,6 +252,33 @@ pub fn write_all(result: &RunResult, dir: &Path) -> Result<Vec<std::path::PathBu
 mod tests {
     use super::*;
     use crate::adapter::parity::Difference;
+
+    #[test]
+    fn an_output_over_its_budget_is_not_written() {
+        let mut result = RunResult {
+            schema: SCHEMA.into(),
+            hcpspec_version: "0".into(),
+            suite: "contract".into(),
+            cases_hash: "0".into(),
+            runtimes: vec![],
+            parity: vec![],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        assert!(write_all(&result, dir.path()).is_ok());
+        // A result that was never contained (read from a file, say): over budget, refused.
+        result.suite = "x".repeat(3 << 20);
+        let out = tempfile::tempdir().unwrap();
+        let e = write_all(&result, out.path()).unwrap_err();
+        assert!(e.contains("over its budget"), "{e}");
+        assert!(!out.path().join("result.json").exists());
+    }
+
+    #[test]
+    fn printable_escapes_control_characters() {
+        assert_eq!(printable("a\u{1b}[31mb\r\n", false), "a\\u{1b}[31mb\\r\\n");
+        assert_eq!(printable("a\nb\u{7}", true), "a\nb\\u{7}");
+        assert_eq!(printable("\u{202e}x", false), "\\u{202e}x");
+    }
 
     #[test]
     fn parity_differences_are_recorded_and_rendered() {

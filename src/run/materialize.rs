@@ -1,7 +1,7 @@
 //! Turn a case's setup into files: fixture and inline packs under the case's temp directory,
 //! and `${…}` variables into the case's own paths.
 
-use crate::case::{CaseError, InlinePack, PackRef};
+use crate::case::{paths, CaseError, InlinePack, PackRef};
 use regex::Regex;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -79,26 +79,31 @@ pub fn pack(
         .clone()
         .or_else(|| inline.from.clone())
         .unwrap_or_else(|| format!("inline-{index}"));
-    let dir = into.join(&name);
+    // Checked again here (the fuzzers build cases that never went through `parse_case`):
+    // nothing is created, copied, written or deleted outside `into`.
+    paths::plain_name(&name).map_err(|m| fail(&here, m))?;
+    let dir = paths::inside(into, &name).map_err(|m| fail(&here, m))?;
     std::fs::create_dir_all(&dir)
         .map_err(|e| fail(&here, format!("cannot create {}: {e}", dir.display())))?;
     if let Some(from) = &inline.from {
-        let src = fixtures.join(from);
-        if !src.is_dir() || from.contains("..") {
-            return Err(fail(
-                &here,
-                format!("no fixture pack `{from}` under {}", fixtures.display()),
-            ));
-        }
+        let src = paths::fixture_dir(fixtures, from).map_err(|m| fail(&here, m))?;
         for f in PACK_FILES {
-            if src.join(f).exists() {
-                std::fs::copy(src.join(f), dir.join(f))
-                    .map_err(|e| fail(&here, format!("cannot copy {f}: {e}")))?;
+            let Ok(real) = src.join(f).canonicalize() else {
+                continue;
+            };
+            if !real.starts_with(&src) {
+                return Err(fail(
+                    &here,
+                    format!("fixture pack `{from}`: {f} resolves outside the pack"),
+                ));
             }
+            std::fs::copy(&real, dir.join(f))
+                .map_err(|e| fail(&here, format!("cannot copy {f}: {e}")))?;
         }
     }
     for (file, content) in &inline.files {
-        let path = dir.join(file);
+        let at = format!("{here}/files/{}", paths::segment(file));
+        let path = paths::inside(&dir, file).map_err(|m| fail(&at, m))?;
         let written = match content {
             Value::Null => std::fs::remove_file(&path).or_else(|e| {
                 if e.kind() == std::io::ErrorKind::NotFound {
@@ -113,18 +118,18 @@ pub fn pack(
                 serde_json::to_string_pretty(json).unwrap_or_default(),
             ),
         };
-        written.map_err(|e| fail(&format!("{here}/files/{file}"), e.to_string()))?;
+        written.map_err(|e| fail(&at, e.to_string()))?;
     }
     for (file, edits) in &inline.patch {
-        let at = format!("{here}/patch/{file}");
-        let path = dir.join(file);
+        let at = format!("{here}/patch/{}", paths::segment(file));
+        let path = paths::inside(&dir, file).map_err(|m| fail(&at, m))?;
         let text = std::fs::read_to_string(&path)
             .map_err(|e| fail(&at, format!("cannot read {file} to patch: {e}")))?;
         let mut doc: Value = serde_json::from_str(&text)
             .map_err(|e| fail(&at, format!("{file} is not JSON: {e}")))?;
         for (pointer, value) in edits.as_object().into_iter().flatten() {
             crate::case::patch::set(&mut doc, pointer, (!value.is_null()).then(|| value.clone()))
-                .map_err(|m| fail(&format!("{at}/{pointer}"), m))?;
+                .map_err(|m| fail(&format!("{at}/{}", paths::segment(pointer)), m))?;
         }
         std::fs::write(
             &path,
@@ -133,4 +138,45 @@ pub fn pack(
         .map_err(|e| fail(&at, e.to_string()))?;
     }
     Ok(dir)
+}
+
+/// The largest probe report read, in bytes (the probe writes a few KiB).
+pub const MAX_PROBE_REPORT: u64 = 1 << 20;
+
+/// A probe step: the probe's report as JSON (a string when it is not JSON), or `null` when
+/// there is none. Only a file inside the case's temp dir is read, symlinks resolved: a case
+/// cannot name `/proc/self/environ`, and a runtime cannot plant a link to it in the report's
+/// place.
+pub fn read_probe(vars: &Vars, path: &str) -> Result<Value, String> {
+    use std::io::Read;
+    paths::probe_path(path).map_err(|m| format!("probe {m}"))?;
+    let full = vars.substitute(&Value::String(path.to_string()));
+    let full = PathBuf::from(full.as_str().unwrap_or_default());
+    let root = vars.tmp.canonicalize().unwrap_or_else(|_| vars.tmp.clone());
+    let Ok(real) = full.canonicalize() else {
+        return Ok(Value::Null);
+    };
+    if !real.starts_with(&root) {
+        return Err(format!(
+            "probe: the report {} resolves outside the case's temp dir (to {}); not read",
+            full.display(),
+            real.display()
+        ));
+    }
+    if !real.is_file() {
+        return Ok(Value::Null);
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(&real)
+        .and_then(|f| f.take(MAX_PROBE_REPORT + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("probe: cannot read {}: {e}", full.display()))?;
+    if bytes.len() as u64 > MAX_PROBE_REPORT {
+        return Err(format!(
+            "probe: the report {} is over {} bytes; not read",
+            full.display(),
+            MAX_PROBE_REPORT
+        ));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(serde_json::from_str(&text).unwrap_or_else(|_| Value::String(text.into_owned())))
 }

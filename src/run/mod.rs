@@ -194,6 +194,9 @@ fn method(action: &Action) -> &'static str {
     }
 }
 
+/// The name prefix of a case's temp dir; the probe writes reports only below one.
+pub const CASE_DIR_PREFIX: &str = "hcpspec-case";
+
 /// Run `case` once on the runtime behind `adapter`, in a fresh temp directory, judged by what
 /// the runtime claimed in `initialize`.
 pub fn run_case(
@@ -210,7 +213,7 @@ pub fn run_case(
         .iter()
         .filter(|f| !claims.features.contains(f))
         .collect();
-    let verdict = if !missing.is_empty() {
+    let mut verdict = if !missing.is_empty() {
         Verdict::Skip {
             reason: format!(
                 "the runtime does not claim the optional feature{} {:?} in initialize",
@@ -219,13 +222,19 @@ pub fn run_case(
             ),
         }
     } else {
-        match tempfile::Builder::new().prefix("hcpspec-case").tempdir() {
+        match tempfile::Builder::new().prefix(CASE_DIR_PREFIX).tempdir() {
             Ok(tmp) => execute(case, adapter, env, claims, tmp.path(), &mut observations, &mut unclassified),
             Err(e) => Verdict::Error {
                 message: format!("cannot create a temp dir: {e}"),
             },
         }
     };
+    // What the runtime said, as reports keep it: secrets redacted, texts capped.
+    crate::snapshot::contain_verdict(&mut verdict);
+    let unclassified = unclassified
+        .iter()
+        .map(|n| crate::snapshot::contain_text(n))
+        .collect();
     CaseResult {
         name: case.name(),
         section: case.section.clone(),
@@ -406,14 +415,7 @@ fn observe(
         }
         Action::Exec(req) | Action::Sense(req) => call(adapter, with(vars.substitute(req))),
         Action::ListPacks(_) | Action::Sink(_) | Action::Audit(_) => call(adapter, with(json!({}))),
-        Action::Probe(path) => {
-            let path = vars.substitute(&json!(path));
-            let path = PathBuf::from(path.as_str().unwrap_or_default());
-            Ok(match std::fs::read_to_string(&path) {
-                Err(_) => Value::Null,
-                Ok(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
-            })
-        }
+        Action::Probe(path) => materialize::read_probe(vars, path).map_err(CallError::Transport),
     }
 }
 
@@ -445,7 +447,9 @@ where
                         section: case.section.clone(),
                         level: case.level,
                         spec: case.spec.clone(),
-                        verdict: Verdict::Error { message: e },
+                        verdict: Verdict::Error {
+                            message: crate::snapshot::contain_text(&e),
+                        },
                         observations: vec![],
                         unclassified: vec![],
                         micros: 0,

@@ -4,7 +4,9 @@
 
 mod normalize;
 
-pub use normalize::Redact;
+pub use normalize::{
+    bound, cap, contain, contain_text, redact_secrets, secrets, Redact, MAX_TEXT, MAX_VALUE,
+};
 
 use crate::run::Observation;
 use serde_json::{json, Value};
@@ -18,8 +20,12 @@ pub fn body(case_name: &str, observations: &[Observation]) -> String {
 
 /// A runtime's directory name: its `initialize` name with anything outside `[A-Za-z0-9._-]`
 /// replaced, so `mutant:no-cwd-jail` becomes `mutant_no-cwd-jail`.
+/// A name from a runtime is data, never a path: it never starts with `.` (so never `.` or
+/// `..`), is never empty and has at most 64 characters.
 pub fn runtime_dir(name: &str) -> String {
-    name.chars()
+    let mut dir: String = name
+        .chars()
+        .take(64)
         .map(|c| {
             if c.is_ascii_alphanumeric() || "._-".contains(c) {
                 c
@@ -27,7 +33,11 @@ pub fn runtime_dir(name: &str) -> String {
                 '_'
             }
         })
-        .collect()
+        .collect();
+    if dir.is_empty() || dir.starts_with('.') {
+        dir.insert(0, '_');
+    }
+    dir
 }
 
 pub fn path(root: &Path, runtime: &str, suite: &str, case_id: &str) -> PathBuf {
@@ -137,8 +147,29 @@ pub fn colour(diff: &str) -> String {
 }
 
 /// Normalise a value with the given redactions (re-exported for the executor).
+/// Normalised values are also contained: secrets redacted, texts capped, size bounded.
 pub fn normalize(v: &Value, r: &Redact) -> Value {
-    normalize::apply(v, r)
+    normalize::bound(normalize::apply(v, r))
+}
+
+/// A verdict's texts (they quote the runtime: errors, skip reasons, failure messages) as
+/// reports keep them.
+pub fn contain_verdict(v: &mut crate::run::Verdict) {
+    use crate::run::Verdict;
+    match v {
+        Verdict::Pass => {}
+        Verdict::Skip { reason } | Verdict::Unimplemented { reason } => {
+            *reason = contain_text(reason)
+        }
+        Verdict::Error { message } => *message = contain_text(message),
+        Verdict::Fail(f) => {
+            f.message = contain_text(&f.message);
+            f.path = contain_text(&f.path);
+            f.action = contain_text(&f.action);
+            f.expected = contain(&f.expected);
+            f.actual = contain(&f.actual);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -148,6 +179,20 @@ mod tests {
     #[test]
     fn file_round_trips_and_detects_drift() {
         let dir = tempfile::tempdir().unwrap();
+        for hostile in ["..", ".", "", "a/b", "../../etc", "/abs"] {
+            let d = runtime_dir(hostile);
+            assert!(
+                !d.is_empty() && !d.starts_with('.') && !d.contains('/'),
+                "{hostile:?} → {d}"
+            );
+            assert!(path(dir.path(), hostile, "contract", "c").starts_with(dir.path()));
+            assert_eq!(
+                path(dir.path(), hostile, "contract", "c")
+                    .components()
+                    .count(),
+                dir.path().components().count() + 3
+            );
+        }
         let p = path(dir.path(), "mutant:x", "contract", "c");
         assert!(p.ends_with("mutant_x/contract/c.snap"));
         assert_eq!(compare(&p, "{}"), Some(Drift::New));

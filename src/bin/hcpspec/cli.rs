@@ -28,6 +28,45 @@ pub fn default_vectors() -> PathBuf {
     }
 }
 
+/// The most jobs any command runs at once.
+pub const MAX_JOBS: usize = 256;
+
+/// A whole number from `lo` to `hi`, or one clear line saying the bound (clap exits 2).
+pub fn bounded(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    let n: u64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a whole number from {lo} to {hi}"))?;
+    if n < lo || n > hi {
+        return Err(format!("{n} is out of bounds: expected {lo} to {hi}"));
+    }
+    Ok(n)
+}
+
+/// A number of seconds, finite, above 0 (or 0 when `zero` is allowed) and at most `hi`.
+pub fn seconds(s: &str, zero: bool, hi: f64) -> Result<f64, String> {
+    let x: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a number of seconds, at most {hi}"))?;
+    let low_ok = if zero { x >= 0.0 } else { x > 0.0 };
+    if !x.is_finite() || !low_ok || x > hi {
+        return Err(format!(
+            "{s} is out of bounds: expected {} seconds up to {hi}",
+            if zero { "0 or more" } else { "more than 0" }
+        ));
+    }
+    Ok(x)
+}
+
+pub fn jobs(s: &str) -> Result<usize, String> {
+    bounded(s, 1, MAX_JOBS as u64).map(|n| n as usize)
+}
+
+pub fn timeout_secs(s: &str) -> Result<f64, String> {
+    seconds(s, false, adapter::MAX_TIMEOUT_SECS)
+}
+
 pub fn cores() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
@@ -73,8 +112,8 @@ pub struct RunArgs {
     pub runtime: Vec<String>,
     #[command(flatten)]
     pub filters: Filters,
-    /// Cases run at once.
-    #[arg(long, default_value_t = cores())]
+    /// Cases run at once (1 to 256).
+    #[arg(long, default_value_t = cores(), value_parser = jobs)]
     pub jobs: usize,
     /// Run every mutant and print the kill matrix instead.
     #[arg(long)]
@@ -95,7 +134,7 @@ pub struct RunArgs {
     #[arg(long, requires = "expectations")]
     pub strict_expectations: bool,
     /// The deadline of one call to the runtime, in seconds; past it the case is an error.
-    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    #[arg(long, default_value_t = 5.0, value_name = "SECS", value_parser = timeout_secs)]
     pub timeout: f64,
 }
 
@@ -118,14 +157,14 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
     } else {
         a.runtime.clone()
     };
-    if !(a.timeout > 0.0 && a.timeout.is_finite()) {
+    if !(a.timeout > 0.0 && a.timeout <= adapter::MAX_TIMEOUT_SECS) {
         return Err(format!(
             "--timeout {}: expected a positive number of seconds",
             a.timeout
         ));
     }
     let opts = adapter::Options {
-        timeout: std::time::Duration::from_secs_f64(a.timeout),
+        timeout: std::time::Duration::try_from_secs_f64(a.timeout).map_err(|e| e.to_string())?,
         ..Default::default()
     };
     let connectors = specs
@@ -140,9 +179,13 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
             a.call("initialize", json!({ "protocol": hcpspec::shim::PROTOCOL }))
                 .map_err(|e| e.to_string())
         }) {
-            Ok(info) => info,
+            // The runtime's name, version and features, as reports keep them.
+            Ok(info) => snapshot::contain(&info),
             Err(e) => {
-                eprintln!("hcpspec: runtime {spec} unreachable: {e}");
+                eprintln!(
+                    "hcpspec: runtime {spec} unreachable: {}",
+                    hcpspec::report::printable(&snapshot::contain_text(&e), true)
+                );
                 return Ok(exit::UNREACHABLE);
             }
         };
@@ -193,11 +236,8 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
                                 written.display()
                             ),
                             Drift::Changed { diff } => {
-                                let diff = if tty {
-                                    snapshot::colour(diff)
-                                } else {
-                                    diff.clone()
-                                };
+                                let diff = hcpspec::report::printable(diff, true);
+                                let diff = if tty { snapshot::colour(&diff) } else { diff };
                                 eprintln!(
                                     "\nDRIFT {} on {spec} (verdict {}):\n{diff}",
                                     r.name,
@@ -227,7 +267,7 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
                 eprintln!(
                     "\n{} {}",
                     r.verdict.label().to_uppercase(),
-                    r.explain(c).trim_end()
+                    hcpspec::report::printable(r.explain(c).trim_end(), true)
                 );
             } else if o == Outcome::Stale {
                 eprintln!(
@@ -236,8 +276,8 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
                     r.annotations
                         .expectation
                         .as_ref()
-                        .map(|e| e.reason.as_str())
-                        .unwrap_or("")
+                        .map(|e| hcpspec::report::printable(&e.reason, false))
+                        .unwrap_or_default()
                 );
             }
         }
@@ -339,11 +379,19 @@ impl Progress {
             Some(b) => {
                 b.inc(1);
                 if !matches!(r.verdict, Verdict::Pass) {
-                    b.set_message(format!("last problem: {}", r.name));
+                    b.set_message(format!(
+                        "last problem: {}",
+                        hcpspec::report::printable(&r.name, false)
+                    ));
                 }
             }
             None if !matches!(r.verdict, Verdict::Pass) => {
-                eprintln!("hcpspec: {} {} {}", self.spec, r.verdict.label(), r.name)
+                eprintln!(
+                    "hcpspec: {} {} {}",
+                    self.spec,
+                    r.verdict.label(),
+                    hcpspec::report::printable(&r.name, false)
+                )
             }
             None => {}
         }
@@ -382,6 +430,10 @@ fn print_table(
         .pointer("/runtime/version")
         .and_then(Value::as_str)
         .unwrap_or("?");
+    let (name, version) = (
+        hcpspec::report::printable(name, false),
+        hcpspec::report::printable(version, false),
+    );
     println!("\n{spec}  ({name} {version})");
     println!(
         "  {:<22} {:>5} {:>5} {:>5} {:>6} {:>6} {:>8}",

@@ -14,25 +14,25 @@ pub struct FuzzArgs {
     #[arg(long)]
     pub runtime: String,
     /// Stop after this many seconds.
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = 60.0, value_parser = |s: &str| crate::cli::seconds(s, true, hcpspec::fuzz::MAX_SECONDS))]
     pub seconds: f64,
     /// The seed: the same seed generates the same cases.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Cases run at once (findings are reproducible from the seed with --jobs 1).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::cli::jobs)]
     pub jobs: usize,
     /// Stop after this many cases.
-    #[arg(long)]
+    #[arg(long, value_parser = |s: &str| crate::cli::bounded(s, 1, 1_000_000_000))]
     pub cases: Option<u64>,
     /// Stop after this many findings.
-    #[arg(long)]
+    #[arg(long, value_parser = |s: &str| crate::cli::bounded(s, 1, 100_000).map(|n| n as usize))]
     pub max_findings: Option<usize>,
     /// Where findings are written as case files [default: VECTORS/found].
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Runs of a case the shrinker may spend per finding (0: write findings unshrunk).
-    #[arg(long, default_value_t = 400)]
+    #[arg(long, default_value_t = 400, value_parser = |s: &str| crate::cli::bounded(s, 0, 1_000_000).map(|n| n as usize))]
     pub shrink_budget: usize,
     /// The vectors directory (fixture packs and denial classes).
     #[arg(long, default_value_os_t = crate::cli::default_vectors())]

@@ -68,7 +68,7 @@ enum Command {
     /// Measure the suite in-process against the reference, with the probe's spawns apart.
     Bench {
         /// Runs of the whole suite.
-        #[arg(long, default_value_t = 5)]
+        #[arg(long, default_value_t = 5, value_parser = |s: &str| cli::bounded(s, 1, 1000).map(|n| n as usize))]
         iterations: usize,
         #[arg(long, default_value_os_t = cli::default_vectors())]
         vectors: PathBuf,
@@ -109,7 +109,7 @@ fn main() {
         Command::Fuzz(args) => fuzz::fuzz(&args),
     };
     std::process::exit(code.unwrap_or_else(|e| {
-        eprintln!("hcpspec: {e}");
+        eprintln!("hcpspec: {}", hcpspec::report::printable(&e, true));
         exit::USAGE
     }));
 }

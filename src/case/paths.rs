@@ -1,0 +1,304 @@
+//! The paths a case names, checked before anything is read or written: pack names, `from`,
+//! the keys of an inline pack's `files` and `patch`, and `probe` report paths. Every one must
+//! be relative and already normal (no `..`, no `.`, no empty segment, no leading `/`), so that
+//! it stays inside the case's temp directory or the vectors tree. Anything else is a bad case
+//! (exit 2), named by file and JSON pointer. The executor checks again before it touches a file
+//! (`run::materialize`), for cases that never went through `parse_case` (the fuzzers' own).
+
+use super::{Action, Case, CaseError, PackRef};
+use std::path::{Component, Path};
+
+/// The longest name or relative path a case may give.
+const MAX_LEN: usize = 255;
+
+/// A JSON pointer segment for an object key (RFC 6901: `~` → `~0`, `/` → `~1`).
+pub fn segment(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn shown(s: &str) -> String {
+    // One line, whatever the case holds.
+    let mut out: String = s
+        .chars()
+        .take(80)
+        .collect::<String>()
+        .escape_debug()
+        .collect();
+    if s.chars().count() > 80 {
+        out.push('…');
+    }
+    out
+}
+
+/// A pack name or a fixture name: one plain segment of `[A-Za-z0-9_.-]`, not `.` or `..`.
+pub fn plain_name(s: &str) -> Result<(), String> {
+    if s.is_empty() || s.len() > MAX_LEN {
+        return Err(format!(
+            "`{}`: a pack name must have 1 to {MAX_LEN} characters",
+            shown(s)
+        ));
+    }
+    if s == "." || s == ".." {
+        return Err(format!("`{s}`: a pack name cannot be `.` or `..`"));
+    }
+    if let Some(c) = s
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "_.-".contains(*c)))
+    {
+        return Err(format!(
+            "`{}`: a pack name is one plain segment of [A-Za-z0-9_.-], not {:?}",
+            shown(s),
+            c
+        ));
+    }
+    Ok(())
+}
+
+/// A file inside a pack or the case's temp dir: relative, and already normal.
+pub fn relative_file(s: &str) -> Result<(), String> {
+    if s.is_empty() || s.len() > MAX_LEN {
+        return Err(format!(
+            "`{}`: a file name must have 1 to {MAX_LEN} characters",
+            shown(s)
+        ));
+    }
+    if s.contains('\0') || s.contains('\\') || s.chars().any(char::is_control) {
+        return Err(format!(
+            "`{}`: a file name cannot hold NUL, a backslash or control characters",
+            shown(s)
+        ));
+    }
+    let p = Path::new(s);
+    if p.is_absolute() {
+        return Err(format!(
+            "`{}`: an absolute path; a case names files relative to its pack or temp dir",
+            shown(s)
+        ));
+    }
+    let mut normal = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::Normal(n) => normal.push(n.to_string_lossy().into_owned()),
+            Component::ParentDir => {
+                return Err(format!(
+                    "`{}`: `..` would leave the case's directory",
+                    shown(s)
+                ))
+            }
+            _ => {
+                return Err(format!(
+                    "`{}`: not a normal relative path (no `.`, no leading `/`)",
+                    shown(s)
+                ))
+            }
+        }
+    }
+    if normal.join("/") != s {
+        return Err(format!(
+            "`{}`: not a normal relative path (no `.`, `//` or trailing `/`)",
+            shown(s)
+        ));
+    }
+    Ok(())
+}
+
+/// A probe step's path: `${report}`, `${report.NAME}`, or a relative file under `${tmp}/` or
+/// `${workdir}/`. The probe reads only inside the case's temp dir.
+pub fn probe_path(s: &str) -> Result<(), String> {
+    if s == "${report}" {
+        return Ok(());
+    }
+    if let Some(name) = s
+        .strip_prefix("${report.")
+        .and_then(|r| r.strip_suffix('}'))
+    {
+        if !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
+        {
+            return Ok(());
+        }
+    }
+    for var in ["${tmp}/", "${workdir}/"] {
+        if let Some(rest) = s.strip_prefix(var) {
+            if !rest.contains("${") {
+                return relative_file(rest);
+            }
+        }
+    }
+    Err(format!(
+        "`{}`: a probe reads only inside the case's temp dir: `${{report}}`, `${{report.NAME}}`, `${{tmp}}/FILE` or `${{workdir}}/FILE`",
+        shown(s)
+    ))
+}
+
+/// Every path the case names, checked without touching the file system.
+pub fn check(case: &Case, file: &Path) -> Result<(), CaseError> {
+    let bad = |pointer: String, message: String| CaseError {
+        file: file.to_path_buf(),
+        pointer,
+        message,
+    };
+    for (i, p) in case.setup.packs.iter().enumerate() {
+        let here = format!("/setup/packs/{i}");
+        match p {
+            PackRef::Fixture(name) => plain_name(name).map_err(|m| bad(here.clone(), m))?,
+            PackRef::Inline(inline) => {
+                if let Some(name) = &inline.name {
+                    plain_name(name).map_err(|m| bad(format!("{here}/name"), m))?;
+                }
+                if let Some(from) = &inline.from {
+                    plain_name(from).map_err(|m| bad(format!("{here}/from"), m))?;
+                }
+                for (field, map) in [("files", &inline.files), ("patch", &inline.patch)] {
+                    for key in map.keys() {
+                        relative_file(key)
+                            .map_err(|m| bad(format!("{here}/{field}/{}", segment(key)), m))?;
+                    }
+                }
+            }
+        }
+    }
+    for (i, step) in case.steps.iter().enumerate() {
+        if let Action::Probe(path) = &step.action {
+            probe_path(path).map_err(|m| bad(format!("/steps/{i}/probe"), m))?;
+        }
+    }
+    Ok(())
+}
+
+/// The fixture packs a case names (by name or `from`), each a directory of `vectors/packs/`
+/// that really is inside it (a symlink out of the vectors tree is refused).
+pub fn check_fixtures(case: &Case, vectors: &Path) -> Result<(), CaseError> {
+    let fixtures = vectors.join("packs");
+    for (i, p) in case.setup.packs.iter().enumerate() {
+        let (name, pointer) = match p {
+            PackRef::Fixture(name) => (name, format!("/setup/packs/{i}")),
+            PackRef::Inline(inline) => match &inline.from {
+                Some(from) => (from, format!("/setup/packs/{i}/from")),
+                None => continue,
+            },
+        };
+        fixture_dir(&fixtures, name).map_err(|message| CaseError {
+            file: case.file.clone(),
+            pointer,
+            message,
+        })?;
+    }
+    Ok(())
+}
+
+/// `fixtures/NAME`, when NAME is a plain name and the directory resolves inside `fixtures`.
+pub fn fixture_dir(fixtures: &Path, name: &str) -> Result<std::path::PathBuf, String> {
+    plain_name(name)?;
+    let missing = || format!("no fixture pack `{name}` under {}", fixtures.display());
+    let root = fixtures.canonicalize().map_err(|_| missing())?;
+    let dir = fixtures.join(name).canonicalize().map_err(|_| missing())?;
+    if !dir.starts_with(&root) || dir == root {
+        return Err(format!(
+            "fixture pack `{name}` resolves outside {}",
+            fixtures.display()
+        ));
+    }
+    if !dir.is_dir() {
+        return Err(missing());
+    }
+    Ok(dir)
+}
+
+/// `within/rel` when its real location (symlinks resolved, as far as it exists) is inside
+/// `within`: the last check before a file is read or written.
+pub fn inside(within: &Path, rel: &str) -> Result<std::path::PathBuf, String> {
+    relative_file(rel)?;
+    let root = within
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", within.display()))?;
+    let path = root.join(rel);
+    // Resolve the deepest ancestor that exists; what is below it cannot be a symlink yet.
+    let mut probe = path.as_path();
+    let real = loop {
+        match probe.canonicalize() {
+            Ok(r) => break r,
+            Err(_) => match probe.parent() {
+                Some(p) => probe = p,
+                None => break root.clone(),
+            },
+        }
+    };
+    if !real.starts_with(&root) {
+        return Err(format!(
+            "`{}` resolves outside {} (to {})",
+            shown(rel),
+            within.display(),
+            real.display()
+        ));
+    }
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_files() {
+        for ok in ["ledger", "a.b-c_1", "inline-0"] {
+            assert!(plain_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", ".", "..", "a/b", "/etc", "a b", "x\0"] {
+            assert!(plain_name(bad).is_err(), "{bad:?}");
+        }
+        for ok in ["surface.json", "HARNESS.md", "sub/x.json", ".hidden"] {
+            assert!(relative_file(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "../x",
+            "a/../../x",
+            "/tmp/PWNED",
+            "./x",
+            "a//b",
+            "a/",
+            "a/.",
+            "..",
+            "a\\..\\b",
+            "x\0y",
+            "../../../../../tmp/PWNED",
+        ] {
+            assert!(relative_file(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn probe_paths() {
+        for ok in [
+            "${report}",
+            "${report.write}",
+            "${tmp}/probe/x.json",
+            "${workdir}/out",
+        ] {
+            assert!(probe_path(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "/proc/self/environ",
+            "${tmp}/../../etc/passwd",
+            "${tmp}",
+            "${report}/../../x",
+            "${report.a/b}",
+            "${workdir}/${tmp}",
+            "relative.json",
+            "${tmp}/probe/../../../proc/self/environ",
+        ] {
+            assert!(probe_path(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn inside_refuses_symlinks_out() {
+        let d = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/etc", d.path().join("out")).unwrap();
+        assert!(inside(d.path(), "out/passwd").is_err());
+        assert!(inside(d.path(), "fresh/new.json").is_ok());
+    }
+}

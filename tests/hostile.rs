@@ -1,0 +1,415 @@
+//! hcpspec trusts nothing it reads (docs/security.md). Hostile cases (tests/hostile-vectors/),
+//! a hostile shim (tests/fauxmplementations/hostile_shim.py) and a leaky runtime are each refused
+//! or contained, checked on the file system and in every output.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const CANARY: &str = "canary-hostile-5f0c1d2e3b4a";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn hcpspec(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(root())
+        .output()
+        .expect("hcpspec runs")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let t = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), t).unwrap();
+        }
+    }
+}
+
+/// A vectors folder with the real denials and fixture packs, and only the given hostile cases.
+fn vectors_with(cases: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let v = root().join("vectors");
+    std::fs::copy(v.join("denials.json"), dir.path().join("denials.json")).unwrap();
+    copy_dir(&v.join("packs"), &dir.path().join("packs"));
+    let group = dir.path().join("contract/99-hostile");
+    std::fs::create_dir_all(&group).unwrap();
+    for c in cases {
+        std::fs::copy(
+            root()
+                .join("tests/hostile-vectors")
+                .join(format!("{c}.json")),
+            group.join(format!("{c}.json")),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+/// Every file under `dir`, relative, with its size.
+fn files(dir: &Path) -> Vec<(PathBuf, u64)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let len = e.metadata().unwrap().len();
+                out.push((p.strip_prefix(dir).unwrap().to_path_buf(), len));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The hostile case files, the JSON pointer each must be refused at, and the victim it aims at.
+const REFUSED: &[(&str, &str)] = &[
+    ("files-traversal", "/setup/packs/0/files/..~1..~1"),
+    (
+        "files-absolute",
+        "/setup/packs/0/files/~1tmp~1hcpspec-hostile-ABSOLUTE",
+    ),
+    ("files-delete", "/setup/packs/0/files/..~1"),
+    ("patch-traversal", "/setup/packs/0/patch/..~1"),
+    ("from-traversal", "/setup/packs/0/from"),
+    ("pack-name-dotdot", "/setup/packs/0/name"),
+    ("fixture-traversal", "/setup/packs/0"),
+    ("fixture-missing", "/setup/packs/0"),
+    ("probe-outside", "/steps/0/probe"),
+    ("probe-tmp-traversal", "/steps/0/probe"),
+];
+
+fn victims() -> (PathBuf, PathBuf, PathBuf, PathBuf) {
+    let t = Path::new("/tmp");
+    (
+        t.join("hcpspec-hostile-PWNED"),
+        t.join("hcpspec-hostile-ABSOLUTE"),
+        t.join("hcpspec-hostile-VICTIM"),
+        t.join("hcpspec-hostile-PATCHED.json"),
+    )
+}
+
+#[test]
+fn every_hostile_path_in_a_case_is_refused_before_anything_runs() {
+    let (pwned, absolute, victim, patched) = victims();
+    let _ = std::fs::remove_file(&pwned);
+    let _ = std::fs::remove_file(&absolute);
+    std::fs::write(&victim, "keep me").unwrap();
+    std::fs::write(&patched, "{\"a\": 1}").unwrap();
+    for (case, pointer) in REFUSED {
+        let v = vectors_with(&[case]);
+        let out = tempfile::tempdir().unwrap();
+        let o = hcpspec(
+            &[
+                "run",
+                "--vectors",
+                v.path().to_str().unwrap(),
+                "--out",
+                out.path().to_str().unwrap(),
+            ],
+            &[],
+        );
+        let t = text(&o);
+        assert_eq!(code(&o), 2, "{case}: {t}");
+        let line = t.trim();
+        assert!(!line.contains('\n'), "{case}: one line: {t}");
+        assert!(
+            line.contains(&format!("99-hostile/{case}.json:{pointer}")),
+            "{case}: names the file and {pointer}: {t}"
+        );
+        assert!(
+            files(out.path()).is_empty(),
+            "{case}: nothing ran, nothing written"
+        );
+    }
+    assert!(
+        !pwned.exists() && !absolute.exists(),
+        "nothing written outside"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    assert_eq!(std::fs::read_to_string(&patched).unwrap(), "{\"a\": 1}");
+    let _ = std::fs::remove_file(&victim);
+    let _ = std::fs::remove_file(&patched);
+}
+
+/// The executor checks again: a case that never went through the loader (the fuzzers build
+/// their own) is an error verdict, and nothing outside its temp dir is touched.
+#[test]
+fn the_executor_refuses_hostile_paths_the_loader_never_saw() {
+    let v = root().join("vectors");
+    let env = hcpspec::run::RunEnv::new(&v, Path::new(env!("CARGO_BIN_EXE_hcpspec"))).unwrap();
+    let connect = hcpspec::adapter::connector("inproc:reference").unwrap();
+    let victim = std::env::temp_dir().join(format!("hcpspec-hostile-exec-{}", std::process::id()));
+    let patched = victim.with_extension("json");
+    for (case, _) in REFUSED {
+        if *case == "fixture-missing" {
+            continue;
+        }
+        std::fs::write(&victim, "keep me").unwrap();
+        std::fs::write(&patched, "{\"a\": 1}").unwrap();
+        let file = root()
+            .join("tests/hostile-vectors")
+            .join(format!("{case}.json"));
+        let mut raw: Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        // Aim at this test's own victims, wherever the temp dir is.
+        let text = raw.to_string().replace(
+            "/tmp/hcpspec-hostile-PATCHED.json",
+            patched.to_str().unwrap(),
+        );
+        let text = text
+            .replace("/tmp/hcpspec-hostile-VICTIM", victim.to_str().unwrap())
+            .replace("/tmp/hcpspec-hostile-ABSOLUTE", victim.to_str().unwrap());
+        raw = serde_json::from_str(&text).unwrap();
+        let mut c: hcpspec::case::Case = serde_json::from_value(raw).unwrap();
+        c.file = file;
+        c.suite = "hostile".into();
+        c.group = "99-hostile".into();
+        let mut adapter = connect().unwrap();
+        let r = hcpspec::run::run_case(&c, adapter.as_mut(), &env, &Default::default());
+        assert!(
+            matches!(r.verdict, hcpspec::run::Verdict::Error { .. }),
+            "{case}: {:?}",
+            r.verdict
+        );
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "keep me",
+            "{case}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&patched).unwrap(),
+            "{\"a\": 1}",
+            "{case}"
+        );
+        let seen = serde_json::to_string(&r).unwrap();
+        assert!(
+            !seen.contains("PATH="),
+            "{case}: no outside file in the result"
+        );
+    }
+    let _ = std::fs::remove_file(&victim);
+    let _ = std::fs::remove_file(&patched);
+}
+
+#[test]
+fn a_runtime_named_dotdot_with_a_7_mib_error_is_contained() {
+    let dir = tempfile::tempdir().unwrap();
+    let snaps = dir.path().join("a/snaps");
+    let out = dir.path().join("out");
+    let log = dir.path().join("methods.log");
+    let shim = root().join("tests/fauxmplementations/hostile_shim.py");
+    let spec = format!(
+        "stdio:python3 {} --name .. --log {}",
+        shim.display(),
+        log.display()
+    );
+    let o = hcpspec(
+        &[
+            "run",
+            "--runtime",
+            &spec,
+            "--filter",
+            "04-confirm",
+            "--jobs",
+            "1",
+            "--snapshots",
+            snaps.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let t = text(&o);
+    assert_eq!(
+        code(&o),
+        1,
+        "failures, not a crash: {}",
+        &t[..t.len().min(4000)]
+    );
+    // Names are data: the snapshots stay in their folder, under a name that is not `..`.
+    let beside: Vec<_> = std::fs::read_dir(dir.path().join("a"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(beside, vec![std::ffi::OsString::from("snaps")]);
+    let runtimes: Vec<_> = std::fs::read_dir(&snaps)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(runtimes, vec!["_..".to_string()]);
+    assert!(files(&snaps)
+        .iter()
+        .all(|(p, _)| p.starts_with("_../contract")));
+    // Floods are cut, and every output keeps to its budget (and to 2 MiB for this run).
+    let outputs = files(&out);
+    assert!(outputs.len() >= 5, "{outputs:?}");
+    for (p, len) in &outputs {
+        assert!(*len < 2 << 20, "{}: {len} bytes", p.display());
+    }
+    for (p, len) in files(&snaps) {
+        assert!(len < 256 << 10, "{}: {len} bytes", p.display());
+    }
+    let result = std::fs::read_to_string(out.join("result.json")).unwrap();
+    assert!(
+        result.contains(&format!("…[cut: {} bytes in all]", (7 << 20) + 8)),
+        "the cut is marked with the full size"
+    );
+    let parsed: hcpspec::report::RunResult = serde_json::from_str(&result).unwrap();
+    for (p, len) in &outputs {
+        assert!(*len <= hcpspec::report::budget(&parsed), "{}", p.display());
+    }
+    // Escaped everywhere: no markup, no terminal escapes.
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        !html.contains("<script>alert(1)"),
+        "HTML escapes the version"
+    );
+    assert!(!html.contains('\u{1b}'));
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert!(!junit.contains('\u{1b}') && !junit.contains('\u{7}'));
+    assert!(
+        !t.contains('\u{1b}') && !t.contains('\u{7}') && !t.contains('\r'),
+        "terminal"
+    );
+    assert!(t.len() < 1 << 20, "terminal output: {} bytes", t.len());
+    // One process, one `initialize`.
+    let methods = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        methods.lines().filter(|m| *m == "initialize").count(),
+        1,
+        "{methods}"
+    );
+}
+
+#[test]
+fn a_leaky_runtime_is_a_verdict_naming_the_variable_never_a_copy_of_the_secret() {
+    let v = vectors_with(&["leaky-env"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let snaps = dir.path().join("snaps");
+    let run = |runtime: &str| {
+        hcpspec(
+            &[
+                "run",
+                "--runtime",
+                runtime,
+                "--vectors",
+                v.path().to_str().unwrap(),
+                "--snapshots",
+                snaps.to_str().unwrap(),
+                "--accept",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            &[("HCPSPEC_HOSTILE_CANARY", CANARY)],
+        )
+    };
+    let o = run("inproc:reference");
+    assert_eq!(code(&o), 0, "the reference keeps the secret: {}", text(&o));
+    let o = run("inproc:mutant:inherited-env");
+    let t = text(&o);
+    assert_eq!(code(&o), 1, "the leak is a failure: {t}");
+    assert!(!t.contains(CANARY), "terminal: {t}");
+    assert!(t.contains("[redacted: $HCPSPEC_HOSTILE_CANARY]"), "{t}");
+    for d in [&out, &snaps] {
+        for (p, _) in files(d) {
+            let body = std::fs::read_to_string(d.join(&p)).unwrap();
+            assert!(!body.contains(CANARY), "{} holds the secret", p.display());
+        }
+    }
+    let result = std::fs::read_to_string(out.join("result.json")).unwrap();
+    assert!(result.contains("[redacted: $HCPSPEC_HOSTILE_CANARY]"));
+}
+
+#[test]
+fn numbers_past_their_bounds_are_one_clear_line() {
+    for args in [
+        vec!["run", "--timeout", "1e20"],
+        vec![
+            "run",
+            "--timeout",
+            "1.8e19",
+            "--runtime",
+            "stdio:python3 -c 0",
+        ],
+        vec!["run", "--timeout", "NaN"],
+        vec!["run", "--jobs", "0"],
+        vec!["run", "--jobs", "18446744073709551616"],
+        vec!["fuzz", "--runtime", "inproc:reference", "--seconds", "1e20"],
+        vec!["fuzz", "--runtime", "inproc:reference", "--jobs", "100000"],
+        vec!["bench", "--iterations", "0"],
+    ] {
+        let o = hcpspec(&args, &[]);
+        let t = text(&o);
+        assert_eq!(code(&o), 2, "{args:?}: {t}");
+        assert!(!t.contains("panicked"), "{args:?}: {t}");
+        assert!(
+            t.contains(args[args.len() - 2]) || t.contains("--"),
+            "{args:?}: {t}"
+        );
+    }
+}
+
+#[test]
+fn bad_folders_and_file_names_are_named() {
+    let o = hcpspec(&["list", "--vectors", "/nonexistent/hcpspec-vectors"], &[]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        text(&o).contains("/nonexistent/hcpspec-vectors") && !text(&o).contains("denials.json:"),
+        "{}",
+        text(&o)
+    );
+    // A case file whose name is not UTF-8 is shown lossily, not as an empty name.
+    use std::os::unix::ffi::OsStrExt;
+    let v = vectors_with(&[]);
+    let name = std::ffi::OsStr::from_bytes(b"bad\xff.json");
+    std::fs::copy(
+        root().join("tests/hostile-vectors/fixture-missing.json"),
+        v.path().join("contract/99-hostile").join(name),
+    )
+    .unwrap();
+    let o = hcpspec(&["list", "--vectors", v.path().to_str().unwrap()], &[]);
+    assert_eq!(code(&o), 2);
+    assert!(text(&o).contains("bad\u{fffd}"), "{}", text(&o));
+}
+
+#[test]
+fn the_markdown_heading_and_cells_are_escaped() {
+    let r = hcpspec::report::RunResult {
+        schema: String::new(),
+        hcpspec_version: "0".into(),
+        suite: "x\n## injected <b>bold</b> [link](http://evil)".into(),
+        cases_hash: "0".into(),
+        runtimes: vec![],
+        parity: vec![],
+    };
+    let md = hcpspec::report::markdown(&r);
+    let first = md.lines().next().unwrap();
+    assert!(first.starts_with("## hcpspec x"), "{first}");
+    assert!(!md.contains("\n## injected") && !md.contains("<b>") && !md.contains(" [link](http"));
+}
