@@ -141,6 +141,8 @@ pub enum Action {
     Sink(Map<String, Value>),
     Audit(Map<String, Value>),
     Probe(String),
+    /// hcpspec's own check that the runtime rewrote none of the case's pack files.
+    PacksUnchanged(Map<String, Value>),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -172,6 +174,7 @@ impl Action {
             Action::Sink(_) => "sink",
             Action::Audit(_) => "audit",
             Action::Probe(_) => "probe",
+            Action::PacksUnchanged(_) => "packsUnchanged",
         }
     }
 }

@@ -174,6 +174,7 @@ impl CaseResult {
 fn default_expect(action: &Action) -> Option<Value> {
     match action {
         Action::Install(_) | Action::Connect(_) | Action::Exec(_) => Some(json!({ "ok": true })),
+        Action::PacksUnchanged(_) => Some(json!({ "changed": [] })),
         Action::Activate(_) => Some(json!({ "$each": { "ok": true } })),
         _ => None,
     }
@@ -190,7 +191,7 @@ fn method(action: &Action) -> &'static str {
         Action::Sense(_) => "runtime.sense",
         Action::Sink(_) => "runtime.senseSink",
         Action::Audit(_) => "runtime.audit",
-        Action::Probe(_) => "",
+        Action::Probe(_) | Action::PacksUnchanged(_) => "",
     }
 }
 
@@ -293,8 +294,16 @@ fn execute(
     );
     let mut runtime_id: Option<String> = None;
     let mut verdict = Verdict::Pass;
+    let packs_at_start = fingerprint(&tmp.join("packs"));
     for (i, step) in steps.iter().enumerate() {
-        let observed = match observe(&step.action, adapter, &vars, &create, runtime_id.as_deref()) {
+        let observed = match observe(
+            &step.action,
+            adapter,
+            &vars,
+            &create,
+            runtime_id.as_deref(),
+            &packs_at_start,
+        ) {
             Ok(v) => v,
             Err(e) if e.not_implemented() => {
                 verdict = Verdict::Unimplemented {
@@ -384,12 +393,34 @@ fn create_params(
     Ok(params)
 }
 
+/// Every file under `dir` (relative path → FNV-1a of its bytes), for `packsUnchanged`.
+fn fingerprint(dir: &Path) -> std::collections::BTreeMap<String, u64> {
+    fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, u64>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else if let Ok(bytes) = std::fs::read(&p) {
+                let h = bytes.iter().fold(0xcbf29ce484222325u64, |h, b| {
+                    (h ^ *b as u64).wrapping_mul(0x100000001b3)
+                });
+                let rel = p.strip_prefix(root).unwrap_or(&p).display().to_string();
+                out.insert(rel, h);
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
 fn observe(
     action: &Action,
     adapter: &mut dyn Adapter,
     vars: &Vars,
     create: &Value,
     rt: Option<&str>,
+    packs_at_start: &std::collections::BTreeMap<String, u64>,
 ) -> Result<Value, CallError> {
     let with = |extra: Value| -> Value {
         let mut m = Map::new();
@@ -416,6 +447,19 @@ fn observe(
         Action::Exec(req) | Action::Sense(req) => call(adapter, with(vars.substitute(req))),
         Action::ListPacks(_) | Action::Sink(_) | Action::Audit(_) => call(adapter, with(json!({}))),
         Action::Probe(path) => materialize::read_probe(vars, path).map_err(CallError::Transport),
+        Action::PacksUnchanged(_) => {
+            let now = fingerprint(&vars.tmp.join("packs"));
+            let before = packs_at_start;
+            let mut changed: Vec<&String> = now
+                .iter()
+                .filter(|(k, v)| before.get(*k) != Some(v))
+                .map(|(k, _)| k)
+                .chain(before.keys().filter(|k| !now.contains_key(*k)))
+                .collect();
+            changed.sort();
+            changed.dedup();
+            Ok(json!({ "changed": changed }))
+        }
     }
 }
 

@@ -65,6 +65,17 @@ mutants! {
     WriteGrantRefused = "write-grant-refused", ["3"], "denies every write, whatever the grants";
     PublicPackMinted = "public-pack-minted", ["5"], "mints through the hub for public packs too, and denies when that fails";
     BindingNotPassed = "binding-not-passed", ["5"], "mints a Binding but runs the adapter without it";
+    // Rules no case checked before.
+    ReasonlessDenial = "reasonless-denial", ["3"], "denies execs with ok: false but no error text";
+    UndeclaredVerbPassedThrough = "undeclared-verb-passed-through", ["3"], "passes a verb the surface does not declare through to a pass_through bin";
+    ActivationSkipped = "activation-skipped", ["3"], "runs execs of installed packs that were never activated";
+    GrantsFromEnv = "grants-from-env", ["3", "must-not"], "takes grants from an HCP_GRANTS variable of its environment when runtime.create gives none";
+    ConfirmBeforeGrants = "confirm-before-grants", ["3", "4"], "checks the confirm gate before the capability axes";
+    PackRewritten = "pack-rewritten", ["must-not"], "writes its own state file into every pack directory on activate";
+    ListPacksEmpty = "list-packs-empty", ["1"], "lists no packs, whatever is installed";
+    TokenInConnect = "token-in-connect", ["5"], "shows the minted token to the harness as the Binding's identity";
+    PollingAsSense = "polling-as-sense", ["10", "must-not"], "records a Sense event for every exec of a pack that declares triggers";
+    SenseAudited = "sense-audited", ["10"], "audits accepted Sense events as writes";
     // Holes a too-loose case would hide.
     AllowListBasename = "allow-list-basename", ["6", "7"], "matches a wrap bin given as a path against the allow-list by its file name";
     ConnectWithoutGrant = "connect-without-grant", ["3"], "mints on connect without checking pack.connect";

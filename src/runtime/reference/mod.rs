@@ -120,6 +120,10 @@ impl Factory for ReferenceFactory {
             }
             other => other?,
         };
+        let env_grants = (m == Some(Mutant::GrantsFromEnv))
+            .then(|| config.environment.get("HCP_GRANTS"))
+            .flatten()
+            .and_then(|g| serde_json::from_str(g).ok());
         Ok(Box::new(Reference {
             hub: Hub::new(&config.hub),
             config,
@@ -131,6 +135,7 @@ impl Factory for ReferenceFactory {
             mutant: m,
             variants: self.variants.clone(),
             public_connected: BTreeSet::new(),
+            env_grants,
         }))
     }
 }
@@ -279,6 +284,8 @@ pub struct Reference {
     variants: Vec<Variant>,
     /// public-connect-flag: the public packs connect was called for.
     public_connected: BTreeSet<String>,
+    /// grants-from-env: grants read from the runtime's environment.
+    env_grants: Option<Vec<Grant>>,
 }
 
 impl Reference {
@@ -323,7 +330,10 @@ impl Reference {
 
     fn subject(&self) -> Subject<'_> {
         Subject {
-            grants: self.config.grants(),
+            grants: match &self.env_grants {
+                Some(g) if self.config.grants().is_empty() => g,
+                _ => self.config.grants(),
+            },
             tenant_id: self.config.tenant_id.as_deref(),
             project_id: self.config.project_id.as_deref(),
         }
@@ -522,13 +532,28 @@ impl Reference {
         let operation = pack.policy.verbs.get(&req.verb_key).map(|p| p.operation);
         let deny = |e: String| (operation, None, Err(e));
         // The documented order: the verb and its Policy row, then activation, then the axes.
+        if self.broken(Mutant::UndeclaredVerbPassedThrough)
+            && pack.command(&req.verb_key).is_none()
+            && pack.surface.wrap.pass_through
+        {
+            let result = self.run_adapter(pack, req, None);
+            return (operation, None, result);
+        }
         if pack.command(&req.verb_key).is_none() {
             return deny(format!("unknown verb {}.{}", req.pack_id, req.verb_key));
         }
         if operation.is_none() {
             return deny(format!("no policy for {}", req.verb_key));
         }
-        let activated = self.activated.contains(&req.pack_id);
+        let activated =
+            self.activated.contains(&req.pack_id) || self.broken(Mutant::ActivationSkipped);
+        if self.broken(Mutant::ConfirmBeforeGrants) {
+            if let Some(row) = pack.policy.verbs.get(&req.verb_key) {
+                if let Err(e) = authz::confirm_gate(row, &req.args, None) {
+                    return deny(e);
+                }
+            }
+        }
         if !activated && !self.chose(Variant::ActivationLast) {
             return deny(format!("denied: pack {} is not activated", req.pack_id));
         }
@@ -814,7 +839,11 @@ impl Reference {
         let info = BindingInfo {
             mode: decl.mode,
             hub: decl.hub.clone(),
-            identity: minted.identity.clone(),
+            identity: if self.broken(Mutant::TokenInConnect) {
+                minted.token.clone()
+            } else {
+                minted.identity.clone()
+            },
         };
         self.bindings.insert(pack_id.to_string(), minted);
         PackResult {
@@ -903,11 +932,19 @@ impl Reference {
 
 impl Runtime for Reference {
     fn list_packs(&self) -> Vec<Value> {
+        if self.broken(Mutant::ListPacksEmpty) {
+            return vec![];
+        }
         self.list_packs_inner()
     }
 
     fn activate(&mut self, pack_ids: &[String]) -> Vec<PackResult> {
         let results = self.activate_inner(pack_ids);
+        if self.broken(Mutant::PackRewritten) {
+            for dir in &self.config.pack_dirs {
+                let _ = std::fs::write(dir.join(".hcp-state"), "activated\n");
+            }
+        }
         results
             .into_iter()
             .map(|r| PackResult {
@@ -927,6 +964,23 @@ impl Runtime for Reference {
 
     fn exec(&mut self, req: &ExecRequest) -> Envelope {
         let mut envelope = self.exec_envelope(req);
+        if self.broken(Mutant::ReasonlessDenial) && !envelope.ok {
+            envelope.error = None;
+        }
+        if self.broken(Mutant::PollingAsSense) {
+            let triggers = self
+                .packs
+                .get(&req.pack_id)
+                .and_then(|p| p.surface.sense.as_ref())
+                .and_then(|s| s.triggers.first().cloned());
+            if let Some(trigger) = triggers {
+                self.sink.push(SenseEvent {
+                    pack_id: req.pack_id.clone(),
+                    trigger,
+                    payload: serde_json::json!({ "polled": true }),
+                });
+            }
+        }
         if self.chose(Variant::Dialect) {
             envelope.error = envelope.error.map(|e| self.words(e));
             envelope.result = envelope
@@ -947,6 +1001,18 @@ impl Runtime for Reference {
 
     fn sense(&mut self, event: &SenseEvent) -> SenseReceipt {
         let r = self.sense_inner(event);
+        if r.accepted && self.broken(Mutant::SenseAudited) {
+            self.audit.push(AuditRecord {
+                tenant_id: self.config.tenant_id.clone(),
+                project_id: self.config.project_id.clone(),
+                principal: Some(self.config.principal.clone()),
+                pack_id: event.pack_id.clone(),
+                verb_key: event.trigger.clone(),
+                binding: None,
+                outcome: "ok".into(),
+                error: None,
+            });
+        }
         SenseReceipt {
             reason: r.reason.map(|e| self.words(e)),
             ..r
