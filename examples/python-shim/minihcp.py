@@ -14,18 +14,24 @@ It meets the ten-point runtime contract of "Build a runtime" and nothing more:
   10 route Sense: declared triggers only, and only with sense.enable on
 
 Everything the runtime gets comes in a `Config`; it never reads its own process environment.
+How it decides the points the spec leaves open is its `Reading`: `REFERENCE` (as hcpspec's
+reference runtime) or `OTHER` (every such point the other way; `shim.py --reading other`).
 Results are plain dicts in the shapes of the contract (the exec envelope and friends), so a
 transport (see shim.py) can send them as they are.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import re
 import secrets
+import shutil
 import subprocess
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,8 +94,203 @@ class Config:
     allow_bins: list[str] = field(default_factory=list)
     bin_path: list[str] = field(default_factory=list)  # where wrap bins are looked up
     hub_script: dict[str, list[MintOutcome]] = field(default_factory=dict)  # per pack_id
-    sense_enabled: bool = False
+    sense_enabled: bool | None = None  # None: left out, and the reading decides
     environment: dict[str, str] = field(default_factory=dict)  # the runtime's own environment
+
+
+# --------------------------------------------------------------------------------------------
+# Readings: the points the spec leaves open, decided one way or the other
+#
+# A `Reading` is minihcp's answer to every point the spec leaves open. `REFERENCE` decides them
+# as hcpspec's reference does (vectors/schemas/ASSUMPTIONS.md); `OTHER` decides each the other
+# way, as hcpspec's `inproc:variant:all` does. Both must pass every MUST case. The runtime below
+# asks its reading at each open point (`if self.reading.…`), and says every denial through the
+# reading's `Words`.
+
+
+def _literal(text: str) -> str:
+    """A regex matching `text` literally, escaping only what is special (readable in reports)."""
+    return re.sub(r"([\\.+*?()|\[\]{}^$])", r"\\\1", text)
+
+
+class Words:
+    """A reading's denial texts: phrase -> (hcpspec's denial class, template).
+
+    Its denial map (hcpspec class -> a regex over its texts, for `initialize`) is derived from
+    the templates: each class matches the fixed words that open its texts, so the map covers
+    every denial the reading gives as long as those openings tell the classes apart.
+    """
+
+    def __init__(self, phrases: dict[str, tuple[str, str]]):
+        self.phrases = phrases
+
+    def __call__(self, phrase: str, **values) -> str:
+        return self.phrases[phrase][1].format(**values)
+
+    def denial_map(self) -> dict[str, str]:
+        openings: dict[str, list[str]] = {}
+        for cls, template in self.phrases.values():
+            opening = template.split("{", 1)[0]
+            assert opening, f"a denial text must open with fixed words: {template!r}"
+            openings.setdefault(cls, []).append("^" + _literal(opening))
+        owner: dict[str, str] = {}
+        for cls, res in openings.items():
+            for r in res:
+                assert owner.setdefault(r, cls) == cls, f"{r} opens texts of two classes"
+        classes = {cls: "|".join(sorted(set(res))) for cls, res in openings.items()}
+        # `no-grant` is "no grant for this, of any capability": a missing axis is one too.
+        missing = ("no-grant", "missing-read", "missing-write", "missing-connect")
+        classes["no-grant"] = "|".join(classes[c] for c in missing if c in classes)
+        return classes
+
+
+# Today's texts, exactly: the reference reading declares no denial map, so cases check its
+# denials for a reason only.
+REFERENCE_WORDS = Words({
+    "unknown-pack": ("unknown-pack", "unknown pack {pack}"),
+    "unknown-verb": ("unknown-verb", "unknown verb {pack}.{verb}"),
+    "no-policy": ("no-policy", "denied: no Policy row for {verb}"),
+    "not-activated": ("not-activated", "denied: pack {pack} is not activated"),
+    "no-grant": ("no-grant", "denied: no grant for pack {pack}"),
+    "missing-read": ("missing-read", "denied: missing verb.exec.read for {pack}.{verb}"),
+    "missing-write": ("missing-write", "denied: missing verb.exec.write for {pack}.{verb}"),
+    "missing-connect": ("missing-connect", "denied: missing pack.connect for {pack}"),
+    "elevation": ("elevation", "denied: a mothership Binding needs elevation (binding.elevate) for {pack}"),
+    "brain-needs-project": ("brain-needs-project", "denied: privacy.land brain needs a project_id"),
+    "confirm": ("confirm", "confirm required"),
+    "not-connected": ("not-connected", "denied: pack {pack} is not connected"),
+    "mint-failed": ("mint-failed", "denied: mint failed: {error}"),
+    "bin-not-allowed": ("bin-not-allowed", "denied: bin {bin} is not on the allow-list"),
+    "unknown-bin": ("unknown-bin", "denied: unknown bin {bin}"),
+    "unknown-inproc": ("unknown-bin", "denied: unknown in-process adapter {bin}"),
+    "invalid-args": ("invalid-args", "invalid args: missing {arg}"),
+    "sense-disabled": ("sense-disabled", "dropped: sense.enable is off"),
+    "sense-unknown-pack": ("unknown-pack", "dropped: unknown pack {pack}"),
+    "sense-not-activated": ("not-activated", "dropped: pack {pack} is not activated"),
+    "undeclared-trigger": ("undeclared-trigger", "dropped: undeclared trigger {trigger}"),
+    # availability: the reason of each false flag
+    "not-installed": ("unknown-pack", "pack {pack} is not installed"),
+    "flag-not-activated": ("not-activated", "pack {pack} is not activated"),
+    "flag-not-connected": ("not-connected", "pack {pack} is not connected: connect first"),
+    "flag-public-not-connected": ("not-connected", "pack {pack} is public and has not been connected"),
+})
+
+# Other words for the same refusals ("each in whatever way it chooses"), declared in initialize.
+OTHER_WORDS = Words({
+    "unknown-pack": ("unknown-pack", "no pack named {pack} is installed"),
+    "unknown-verb": ("unknown-verb", "no command named {verb} in pack {pack}"),
+    "no-policy": ("no-policy", "the policy has no entry for {pack}.{verb}"),
+    "not-activated": ("not-activated", "inactive pack: {pack}"),
+    "no-grant": ("no-grant", "nothing granted on pack {pack}"),
+    "missing-read": ("missing-read", "reading not granted: {pack}.{verb}"),
+    "missing-write": ("missing-write", "writing not granted: {pack}.{verb}"),
+    "missing-connect": ("missing-connect", "connecting not granted: {pack}"),
+    "elevation": ("elevation", "mothership bindings need an elevation grant: {pack}"),
+    "brain-needs-project": ("brain-needs-project", "brain-land commands run only inside a project: {pack}.{verb}"),
+    "confirm": ("confirm", "held for confirmation (pass confirm: true): {pack}.{verb}"),
+    "not-connected": ("not-connected", "no binding yet: {pack}"),
+    "mint-failed": ("mint-failed", "the hub would not mint a binding for {pack}: {error}"),
+    "bin-not-allowed": ("bin-not-allowed", "outside the sandbox's bin list: {bin}"),
+    "unknown-bin": ("unknown-bin", "no such program: {bin}"),
+    "unknown-inproc": ("unknown-bin", "no such in-process handler: {bin}"),
+    "invalid-args": ("invalid-args", "a required argument is absent: {arg}"),
+    "sense-disabled": ("sense-disabled", "Sense is switched off here"),
+    "sense-unknown-pack": ("unknown-pack", "no pack named {pack} is installed"),
+    "sense-not-activated": ("not-activated", "inactive pack: {pack}"),
+    "undeclared-trigger": ("undeclared-trigger", "trigger not declared by the pack: {pack}/{trigger}"),
+    "not-installed": ("unknown-pack", "no pack named {pack} is installed"),
+    "flag-not-activated": ("not-activated", "inactive pack: {pack}"),
+    "flag-not-connected": ("not-connected", "no binding yet: {pack} (the next exec or connect mints one)"),
+    "flag-public-not-connected": ("not-connected", "no binding yet: {pack} is public; connect marks it connected"),
+})
+
+# The spec's row 2 names three lint rules; hcpspec's profile adds these.
+PROFILE_LINT_RULES = ("verb-key-unique", "wrap-covers-command", "binding-declared")
+
+# OTHER's own lint rule names, for hcpspec's (vectors/denials.json `rules`).
+OTHER_RULE_NAMES = {
+    "missing-file": "R1",
+    "parse": "R2",
+    "schema": "R3",
+    "policy-covers-command": "R4",
+    "policy-covers-trigger": "R5",
+    "skill-present": "R6",
+    "wrap-named-or-pass-through": "R7",
+    "pack-id-unique": "R8",
+}
+
+
+@dataclass(frozen=True)
+class Reading:
+    name: str  # the runtime's name in initialize
+    words: Words = REFERENCE_WORDS
+    # Binding: mint at connect only, and exec needs it / mint through the hub inside every
+    # exec, as the spec's createAcmeRuntime does (connect optional, and it mints too).
+    mint_in_exec: bool = False
+    # Adapters: run in workdir itself / in a fresh subdirectory of it, removed after the exec.
+    fresh_jail_per_exec: bool = False
+    # The token reaches the adapter as HCP_BINDING / in a file named by HCP_CREDENTIAL_FILE.
+    credential_file: bool = False
+    # Pass-through: `--key=value` in key order, gate args dropped / `--key` `value` in the
+    # order given, gate args forwarded.
+    pass_through_pairs: bool = False
+    # Sense: on only with sense.enable true / on unless it is false, for activated packs only.
+    sense_on_unless_disabled: bool = False
+    # Lint: hcpspec's profile rules too / only the spec's row-2 rules.
+    spec_lint_rules_only: bool = False
+    # Lint rule names: hcpspec's / its own (declared in initialize); issues in reverse order.
+    rule_names: dict[str, str] | None = None
+    issues_reversed: bool = False
+    # Availability: a public pack is connected from the start / once connect was called.
+    public_connect_flag: bool = False
+    # Audit: every write, denied ones too / only the writes that got past the gates.
+    audit_denied_writes: bool = True
+    # A wrap bin given as a path: always denied / run when the allow-list names that path.
+    bin_path_allowed: bool = False
+    # Native-local (sandbox: false): no allow-list / a given non-empty allow-list still holds.
+    native_local_keeps_allow_list: bool = False
+    # Exec order: activation before the capability axes / after the axes and the confirm gate.
+    activation_last: bool = False
+
+    def rule(self, name: str) -> str:
+        return (self.rule_names or {}).get(name, name)
+
+    def present(self, issues: list[dict]) -> list[dict]:
+        """Issues as this reading words and orders them (the checks use hcpspec's names)."""
+        out = [dict(i, rule=self.rule(i["rule"])) for i in issues]
+        return out[::-1] if self.issues_reversed else out
+
+    def initialize_maps(self) -> dict:
+        """What initialize declares about its own words: nothing for the reference."""
+        if self.words is REFERENCE_WORDS:
+            return {}
+        maps = {"denials": self.words.denial_map()}
+        if self.rule_names:
+            maps["rules"] = {ours: f"^{_literal(theirs)}$" for ours, theirs in self.rule_names.items()}
+        return maps
+
+
+REFERENCE = Reading(name="minihcp")
+
+OTHER = Reading(
+    name="minihcp-other",
+    words=OTHER_WORDS,
+    mint_in_exec=True,
+    fresh_jail_per_exec=True,
+    credential_file=True,
+    pass_through_pairs=True,
+    sense_on_unless_disabled=True,
+    spec_lint_rules_only=True,
+    rule_names=OTHER_RULE_NAMES,
+    issues_reversed=True,
+    public_connect_flag=True,
+    audit_denied_writes=False,
+    bin_path_allowed=True,
+    native_local_keeps_allow_list=True,
+    activation_last=True,
+)
+
+READINGS = {"reference": REFERENCE, "other": OTHER}
 
 
 # --------------------------------------------------------------------------------------------
@@ -361,20 +562,33 @@ def lint(pack: Pack) -> list[dict]:
     return found
 
 
-def install_pack(directory: str) -> tuple[Pack | None, list[dict]]:
+def lint_as(reading: Reading, pack: Pack) -> list[dict]:
+    found = lint(pack)
+    if reading.spec_lint_rules_only:
+        found = [i for i in found if i["rule"] not in PROFILE_LINT_RULES]
+    return found
+
+
+def _install_pack(directory: str, reading: Reading) -> tuple[Pack | None, list[dict]]:
+    """Load and lint one pack; issues under hcpspec's rule names."""
     pack, issues = load_pack(directory)
     if pack is None:
         return None, issues
-    issues = lint(pack)
+    issues = lint_as(reading, pack)
     return (pack, []) if not issues else (None, issues)
 
 
-def install(config: Config) -> tuple[Runtime | None, list[dict]]:
+def install_pack(directory: str, reading: Reading = REFERENCE) -> tuple[Pack | None, list[dict]]:
+    pack, issues = _install_pack(directory, reading)
+    return pack, reading.present(issues)
+
+
+def install(config: Config, reading: Reading = REFERENCE) -> tuple[Runtime | None, list[dict]]:
     """Install every pack directory; any issue in any pack rejects the whole install."""
     packs: dict[str, Pack] = {}
     issues: list[dict] = []
     for directory in config.pack_dirs:
-        pack, found = install_pack(directory)
+        pack, found = _install_pack(directory, reading)
         issues += found
         if pack is None:
             continue
@@ -383,8 +597,8 @@ def install(config: Config) -> tuple[Runtime | None, list[dict]]:
         else:
             packs[pack.pack_id] = pack
     if issues:
-        return None, issues
-    return Runtime(config, packs), []
+        return None, reading.present(issues)
+    return Runtime(config, packs, reading), []
 
 
 # --------------------------------------------------------------------------------------------
@@ -395,27 +609,31 @@ def _arg_text(v) -> str:
     return v if isinstance(v, str) else json.dumps(v, separators=(",", ":"), ensure_ascii=False)
 
 
-def _fill(template: str, args: dict) -> str:
+def _fill(template: str, args: dict, words: Words) -> str:
     """Replace each `{name}` in one argv element with the exec arg `name`; one element stays one arg."""
 
     def value(m: re.Match) -> str:
         name = m.group(1)
         if name not in args:
-            raise Denied(f"invalid args: missing {name}")
+            raise Denied(words("invalid-args", arg=name))
         return _arg_text(args[name])
 
     return re.sub(r"\{([^{}]*)\}", value, template)
 
 
-def render_argv(pack: Pack, verb_key: str, args: dict) -> list[str]:
+def render_argv(pack: Pack, verb_key: str, args: dict, reading: Reading = REFERENCE) -> list[str]:
     cmd = pack.command(verb_key) or {}
     for name, spec in cmd.get("args", {}).items():
         if spec.get("required") and name not in args:
-            raise Denied(f"invalid args: missing {name}")
+            raise Denied(reading.words("invalid-args", arg=name))
     named = pack.wrap.get("commands", {}).get(verb_key)
     if named is not None:
-        return [_fill(part, args) for part in named["argv"]]
+        return [_fill(part, args, reading.words) for part in named["argv"]]
     if pack.wrap.get("pass_through"):
+        if reading.pass_through_pairs:
+            # verb_key, then `--key` and `value` as two elements per arg, in the order given,
+            # gate args included.
+            return [verb_key] + [part for k, v in args.items() for part in (f"--{k}", _arg_text(v))]
         # assumption (as hcpspec's): verb_key, then --key=value per arg in key order.
         return [verb_key] + [f"--{k}={_arg_text(args[k])}" for k in sorted(args) if k not in GATE_ARGS]
     raise Failed(f"no wrap command for {verb_key}")
@@ -456,6 +674,31 @@ def spawn(program: str, argv: list[str], cwd: str, env: dict[str, str]) -> dict:
     return {"exit_code": done.returncode, "stdout": stdout}
 
 
+@contextmanager
+def jail_for_exec(workdir: str, fresh: bool):
+    """The directory one adapter runs in: workdir itself, or a fresh subdirectory of it that
+    is removed (with whatever the adapter left there) when the exec ends."""
+    if not fresh:
+        yield workdir
+        return
+    try:
+        jail = tempfile.mkdtemp(prefix="jail-", dir=workdir)
+    except OSError as e:
+        raise Failed(f"cannot make a jail in {workdir}: {e}") from None
+    try:
+        yield jail
+    finally:
+        shutil.rmtree(jail, ignore_errors=True)
+
+
+def write_credential_file(jail: str, token: str) -> str:
+    """The token in a file only its owner can read, inside the adapter's jail."""
+    fd, path = tempfile.mkstemp(prefix=".credential-", dir=jail)  # created 0600
+    with os.fdopen(fd, "w") as f:
+        f.write(token)
+    return os.path.abspath(path)
+
+
 # --------------------------------------------------------------------------------------------
 # The runtime
 
@@ -483,11 +726,14 @@ def _pack_result(pack_id: str, error: str | None = None, binding: dict | None = 
 
 
 class Runtime:
-    def __init__(self, config: Config, packs: dict[str, Pack]):
+    def __init__(self, config: Config, packs: dict[str, Pack], reading: Reading = REFERENCE):
         self.config = config
         self.packs = packs
+        self.reading = reading
+        self.say = reading.words
         self.activated: set[str] = set()
         self.bindings: dict[str, tuple[str, str]] = {}  # pack_id -> (token, identity)
+        self.public_connected: set[str] = set()  # public packs connect was called for
         self.hub = {pack_id: list(outcomes) for pack_id, outcomes in config.hub_script.items()}
         self.audit_log: list[dict] = []
         self.sink: list[dict] = []
@@ -505,20 +751,25 @@ class Runtime:
             return True
         return False
 
+    def check_activated(self, pack: Pack):
+        if pack.pack_id not in self.activated:
+            raise Denied(self.say("not-activated", pack=pack.pack_id))
+
     def authorize(self, pack: Pack, verb_key: str) -> dict:
         """The verb's Policy row when the Principal may run it (args aside); else Denied."""
+        p, v = pack.pack_id, verb_key
         if pack.command(verb_key) is None:
-            raise Denied(f"unknown verb {pack.pack_id}.{verb_key}")
+            raise Denied(self.say("unknown-verb", pack=p, verb=v))
         row = pack.policy["verbs"].get(verb_key)
         if row is None:
-            raise Denied(f"denied: no Policy row for {verb_key}")
-        if pack.pack_id not in self.activated:
-            raise Denied(f"denied: pack {pack.pack_id} is not activated")
+            raise Denied(self.say("no-policy", pack=p, verb=v))
+        if not self.reading.activation_last:
+            self.check_activated(pack)
         capability = EXEC_WRITE if row["operation"] == "write" else EXEC_READ
-        if not self.holds(capability, pack.pack_id, verb_key):
-            raise Denied(f"denied: missing {capability} for {pack.pack_id}.{verb_key}")
+        if not self.holds(capability, p, verb_key):
+            raise Denied(self.say("missing-write" if capability == EXEC_WRITE else "missing-read", pack=p, verb=v))
         if row["privacy"]["land"] == "brain" and self.config.project_id is None:
-            raise Denied("denied: privacy.land brain needs a project_id")
+            raise Denied(self.say("brain-needs-project", pack=p, verb=v))
         return row
 
     def binding_of(self, pack: Pack) -> tuple[str, str] | None:
@@ -526,37 +777,75 @@ class Runtime:
         if pack.binding is None:
             return None
         if pack.pack_id not in self.bindings:
-            raise Denied(f"denied: pack {pack.pack_id} is not connected")
+            raise Denied(self.say("not-connected", pack=pack.pack_id))
         return self.bindings[pack.pack_id]
 
+    def check_elevation(self, pack: Pack):
+        """A mothership Binding needs the elevation grant."""
+        decl = pack.binding
+        if decl is not None and decl["mode"] == "mothership" and not self.holds(ELEVATE, pack.pack_id):
+            raise Denied(self.say("elevation", pack=pack.pack_id))
+
+    def mint_for_exec(self, pack: Pack) -> tuple[str, str] | None:
+        """mint_in_exec: a Binding minted for this exec, as the spec's createAcmeRuntime does
+        (`const cred = await deps.hub.mint(pack, authz) // fail closed inside`)."""
+        if pack.binding is None:
+            return None
+        self.check_elevation(pack)
+        return self.mint(pack.pack_id, pack.binding["hub"])
+
     # -- 6 and 7. adapter resolution ----------------------------------------------------------
+
+    def bin_is_listed(self, name: str) -> bool:
+        """Does the bin allow-list let `name` run? Native-local has no allow-list, unless the
+        reading keeps a given one."""
+        if self.config.sandbox or (self.reading.native_local_keeps_allow_list and self.config.allow_bins):
+            return name in self.config.allow_bins
+        return True
 
     def program_for(self, pack: Pack) -> str | None:
         """The wrap bin's path, or None for an in-process adapter; Denied when not runnable."""
         wrap = pack.wrap
         if "inproc" in wrap:
             if wrap["inproc"] not in INPROC:
-                raise Denied(f"denied: unknown in-process adapter {wrap['inproc']}")
+                raise Denied(self.say("unknown-inproc", bin=wrap["inproc"]))
             return None
         name = wrap["bin"]
-        if self.config.sandbox and name not in self.config.allow_bins:
-            raise Denied(f"denied: bin {name} is not on the allow-list")
+        if self.reading.bin_path_allowed and "/" in name and name in self.config.allow_bins:
+            # the allow-list names this exact path: run it, if it is an absolute path to a file
+            if not (os.path.isabs(name) and os.path.isfile(name)):
+                raise Denied(self.say("unknown-bin", bin=name))
+            return name
+        if not self.bin_is_listed(name):
+            raise Denied(self.say("bin-not-allowed", bin=name))
         if "/" in name or "\\" in name or name in (".", ".."):  # the allow-list names bins, never paths
-            raise Denied(f"denied: unknown bin {name}")
+            raise Denied(self.say("unknown-bin", bin=name))
         for directory in self.config.bin_path:
             candidate = os.path.join(directory, name)
             if os.path.isfile(candidate):
                 return candidate
-        raise Denied(f"denied: unknown bin {name}")
+        raise Denied(self.say("unknown-bin", bin=name))
 
-    def adapter_env(self, pack_id: str, verb_key: str, token: str | None) -> dict[str, str]:
+    def adapter_env(self, pack_id: str, verb_key: str) -> dict[str, str]:
         env = {"PATH": os.pathsep.join(self.config.bin_path), "HCP_PACK_ID": pack_id, "HCP_VERB_KEY": verb_key}
-        if token is not None:
-            env["HCP_BINDING"] = token
         if not self.config.sandbox:  # native-local, by explicit opt-in only
             for k, v in self.config.environment.items():
                 env.setdefault(k, v)
         return env
+
+    def run_bin(self, program: str, argv: list[str], pack_id: str, verb_key: str, token: str | None) -> dict:
+        env = self.adapter_env(pack_id, verb_key)
+        with jail_for_exec(self.config.workdir, self.reading.fresh_jail_per_exec) as jail:
+            if token is not None and self.reading.credential_file:
+                env["HCP_CREDENTIAL_FILE"] = write_credential_file(jail, token)
+            elif token is not None:
+                env["HCP_BINDING"] = token
+            try:
+                return spawn(program, argv, jail, env)
+            finally:
+                if "HCP_CREDENTIAL_FILE" in env:
+                    with contextlib.suppress(OSError):
+                        os.remove(env["HCP_CREDENTIAL_FILE"])
 
     # -- the surface harnesses see ------------------------------------------------------------
 
@@ -567,10 +856,10 @@ class Runtime:
         out = []
         for pack_id in pack_ids:
             if pack_id not in self.packs:
-                out.append(_pack_result(pack_id, f"unknown pack {pack_id}"))
+                out.append(_pack_result(pack_id, self.say("unknown-pack", pack=pack_id)))
             elif not any(self.holds(c, pack_id) for c in CAPABILITIES):
                 # pack.activate, or any other grant on the pack, which implies it
-                out.append(_pack_result(pack_id, f"denied: no grant for pack {pack_id}"))
+                out.append(_pack_result(pack_id, self.say("no-grant", pack=pack_id)))
             else:
                 self.activated.add(pack_id)
                 out.append(_pack_result(pack_id))
@@ -579,17 +868,17 @@ class Runtime:
     def connect(self, pack_id: str) -> dict:
         pack = self.packs.get(pack_id)
         if pack is None:
-            return _pack_result(pack_id, f"unknown pack {pack_id}")
+            return _pack_result(pack_id, self.say("unknown-pack", pack=pack_id))
         if pack_id not in self.activated:
-            return _pack_result(pack_id, f"denied: pack {pack_id} is not activated")
+            return _pack_result(pack_id, self.say("not-activated", pack=pack_id))
         decl = pack.binding
         if decl is None:
+            self.public_connected.add(pack_id)
             return _pack_result(pack_id)  # public: nothing to mint
         if not self.holds(CONNECT, pack_id):
-            return _pack_result(pack_id, f"denied: missing pack.connect for {pack_id}")
-        if decl["mode"] == "mothership" and not self.holds(ELEVATE, pack_id):
-            return _pack_result(pack_id, f"denied: a mothership Binding needs elevation ({ELEVATE}) for {pack_id}")
+            return _pack_result(pack_id, self.say("missing-connect", pack=pack_id))
         try:
+            self.check_elevation(pack)
             token, identity = self.mint(pack_id, decl["hub"])
         except Denied as e:
             return _pack_result(pack_id, str(e))  # and nothing else: no environment fallback
@@ -597,11 +886,16 @@ class Runtime:
         return _pack_result(pack_id, binding={"mode": decl["mode"], "hub": decl["hub"], "identity": identity})
 
     def mint(self, pack_id: str, hub: str) -> tuple[str, str]:
-        """The hub: the next scripted outcome for the pack, or a fresh token when none is left."""
+        """The hub: the next scripted outcome for the pack, one consumed per mint, the last one
+        again once the script is used up (as hcpspec's scripted hub); a pack with no script
+        always gets a fresh token."""
         script = self.hub.get(pack_id)
-        outcome = script.pop(0) if script else MintOutcome(ok=True)
+        if not script:
+            outcome = MintOutcome(ok=True)
+        else:
+            outcome = script.pop(0) if len(script) > 1 else script[0]
         if not outcome.ok:
-            raise Denied(f"denied: mint failed: {outcome.error or 'hub refused'}")
+            raise Denied(self.say("mint-failed", pack=pack_id, hub=hub, error=outcome.error or "hub refused"))
         token = outcome.token or f"mini-{secrets.token_hex(8)}"
         identity = outcome.identity or f"{hub}:{self.config.principal['id']}"
         return token, identity
@@ -609,7 +903,7 @@ class Runtime:
     def exec(self, pack_id: str, verb_key: str, args: dict) -> dict:
         pack = self.packs.get(pack_id)
         if pack is None:
-            return _envelope(pack_id, verb_key, error=f"unknown pack {pack_id}")
+            return _envelope(pack_id, verb_key, error=self.say("unknown-pack", pack=pack_id))
         row = pack.policy["verbs"].get(verb_key)
         trail: dict = {}  # how far the pipeline got, for the audit record
         result, error, outcome = None, None, "ok"
@@ -619,7 +913,8 @@ class Runtime:
             error, outcome = str(e), "denied"
         except Failed as e:
             error, outcome = str(e), "error"
-        if row is not None and row["operation"] == "write":
+        audited = outcome != "denied" or self.reading.audit_denied_writes
+        if row is not None and row["operation"] == "write" and audited:
             self._audit(pack_id, verb_key, trail.get("identity"), outcome, error)
         return _envelope(pack_id, verb_key, result, error)
 
@@ -627,14 +922,16 @@ class Runtime:
         """The pipeline, in the contract's order; any step raises to deny."""
         row = self.authorize(pack, verb_key)
         if row.get("confirm") and not (_is_true(args.get("confirm")) or _is_true(args.get("apply"))):
-            raise Denied("confirm required")
-        bound = self.binding_of(pack)
+            raise Denied(self.say("confirm", pack=pack.pack_id, verb=verb_key))
+        if self.reading.activation_last:
+            self.check_activated(pack)
+        bound = self.mint_for_exec(pack) if self.reading.mint_in_exec else self.binding_of(pack)
         token, trail["identity"] = bound if bound else (None, None)
         program = self.program_for(pack)
-        argv = render_argv(pack, verb_key, args)
+        argv = render_argv(pack, verb_key, args, self.reading)
         if program is None:
             return INPROC[pack.wrap["inproc"]](argv, token)
-        return spawn(program, argv, self.config.workdir, self.adapter_env(pack.pack_id, verb_key, token))
+        return self.run_bin(program, argv, pack.pack_id, verb_key, token)
 
     def _audit(self, pack_id: str, verb_key: str, identity: str | None, outcome: str, error: str | None):
         record = {
@@ -650,25 +947,35 @@ class Runtime:
             record["error"] = error
         self.audit_log.append(record)
 
+    def connected(self, pack: Pack) -> bool:
+        if pack.binding is not None:
+            return pack.pack_id in self.bindings
+        return pack.pack_id in self.public_connected or not self.reading.public_connect_flag
+
     def availability(self, pack_id: str) -> dict:
         pack = self.packs.get(pack_id)
         if pack is None:
-            return {"pack_id": pack_id, "installed": False, "reasons": {"installed": f"pack {pack_id} is not installed"}, "verbs": []}
+            return {"pack_id": pack_id, "installed": False, "reasons": {"installed": self.say("not-installed", pack=pack_id)}, "verbs": []}
         verbs = []
         for cmd in pack.surface["commands"]:
             verb_key = cmd["verb_key"]
             row = pack.policy["verbs"][verb_key]
             reasons = {}
             activated = pack_id in self.activated
-            connected = pack.binding is None or pack_id in self.bindings
+            connected = self.connected(pack)
             if not activated:
-                reasons["activated"] = f"pack {pack_id} is not activated"
+                reasons["activated"] = self.say("flag-not-activated", pack=pack_id)
             if not connected:
-                reasons["connected"] = f"pack {pack_id} is not connected: connect first"
+                flag = "flag-not-connected" if pack.binding is not None else "flag-public-not-connected"
+                reasons["connected"] = self.say(flag, pack=pack_id)
             # Executable: would an exec pass every check that does not depend on its args?
             try:
                 self.authorize(pack, verb_key)
-                self.binding_of(pack)
+                self.check_activated(pack)
+                if self.reading.mint_in_exec:
+                    self.check_elevation(pack)  # the exec would mint: only elevation can stop it here
+                else:
+                    self.binding_of(pack)
                 self.program_for(pack)
             except (Denied, Failed) as e:
                 reasons["executable"] = str(e)
@@ -688,14 +995,21 @@ class Runtime:
 
     # -- 10. Sense ----------------------------------------------------------------------------
 
+    def sense_on(self) -> bool:
+        if self.reading.sense_on_unless_disabled:
+            return self.config.sense_enabled is not False
+        return self.config.sense_enabled is True
+
     def sense(self, pack_id: str, trigger: str, payload) -> dict:
-        if not self.config.sense_enabled:
-            return {"accepted": False, "reason": "dropped: sense.enable is off"}
+        if not self.sense_on():
+            return {"accepted": False, "reason": self.say("sense-disabled")}
         pack = self.packs.get(pack_id)
         if pack is None:
-            return {"accepted": False, "reason": f"dropped: unknown pack {pack_id}"}
+            return {"accepted": False, "reason": self.say("sense-unknown-pack", pack=pack_id)}
+        if self.reading.sense_on_unless_disabled and pack_id not in self.activated:
+            return {"accepted": False, "reason": self.say("sense-not-activated", pack=pack_id)}
         if trigger not in pack.triggers or trigger not in pack.policy.get("triggers", {}):
-            return {"accepted": False, "reason": f"dropped: undeclared trigger {trigger}"}
+            return {"accepted": False, "reason": self.say("undeclared-trigger", pack=pack_id, trigger=trigger)}
         self.sink.append({"pack_id": pack_id, "trigger": trigger, "payload": payload})
         return {"accepted": True}
 

@@ -5,10 +5,14 @@ JSON-RPC 2.0, one message per line: requests on stdin, responses on stdout, logs
 This file knows the protocol and nothing about HCP; every method below is one call into the
 runtime (minihcp.py). To put your own runtime behind hcpspec, keep this file and change the
 bodies of the `m_*` methods.
+
+    python3 shim.py                    # minihcp as hcpspec's reference reads the spec
+    python3 shim.py --reading other    # minihcp-other: every open point decided the other way
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import traceback
@@ -109,7 +113,7 @@ def config_from(p: Params) -> minihcp.Config:
         allow_bins=p.strs("allowBins", []),
         bin_path=p.strs("path", []),
         hub_script=hub,
-        sense_enabled=sense.bool("enable", False),
+        sense_enabled=sense.bool("enable", None),  # left out: the reading's default
         environment=environment,
     )
 
@@ -118,7 +122,8 @@ def config_from(p: Params) -> minihcp.Config:
 
 
 class Shim:
-    def __init__(self):
+    def __init__(self, reading: minihcp.Reading = minihcp.REFERENCE):
+        self.reading = reading
         self.runtimes: dict[str, minihcp.Runtime] = {}
         self.created = 0
         self.done = False
@@ -134,10 +139,12 @@ class Shim:
         if asked not in (None, PROTOCOL):
             raise RpcError(INVALID_PARAMS, f"unsupported protocol {asked}; this shim speaks {PROTOCOL}")
         features = ["sense", "sandbox", "binding:user", "binding:local", "binding:mothership"]
-        return {"protocol": PROTOCOL, "runtime": {"name": "minihcp", "version": minihcp.VERSION}, "features": features}
+        runtime = {"name": self.reading.name, "version": minihcp.VERSION}
+        # The denial and lint rule maps, when the reading words them its own way.
+        return {"protocol": PROTOCOL, "runtime": runtime, "features": features, **self.reading.initialize_maps()}
 
     def m_runtime_create(self, p):
-        rt, issues = minihcp.install(config_from(p))
+        rt, issues = minihcp.install(config_from(p), self.reading)
         if rt is None:
             return {"ok": False, "issues": issues}
         self.created += 1
@@ -179,7 +186,7 @@ class Shim:
         return {"ok": True}
 
     def m_pack_check(self, p):
-        _, issues = minihcp.install_pack(p.str("packDir"))
+        _, issues = minihcp.install_pack(p.str("packDir"), self.reading)
         return {"ok": not issues, "issues": issues}
 
     def m_shutdown(self, p):
@@ -263,8 +270,16 @@ def encode(reply) -> str:
 
 
 def main() -> int:
-    shim = Shim()
-    log(f"minihcp {minihcp.VERSION} speaking {PROTOCOL} on stdio")
+    parser = argparse.ArgumentParser(description=f"minihcp behind an {PROTOCOL} shim on stdio")
+    parser.add_argument(
+        "--reading",
+        choices=sorted(minihcp.READINGS),
+        default="reference",
+        help="how minihcp decides the points the spec leaves open (default: as hcpspec's reference)",
+    )
+    reading = minihcp.READINGS[parser.parse_args().reading]
+    shim = Shim(reading)
+    log(f"{reading.name} {minihcp.VERSION} speaking {PROTOCOL} on stdio")
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     try:
         while True:
