@@ -15,7 +15,13 @@ bin=target/release/hcpspec
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
-mutants=$(sed -n 's/^ *[A-Za-z]* = "\([a-z-]*\)", \[.*/\1/p' src/runtime/mutant.rs)
+# Mutants of rules the fuzzer neither generates nor judges (leading whitespace in pack files,
+# listPacks, connect's answer, the sink without events, the audit of Sense, grants planted in the
+# environment, files in the pack directory): the contract cases kill each of them
+# (`hcpspec run --mutants`); the fuzzer is not expected to.
+not_fuzzed="whitespace-json-refused list-packs-empty token-in-connect polling-as-sense sense-audited grants-from-env pack-rewritten"
+mutants=$(sed -n 's/^ *[A-Za-z]* = "\([a-z-]*\)", \[.*/\1/p' src/runtime/mutant.rs \
+  | grep -vxF -f <(tr ' ' '\n' <<<"$not_fuzzed"))
 status=0
 printf '%-30s %10s %7s  %s\n' mutant time cases "first finding (rule)"
 for m in $mutants; do

@@ -21,7 +21,10 @@ fn claims(name: &str) -> hcpspec::case::matcher::Claims {
 fn env() -> &'static RunEnv {
     static ENV: OnceLock<RunEnv> = OnceLock::new();
     ENV.get_or_init(|| {
-        RunEnv::new(&vectors(), Path::new(env!("CARGO_BIN_EXE_hcpspec-probe"))).expect("run env")
+        let mut env = RunEnv::new(&vectors(), Path::new(env!("CARGO_BIN_EXE_hcpspec-probe")))
+            .expect("run env");
+        env.uncapped = true; // as `hcpspec fuzz` runs
+        env
     })
 }
 

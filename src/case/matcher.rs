@@ -364,8 +364,16 @@ fn at(e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Result<(), Mismatc
             "$not" => {
                 let before = d.notes.borrow().len();
                 let r = at(arg, a, d, path);
-                d.notes.borrow_mut().truncate(before);
+                let unclassified: Vec<String> = d.notes.borrow_mut().split_off(before);
                 match r {
+                    // It matched only as far as the runtime's maps could tell: the negation
+                    // cannot be told either, so it is unclassified too, never failed.
+                    Ok(()) if !unclassified.is_empty() => {
+                        d.notes.borrow_mut().extend(
+                            unclassified.into_iter().map(|n| format!("under $not: {n}")),
+                        );
+                        Ok(())
+                    }
                     Ok(()) => Err(miss(path, e, a, "matched the $not expectation")),
                     Err(_) => Ok(()),
                 }
@@ -621,6 +629,11 @@ mod tests {
             1
         );
         // Notes of a branch that did not match are dropped.
+        // A negated check that could not be classified is unclassified too, never failed.
+        let not = json!({"$not": {"$denial": "confirm"}});
+        assert_eq!(check(&not, &json!("denied"), &none).unwrap().len(), 1);
+        assert!(check(&not, &json!("confirm required"), &mapped()).is_err());
+        assert!(check(&not, &json!("denied"), &mapped()).unwrap().is_empty());
         let any = json!({"$anyOf": [{"$all": [{"$denial": "confirm"}, {"$regex": "^z"}]}, {"$regex": "."}]});
         assert!(check(&any, &json!("a"), &none).unwrap().is_empty());
     }

@@ -23,6 +23,9 @@ pub struct RunEnv {
     /// A directory holding `hcpspec-probe` and `other-probe` (a probe that is never
     /// allow-listed), the runtime's bin search path.
     pub bin_dir: PathBuf,
+    /// Keep observations whole (paths by their variables, nothing capped or redacted): set by
+    /// the fuzzer, whose oracles judge them and whose findings are cases, not reports.
+    pub uncapped: bool,
     _bins: tempfile::TempDir,
 }
 
@@ -45,6 +48,7 @@ impl RunEnv {
             vectors: vectors.to_path_buf(),
             denials,
             bin_dir: bins.path().to_path_buf(),
+            uncapped: false,
             _bins: bins,
         })
     }
@@ -292,6 +296,8 @@ fn execute(
         &tmp.display().to_string(),
         &env.bin_dir.display().to_string(),
     );
+    let mut redact = redact;
+    redact.uncapped = env.uncapped;
     let mut runtime_id: Option<String> = None;
     let mut verdict = Verdict::Pass;
     let packs_at_start = fingerprint(&tmp.join("packs"));

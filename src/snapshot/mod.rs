@@ -149,6 +149,9 @@ pub fn colour(diff: &str) -> String {
 /// Normalise a value with the given redactions (re-exported for the executor).
 /// Normalised values are also contained: secrets redacted, texts capped, size bounded.
 pub fn normalize(v: &Value, r: &Redact) -> Value {
+    if r.uncapped {
+        return normalize::apply(v, r);
+    }
     normalize::bound(normalize::apply(v, r))
 }
 

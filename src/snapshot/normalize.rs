@@ -174,6 +174,9 @@ pub struct Redact {
     /// The runtime's bin directory.
     bin: String,
     reports: Regex,
+    /// Paths only, no caps or redaction: for judges that read observations (the fuzzer's
+    /// oracles), never for what a report keeps.
+    pub uncapped: bool,
 }
 
 impl Redact {
@@ -187,14 +190,18 @@ impl Redact {
             tmp: tmp.into(),
             bin: bin.into(),
             reports,
+            uncapped: false,
         }
     }
 }
 
 fn text(s: &str, r: &Redact) -> String {
+    if r.uncapped {
+        return paths(s.to_string(), r);
+    }
     // Cut first to a bound that keeps the cut's marker honest, so that path redaction never
     // walks megabytes.
-    let mut s = if s.len() > 4 * MAX_TEXT {
+    let s = if s.len() > 4 * MAX_TEXT {
         let mut end = 4 * MAX_TEXT;
         while !s.is_char_boundary(end) {
             end -= 1;
@@ -207,6 +214,12 @@ fn text(s: &str, r: &Redact) -> String {
     } else {
         s.to_string()
     };
+    // 4. Values of hcpspec's own environment and secret-shaped tokens, then the size cap.
+    contain_text(&paths(s, r))
+}
+
+/// Steps 1 and 2: the case's paths by their variables.
+fn paths(mut s: String, r: &Redact) -> String {
     // 1. The workdir and the probe reports by their case variables, then the rest of the tmp dir.
     if !r.tmp.is_empty() && s.contains(&r.tmp) {
         s = s.replace(&format!("{}/work", r.tmp), "${workdir}");
@@ -222,8 +235,7 @@ fn text(s: &str, r: &Redact) -> String {
     if !r.bin.is_empty() {
         s = s.replace(&r.bin, "${bin}");
     }
-    // 4. Values of hcpspec's own environment and secret-shaped tokens, then the size cap.
-    contain_text(&s)
+    s
 }
 
 pub fn apply(v: &Value, r: &Redact) -> Value {
