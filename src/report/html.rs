@@ -191,12 +191,15 @@ pub fn html(result: &RunResult) -> String {
             );
             for r in cases {
                 let o = outcome(r);
-                let css = match o {
-                    Outcome::Pass => "pass",
-                    Outcome::Fail | Outcome::Error | Outcome::Stale => "fail",
-                    _ => "skip",
+                let profile = r.level == crate::case::Level::PROFILE
+                    && matches!(o, Outcome::Fail | Outcome::Error | Outcome::Unimplemented);
+                let (css, label) = match o {
+                    _ if profile => ("skip", "profile deviation"),
+                    Outcome::Pass => ("pass", outcome_label(o)),
+                    Outcome::Fail | Outcome::Error | Outcome::Stale => ("fail", outcome_label(o)),
+                    _ => ("skip", outcome_label(o)),
                 };
-                let _ = write!(h, "<li><details><summary><span class={css}>{}</span> {} <small>{:?}</small></summary><p><small>{}</small></p>", outcome_label(o), esc(&r.name), r.level, esc(&r.spec));
+                let _ = write!(h, "<li><details><summary><span class={css}>{label}</span> {} <small>{:?}</small></summary><p><small>{}</small></p>", esc(&r.name), r.level, esc(&r.spec));
                 match &r.verdict {
                     Verdict::Fail(f) => {
                         let _ = write!(

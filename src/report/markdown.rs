@@ -76,11 +76,19 @@ pub fn markdown(result: &RunResult) -> String {
     }
     out += "\n";
     let mut problems = Vec::new();
+    let mut profile = Vec::new();
     for run in &result.runtimes {
         for r in &run.cases {
             let o = outcome(r);
-            if matches!(o, Outcome::Fail | Outcome::Error | Outcome::Stale)
-                || r.annotations.drift.is_some()
+            let deviates = matches!(o, Outcome::Fail | Outcome::Error | Outcome::Unimplemented);
+            if r.level == crate::case::Level::PROFILE && deviates {
+                profile.push(format!("| {} | `{}` |", md(&run.runtime), md(&r.name)));
+                continue;
+            }
+            if matches!(
+                o,
+                Outcome::Fail | Outcome::Error | Outcome::Stale | Outcome::Unimplemented
+            ) || r.annotations.drift.is_some()
             {
                 let why = match (&r.verdict, o) {
                     (_, Outcome::Stale) => "expected to fail, but passes".to_string(),
@@ -89,6 +97,7 @@ pub fn markdown(result: &RunResult) -> String {
                         f.step, f.action, f.message, f.path
                     ),
                     (Verdict::Error { message }, _) => message.clone(),
+                    (Verdict::Unimplemented { reason }, _) => format!("unimplemented: {reason}"),
                     _ => "snapshot drift".to_string(),
                 };
                 problems.push(format!(
@@ -110,6 +119,13 @@ pub fn markdown(result: &RunResult) -> String {
         if shown < problems.len() {
             out += &format!("\n… and {} more: see result.json\n", problems.len() - shown);
         }
+    }
+    if !profile.is_empty() {
+        out += &format!(
+            "\n### {} PROFILE deviation(s): decided otherwise than hcpspec recommends, not failures\n\n| runtime | case |\n|---|---|\n{}\n",
+            profile.len(),
+            profile.join("\n")
+        );
     }
     if !result.parity.is_empty() {
         out += &format!(

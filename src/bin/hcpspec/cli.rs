@@ -389,7 +389,11 @@ impl Progress {
                 eprintln!(
                     "hcpspec: {} {} {}",
                     self.spec,
-                    r.verdict.label(),
+                    if r.level == Level::PROFILE {
+                        "profile"
+                    } else {
+                        r.verdict.label()
+                    },
                     hcpspec::report::printable(&r.name, false)
                 )
             }
