@@ -235,6 +235,11 @@ fn bad_input_is_one_line_and_exit_2() {
     )
     .unwrap();
     std::fs::create_dir_all(vectors.path().join("contract/04-confirm")).unwrap();
+    std::fs::copy(
+        root.join("contract/suite.json"),
+        vectors.path().join("contract/suite.json"),
+    )
+    .unwrap();
     let bad = vectors.path().join("contract/04-confirm/bad-case.json");
     std::fs::write(&bad, r#"{"id":"bad-case","title":"t","section":"4","level":"MUST","spec":"000_15ba0494eb8a99bb.txt § x","steps":[{"exec":{"pack_id":"p"}}]}"#).unwrap();
     let o = hcpspec(&["run", "--vectors", s(vectors.path())]);

@@ -3,54 +3,87 @@
 //! one test (`mutants::no-confirm-gate`) that passes only when the suite kills it.
 
 use hcpspec::adapter::{Checked, Inproc};
-use hcpspec::case::{load_suite, Case};
+use hcpspec::case::{load_suite, load_suite_info, suite_names, Case, Suite};
+use hcpspec::run::expectations::Expectations;
+use hcpspec::run::runner::{Quiet, Runner, Snapshots, Target};
 use hcpspec::run::mutants::KillMatrix;
 use hcpspec::run::{run_case, RunEnv, Verdict};
-use hcpspec::runtime::{mutant::Mutant, EMBEDDED};
-use hcpspec::snapshot;
+use hcpspec::runtime::mutant::Mutant;
 use libtest_mimic::{Arguments, Trial};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-/// Conformance is the case's matchers; drift is the snapshot. Both must hold here: a change of
-/// a denial text fails `cargo test` until the snapshot is accepted (HCPSPEC_ACCEPT=1, or
-/// `cargo insta review` on the `.snap.new` this writes).
-fn check_snapshot(
-    rt: &str,
-    case: &Case,
-    result: &hcpspec::run::CaseResult,
-) -> Result<(), libtest_mimic::Failed> {
+/// Snapshots are checked along the runner's own path: a change of a denial text fails
+/// `cargo test` until accepted (HCPSPEC_ACCEPT=1, or `cargo insta review` on the `.snap.new`).
+fn snapshots() -> Snapshots {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots");
     let accept = std::env::var("HCPSPEC_ACCEPT").is_ok_and(|v| v == "1")
         || std::env::var("INSTA_UPDATE").is_ok_and(|v| v == "always");
-    match snapshot::check(&root, rt, case, &result.observations, accept)? {
-        None => Ok(()),
-        Some(_) if accept => Ok(()),
-        Some((drift, written)) => {
-            let what = match drift {
-                snapshot::Drift::New => "no snapshot yet".to_string(),
-                snapshot::Drift::Changed { diff } => diff,
-            };
-            Err(format!(
-                "{} drifted from its snapshot (conformant, but the observations changed):\n{what}\nreview {} with `cargo insta review`, or accept all with HCPSPEC_ACCEPT=1 cargo test",
-                result.name,
-                written.display()
-            )
-            .into())
-        }
+    if accept {
+        Snapshots::Accept(root)
+    } else {
+        Snapshots::Check(root)
     }
+}
+
+/// One case on one embedded runtime, judged by the same runner as `hcpspec run`.
+fn judge(suite: &Suite, case: &Case, env: &RunEnv, spec: &str) -> Result<(), libtest_mimic::Failed> {
+    let expectations = Expectations::default();
+    let runner = Runner {
+        suite,
+        cases: std::slice::from_ref(case),
+        env,
+        expectations: &expectations,
+        snapshots: snapshots(),
+        jobs: 1,
+    };
+    let target = Target {
+        spec: spec.to_string(),
+        connect: hcpspec::adapter::connector(spec)?,
+    };
+    let result = runner.run(&[target], &mut Quiet)?;
+    let r = &result.runtimes[0].cases[0];
+    if r.verdict != Verdict::Pass {
+        return Err(r.explain(case).into());
+    }
+    if let Some(d) = &r.annotations.drift {
+        let what = match d {
+            hcpspec::snapshot::Drift::New => "no snapshot yet".to_string(),
+            hcpspec::snapshot::Drift::Changed { diff } => diff.clone(),
+        };
+        return Err(format!(
+            "{} drifted from its snapshot (conformant, but the observations changed):\n{what}\nreview the .snap.new with `cargo insta review`, or accept all with HCPSPEC_ACCEPT=1 cargo test",
+            r.name
+        )
+        .into());
+    }
+    Ok(())
 }
 
 fn main() {
     let args = Arguments::from_args();
     let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
-    let cases = match load_suite(&vectors, "contract") {
-        Ok(c) => Arc::new(c),
+    // Every suite's cases on its embedded runtimes; the HCP suite's also on mutants and variants.
+    let loaded = suite_names(&vectors).and_then(|names| {
+        names
+            .iter()
+            .map(|n| Ok((load_suite_info(&vectors, n)?, load_suite(&vectors, n)?)))
+            .collect::<Result<Vec<_>, _>>()
+    });
+    let suites = match loaded {
+        Ok(s) => Arc::new(s),
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(2);
         }
     };
+    let cases: Arc<Vec<Case>> = Arc::new(
+        suites
+            .iter()
+            .filter(|(s, _)| s.drives == "hcp-runtime")
+            .flat_map(|(_, c)| c.clone())
+            .collect(),
+    );
     let env = match RunEnv::new(&vectors, Path::new(env!("CARGO_BIN_EXE_hcpspec-probe"))) {
         Ok(e) => Arc::new(e),
         Err(e) => {
@@ -59,19 +92,16 @@ fn main() {
         }
     };
     let mut trials = Vec::new();
-    for (i, case) in cases.iter().enumerate() {
-        for &rt in EMBEDDED {
-            let (cases, env) = (cases.clone(), env.clone());
-            trials.push(Trial::test(format!("{}::{rt}", case.name()), move || {
-                let case = &cases[i];
-                let mut adapter = Checked(Inproc::new(rt).expect("embedded runtime"));
-                let claims = hcpspec::adapter::embedded_claims(rt).expect("embedded runtime");
-                let result = run_case(case, &mut adapter, &env, &claims);
-                if result.verdict != Verdict::Pass {
-                    return Err(result.explain(case).into());
-                }
-                check_snapshot(rt, case, &result)
-            }));
+    for (si, (suite, suite_cases)) in suites.iter().enumerate() {
+        for (i, case) in suite_cases.iter().enumerate() {
+            for spec in &suite.embedded {
+                let rt = spec.strip_prefix("inproc:").unwrap_or(spec);
+                let (suites, env, spec) = (suites.clone(), env.clone(), spec.clone());
+                trials.push(Trial::test(format!("{}::{rt}", case.name()), move || {
+                    let (suite, cases) = &suites[si];
+                    judge(suite, &cases[i], &env, &spec)
+                }));
+            }
         }
     }
     let matrix: Arc<OnceLock<KillMatrix>> = Arc::new(OnceLock::new());

@@ -53,6 +53,11 @@ fn vectors_with(cases: &[&str]) -> tempfile::TempDir {
     copy_dir(&v.join("packs"), &dir.path().join("packs"));
     let group = dir.path().join("contract/99-hostile");
     std::fs::create_dir_all(&group).unwrap();
+    std::fs::copy(
+        v.join("contract/suite.json"),
+        dir.path().join("contract/suite.json"),
+    )
+    .unwrap();
     for c in cases {
         std::fs::copy(
             root()
@@ -404,6 +409,7 @@ fn the_markdown_heading_and_cells_are_escaped() {
         schema: String::new(),
         hcpspec_version: "0".into(),
         suite: "x\n## injected <b>bold</b> [link](http://evil)".into(),
+        sections: vec![],
         cases_hash: "0".into(),
         runtimes: vec![],
         parity: vec![],

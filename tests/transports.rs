@@ -3,7 +3,8 @@
 //! over stdio, and deliberately broken shims (tests/fauxmplementations/faux_shim.py) whose every
 //! misbehaviour must end as a clear verdict, never as a hang or a crash of hcpspec.
 
-use hcpspec::adapter::{self, parity, Options};
+use hcpspec::adapter::{self, Options};
+use hcpspec::run::parity;
 use hcpspec::case::{self, Case, Level};
 use hcpspec::run::{run_all, CaseResult, RunEnv, Verdict};
 use hcpspec::runtime::mutant::Mutant;

@@ -8,7 +8,6 @@
 //! closed socket) is a `CallError::Transport` that says what came back.
 
 mod http;
-pub mod parity;
 mod rpc;
 mod stdio;
 mod ws;

@@ -179,6 +179,83 @@ impl Action {
     }
 }
 
+/// One part of a suite, in the order reports show them: a row of the contract table, say.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Section {
+    pub id: String,
+    pub title: String,
+}
+
+/// A suite as data, `vectors/<name>/suite.json`: what it is, what it drives, the spec it cites,
+/// its sections, and the embedded runtimes `hcpspec run` drives when no `--runtime` is given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    pub name: String,
+    pub title: String,
+    #[serde(default)]
+    pub description: String,
+    /// The kind of implementation it certifies (`hcp-runtime` …), and the protocol spoken to it.
+    pub drives: String,
+    pub protocol: String,
+    /// The spec file under `spec/` its cases cite.
+    pub spec: String,
+    #[serde(default)]
+    pub embedded: Vec<String>,
+    pub sections: Vec<Section>,
+}
+
+impl Suite {
+    /// A section's label for tables: "4 Confirm gate", or the title alone for a named section.
+    pub fn label(&self, id: &str) -> String {
+        let title = self
+            .sections
+            .iter()
+            .find(|s| s.id == id)
+            .map_or(id, |s| s.title.as_str());
+        crate::run::plan::section_label(id, title)
+    }
+}
+
+/// The suites under `vectors/`: every folder with a `suite.json`, by name.
+pub fn suite_names(vectors: &Path) -> Result<Vec<String>, CaseError> {
+    let entries = std::fs::read_dir(vectors)
+        .map_err(|e| err(vectors, "", format!("cannot read the vectors folder: {e}")))?;
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.path().join("suite.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// Read `vectors/<name>/suite.json`; its `name` must be its folder's.
+pub fn load_suite_info(vectors: &Path, name: &str) -> Result<Suite, CaseError> {
+    let file = vectors.join(name).join("suite.json");
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| err(&file, "", format!("cannot read: {e}")))?;
+    let suite: Suite = serde_json::from_str(&text).map_err(|e| {
+        err(
+            &file,
+            "",
+            format!("line {} column {}: {e}", e.line(), e.column()),
+        )
+    })?;
+    if suite.name != name {
+        return Err(err(
+            &file,
+            "/name",
+            format!("`{}` must be the folder's name `{name}`", suite.name),
+        ));
+    }
+    if suite.sections.is_empty() {
+        return Err(err(&file, "/sections", "a suite needs at least one section"));
+    }
+    Ok(suite)
+}
+
 /// Load hcpspec's denial classes and lint rule names, `vectors/denials.json`:
 /// `{"classes": {NAME: {"meaning": …}}, "rules": {NAME: {"meaning": …}}}`.
 pub fn load_denials(vectors: &Path) -> Result<Denials, CaseError> {
@@ -279,6 +356,7 @@ pub fn parse_case(
 /// Every case of a suite, sorted by name. Fails on the first malformed file: a bad case must be
 /// fixed, not silently skipped (a run over a partial suite would be a lie).
 pub fn load_suite(vectors: &Path, suite: &str) -> Result<Vec<Case>, CaseError> {
+    let info = load_suite_info(vectors, suite)?;
     let denials = load_denials(vectors)?;
     let root = vectors.join(suite);
     let mut files = Vec::new();
@@ -315,6 +393,21 @@ pub fn load_suite(vectors: &Path, suite: &str) -> Result<Vec<Case>, CaseError> {
         .collect::<Result<Vec<_>, CaseError>>()?;
     let mut seen = std::collections::BTreeMap::new();
     for c in &cases {
+        if !info.sections.iter().any(|s| s.id == c.section) {
+            return Err(err(
+                &c.file,
+                "/section",
+                format!(
+                    "section `{}` is not one of the suite's ({})",
+                    c.section,
+                    info.sections
+                        .iter()
+                        .map(|s| s.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
         if let Some(first) = seen.insert(c.id.as_str(), &c.file) {
             return Err(err(
                 &c.file,

@@ -6,7 +6,7 @@
 use super::{counts, outcome, RunResult, Summary};
 use crate::case::Level;
 use crate::run::expectations::Outcome;
-use crate::run::plan::{section_label, SECTIONS};
+use crate::run::plan::section_label;
 use crate::run::Verdict;
 use std::fmt::Write;
 
@@ -95,9 +95,10 @@ pub fn html(result: &RunResult) -> String {
         );
     }
     h += "</tr></thead><tbody>";
-    let sections: Vec<(&str, &str)> = SECTIONS
+    let sections: Vec<(&str, &str)> = result
+        .sections
         .iter()
-        .copied()
+        .map(|s| (s.id.as_str(), s.title.as_str()))
         .filter(|(s, _)| {
             result
                 .runtimes

@@ -2,7 +2,6 @@
 
 use super::{counts, outcome, RunResult, Summary};
 use crate::run::expectations::Outcome;
-use crate::run::plan::SECTIONS;
 use crate::run::Verdict;
 
 fn cell(s: &Summary) -> String {
@@ -56,15 +55,16 @@ pub fn markdown(result: &RunResult) -> String {
     out += "\n|---|";
     out += &"---|".repeat(result.runtimes.len());
     out += "\n";
-    for (s, title) in SECTIONS {
+    for sec in &result.sections {
+        let s = sec.id.as_str();
         if result
             .runtimes
             .iter()
-            .all(|r| r.cases.iter().all(|c| c.section != *s))
+            .all(|r| r.cases.iter().all(|c| c.section != s))
         {
             continue;
         }
-        out += &format!("| {} |", crate::run::plan::section_label(s, title));
+        out += &format!("| {} |", md(&crate::run::plan::section_label(s, &sec.title)));
         for run in &result.runtimes {
             out += &format!(" {} |", cell(&counts(&run.cases, s, None)));
         }

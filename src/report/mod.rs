@@ -43,12 +43,15 @@ pub struct RunResult {
     pub schema: String,
     pub hcpspec_version: String,
     pub suite: String,
+    /// The suite's sections, in report order (from `vectors/<suite>/suite.json`).
+    #[serde(default)]
+    pub sections: Vec<crate::case::Section>,
     /// FNV-1a over the case files run, so two results can tell they ran the same cases.
     pub cases_hash: String,
     pub runtimes: Vec<RuntimeRun>,
     /// Cases one runtime answered differently over two transports (empty when it ran over one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub parity: Vec<crate::adapter::parity::Difference>,
+    pub parity: Vec<crate::run::parity::Difference>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -251,7 +254,7 @@ pub fn write_all(result: &RunResult, dir: &Path) -> Result<Vec<std::path::PathBu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapter::parity::Difference;
+    use crate::run::parity::Difference;
 
     #[test]
     fn an_output_over_its_budget_is_not_written() {
@@ -259,6 +262,7 @@ mod tests {
             schema: SCHEMA.into(),
             hcpspec_version: "0".into(),
             suite: "contract".into(),
+            sections: vec![],
             cases_hash: "0".into(),
             runtimes: vec![],
             parity: vec![],
@@ -286,6 +290,7 @@ mod tests {
             schema: SCHEMA.into(),
             hcpspec_version: "0".into(),
             suite: "contract".into(),
+            sections: vec![],
             cases_hash: "0".into(),
             runtimes: vec![],
             parity: vec![Difference {

@@ -4,7 +4,9 @@
 pub mod expectations;
 mod materialize;
 pub mod mutants;
+pub mod parity;
 pub mod plan;
+pub mod runner;
 
 use crate::adapter::{Adapter, CallError};
 use crate::case::matcher::{self, Claims, Denials};

@@ -62,8 +62,11 @@ impl Selection {
         }
         for s in &self.sections {
             if !cases.iter().any(|c| &c.section == s) {
+                let mut known: Vec<&str> = cases.iter().map(|c| c.section.as_str()).collect();
+                known.dedup();
                 return Err(format!(
-                    "--section {s} matches no case (sections: 1 … 10, must-not)"
+                    "--section {s} matches no case (sections: {})",
+                    known.join(", ")
                 ));
             }
         }
@@ -78,21 +81,6 @@ impl Selection {
             .collect())
     }
 }
-
-/// The contract's sections in table order, with their "Owns" column in a few words.
-pub const SECTIONS: &[(&str, &str)] = &[
-    ("1", "Load"),
-    ("2", "Lint on install"),
-    ("3", "Authorise"),
-    ("4", "Confirm gate"),
-    ("5", "Binding mint"),
-    ("6", "Adapter"),
-    ("7", "Sandbox"),
-    ("8", "Audit"),
-    ("9", "Availability"),
-    ("10", "Sense"),
-    ("must-not", "Must-nots"),
-];
 
 /// "4 Confirm gate", or just "Must-nots" for the must-not list.
 pub fn section_label(section: &str, title: &str) -> String {

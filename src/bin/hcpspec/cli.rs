@@ -2,13 +2,13 @@
 //! the named constants of `hcpspec::exit`.
 
 use hcpspec::adapter;
-use hcpspec::case::{self, Case, Level};
+use hcpspec::case::{self, Case, Level, Suite};
 use hcpspec::exit;
-use hcpspec::report::{fnv1a, RunResult, RuntimeRun, Summary};
-use hcpspec::run::expectations::{Expect, Expectations, Outcome};
+use hcpspec::report::{RunResult, RuntimeRun, Summary};
+use hcpspec::run::expectations::{Expectations, Outcome};
 use hcpspec::run::mutants::KillMatrix;
-use hcpspec::run::plan::{Selection, SECTIONS};
-use hcpspec::case::matcher::Claims;
+use hcpspec::run::plan::Selection;
+use hcpspec::run::runner::{Event, Reporter, RunError, Runner, Snapshots, Target};
 use hcpspec::run::{run_all, CaseResult, RunEnv, Verdict};
 use hcpspec::runtime::mutant::Mutant;
 use hcpspec::snapshot::{self, Drift};
@@ -21,7 +21,7 @@ use crate::Filters;
 
 pub fn default_vectors() -> PathBuf {
     let here = PathBuf::from("vectors");
-    if here.join("contract").is_dir() {
+    if here.join("denials.json").is_file() {
         here
     } else {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vectors")
@@ -73,8 +73,30 @@ pub fn cores() -> usize {
         .unwrap_or(2)
 }
 
-fn select(filters: &Filters) -> Result<Vec<Case>, String> {
-    let cases = case::load_suite(&filters.vectors, "contract").map_err(|e| e.to_string())?;
+/// The selected suites (`--suite`, else every suite under the vectors folder) and, for each, its
+/// selected cases. A selection that leaves a suite no case drops that suite, unless it was named.
+fn select(filters: &Filters) -> Result<Vec<(Suite, Vec<Case>)>, String> {
+    let all = case::suite_names(&filters.vectors).map_err(|e| e.to_string())?;
+    for s in &filters.suite {
+        if !all.contains(s) {
+            return Err(format!(
+                "--suite {s}: no such suite under {} (suites: {})",
+                filters.vectors.display(),
+                all.join(", ")
+            ));
+        }
+    }
+    let names = if filters.suite.is_empty() {
+        all
+    } else {
+        filters.suite.clone()
+    };
+    if names.is_empty() {
+        return Err(format!(
+            "{}: no suite (a folder with a suite.json)",
+            filters.vectors.display()
+        ));
+    }
     let levels = filters
         .level
         .iter()
@@ -82,21 +104,50 @@ fn select(filters: &Filters) -> Result<Vec<Case>, String> {
             "MUST" => Ok(Level::MUST),
             "SHOULD" => Ok(Level::SHOULD),
             "MAY" => Ok(Level::MAY),
-            _ => Err(format!("--level {l}: expected MUST, SHOULD or MAY")),
+            "PROFILE" => Ok(Level::PROFILE),
+            _ => Err(format!("--level {l}: expected MUST, SHOULD, MAY or PROFILE")),
         })
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     let partition = filters
         .partition
         .as_deref()
         .map(hcpspec::run::plan::parse_partition)
         .transpose()?;
-    Selection {
+    let selection = Selection {
         filters: filters.filter.clone(),
         sections: filters.section.clone(),
         levels,
         partition,
+    };
+    let mut out = Vec::new();
+    for name in &names {
+        let suite = case::load_suite_info(&filters.vectors, name).map_err(|e| e.to_string())?;
+        let cases = case::load_suite(&filters.vectors, name).map_err(|e| e.to_string())?;
+        out.push((suite, cases));
     }
-    .apply(&cases)
+    // Filters and sections must match somewhere, not in every suite.
+    let cases: Vec<Case> = out.iter().flat_map(|(_, c)| c.clone()).collect();
+    let kept = selection.apply(&cases)?;
+    Ok(out
+        .into_iter()
+        .map(|(suite, cases)| {
+            let cases: Vec<Case> = cases
+                .into_iter()
+                .filter(|c| kept.iter().any(|k| k.name() == c.name()))
+                .collect();
+            (suite, cases)
+        })
+        .filter(|(suite, cases)| !cases.is_empty() || filters.suite.contains(&suite.name))
+        .collect())
+}
+
+/// The suite of HCP runtimes (the one whose mutants, variants and benches are embedded).
+fn hcp_suite(suites: &[(Suite, Vec<Case>)]) -> Result<(&Suite, &[Case]), String> {
+    suites
+        .iter()
+        .find(|(s, _)| s.drives == "hcp-runtime")
+        .map(|(s, c)| (s, c.as_slice()))
+        .ok_or_else(|| "no suite of HCP runtimes selected (its suite.json says `\"drives\": \"hcp-runtime\"`)".to_string())
 }
 
 fn env(vectors: &Path) -> Result<RunEnv, String> {
@@ -139,24 +190,23 @@ pub struct RunArgs {
 }
 
 pub fn run(a: &RunArgs) -> Result<i32, String> {
-    let cases = select(&a.filters)?;
+    let suites = select(&a.filters)?;
     let env = env(&a.filters.vectors)?;
     if a.mutants {
-        return Ok(print_kill_matrix(&cases, &env, a.jobs));
+        let (suite, cases) = hcp_suite(&suites)?;
+        return Ok(print_kill_matrix(suite, cases, &env, a.jobs));
     }
     let expectations = match &a.expectations {
         Some(p) => Expectations::load(p)?,
         None => Expectations::default(),
     };
-    let names: Vec<String> = cases.iter().map(Case::name).collect();
+    let names: Vec<String> = suites
+        .iter()
+        .flat_map(|(_, cases)| cases.iter().map(Case::name))
+        .collect();
     for e in expectations.unused(&names) {
         eprintln!("warning: expectation `{}` matches no selected case", e.case);
     }
-    let specs: Vec<String> = if a.runtime.is_empty() {
-        vec!["inproc:reference".into(), "inproc:stub".into()]
-    } else {
-        a.runtime.clone()
-    };
     if !(a.timeout > 0.0 && a.timeout <= adapter::MAX_TIMEOUT_SECS) {
         return Err(format!(
             "--timeout {}: expected a positive number of seconds",
@@ -167,242 +217,219 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         timeout: std::time::Duration::try_from_secs_f64(a.timeout).map_err(|e| e.to_string())?,
         ..Default::default()
     };
-    let connectors = specs
-        .iter()
-        .map(|s| adapter::connector_with(s, &opts))
-        .collect::<Result<Vec<_>, _>>()?;
-    let tty = std::io::stderr().is_terminal();
-    let mut runs = Vec::new();
+    let snapshots = match (&a.snapshots, a.accept) {
+        (None, _) => Snapshots::Off,
+        (Some(d), false) => Snapshots::Check(d.clone()),
+        (Some(d), true) => Snapshots::Accept(d.clone()),
+    };
     let mut code = exit::OK;
-    for (spec, connect) in specs.iter().zip(&connectors) {
-        let info = match connect().and_then(|mut a| {
-            a.call("initialize", json!({ "protocol": hcpspec::shim::PROTOCOL }))
-                .map_err(|e| e.to_string())
-        }) {
-            // The runtime's name, version and features, as reports keep them.
-            Ok(info) => snapshot::contain(&info),
-            Err(e) => {
+    for (suite, cases) in &suites {
+        // Without --runtime, every suite runs against its own embedded targets.
+        let specs = if a.runtime.is_empty() {
+            suite.embedded.clone()
+        } else {
+            a.runtime.clone()
+        };
+        let targets = specs
+            .iter()
+            .map(|s| {
+                adapter::connector_with(s, &opts).map(|connect| Target {
+                    spec: s.clone(),
+                    connect,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let runner = Runner {
+            suite,
+            cases,
+            env: &env,
+            expectations: &expectations,
+            snapshots: snapshots.clone(),
+            jobs: a.jobs,
+        };
+        let mut terminal = Terminal::new(suite);
+        let result = match runner.run(&targets, &mut terminal) {
+            Ok(r) => r,
+            Err(RunError::Unreachable { spec, message }) => {
                 eprintln!(
                     "hcpspec: runtime {spec} unreachable: {}",
-                    hcpspec::report::printable(&snapshot::contain_text(&e), true)
+                    hcpspec::report::printable(&message, true)
                 );
                 return Ok(exit::UNREACHABLE);
             }
+            Err(e) => return Err(e.to_string()),
         };
-        let run_name = info
-            .pointer("/runtime/name")
-            .and_then(Value::as_str)
-            .unwrap_or(spec)
-            .to_string();
-        let (skipped, to_run): (Vec<&Case>, Vec<&Case>) = cases.iter().partition(|c| {
-            expectations
-                .lookup(&c.name())
-                .is_some_and(|e| e.expect == Expect::Skip)
-        });
-        let to_run: Vec<Case> = to_run.into_iter().cloned().collect();
-        let start = Instant::now();
-        let progress = Progress::new(spec, to_run.len(), tty);
-        let claims = Claims::from_initialize(&info);
-        let ran = run_all(&to_run, &env, &claims, a.jobs, connect, &|r| {
-            progress.done(r)
-        });
-        progress.finish();
-        let mut ran = ran.into_iter();
-        let mut results = Vec::new();
-        let mut drifted = 0;
-        for c in &cases {
-            let entry = expectations.lookup(&c.name()).cloned();
-            let mut r = if skipped.iter().any(|s| s.name() == c.name()) {
-                skipped_result(c, entry.as_ref())
-            } else {
-                ran.next().expect("one result per case run")
-            };
-            r.annotations.outcome = Some(Outcome::of(&r, entry.as_ref()));
-            r.annotations.expectation = entry;
-            let check = a
-                .snapshots
-                .as_ref()
-                .filter(|_| !matches!(r.verdict, Verdict::Skip { .. }));
-            if let Some(root) = check {
-                if let Some((d, written)) =
-                    snapshot::check(root, &run_name, c, &r.observations, a.accept)?
-                {
-                    if !a.accept {
-                        drifted += 1;
-                        match &d {
-                            Drift::New => eprintln!(
-                                "\nDRIFT {} on {spec}: no snapshot yet ({})",
-                                r.name,
-                                written.display()
-                            ),
-                            Drift::Changed { diff } => {
-                                let diff = hcpspec::report::printable(diff, true);
-                                let diff = if tty { snapshot::colour(&diff) } else { diff };
-                                eprintln!(
-                                    "\nDRIFT {} on {spec} (verdict {}):\n{diff}",
-                                    r.name,
-                                    r.verdict.label()
-                                );
-                            }
-                        }
-                        r.annotations.drift = Some(d);
-                    }
-                }
-            }
-            results.push(r);
-        }
-        let mut summary = Summary::of(&results);
-        summary.micros = start.elapsed().as_micros() as u64;
-        print_table(spec, &info, &cases, &results, &summary);
-        for (c, r) in cases.iter().zip(&results) {
-            let o = r.annotations.outcome.unwrap_or(Outcome::Pass);
-            let deviates = matches!(o, Outcome::Fail | Outcome::Error | Outcome::Unimplemented);
-            if deviates && c.level == Level::PROFILE {
-                eprintln!(
-                    "\nPROFILE {} decides otherwise than hcpspec's profile (not a failure): {}",
-                    r.name,
-                    c.assumption.as_deref().unwrap_or("")
-                );
-            } else if deviates {
-                eprintln!(
-                    "\n{} {}",
-                    r.verdict.label().to_uppercase(),
-                    hcpspec::report::printable(r.explain(c).trim_end(), true)
-                );
-            } else if o == Outcome::Stale {
-                eprintln!(
-                    "\nSTALE {}: expected to fail ({}), but passes",
-                    r.name,
-                    r.annotations
-                        .expectation
-                        .as_ref()
-                        .map(|e| hcpspec::report::printable(&e.reason, false))
-                        .unwrap_or_default()
-                );
-            }
-        }
-        let failing = results.iter().any(|r| {
-            r.annotations
-                .outcome
-                .is_some_and(|o| o.fails_run(r.level, a.strict_expectations))
-        });
-        if failing || drifted > 0 {
+        terminal.finish(&result);
+        if result.fails(a.strict_expectations) {
             code = exit::FAILURES;
         }
-        if drifted > 0 {
-            eprintln!("\n{drifted} case(s) drifted from their snapshots on {spec}: review the .snap.new files (cargo insta review) or rerun with --accept");
-        } else if a.accept {
-            println!(
-                "snapshots of {spec} accepted under {}",
-                a.snapshots
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default()
-            );
-        }
-        runs.push(RuntimeRun {
-            runtime: spec.clone(),
-            info,
-            summary,
-            cases: results,
-        });
+        // One suite writes to --out; several write one folder each under it.
+        let out = if suites.len() > 1 {
+            a.out.join(&suite.name)
+        } else {
+            a.out.clone()
+        };
+        let files = hcpspec::report::write_all(&result, &out)?;
+        println!(
+            "\nwrote {} ({} files)",
+            out.join("result.json").display(),
+            files.len()
+        );
     }
-    let parity = crate::shim::parity(&runs);
-    if !parity.is_empty() {
-        code = exit::FAILURES;
-    }
-    let result = RunResult {
-        schema: hcpspec::report::SCHEMA.into(),
-        hcpspec_version: env!("CARGO_PKG_VERSION").into(),
-        suite: "contract".into(),
-        cases_hash: fnv1a(
-            cases
-                .iter()
-                .map(|c| std::fs::read(&c.file).unwrap_or_default()),
-        ),
-        runtimes: runs,
-        parity,
-    };
-    let files = hcpspec::report::write_all(&result, &a.out)?;
-    println!(
-        "\nwrote {} ({} files)",
-        a.out.join("result.json").display(),
-        files.len()
-    );
     Ok(code)
 }
 
-fn skipped_result(c: &Case, entry: Option<&hcpspec::run::expectations::Entry>) -> CaseResult {
-    CaseResult {
-        name: c.name(),
-        section: c.section.clone(),
-        level: c.level,
-        spec: c.spec.clone(),
-        verdict: Verdict::Skip {
-            reason: format!(
-                "expected skip: {}",
-                entry.map(|e| e.reason.as_str()).unwrap_or("")
-            ),
-        },
-        observations: vec![],
-        unclassified: vec![],
-        micros: 0,
-        annotations: Default::default(),
-    }
-}
-
-/// A progress bar on a terminal; in CI, a plain line for each case that did not pass.
-struct Progress {
+/// The terminal: a progress bar (or a line per problem without a terminal), then per runtime a
+/// table per section and an explanation of every failure; drift and parity as they come.
+struct Terminal {
+    suite: Suite,
+    tty: bool,
     bar: Option<indicatif::ProgressBar>,
-    spec: String,
+    drifted: usize,
 }
 
-impl Progress {
-    fn new(spec: &str, len: usize, tty: bool) -> Progress {
-        let bar = tty.then(|| {
-            let b = indicatif::ProgressBar::new(len as u64);
-            if let Ok(style) =
-                indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg}")
-            {
-                b.set_style(style.progress_chars("=> "));
-            }
-            b.set_prefix(spec.to_string());
-            b
-        });
-        Progress {
-            bar,
-            spec: spec.to_string(),
+impl Terminal {
+    fn new(suite: &Suite) -> Terminal {
+        Terminal {
+            suite: suite.clone(),
+            tty: std::io::stderr().is_terminal(),
+            bar: None,
+            drifted: 0,
         }
     }
-    fn done(&self, r: &CaseResult) {
-        match &self.bar {
-            Some(b) => {
-                b.inc(1);
-                if !matches!(r.verdict, Verdict::Pass) {
-                    b.set_message(format!(
-                        "last problem: {}",
-                        hcpspec::report::printable(&r.name, false)
-                    ));
+
+    fn finish(&self, result: &hcpspec::report::RunResult) {
+        let groups = hcpspec::run::parity::groups(
+            &result
+                .runtimes
+                .iter()
+                .map(|r| (r.runtime.as_str(), &r.info))
+                .collect::<Vec<_>>(),
+        );
+        for (runtime, specs) in &groups {
+            let n = result.parity.iter().filter(|d| &d.runtime == runtime).count();
+            if n == 0 {
+                println!(
+                    "\ntransport parity: {runtime} observed the same over {}",
+                    specs.join(", ")
+                );
+            } else {
+                eprintln!(
+                    "\ntransport parity: {runtime}: {n} case(s) observed differently over {}",
+                    specs.join(", ")
+                );
+            }
+        }
+        if self.drifted > 0 {
+            eprintln!("\n{} case(s) drifted from their snapshots: review the .snap.new files (cargo insta review) or rerun with --accept", self.drifted);
+        }
+    }
+}
+
+impl Reporter for Terminal {
+    fn event(&mut self, e: &Event<'_>) {
+        match e {
+            Event::RuntimeStarted { spec, cases, .. } => {
+                self.bar = self.tty.then(|| {
+                    let b = indicatif::ProgressBar::new(*cases as u64);
+                    if let Ok(style) = indicatif::ProgressStyle::with_template(
+                        "{prefix} [{bar:30}] {pos}/{len} {msg}",
+                    ) {
+                        b.set_style(style.progress_chars("=> "));
+                    }
+                    b.set_prefix(spec.to_string());
+                    b
+                });
+            }
+            Event::CaseFinished { spec, result: r } => {
+                let name = hcpspec::report::printable(&r.name, false);
+                match &self.bar {
+                    Some(b) => {
+                        b.inc(1);
+                        if !matches!(r.verdict, Verdict::Pass) {
+                            b.set_message(format!("last problem: {name}"));
+                        }
+                    }
+                    None if !matches!(r.verdict, Verdict::Pass) => {
+                        let label = if r.level == Level::PROFILE {
+                            "profile"
+                        } else {
+                            r.verdict.label()
+                        };
+                        eprintln!("hcpspec: {spec} {label} {name}");
+                    }
+                    None => {}
                 }
             }
-            None if !matches!(r.verdict, Verdict::Pass) => {
-                eprintln!(
-                    "hcpspec: {} {} {}",
-                    self.spec,
-                    if r.level == Level::PROFILE {
-                        "profile"
-                    } else {
-                        r.verdict.label()
-                    },
-                    hcpspec::report::printable(&r.name, false)
-                )
+            Event::Drifted {
+                spec,
+                result: r,
+                drift,
+                written,
+            } => {
+                self.drifted += 1;
+                match drift {
+                    Drift::New => eprintln!(
+                        "\nDRIFT {} on {spec}: no snapshot yet ({})",
+                        r.name,
+                        written.display()
+                    ),
+                    Drift::Changed { diff } => {
+                        let diff = if self.tty {
+                            snapshot::colour(diff)
+                        } else {
+                            diff.clone()
+                        };
+                        eprintln!(
+                            "\nDRIFT {} on {spec} (verdict {}):\n{diff}",
+                            r.name,
+                            r.verdict.label()
+                        );
+                    }
+                }
             }
-            None => {}
+            Event::RuntimeFinished { spec, run, cases } => {
+                if let Some(b) = self.bar.take() {
+                    b.finish_and_clear();
+                }
+                print_table(&self.suite, spec, run);
+                explain_problems(cases, run);
+            }
+            Event::ParityDiffered { difference } => eprintln!("PARITY {difference}"),
         }
     }
-    fn finish(&self) {
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
+}
+
+/// Every unexpected failure explained; PROFILE deviations and stale expectations in a line.
+fn explain_problems(cases: &[Case], run: &hcpspec::report::RuntimeRun) {
+    for c in cases {
+        let Some(r) = run.cases.iter().find(|r| r.name == c.name()) else {
+            continue;
+        };
+        let o = r.annotations.outcome.unwrap_or(Outcome::Pass);
+        let deviates = matches!(o, Outcome::Fail | Outcome::Error | Outcome::Unimplemented);
+        if deviates && c.level == Level::PROFILE {
+            eprintln!(
+                "\nPROFILE {} decides otherwise than hcpspec's profile (not a failure): {}",
+                r.name,
+                c.assumption.as_deref().unwrap_or("")
+            );
+        } else if deviates {
+            eprintln!(
+                "\n{} {}",
+                r.verdict.label().to_uppercase(),
+                hcpspec::report::printable(r.explain(c).trim_end(), true)
+            );
+        } else if o == Outcome::Stale {
+            eprintln!(
+                "\nSTALE {}: expected to fail ({}), but passes",
+                r.name,
+                r.annotations
+                    .expectation
+                    .as_ref()
+                    .map(|e| e.reason.as_str())
+                    .unwrap_or("")
+            );
         }
     }
 }
@@ -419,52 +446,45 @@ pub fn report(results: &[PathBuf], out: &Path) -> Result<i32, String> {
     Ok(exit::OK)
 }
 
-fn print_table(
-    spec: &str,
-    info: &Value,
-    cases: &[Case],
-    results: &[hcpspec::run::CaseResult],
-    summary: &Summary,
-) {
-    let name = info
-        .pointer("/runtime/name")
-        .and_then(Value::as_str)
-        .unwrap_or("?");
-    let version = info
-        .pointer("/runtime/version")
-        .and_then(Value::as_str)
-        .unwrap_or("?");
-    let (name, version) = (
-        hcpspec::report::printable(name, false),
-        hcpspec::report::printable(version, false),
+fn print_table(suite: &Suite, spec: &str, run: &hcpspec::report::RuntimeRun) {
+    let text = |p: &str| {
+        hcpspec::report::printable(
+            run.info.pointer(p).and_then(Value::as_str).unwrap_or("?"),
+            false,
+        )
+    };
+    println!(
+        "\n{spec}  ({} {})",
+        text("/runtime/name"),
+        text("/runtime/version")
     );
-    println!("\n{spec}  ({name} {version})");
     println!(
         "  {:<22} {:>5} {:>5} {:>5} {:>6} {:>6} {:>8}",
         "section", "pass", "fail", "skip", "unimpl", "error", "profile"
     );
-    for (s, title) in SECTIONS {
-        let rs: Vec<_> = cases
+    for sec in &suite.sections {
+        let rs: Vec<_> = run
+            .cases
             .iter()
-            .zip(results)
-            .filter(|(c, _)| c.section == *s)
-            .map(|(_, r)| r.clone())
+            .filter(|r| r.section == sec.id)
+            .cloned()
             .collect();
         if rs.is_empty() {
             continue;
         }
         let t = Summary::of(&rs);
         let mark = if t.must_fail > 0 { "✗" } else { "✓" };
-        let label = if s.len() <= 2 {
-            format!("{s:>2} {title}")
+        let label = if sec.id.len() <= 2 {
+            format!("{:>2} {}", sec.id, sec.title)
         } else {
-            title.to_string()
+            sec.title.clone()
         };
         println!(
             "{mark} {:<22} {:>5} {:>5} {:>5} {:>6} {:>6} {:>8}",
             label, t.pass, t.fail, t.skip, t.unimplemented, t.error, t.profile
         );
     }
+    let summary = &run.summary;
     println!(
         "  {:<22} {:>5} {:>5} {:>5} {:>6} {:>6} {:>8}   {} cases in {:.2} s",
         "total",
@@ -474,14 +494,14 @@ fn print_table(
         summary.unimplemented,
         summary.error,
         summary.profile,
-        results.len(),
+        run.cases.len(),
         summary.micros as f64 / 1e6
     );
 }
 
-fn print_kill_matrix(cases: &[Case], env: &RunEnv, jobs: usize) -> i32 {
+fn print_kill_matrix(suite: &Suite, cases: &[Case], env: &RunEnv, jobs: usize) -> i32 {
     let matrix = KillMatrix::compute(cases, env, jobs);
-    let sections: Vec<&str> = SECTIONS.iter().map(|(s, _)| *s).collect();
+    let sections: Vec<&str> = suite.sections.iter().map(|s| s.id.as_str()).collect();
     print!("{:<30}", "mutant \\ section");
     for s in &sections {
         print!("{:>5}", if *s == "must-not" { "mn" } else { s });
@@ -492,7 +512,7 @@ fn print_kill_matrix(cases: &[Case], env: &RunEnv, jobs: usize) -> i32 {
         print!("{:<30}", m.name());
         for s in &sections {
             let n = matrix.failures(m, s);
-            let own = m.sections().contains(s);
+            let own = m.sections().contains(&s);
             let cell = match (n, own) {
                 (0, true) => "·!".to_string(),
                 (0, false) => "·".to_string(),
@@ -583,14 +603,24 @@ pub fn lint(dirs: &[PathBuf]) -> Result<i32, String> {
 }
 
 pub fn list(filters: &Filters) -> Result<i32, String> {
-    for c in select(filters)? {
-        println!("{}", c.name());
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    for (_, cases) in select(filters)? {
+        for c in cases {
+            // A closed pipe (`hcpspec list | head`) ends the listing, quietly.
+            if writeln!(out, "{}", c.name()).is_err() {
+                return Ok(exit::OK);
+            }
+        }
     }
     Ok(exit::OK)
 }
 
 pub fn explain(name: &str, vectors: &Path) -> Result<i32, String> {
-    let cases = case::load_suite(vectors, "contract").map_err(|e| e.to_string())?;
+    let mut cases = Vec::new();
+    for s in case::suite_names(vectors).map_err(|e| e.to_string())? {
+        cases.extend(case::load_suite(vectors, &s).map_err(|e| e.to_string())?);
+    }
     let case = cases
         .iter()
         .find(|c| c.name() == name || c.id == name || name.starts_with(&(c.name() + "::")))
@@ -620,8 +650,20 @@ pub fn explain(name: &str, vectors: &Path) -> Result<i32, String> {
     Ok(exit::OK)
 }
 
+/// The HCP runtime suite's cases and its description, for the benches.
+pub fn hcp_cases(vectors: &Path) -> Result<(Suite, Vec<Case>), String> {
+    for name in case::suite_names(vectors).map_err(|e| e.to_string())? {
+        let suite = case::load_suite_info(vectors, &name).map_err(|e| e.to_string())?;
+        if suite.drives == "hcp-runtime" {
+            let cases = case::load_suite(vectors, &name).map_err(|e| e.to_string())?;
+            return Ok((suite, cases));
+        }
+    }
+    Err(format!("{}: no suite of HCP runtimes", vectors.display()))
+}
+
 pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
-    let cases = case::load_suite(vectors, "contract").map_err(|e| e.to_string())?;
+    let (suite, cases) = hcp_cases(vectors)?;
     let env = env(vectors)?;
     let connect = adapter::connector("inproc:reference")?;
     let claims = adapter::embedded_claims("reference").unwrap_or_default();
@@ -666,13 +708,18 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
         cores(),
         results.len() as f64 / par
     );
-    bench_reports(&cases, results, par)?;
+    bench_reports(&suite, &cases, results, par)?;
     Ok(exit::OK)
 }
 
 /// Rendering every output for 10 runtimes × the suite, and the cost of snapshot comparison
 /// against the in-process run it annotates (`suite_secs`, measured in the same process).
-fn bench_reports(cases: &[Case], results: Vec<CaseResult>, suite_secs: f64) -> Result<(), String> {
+fn bench_reports(
+    suite: &Suite,
+    cases: &[Case],
+    results: Vec<CaseResult>,
+    suite_secs: f64,
+) -> Result<(), String> {
     let info = json!({ "runtime": { "name": "reference", "version": env!("CARGO_PKG_VERSION") } });
     let runs = (0..10)
         .map(|i| RuntimeRun {
@@ -685,7 +732,8 @@ fn bench_reports(cases: &[Case], results: Vec<CaseResult>, suite_secs: f64) -> R
     let result = RunResult {
         schema: hcpspec::report::SCHEMA.into(),
         hcpspec_version: env!("CARGO_PKG_VERSION").into(),
-        suite: "contract".into(),
+        suite: suite.name.clone(),
+        sections: suite.sections.clone(),
         cases_hash: String::new(),
         runtimes: runs,
         parity: Vec::new(),

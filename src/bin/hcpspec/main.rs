@@ -21,13 +21,16 @@ struct Cli {
 
 #[derive(clap::Args, Clone)]
 pub struct Filters {
+    /// Run only this suite (a folder of vectors/ with a suite.json); repeatable. Default: all.
+    #[arg(long = "suite")]
+    pub suite: Vec<String>,
     /// Run only cases whose name contains this (or matches this glob); repeatable.
     #[arg(long = "filter")]
     pub filter: Vec<String>,
-    /// Run only cases of this section (1 … 10, must-not); repeatable.
+    /// Run only cases of this section (its id in the suite.json: 1 … 10, must-not); repeatable.
     #[arg(long = "section")]
     pub section: Vec<String>,
-    /// Run only cases of this level (MUST, SHOULD, MAY); repeatable.
+    /// Run only cases of this level (MUST, SHOULD, MAY, PROFILE); repeatable.
     #[arg(long = "level")]
     pub level: Vec<String>,
     /// Run only shard k of n (1-based, e.g. 2/4), for a CI matrix.

@@ -2,7 +2,6 @@
 //! `hcpspec bench --transports`: what each transport costs against a bare echo.
 
 use hcpspec::adapter;
-use hcpspec::case;
 use hcpspec::exit;
 use hcpspec::run::{run_all, RunEnv, Verdict};
 use hcpspec::shim::{self, Service, PROTOCOL};
@@ -279,7 +278,7 @@ fn echo_ws(url: &str) -> Result<Call, String> {
 pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let x = exe.display().to_string();
-    let cases = case::load_suite(vectors, "contract").map_err(|e| e.to_string())?;
+    let (_, cases) = crate::cli::hcp_cases(vectors)?;
     let env = RunEnv::new(vectors, &RunEnv::self_probe())?;
     let claims = adapter::embedded_claims("reference").unwrap_or_default();
     let jobs = crate::cli::cores();
@@ -360,36 +359,4 @@ pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, String
         );
     }
     Ok(exit::OK)
-}
-
-/// `hcpspec run` with one runtime over several transports: print and return the cases observed
-/// differently (normalised observations and verdicts).
-pub fn parity(runs: &[hcpspec::report::RuntimeRun]) -> Vec<adapter::parity::Difference> {
-    let all: Vec<(&str, &serde_json::Value, &[hcpspec::run::CaseResult])> = runs
-        .iter()
-        .map(|r| (r.runtime.as_str(), &r.info, r.cases.as_slice()))
-        .collect();
-    let groups = adapter::parity::groups(&all.iter().map(|(s, i, _)| (*s, *i)).collect::<Vec<_>>());
-    if groups.is_empty() {
-        return Vec::new();
-    }
-    let diffs = adapter::parity::compare(&all);
-    for (runtime, specs) in &groups {
-        let n = diffs.iter().filter(|d| &d.runtime == runtime).count();
-        if n == 0 {
-            println!(
-                "\ntransport parity: {runtime} observed the same over {}",
-                specs.join(", ")
-            );
-        } else {
-            eprintln!(
-                "\ntransport parity: {runtime}: {n} case(s) observed differently over {}",
-                specs.join(", ")
-            );
-        }
-    }
-    for d in &diffs {
-        eprintln!("PARITY {d}");
-    }
-    diffs
 }

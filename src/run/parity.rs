@@ -2,6 +2,7 @@
 //! Observations are already normalised by the runner (the case's temp dir, report paths and
 //! runtime ids as variables), so what is left to differ is the transport's doing.
 
+use crate::report::RuntimeRun;
 use crate::run::{CaseResult, Verdict};
 use serde_json::{json, Value};
 
@@ -139,4 +140,16 @@ pub fn groups(runs: &[(&str, &Value)]) -> Vec<(String, Vec<String>)> {
     }
     out.retain(|(_, specs)| specs.len() > 1);
     out
+}
+
+/// The cases each runtime reached over several transports was observed differently over.
+pub fn parity(runs: &[RuntimeRun]) -> Vec<Difference> {
+    let all: Vec<(&str, &Value, &[CaseResult])> = runs
+        .iter()
+        .map(|r| (r.runtime.as_str(), &r.info, r.cases.as_slice()))
+        .collect();
+    if groups(&all.iter().map(|(s, i, _)| (*s, *i)).collect::<Vec<_>>()).is_empty() {
+        return Vec::new();
+    }
+    compare(&all)
 }

@@ -1,0 +1,250 @@
+//! The runner: one run of a suite's selected cases on each target runtime, judged once, with
+//! expectations and snapshots applied, into the RunResult. Reporters (the terminal, the files)
+//! see it only through [`Event`]s, in the order things happen; the CLI and `cargo test` are two
+//! callers of this one path.
+
+use super::expectations::{Expect, Expectations, Outcome};
+use super::{run_all, Annotations, CaseResult, RunEnv, Verdict};
+use crate::adapter::Connector;
+use crate::case::matcher::Claims;
+use crate::case::{Case, Suite};
+use crate::report::{fnv1a, RunResult, RuntimeRun, Summary};
+use crate::snapshot::{self, Drift};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// One runtime to run the cases on: its adapter spec and a connector that makes a fresh
+/// adapter per case.
+pub struct Target {
+    pub spec: String,
+    pub connect: Connector,
+}
+
+/// What to do with snapshots.
+#[derive(Debug, Clone)]
+pub enum Snapshots {
+    Off,
+    /// Compare with `DIR/<runtime>/<suite>/`; drift fails the run and leaves a `.snap.new`.
+    Check(PathBuf),
+    /// Write new and changed snapshots under `DIR` instead of failing.
+    Accept(PathBuf),
+}
+
+/// What happened, for reporters. Cases finish in any order (they run in parallel); everything
+/// else comes in run order.
+pub enum Event<'a> {
+    RuntimeStarted {
+        spec: &'a str,
+        info: &'a Value,
+        cases: usize,
+    },
+    CaseFinished {
+        spec: &'a str,
+        result: &'a CaseResult,
+    },
+    Drifted {
+        spec: &'a str,
+        result: &'a CaseResult,
+        drift: &'a Drift,
+        written: &'a Path,
+    },
+    RuntimeFinished {
+        spec: &'a str,
+        run: &'a RuntimeRun,
+        cases: &'a [Case],
+    },
+    ParityDiffered {
+        difference: &'a crate::run::parity::Difference,
+    },
+}
+
+/// Anything that watches a run: the terminal table and progress bar, a JSON stream …
+pub trait Reporter: Send {
+    fn event(&mut self, event: &Event<'_>);
+}
+
+/// A reporter that watches nothing (`cargo test`, benches).
+pub struct Quiet;
+
+impl Reporter for Quiet {
+    fn event(&mut self, _: &Event<'_>) {}
+}
+
+/// Why a run could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("runtime {spec} unreachable: {message}")]
+    Unreachable { spec: String, message: String },
+    #[error("{0}")]
+    Snapshot(String),
+}
+
+pub struct Runner<'a> {
+    pub suite: &'a Suite,
+    pub cases: &'a [Case],
+    pub env: &'a RunEnv,
+    pub expectations: &'a Expectations,
+    pub snapshots: Snapshots,
+    pub jobs: usize,
+}
+
+impl Runner<'_> {
+    /// Run every case on every target. The result is keyed by case name, never by position.
+    pub fn run(
+        &self,
+        targets: &[Target],
+        reporter: &mut dyn Reporter,
+    ) -> Result<RunResult, RunError> {
+        let mut runs = Vec::new();
+        for t in targets {
+            runs.push(self.run_target(t, reporter)?);
+        }
+        let parity = super::parity::parity(&runs);
+        for d in &parity {
+            reporter.event(&Event::ParityDiffered { difference: d });
+        }
+        Ok(RunResult {
+            schema: crate::report::SCHEMA.into(),
+            hcpspec_version: env!("CARGO_PKG_VERSION").into(),
+            suite: self.suite.name.clone(),
+            sections: self.suite.sections.clone(),
+            cases_hash: fnv1a(
+                self.cases
+                    .iter()
+                    .map(|c| std::fs::read(&c.file).unwrap_or_default()),
+            ),
+            runtimes: runs,
+            parity,
+        })
+    }
+
+    fn run_target(&self, t: &Target, reporter: &mut dyn Reporter) -> Result<RuntimeRun, RunError> {
+        let spec = t.spec.as_str();
+        let info = (t.connect)()
+            .and_then(|mut a| {
+                a.call("initialize", json!({ "protocol": crate::shim::PROTOCOL }))
+                    .map_err(|e| e.to_string())
+            })
+            .map_err(|e| RunError::Unreachable {
+                spec: spec.into(),
+                message: snapshot::contain_text(&e),
+            })?;
+        let claims = Claims::from_initialize(&info);
+        // The runtime's name, version and features, as reports keep them.
+        let info = snapshot::contain(&info);
+        let run_name = info
+            .pointer("/runtime/name")
+            .and_then(Value::as_str)
+            .unwrap_or(spec)
+            .to_string();
+        let skipped = |c: &Case| {
+            self.expectations
+                .lookup(&c.name())
+                .is_some_and(|e| e.expect == Expect::Skip)
+        };
+        let to_run: Vec<Case> = self.cases.iter().filter(|c| !skipped(c)).cloned().collect();
+        reporter.event(&Event::RuntimeStarted {
+            spec,
+            info: &info,
+            cases: to_run.len(),
+        });
+        let start = Instant::now();
+        let shared = Mutex::new(&mut *reporter);
+        let ran = run_all(&to_run, self.env, &claims, self.jobs, &t.connect, &|r| {
+            let mut rep = shared.lock().unwrap_or_else(|p| p.into_inner());
+            rep.event(&Event::CaseFinished { spec, result: r });
+        });
+        let mut by_name: std::collections::BTreeMap<String, CaseResult> =
+            ran.into_iter().map(|r| (r.name.clone(), r)).collect();
+        let mut results = Vec::new();
+        for c in self.cases {
+            let entry = self.expectations.lookup(&c.name()).cloned();
+            let mut r = match by_name.remove(&c.name()) {
+                Some(r) => r,
+                None => skipped_result(c, entry.as_ref()),
+            };
+            r.annotations.outcome = Some(Outcome::of(&r, entry.as_ref()));
+            r.annotations.expectation = entry;
+            if let Some((drift, written)) = self.snapshot(&run_name, c, &r)? {
+                reporter.event(&Event::Drifted {
+                    spec,
+                    result: &r,
+                    drift: &drift,
+                    written: &written,
+                });
+                r.annotations.drift = Some(drift);
+            }
+            results.push(r);
+        }
+        let mut summary = Summary::of(&results);
+        summary.micros = start.elapsed().as_micros() as u64;
+        let run = RuntimeRun {
+            runtime: spec.to_string(),
+            info,
+            summary,
+            cases: results,
+        };
+        reporter.event(&Event::RuntimeFinished {
+            spec,
+            run: &run,
+            cases: self.cases,
+        });
+        Ok(run)
+    }
+
+    /// Drift of one case's observations from its snapshot, or none (also when accepting).
+    fn snapshot(
+        &self,
+        runtime: &str,
+        case: &Case,
+        r: &CaseResult,
+    ) -> Result<Option<(Drift, PathBuf)>, RunError> {
+        let (root, accept) = match &self.snapshots {
+            Snapshots::Off => return Ok(None),
+            Snapshots::Check(root) => (root, false),
+            Snapshots::Accept(root) => (root, true),
+        };
+        if matches!(r.verdict, Verdict::Skip { .. }) {
+            return Ok(None);
+        }
+        let drift = snapshot::check(root, runtime, case, &r.observations, accept)
+            .map_err(RunError::Snapshot)?;
+        Ok(drift.filter(|_| !accept))
+    }
+}
+
+impl RunResult {
+    /// Does this result fail a run? Unexpected MUST failures, errors and unimplemented MUST
+    /// cases, drift, stale expectations under `strict`, transport parity differences.
+    pub fn fails(&self, strict: bool) -> bool {
+        !self.parity.is_empty()
+            || self.runtimes.iter().flat_map(|r| &r.cases).any(|r| {
+                r.annotations.drift.is_some()
+                    || r.annotations
+                        .outcome
+                        .is_some_and(|o| o.fails_run(r.level, strict))
+            })
+    }
+}
+
+/// The result of a case an expectation skips: not run.
+fn skipped_result(c: &Case, entry: Option<&super::expectations::Entry>) -> CaseResult {
+    CaseResult {
+        name: c.name(),
+        section: c.section.clone(),
+        level: c.level,
+        spec: c.spec.clone(),
+        verdict: Verdict::Skip {
+            reason: format!(
+                "expected skip: {}",
+                entry.map(|e| e.reason.as_str()).unwrap_or("")
+            ),
+        },
+        observations: vec![],
+        unclassified: vec![],
+        micros: 0,
+        annotations: Annotations::default(),
+    }
+}
