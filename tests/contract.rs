@@ -139,7 +139,7 @@ fn main() {
         let (cases, env) = (cases.clone(), env.clone());
         trials.push(Trial::test(format!("variants::{v}"), move || {
             let name = format!("variant:{v}");
-            let claims = hcpspec::adapter::embedded_claims(&name).expect("embedded variant");
+            let claims = hcpspec::run::embedded_claims(&name).expect("embedded variant");
             let failed: Vec<String> = cases
                 .iter()
                 .filter(|c| c.level == hcpspec::case::Level::MUST)

@@ -15,7 +15,7 @@ fn vectors() -> PathBuf {
 }
 
 fn claims(name: &str) -> hcpspec::case::matcher::Claims {
-    hcpspec::adapter::embedded_claims(name).unwrap()
+    hcpspec::run::embedded_claims(name).unwrap()
 }
 
 fn env() -> &'static RunEnv {

@@ -22,7 +22,7 @@ fn root() -> &'static Path {
 }
 
 fn claims() -> hcpspec::case::matcher::Claims {
-    hcpspec::adapter::embedded_claims("reference").unwrap()
+    hcpspec::run::embedded_claims("reference").unwrap()
 }
 
 fn env() -> &'static RunEnv {

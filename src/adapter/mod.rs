@@ -61,12 +61,6 @@ impl Adapter for Inproc {
     }
 }
 
-/// What an embedded runtime claims in `initialize` (its denial and rule maps, its features).
-pub fn embedded_claims(name: &str) -> Option<crate::case::matcher::Claims> {
-    let info = Inproc::new(name)?.call("initialize", serde_json::json!({})).ok()?;
-    Some(crate::case::matcher::Claims::from_initialize(&info))
-}
-
 /// The limits every call runs under.
 #[derive(Debug, Clone)]
 pub struct Options {

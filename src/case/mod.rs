@@ -214,7 +214,16 @@ impl Suite {
             .iter()
             .find(|s| s.id == id)
             .map_or(id, |s| s.title.as_str());
-        crate::run::plan::section_label(id, title)
+        section_label(id, title)
+    }
+}
+
+/// "4 Confirm gate", or just "Must-nots" for the must-not list.
+pub fn section_label(section: &str, title: &str) -> String {
+    if section.chars().all(|c| c.is_ascii_digit()) {
+        format!("{section} {title}")
+    } else {
+        title.to_string()
     }
 }
 

@@ -454,5 +454,5 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The reference, judged by its own maps.
 fn reference_claims() -> Claims {
-    crate::adapter::embedded_claims("reference").unwrap_or_default()
+    crate::run::embedded_claims("reference").unwrap_or_default()
 }

@@ -11,11 +11,7 @@ pub use html::html;
 pub use junit::junit;
 pub use markdown::markdown;
 
-use crate::case::Level;
-use crate::run::expectations::Outcome;
-use crate::run::CaseResult;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+pub use crate::run::result::{counts, fnv1a, outcome, RunResult, RuntimeRun, Summary, SCHEMA};
 use std::path::Path;
 
 /// Text from a runtime, a shim or a result file made safe for a terminal or a one-line field:
@@ -32,131 +28,6 @@ pub fn printable(s: &str, lines: bool) -> String {
         }
     }
     out
-}
-
-/// The schema of this record: `vectors/schemas/run-result.schema.json`.
-pub const SCHEMA: &str = "https://hcpspec.dev/schemas/run-result.schema.json";
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunResult {
-    #[serde(rename = "$schema", default)]
-    pub schema: String,
-    pub hcpspec_version: String,
-    pub suite: String,
-    /// The suite's sections, in report order (from `vectors/<suite>/suite.json`).
-    #[serde(default)]
-    pub sections: Vec<crate::case::Section>,
-    /// FNV-1a over the case files run, so two results can tell they ran the same cases.
-    pub cases_hash: String,
-    pub runtimes: Vec<RuntimeRun>,
-    /// Cases one runtime answered differently over two transports (empty when it ran over one).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub parity: Vec<crate::run::parity::Difference>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RuntimeRun {
-    /// The adapter spec, e.g. `inproc:reference`.
-    pub runtime: String,
-    /// What the runtime answered to `initialize`: name, version, features it claims.
-    pub info: Value,
-    pub summary: Summary,
-    pub cases: Vec<CaseResult>,
-}
-
-impl RuntimeRun {
-    /// The runtime's own name (from `initialize`), else its adapter spec.
-    pub fn name(&self) -> String {
-        self.info
-            .pointer("/runtime/name")
-            .and_then(Value::as_str)
-            .map(String::from)
-            .unwrap_or_else(|| self.runtime.clone())
-    }
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    pub pass: usize,
-    pub fail: usize,
-    pub expected_fail: usize,
-    pub stale: usize,
-    pub skip: usize,
-    pub unimplemented: usize,
-    pub error: usize,
-    /// PROFILE cases the runtime decides otherwise than hcpspec's profile: reported apart,
-    /// never failing a run (and not in `fail`, `unimplemented` or `error`).
-    #[serde(default)]
-    pub profile: usize,
-    /// Class and rule checks the runtime's own maps could not classify.
-    #[serde(default)]
-    pub unclassified: usize,
-    /// Unexpected MUST failures and errors: what makes a run red.
-    pub must_fail: usize,
-    pub drift: usize,
-    pub micros: u64,
-}
-
-/// The outcome of a result: as annotated by the run, else from its verdict alone.
-pub fn outcome(r: &CaseResult) -> Outcome {
-    r.annotations
-        .outcome
-        .unwrap_or_else(|| Outcome::of(r, None))
-}
-
-impl Summary {
-    pub fn of(results: &[CaseResult]) -> Summary {
-        let mut s = Summary::default();
-        for r in results {
-            let o = outcome(r);
-            s.unclassified += r.unclassified.len();
-            let deviates = matches!(o, Outcome::Fail | Outcome::Unimplemented | Outcome::Error);
-            if r.level == Level::PROFILE && deviates {
-                s.profile += 1;
-                s.micros += r.micros;
-                continue;
-            }
-            match o {
-                Outcome::Pass => s.pass += 1,
-                Outcome::Fail => s.fail += 1,
-                Outcome::ExpectedFail => s.expected_fail += 1,
-                Outcome::Stale => s.stale += 1,
-                Outcome::Skip => s.skip += 1,
-                Outcome::Unimplemented => s.unimplemented += 1,
-                Outcome::Error => s.error += 1,
-            }
-            if o.fails_run(r.level, false) {
-                s.must_fail += 1;
-            }
-            s.drift += usize::from(r.annotations.drift.is_some());
-            s.micros += r.micros;
-        }
-        s
-    }
-}
-
-/// Counts per (section, level) for the matrix.
-pub fn counts(results: &[CaseResult], section: &str, level: Option<Level>) -> Summary {
-    let rs: Vec<CaseResult> = results
-        .iter()
-        .filter(|r| r.section == section && level.is_none_or(|l| r.level == l))
-        .cloned()
-        .collect();
-    Summary::of(&rs)
-}
-
-/// FNV-1a 64 over the given byte strings, as hex.
-pub fn fnv1a(parts: impl IntoIterator<Item = Vec<u8>>) -> String {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for part in parts {
-        for b in part {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x100000001b3);
-        }
-        h ^= 0xff;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    format!("{h:016x}")
 }
 
 /// Merge several results into one matrix; runtimes keep their order, a later result of the

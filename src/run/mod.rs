@@ -6,6 +6,7 @@ mod materialize;
 pub mod mutants;
 pub mod parity;
 pub mod plan;
+pub mod result;
 pub mod runner;
 
 use crate::adapter::{Adapter, CallError};
@@ -17,6 +18,14 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 pub use materialize::Vars;
+
+/// What an embedded runtime claims in `initialize` (its denial and rule maps, its features).
+pub fn embedded_claims(name: &str) -> Option<Claims> {
+    let info = crate::adapter::Inproc::new(name)?
+        .call("initialize", json!({}))
+        .ok()?;
+    Some(Claims::from_initialize(&info))
+}
 
 /// What a run needs besides the cases: where the fixtures are, where the probe is.
 pub struct RunEnv {
@@ -237,7 +246,7 @@ pub fn run_case(
         }
     };
     // What the runtime said, as reports keep it: secrets redacted, texts capped.
-    crate::snapshot::contain_verdict(&mut verdict);
+    contain_verdict(&mut verdict);
     let unclassified = unclassified
         .iter()
         .map(|n| crate::snapshot::contain_text(n))
@@ -520,3 +529,23 @@ where
         .flatten()
         .collect()
 }
+
+/// A verdict's texts (they quote the runtime: errors, skip reasons, failure messages) as
+/// reports keep them.
+pub fn contain_verdict(v: &mut Verdict) {
+    match v {
+        Verdict::Pass => {}
+        Verdict::Skip { reason } | Verdict::Unimplemented { reason } => {
+            *reason = crate::snapshot::contain_text(reason)
+        }
+        Verdict::Error { message } => *message = crate::snapshot::contain_text(message),
+        Verdict::Fail(f) => {
+            f.message = crate::snapshot::contain_text(&f.message);
+            f.path = crate::snapshot::contain_text(&f.path);
+            f.action = crate::snapshot::contain_text(&f.action);
+            f.expected = crate::snapshot::contain(&f.expected);
+            f.actual = crate::snapshot::contain(&f.actual);
+        }
+    }
+}
+

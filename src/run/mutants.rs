@@ -22,7 +22,7 @@ pub fn variant_failures(cases: &[Case], env: &RunEnv, jobs: usize) -> Vec<(Strin
                     .map(|a| Box::new(crate::adapter::Checked(a)) as Box<dyn Adapter>)
                     .ok_or_else(|| format!("no runtime {name}"))
             };
-            let claims = crate::adapter::embedded_claims(&name).unwrap_or_default();
+            let claims = crate::run::embedded_claims(&name).unwrap_or_default();
             let failed = run_all(cases, env, &claims, jobs, connect, &|_| {})
                 .into_iter()
                 .filter(|r| r.level == Level::MUST && r.verdict != Verdict::Pass)
@@ -47,7 +47,7 @@ impl KillMatrix {
                         .map(|a| Box::new(a) as Box<dyn Adapter>)
                         .ok_or_else(|| format!("no runtime {name}"))
                 };
-                let claims = crate::adapter::embedded_claims(&name).unwrap_or_default();
+                let claims = crate::run::embedded_claims(&name).unwrap_or_default();
                 (m, run_all(cases, env, &claims, jobs, connect, &|_| {}))
             })
             .collect();

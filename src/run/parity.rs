@@ -2,7 +2,7 @@
 //! Observations are already normalised by the runner (the case's temp dir, report paths and
 //! runtime ids as variables), so what is left to differ is the transport's doing.
 
-use crate::report::RuntimeRun;
+use super::result::RuntimeRun;
 use crate::run::{CaseResult, Verdict};
 use serde_json::{json, Value};
 

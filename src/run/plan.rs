@@ -82,14 +82,7 @@ impl Selection {
     }
 }
 
-/// "4 Confirm gate", or just "Must-nots" for the must-not list.
-pub fn section_label(section: &str, title: &str) -> String {
-    if section.chars().all(|c| c.is_ascii_digit()) {
-        format!("{section} {title}")
-    } else {
-        title.to_string()
-    }
-}
+pub use crate::case::section_label;
 
 #[cfg(test)]
 mod tests {

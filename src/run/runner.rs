@@ -8,7 +8,7 @@ use super::{run_all, Annotations, CaseResult, RunEnv, Verdict};
 use crate::adapter::Connector;
 use crate::case::matcher::Claims;
 use crate::case::{Case, Suite};
-use crate::report::{fnv1a, RunResult, RuntimeRun, Summary};
+use super::result::{fnv1a, RunResult, RuntimeRun, Summary};
 use crate::snapshot::{self, Drift};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -106,7 +106,7 @@ impl Runner<'_> {
             reporter.event(&Event::ParityDiffered { difference: d });
         }
         Ok(RunResult {
-            schema: crate::report::SCHEMA.into(),
+            schema: super::result::SCHEMA.into(),
             hcpspec_version: env!("CARGO_PKG_VERSION").into(),
             suite: self.suite.name.clone(),
             sections: self.suite.sections.clone(),
@@ -209,7 +209,13 @@ impl Runner<'_> {
         if matches!(r.verdict, Verdict::Skip { .. }) {
             return Ok(None);
         }
-        let drift = snapshot::check(root, runtime, case, &r.observations, accept)
+        let key = snapshot::Key {
+            suite: &case.suite,
+            id: &case.id,
+            name: &r.name,
+            source: &case.file,
+        };
+        let drift = snapshot::check(root, runtime, &key, &r.observations, accept)
             .map_err(RunError::Snapshot)?;
         Ok(drift.filter(|_| !accept))
     }

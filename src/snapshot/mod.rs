@@ -8,12 +8,12 @@ pub use normalize::{
     bound, cap, contain, contain_text, redact_secrets, secrets, Redact, MAX_TEXT, MAX_VALUE,
 };
 
-use crate::run::Observation;
+use serde::Serialize;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 /// The snapshot body of one case: its name and every step's normalised observation.
-pub fn body(case_name: &str, observations: &[Observation]) -> String {
+pub fn body<T: Serialize + ?Sized>(case_name: &str, observations: &T) -> String {
     serde_json::to_string_pretty(&json!({ "case": case_name, "observations": observations }))
         .unwrap_or_default()
 }
@@ -99,24 +99,32 @@ pub fn write(path: &Path, source: &str, body: &str, accept: bool) -> std::io::Re
 /// Check one case's observations against its snapshot under `root`. On drift, write the new
 /// body: as the snapshot itself when `accept`, else as a `.snap.new` beside it (what `cargo insta
 /// review` looks for). Returns the drift and the file written; None when nothing drifted.
-pub fn check(
+/// Which snapshot: the case's suite, id and stable name, and its file (insta's `source`).
+pub struct Key<'a> {
+    pub suite: &'a str,
+    pub id: &'a str,
+    pub name: &'a str,
+    pub source: &'a Path,
+}
+
+pub fn check<T: Serialize + ?Sized>(
     root: &Path,
     runtime: &str,
-    case: &crate::case::Case,
-    observations: &[Observation],
+    key: &Key<'_>,
+    observations: &T,
     accept: bool,
 ) -> Result<Option<(Drift, PathBuf)>, String> {
-    let path = path(root, runtime, &case.suite, &case.id);
-    let body = body(&case.name(), observations);
+    let path = path(root, runtime, key.suite, key.id);
+    let body = body(key.name, observations);
     let Some(drift) = compare(&path, &body) else {
         return Ok(None);
     };
     // insta's `source`: the case file, relative to where hcpspec runs when it can be.
     let cwd = std::env::current_dir().unwrap_or_default();
-    let source = case
-        .file
+    let source = key
+        .source
         .strip_prefix(&cwd)
-        .unwrap_or(&case.file)
+        .unwrap_or(key.source)
         .display()
         .to_string();
     let written =
@@ -153,26 +161,6 @@ pub fn normalize(v: &Value, r: &Redact) -> Value {
         return normalize::apply(v, r);
     }
     normalize::bound(normalize::apply(v, r))
-}
-
-/// A verdict's texts (they quote the runtime: errors, skip reasons, failure messages) as
-/// reports keep them.
-pub fn contain_verdict(v: &mut crate::run::Verdict) {
-    use crate::run::Verdict;
-    match v {
-        Verdict::Pass => {}
-        Verdict::Skip { reason } | Verdict::Unimplemented { reason } => {
-            *reason = contain_text(reason)
-        }
-        Verdict::Error { message } => *message = contain_text(message),
-        Verdict::Fail(f) => {
-            f.message = contain_text(&f.message);
-            f.path = contain_text(&f.path);
-            f.action = contain_text(&f.action);
-            f.expected = contain(&f.expected);
-            f.actual = contain(&f.actual);
-        }
-    }
 }
 
 #[cfg(test)]

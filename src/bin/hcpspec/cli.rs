@@ -666,7 +666,7 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
     let (suite, cases) = hcp_cases(vectors)?;
     let env = env(vectors)?;
     let connect = adapter::connector("inproc:reference")?;
-    let claims = adapter::embedded_claims("reference").unwrap_or_default();
+    let claims = hcpspec::run::embedded_claims("reference").unwrap_or_default();
     // Spawn cost of the probe alone, measured in the same run.
     let probe = env.bin_dir.join("hcpspec-probe");
     let spawn_n = 50;

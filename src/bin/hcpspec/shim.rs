@@ -280,7 +280,7 @@ pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, String
     let x = exe.display().to_string();
     let (_, cases) = crate::cli::hcp_cases(vectors)?;
     let env = RunEnv::new(vectors, &RunEnv::self_probe())?;
-    let claims = adapter::embedded_claims("reference").unwrap_or_default();
+    let claims = hcpspec::run::embedded_claims("reference").unwrap_or_default();
     let jobs = crate::cli::cores();
     let http = Server::start(&exe, &["--transport", "http", "--runtime", "reference"])?;
     let ws = Server::start(&exe, &["--transport", "ws", "--runtime", "reference"])?;
