@@ -92,8 +92,27 @@ pub fn budget(result: &RunResult) -> u64 {
 
 /// Write every rendering of `result` into `dir`: result.json, junit.xml, summary.md,
 /// index.html and badges/<runtime>.json. Each must fit its [`budget`].
-pub fn write_all(result: &RunResult, dir: &Path) -> Result<Vec<std::path::PathBuf>, String> {
-    let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+/// Why the outputs of a run were not written: not bad input, not a failed case.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {size} bytes is over its budget of {budget} bytes; nothing was written", path.display())]
+    OverBudget {
+        path: std::path::PathBuf,
+        size: u64,
+        budget: u64,
+    },
+}
+
+pub fn write_all(result: &RunResult, dir: &Path) -> Result<Vec<std::path::PathBuf>, WriteError> {
+    let io = |p: &Path, e: std::io::Error| WriteError::Io {
+        path: p.to_path_buf(),
+        source: e,
+    };
     std::fs::create_dir_all(dir.join("badges")).map_err(|e| io(dir, e))?;
     let mut files = vec![
         (
@@ -110,11 +129,11 @@ pub fn write_all(result: &RunResult, dir: &Path) -> Result<Vec<std::path::PathBu
     }
     let budget = budget(result);
     if let Some((p, text)) = files.iter().find(|(_, t)| t.len() as u64 > budget) {
-        return Err(format!(
-            "{}: {} bytes is over its budget of {budget} bytes; nothing was written",
-            p.display(),
-            text.len()
-        ));
+        return Err(WriteError::OverBudget {
+            path: p.clone(),
+            size: text.len() as u64,
+            budget,
+        });
     }
     for (p, text) in &files {
         std::fs::write(p, text).map_err(|e| io(p, e))?;
@@ -144,7 +163,7 @@ mod tests {
         result.suite = "x".repeat(3 << 20);
         let out = tempfile::tempdir().unwrap();
         let e = write_all(&result, out.path()).unwrap_err();
-        assert!(e.contains("over its budget"), "{e}");
+        assert!(matches!(e, WriteError::OverBudget { .. }), "{e}");
         assert!(!out.path().join("result.json").exists());
     }
 

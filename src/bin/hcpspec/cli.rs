@@ -269,7 +269,13 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         } else {
             a.out.clone()
         };
-        let files = hcpspec::report::write_all(&result, &out)?;
+        let files = match hcpspec::report::write_all(&result, &out) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("hcpspec: the run's outputs were not written: {e}");
+                return Ok(exit::OUTPUT);
+            }
+        };
         println!(
             "\nwrote {} ({} files)",
             out.join("result.json").display(),
@@ -440,7 +446,14 @@ pub fn report(results: &[PathBuf], out: &Path) -> Result<i32, String> {
         .map(|p| hcpspec::report::read(p))
         .collect::<Result<Vec<_>, _>>()?;
     let merged = hcpspec::report::merge(read)?;
-    for f in hcpspec::report::write_all(&merged, out)? {
+    let files = match hcpspec::report::write_all(&merged, out) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("hcpspec: the outputs were not written: {e}");
+            return Ok(exit::OUTPUT);
+        }
+    };
+    for f in files {
         println!("wrote {}", f.display());
     }
     Ok(exit::OK)
@@ -740,7 +753,7 @@ fn bench_reports(
     };
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let t = Instant::now();
-    let files = hcpspec::report::write_all(&result, dir.path())?;
+    let files = hcpspec::report::write_all(&result, dir.path()).map_err(|e| e.to_string())?;
     let render = t.elapsed().as_secs_f64();
     let bytes: u64 = files
         .iter()
