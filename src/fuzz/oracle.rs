@@ -201,6 +201,27 @@ impl Classes {
     }
 }
 
+/// The grant rule as the oracles read it from the contract and ASSUMPTIONS.md, written once and
+/// apart from the runtimes it judges: a grant of exactly `cap` on exactly `pack_id`, within its
+/// verb and tenant scopes, and nothing else.
+pub fn granted(
+    grants: &[crate::runtime::Grant],
+    tenant: Option<&str>,
+    cap: &str,
+    pack_id: &str,
+    verb: Option<&str>,
+) -> bool {
+    grants.iter().any(|g| {
+        g.capability == cap
+            && g.pack_id == pack_id
+            && g.tenant_id.as_deref().is_none_or(|t| Some(t) == tenant)
+            && match (&g.verb_keys, verb) {
+                (Some(keys), Some(v)) => keys.iter().any(|k| k == v),
+                _ => true,
+            }
+    })
+}
+
 /// Everything the oracles judge a run of one fuzz case by.
 pub struct Ctx<'a> {
     pub case: &'a FuzzCase,
@@ -229,18 +250,8 @@ impl Ctx<'_> {
         self.case.grants.as_deref().unwrap_or(&[])
     }
 
-    /// A grant of exactly `cap` on exactly `pack_id`, within its verb and tenant scopes.
     fn granted(&self, cap: &str, pack_id: &str, verb: Option<&str>) -> bool {
-        let tenant = self.case.tenant_id.as_deref();
-        self.grants().iter().any(|g| {
-            g.capability == cap
-                && g.pack_id == pack_id
-                && g.tenant_id.as_deref().is_none_or(|t| Some(t) == tenant)
-                && match (&g.verb_keys, verb) {
-                    (Some(keys), Some(v)) => keys.iter().any(|k| k == v),
-                    _ => true,
-                }
-        })
+        granted(self.grants(), self.case.tenant_id.as_deref(), cap, pack_id, verb)
     }
 
     fn sandboxed(&self) -> bool {

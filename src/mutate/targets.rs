@@ -286,17 +286,7 @@ pub fn check_authz(i: &AuthzInput, m: Option<Mutant>) -> Result<(), String> {
     };
     // A grant allows exactly its capability on exactly its pack, within its scopes.
     let granted = |cap: &str, pack_id: &str, verb: Option<&str>| {
-        i.grants.iter().any(|g| {
-            g.capability == cap
-                && g.pack_id == pack_id
-                && g.tenant_id
-                    .as_deref()
-                    .is_none_or(|t| Some(t) == i.tenant_id.as_deref())
-                && match (&g.verb_keys, verb) {
-                    (Some(keys), Some(v)) => keys.iter().any(|k| k == v),
-                    _ => true,
-                }
-        })
+        crate::fuzz::oracle::granted(&i.grants, i.tenant_id.as_deref(), cap, pack_id, verb)
     };
     let packs = [i.pack.pack_id(), i.req.pack_id.as_str(), "*"];
     let verbs = [None, Some(i.req.verb_key.as_str()), Some("*")];
