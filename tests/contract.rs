@@ -13,20 +13,15 @@ use libtest_mimic::{Arguments, Trial};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-/// Snapshots are checked along the runner's own path: a change of a denial text fails
-/// `cargo test` until accepted (HCPSPEC_ACCEPT=1, or `cargo insta review` on the `.snap.new`).
-fn snapshots() -> Snapshots {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots");
-    let accept = std::env::var("HCPSPEC_ACCEPT").is_ok_and(|v| v == "1")
-        || std::env::var("INSTA_UPDATE").is_ok_and(|v| v == "always");
-    if accept {
-        Snapshots::Accept(root)
-    } else {
-        Snapshots::Check(root)
-    }
+/// The checked-in snapshots, `snapshots/<runtime>/<suite>/<case-id>.snap`.
+fn snapshot_root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots")
 }
 
-/// One case on one embedded runtime, judged by the same runner as `hcpspec run`.
+/// One case on one embedded runtime, judged by the same runner as `hcpspec run`; its
+/// observations are then read against the checked-in snapshot by insta itself (settings bound
+/// to the case file), so `cargo insta review` and `cargo insta test --unreferenced=reject` work
+/// on what `hcpspec run --snapshots` writes. HCPSPEC_ACCEPT=1 (or INSTA_UPDATE=always) accepts.
 fn judge(suite: &Suite, case: &Case, env: &RunEnv, spec: &str) -> Result<(), libtest_mimic::Failed> {
     let expectations = Expectations::default();
     let runner = Runner {
@@ -34,7 +29,7 @@ fn judge(suite: &Suite, case: &Case, env: &RunEnv, spec: &str) -> Result<(), lib
         cases: std::slice::from_ref(case),
         env,
         expectations: &expectations,
-        snapshots: snapshots(),
+        snapshots: Snapshots::Off,
         jobs: 1,
     };
     let target = Target {
@@ -42,26 +37,86 @@ fn judge(suite: &Suite, case: &Case, env: &RunEnv, spec: &str) -> Result<(), lib
         connect: hcpspec::adapter::connector(spec)?,
     };
     let result = runner.run(&[target], &mut Quiet)?;
-    let r = &result.runtimes[0].cases[0];
+    let run = &result.runtimes[0];
+    let r = &run.cases[0];
     if r.verdict != Verdict::Pass {
         return Err(r.explain(case).into());
     }
-    if let Some(d) = &r.annotations.drift {
-        let what = match d {
-            hcpspec::snapshot::Drift::New => "no snapshot yet".to_string(),
-            hcpspec::snapshot::Drift::Changed { diff } => diff.clone(),
-        };
-        return Err(format!(
-            "{} drifted from its snapshot (conformant, but the observations changed):\n{what}\nreview the .snap.new with `cargo insta review`, or accept all with HCPSPEC_ACCEPT=1 cargo test",
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(
+        snapshot_root()
+            .join(hcpspec::snapshot::runtime_dir(&run.name()))
+            .join(&case.suite),
+    );
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_input_file(&case.file);
+    let body = hcpspec::snapshot::body(&r.name, &r.observations);
+    let id = case.id.clone();
+    // insta reports a mismatch by panicking; keep it this trial's failure, with its diff.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        settings.bind(|| insta::assert_snapshot!(id, body, "observations"));
+    }))
+    .map_err(|e| {
+        let why = e
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        format!(
+            "{} drifted from its snapshot (conformant, but the observations changed): {why}\nreview with `cargo insta review`, or accept all with HCPSPEC_ACCEPT=1 cargo test",
             r.name
         )
-        .into());
+        .into()
+    })
+}
+
+/// Snapshots of no case (a case deleted or renamed, a runtime gone) are reported, so that the
+/// snapshot folder never carries what no test reads.
+fn no_orphan_snapshots(suites: &[(Suite, Vec<Case>)]) -> Result<(), libtest_mimic::Failed> {
+    let root = snapshot_root();
+    let mut orphans = Vec::new();
+    for rt in std::fs::read_dir(&root)?.flatten() {
+        for suite_dir in std::fs::read_dir(rt.path())?.flatten() {
+            let name = suite_dir.file_name().to_string_lossy().into_owned();
+            let suite = suites.iter().find(|(s, _)| s.name == name);
+            let runtimes: Vec<String> = suite
+                .map(|(s, _)| {
+                    s.embedded
+                        .iter()
+                        .map(|e| hcpspec::snapshot::runtime_dir(e.strip_prefix("inproc:").unwrap_or(e)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            for f in std::fs::read_dir(suite_dir.path())?.flatten() {
+                let p = f.path();
+                let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned());
+                let known = suite.is_some_and(|(_, cases)| {
+                    cases.iter().any(|c| Some(&c.id) == stem.as_ref())
+                }) && runtimes.contains(&rt.file_name().to_string_lossy().into_owned());
+                if p.extension().is_some_and(|x| x == "snap") && !known {
+                    orphans.push(p.display().to_string());
+                }
+            }
+        }
     }
-    Ok(())
+    if orphans.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} snapshot(s) of no case on no embedded runtime (delete them):\n  {}",
+            orphans.len(),
+            orphans.join("\n  ")
+        )
+        .into())
+    }
 }
 
 fn main() {
     let args = Arguments::from_args();
+    if std::env::var("HCPSPEC_ACCEPT").is_ok_and(|v| v == "1") {
+        // Before any thread starts: insta accepts every snapshot it reads.
+        std::env::set_var("INSTA_UPDATE", "always");
+    }
     let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
     // Every suite's cases on its embedded runtimes; the HCP suite's also on mutants and variants.
     let loaded = suite_names(&vectors).and_then(|names| {
@@ -92,6 +147,10 @@ fn main() {
         }
     };
     let mut trials = Vec::new();
+    let all = suites.clone();
+    trials.push(Trial::test("snapshots::no-orphans", move || {
+        no_orphan_snapshots(&all)
+    }));
     for (si, (suite, suite_cases)) in suites.iter().enumerate() {
         for (i, case) in suite_cases.iter().enumerate() {
             for spec in &suite.embedded {

@@ -96,9 +96,6 @@ pub fn write(path: &Path, source: &str, body: &str, accept: bool) -> std::io::Re
     Ok(target)
 }
 
-/// Check one case's observations against its snapshot under `root`. On drift, write the new
-/// body: as the snapshot itself when `accept`, else as a `.snap.new` beside it (what `cargo insta
-/// review` looks for). Returns the drift and the file written; None when nothing drifted.
 /// Which snapshot: the case's suite, id and stable name, and its file (insta's `source`).
 pub struct Key<'a> {
     pub suite: &'a str,
@@ -106,6 +103,10 @@ pub struct Key<'a> {
     pub name: &'a str,
     pub source: &'a Path,
 }
+
+/// Check one case's observations against its snapshot under `root`. On drift, write the new
+/// body: as the snapshot itself when `accept`, else as a `.snap.new` beside it (what `cargo insta
+/// review` looks for). Returns the drift and the file written; None when nothing drifted.
 
 pub fn check<T: Serialize + ?Sized>(
     root: &Path,
