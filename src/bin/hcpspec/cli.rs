@@ -650,6 +650,12 @@ pub fn explain(name: &str, vectors: &Path) -> Result<i32, String> {
     if let Some(a) = &case.assumption {
         println!("  assumption: {a}");
     }
+    if !case.requires.is_empty() {
+        println!("  requires: {} (skipped where the runtime does not claim it)", case.requires.join(", "));
+    }
+    if !case.killed_by.is_empty() {
+        println!("  killed by: {}", case.killed_by.join(", "));
+    }
     println!(
         "  setup:   {}",
         serde_json::to_string(&case.setup).unwrap_or_default()
