@@ -93,19 +93,7 @@ impl Factory for ReferenceFactory {
                 Some(Mutant::LintSkipped) => pack::load_files(&files),
                 Some(Mutant::SchemaSkipped) => unchecked_install(&files),
                 _ if vs.contains(&Variant::SpecLintRules) => {
-                    let p = pack::load_files(&files)?;
-                    let issues: Vec<Issue> = variant::spec_lint(&p)
-                        .into_iter()
-                        .map(|i| Issue {
-                            file: files.path(&i.file),
-                            ..i
-                        })
-                        .collect();
-                    if issues.is_empty() {
-                        Ok(p)
-                    } else {
-                        Err(issues)
-                    }
+                    pack::install_with(&files, variant::spec_lint)
                 }
                 _ => pack::install(&files),
             }
