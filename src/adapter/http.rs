@@ -1,104 +1,85 @@
 //! `http://HOST:PORT[/PREFIX]`: one JSON-RPC message per `POST {base}/rpc` body, the answer in
-//! the response body. Plain HTTP/1.1, one keep-alive connection per case, a small tokio
-//! runtime of its own per adapter so that the `Adapter` stays synchronous.
+//! the response body. Plain HTTP/1.1 through hyper-util's pooled client: one client and one
+//! small runtime per runtime spec, shared by every case's adapter, so connections are kept
+//! alive across cases and a request on a connection the server closed is retried by the pool.
 
 use super::rpc::{excerpt, secs, size, Link};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
-use hyper::client::conn::http1::SendRequest;
 use hyper::{header, Request, StatusCode, Uri};
-use hyper_util::rt::TokioIo;
+use hyper_util::client::legacy::{connect::HttpConnector, Client};
+use hyper_util::rt::TokioExecutor;
+use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) struct HttpLink {
+/// What every adapter of one `http://` runtime spec shares.
+pub(crate) struct HttpShared {
     rt: tokio::runtime::Runtime,
-    /// `host:port`, for the TCP connection and the Host header.
-    authority: String,
-    path: String,
-    sender: Option<SendRequest<Full<Bytes>>>,
+    client: Client<HttpConnector, Full<Bytes>>,
+    uri: Uri,
 }
 
-impl HttpLink {
-    /// Parse the spec; nothing is connected until the first call.
-    pub fn new(spec: &str) -> Result<HttpLink, String> {
-        let uri: Uri = spec
+impl HttpShared {
+    /// Parse the spec and make the client; nothing is connected until the first call.
+    pub fn new(spec: &str) -> Result<Arc<HttpShared>, String> {
+        let base: Uri = spec
             .parse()
             .map_err(|e| format!("--runtime {spec}: not a URL ({e})"))?;
-        if uri.scheme_str() != Some("http") {
+        if base.scheme_str() != Some("http") {
             return Err(format!("--runtime {spec}: only plain http:// is supported"));
         }
-        let host = uri
+        let host = base
             .host()
             .ok_or_else(|| format!("--runtime {spec}: no host"))?;
-        let authority = format!("{host}:{}", uri.port_u16().unwrap_or(80));
-        let path = format!("{}/rpc", uri.path().trim_end_matches('/'));
-        let rt = tokio::runtime::Builder::new_current_thread()
+        let uri: Uri = format!(
+            "http://{host}:{}{}/rpc",
+            base.port_u16().unwrap_or(80),
+            base.path().trim_end_matches('/')
+        )
+        .parse()
+        .map_err(|e| format!("--runtime {spec}: {e}"))?;
+        // One worker: cases call in from several threads, each blocking on its own request.
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
             .enable_all()
             .build()
             .map_err(|e| e.to_string())?;
-        Ok(HttpLink {
-            rt,
-            authority,
-            path,
-            sender: None,
-        })
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        let client = {
+            let _guard = rt.enter();
+            Client::builder(TokioExecutor::new()).build(connector)
+        };
+        Ok(Arc::new(HttpShared { rt, client, uri }))
     }
 }
 
-async fn connect(authority: &str) -> Result<SendRequest<Full<Bytes>>, String> {
-    let tcp = tokio::net::TcpStream::connect(authority)
-        .await
-        .map_err(|e| format!("cannot connect to {authority}: {e}"))?;
-    let _ = tcp.set_nodelay(true);
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
-        .await
-        .map_err(|e| format!("HTTP handshake with {authority} failed: {e}"))?;
-    tokio::spawn(conn);
-    Ok(sender)
-}
+pub(crate) struct HttpLink(pub Arc<HttpShared>);
 
 impl Link for HttpLink {
     fn exchange(&mut self, frame: &str, deadline: Duration, cap: usize) -> Result<Vec<u8>, String> {
+        let shared = &self.0;
         let mut got: Vec<u8> = Vec::new();
-        let (authority, path, sender) = (&self.authority, &self.path, &mut self.sender);
-        let body = Bytes::from(frame.to_string());
+        let request = Request::post(shared.uri.clone())
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(frame.to_string())))
+            .map_err(|e| e.to_string())?;
         let work = async {
-            let request = || {
-                Request::post(path.as_str())
-                    .header(header::HOST, authority.as_str())
-                    .header(header::CONTENT_TYPE, "application/json")
-                    .body(Full::new(body.clone()))
-                    .expect("a well-formed request")
-            };
-            // Reuse the connection when it is still open; a request that never left (the
-            // server closed an idle connection) is sent again on a new one.
-            let mut fresh = false;
-            let response = loop {
-                if sender.as_ref().is_none_or(|s| s.is_closed()) {
-                    *sender = Some(connect(authority).await?);
-                    fresh = true;
+            let response = shared.client.request(request).await.map_err(|e| {
+                // The innermost cause says what happened (refused, reset, closed early).
+                let mut why = e.to_string();
+                let mut cause = std::error::Error::source(&e);
+                while let Some(c) = cause {
+                    why = c.to_string();
+                    cause = c.source();
                 }
-                let s = sender.as_mut().expect("connected above");
-                if s.ready().await.is_err() {
-                    *sender = None;
-                    if fresh {
-                        return Err(format!(
-                            "the connection to {authority} closed before the request was sent"
-                        ));
-                    }
-                    continue;
+                let at = shared.uri.authority().map_or("", |a| a.as_str());
+                if e.is_connect() {
+                    format!("cannot connect to {at}: {why}")
+                } else {
+                    format!("the connection closed mid-call ({why})")
                 }
-                match s.try_send_request(request()).await {
-                    Ok(r) => break r,
-                    Err(mut e) => {
-                        *sender = None;
-                        if e.take_message().is_some() && !fresh {
-                            continue;
-                        }
-                        return Err(format!("the connection closed mid-call ({})", e.error()));
-                    }
-                }
-            };
+            })?;
             let status = response.status();
             let mut body = response.into_body();
             while let Some(f) = body.frame().await {
@@ -122,17 +103,13 @@ impl Link for HttpLink {
                 s => Err(format!("HTTP {s}: {}", excerpt(&got))),
             }
         };
-        let outcome = self
+        match shared
             .rt
-            .block_on(async { tokio::time::timeout(deadline, work).await });
-        match outcome {
+            .block_on(async { tokio::time::timeout(deadline, work).await })
+        {
             Ok(Ok(())) => Ok(got),
-            Ok(Err(e)) => {
-                self.sender = None;
-                Err(e)
-            }
+            Ok(Err(e)) => Err(e),
             Err(_) => {
-                self.sender = None;
                 let so_far = if got.is_empty() {
                     "nothing".to_string()
                 } else {

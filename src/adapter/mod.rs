@@ -154,11 +154,10 @@ pub fn connector_with(spec: &str, opts: &Options) -> Result<Connector, String> {
         return Ok(Box::new(move || pool.checkout().map(boxed)));
     }
     if spec.starts_with("http://") {
-        http::HttpLink::new(spec)?;
-        let spec = spec.to_string();
+        let shared = http::HttpShared::new(spec)?;
         return Ok(Box::new(move || {
             Ok(boxed(rpc::Client::new(
-                http::HttpLink::new(&spec)?,
+                http::HttpLink(shared.clone()),
                 opts.clone(),
             )))
         }));
