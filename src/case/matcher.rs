@@ -488,12 +488,7 @@ fn at(e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Result<(), Mismatc
                 return Err(miss(path, e, a, "expected an object"));
             };
             for (k, sub) in want {
-                at(
-                    sub,
-                    got.get(k),
-                    d,
-                    &format!("{path}/{}", k.replace('~', "~0").replace('/', "~1")),
-                )?;
+                at(sub, got.get(k), d, &crate::pointer::push(path, k))?;
             }
             Ok(())
         }

@@ -7,7 +7,7 @@ pub fn set(doc: &mut Value, pointer: &str, value: Option<Value>) -> Result<(), S
     let (parent, last) = pointer
         .rsplit_once('/')
         .ok_or_else(|| format!("`{pointer}` is not a JSON pointer"))?;
-    let last = last.replace("~1", "/").replace("~0", "~");
+    let last = crate::pointer::unescape(last).into_owned();
     let target = doc
         .pointer_mut(parent)
         .ok_or_else(|| format!("no parent at `{parent}`"))?;

@@ -12,9 +12,7 @@ use std::path::{Component, Path};
 const MAX_LEN: usize = 255;
 
 /// A JSON pointer segment for an object key (RFC 6901: `~` → `~0`, `/` → `~1`).
-pub fn segment(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
+pub use crate::pointer::escape as segment;
 
 fn shown(s: &str) -> String {
     // One line, whatever the case holds.

@@ -437,7 +437,7 @@ fn write_dup(v: &Value, here: &str, target: &str, key: &str, dup: &Value, out: &
                 }
                 first = false;
                 out.push_str(&format!("{}: ", s(k)));
-                let seg = k.replace('~', "~0").replace('/', "~1");
+                let seg = crate::pointer::escape(k);
                 write_dup(x, &format!("{here}/{seg}"), target, key, dup, out);
             }
             out.push('}');
@@ -462,7 +462,7 @@ pub fn pointers(v: &Value) -> Vec<String> {
         match v {
             Value::Object(m) => {
                 for (k, x) in m {
-                    let p = format!("{here}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    let p = crate::pointer::push(&here, k);
                     out.push(p.clone());
                     walk(x, p, out);
                 }

@@ -146,7 +146,19 @@ pub fn check_pack(files: &PackFiles) -> Result<(), String> {
         Some(i) => Err(format!("issue with an unknown rule: {i}")),
         None => Ok(()),
     };
-    let pack = match pack::load_files(files) {
+    let loaded = pack::load_files(files);
+    // The typed fast path of the loader answers as the schema-first loader does (checked in
+    // debug builds: `cargo test` replays, not the throughput build of `cargo fuzz run -O`).
+    #[cfg(debug_assertions)]
+    {
+        let slow = pack::load_files_schema_first(files);
+        if loaded != slow {
+            return Err(format!(
+                "the typed loader and the schema-first loader differ: {loaded:?} against {slow:?}"
+            ));
+        }
+    }
+    let pack = match loaded {
         Err(issues) if issues.is_empty() => return Err("a rejected pack names no issue".into()),
         Err(issues) => return known(&issues),
         Ok(p) => p,

@@ -3,6 +3,7 @@
 
 use super::load::{POLICY, SKILL, SURFACE};
 use super::{Issue, Pack};
+use crate::pointer::escape;
 use std::collections::BTreeSet;
 
 pub fn lint(pack: &Pack) -> Vec<Issue> {
@@ -90,9 +91,4 @@ pub fn lint(pack: &Pack) -> Vec<Issue> {
         ));
     }
     issues
-}
-
-/// RFC 6901 escaping of one pointer segment.
-fn escape(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
 }

@@ -6,7 +6,7 @@ mod load;
 mod model;
 
 pub use lint::lint;
-pub use load::{load_dir, load_files, PackFiles};
+pub use load::{load_dir, load_files, load_files_schema_first, PackFiles};
 pub use model::*;
 
 use serde::{Deserialize, Serialize};

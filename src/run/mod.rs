@@ -418,9 +418,7 @@ fn fingerprint(dir: &Path) -> std::collections::BTreeMap<String, u64> {
             if p.is_dir() {
                 walk(root, &p, out);
             } else if let Ok(bytes) = std::fs::read(&p) {
-                let h = bytes.iter().fold(0xcbf29ce484222325u64, |h, b| {
-                    (h ^ *b as u64).wrapping_mul(0x100000001b3)
-                });
+                let h = crate::hash::fnv1a64(&bytes);
                 let rel = p.strip_prefix(root).unwrap_or(&p).display().to_string();
                 out.insert(rel, h);
             }

@@ -45,7 +45,7 @@ pub fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             for k in x.keys().chain(y.keys().filter(|k| !x.contains_key(*k))) {
-                let p = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                let p = crate::pointer::push(at, k);
                 match (x.get(k), y.get(k)) {
                     (Some(l), Some(r)) => {
                         if let Some(d) = first_difference(l, r, &p) {

@@ -16,9 +16,7 @@ pub struct Selection {
 
 /// The shard (1-based) of `n` a case name belongs to: FNV-1a of the name, mod n.
 pub fn shard(name: &str, n: usize) -> usize {
-    let h = name.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x100000001b3)
-    });
+    let h = crate::hash::fnv1a64(name.as_bytes());
     (h % n as u64) as usize + 1
 }
 

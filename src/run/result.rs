@@ -119,16 +119,5 @@ pub fn counts(results: &[CaseResult], section: &str, level: Option<Level>) -> Su
 }
 
 /// FNV-1a 64 over the given byte strings, as hex.
-pub fn fnv1a(parts: impl IntoIterator<Item = Vec<u8>>) -> String {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for part in parts {
-        for b in part {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x100000001b3);
-        }
-        h ^= 0xff;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    format!("{h:016x}")
-}
+pub use crate::hash::fnv1a_parts as fnv1a;
 
