@@ -458,28 +458,87 @@ fn write_dup(v: &Value, here: &str, target: &str, key: &str, dup: &Value, out: &
 
 /// Every pointer in a document (not the root), in document order.
 pub fn pointers(v: &Value) -> Vec<String> {
-    fn walk(v: &Value, here: String, out: &mut Vec<String>) {
-        match v {
-            Value::Object(m) => {
-                for (k, x) in m {
-                    let p = crate::pointer::push(&here, k);
-                    out.push(p.clone());
-                    walk(x, p, out);
-                }
-            }
-            Value::Array(a) => {
-                for (i, x) in a.iter().enumerate() {
-                    let p = format!("{here}/{i}");
-                    out.push(p.clone());
-                    walk(x, p, out);
-                }
-            }
-            _ => {}
-        }
-    }
     let mut out = Vec::new();
-    walk(v, String::new(), &mut out);
+    visit(v, &mut String::new(), &mut |p, _| {
+        out.push(p.to_string());
+        false
+    });
     out
+}
+
+/// Visit every pointer of `v` (not the root) in document order, with its value, until `f`
+/// returns true; one buffer for the pointer, no string per node.
+fn visit<'v>(v: &'v Value, here: &mut String, f: &mut dyn FnMut(&str, &'v Value) -> bool) -> bool {
+    let len = here.len();
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                here.push('/');
+                here.push_str(&crate::pointer::escape(k));
+                if f(here, x) || visit(x, here, f) {
+                    return true;
+                }
+                here.truncate(len);
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                use std::fmt::Write;
+                let _ = write!(here, "/{i}");
+                if f(here, x) || visit(x, here, f) {
+                    return true;
+                }
+                here.truncate(len);
+            }
+        }
+        _ => {}
+    }
+    false
+}
+
+/// How many of `pointers(doc)` pass `keep`.
+fn count_pointers(doc: &Value, keep: impl Fn(&str, &Value) -> bool) -> usize {
+    let mut n = 0;
+    visit(doc, &mut String::new(), &mut |p, v| {
+        n += keep(p, v) as usize;
+        false
+    });
+    n
+}
+
+/// The `i`th of `pointers(doc)` that pass `keep`, with its value.
+fn nth_pointer(
+    doc: &Value,
+    keep: impl Fn(&str, &Value) -> bool,
+    mut i: usize,
+) -> Option<(String, &Value)> {
+    let mut found = None;
+    let mut here = String::new();
+    visit(doc, &mut here, &mut |p, v| {
+        if !keep(p, v) {
+            return false;
+        }
+        if i == 0 {
+            found = Some((p.to_string(), v));
+            return true;
+        }
+        i -= 1;
+        false
+    });
+    found
+}
+
+/// What `src.pick` picks among the pointers of `doc` that pass `keep` (None when there is
+/// none), without building the list: the same choice for the same source.
+fn pick_pointer<'v>(
+    src: &mut impl Source,
+    doc: &'v Value,
+    keep: impl Fn(&str, &Value) -> bool + Copy,
+) -> Option<(String, &'v Value)> {
+    match count_pointers(doc, keep) {
+        0 => None,
+        n => nth_pointer(doc, keep, src.below(n)),
+    }
 }
 
 const BINS: &[&str] = &[
@@ -514,8 +573,9 @@ const TEMPLATES: &[&str] = &[
 
 /// One random edit of a pack in its current state.
 pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) -> PackEdit {
-    let surface = state.json(File::Surface).cloned().unwrap_or(Value::Null);
-    let policy = state.json(File::Policy).cloned().unwrap_or(Value::Null);
+    // Borrowed, not cloned: a generated pack_load input makes up to six edits.
+    let surface = state.json(File::Surface).unwrap_or(&Value::Null);
+    let policy = state.json(File::Policy).unwrap_or(&Value::Null);
     let verbs: Vec<String> = policy["verbs"]
         .as_object()
         .map(|m| m.keys().cloned().collect())
@@ -537,49 +597,37 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
         // dropped field
         0 => {
             let doc = if file == File::Surface {
-                &surface
+                surface
             } else {
-                &policy
+                policy
             };
-            let ps = pointers(doc);
-            match ps.is_empty() {
-                true => PackEdit::Delete { file },
-                false => PackEdit::Remove {
-                    file,
-                    pointer: src.pick(&ps).clone(),
-                },
+            match pick_pointer(src, doc, |_, _| true) {
+                None => PackEdit::Delete { file },
+                Some((pointer, _)) => PackEdit::Remove { file, pointer },
             }
         }
         // retyped field
         1 => {
             let doc = if file == File::Surface {
-                &surface
+                surface
             } else {
-                &policy
+                policy
             };
-            let ps = pointers(doc);
-            if ps.is_empty() {
+            let Some((p, old)) = pick_pointer(src, doc, |_, _| true) else {
                 return PackEdit::Delete { file };
-            }
-            let p = src.pick(&ps).clone();
-            let old = doc.pointer(&p).cloned().unwrap_or(Value::Null);
-            set(file, p, retype(src, &old))
+            };
+            set(file, p, retype(src, old))
         }
         // unicode / huge / weird string into a string field
         2 => {
             let doc = if file == File::Surface {
-                &surface
+                surface
             } else {
-                &policy
+                policy
             };
-            let ps: Vec<String> = pointers(doc)
-                .into_iter()
-                .filter(|p| doc.pointer(p).is_some_and(Value::is_string))
-                .collect();
-            if ps.is_empty() {
+            let Some((p, _)) = pick_pointer(src, doc, |_, v| v.is_string()) else {
                 return PackEdit::Skill(Some(weird_string(src)));
-            }
-            let p = src.pick(&ps).clone();
+            };
             set(file, p, Value::String(weird_string(src)))
         }
         // path traversal and friends in the wrap bin
@@ -590,18 +638,18 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
         ),
         // argv template element
         4 => {
-            let ps: Vec<String> = pointers(&surface)
-                .into_iter()
-                .filter(|p| p.starts_with("/wrap/commands/") && p.contains("/argv/"))
-                .collect();
-            if ps.is_empty() {
+            let argv =
+                |p: &str, _: &Value| p.starts_with("/wrap/commands/") && p.contains("/argv/");
+            let n = count_pointers(surface, argv);
+            if n == 0 {
                 return set(File::Surface, "/wrap/pass_through".into(), json!(true));
             }
-            let p = if src.chance(30) {
-                let base = src.pick(&ps).clone();
-                format!("{}/-", &base[..base.rfind('/').unwrap_or(0)])
+            let append = src.chance(30);
+            let (p, _) = nth_pointer(surface, argv, src.below(n)).unwrap_or_default();
+            let p = if append {
+                format!("{}/-", &p[..p.rfind('/').unwrap_or(0)])
             } else {
-                src.pick(&ps).clone()
+                p
             };
             set(File::Surface, p, json!(src.pick(TEMPLATES).to_string()))
         }
@@ -851,6 +899,29 @@ pub fn gen_edits(
 mod tests {
     use super::*;
     use crate::mutate::Rng;
+
+    #[test]
+    fn picked_pointers_are_the_listed_ones() {
+        let doc = json!({"a/b": [{"c": "s"}, 2], "~": {}, "d": "x"});
+        let all = pointers(&doc);
+        for i in 0..all.len() {
+            let (p, v) = nth_pointer(&doc, |_, _| true, i).unwrap();
+            assert_eq!(p, all[i]);
+            assert_eq!(Some(v), doc.pointer(&p));
+        }
+        assert!(nth_pointer(&doc, |_, _| true, all.len()).is_none());
+        assert_eq!(count_pointers(&doc, |_, v| v.is_string()), 2);
+        assert_eq!(nth_pointer(&doc, |_, v| v.is_string(), 1).unwrap().0, "/d");
+    }
+
+    #[test]
+    fn pointers_in_document_order() {
+        let doc = json!({"a/b": [{"c": 1}, 2], "~": {}, "d": "x"});
+        assert_eq!(
+            pointers(&doc),
+            ["/a~1b", "/a~1b/0", "/a~1b/0/c", "/a~1b/1", "/~0", "/d"]
+        );
+    }
 
     #[test]
     fn fixtures_are_embedded_and_install() {
