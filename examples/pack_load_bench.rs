@@ -1,5 +1,5 @@
 //! Throughput of the `pack_load` fuzz target's body without libFuzzer: every file of the given
-//! corpus directories replayed through `hcpspec::mutate::targets::pack_load`, round after round,
+//! corpus directories replayed through `hcpspec::fuzz::targets::pack_load`, round after round,
 //! on one thread, for about `SECONDS`; then the loader alone on each fixture pack, typed and
 //! schema-first. See docs/bench.md.
 //!
@@ -7,7 +7,7 @@
 //!   cargo run --release --example pack_load_bench -- 10 fuzz/corpus/pack_load
 
 use hcpspec::mutate::pack::{embedded_fixtures, PackState};
-use hcpspec::mutate::targets;
+use hcpspec::fuzz::targets;
 use hcpspec::pack;
 use std::time::{Duration, Instant};
 

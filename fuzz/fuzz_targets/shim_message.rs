@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| hcpspec::mutate::targets::shim_message(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| hcpspec::fuzz::targets::shim_message(data));

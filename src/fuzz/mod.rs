@@ -9,6 +9,7 @@
 
 pub mod oracle;
 pub mod shrink;
+pub mod targets;
 
 use crate::adapter::{self, Adapter, Connector, Inproc};
 use crate::case::Case;

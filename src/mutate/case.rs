@@ -684,7 +684,7 @@ mod tests {
     #[test]
     fn generated_cases_render_to_valid_case_files() {
         let fx = embedded_fixtures();
-        let denials = crate::mutate::targets::denials();
+        let denials = crate::fuzz::targets::denials();
         for i in 0..200 {
             let mut rng = Rng::for_case(9, i);
             let c = generate(&mut rng, &fx, i);

@@ -9,7 +9,6 @@
 
 pub mod case;
 pub mod pack;
-pub mod targets;
 
 use serde_json::{json, Map, Value};
 

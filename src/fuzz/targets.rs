@@ -9,9 +9,9 @@
 //! A target panics only when an invariant breaks (or the code under test panics): that is the
 //! crash libFuzzer reports.
 
-use super::case::{case_json, gen_args, gen_grants, generate, CaseMeta};
-use super::pack::{embedded_fixtures, gen_edit, pointers, Fixture, PackState};
-use super::{any_json, retype, weird_string, Bytes, Source};
+use crate::mutate::case::{case_json, gen_args, gen_grants, generate, CaseMeta};
+use crate::mutate::pack::{embedded_fixtures, gen_edit, pointers, Fixture, PackState};
+use crate::mutate::{any_json, retype, weird_string, Bytes, Source};
 use crate::case::matcher::{self, Denials};
 use crate::case::patch::set;
 use crate::pack::{self, Issue, Operation, Pack, PackFiles};
@@ -97,18 +97,7 @@ pub fn denials() -> &'static Denials {
 // ---------------------------------------------------------------------------------------------
 // pack_load
 
-const RULES: &[&str] = &[
-    "missing-file",
-    "parse",
-    "schema",
-    "verb-key-unique",
-    "policy-covers-command",
-    "policy-covers-trigger",
-    "skill-present",
-    "wrap-named-or-pass-through",
-    "wrap-covers-command",
-    "binding-declared",
-];
+use crate::pack::RULES;
 
 /// Bytes of surface.json, policy.json and HARNESS.md (raw: separated by 0xFF; else a fixture
 /// with generated edits): load and lint never panic, a rejection names its issues, lint is
