@@ -22,14 +22,14 @@ fn insta_reads_what_hcpspec_writes_crlf_included() {
     let dir = tempfile::tempdir().unwrap();
     let observations = serde_json::json!([{ "step": 0, "action": "install", "value": { "ok": true } }]);
     let key = hcpspec::snapshot::Key {
-        suite: "contract",
+        suite: "suite-a",
         id: "c1",
         name: "contract::01-load::c1",
         source: Path::new("vectors/contract/01-load/c1.json"),
     };
     let root = dir.path();
     hcpspec::snapshot::check(root, "reference", &key, &observations, true).unwrap();
-    let folder = root.join("reference").join("contract");
+    let folder = root.join("reference").join("suite-a");
     let body = hcpspec::snapshot::body(key.name, &observations);
     assert!(insta_reads(&folder, "c1", &body), "insta rejects hcpspec's own file");
 

@@ -39,7 +39,9 @@ fn env() -> &'static RunEnv {
 fn suite() -> &'static [Case] {
     static S: OnceLock<Vec<Case>> = OnceLock::new();
     S.get_or_init(|| {
-        case::load_suite(&root().join("vectors"), "contract").expect("the contract suite loads")
+        case::load_suite_driving(&root().join("vectors"), "hcp-runtime")
+            .expect("the HCP runtime suite loads")
+            .1
     })
 }
 

@@ -240,6 +240,19 @@ pub fn suite_names(vectors: &Path) -> Result<Vec<String>, CaseError> {
     Ok(names)
 }
 
+/// The first suite (by name) that drives `kind` (`hcp-runtime` …), with its cases: for what is
+/// bound to one kind of implementation (its mutants, variants, benches, spec coverage).
+pub fn load_suite_driving(vectors: &Path, kind: &str) -> Result<(Suite, Vec<Case>), CaseError> {
+    for name in suite_names(vectors)? {
+        let suite = load_suite_info(vectors, &name)?;
+        if suite.drives == kind {
+            let cases = load_suite(vectors, &name)?;
+            return Ok((suite, cases));
+        }
+    }
+    Err(err(vectors, "", format!("no suite drives `{kind}`")))
+}
+
 /// Read `vectors/<name>/suite.json`; its `name` must be its folder's.
 pub fn load_suite_info(vectors: &Path, name: &str) -> Result<Suite, CaseError> {
     let file = vectors.join(name).join("suite.json");

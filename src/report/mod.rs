@@ -151,7 +151,7 @@ mod tests {
         let mut result = RunResult {
             schema: SCHEMA.into(),
             hcpspec_version: "0".into(),
-            suite: "contract".into(),
+            suite: "suite-a".into(),
             sections: vec![],
             cases_hash: "0".into(),
             runtimes: vec![],
@@ -179,7 +179,7 @@ mod tests {
         let result = RunResult {
             schema: SCHEMA.into(),
             hcpspec_version: "0".into(),
-            suite: "contract".into(),
+            suite: "suite-a".into(),
             sections: vec![],
             cases_hash: "0".into(),
             runtimes: vec![],

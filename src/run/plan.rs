@@ -99,7 +99,7 @@ mod tests {
                 killed_by: vec![],
                 setup: Default::default(),
                 steps: vec![],
-                suite: "contract".into(),
+                suite: "suite-a".into(),
                 group: "g".into(),
                 file: Default::default(),
             })

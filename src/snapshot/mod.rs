@@ -177,16 +177,16 @@ mod tests {
                 !d.is_empty() && !d.starts_with('.') && !d.contains('/'),
                 "{hostile:?} → {d}"
             );
-            assert!(path(dir.path(), hostile, "contract", "c").starts_with(dir.path()));
+            assert!(path(dir.path(), hostile, "suite-a", "c").starts_with(dir.path()));
             assert_eq!(
-                path(dir.path(), hostile, "contract", "c")
+                path(dir.path(), hostile, "suite-a", "c")
                     .components()
                     .count(),
                 dir.path().components().count() + 3
             );
         }
-        let p = path(dir.path(), "mutant:x", "contract", "c");
-        assert!(p.ends_with("mutant_x/contract/c.snap"));
+        let p = path(dir.path(), "mutant:x", "suite-a", "c");
+        assert!(p.ends_with("mutant_x/suite-a/c.snap"));
         assert_eq!(compare(&p, "{}"), Some(Drift::New));
         write(
             &p,

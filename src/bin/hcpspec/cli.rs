@@ -671,14 +671,7 @@ pub fn explain(name: &str, vectors: &Path) -> Result<i32, String> {
 
 /// The HCP runtime suite's cases and its description, for the benches.
 pub fn hcp_cases(vectors: &Path) -> Result<(Suite, Vec<Case>), String> {
-    for name in case::suite_names(vectors).map_err(|e| e.to_string())? {
-        let suite = case::load_suite_info(vectors, &name).map_err(|e| e.to_string())?;
-        if suite.drives == "hcp-runtime" {
-            let cases = case::load_suite(vectors, &name).map_err(|e| e.to_string())?;
-            return Ok((suite, cases));
-        }
-    }
-    Err(format!("{}: no suite of HCP runtimes", vectors.display()))
+    case::load_suite_driving(vectors, "hcp-runtime").map_err(|e| e.to_string())
 }
 
 pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
