@@ -107,7 +107,6 @@ pub struct Key<'a> {
 /// Check one case's observations against its snapshot under `root`. On drift, write the new
 /// body: as the snapshot itself when `accept`, else as a `.snap.new` beside it (what `cargo insta
 /// review` looks for). Returns the drift and the file written; None when nothing drifted.
-
 pub fn check<T: Serialize + ?Sized>(
     root: &Path,
     runtime: &str,

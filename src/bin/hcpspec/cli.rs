@@ -525,7 +525,7 @@ fn print_kill_matrix(suite: &Suite, cases: &[Case], env: &RunEnv, jobs: usize) -
         print!("{:<30}", m.name());
         for s in &sections {
             let n = matrix.failures(m, s);
-            let own = m.sections().contains(&s);
+            let own = m.sections().contains(s);
             let cell = match (n, own) {
                 (0, true) => "·!".to_string(),
                 (0, false) => "·".to_string(),
