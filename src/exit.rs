@@ -8,5 +8,6 @@ pub const FAILURES: i32 = 1;
 pub const USAGE: i32 = 2;
 /// The runtime under test could not be reached at all.
 pub const UNREACHABLE: i32 = 3;
-/// The run finished, but its outputs (result.json and its renderings) could not be written.
+/// The run finished, but its outputs (result.json and its renderings, or snapshots) could not be
+/// written.
 pub const OUTPUT: i32 = 4;

@@ -257,7 +257,10 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
                 );
                 return Ok(exit::UNREACHABLE);
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e @ RunError::Snapshot(_)) => {
+                eprintln!("hcpspec: snapshots could not be written: {e}");
+                return Ok(exit::OUTPUT);
+            }
         };
         terminal.finish(&result);
         if result.fails(a.strict_expectations) {
