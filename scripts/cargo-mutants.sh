@@ -6,7 +6,7 @@
 #   scripts/cargo-mutants.sh [EXTRA cargo-mutants ARGS…]
 #
 # Needs `cargo install cargo-mutants --locked`. Only the contract cases judge (the `contract::`
-# trials of tests/contract.rs, on the reference and the stub), never the self-checks: a mutant
+# trials of tests/suites.rs, on the reference and the stub), never the self-checks: a mutant
 # hook (`self.broken(…)`) or a variant's branch (`self.chose(…)`) is code the cases reach only
 # through inproc:mutant:* and inproc:variant:*, so it is excluded here.
 set -euo pipefail
@@ -19,4 +19,4 @@ exec cargo mutants \
   -E 'Mutant::|Variant::|env_grants|public_connected|public_unconnected|mint_in_exec' \
   -E 'ReferenceFactory>::info' \
   --timeout 120 --output target/mutants "$@" \
-  -- --test contract -- contract::
+  -- --test suites -- contract::

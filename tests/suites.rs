@@ -1,4 +1,4 @@
-//! The contract suite as a libtest-mimic harness: every case × every embedded runtime is one
+//! Every suite as a libtest-mimic harness: every case × every embedded runtime of its suite is one
 //! named test (`contract::03-authorize::write-without-grant::reference`), and every mutant is
 //! one test (`mutants::no-confirm-gate`) that passes only when the suite kills it.
 
