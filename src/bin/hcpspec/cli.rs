@@ -513,6 +513,12 @@ fn print_table(suite: &Suite, spec: &str, run: &hcpspec::report::RuntimeRun) {
         run.cases.len(),
         summary.micros as f64 / 1e6
     );
+    if summary.unclassified > 0 {
+        println!(
+            "  {} denial-class or rule check(s) unclassified: the runtime declares no map for them in initialize (docs/shim-protocol.md#initialize); counted, never failed",
+            summary.unclassified
+        );
+    }
 }
 
 fn print_kill_matrix(suite: &Suite, cases: &[Case], env: &RunEnv, jobs: usize) -> i32 {
