@@ -131,18 +131,30 @@ pub fn html(result: &RunResult) -> String {
                 level_line("SHOULD", &counts(&run.cases, s, Some(Level::SHOULD))),
                 level_line("MAY", &counts(&run.cases, s, Some(Level::MAY))),
             );
+            let profile = all.profile;
+            if profile > 0 {
+                // Inside the cell, after the level lines: reported apart, never a failure.
+                h.truncate(h.len() - "</td>".len());
+                let _ = write!(h, "<div>PROFILE deviations <span class=n>{profile}</span></div></td>");
+            }
         }
         h += "</tr>";
     }
     h += "<tr><th>total</th>";
     for run in &result.runtimes {
         let s = Summary::of(&run.cases);
+        // PROFILE deviations are no failures: counted apart, out of the total.
+        let profile = if s.profile > 0 {
+            format!("<div>PROFILE deviations <span class=n>{}</span></div>", s.profile)
+        } else {
+            String::new()
+        };
         let _ = write!(
             h,
-            "<td class={}><b class=n>{}/{}</b></td>",
+            "<td class={}><b class=n>{}/{}</b>{profile}</td>",
             class(&s),
             s.pass,
-            run.cases.len()
+            run.cases.len() - s.profile
         );
     }
     h += "</tr></tbody></table>";
