@@ -6,8 +6,8 @@
 //!   cargo run --release --example pack_load_bench -- [SECONDS] DIR...
 //!   cargo run --release --example pack_load_bench -- 10 fuzz/corpus/pack_load
 
-use hcpspec::mutate::pack::{embedded_fixtures, PackState};
 use hcpspec::fuzz::targets;
+use hcpspec::mutate::pack::{embedded_fixtures, PackState};
 use hcpspec::pack;
 use std::time::{Duration, Instant};
 

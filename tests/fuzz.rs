@@ -66,7 +66,12 @@ fn finds_mutants_and_writes_reproducing_cases() {
         );
         let path = f.path.as_ref().expect("written");
         let case = load_case(path, "found", &denials).unwrap_or_else(|e| panic!("{m}: {e}"));
-        let on_ref = run_case(&case, &mut Inproc::new("reference").unwrap(), env(), &claims("reference"));
+        let on_ref = run_case(
+            &case,
+            &mut Inproc::new("reference").unwrap(),
+            env(),
+            &claims("reference"),
+        );
         assert_eq!(
             on_ref.verdict,
             Verdict::Pass,
@@ -127,7 +132,12 @@ fn committed_found_cases_load_and_pass_on_the_reference() {
     files.sort();
     for f in files {
         let case = load_case(&f, "found", &denials).unwrap_or_else(|e| panic!("{e}"));
-        let r = run_case(&case, &mut Inproc::new("reference").unwrap(), env(), &claims("reference"));
+        let r = run_case(
+            &case,
+            &mut Inproc::new("reference").unwrap(),
+            env(),
+            &claims("reference"),
+        );
         assert_eq!(r.verdict, Verdict::Pass, "{}", r.explain(&case));
     }
     let (_, contract) = hcpspec::case::load_suite_driving(&vectors(), "hcp-runtime").unwrap();

@@ -20,7 +20,8 @@ fn insta_reads_what_hcpspec_writes_crlf_included() {
     std::env::set_var("INSTA_UPDATE", "no");
     std::env::set_var("INSTA_FORCE_PASS", "0");
     let dir = tempfile::tempdir().unwrap();
-    let observations = serde_json::json!([{ "step": 0, "action": "install", "value": { "ok": true } }]);
+    let observations =
+        serde_json::json!([{ "step": 0, "action": "install", "value": { "ok": true } }]);
     let key = hcpspec::snapshot::Key {
         suite: "suite-a",
         id: "c1",
@@ -31,13 +32,24 @@ fn insta_reads_what_hcpspec_writes_crlf_included() {
     hcpspec::snapshot::check(root, "reference", &key, &observations, true).unwrap();
     let folder = root.join("reference").join("suite-a");
     let body = hcpspec::snapshot::body(key.name, &observations);
-    assert!(insta_reads(&folder, "c1", &body), "insta rejects hcpspec's own file");
+    assert!(
+        insta_reads(&folder, "c1", &body),
+        "insta rejects hcpspec's own file"
+    );
 
     let file = folder.join("c1.snap");
-    let crlf = std::fs::read_to_string(&file).unwrap().replace('\n', "\r\n");
+    let crlf = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace('\n', "\r\n");
     std::fs::write(&file, crlf).unwrap();
-    assert!(insta_reads(&folder, "c1", &body), "a CRLF checkout is not read alike");
+    assert!(
+        insta_reads(&folder, "c1", &body),
+        "a CRLF checkout is not read alike"
+    );
 
     let other = hcpspec::snapshot::body(key.name, &serde_json::json!([]));
-    assert!(!insta_reads(&folder, "c1", &other), "insta accepts a changed body");
+    assert!(
+        !insta_reads(&folder, "c1", &other),
+        "insta accepts a changed body"
+    );
 }

@@ -5,8 +5,8 @@
 use hcpspec::adapter::{Checked, Inproc};
 use hcpspec::case::{load_suite, load_suite_info, suite_names, Case, Suite};
 use hcpspec::run::expectations::Expectations;
-use hcpspec::run::runner::{Quiet, Runner, Snapshots, Target};
 use hcpspec::run::mutants::KillMatrix;
+use hcpspec::run::runner::{Quiet, Runner, Snapshots, Target};
 use hcpspec::run::{run_case, RunEnv, Verdict};
 use hcpspec::runtime::mutant::Mutant;
 use libtest_mimic::{Arguments, Trial};
@@ -22,7 +22,12 @@ fn snapshot_root() -> std::path::PathBuf {
 /// observations are then read against the checked-in snapshot by insta itself (settings bound
 /// to the case file), so `cargo insta review` and `cargo insta test --unreferenced=reject` work
 /// on what `hcpspec run --snapshots` writes. HCPSPEC_ACCEPT=1 (or INSTA_UPDATE=always) accepts.
-fn judge(suite: &Suite, case: &Case, env: &RunEnv, spec: &str) -> Result<(), libtest_mimic::Failed> {
+fn judge(
+    suite: &Suite,
+    case: &Case,
+    env: &RunEnv,
+    spec: &str,
+) -> Result<(), libtest_mimic::Failed> {
     let expectations = Expectations::default();
     let runner = Runner {
         suite,
@@ -83,16 +88,18 @@ fn no_orphan_snapshots(suites: &[(Suite, Vec<Case>)]) -> Result<(), libtest_mimi
                 .map(|(s, _)| {
                     s.embedded
                         .iter()
-                        .map(|e| hcpspec::snapshot::runtime_dir(e.strip_prefix("inproc:").unwrap_or(e)))
+                        .map(|e| {
+                            hcpspec::snapshot::runtime_dir(e.strip_prefix("inproc:").unwrap_or(e))
+                        })
                         .collect()
                 })
                 .unwrap_or_default();
             for f in std::fs::read_dir(suite_dir.path())?.flatten() {
                 let p = f.path();
                 let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned());
-                let known = suite.is_some_and(|(_, cases)| {
-                    cases.iter().any(|c| Some(&c.id) == stem.as_ref())
-                }) && runtimes.contains(&rt.file_name().to_string_lossy().into_owned());
+                let known = suite
+                    .is_some_and(|(_, cases)| cases.iter().any(|c| Some(&c.id) == stem.as_ref()))
+                    && runtimes.contains(&rt.file_name().to_string_lossy().into_owned());
                 if p.extension().is_some_and(|x| x == "snap") && !known {
                     orphans.push(p.display().to_string());
                 }

@@ -4,8 +4,8 @@
 //! misbehaviour must end as a clear verdict, never as a hang or a crash of hcpspec.
 
 use hcpspec::adapter::{self, Options};
-use hcpspec::run::parity;
 use hcpspec::case::{self, Case, Level};
+use hcpspec::run::parity;
 use hcpspec::run::{run_all, CaseResult, RunEnv, Verdict};
 use hcpspec::runtime::mutant::Mutant;
 use serde_json::{json, Value};
@@ -447,12 +447,18 @@ fn mutants_are_killed_over_stdio() {
             .cloned()
             .collect();
         let name = format!("mutant:{}", m.name());
-        let over_stdio = run_all(&cases, env(), &claims(),
+        let over_stdio = run_all(
+            &cases,
+            env(),
+            &claims(),
             2,
             adapter::connector(&stdio_shim(&name)).expect("spec"),
             &|_| {},
         );
-        let inproc = run_all(&cases, env(), &claims(),
+        let inproc = run_all(
+            &cases,
+            env(),
+            &claims(),
             2,
             adapter::connector(&format!("inproc:{name}")).expect("spec"),
             &|_| {},
@@ -477,12 +483,18 @@ fn parity_flags_a_differing_observation_within_one_runtime() {
         .find(|c| c.steps.iter().any(|s| s.action.name() == "exec"))
         .expect("a case with an exec")
         .clone();
-    let a = run_all(std::slice::from_ref(&case), env(), &claims(),
+    let a = run_all(
+        std::slice::from_ref(&case),
+        env(),
+        &claims(),
         1,
         adapter::connector("inproc:reference").expect("spec"),
         &|_| {},
     );
-    let b = run_all(std::slice::from_ref(&case), env(), &claims(),
+    let b = run_all(
+        std::slice::from_ref(&case),
+        env(),
+        &claims(),
         1,
         adapter::connector(&http.url).expect("spec"),
         &|_| {},

@@ -112,9 +112,9 @@ fn classify(
         return Ok(());
     }
     let Some(map) = map else {
-        notes
-            .borrow_mut()
-            .push(format!("{what} `{text}` unclassified as `{name}`: the runtime declares no {what} map"));
+        notes.borrow_mut().push(format!(
+            "{what} `{text}` unclassified as `{name}`: the runtime declares no {what} map"
+        ));
         return Ok(());
     };
     let fits = |re: &str| Regex::new(re).is_ok_and(|r| r.is_match(text));
@@ -198,7 +198,11 @@ pub fn validate(expected: &Value, denials: &Denials) -> Result<(), (String, Stri
                     let name = arg
                         .as_str()
                         .ok_or((here.clone(), format!("{op} takes a name")))?;
-                    let known = if op == "$denial" { &d.classes } else { &d.rules };
+                    let known = if op == "$denial" {
+                        &d.classes
+                    } else {
+                        &d.rules
+                    };
                     if !known.contains_key(name) {
                         return Err((
                             here,
@@ -206,9 +210,7 @@ pub fn validate(expected: &Value, denials: &Denials) -> Result<(), (String, Stri
                         ));
                     }
                 }
-                "$within" if !arg.is_string() => {
-                    return Err((here, "$within takes a path".into()))
-                }
+                "$within" if !arg.is_string() => return Err((here, "$within takes a path".into())),
                 "$anyOf" | "$all" | "$contains" => {
                     let items = arg
                         .as_array()
@@ -330,7 +332,10 @@ fn at(e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Result<(), Mismatc
                 .ok_or_else(|| miss(path, e, a, "expected present")),
             "$anyOf" => {
                 let options = arg.as_array().map(Vec::as_slice).unwrap_or_default();
-                if options.iter().any(|o| trial(d, || at(o, a, d, path)).is_ok()) {
+                if options
+                    .iter()
+                    .any(|o| trial(d, || at(o, a, d, path)).is_ok())
+                {
                     Ok(())
                 } else {
                     Err(miss(path, e, a, "matched none of $anyOf"))
@@ -349,10 +354,18 @@ fn at(e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Result<(), Mismatc
                 if let Some(v) = a {
                     nodes(v, &mut all);
                 }
-                if all.iter().any(|n| trial(d, || at(arg, Some(n), d, path)).is_ok()) {
+                if all
+                    .iter()
+                    .any(|n| trial(d, || at(arg, Some(n), d, path)).is_ok())
+                {
                     Ok(())
                 } else {
-                    Err(miss(path, e, a, "nothing inside matches the $deep expectation"))
+                    Err(miss(
+                        path,
+                        e,
+                        a,
+                        "nothing inside matches the $deep expectation",
+                    ))
                 }
             }
             "$all" => {
@@ -369,9 +382,9 @@ fn at(e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Result<(), Mismatc
                     // It matched only as far as the runtime's maps could tell: the negation
                     // cannot be told either, so it is unclassified too, never failed.
                     Ok(()) if !unclassified.is_empty() => {
-                        d.notes.borrow_mut().extend(
-                            unclassified.into_iter().map(|n| format!("under $not: {n}")),
-                        );
+                        d.notes
+                            .borrow_mut()
+                            .extend(unclassified.into_iter().map(|n| format!("under $not: {n}")));
                         Ok(())
                     }
                     Ok(()) => Err(miss(path, e, a, "matched the $not expectation")),
@@ -467,12 +480,19 @@ fn at(e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Result<(), Mismatc
                         let found = |n: &&&str| hay.iter().any(|h| h.contains(**n));
                         if op == "$noText" {
                             match needles.iter().find(found) {
-                                Some(n) => Err(miss(path, e, a, format!("contains the text `{n}`"))),
+                                Some(n) => {
+                                    Err(miss(path, e, a, format!("contains the text `{n}`")))
+                                }
                                 None => Ok(()),
                             }
                         } else {
                             match needles.iter().find(|n| !found(n)) {
-                                Some(n) => Err(miss(path, e, a, format!("nowhere contains the text `{n}`"))),
+                                Some(n) => Err(miss(
+                                    path,
+                                    e,
+                                    a,
+                                    format!("nowhere contains the text `{n}`"),
+                                )),
                                 None => Ok(()),
                             }
                         }
@@ -599,28 +619,60 @@ mod tests {
         ));
         assert!(ok(json!({"$denial": "confirm"}), json!("confirm required")));
         assert!(!ok(json!({"$denial": "confirm"}), json!("denied")));
-        assert!(!ok(json!({"$denial": "confirm"}), json!("nope")), "fits no class");
-        assert!(ok(json!({"$hasText": ["a-c", "b"]}), json!({"x": ["a-c", {"b": 1}]})));
+        assert!(
+            !ok(json!({"$denial": "confirm"}), json!("nope")),
+            "fits no class"
+        );
+        assert!(ok(
+            json!({"$hasText": ["a-c", "b"]}),
+            json!({"x": ["a-c", {"b": 1}]})
+        ));
         assert!(!ok(json!({"$hasText": "zz"}), json!({"x": "a"})));
         assert!(ok(json!({"$within": "/a/b"}), json!("/a/b/c")));
         assert!(ok(json!({"$within": "/a/b"}), json!("/a/b")));
         assert!(!ok(json!({"$within": "/a/b"}), json!("/a/bc")));
         assert!(!ok(json!({"$within": "/a/b"}), json!("/a/b/../c")));
         assert!(!ok(json!({"$within": "/a/b"}), json!("a/b")));
-        assert!(ok(json!({"$deep": {"argv": ["x"]}}), json!({"output": {"argv": ["x"], "n": 1}})));
-        assert!(ok(json!({"$deep": {"argv": ["x"]}}), json!({"argv": ["x"]})));
-        assert!(!ok(json!({"$deep": {"argv": ["y"]}}), json!({"output": {"argv": ["x"]}})));
+        assert!(ok(
+            json!({"$deep": {"argv": ["x"]}}),
+            json!({"output": {"argv": ["x"], "n": 1}})
+        ));
+        assert!(ok(
+            json!({"$deep": {"argv": ["x"]}}),
+            json!({"argv": ["x"]})
+        ));
+        assert!(!ok(
+            json!({"$deep": {"argv": ["y"]}}),
+            json!({"output": {"argv": ["x"]}})
+        ));
     }
 
     #[test]
     fn unmapped_classes_are_unclassified_never_failed() {
         let none = Claims::default();
         let e = json!({"$denial": "confirm"});
-        assert_eq!(check(&e, &json!("Bitte bestätigen"), &none).unwrap().len(), 1);
-        assert!(check(&e, &json!("  "), &none).is_err(), "a reason is never empty");
-        assert_eq!(check(&json!({"$denial": "any"}), &json!("x"), &none).unwrap().len(), 0);
         assert_eq!(
-            check(&json!({"$denial": "elevation"}), &json!("denied: x"), &mapped()).unwrap().len(),
+            check(&e, &json!("Bitte bestätigen"), &none).unwrap().len(),
+            1
+        );
+        assert!(
+            check(&e, &json!("  "), &none).is_err(),
+            "a reason is never empty"
+        );
+        assert_eq!(
+            check(&json!({"$denial": "any"}), &json!("x"), &none)
+                .unwrap()
+                .len(),
+            0
+        );
+        assert_eq!(
+            check(
+                &json!({"$denial": "elevation"}),
+                &json!("denied: x"),
+                &mapped()
+            )
+            .unwrap()
+            .len(),
             1
         );
         // Notes of a branch that did not match are dropped.

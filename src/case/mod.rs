@@ -256,8 +256,8 @@ pub fn load_suite_driving(vectors: &Path, kind: &str) -> Result<(Suite, Vec<Case
 /// Read `vectors/<name>/suite.json`; its `name` must be its folder's.
 pub fn load_suite_info(vectors: &Path, name: &str) -> Result<Suite, CaseError> {
     let file = vectors.join(name).join("suite.json");
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| err(&file, "", format!("cannot read: {e}")))?;
+    let text =
+        std::fs::read_to_string(&file).map_err(|e| err(&file, "", format!("cannot read: {e}")))?;
     let suite: Suite = serde_json::from_str(&text).map_err(|e| {
         err(
             &file,
@@ -273,7 +273,11 @@ pub fn load_suite_info(vectors: &Path, name: &str) -> Result<Suite, CaseError> {
         ));
     }
     if suite.sections.is_empty() {
-        return Err(err(&file, "/sections", "a suite needs at least one section"));
+        return Err(err(
+            &file,
+            "/sections",
+            "a suite needs at least one section",
+        ));
     }
     Ok(suite)
 }
@@ -306,7 +310,11 @@ pub fn load_denials(vectors: &Path) -> Result<Denials, CaseError> {
         m.iter()
             .map(|(name, c)| {
                 let meaning = c.get("meaning").and_then(Value::as_str).ok_or_else(|| {
-                    err(&file, &format!("/{key}/{name}/meaning"), "expected a string")
+                    err(
+                        &file,
+                        &format!("/{key}/{name}/meaning"),
+                        "expected a string",
+                    )
                 })?;
                 Ok((name.clone(), meaning.to_string()))
             })

@@ -12,13 +12,13 @@ pub mod shrink;
 pub mod targets;
 
 use crate::adapter::{self, Adapter, Connector, Inproc};
+use crate::case::matcher::Claims;
 use crate::case::Case;
 use crate::mutate::case::{case_json, generate, CaseMeta, FuzzCase};
 use crate::mutate::pack::Fixture;
 use crate::mutate::Rng;
 use crate::report::fnv1a;
 use crate::run::{run_case, CaseResult, RunEnv, Verdict};
-use crate::case::matcher::Claims;
 use oracle::{Classes, Ctx, Model, Violation};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -150,8 +150,11 @@ impl<'e> Fuzzer<'e> {
         let connect = adapter::connector(&cfg.runtime)?;
         let claims = connect()
             .and_then(|mut a| {
-                a.call("initialize", serde_json::json!({ "protocol": crate::shim::PROTOCOL }))
-                    .map_err(|e| e.to_string())
+                a.call(
+                    "initialize",
+                    serde_json::json!({ "protocol": crate::shim::PROTOCOL }),
+                )
+                .map_err(|e| e.to_string())
             })
             .map(|info| Claims::from_initialize(&info))
             .unwrap_or_default();

@@ -251,7 +251,13 @@ impl Ctx<'_> {
     }
 
     fn granted(&self, cap: &str, pack_id: &str, verb: Option<&str>) -> bool {
-        granted(self.grants(), self.case.tenant_id.as_deref(), cap, pack_id, verb)
+        granted(
+            self.grants(),
+            self.case.tenant_id.as_deref(),
+            cap,
+            pack_id,
+            verb,
+        )
     }
 
     fn sandboxed(&self) -> bool {
@@ -796,14 +802,11 @@ fn exec_ran(
         );
     }
     // Inside the jail root; where in it is the runtime's (variant jail-per-exec).
-    if !pv["cwd"]
-        .as_str()
-        .is_some_and(|cwd| {
-            cwd == workdir
-                || cwd.starts_with(&format!("{workdir}/"))
-                || crate::case::matcher::within(cwd, &workdir)
-        })
-    {
+    if !pv["cwd"].as_str().is_some_and(|cwd| {
+        cwd == workdir
+            || cwd.starts_with(&format!("{workdir}/"))
+            || crate::case::matcher::within(cwd, &workdir)
+    }) {
         fire(
             "cwd-not-jailed",
             pk,

@@ -9,11 +9,11 @@
 //! A target panics only when an invariant breaks (or the code under test panics): that is the
 //! crash libFuzzer reports.
 
+use crate::case::matcher::{self, Denials};
+use crate::case::patch::set;
 use crate::mutate::case::{case_json, gen_args, gen_grants, generate, CaseMeta};
 use crate::mutate::pack::{embedded_fixtures, gen_edit, pointers, Fixture, PackState};
 use crate::mutate::{any_json, retype, weird_string, Bytes, Source};
-use crate::case::matcher::{self, Denials};
-use crate::case::patch::set;
 use crate::pack::{self, Issue, Operation, Pack, PackFiles};
 use crate::runtime::mutant::Mutant;
 use crate::runtime::reference::authz::{

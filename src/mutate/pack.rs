@@ -904,9 +904,9 @@ mod tests {
     fn picked_pointers_are_the_listed_ones() {
         let doc = json!({"a/b": [{"c": "s"}, 2], "~": {}, "d": "x"});
         let all = pointers(&doc);
-        for i in 0..all.len() {
+        for (i, want) in all.iter().enumerate() {
             let (p, v) = nth_pointer(&doc, |_, _| true, i).unwrap();
-            assert_eq!(p, all[i]);
+            assert_eq!(&p, want);
             assert_eq!(Some(v), doc.pointer(&p));
         }
         assert!(nth_pointer(&doc, |_, _| true, all.len()).is_none());

@@ -135,7 +135,10 @@ pub fn html(result: &RunResult) -> String {
             if profile > 0 {
                 // Inside the cell, after the level lines: reported apart, never a failure.
                 h.truncate(h.len() - "</td>".len());
-                let _ = write!(h, "<div>PROFILE deviations <span class=n>{profile}</span></div></td>");
+                let _ = write!(
+                    h,
+                    "<div>PROFILE deviations <span class=n>{profile}</span></div></td>"
+                );
             }
         }
         h += "</tr>";
@@ -145,7 +148,10 @@ pub fn html(result: &RunResult) -> String {
         let s = Summary::of(&run.cases);
         // PROFILE deviations are no failures: counted apart, out of the total.
         let profile = if s.profile > 0 {
-            format!("<div>PROFILE deviations <span class=n>{}</span></div>", s.profile)
+            format!(
+                "<div>PROFILE deviations <span class=n>{}</span></div>",
+                s.profile
+            )
         } else {
             String::new()
         };

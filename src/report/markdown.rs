@@ -64,7 +64,10 @@ pub fn markdown(result: &RunResult) -> String {
         {
             continue;
         }
-        out += &format!("| {} |", md(&crate::run::plan::section_label(s, &sec.title)));
+        out += &format!(
+            "| {} |",
+            md(&crate::run::plan::section_label(s, &sec.title))
+        );
         for run in &result.runtimes {
             out += &format!(" {} |", cell(&counts(&run.cases, s, None)));
         }

@@ -239,7 +239,15 @@ pub fn run_case(
         }
     } else {
         match tempfile::Builder::new().prefix(CASE_DIR_PREFIX).tempdir() {
-            Ok(tmp) => execute(case, adapter, env, claims, tmp.path(), &mut observations, &mut unclassified),
+            Ok(tmp) => execute(
+                case,
+                adapter,
+                env,
+                claims,
+                tmp.path(),
+                &mut observations,
+                &mut unclassified,
+            ),
             Err(e) => Verdict::Error {
                 message: format!("cannot create a temp dir: {e}"),
             },
@@ -356,18 +364,20 @@ fn execute(
             .or_else(|| default_expect(&step.action));
         if let Some(expected) = expected {
             match matcher::check(&expected, &observed, claims) {
-                Ok(notes) => unclassified.extend(notes.into_iter().map(|n| format!("step {i}: {n}"))),
+                Ok(notes) => {
+                    unclassified.extend(notes.into_iter().map(|n| format!("step {i}: {n}")))
+                }
                 Err(m) => {
-                let expected = crate::snapshot::normalize(&m.expected, &redact);
-                verdict = Verdict::Fail(Failure {
-                    step: i,
-                    action: step.action.name().into(),
-                    path: m.path,
-                    message: m.message,
-                    expected,
-                    actual: normalised,
-                });
-                break;
+                    let expected = crate::snapshot::normalize(&m.expected, &redact);
+                    verdict = Verdict::Fail(Failure {
+                        step: i,
+                        action: step.action.name().into(),
+                        path: m.path,
+                        message: m.message,
+                        expected,
+                        actual: normalised,
+                    });
+                    break;
                 }
             }
         }
@@ -546,4 +556,3 @@ pub fn contain_verdict(v: &mut Verdict) {
         }
     }
 }
-

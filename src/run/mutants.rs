@@ -10,7 +10,11 @@ use crate::runtime::variant::Variant;
 
 /// Run the suite on every allowed variant (and on all of them at once): the MUST cases each
 /// fails, which must be none. Mutants prove the suite can fail; variants that it is fair.
-pub fn variant_failures(cases: &[Case], env: &RunEnv, jobs: usize) -> Vec<(String, Vec<CaseResult>)> {
+pub fn variant_failures(
+    cases: &[Case],
+    env: &RunEnv,
+    jobs: usize,
+) -> Vec<(String, Vec<CaseResult>)> {
     Variant::ALL
         .iter()
         .map(|v| v.name())

@@ -120,4 +120,3 @@ pub fn counts(results: &[CaseResult], section: &str, level: Option<Level>) -> Su
 
 /// FNV-1a 64 over the given byte strings, as hex.
 pub use crate::hash::fnv1a_parts as fnv1a;
-

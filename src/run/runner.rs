@@ -4,11 +4,11 @@
 //! callers of this one path.
 
 use super::expectations::{Expect, Expectations, Outcome};
+use super::result::{fnv1a, RunResult, RuntimeRun, Summary};
 use super::{run_all, Annotations, CaseResult, RunEnv, Verdict};
 use crate::adapter::Connector;
 use crate::case::matcher::Claims;
 use crate::case::{Case, Suite};
-use super::result::{fnv1a, RunResult, RuntimeRun, Summary};
 use crate::snapshot::{self, Drift};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

@@ -105,7 +105,9 @@ fn select(filters: &Filters) -> Result<Vec<(Suite, Vec<Case>)>, String> {
             "SHOULD" => Ok(Level::SHOULD),
             "MAY" => Ok(Level::MAY),
             "PROFILE" => Ok(Level::PROFILE),
-            _ => Err(format!("--level {l}: expected MUST, SHOULD, MAY or PROFILE")),
+            _ => Err(format!(
+                "--level {l}: expected MUST, SHOULD, MAY or PROFILE"
+            )),
         })
         .collect::<Result<Vec<_>, _>>()?;
     let partition = filters
@@ -147,7 +149,10 @@ fn hcp_suite(suites: &[(Suite, Vec<Case>)]) -> Result<(&Suite, &[Case]), String>
         .iter()
         .find(|(s, _)| s.drives == "hcp-runtime")
         .map(|(s, c)| (s, c.as_slice()))
-        .ok_or_else(|| "no suite of HCP runtimes selected (its suite.json says `\"drives\": \"hcp-runtime\"`)".to_string())
+        .ok_or_else(|| {
+            "no suite of HCP runtimes selected (its suite.json says `\"drives\": \"hcp-runtime\"`)"
+                .to_string()
+        })
 }
 
 fn env(vectors: &Path) -> Result<RunEnv, String> {
@@ -316,7 +321,11 @@ impl Terminal {
                 .collect::<Vec<_>>(),
         );
         for (runtime, specs) in &groups {
-            let n = result.parity.iter().filter(|d| &d.runtime == runtime).count();
+            let n = result
+                .parity
+                .iter()
+                .filter(|d| &d.runtime == runtime)
+                .count();
             if n == 0 {
                 println!(
                     "\ntransport parity: {runtime} observed the same over {}",
@@ -559,7 +568,10 @@ fn print_kill_matrix(suite: &Suite, cases: &[Case], env: &RunEnv, jobs: usize) -
     );
     let unkilled = matrix.unkilled_must(cases);
     for c in &unkilled {
-        println!("warning: no mutant of its own section (or killed_by) fails MUST case {}", c.name());
+        println!(
+            "warning: no mutant of its own section (or killed_by) fails MUST case {}",
+            c.name()
+        );
     }
     let claims = matrix.false_claims(cases);
     for c in &claims {
@@ -660,7 +672,10 @@ pub fn explain(name: &str, vectors: &Path) -> Result<i32, String> {
         println!("  assumption: {a}");
     }
     if !case.requires.is_empty() {
-        println!("  requires: {} (skipped where the runtime does not claim it)", case.requires.join(", "));
+        println!(
+            "  requires: {} (skipped where the runtime does not claim it)",
+            case.requires.join(", ")
+        );
     }
     if !case.killed_by.is_empty() {
         println!("  killed by: {}", case.killed_by.join(", "));

@@ -105,7 +105,8 @@ pub fn authorize_exec<'p>(
         Operation::Read => EXEC_READ,
         Operation::Write => EXEC_WRITE,
     };
-    if !holds(s, cap, p, Some(v), m) || (m == Some(Mutant::ReadGrantRefused) && cap == EXEC_READ)
+    if !holds(s, cap, p, Some(v), m)
+        || (m == Some(Mutant::ReadGrantRefused) && cap == EXEC_READ)
         || (m == Some(Mutant::WriteGrantRefused) && cap == EXEC_WRITE)
     {
         return Err(format!("denied: missing {cap} for {p}.{v}"));

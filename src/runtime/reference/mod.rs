@@ -184,10 +184,18 @@ fn overstrict_lint(m: Option<Mutant>, files: &PackFiles) -> Option<Issue> {
                 .map(|a| a.iter().collect())
                 .unwrap_or_default();
             let policy = json(&files.policy);
-            let extra = policy["triggers"]
-                .as_object()
-                .is_some_and(|t| t.keys().any(|k| !declared.contains(&&Value::String(k.clone()))));
-            extra.then(|| Issue::new("policy.json", "/triggers", "policy-covers-trigger", "extra row"))
+            let extra = policy["triggers"].as_object().is_some_and(|t| {
+                t.keys()
+                    .any(|k| !declared.contains(&&Value::String(k.clone())))
+            });
+            extra.then(|| {
+                Issue::new(
+                    "policy.json",
+                    "/triggers",
+                    "policy-covers-trigger",
+                    "extra row",
+                )
+            })
         }
         _ => None,
     }
@@ -300,7 +308,12 @@ impl Reference {
         let Some(pack) = self.packs.get(pack_id) else {
             return Ok(None);
         };
-        let Some(decl) = pack.surface.binding.clone().filter(|_| pack.needs_binding()) else {
+        let Some(decl) = pack
+            .surface
+            .binding
+            .clone()
+            .filter(|_| pack.needs_binding())
+        else {
             return Ok(None);
         };
         if decl.mode == BindingMode::Mothership
@@ -360,7 +373,9 @@ impl Reference {
                 if bin.contains('/')
                     && self.broken(Mutant::AllowListBasename)
                     && self.config.allow_bins.iter().any(|a| {
-                        std::path::Path::new(bin).file_name().and_then(|n| n.to_str())
+                        std::path::Path::new(bin)
+                            .file_name()
+                            .and_then(|n| n.to_str())
                             == Some(a.as_str())
                     }) =>
             {
@@ -662,7 +677,13 @@ impl Reference {
                 .as_ref()
                 .is_some_and(|b| b.mode == BindingMode::Mothership);
             if mothership
-                && !authz::holds(self.subject(), authz::ELEVATE, pack.pack_id(), None, self.mutant)
+                && !authz::holds(
+                    self.subject(),
+                    authz::ELEVATE,
+                    pack.pack_id(),
+                    None,
+                    self.mutant,
+                )
             {
                 blocking = Some(format!(
                     "denied: mothership Binding requires binding.elevate for {}",
@@ -892,8 +913,7 @@ impl Reference {
         if !enabled && !self.broken(Mutant::SenseWhileDisabled) {
             return refuse("dropped: sense.enable is off".into());
         }
-        if self.chose(Variant::SenseOnAfterActivation) && !self.activated.contains(&event.pack_id)
-        {
+        if self.chose(Variant::SenseOnAfterActivation) && !self.activated.contains(&event.pack_id) {
             return refuse(format!("dropped: pack {} is not activated", event.pack_id));
         }
         let Some(pack) = self.packs.get(&event.pack_id) else {
