@@ -65,11 +65,30 @@ pub struct Denials {
 /// What the runtime under test declared in `initialize` about its own words: its denial map
 /// (hcpspec class → a regex over its denial texts) and rule map (hcpspec rule → a regex over
 /// its rule names), and the optional features it claims.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct Claims {
-    pub denials: Option<BTreeMap<String, String>>,
-    pub rules: Option<BTreeMap<String, String>>,
+    pub denials: Option<WordMap>,
+    pub rules: Option<WordMap>,
     pub features: Vec<String>,
+}
+
+/// A runtime's map from hcpspec's names to regexes over its own words, compiled once per
+/// runtime, not once per check. A regex that does not compile fits no text.
+#[derive(Debug, Clone, Default)]
+pub struct WordMap(BTreeMap<String, (String, Option<Regex>)>);
+
+impl WordMap {
+    pub fn new(map: &BTreeMap<String, String>) -> WordMap {
+        WordMap(
+            map.iter()
+                .map(|(k, re)| (k.clone(), (re.clone(), Regex::new(re).ok())))
+                .collect(),
+        )
+    }
+
+    fn fits(entry: &(String, Option<Regex>), text: &str) -> bool {
+        entry.1.as_ref().is_some_and(|r| r.is_match(text))
+    }
 }
 
 impl Claims {
@@ -78,9 +97,11 @@ impl Claims {
     pub fn from_initialize(info: &Value) -> Claims {
         let map = |key: &str| {
             info.get(key).and_then(Value::as_object).map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                    .collect::<BTreeMap<_, _>>()
+                WordMap::new(
+                    &m.iter()
+                        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                        .collect(),
+                )
             })
         };
         Claims {
@@ -99,7 +120,7 @@ impl Claims {
 
 /// One class or rule check against the runtime's own map.
 fn classify(
-    map: Option<&BTreeMap<String, String>>,
+    map: Option<&WordMap>,
     what: &str,
     name: &str,
     text: &str,
@@ -117,21 +138,20 @@ fn classify(
         ));
         return Ok(());
     };
-    let fits = |re: &str| Regex::new(re).is_ok_and(|r| r.is_match(text));
-    if !map.values().any(|re| fits(re)) {
+    if !map.0.values().any(|e| WordMap::fits(e, text)) {
         return Err(format!(
             "{what} `{text}` fits no class of the runtime's own {what} map (the map must cover every {what} the runtime gives)"
         ));
     }
-    match map.get(name) {
+    match map.0.get(name) {
         None => {
             notes.borrow_mut().push(format!(
                 "{what} `{text}` unclassified as `{name}`: the runtime's {what} map has no `{name}`"
             ));
             Ok(())
         }
-        Some(re) if fits(re) => Ok(()),
-        Some(re) => Err(format!(
+        Some(e) if WordMap::fits(e, text) => Ok(()),
+        Some((re, _)) => Err(format!(
             "not a `{name}` {what} by the runtime's own map (/{re}/)"
         )),
     }
@@ -551,10 +571,10 @@ mod tests {
     }
     fn mapped() -> Claims {
         Claims {
-            denials: Some(BTreeMap::from([
+            denials: Some(WordMap::new(&BTreeMap::from([
                 ("confirm".to_string(), "^confirm required$".to_string()),
                 ("no-grant".to_string(), "^denied".to_string()),
-            ])),
+            ]))),
             ..Claims::default()
         }
     }

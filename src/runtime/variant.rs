@@ -139,16 +139,19 @@ pub fn credential_file(jail: &Path, token: &str) -> Result<PathBuf, String> {
 
 /// dialect: the reference's denial texts in other words. A text of no known class is kept.
 pub fn dialect_text(text: &str) -> String {
-    let classes = crate::runtime::denial_map();
     // The most specific class first, so that `missing-write` wins over `no-grant`.
-    for class in DIALECT_ORDER {
-        if let Some(re) = classes.get(*class).and_then(|r| regex::Regex::new(r).ok()) {
-            if re.is_match(text) {
-                return format!("E_{}: refused ({})", code(class), text.len());
-            }
-        }
+    static CLASSES: std::sync::OnceLock<Vec<(&str, regex::Regex)>> = std::sync::OnceLock::new();
+    let classes = CLASSES.get_or_init(|| {
+        let map = crate::runtime::denial_map();
+        DIALECT_ORDER
+            .iter()
+            .filter_map(|c| Some((*c, regex::Regex::new(map.get(*c)?).ok()?)))
+            .collect()
+    });
+    match classes.iter().find(|(_, re)| re.is_match(text)) {
+        Some((class, _)) => format!("E_{}: refused ({})", code(class), text.len()),
+        None => text.to_string(),
     }
-    text.to_string()
 }
 
 const DIALECT_ORDER: &[&str] = &[

@@ -302,31 +302,23 @@ impl Reference {
         }
     }
 
-    /// mint-in-exec: mint a Binding for this exec, as the spec's createAcmeRuntime does
-    /// (`const cred = await deps.hub.mint(pack, authz) // fail closed inside`).
-    fn mint_for_exec(&mut self, pack_id: &str) -> Result<Option<Minted>, String> {
-        let Some(pack) = self.packs.get(pack_id) else {
-            return Ok(None);
-        };
-        let Some(decl) = pack
-            .surface
-            .binding
-            .clone()
-            .filter(|_| pack.needs_binding())
-        else {
-            return Ok(None);
-        };
-        if decl.mode == BindingMode::Mothership
-            && !authz::holds(self.subject(), authz::ELEVATE, pack_id, None, self.mutant)
-        {
-            return Err(format!(
-                "denied: mothership Binding requires binding.elevate for {pack_id}"
-            ));
-        }
-        self.hub
-            .mint(pack_id, &decl.hub, &self.config.principal.id)
-            .map(Some)
-            .map_err(|e| format!("denied: mint failed: {e}"))
+    /// Why a mint of this pack's Binding must be refused for want of the elevation grant: a
+    /// `mothership` Binding needs `binding.elevate` (at connect, and inside exec alike).
+    fn elevation_denial(&self, pack: &Pack) -> Option<String> {
+        let mothership = pack.needs_binding()
+            && pack
+                .surface
+                .binding
+                .as_ref()
+                .is_some_and(|b| b.mode == BindingMode::Mothership);
+        (mothership
+            && !authz::holds(self.subject(), authz::ELEVATE, pack.pack_id(), None, self.mutant))
+        .then(|| {
+            format!(
+                "denied: mothership Binding requires binding.elevate for {}",
+                pack.pack_id()
+            )
+        })
     }
 
     fn subject(&self) -> Subject<'_> {
@@ -528,10 +520,9 @@ impl Reference {
         &mut self,
         req: &ExecRequest,
     ) -> (Option<Operation>, Option<String>, Result<Value, String>) {
-        let Some(pack) = self.packs.get(&req.pack_id).cloned() else {
+        let Some(pack) = self.packs.get(&req.pack_id) else {
             return (None, None, Err(format!("unknown pack {}", req.pack_id)));
         };
-        let pack = &pack;
         let operation = pack.policy.verbs.get(&req.verb_key).map(|p| p.operation);
         let deny = |e: String| (operation, None, Err(e));
         // The documented order: the verb and its Policy row, then activation, then the axes.
@@ -561,10 +552,9 @@ impl Reference {
             return deny(format!("denied: pack {} is not activated", req.pack_id));
         }
         let policy = match authz::authorize_exec(self.subject(), pack, req, self.mutant) {
-            Ok(p) => p.clone(),
+            Ok(p) => p,
             Err(e) => return deny(e),
         };
-        let policy = &policy;
         if self.broken(Mutant::PublicPackMinted) && !pack.needs_binding() {
             let hub = format!("{}-hub", req.pack_id);
             if let Err(e) = self.hub.mint(&req.pack_id, &hub, &self.config.principal.id) {
@@ -586,8 +576,19 @@ impl Reference {
         if !activated {
             return deny(format!("denied: pack {} is not activated", req.pack_id));
         }
+        // mint-in-exec: a Binding for this exec, as the spec's createAcmeRuntime mints it
+        // (`const cred = await deps.hub.mint(pack, authz) // fail closed inside`).
         let binding = if self.chose(Variant::MintInExec) {
-            self.mint_for_exec(&req.pack_id)
+            let decl = pack.surface.binding.as_ref().filter(|_| pack.needs_binding());
+            match (self.elevation_denial(pack), decl) {
+                (Some(e), _) => Err(e),
+                (None, None) => Ok(None),
+                (None, Some(decl)) => self
+                    .hub
+                    .mint(&req.pack_id, &decl.hub, &self.config.principal.id)
+                    .map(Some)
+                    .map_err(|e| format!("denied: mint failed: {e}")),
+            }
         } else {
             self.binding_for(pack)
         };
@@ -671,25 +672,7 @@ impl Reference {
             .map(|(_, r)| r.clone());
         if mint_in_exec && blocking.is_none() && !connected {
             // The exec would mint: a mothership Binding needs the elevation grant first.
-            let mothership = pack
-                .surface
-                .binding
-                .as_ref()
-                .is_some_and(|b| b.mode == BindingMode::Mothership);
-            if mothership
-                && !authz::holds(
-                    self.subject(),
-                    authz::ELEVATE,
-                    pack.pack_id(),
-                    None,
-                    self.mutant,
-                )
-            {
-                blocking = Some(format!(
-                    "denied: mothership Binding requires binding.elevate for {}",
-                    pack.pack_id()
-                ));
-            }
+            blocking = self.elevation_denial(pack);
         }
         if public_unconnected {
             reasons.insert(
@@ -821,14 +804,11 @@ impl Reference {
                 format!("denied: missing pack.connect for {pack_id}"),
             );
         }
-        if decl.mode == BindingMode::Mothership
-            && !authz::holds(s, authz::ELEVATE, pack_id, None, self.mutant)
-            && !self.broken(Mutant::MothershipWithoutElevation)
+        if let Some(e) = self
+            .elevation_denial(pack)
+            .filter(|_| !self.broken(Mutant::MothershipWithoutElevation))
         {
-            return PackResult::deny(
-                pack_id,
-                format!("denied: mothership Binding requires binding.elevate for {pack_id}"),
-            );
+            return PackResult::deny(pack_id, e);
         }
         let minted = match self.hub.mint(pack_id, &decl.hub, &self.config.principal.id) {
             Ok(m) => m,
