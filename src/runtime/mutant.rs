@@ -24,6 +24,7 @@ mutants! {
     SchemaSkipped = "schema-skipped", ["1"], "loads any JSON serde can read, ignoring the pack schemas (unknown fields, wrong shapes)";
     PolicyInvented = "policy-invented", ["1", "must-not"], "invents a read Policy row per command when policy.json is missing";
     BadPackDropped = "bad-pack-dropped", ["1"], "installs the packs that load and silently drops the rest";
+    DuplicatePackIdAccepted = "duplicate-pack-id-accepted", ["1"], "installs the first of two packs with one pack_id and silently skips the other";
     LintSkipped = "lint-skipped", ["2"], "installs packs without linting them";
     DefaultAllow = "default-allow", ["3"], "allows every exec and activation when the Principal holds no grants";
     ReadWriteCollapsed = "read-write-collapsed", ["3", "must-not"], "any verb.exec.* or pack.connect grant on a pack allows reads and writes alike";

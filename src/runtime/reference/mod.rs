@@ -58,6 +58,18 @@ impl Factory for ReferenceFactory {
                 .filter(|d| pack::install(&PackFiles::read(d)).is_ok())
                 .cloned()
                 .collect()
+        } else if m == Some(Mutant::DuplicatePackIdAccepted) {
+            // Install the first pack of each pack_id and silently skip the later ones.
+            let mut seen = BTreeSet::new();
+            config
+                .pack_dirs
+                .iter()
+                .filter(|d| match pack::install(&PackFiles::read(d)) {
+                    Ok(p) => seen.insert(p.pack_id().to_string()),
+                    Err(_) => true,
+                })
+                .cloned()
+                .collect()
         } else {
             config.pack_dirs.clone()
         };
