@@ -15,3 +15,4 @@ pub mod runtime;
 pub mod schema;
 pub mod shim;
 pub mod snapshot;
+pub mod suites;

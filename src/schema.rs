@@ -17,6 +17,7 @@ macro_rules! schema {
 schema!(surface, "surface.schema.json");
 schema!(policy, "policy.schema.json");
 schema!(case, "case.schema.json");
+schema!(scenario, "harness-scenario.schema.json");
 schema!(run_result, "run-result.schema.json");
 
 fn compile(text: &str, name: &str) -> Validator {

@@ -37,10 +37,7 @@ fn judge(
         snapshots: Snapshots::Off,
         jobs: 1,
     };
-    let target = Target {
-        spec: spec.to_string(),
-        connect: hcpspec::adapter::connector(spec)?,
-    };
+    let target = Target::for_suite(suite, spec, &Default::default())?;
     let result = runner.run(&[target], &mut Quiet)?;
     let run = &result.runtimes[0];
     let r = &run.cases[0];
@@ -226,6 +223,42 @@ fn main() {
                 .into())
             }
         }));
+    }
+    // The harness suite's self-check: each mutant harness fails a MUST scenario of its own
+    // section; each allowed variant passes every MUST scenario.
+    let harness: Arc<Vec<Case>> = Arc::new(
+        suites
+            .iter()
+            .filter(|(s, _)| s.drives == hcpspec::suites::harness_api::DRIVES)
+            .flat_map(|(_, c)| c.clone())
+            .collect(),
+    );
+    if !harness.is_empty() {
+        use hcpspec::suites::harness_api::selfcheck;
+        for m in selfcheck::mutant_names() {
+            let cases = harness.clone();
+            trials.push(Trial::test(format!("harness-mutants::{m}"), move || {
+                if selfcheck::kills(m, &cases).is_empty() {
+                    return Err(format!("mutant harness {m} passes every MUST scenario of its section").into());
+                }
+                Ok(())
+            }));
+        }
+        for v in selfcheck::variant_names() {
+            let cases = harness.clone();
+            trials.push(Trial::test(format!("harness-variants::{v}"), move || {
+                let failed = selfcheck::variant_failures(v, &cases);
+                if failed.is_empty() {
+                    return Ok(());
+                }
+                Err(format!(
+                    "the allowed variant {v} fails {} MUST scenario(s): each asserts a choice the spec leaves open\n{}",
+                    failed.len(),
+                    failed.join("\n")
+                )
+                .into())
+            }));
+        }
     }
     let (cases2, env2, matrix2) = (cases.clone(), env.clone(), matrix.clone());
     trials.push(Trial::test(

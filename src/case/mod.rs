@@ -70,7 +70,12 @@ pub struct Case {
     pub killed_by: Vec<String>,
     #[serde(default)]
     pub setup: Setup,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<Step>,
+    /// A harness-api scenario (docs/harness-api.md § 5): what core and the gates play, and
+    /// the checks judged. Cases of suites that drive harnesses have one instead of steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<Value>,
     /// `contract`, from the directory under `vectors/`.
     #[serde(skip)]
     pub suite: String,
@@ -347,7 +352,12 @@ pub fn parse_case(
             format!("line {} column {}: {e}", e.line(), e.column()),
         )
     })?;
-    if let Some((pointer, message)) = schema::violations(schema::case(), &value)
+    let validator = if value.get("scenario").is_some() {
+        schema::scenario()
+    } else {
+        schema::case()
+    };
+    if let Some((pointer, message)) = schema::violations(validator, &value)
         .into_iter()
         .next()
     {
@@ -370,6 +380,13 @@ pub fn parse_case(
         if let Some(e) = &step.expect {
             matcher::validate(e, denials)
                 .map_err(|(p, m)| err(file, &format!("/steps/{i}/expect{p}"), m))?;
+        }
+    }
+    let checks = case.scenario.as_ref().and_then(|s| s.get("checks")).and_then(Value::as_array);
+    for (i, c) in checks.into_iter().flatten().enumerate() {
+        if let Some(e) = c.get("expect") {
+            matcher::validate(e, denials)
+                .map_err(|(p, m)| err(file, &format!("/scenario/checks/{i}/expect{p}"), m))?;
         }
     }
     paths::check(&case, file)?;
@@ -436,6 +453,14 @@ pub fn load_suite(vectors: &Path, suite: &str) -> Result<Vec<Case>, CaseError> {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
+            ));
+        }
+        let harness = info.drives == crate::suites::harness_api::DRIVES;
+        if harness != c.scenario.is_some() {
+            return Err(err(
+                &c.file,
+                if harness { "/scenario" } else { "/steps" },
+                format!("the suite drives `{}`: its cases have {}", info.drives, if harness { "a scenario" } else { "steps" }),
             ));
         }
         if let Some(first) = seen.insert(c.id.as_str(), &c.file) {

@@ -248,6 +248,7 @@ impl FuzzCase {
             killed_by: vec![],
             setup: Setup { packs, params },
             steps,
+            scenario: None,
             suite: "found".into(),
             group: "found".into(),
             file: meta.file,

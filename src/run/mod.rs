@@ -500,6 +500,36 @@ pub fn run_all<F>(
 where
     F: Fn() -> Result<Box<dyn Adapter>, String> + Sync,
 {
+    par_each(
+        cases,
+        jobs,
+        &|case| match connect() {
+            Ok(mut adapter) => run_case(case, adapter.as_mut(), env, claims),
+            Err(e) => CaseResult {
+                name: case.name(),
+                section: case.section.clone(),
+                level: case.level,
+                spec: case.spec.clone(),
+                verdict: Verdict::Error {
+                    message: crate::snapshot::contain_text(&e),
+                },
+                observations: vec![],
+                unclassified: vec![],
+                micros: 0,
+                annotations: Annotations::default(),
+            },
+        },
+        on_done,
+    )
+}
+
+/// Judge every case with `judge` on `jobs` threads; results in case order.
+pub fn par_each(
+    cases: &[Case],
+    jobs: usize,
+    judge: &(dyn Fn(&Case) -> CaseResult + Sync),
+    on_done: &(dyn Fn(&CaseResult) + Sync),
+) -> Vec<CaseResult> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
     let next = AtomicUsize::new(0);
@@ -509,22 +539,7 @@ where
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(case) = cases.get(i) else { break };
-                let result = match connect() {
-                    Ok(mut adapter) => run_case(case, adapter.as_mut(), env, claims),
-                    Err(e) => CaseResult {
-                        name: case.name(),
-                        section: case.section.clone(),
-                        level: case.level,
-                        spec: case.spec.clone(),
-                        verdict: Verdict::Error {
-                            message: crate::snapshot::contain_text(&e),
-                        },
-                        observations: vec![],
-                        unclassified: vec![],
-                        micros: 0,
-                        annotations: Annotations::default(),
-                    },
-                };
+                let result = judge(case);
                 on_done(&result);
                 results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(result);
             });

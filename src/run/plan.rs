@@ -99,6 +99,7 @@ mod tests {
                 killed_by: vec![],
                 setup: Default::default(),
                 steps: vec![],
+                scenario: None,
                 suite: "suite-a".into(),
                 group: "g".into(),
                 file: Default::default(),

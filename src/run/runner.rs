@@ -5,7 +5,7 @@
 
 use super::expectations::{Expect, Expectations, Outcome};
 use super::result::{fnv1a, RunResult, RuntimeRun, Summary};
-use super::{run_all, Annotations, CaseResult, RunEnv, Verdict};
+use super::{par_each, run_all, Annotations, CaseResult, RunEnv, Verdict};
 use crate::adapter::Connector;
 use crate::case::matcher::Claims;
 use crate::case::{Case, Suite};
@@ -15,11 +15,44 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// One runtime to run the cases on: its adapter spec and a connector that makes a fresh
-/// adapter per case.
+/// One implementation to run the cases on: its spec as the user wrote it, and how to drive it.
 pub struct Target {
     pub spec: String,
-    pub connect: Connector,
+    pub drive: Drive,
+}
+
+/// How a suite drives what it certifies.
+pub enum Drive {
+    /// A runtime behind a shim: a connector makes a fresh adapter per case.
+    Shim(Connector),
+    /// A harness started per scenario under the launch contract (docs/harness-api.md).
+    Harness(crate::suites::harness_api::Harness),
+}
+
+impl Target {
+    pub fn shim(spec: &str, connect: Connector) -> Target {
+        Target {
+            spec: spec.to_string(),
+            drive: Drive::Shim(connect),
+        }
+    }
+
+    /// The target `spec` names for a suite, by what the suite drives. A bad spec is a usage
+    /// error naming it.
+    pub fn for_suite(
+        suite: &Suite,
+        spec: &str,
+        opts: &crate::adapter::Options,
+    ) -> Result<Target, String> {
+        if suite.drives == crate::suites::harness_api::DRIVES {
+            let h = crate::suites::harness_api::Harness::parse(spec)?;
+            return Ok(Target {
+                spec: spec.to_string(),
+                drive: Drive::Harness(h),
+            });
+        }
+        crate::adapter::connector_with(spec, opts).map(|c| Target::shim(spec, c))
+    }
 }
 
 /// What to do with snapshots.
@@ -122,15 +155,18 @@ impl Runner<'_> {
 
     fn run_target(&self, t: &Target, reporter: &mut dyn Reporter) -> Result<RuntimeRun, RunError> {
         let spec = t.spec.as_str();
-        let info = (t.connect)()
-            .and_then(|mut a| {
-                a.call("initialize", json!({ "protocol": crate::shim::PROTOCOL }))
-                    .map_err(|e| e.to_string())
-            })
-            .map_err(|e| RunError::Unreachable {
-                spec: spec.into(),
-                message: snapshot::contain_text(&e),
-            })?;
+        let info = match &t.drive {
+            Drive::Shim(connect) => connect()
+                .and_then(|mut a| {
+                    a.call("initialize", json!({ "protocol": crate::shim::PROTOCOL }))
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(|e| RunError::Unreachable {
+                    spec: spec.into(),
+                    message: snapshot::contain_text(&e),
+                })?,
+            Drive::Harness(_) => crate::suites::harness_api::info(spec),
+        };
         let claims = Claims::from_initialize(&info);
         // The runtime's name, version and features, as reports keep them.
         let info = snapshot::contain(&info);
@@ -152,10 +188,19 @@ impl Runner<'_> {
         });
         let start = Instant::now();
         let shared = Mutex::new(&mut *reporter);
-        let ran = run_all(&to_run, self.env, &claims, self.jobs, &t.connect, &|r| {
+        let done = |r: &CaseResult| {
             let mut rep = shared.lock().unwrap_or_else(|p| p.into_inner());
             rep.event(&Event::CaseFinished { spec, result: r });
-        });
+        };
+        let ran = match &t.drive {
+            Drive::Shim(connect) => run_all(&to_run, self.env, &claims, self.jobs, connect, &done),
+            Drive::Harness(h) => par_each(
+                &to_run,
+                self.jobs,
+                &|c| crate::suites::harness_api::run_case(c, h),
+                &done,
+            ),
+        };
         let mut by_name: std::collections::BTreeMap<String, CaseResult> =
             ran.into_iter().map(|r| (r.name.clone(), r)).collect();
         let mut results = Vec::new();

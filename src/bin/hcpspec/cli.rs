@@ -237,13 +237,17 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         };
         let targets = specs
             .iter()
-            .map(|s| {
-                adapter::connector_with(s, &opts).map(|connect| Target {
-                    spec: s.clone(),
-                    connect,
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|s| Target::for_suite(suite, s, &opts))
+            .collect::<Result<Vec<_>, _>>();
+        let targets = match targets {
+            Ok(t) => t,
+            // `--runtime` without `--suite` runs the suites that drive what it names: a harness
+            // (`exec:`) is no HCP runtime, and a shim no harness.
+            Err(_) if a.filters.suite.is_empty() && !a.runtime.is_empty() && suites.len() > 1 => {
+                continue
+            }
+            Err(e) => return Err(e),
+        };
         let runner = Runner {
             suite,
             cases,

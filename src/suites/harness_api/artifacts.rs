@@ -1,0 +1,151 @@
+//! `artifact.read` and `artifact.write` (section 4b) as hcpspec's core answers them: the run's
+//! session's artifacts only, chunks within `limits.chunkBytes`, offsets received in order, the
+//! last chunk acknowledged again, an idempotent `key`, `effectId` provenance.
+
+use super::world::{Reply, Upload, World};
+use base64::Engine;
+use serde_json::{json, Value};
+
+pub fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn unb64(s: &str) -> Option<Vec<u8>> {
+    base64::engine::general_purpose::STANDARD.decode(s).ok()
+}
+
+fn run_of<'a>(w: &'a World, p: &Value) -> Result<&'a super::world::Run, Reply> {
+    let id = p.get("runId").and_then(Value::as_str).unwrap_or_default();
+    match w.runs.iter().find(|r| r.id == id) {
+        Some(r) if r.ended.is_none() => Ok(r),
+        _ => Err(Reply::Err("run_not_held", format!("no run {id} held"))),
+    }
+}
+
+pub fn read(w: &mut World, p: &Value) -> Reply {
+    let chunk = match run_of(w, p) {
+        Ok(r) => r.limit("chunkBytes"),
+        Err(e) => return e,
+    };
+    let id = p.get("artifactId").and_then(Value::as_str).unwrap_or_default();
+    let Some(a) = w.artifacts.get(id) else {
+        return Reply::Err("not_found", format!("artifact {id}"));
+    };
+    let bytes = unb64(a["base64"].as_str().unwrap_or_default()).unwrap_or_default();
+    let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
+    let length = p.get("length").and_then(Value::as_u64).unwrap_or(chunk).min(chunk);
+    if offset > bytes.len() as u64 {
+        return Reply::Err("invalid", "offset past the end".into());
+    }
+    let end = (offset + length).min(bytes.len() as u64);
+    Reply::Ok(json!({
+        "artifact": a["meta"], "offset": offset,
+        "base64": b64(&bytes[offset as usize..end as usize]), "eof": end == bytes.len() as u64
+    }))
+}
+
+pub fn write(w: &mut World, p: &Value) -> Reply {
+    let (chunk, turn) = match run_of(w, p) {
+        Ok(r) => (r.limit("chunkBytes"), r.turn_id.clone()),
+        Err(e) => return e,
+    };
+    let op = p.get("op").and_then(Value::as_str).unwrap_or_default();
+    let data = match p.get("base64").map(|b| b.as_str().and_then(unb64)) {
+        None => None,
+        Some(Some(d)) => Some(d),
+        Some(None) => return Reply::Err("invalid", "base64 is not base64".into()),
+    };
+    if data.as_ref().is_some_and(|d| d.len() as u64 > chunk) {
+        return Reply::Err("limit_exceeded", format!("chunkBytes {chunk}"));
+    }
+    match op {
+        "begin" => {
+            if let Some(k) = p.get("key").and_then(Value::as_str) {
+                if let Some(id) = w.keys_written.get(k) {
+                    return Reply::Ok(
+                        json!({ "status": "written", "created": false, "artifact": w.artifacts[id]["meta"] }),
+                    );
+                }
+            }
+            let effect = p.get("effectId").and_then(Value::as_str).map(str::to_string);
+            if let Some(e) = &effect {
+                // Provenance: a tool effect of this run's turn, journaled first.
+                let ok = e.starts_with(&format!("{turn}:"))
+                    && e.split(':').nth(2) == Some("tool")
+                    && w.journal.contains_key(e);
+                if !ok {
+                    return Reply::Err("invalid", format!("effectId {e} is no journaled tool effect of this turn"));
+                }
+            }
+            let upload = Upload {
+                name: p.get("name").and_then(Value::as_str).unwrap_or("artifact").into(),
+                bytes: Vec::new(),
+                last: None,
+                max: 64 << 20,
+                key: p.get("key").and_then(Value::as_str).map(str::to_string),
+                effect,
+            };
+            if let Some(size) = p.get("size").and_then(Value::as_u64) {
+                if size > upload.max {
+                    return Reply::Err("limit_exceeded", format!("limitBytes {}", upload.max));
+                }
+            }
+            let id = w.next_id().replace("core", "upload");
+            w.uploads.insert(id.clone(), upload);
+            match data {
+                Some(d) => {
+                    w.uploads.get_mut(&id).expect("just put").bytes = d;
+                    commit(w, &id)
+                }
+                None => Reply::Ok(json!({ "uploadId": id, "maxBytes": 64u64 << 20 })),
+            }
+        }
+        "chunk" => {
+            let id = p.get("uploadId").and_then(Value::as_str).unwrap_or_default();
+            let Some(u) = w.uploads.get_mut(id) else {
+                return Reply::Err("invalid", format!("no upload {id}"));
+            };
+            let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(u64::MAX);
+            let d = data.unwrap_or_default();
+            if u.last == Some((offset, d.len())) {
+                return Reply::Ok(json!({ "received": u.bytes.len() }));
+            }
+            if offset != u.bytes.len() as u64 {
+                return Reply::Err("invalid", format!("offset {offset}: {} bytes received", u.bytes.len()));
+            }
+            u.last = Some((offset, d.len()));
+            u.bytes.extend_from_slice(&d);
+            if u.bytes.len() as u64 > u.max {
+                return Reply::Err("limit_exceeded", format!("limitBytes {}", u.max));
+            }
+            Reply::Ok(json!({ "received": u.bytes.len() }))
+        }
+        "commit" => {
+            let id = p.get("uploadId").and_then(Value::as_str).unwrap_or_default().to_string();
+            if !w.uploads.contains_key(&id) {
+                return Reply::Err("invalid", format!("no upload {id}"));
+            }
+            commit(w, &id)
+        }
+        "abort" => {
+            let id = p.get("uploadId").and_then(Value::as_str).unwrap_or_default();
+            Reply::Ok(json!({ "status": if w.uploads.remove(id).is_some() { "ended" } else { "aborted" } }))
+        }
+        other => Reply::Err("invalid", format!("unknown op `{other}`")),
+    }
+}
+
+fn commit(w: &mut World, id: &str) -> Reply {
+    let u = w.uploads.remove(id).expect("checked");
+    let aid = format!("art-{}", w.artifacts.len() + 1);
+    let meta = json!({
+        "artifactId": aid, "kind": "file", "name": u.name, "version": 1,
+        "contentType": "application/octet-stream", "size": u.bytes.len(),
+        "sha256": format!("fnv:{:016x}", crate::hash::fnv1a64(&u.bytes)), "tenantWide": false
+    });
+    w.artifacts.insert(aid.clone(), json!({ "meta": meta, "base64": b64(&u.bytes), "effectId": u.effect }));
+    if let Some(k) = u.key {
+        w.keys_written.insert(k, aid);
+    }
+    Reply::Ok(json!({ "status": "written", "created": true, "artifact": meta }))
+}

@@ -1,0 +1,215 @@
+//! hcpspec's core listener (section 1): the WebSocket upgrade checks, one JSON text message per
+//! frame, pings and the silence drop. Requests go to the `World`; every frame is logged.
+
+use super::world::{lock, Conn, Reply, Shared};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::StatusCode;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::Message;
+
+pub const PATH: &str = "/nylorun/harness/v1";
+/// HARNESS_MAX_PAYLOAD.
+pub const MAX_PAYLOAD: usize = 64 << 20;
+/// A harness that sends more frames than this in one scenario floods: it is dropped.
+pub const FLOOD: usize = 20_000;
+
+pub async fn serve(listener: TcpListener, w: Shared) {
+    let mut n = 0;
+    while let Ok((stream, _)) = listener.accept().await {
+        n += 1;
+        tokio::spawn(connection(stream, n, w.clone()));
+    }
+}
+
+async fn connection(stream: TcpStream, n: usize, w: Shared) {
+    let token = lock(&w).token.clone();
+    let mut upgrade = json!({ "via": "upgrade", "conn": n });
+    let check = |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
+        let auth = req
+            .headers()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok());
+        let api = req
+            .headers()
+            .get("nylorun-harness-api")
+            .and_then(|v| v.to_str().ok());
+        upgrade["path"] = json!(req.uri().path());
+        upgrade["auth"] = json!(match auth {
+            None => "missing",
+            Some(a) if a == format!("Bearer {token}") => "ok",
+            Some(_) => "unknown",
+        });
+        upgrade["apiHeader"] = json!(api);
+        let refuse = |status: StatusCode| {
+            let mut r = ErrorResponse::new(Some(status.canonical_reason().unwrap_or("").into()));
+            *r.status_mut() = status;
+            r
+        };
+        if req.uri().path() != PATH {
+            return Err(refuse(StatusCode::NOT_FOUND));
+        }
+        if upgrade["auth"] != "ok" {
+            return Err(refuse(StatusCode::UNAUTHORIZED));
+        }
+        if api != Some("1") {
+            return Err(refuse(StatusCode::UPGRADE_REQUIRED));
+        }
+        Ok(resp)
+    };
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(MAX_PAYLOAD))
+        .max_frame_size(Some(MAX_PAYLOAD));
+    let ws = tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config)).await;
+    let ok = ws.is_ok();
+    upgrade["status"] = json!(if ok { 101 } else { upgrade_status(&upgrade) });
+    lock(&w).record(upgrade);
+    let Ok(ws) = ws else { return };
+    let (mut sink, mut source) = ws.split();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Message>();
+    let (ping_ms, drop_ms) = {
+        let mut g = lock(&w);
+        g.conns.insert(n, Conn { tx: tx.clone(), hello: false, heard: Instant::now(), closed: false });
+        (g.sc.timers.ping_ms, g.sc.timers.drop_ms)
+    };
+    let writer = tokio::spawn(async move {
+        while let Some(m) = rx.recv().await {
+            let close = matches!(m, Message::Close(_));
+            if sink.send(m).await.is_err() || close {
+                break;
+            }
+        }
+    });
+    // Core pings every `pingMs` and drops a harness it has not heard from for `dropMs`.
+    let pinger = {
+        let w = w.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(ping_ms.max(1)));
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                let mut g = lock(&w);
+                let silent = g.conns.get(&n).map(|c| c.heard.elapsed()).unwrap_or_default();
+                if silent > Duration::from_millis(drop_ms) {
+                    let ms = silent.as_millis() as u64;
+                    g.record(json!({ "via": "core", "event": "drop", "conn": n, "silentMs": ms }));
+                    if let Some(c) = g.conns.get(&n) {
+                        let _ = c.tx.send(Message::Close(None));
+                    }
+                    g.lost(n);
+                    return;
+                }
+                g.send(n, json!({ "t": "ping" }));
+            }
+        })
+    };
+    let mut frames = 0usize;
+    while let Some(m) = source.next().await {
+        frames += 1;
+        let mut g = lock(&w);
+        if let Some(c) = g.conns.get_mut(&n) {
+            c.heard = Instant::now();
+        }
+        if frames > FLOOD {
+            g.record(json!({ "via": "bad-frame", "conn": n, "reason": format!("flood: more than {FLOOD} frames") }));
+            let _ = tx.send(Message::Close(None));
+            break;
+        }
+        match m {
+            Ok(Message::Text(t)) => frame(&mut g, n, t.as_str()),
+            Ok(Message::Binary(b)) => {
+                g.record(json!({ "via": "bad-frame", "conn": n, "reason": "a binary frame", "bytes": b.len() }));
+            }
+            Ok(Message::Ping(_)) | Ok(Message::Pong(_)) | Ok(Message::Frame(_)) => {}
+            Ok(Message::Close(_)) => break,
+            // Past 64 MiB is the harness's fault; a reset (a killed harness) is not a frame.
+            Err(e @ tokio_tungstenite::tungstenite::Error::Capacity(_)) => {
+                g.record(json!({ "via": "bad-frame", "conn": n, "reason": format!("past HARNESS_MAX_PAYLOAD: {e}") }));
+                break;
+            }
+            Err(e) => {
+                g.record(json!({ "via": "core", "event": "transport-error", "conn": n, "message": e.to_string() }));
+                break;
+            }
+        }
+    }
+    pinger.abort();
+    {
+        let mut g = lock(&w);
+        g.record(json!({ "via": "core", "event": "closed", "conn": n }));
+        g.lost(n);
+    }
+    drop(tx);
+    let _ = writer.await;
+}
+
+fn upgrade_status(u: &Value) -> u16 {
+    if u["path"] != PATH {
+        404
+    } else if u["auth"] != "ok" {
+        401
+    } else if u["apiHeader"] != "1" {
+        426
+    } else {
+        400
+    }
+}
+
+/// The shape problem of a frame (FrameSchema), if any.
+pub fn shape(f: &Value) -> Option<String> {
+    let Some(o) = f.as_object() else {
+        return Some("a frame is a JSON object".into());
+    };
+    let id = || matches!(o.get("id"), Some(Value::String(_)) | Some(Value::Number(_)));
+    let has = |k: &str| o.contains_key(k);
+    match o.get("t").and_then(Value::as_str) {
+        Some("req") if id() && o.get("m").is_some_and(Value::is_string) && has("p") => None,
+        Some("res") if id() && o.get("ok") == Some(&json!(true)) && has("r") => None,
+        Some("res")
+            if id()
+                && o.get("ok") == Some(&json!(false))
+                && o.get("e").and_then(|e| e.get("code")).is_some_and(Value::is_string) =>
+        {
+            None
+        }
+        Some("msg") if o.get("m").is_some_and(Value::is_string) && has("p") => None,
+        Some("abort") if id() => None,
+        Some("ping") => None,
+        Some(t) => Some(format!("not a valid `{t}` frame (FrameSchema)")),
+        None => Some("no `t`: not one of the six frame kinds".into()),
+    }
+}
+
+fn frame(g: &mut super::world::World, n: usize, text: &str) {
+    let f: Value = match serde_json::from_str(text) {
+        Ok(f) => f,
+        Err(e) => {
+            let head: String = text.chars().take(200).collect();
+            g.record(json!({ "via": "bad-frame", "conn": n, "reason": format!("not one JSON message: {e}"), "text": head }));
+            return;
+        }
+    };
+    if let Some(problem) = shape(&f) {
+        g.record(json!({ "via": "bad-frame", "conn": n, "reason": problem, "frame": f }));
+        return;
+    }
+    g.record(json!({ "via": "frame", "conn": n, "from": "harness", "frame": f }));
+    if f["t"] != "req" {
+        return;
+    }
+    let m = f["m"].as_str().unwrap_or_default();
+    g.trigger(None, Some(m));
+    let p = f.get("p").cloned().unwrap_or(Value::Null);
+    match g.request(n, &f["id"], m, &p) {
+        Reply::Ok(r) => g.send(n, json!({ "t": "res", "id": f["id"], "ok": true, "r": r })),
+        Reply::Err(code, message) => g.send(
+            n,
+            json!({ "t": "res", "id": f["id"], "ok": false, "e": { "code": code, "message": message } }),
+        ),
+        Reply::Later => {}
+    }
+}

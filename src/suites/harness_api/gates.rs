@@ -1,0 +1,306 @@
+//! hcpspec's gates (section 5): the Model and Tool Gates a harness calls at `NYLORUN_GATES_URL`.
+//! They check the run token, the `Idempotency-Key` and the journal, answer from the scenario's
+//! fixture model and tools, and log every call for the judge.
+
+use super::world::{lock, Shared, World};
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+
+pub fn router(w: Shared) -> Router {
+    let call = |route: &'static str| {
+        move |State(w): State<Shared>, h: HeaderMap, b: Bytes| call(w, route, h, b)
+    };
+    let cancel = |route: &'static str| {
+        move |State(w): State<Shared>, Path(key): Path<String>, h: HeaderMap| {
+            cancel(w, route, key, h)
+        }
+    };
+    Router::new()
+        .route("/nylorun/v1/model-calls", post(call("model-calls")))
+        .route("/nylorun/v1/tool-calls", post(call("tool-calls")))
+        .route("/nylorun/v1/http-calls", post(call("http-calls")))
+        .route("/nylorun/v1/mcp/connect", post(call("mcp/connect")))
+        .route("/nylorun/v1/mcp/list", post(call("mcp/list")))
+        .route("/nylorun/v1/mcp/close", post(call("mcp/close")))
+        .route("/nylorun/v1/model-calls/{key}/cancel", post(cancel("model-calls")))
+        .route("/nylorun/v1/tool-calls/{key}/cancel", post(cancel("tool-calls")))
+        .fallback(|| async { answer(404, json!({ "error": { "code": "not_found", "message": "no such gate route" } })) })
+        .with_state(w)
+}
+
+fn answer(status: u16, body: Value) -> Response {
+    (
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        [("content-type", "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn gate_error(status: u16, code: &str, message: &str) -> (u16, Value) {
+    (status, json!({ "error": { "code": code, "message": message } }))
+}
+
+/// Whose token: `current` (the run's token now), `old` (one a switch replaced), `unknown`,
+/// `missing`; and the run's index.
+fn token_of(w: &World, h: &HeaderMap) -> (&'static str, Option<usize>) {
+    let Some(auth) = h.get("authorization").and_then(|v| v.to_str().ok()) else {
+        return ("missing", None);
+    };
+    let Some(token) = auth.strip_prefix("Bearer ") else {
+        return ("unknown", None);
+    };
+    for (i, r) in w.runs.iter().enumerate() {
+        if r.token == token {
+            return ("current", Some(i));
+        }
+        if r.old_tokens.iter().any(|t| t == token) {
+            return ("old", Some(i));
+        }
+    }
+    ("unknown", None)
+}
+
+fn header(h: &HeaderMap, name: &str) -> Value {
+    h.get(name)
+        .and_then(|v| v.to_str().ok())
+        .map_or(Value::Null, |s| json!(s))
+}
+
+/// Decrements the in-flight count however the call ends (a client that hangs up drops it).
+struct InFlight {
+    w: Shared,
+    entry: usize,
+    done: bool,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut g = lock(&self.w);
+        g.inflight -= 1;
+        if !self.done {
+            let at = g.now();
+            g.log[self.entry]["abandonedAt"] = json!(at);
+        }
+    }
+}
+
+async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Response {
+    let body: Value = serde_json::from_slice(&body).unwrap_or_else(|_| {
+        json!({ "$text": String::from_utf8_lossy(&body[..body.len().min(256)]) })
+    });
+    let key = header(&h, "idempotency-key");
+    let (entry, decided, hold, notify) = {
+        let mut g = lock(&w);
+        let (auth, run) = token_of(&g, &h);
+        let run_id = run.map(|i| g.runs[i].id.clone());
+        let entry = g.record(json!({
+            "via": "gate", "route": route, "auth": auth,
+            "run": run_id,
+            "key": key, "traceparent": header(&h, "traceparent"), "body": body
+        }));
+        g.inflight += 1;
+        g.trigger(Some(route), None);
+        let decided = decide(&mut g, route, auth, run, key.as_str(), &body);
+        let hold = decided.2;
+        let notify = Arc::new(Notify::new());
+        if let Some(k) = key.as_str() {
+            g.cancels.insert(k.to_string(), notify.clone());
+        }
+        (entry, (decided.0, decided.1), hold, notify)
+    };
+    let mut guard = InFlight { w: w.clone(), entry, done: false };
+    let (mut status, mut out) = decided;
+    if hold > 0 && status == 200 {
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(hold)) => {}
+            _ = notify.notified() => {
+                (status, out) = (200, json!({ "outcome": { "kind": "failed", "code": "cancelled", "message": "the call was cancelled", "retryable": false } }));
+                if route != "model-calls" {
+                    out = json!({ "ok": false, "error": { "code": "cancelled", "message": "the call was cancelled" } });
+                }
+            }
+        }
+    }
+    {
+        let mut g = lock(&w);
+        let at = g.now();
+        let e = &mut g.log[entry];
+        e["status"] = json!(status);
+        e["answer"] = out.clone();
+        e["answeredAt"] = json!(at);
+        if status == 200 {
+            if let Some(k) = key.as_str() {
+                g.gate_cache.insert(k.to_string(), (status, out.clone()));
+            }
+        }
+    }
+    guard.done = true;
+    answer(status, out)
+}
+
+/// The gate's answer before any hold: (status, body, hold ms).
+fn decide(
+    g: &mut World,
+    route: &str,
+    auth: &str,
+    run: Option<usize>,
+    key: Option<&str>,
+    body: &Value,
+) -> (u16, Value, u64) {
+    let deny = |(s, b): (u16, Value)| (s, b, 0);
+    let Some(i) = run else {
+        return deny(gate_error(401, "unauthorized", "no run token"));
+    };
+    if g.runs[i].ended.is_some() {
+        return deny(gate_error(409, "run_stale", "the run is over"));
+    }
+    if auth != "current" {
+        return deny(gate_error(401, "unauthorized", "a token a renewal replaced"));
+    }
+    if route.starts_with("mcp/") {
+        return (200, mcp(g, route, body), 0);
+    }
+    let Some(key) = key else {
+        return deny(gate_error(400, "key_required", "Idempotency-Key is required"));
+    };
+    if let Some((s, b)) = g.gate_cache.get(key) {
+        return (*s, b.clone(), 0);
+    }
+    if !g.runs[i].executed.contains(key) {
+        return deny(gate_error(
+            409,
+            "effect_not_journaled",
+            "no intent of this run answered execute for this key",
+        ));
+    }
+    match route {
+        "model-calls" => model(g, key, body),
+        _ => tool(g, route, body),
+    }
+}
+
+fn mcp(g: &World, route: &str, body: &Value) -> Value {
+    let server = body
+        .pointer("/server/serverName")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    match (route, g.sc.discover.get(server)) {
+        ("mcp/list", Some(tools)) => json!({ "ok": true, "result": { "tools": tools } }),
+        (_, Some(_)) => json!({ "ok": true, "result": {} }),
+        _ => json!({ "ok": false, "error": { "code": "mcp.unknown-server", "message": "the agent declares no such server" } }),
+    }
+}
+
+/// The fixture model: the nth distinct model effect gets the nth reply.
+fn model(g: &mut World, key: &str, body: &Value) -> (u16, Value, u64) {
+    let n = g.model_keys.len();
+    let idx = *g.model_keys.entry(key.to_string()).or_insert(n);
+    let Some(reply) = (match g.sc.model.len() {
+        0 => None,
+        len => Some(g.sc.model[idx.min(len - 1)].clone()),
+    }) else {
+        return (200, candidate(vec![json!({ "type": "text", "text": "done" })], "stop"), 0);
+    };
+    let offered = body.pointer("/call/tools").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut blocks = Vec::new();
+    for (j, call) in reply.tool_calls.iter().enumerate() {
+        let (raw, description) = describe(g, call);
+        let found = offered.iter().find(|t| {
+            let d = t.get("description").and_then(Value::as_str).unwrap_or_default();
+            !description.is_empty() && d.contains(&description)
+        }).or_else(|| offered.iter().find(|t| {
+            t.get("name").and_then(Value::as_str).is_some_and(|n| !raw.is_empty() && n.contains(&raw))
+        }));
+        match found.and_then(|t| t.get("name")).and_then(Value::as_str) {
+            Some(name) => blocks.push(json!({
+                "type": "tool-call", "callId": format!("call-{idx}-{j}"), "name": name,
+                "input": call.input.clone().unwrap_or(json!({}))
+            })),
+            None => {
+                g.skip.get_or_insert(format!(
+                    "the harness offered the model no tool for {} (which tools a model is offered is the harness's choice)",
+                    call.target_key()
+                ));
+            }
+        }
+    }
+    if let Some(t) = &reply.text {
+        blocks.push(json!({ "type": "text", "text": t }));
+    }
+    let finish = if blocks.iter().any(|b| b["type"] == "tool-call") { "tool-calls" } else { "stop" };
+    if blocks.is_empty() {
+        blocks.push(json!({ "type": "text", "text": "done" }));
+    }
+    (200, candidate(blocks, finish), reply.hold_ms)
+}
+
+fn candidate(output: Vec<Value>, finish: &str) -> Value {
+    json!({ "outcome": {
+        "kind": "candidate", "output": output, "finishReason": finish,
+        "usage": { "inputTokens": 10, "outputTokens": 5 }
+    } })
+}
+
+/// A tool call's raw name and the description hcpspec gave the harness for it.
+fn describe(g: &World, call: &super::scenario::ToolCall) -> (String, String) {
+    let start = g.runs.last().map(|r| r.start.clone()).unwrap_or(Value::Null);
+    let find = |list: Option<&Value>, name: &str| {
+        list.and_then(Value::as_array)
+            .and_then(|l| l.iter().find(|t| t["name"] == name))
+            .and_then(|t| t.get("description"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    if let Some(m) = &call.mcp {
+        let server = start
+            .pointer("/mcp/servers")
+            .and_then(Value::as_array)
+            .and_then(|s| s.iter().find(|s| s["name"] == m.server.as_str()).cloned());
+        let d = find(server.as_ref().and_then(|s| s.get("tools")), &m.tool);
+        return (m.tool.clone(), d);
+    }
+    if let Some(h) = &call.http {
+        return (h.clone(), find(start.pointer("/manifest/tools"), h));
+    }
+    (String::new(), String::new())
+}
+
+fn tool(g: &mut World, route: &str, body: &Value) -> (u16, Value, u64) {
+    let s = |p: &str| body.pointer(p).and_then(Value::as_str).unwrap_or_default().to_string();
+    let target = if route == "tool-calls" {
+        format!("mcp:{}/{}", s("/server/serverName"), s("/name"))
+    } else {
+        let t = s("/tool");
+        format!("http:{}", if t.is_empty() { s("/name") } else { t })
+    };
+    let script = g.sc.tools.get(&target).cloned().unwrap_or(json!({}));
+    let hold = script.get("holdMs").and_then(Value::as_u64).unwrap_or(0);
+    let out = if let Some(e) = script.get("error") {
+        json!({ "ok": false, "error": e })
+    } else if let Some(n) = script.get("bytes").and_then(Value::as_u64) {
+        json!({ "ok": true, "result": { "content": [{ "type": "text", "text": "x".repeat(n as usize) }] } })
+    } else {
+        json!({ "ok": true, "result": script.get("result").cloned().unwrap_or(json!({ "content": [{ "type": "text", "text": "ok" }] })) })
+    };
+    (200, out, hold)
+}
+
+async fn cancel(w: Shared, route: &'static str, key: String, h: HeaderMap) -> Response {
+    let mut g = lock(&w);
+    let (auth, _) = token_of(&g, &h);
+    g.record(json!({ "via": "gate-cancel", "route": route, "key": key, "auth": auth }));
+    if let Some(n) = g.cancels.get(&key) {
+        n.notify_one();
+    }
+    answer(200, json!({}))
+}

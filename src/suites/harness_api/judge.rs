@@ -1,0 +1,882 @@
+//! The judge of a played scenario: the checks of every scenario (each the invariant of one
+//! cited sentence of spec 004), then the checks the scenario asks for. Only what the text fixes
+//! is asserted; a field the text does not list is a warning, never a failure.
+
+use super::world::effect_id;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What a played scenario left: the log, the runs core offered, how it ended.
+pub struct Played {
+    pub log: Vec<Value>,
+    pub runs: Vec<RunInfo>,
+    pub harness: String,
+    pub deadline_hit: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    pub id: String,
+    pub turn_id: String,
+    pub segment: u64,
+    pub start: Value,
+    pub ended: Option<(u64, String)>,
+    /// The log index of its run-ended entry.
+    pub ended_at: Option<usize>,
+}
+
+impl RunInfo {
+    fn limit(&self, name: &str) -> u64 {
+        self.start["limits"][name].as_u64().unwrap_or(u64::MAX)
+    }
+}
+
+/// A failed check: which, the sentence it enforces, what was expected and seen.
+#[derive(Debug, Clone)]
+pub struct Fail {
+    pub check: String,
+    pub cite: &'static str,
+    pub message: String,
+    pub expected: Value,
+    pub actual: Value,
+}
+
+const SPEC: &str = "004_0d5b24e47247e871.txt";
+
+/// Every check a scenario gets, with the sentence each enforces.
+pub const ALWAYS: &[(&str, &str)] = &[
+    ("connects", "§ 1 Transport: \"A WebSocket to core's harness listener (port 4200 by default), path /nylorun/harness/v1.\""),
+    ("upgrade-headers", "§ 1 Transport: \"Upgrade headers: Authorization: Bearer <token> and Nylorun-Harness-Api: 1.\""),
+    ("one-json-text-message", "§ 1 Transport: \"One JSON text message per frame, at most 64 MiB (HARNESS_MAX_PAYLOAD).\""),
+    ("ids-per-sender", "§ 1 Transport: \"Either end may send requests; ids are per sender.\""),
+    ("hello-first", "§ 2 Work: \"hello {api: 5, name, version, features} is the first request.\""),
+    ("hello-api-5", "§ 11 Versioning: \"Core speaks one version: a harness that says api: 4 is refused.\""),
+    ("hello-name", "§ 2 Work: \"name is the harness id: ^[a-z][a-z0-9-]{1,62}$, and the one the credential is for.\""),
+    ("journaled-first", "§ 5 Gates: \"A tool call must be journaled first (effect.intent answered execute), or the gate refuses it\"; § 4: \"Every effect is journaled before it runs.\""),
+    ("idempotency-key", "§ 5 Gates: \"Send Authorization: Bearer <run token> and Idempotency-Key: <effect id> on every call.\""),
+    ("run-token", "§ 2 Work: \"lease.renew {runId} every renewEveryMs. It answers {ok: true, token?, tokenExpiresAt?} (switch to a new token when one comes)\""),
+    ("effect-id-shape", "§ 4 Record: \"The effect id is <turnId>:<segment>:<kind>:<identity> (effectIdOf).\""),
+    ("model-intent-without-input", "§ 4 Record: \"For a model effect, hash the intent with input set to its ModelCall, and send the intent without input.\""),
+    ("replay-without-asking", "§ 3 Input: \"outcomes: the completed outcomes of this segment, with their request hashes. Replay them without asking core again.\""),
+    ("request-hash", "§ 4 Record: \"The request hash is effectRequestHash(intent) over the whole request. [...] A replay that asks for the same id with another hash is effect_drift.\""),
+    ("nothing-after-the-end", "§ 2 Work: \"{ok: false} (the run is over: stop it)\"; § 2: \"lease.release {runId, reason} gives a run back without an output.\""),
+    ("runs-end", "§ 7 Output: \"End each segment with one output request (TurnOutputSchema)\""),
+    ("state-every-segment", "§ 7 Output: \"Return some state on every segment.\"; \"A custom harness's state is at most limits.harnessStateBytes\""),
+    ("record-entry-bytes", "§ 5b Tool results: \"Each effect.outcome value, and each transcript entry (section 6), is at most limits.recordEntryBytes as JSON.\""),
+    ("transcript-kinds", "§ 6 Transcript: \"Entries are one of five kinds (TranscriptEntrySchema)\"; \"write these kinds only.\""),
+    ("tool-names-64", "§ 3 Input: \"Name each tool within 64 characters, the ceiling every provider accepts.\""),
+    ("disabled-tools-skipped", "§ 3 Input: \"enabled (false when the turn's manifest disables it: skip it, since core refuses its calls as tool.disabled)\""),
+    ("model-call-bytes", "§ 3 Input: \"modelCallBytes: a Model Gate call's body (default 32 MiB; past it, 400).\"; \"Keep within them, or core refuses what passes one\""),
+    ("chunk-bytes", "§ 3 Input: \"chunkBytes: one definition.file range, artifact.read answer or artifact.write chunk (section 4b): ask for and send at most this many bytes\""),
+    ("traceparent", "§ 3 Input: \"Send it as traceparent on your gate calls, and as TRACEPARENT to processes you start.\""),
+];
+
+pub fn cite(check: &str) -> &'static str {
+    ALWAYS
+        .iter()
+        .find(|(n, _)| *n == check)
+        .map_or("", |(_, c)| c)
+}
+
+/// The checks a scenario may ask for (docs: vectors/harness-api/CHECKS.md).
+pub const ASKED: &[&str] = &[
+    "ends", "waitsOn", "gateCancelled", "gateCalls", "replaysSame", "spilled", "offered", "frame",
+    "noFrame", "notDropped", "count", "gate", "answeredOk", "inputEntries",
+];
+
+struct View<'a> {
+    p: &'a Played,
+}
+
+/// A harness request: log index, connection, the frame.
+#[derive(Clone, Copy)]
+struct Req<'a> {
+    at: usize,
+    conn: u64,
+    f: &'a Value,
+}
+
+impl<'a> View<'a> {
+    fn reqs(&self) -> impl Iterator<Item = Req<'a>> + 'a {
+        self.p.log.iter().enumerate().filter_map(|(i, e)| {
+            (e["via"] == "frame" && e["from"] == "harness" && e["frame"]["t"] == "req").then(|| Req {
+                at: i,
+                conn: e["conn"].as_u64().unwrap_or(0),
+                f: &e["frame"],
+            })
+        })
+    }
+    fn reqs_of(&self, m: &'a str) -> impl Iterator<Item = Req<'a>> + 'a {
+        self.reqs().filter(move |r| r.f["m"] == m)
+    }
+    /// Core's answer to a harness request.
+    fn answer(&self, r: &Req) -> Option<&'a Value> {
+        self.p.log[r.at..].iter().find_map(|e| {
+            (e["via"] == "frame"
+                && e["from"] == "core"
+                && e["conn"].as_u64() == Some(r.conn)
+                && e["frame"]["t"] == "res"
+                && e["frame"]["id"] == r.f["id"])
+                .then_some(&e["frame"])
+        })
+    }
+    fn run(&self, id: &str) -> Option<&'a RunInfo> {
+        self.p.runs.iter().find(|r| r.id == id)
+    }
+    fn run_of(&self, r: &Req) -> Option<&'a RunInfo> {
+        r.f["p"]["runId"].as_str().and_then(|id| self.run(id))
+    }
+    fn gates(&self) -> impl Iterator<Item = (usize, &'a Value)> + 'a {
+        self.p
+            .log
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e["via"] == "gate")
+    }
+    fn effect_gates(&self) -> impl Iterator<Item = (usize, &'a Value)> + 'a {
+        self.gates().filter(|(_, e)| {
+            matches!(e["route"].as_str(), Some("model-calls" | "tool-calls" | "http-calls"))
+        })
+    }
+    /// Intents with their effect id and core's answer.
+    fn intents(&self) -> Vec<(Req<'a>, String, Option<&'a Value>)> {
+        self.reqs_of("effect.intent")
+            .map(|r| {
+                let id = effect_id(&r.f["p"]["effect"]).unwrap_or_default();
+                let a = self.answer(&r);
+                (r, id, a)
+            })
+            .collect()
+    }
+}
+
+fn fail(check: &str, message: impl Into<String>, expected: Value, actual: Value) -> Fail {
+    Fail {
+        check: check.into(),
+        cite: cite(check),
+        message: message.into(),
+        expected,
+        actual,
+    }
+}
+
+/// Judge a played scenario: the first failure, and the warnings.
+pub fn judge(p: &Played, checks: &[Value]) -> (Option<Fail>, Vec<String>) {
+    let v = View { p };
+    let mut warnings = Vec::new();
+    let always: [fn(&View, &mut Vec<String>) -> Result<(), Fail>; 23] = [
+        connects, upgrade_headers, one_json, ids_per_sender, hello, journaled_first,
+        idempotency_key, run_token, effect_id_shape, model_without_input, replay_without_asking,
+        request_hash, nothing_after_end, runs_end, state, record_entry, transcript_kinds,
+        tool_names, disabled_tools, model_call_bytes, chunk_bytes, traceparent, field_warnings,
+    ];
+    for c in always {
+        if let Err(f) = c(&v, &mut warnings) {
+            return (Some(f), warnings);
+        }
+    }
+    for c in checks {
+        if let Err(f) = asked(&v, c) {
+            return (Some(f), warnings);
+        }
+    }
+    (None, warnings)
+}
+
+fn connects(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    if v.p.log.iter().any(|e| e["via"] == "upgrade" && e["status"] == 101) {
+        return Ok(());
+    }
+    let tried: Vec<&Value> = v.p.log.iter().filter(|e| e["via"] == "upgrade").collect();
+    Err(fail(
+        "connects",
+        if tried.is_empty() {
+            "the harness never connected to NYLORUN_CORE_URL"
+        } else {
+            "no upgrade of the harness was accepted"
+        },
+        json!({ "path": super::core::PATH, "status": 101 }),
+        json!(tried),
+    ))
+}
+
+fn upgrade_headers(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    for e in v.p.log.iter().filter(|e| e["via"] == "upgrade") {
+        if e["path"] != super::core::PATH || e["auth"] != "ok" || e["apiHeader"] != "1" {
+            return Err(fail(
+                "upgrade-headers",
+                format!("an upgrade was refused with {}", e["status"]),
+                json!({ "path": super::core::PATH, "auth": "ok", "apiHeader": "1" }),
+                e.clone(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn one_json(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    match v.p.log.iter().find(|e| e["via"] == "bad-frame") {
+        Some(e) => Err(fail(
+            "one-json-text-message",
+            format!("a frame that is not one JSON text message of FrameSchema: {}", e["reason"].as_str().unwrap_or("")),
+            json!("one JSON text message per frame: req, res, msg, abort or ping"),
+            e.clone(),
+        )),
+        None => Ok(()),
+    }
+}
+
+fn ids_per_sender(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    // An id may not name two of the harness's requests in flight on one connection.
+    let mut open: BTreeSet<(u64, String)> = BTreeSet::new();
+    for e in &v.p.log {
+        if e["via"] != "frame" {
+            continue;
+        }
+        let key = (e["conn"].as_u64().unwrap_or(0), e["frame"]["id"].to_string());
+        match (e["from"].as_str(), e["frame"]["t"].as_str()) {
+            (Some("harness"), Some("req")) => {
+                if !open.insert(key.clone()) {
+                    return Err(fail(
+                        "ids-per-sender",
+                        format!("request id {} is already in flight", key.1),
+                        json!("a fresh id per request in flight"),
+                        e["frame"].clone(),
+                    ));
+                }
+            }
+            (Some("core"), Some("res")) => {
+                open.remove(&key);
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn hello(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    let mut firsts: BTreeMap<u64, &Value> = BTreeMap::new();
+    for r in v.reqs() {
+        firsts.entry(r.conn).or_insert(r.f);
+    }
+    let name_rule = regex::Regex::new("^[a-z][a-z0-9-]{1,62}$").expect("static");
+    for f in firsts.values() {
+        if f["m"] != "hello" {
+            return Err(fail("hello-first", "the first request is not hello", json!({ "m": "hello" }), (*f).clone()));
+        }
+        if f["p"]["api"] != 5 {
+            return Err(fail("hello-api-5", "hello names another api", json!({ "api": 5 }), f["p"].clone()));
+        }
+        let name = f["p"]["name"].as_str().unwrap_or_default();
+        if !name_rule.is_match(name) || name != v.p.harness {
+            return Err(fail(
+                "hello-name",
+                "hello names another harness than the credential's (HARNESS_NAME)",
+                json!({ "name": v.p.harness }),
+                f["p"].clone(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn journaled_first(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    let intents = v.intents();
+    for (i, g) in v.effect_gates() {
+        let key = g["key"].as_str().unwrap_or_default();
+        let run = g["run"].as_str().unwrap_or_default();
+        let ok = intents.iter().any(|(r, id, a)| {
+            r.at < i
+                && id == key
+                && r.f["p"]["runId"] == run
+                && a.is_some_and(|a| a["r"]["status"] == "execute")
+        });
+        if !ok {
+            return Err(fail(
+                "journaled-first",
+                format!("a {} call under key {key} that no intent of its run had answered execute", g["route"].as_str().unwrap_or("")),
+                json!("effect.intent answered {status: \"execute\"} before the gate call"),
+                g.clone(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn idempotency_key(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    for (_, g) in v.effect_gates() {
+        let key = g["key"].as_str();
+        let eid = g["body"]["effectId"].as_str();
+        if key.is_none() || (eid.is_some() && key != eid) {
+            return Err(fail(
+                "idempotency-key",
+                "a gate call without Idempotency-Key equal to its effect id",
+                json!({ "key": eid }),
+                g.clone(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn run_token(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    for (_, g) in v.gates() {
+        if g["auth"] != "current" {
+            return Err(fail(
+                "run-token",
+                format!("a gate call with a {} run token", g["auth"].as_str().unwrap_or("")),
+                json!({ "auth": "the run's current token" }),
+                g.clone(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn effect_id_shape(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    for (r, id, _) in v.intents() {
+        let Some(run) = v.run_of(&r) else { continue };
+        let kind = r.f["p"]["effect"]["kind"].as_str().unwrap_or_default();
+        let prefix = format!("{}:{}:{kind}:", run.turn_id, run.segment);
+        if !id.starts_with(&prefix) || id.len() == prefix.len() {
+            return Err(fail(
+                "effect-id-shape",
+                format!("effect id `{id}` is not {prefix}<identity>"),
+                json!(format!("{prefix}<identity>")),
+                r.f["p"]["effect"].clone(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn model_without_input(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    for (r, _, _) in v.intents() {
+        let e = &r.f["p"]["effect"];
+        if e["kind"] == "model" && e.get("input").is_some() {
+            return Err(fail(
+                "model-intent-without-input",
+                "a model intent sent with its input",
+                json!({ "input": "absent" }),
+                e.clone(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn replay_without_asking(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    for (r, id, _) in v.intents() {
+        let Some(run) = v.run_of(&r) else { continue };
+        let replayed = run.start["outcomes"]
+            .as_array()
+            .is_some_and(|o| o.iter().any(|o| o["effectId"] == id.as_str()));
+        if replayed {
+            return Err(fail(
+                "replay-without-asking",
+                format!("an intent for {id}, whose outcome TurnStart.outcomes carries"),
+                json!("no intent: the outcome is replayed"),
+                r.f.clone(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn request_hash(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    let mut by_id: BTreeMap<String, (String, &Value)> = BTreeMap::new();
+    let mut by_hash: BTreeMap<String, String> = BTreeMap::new();
+    for (r, id, _) in v.intents() {
+        let hash = r.f["p"]["requestHash"].as_str().unwrap_or_default().to_string();
+        if let Some((h, first)) = by_id.get(&id) {
+            if *h != hash {
+                return Err(fail(
+                    "request-hash",
+                    format!("effect {id} asked again with another request hash"),
+                    (*first).clone(),
+                    r.f["p"].clone(),
+                ));
+            }
+            continue;
+        }
+        if let Some(other) = by_hash.get(&hash) {
+            return Err(fail(
+                "request-hash",
+                format!("effects {other} and {id} have one request hash, though their requests differ"),
+                json!("a hash over the whole request"),
+                r.f["p"].clone(),
+            ));
+        }
+        by_id.insert(id.clone(), (hash.clone(), &r.f["p"]));
+        by_hash.insert(hash, id);
+    }
+    Ok(())
+}
+
+fn nothing_after_end(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    for run in &v.p.runs {
+        let Some(end) = run.ended_at else { continue };
+        // A renewal that crosses the end is harmless; anything else about the run is not.
+        let late = v.reqs().find(|r| {
+            r.at > end && r.f["p"]["runId"] == run.id.as_str() && r.f["m"] != "lease.renew"
+        });
+        if let Some(r) = late {
+            return Err(fail(
+                "nothing-after-the-end",
+                format!("`{}` about {} after it ended ({})", r.f["m"].as_str().unwrap_or(""), run.id, run.ended.as_ref().map_or("", |e| e.1.as_str())),
+                json!("nothing about a run after its output, release or refused renewal"),
+                r.f.clone(),
+            ));
+        }
+        if let Some((_, g)) = v.effect_gates().find(|(i, g)| *i > end && g["run"] == run.id.as_str()) {
+            return Err(fail(
+                "nothing-after-the-end",
+                format!("a gate call for {} after it ended", run.id),
+                json!("no gate call for a run that is over"),
+                g.clone(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn runs_end(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    for run in &v.p.runs {
+        if run.ended.is_none() {
+            return Err(fail(
+                "runs-end",
+                format!("{} was still held when the scenario ended{}", run.id, if v.p.deadline_hit { " at its deadline" } else { "" }),
+                json!("one output (or a release) per run"),
+                json!({ "run": run.id, "turnId": run.turn_id }),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn state(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    for r in v.reqs_of("output") {
+        let limit = v.run_of(&r).map_or(u64::MAX, |run| run.limit("harnessStateBytes"));
+        match r.f["p"].get("state") {
+            None => {
+                return Err(fail("state-every-segment", "an output with no state", json!({ "state": "present" }), r.f["p"].clone()))
+            }
+            Some(s) if s.to_string().len() as u64 > limit => {
+                return Err(fail(
+                    "state-every-segment",
+                    format!("state of {} bytes past harnessStateBytes {limit}", s.to_string().len()),
+                    json!({ "harnessStateBytes": limit }),
+                    json!({ "stateBytes": s.to_string().len() }),
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn entries(output: &Value) -> Vec<&Value> {
+    let mut out = Vec::new();
+    for u in output["transcript"].as_array().into_iter().flatten() {
+        out.extend(u["entries"].as_array().into_iter().flatten());
+    }
+    out
+}
+
+fn record_entry(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    for r in v.reqs() {
+        let Some(run) = v.run_of(&r) else { continue };
+        let limit = run.limit("recordEntryBytes");
+        let sized: Vec<&Value> = match r.f["m"].as_str() {
+            Some("effect.outcome") => r.f["p"].get("value").into_iter().collect(),
+            Some("output") => entries(&r.f["p"]),
+            _ => vec![],
+        };
+        for s in sized {
+            let n = s.to_string().len() as u64;
+            if n > limit {
+                return Err(fail(
+                    "record-entry-bytes",
+                    format!("a `{}` entry of {n} bytes past recordEntryBytes {limit}", r.f["m"].as_str().unwrap_or("")),
+                    json!({ "recordEntryBytes": limit }),
+                    json!({ "bytes": n }),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn transcript_kinds(v: &View, w: &mut Vec<String>) -> Result<(), Fail> {
+    const KINDS: [&str; 5] = ["input", "candidate", "tool-results", "final", "compaction"];
+    for r in v.reqs_of("output") {
+        if !r.f["p"]["transcript"].is_array() && r.f["p"].get("transcript").is_some() {
+            w.push("output.transcript is not a list of TranscriptUpdates {keep, entries, length}".into());
+        }
+        for e in entries(&r.f["p"]) {
+            if !e["kind"].as_str().is_some_and(|k| KINDS.contains(&k)) {
+                return Err(fail(
+                    "transcript-kinds",
+                    format!("a transcript entry of kind {}", e["kind"]),
+                    json!(KINDS),
+                    e.clone(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn offered<'a>(v: &View<'a>) -> Vec<&'a Value> {
+    v.gates()
+        .filter(|(_, g)| g["route"] == "model-calls")
+        .flat_map(|(_, g)| g["body"]["call"]["tools"].as_array().into_iter().flatten())
+        .collect()
+}
+
+fn tool_names(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    for t in offered(v) {
+        if t["name"].as_str().is_some_and(|n| n.chars().count() > 64) {
+            return Err(fail("tool-names-64", "a tool named past 64 characters", json!("at most 64 characters"), t.clone()));
+        }
+    }
+    Ok(())
+}
+
+fn disabled_tools(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    let mut disabled = BTreeSet::new();
+    for run in &v.p.runs {
+        for s in run.start["mcp"]["servers"].as_array().into_iter().flatten() {
+            for t in s["tools"].as_array().into_iter().flatten() {
+                if t["enabled"] == false {
+                    if let Some(d) = t["description"].as_str() {
+                        disabled.insert(d.to_string());
+                    }
+                }
+            }
+        }
+    }
+    for t in offered(v) {
+        let d = t["description"].as_str().unwrap_or_default();
+        if disabled.iter().any(|x| d.contains(x.as_str())) {
+            return Err(fail("disabled-tools-skipped", "the model was offered a tool the turn disabled", json!("no disabled tool"), t.clone()));
+        }
+    }
+    Ok(())
+}
+
+fn model_call_bytes(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    for (_, g) in v.gates().filter(|(_, g)| g["route"] == "model-calls") {
+        let Some(run) = g["run"].as_str().and_then(|id| v.run(id)) else { continue };
+        let limit = run.limit("modelCallBytes");
+        let n = g["body"].to_string().len() as u64;
+        if n > limit {
+            return Err(fail("model-call-bytes", format!("a model call body of {n} bytes past modelCallBytes {limit}"), json!({ "modelCallBytes": limit }), json!({ "bytes": n })));
+        }
+    }
+    Ok(())
+}
+
+fn chunk_bytes(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    for r in v.reqs() {
+        let Some(run) = v.run_of(&r) else { continue };
+        let limit = run.limit("chunkBytes");
+        let p = &r.f["p"];
+        let asked = match r.f["m"].as_str() {
+            Some("definition.file" | "artifact.read") => p["length"].as_u64().unwrap_or(0),
+            Some("artifact.write") => p["base64"].as_str().map_or(0, |b| (b.len() as u64 / 4) * 3),
+            _ => 0,
+        };
+        // base64 of n bytes is 4*ceil(n/3) long: allow its padding.
+        if asked > limit + 2 {
+            return Err(fail(
+                "chunk-bytes",
+                format!("`{}` of {asked} bytes past chunkBytes {limit}", r.f["m"].as_str().unwrap_or("")),
+                json!({ "chunkBytes": limit }),
+                json!({ "bytes": asked }),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn traceparent(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    for (_, g) in v.gates() {
+        let Some(run) = g["run"].as_str().and_then(|id| v.run(id)) else { continue };
+        if let Some(tp) = run.start["trace"]["traceparent"].as_str() {
+            if g["traceparent"] != tp {
+                return Err(fail(
+                    "traceparent",
+                    "a gate call without the turn's traceparent",
+                    json!({ "traceparent": tp }),
+                    g.clone(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Fields the text does not list: warnings only.
+fn field_warnings(v: &View, w: &mut Vec<String>) -> Result<(), Fail> {
+    let listed: &[(&str, &[&str])] = &[
+        ("hello", &["api", "name", "version", "features"]),
+        ("lease", &[]),
+        ("lease.renew", &["runId"]),
+        ("lease.release", &["runId", "reason"]),
+        ("effect.intent", &["runId", "effect", "requestHash"]),
+        ("effect.outcome", &["runId", "effectId", "value", "error"]),
+        ("transcript.read", &["runId"]),
+        ("definition.file", &["runId", "sha256", "offset", "length"]),
+        ("session.mcp", &["runId", "snapshot", "diagnostics"]),
+    ];
+    for r in v.reqs() {
+        let m = r.f["m"].as_str().unwrap_or_default();
+        if let (Some((_, keys)), Some(p)) = (listed.iter().find(|(n, _)| *n == m), r.f["p"].as_object()) {
+            for k in p.keys().filter(|k| !keys.contains(&k.as_str())) {
+                let note = format!("`{m}` carries `{k}`, a field spec 004 does not list");
+                if !w.contains(&note) {
+                    w.push(note);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Find a string value equal to `s` anywhere in `v`.
+fn has_text(v: &Value, s: &str) -> bool {
+    match v {
+        Value::String(x) => x == s,
+        Value::Array(a) => a.iter().any(|x| has_text(x, s)),
+        Value::Object(o) => o.values().any(|x| has_text(x, s)),
+        _ => false,
+    }
+}
+
+fn asked(v: &View, c: &Value) -> Result<(), Fail> {
+    let name = c["check"].as_str().unwrap_or_default();
+    let miss = |message: String, expected: Value, actual: Value| Fail {
+        check: name.to_string(),
+        cite: "",
+        message,
+        expected,
+        actual,
+    };
+    let nth_run = |c: &Value| -> Vec<&RunInfo> {
+        match c["offer"].as_u64() {
+            Some(n) => v.p.runs.get(n as usize - 1).into_iter().collect(),
+            None => v.p.runs.iter().collect(),
+        }
+    };
+    match name {
+        "ends" => {
+            let with = c["with"].as_str().unwrap_or_default();
+            let runs = nth_run(c);
+            if runs.is_empty() {
+                return Err(miss("core offered no run: the harness never took one".into(), c.clone(), json!(null)));
+            }
+            for run in runs {
+                let how = run.ended.as_ref().map(|e| e.1.as_str());
+                let output = v.reqs_of("output").find(|r| r.f["p"]["runId"] == run.id.as_str() && run.ended_at.is_some_and(|e| r.at < e));
+                let release = v.reqs_of("lease.release").find(|r| r.f["p"]["runId"] == run.id.as_str() && run.ended_at.is_some_and(|e| r.at < e));
+                let ok = match with {
+                    "release" => how == Some("release")
+                        && release.is_some_and(|r| c.get("reason").is_none_or(|x| r.f["p"]["reason"] == *x))
+                        && !v.reqs_of("output").any(|r| r.f["p"]["runId"] == run.id.as_str()),
+                    kind => how == Some("output")
+                        && output.is_some_and(|o| has_text(&o.f["p"], kind) && c["status"].as_str().is_none_or(|s| has_text(&o.f["p"], s))),
+                };
+                if !ok {
+                    let seen = output.or(release).map(|r| r.f.clone());
+                    return Err(miss(
+                        format!("{} ended {} ({}), not as the scenario requires", run.id, how.unwrap_or("not at all"), seen.as_ref().and_then(|f| f["m"].as_str()).unwrap_or("no output")),
+                        c.clone(),
+                        seen.unwrap_or(Value::Null),
+                    ));
+                }
+            }
+            Ok(())
+        }
+        "waitsOn" => {
+            for run in nth_run(c) {
+                let waiting: BTreeSet<String> = v
+                    .intents()
+                    .into_iter()
+                    .filter(|(r, _, a)| r.f["p"]["runId"] == run.id.as_str() && a.is_some_and(|a| matches!(a["r"]["status"].as_str(), Some("pending" | "uncertain"))))
+                    .map(|(_, id, _)| id)
+                    .collect();
+                let out = v.reqs_of("output").find(|r| r.f["p"]["runId"] == run.id.as_str());
+                let named: BTreeSet<String> = out
+                    .and_then(|o| o.f["p"]["effectIds"].as_array())
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect();
+                if waiting.is_empty() || named != waiting {
+                    return Err(miss(
+                        "the waiting output's effectIds are not the effects answered pending or uncertain".into(),
+                        json!({ "effectIds": waiting }),
+                        out.map_or(Value::Null, |o| o.f["p"].clone()),
+                    ));
+                }
+            }
+            Ok(())
+        }
+        "gateCancelled" => {
+            let Some(cancel) = v.p.log.iter().position(|e| e["via"] == "frame" && e["from"] == "core" && e["frame"]["m"] == "cancel") else {
+                return Err(miss("core sent no cancel: the harness never reached the gate call the scenario cancels".into(), c.clone(), Value::Null));
+            };
+            let end = v.p.runs.iter().find_map(|r| r.ended_at.filter(|e| *e > cancel)).unwrap_or(v.p.log.len());
+            let inflight: Vec<&Value> = v
+                .effect_gates()
+                .filter(|(i, g)| *i < cancel && g["answeredAt"].as_u64().is_none_or(|a| a >= v.p.log[cancel]["at"].as_u64().unwrap_or(0)))
+                .map(|(_, g)| g)
+                .collect();
+            if inflight.is_empty() {
+                return Err(miss("no gate call was in flight at the cancel".into(), c.clone(), Value::Null));
+            }
+            for g in inflight {
+                let done = v.p.log[cancel..end].iter().any(|e| e["via"] == "gate-cancel" && e["key"] == g["key"]);
+                if !done {
+                    return Err(miss(
+                        format!("the {} call under {} was not cancelled through its cancel route before the run ended", g["route"].as_str().unwrap_or(""), g["key"]),
+                        json!(format!("POST /nylorun/v1/{}/{{key}}/cancel", if g["route"] == "model-calls" { "model-calls" } else { "tool-calls" })),
+                        g.clone(),
+                    ));
+                }
+            }
+            Ok(())
+        }
+        "gateCalls" => {
+            let route = c["route"].as_str().unwrap_or_default();
+            let n = v.gates().filter(|(_, g)| g["route"] == route).count() as u64;
+            let ok = c["count"].as_u64().is_none_or(|x| x == n)
+                && c["min"].as_u64().is_none_or(|x| n >= x)
+                && c["max"].as_u64().is_none_or(|x| n <= x);
+            if ok { Ok(()) } else { Err(miss(format!("{n} calls to {route}"), c.clone(), json!(n))) }
+        }
+        "replaysSame" => {
+            let (Some(first), Some(again)) = (v.p.runs.first(), v.p.runs.get(1)) else {
+                return Err(miss("the segment was not offered again: the harness took no second run".into(), c.clone(), Value::Null));
+            };
+            let asked = |run: &RunInfo| -> Vec<String> {
+                v.intents().into_iter().filter(|(r, _, _)| r.f["p"]["runId"] == run.id.as_str()).map(|(_, id, _)| id).collect()
+            };
+            let replayed: BTreeSet<String> = again.start["outcomes"].as_array().into_iter().flatten().filter_map(|o| o["effectId"].as_str().map(str::to_string)).collect();
+            let expected: Vec<String> = asked(first).into_iter().filter(|id| !replayed.contains(id)).collect();
+            let actual: Vec<String> = asked(again).into_iter().take(expected.len()).collect();
+            if expected.is_empty() || actual != expected {
+                return Err(miss(
+                    "the run that started the segment over did not ask for the same effect ids".into(),
+                    json!(expected),
+                    json!(actual),
+                ));
+            }
+            Ok(())
+        }
+        "spilled" => {
+            let mut big = 0;
+            for r in v.reqs_of("effect.outcome") {
+                let Some(run) = v.run_of(&r) else { continue };
+                let limit = run.limit("recordEntryBytes");
+                let eid = r.f["p"]["effectId"].as_str().unwrap_or_default();
+                let answer = v.effect_gates().find(|(_, g)| g["key"] == eid && g["route"] != "model-calls").map(|(_, g)| &g["answer"]);
+                if answer.is_none_or(|a| (a.to_string().len() as u64) <= limit) {
+                    continue;
+                }
+                big += 1;
+                let stored = v.reqs_of("artifact.write").any(|w| w.at < r.at && w.f["p"]["effectId"] == eid);
+                if !stored {
+                    return Err(miss(
+                        format!("the result of {eid} passes recordEntryBytes {limit} and was not stored with artifact.write carrying its effectId"),
+                        json!({ "artifact.write": { "effectId": eid } }),
+                        r.f["p"].clone(),
+                    ));
+                }
+            }
+            let refused = v.reqs_of("effect.outcome").any(|r| v.answer(&r).is_some_and(|a| a["e"]["code"] == "limit_exceeded"));
+            if big == 0 {
+                return Err(miss(if refused { "the large result was reported whole, and refused".into() } else { "no tool result passed recordEntryBytes: the harness never reported the large result".into() }, c.clone(), Value::Null));
+            }
+            Ok(())
+        }
+        "offered" => {
+            let tools = offered(v);
+            let descs: Vec<&str> = tools.iter().filter_map(|t| t["description"].as_str()).collect();
+            for want in c["tools"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+                if !descs.iter().any(|d| d.contains(want)) {
+                    return Err(miss(format!("no tool offered for `{want}`"), c.clone(), json!(tools)));
+                }
+            }
+            for not in c["not"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+                if descs.iter().any(|d| d.contains(not)) {
+                    return Err(miss(format!("a tool offered for `{not}`"), c.clone(), json!(tools)));
+                }
+            }
+            Ok(())
+        }
+        "frame" => {
+            let m = c["m"].as_str().unwrap_or_default();
+            let nth = c["nth"].as_u64().unwrap_or(1) as usize;
+            let Some(r) = v.reqs_of(m).nth(nth.saturating_sub(1)) else {
+                return Err(miss(format!("the harness sent no `{m}` request #{nth}"), c.clone(), Value::Null));
+            };
+            crate::case::matcher::check(&c["expect"], &r.f["p"], &Default::default())
+                .map(|_| ())
+                .map_err(|mm| miss(format!("`{m}` at {}: {}", mm.path, mm.message), mm.expected, r.f["p"].clone()))
+        }
+        "noFrame" => {
+            let m = c["m"].as_str().unwrap_or_default();
+            match v.reqs_of(m).next() {
+                Some(r) => Err(miss(format!("the harness sent `{m}`"), c.clone(), r.f.clone())),
+                None => Ok(()),
+            }
+        }
+        "notDropped" => match v.p.log.iter().find(|e| e["event"] == "drop") {
+            Some(e) => Err(miss("core dropped the harness for silence".into(), c.clone(), e.clone())),
+            None => Ok(()),
+        },
+        "count" => {
+            let m = c["m"].as_str().unwrap_or_default();
+            let per_run = c["offer"].as_u64().and_then(|n| v.p.runs.get(n as usize - 1));
+            let n = v.reqs_of(m).filter(|r| per_run.is_none_or(|run| r.f["p"]["runId"] == run.id.as_str())).count() as u64;
+            let ok = c["min"].as_u64().is_none_or(|x| n >= x) && c["max"].as_u64().is_none_or(|x| n <= x);
+            if ok { Ok(()) } else { Err(miss(format!("{n} `{m}` requests"), c.clone(), json!(n))) }
+        }
+        "gate" => {
+            let route = c["route"].as_str().unwrap_or_default();
+            let nth = c["nth"].as_u64().unwrap_or(1) as usize;
+            let Some((_, g)) = v.gates().filter(|(_, g)| g["route"] == route).nth(nth.saturating_sub(1)) else {
+                return Err(miss(format!("no {route} gate call #{nth}"), c.clone(), Value::Null));
+            };
+            crate::case::matcher::check(&c["expect"], &g["body"], &Default::default())
+                .map(|_| ())
+                .map_err(|mm| miss(format!("{route} body at {}: {}", mm.path, mm.message), mm.expected, g["body"].clone()))
+        }
+        "answeredOk" => {
+            let m = c["m"].as_str().unwrap_or_default();
+            let mut any = false;
+            for r in v.reqs_of(m) {
+                any = true;
+                if let Some(a) = v.answer(&r).filter(|a| a["ok"] != true) {
+                    return Err(miss(format!("core refused a `{m}`: {}", a["e"]["message"].as_str().unwrap_or("")), json!({ "ok": true }), json!({ "request": r.f["p"], "answer": a })));
+                }
+            }
+            if any { Ok(()) } else { Err(miss(format!("the harness sent no `{m}`"), c.clone(), Value::Null)) }
+        }
+        "inputEntries" => {
+            let want = c["count"].as_u64().unwrap_or(1);
+            let Some(out) = v.reqs_of("output").next() else {
+                return Err(miss("no output".into(), c.clone(), Value::Null));
+            };
+            let n = entries(&out.f["p"]).iter().filter(|e| e["kind"] == "input").count() as u64;
+            if n == want { Ok(()) } else { Err(miss(format!("{n} input entries, not one per message"), json!(want), out.f["p"]["transcript"].clone())) }
+        }
+        other => Err(miss(format!("unknown check `{other}`"), c.clone(), Value::Null)),
+    }
+}
+
+pub fn spec_file() -> &'static str {
+    SPEC
+}

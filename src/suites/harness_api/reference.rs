@@ -1,0 +1,805 @@
+//! hcpspec's reference harness: a harness written from spec 004 alone, in Rust, speaking to
+//! the core over a real loopback WebSocket and to the gates over real HTTP, exactly as a
+//! harness in any language would under the launch contract. `Knobs` break one rule (a mutant,
+//! which a MUST scenario of its own section must fail) or decide an open point otherwise (a
+//! variant, which every MUST scenario must pass).
+
+use super::launch::LaunchEnv;
+use futures_util::{SinkExt, StreamExt};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::client::legacy::{connect::HttpConnector, Client};
+use hyper_util::rt::TokioExecutor;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+
+/// Mutants of the reference harness: name, the section whose MUST scenarios must catch it, and
+/// the rule it breaks.
+pub const MUTANTS: &[(&str, &str, &str)] = &[
+    ("two-messages-per-frame", "1", "sends its first lease and a ping in one text frame"),
+    ("binary-frames", "1", "sends its frames as binary WebSocket messages"),
+    ("no-api-header", "1", "upgrades without Nylorun-Harness-Api: 1"),
+    ("no-ping-answer", "1", "never answers core's ping, so an idle harness falls silent"),
+    ("api-4", "11", "says hello with api 4"),
+    ("hello-not-first", "2", "asks for a lease before it says hello"),
+    ("wrong-name", "2", "says hello as `nylorun`, not the credential's harness id"),
+    ("renew-refusal-ignored", "2", "keeps running a run after lease.renew answered {ok: false}"),
+    ("old-token-kept", "2", "keeps the first run token after a renewal switched it"),
+    ("no-lease-after-run", "2", "takes one run and never asks for another"),
+    ("outcomes-asked-again", "3", "asks core again for outcomes TurnStart already carries"),
+    ("no-traceparent", "3", "sends no traceparent on gate calls when TurnStart has a trace"),
+    ("long-tool-names", "3", "names MCP tools server__tool with no 64-character ceiling"),
+    ("disabled-tools-offered", "3", "offers the model MCP tools the turn disabled"),
+    ("no-mcp-discovery", "3", "never discovers the session's MCP servers nor records session.mcp"),
+    ("gate-before-intent", "4", "calls the gate before its intent is answered"),
+    ("ids-by-call-order", "4", "names effects by a counter of calls, so a run that starts over asks other ids"),
+    ("hash-changes-on-replay", "4", "puts the run id in the request hash"),
+    ("refetch-completed", "4", "calls the gate for an effect whose intent was answered completed"),
+    ("no-waiting-on-pending", "4", "takes a pending intent as done and completes the turn"),
+    ("model-intent-with-input", "4", "sends a model intent with its input"),
+    ("chunk-too-large", "4b", "uploads a spilled result in one chunk past limits.chunkBytes"),
+    ("no-idempotency-key", "5", "sends gate calls without Idempotency-Key"),
+    ("no-spill", "5b", "reports a tool result past recordEntryBytes whole, never spilling it"),
+    ("spill-without-effect-id", "5b", "spills a result without the call's effectId"),
+    ("bad-transcript-kind", "6", "writes transcript entries of a kind the spec does not list"),
+    ("no-state", "7", "ends a segment with no state"),
+    ("state-too-large", "7", "returns state past limits.harnessStateBytes"),
+    ("no-gate-cancel", "8", "on cancel, leaves its gate calls running"),
+    ("no-cancelled-output", "8", "on cancel, releases the run instead of reporting turn.failed"),
+    ("no-release-on-shutdown", "8", "on shutdown, reports turn.failed instead of lease.release"),
+];
+
+/// Allowed variants: open points decided otherwise.
+pub const VARIANTS: &[(&str, &str)] = &[
+    ("other-hash", "another effectRequestHash algorithm (the spec does not print one)"),
+    ("other-prompt", "another ModelCall prompt shape (the spec does not print one)"),
+    ("other-transcript", "other transcript entry fields (TranscriptEntrySchema is not printed)"),
+    ("other-identity", "another effect identity scheme (stable, never by call order)"),
+    ("other-ping", "answers core's ping with a WebSocket pong control frame, not a ping frame"),
+    ("other-tool-names", "names tools by a hash of server and tool (tool naming is the harness's)"),
+];
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Knobs {
+    pub mutant: Option<&'static str>,
+    pub variant: Option<&'static str>,
+}
+
+impl Knobs {
+    /// `reference`, `mutant:NAME`, `variant:NAME`.
+    pub fn named(name: &str) -> Option<Knobs> {
+        if name == "reference" {
+            return Some(Knobs::default());
+        }
+        if let Some(m) = name.strip_prefix("mutant:") {
+            let m = MUTANTS.iter().find(|x| x.0 == m)?.0;
+            return Some(Knobs { mutant: Some(m), variant: None });
+        }
+        let v = name.strip_prefix("variant:")?;
+        let v = VARIANTS.iter().find(|x| x.0 == v)?.0;
+        Some(Knobs { mutant: None, variant: Some(v) })
+    }
+    fn m(&self, name: &str) -> bool {
+        self.mutant == Some(name)
+    }
+    fn v(&self, name: &str) -> bool {
+        self.variant == Some(name)
+    }
+}
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, Value>>>>>;
+
+/// A task that ends with its owner: a harness killed mid-run leaves nothing running.
+struct Owned(tokio::task::JoinHandle<()>);
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The harness's side of the WebSocket.
+struct Chan {
+    tx: mpsc::UnboundedSender<Message>,
+    pending: Pending,
+    next: AtomicU64,
+    k: Knobs,
+    sent_lease: AtomicBool,
+}
+
+impl Chan {
+    fn send(&self, frame: Value) {
+        let text = frame.to_string();
+        let msg = if self.k.m("binary-frames") {
+            Message::binary(text.into_bytes())
+        } else if self.k.m("two-messages-per-frame")
+            && frame["m"] == "lease"
+            && !self.sent_lease.swap(true, Ordering::Relaxed)
+        {
+            Message::text(format!("{text}{}", json!({ "t": "ping" })))
+        } else {
+            Message::text(text)
+        };
+        let _ = self.tx.send(msg);
+    }
+
+    async fn req(&self, m: &str, p: Value) -> Result<Value, Value> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, tx);
+        self.send(json!({ "t": "req", "id": id, "m": m, "p": p }));
+        rx.await
+            .unwrap_or_else(|_| Err(json!({ "code": "unavailable", "message": "connection closed" })))
+    }
+}
+
+/// Where core's cancel messages go: the run held now.
+type Cancels = Arc<Mutex<Option<(String, mpsc::UnboundedSender<String>)>>>;
+
+/// The harness: connect, hello, then take runs one at a time until the connection closes.
+pub async fn run(env: LaunchEnv, k: Knobs) {
+    let _ = harness(env, k).await;
+}
+
+async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
+    let mut request = env
+        .core_url
+        .as_str()
+        .into_client_request()
+        .map_err(|e| e.to_string())?;
+    let h = request.headers_mut();
+    h.insert(
+        "authorization",
+        format!("Bearer {}", env.token).parse().map_err(|_| "bad token")?,
+    );
+    if !k.m("no-api-header") {
+        h.insert("nylorun-harness-api", "1".parse().expect("static"));
+    }
+    let (ws, _) = tokio_tungstenite::connect_async(request)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (mut sink, mut source) = ws.split();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Message>();
+    let _writer = Owned(tokio::spawn(async move {
+        while let Some(m) = rx.recv().await {
+            if sink.send(m).await.is_err() {
+                break;
+            }
+        }
+    }));
+    let chan = Arc::new(Chan {
+        tx: tx.clone(),
+        pending: Arc::default(),
+        next: AtomicU64::new(1),
+        k: k.clone(),
+        sent_lease: AtomicBool::new(false),
+    });
+    let cancels: Cancels = Arc::default();
+    let _reader = {
+        let chan = chan.clone();
+        let cancels = cancels.clone();
+        let k = k.clone();
+        Owned(tokio::spawn(async move {
+            while let Some(Ok(m)) = source.next().await {
+                let Message::Text(t) = m else { continue };
+                let Ok(f) = serde_json::from_str::<Value>(t.as_str()) else { continue };
+                match f["t"].as_str() {
+                    Some("res") => {
+                        let id = f["id"].as_u64().unwrap_or(0);
+                        let waiter = chan.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+                        if let Some(w) = waiter {
+                            let _ = w.send(if f["ok"] == true { Ok(f["r"].clone()) } else { Err(f["e"].clone()) });
+                        }
+                    }
+                    Some("ping") if k.m("no-ping-answer") => {}
+                    Some("ping") if k.v("other-ping") => {
+                        let _ = chan.tx.send(Message::Pong(Bytes::new()));
+                    }
+                    Some("ping") => chan.send(json!({ "t": "ping" })),
+                    Some("msg") if f["m"] == "cancel" => {
+                        let c = cancels.lock().unwrap_or_else(|p| p.into_inner());
+                        if let Some((run, tx)) = c.as_ref() {
+                            if f["p"]["runId"] == run.as_str() {
+                                let _ = tx.send(f["p"]["reason"].as_str().unwrap_or("cancel").to_string());
+                            }
+                        }
+                    }
+                    // A request of core's this harness does not serve (workspace.*: optional).
+                    Some("req") => chan.send(json!({
+                        "t": "res", "id": f["id"], "ok": false,
+                        "e": { "code": "invalid", "message": "this harness serves no core requests" }
+                    })),
+                    _ => {}
+                }
+            }
+            // The connection is gone: every request waiting fails.
+            chan.pending.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        }))
+    };
+    let _early = k.m("hello-not-first").then(|| {
+        let c = chan.clone();
+        Owned(tokio::spawn(async move {
+            let _ = c.req("lease", json!({})).await;
+        }))
+    });
+    let hello = chan
+        .req(
+            "hello",
+            json!({
+                "api": if k.m("api-4") { 4 } else { 5 },
+                "name": if k.m("wrong-name") { "nylorun".to_string() } else { env.name.clone() },
+                "version": env!("CARGO_PKG_VERSION"),
+                "features": {}
+            }),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    let renew_every = hello["renewEveryMs"].as_u64().unwrap_or(1000).max(1);
+    let http = Client::builder(TokioExecutor::new()).build(HttpConnector::new());
+    let counter = Arc::new(AtomicU64::new(0));
+    loop {
+        let lease = chan.req("lease", json!({})).await.map_err(|e| e.to_string())?;
+        let run = Run::new(&env, &lease, chan.clone(), http.clone(), k.clone(), counter.clone());
+        run.hold(renew_every, &cancels).await;
+        if k.m("no-lease-after-run") {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// One run the harness holds.
+#[derive(Clone)]
+struct Run {
+    id: String,
+    token: Arc<Mutex<String>>,
+    turn: String,
+    segment: u64,
+    session: String,
+    start: Value,
+    gates: String,
+    chan: Arc<Chan>,
+    http: Client<HttpConnector, Full<Bytes>>,
+    k: Knobs,
+    /// Gate calls in flight: key → the route family of its cancel route.
+    inflight: Arc<Mutex<BTreeMap<String, &'static str>>>,
+    counter: Arc<AtomicU64>,
+}
+
+enum End {
+    Completed { text: String, entries: Vec<Value>, steps: u64 },
+    Waiting { ids: Vec<String>, entries: Vec<Value>, steps: u64 },
+    Failed(Value),
+}
+
+enum Effected {
+    Done(Value),
+    Waiting,
+}
+
+impl Run {
+    fn new(
+        env: &LaunchEnv,
+        lease: &Value,
+        chan: Arc<Chan>,
+        http: Client<HttpConnector, Full<Bytes>>,
+        k: Knobs,
+        counter: Arc<AtomicU64>,
+    ) -> Run {
+        let g = &lease["run"];
+        let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        let start = lease["input"].clone();
+        Run {
+            id: s(&g["runId"]),
+            token: Arc::new(Mutex::new(s(&g["token"]))),
+            turn: s(&start["checkpoint"]["turnId"]),
+            segment: start["checkpoint"]["segment"].as_u64().unwrap_or(0),
+            session: s(&start["checkpoint"]["sessionId"]),
+            start,
+            gates: env.gates_url.trim_end_matches('/').to_string(),
+            chan,
+            http,
+            k,
+            inflight: Arc::default(),
+            counter,
+        }
+    }
+
+    fn limit(&self, name: &str) -> u64 {
+        self.start["limits"][name].as_u64().unwrap_or(u64::MAX)
+    }
+
+    /// Hold the run: renew it, run its segment, and end it with one output or a release.
+    async fn hold(self, renew_every: u64, cancels: &Cancels) {
+        let (ctx, mut crx) = mpsc::unbounded_channel();
+        *cancels.lock().unwrap_or_else(|p| p.into_inner()) = Some((self.id.clone(), ctx));
+        let (refused_tx, mut refused) = oneshot::channel::<()>();
+        let _renewer = {
+            let r = self.clone();
+            Owned(tokio::spawn(async move {
+                let mut refused_tx = Some(refused_tx);
+                loop {
+                    tokio::time::sleep(Duration::from_millis(renew_every)).await;
+                    match r.chan.req("lease.renew", json!({ "runId": r.id })).await {
+                        Ok(a) if a["ok"] == false => {
+                            if !r.k.m("renew-refusal-ignored") {
+                                if let Some(t) = refused_tx.take() {
+                                    let _ = t.send(());
+                                }
+                                return;
+                            }
+                        }
+                        Ok(a) => {
+                            if let Some(t) = a["token"].as_str() {
+                                if !r.k.m("old-token-kept") {
+                                    *r.token.lock().unwrap_or_else(|p| p.into_inner()) = t.to_string();
+                                }
+                            }
+                        }
+                        Err(_) => {}
+                    }
+                }
+            }))
+        };
+        let work = self.segment();
+        tokio::pin!(work);
+        tokio::select! {
+            end = &mut work => self.output(end).await,
+            reason = crx.recv() => {
+                let reason = reason.unwrap_or_else(|| "cancel".into());
+                let release = matches!(reason.as_str(), "shutdown" | "ownership.lost");
+                if release && !self.k.m("no-release-on-shutdown") || !release && self.k.m("no-cancelled-output") {
+                    let _ = self.chan.req("lease.release", json!({ "runId": self.id, "reason": reason })).await;
+                } else {
+                    if !release && !self.k.m("no-gate-cancel") {
+                        self.cancel_gate_calls().await;
+                    }
+                    self.output(End::Failed(json!({ "status": "cancelled", "reason": reason }))).await;
+                }
+            }
+            _ = &mut refused => {}
+        }
+        *cancels.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    async fn output(&self, end: End) {
+        let state_bytes = self.limit("harnessStateBytes");
+        let (kind, mut p) = match end {
+            End::Completed { text, mut entries, steps } => {
+                entries.push(self.entry("final", json!({ "text": text })));
+                ("turn.completed", json!({ "transcript": self.updates(entries), "state": { "steps": steps } }))
+            }
+            End::Waiting { ids, entries, steps } => (
+                "turn.waiting",
+                json!({ "transcript": self.updates(entries), "effectIds": ids, "state": { "steps": steps } }),
+            ),
+            End::Failed(why) => {
+                let mut p = json!({ "transcript": [], "state": { "steps": 0 } });
+                if let Some(o) = why.as_object() {
+                    p.as_object_mut().expect("object").extend(o.clone());
+                }
+                ("turn.failed", p)
+            }
+        };
+        p["runId"] = json!(self.id);
+        p["type"] = json!(kind);
+        if self.k.m("no-state") {
+            p.as_object_mut().expect("object").remove("state");
+        }
+        if self.k.m("state-too-large") {
+            p["state"] = json!("s".repeat(state_bytes.min(1 << 24) as usize + 1));
+        }
+        let _ = self.chan.req("output", p).await;
+    }
+
+    fn entry(&self, kind: &str, body: Value) -> Value {
+        let kind = if self.k.m("bad-transcript-kind") && kind == "candidate" { "assistant" } else { kind };
+        if self.k.v("other-transcript") {
+            return json!({ "kind": kind, "payload": body, "turnId": self.turn });
+        }
+        let mut e = json!({ "kind": kind });
+        if let Some(o) = body.as_object() {
+            e.as_object_mut().expect("object").extend(o.clone());
+        }
+        e
+    }
+
+    fn updates(&self, entries: Vec<Value>) -> Value {
+        let n = entries.len();
+        json!([{ "keep": 0, "entries": entries, "length": n }])
+    }
+
+    /// The segment's loop: model, tools, model … until a final answer or a wait.
+    async fn segment(&self) -> End {
+        let _ = self.chan.req("transcript.read", json!({ "runId": self.id })).await;
+        let mcp = match self.start.get("mcp").filter(|m| m.is_object()) {
+            Some(m) => m.clone(),
+            None => self.discover().await,
+        };
+        let (tools, targets) = self.tools(&mcp);
+        let outcomes: BTreeMap<String, Value> = if self.k.m("outcomes-asked-again") {
+            BTreeMap::new()
+        } else {
+            self.start["outcomes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|o| Some((o["effectId"].as_str()?.to_string(), o["outcome"].clone())))
+                .collect()
+        };
+        // A messages input is one input entry per message, in order.
+        let input = self.start["checkpoint"]["input"].clone();
+        let messages = match input["kind"].as_str() {
+            Some("messages") => input["messages"].as_array().cloned().unwrap_or_default(),
+            _ => vec![input],
+        };
+        let mut entries: Vec<Value> = messages.iter().map(|m| self.entry("input", json!({ "input": m }))).collect();
+        let mut history: Vec<Value> = messages.iter().map(|m| json!({ "role": "user", "content": m })).collect();
+        for step in 0..12u64 {
+            let ident = self.ident(&format!("{step}"));
+            let eid = format!("{}:{}:model:{ident}", self.turn, self.segment);
+            let call = self.model_call(&history, &tools);
+            let effect = json!({ "effectId": eid, "kind": "model", "context": { "invocationId": format!("step-{step}") } });
+            let body = json!({ "effectId": eid, "invocationId": format!("step-{step}"), "call": call });
+            let candidate = match self.effect(effect, Some(call), &outcomes, "model-calls", body).await {
+                Ok(Effected::Done(v)) => v,
+                Ok(Effected::Waiting) => return End::Waiting { ids: vec![eid], entries, steps: step },
+                Err(e) => return End::Failed(json!({ "status": "failed", "error": e })),
+            };
+            let blocks = candidate["output"].as_array().cloned().unwrap_or_default();
+            entries.push(self.entry("candidate", json!({ "stepId": format!("step-{step}"), "output": blocks })));
+            history.push(json!({ "role": "assistant", "content": blocks }));
+            let calls: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "tool-call").collect();
+            if calls.is_empty() {
+                let text = blocks
+                    .iter()
+                    .filter_map(|b| b["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("");
+                return End::Completed { text, entries, steps: step + 1 };
+            }
+            let mut waiting = Vec::new();
+            let mut results = Vec::new();
+            for c in calls {
+                let call_id = c["callId"].as_str().unwrap_or_default().to_string();
+                let name = c["name"].as_str().unwrap_or_default().to_string();
+                let Some(target) = targets.get(&name).cloned() else {
+                    results.push(json!({ "callId": call_id, "error": "no such tool" }));
+                    continue;
+                };
+                let tid = format!("{}:{}:tool:{}", self.turn, self.segment, self.ident(&call_id));
+                let input = c["input"].clone();
+                let effect = json!({
+                    "effectId": tid, "kind": "tool", "toolName": name, "target": target, "input": input,
+                    "context": { "callId": call_id, "invocationId": format!("step-{step}") }
+                });
+                let (route, body) = match target["kind"].as_str() {
+                    Some("mcp") => ("tool-calls", json!({
+                        "server": { "serverName": target["server"] }, "effectId": tid,
+                        "name": target["tool"], "arguments": input
+                    })),
+                    _ => ("http-calls", json!({ "effectId": tid, "tool": target["tool"], "arguments": input })),
+                };
+                match self.effect(effect, None, &outcomes, route, body).await {
+                    Ok(Effected::Done(v)) => results.push(json!({ "callId": call_id, "result": v })),
+                    Ok(Effected::Waiting) if self.k.m("no-waiting-on-pending") => {
+                        results.push(json!({ "callId": call_id, "result": "pending" }))
+                    }
+                    Ok(Effected::Waiting) => waiting.push(tid),
+                    Err(e) => results.push(json!({ "callId": call_id, "error": e })),
+                }
+            }
+            if !waiting.is_empty() {
+                return End::Waiting { ids: waiting, entries, steps: step + 1 };
+            }
+            // A step's results are one entry, within recordEntryBytes: previews when they do not fit.
+            let budget = self.limit("recordEntryBytes").saturating_sub(1024) as usize;
+            let mut entry = self.entry("tool-results", json!({ "stepId": format!("step-{step}"), "results": results }));
+            if entry.to_string().len() > budget {
+                let each = budget / (results.len() + 1);
+                let shrunk: Vec<Value> = results
+                    .iter()
+                    .map(|r| json!({ "callId": r["callId"], "preview": r.to_string().chars().take(each.saturating_sub(64)).collect::<String>() }))
+                    .collect();
+                entry = self.entry("tool-results", json!({ "stepId": format!("step-{step}"), "results": shrunk }));
+            }
+            entries.push(entry);
+            history.push(json!({ "role": "tool", "content": results }));
+        }
+        End::Failed(json!({ "status": "failed", "error": "too many steps" }))
+    }
+
+    /// The identity of an effect within its segment: stable, never by call order (unless the
+    /// mutant counts calls).
+    fn ident(&self, natural: &str) -> String {
+        if self.k.m("ids-by-call-order") {
+            return self.counter.fetch_add(1, Ordering::Relaxed).to_string();
+        }
+        if self.k.v("other-identity") {
+            return format!("i{:x}", crate::hash::fnv1a64(natural.as_bytes()));
+        }
+        natural.to_string()
+    }
+
+    fn model_call(&self, history: &[Value], tools: &[Value]) -> Value {
+        let instructions = self.start["manifest"]["instructions"].clone();
+        let prompt = if self.k.v("other-prompt") {
+            json!({ "system": instructions, "turns": history })
+        } else {
+            let mut p = vec![json!({ "role": "system", "content": instructions })];
+            p.extend(history.iter().cloned());
+            json!(p)
+        };
+        json!({ "prompt": prompt, "tools": tools, "executionId": self.session })
+    }
+
+    /// The tools offered the model and, by the name given, what runs each.
+    fn tools(&self, mcp: &Value) -> (Vec<Value>, HashMap<String, Value>) {
+        let mut tools = Vec::new();
+        let mut targets = HashMap::new();
+        for s in mcp["servers"].as_array().into_iter().flatten() {
+            let server = s["name"].as_str().unwrap_or_default();
+            for t in s["tools"].as_array().into_iter().flatten() {
+                if t["enabled"] == false && !self.k.m("disabled-tools-offered") {
+                    continue;
+                }
+                let raw = t["name"].as_str().unwrap_or_default();
+                let name = self.tool_name(server, raw);
+                tools.push(json!({ "name": name, "description": t["description"], "inputSchema": t["inputSchema"] }));
+                targets.insert(name, json!({ "kind": "mcp", "server": server, "tool": raw }));
+            }
+        }
+        for t in self.start["manifest"]["tools"].as_array().into_iter().flatten() {
+            if t["kind"] == "http" {
+                let name = t["name"].as_str().unwrap_or_default().to_string();
+                tools.push(json!({ "name": name, "description": t["description"], "inputSchema": t["inputSchema"] }));
+                targets.insert(name.clone(), json!({ "kind": "http", "tool": name }));
+            }
+        }
+        (tools, targets)
+    }
+
+    fn tool_name(&self, server: &str, tool: &str) -> String {
+        if self.k.v("other-tool-names") {
+            return format!("t_{:x}_{tool}", crate::hash::fnv1a64(server.as_bytes()))
+                .chars()
+                .take(64)
+                .collect();
+        }
+        let full = format!("{server}__{tool}");
+        if full.len() <= 64 || self.k.m("long-tool-names") {
+            return full;
+        }
+        let suffix = format!("_{:08x}", crate::hash::fnv1a64(full.as_bytes()) as u32);
+        let head: String = full.chars().take(64 - suffix.len()).collect();
+        format!("{head}{suffix}")
+    }
+
+    /// Discover the manifest's MCP servers through the Tool Gate and record what they listed.
+    async fn discover(&self) -> Value {
+        let servers = self.start["manifest"]["mcpServers"].as_array().cloned().unwrap_or_default();
+        if servers.is_empty() || self.k.m("no-mcp-discovery") {
+            return json!({ "servers": [] });
+        }
+        let mut listed = Vec::new();
+        for s in servers {
+            let name = s["name"].clone();
+            let server = json!({ "server": { "serverName": name } });
+            let _ = self.gate("mcp/connect", None, &server).await;
+            if let Ok(a) = self.gate("mcp/list", None, &server).await {
+                listed.push(json!({ "name": name, "tools": a["result"]["tools"] }));
+            }
+        }
+        let snapshot = json!({ "snapshotSchemaVersion": 2, "servers": listed });
+        match self
+            .chan
+            .req("session.mcp", json!({ "runId": self.id, "snapshot": snapshot, "diagnostics": [] }))
+            .await
+        {
+            Ok(a) if a["mcp"].is_object() => a["mcp"].clone(),
+            _ => json!({ "servers": listed }),
+        }
+    }
+
+    fn hash(&self, intent: &Value) -> String {
+        let mut intent = intent.clone();
+        if self.k.m("hash-changes-on-replay") {
+            intent["runId"] = json!(self.id);
+        }
+        if self.k.v("other-hash") {
+            return format!("v2:{:x}", crate::hash::fnv1a64(intent.to_string().as_bytes()).rotate_left(17));
+        }
+        format!("fnv1a:{:016x}", crate::hash::fnv1a64(canonical(&intent).as_bytes()))
+    }
+
+    /// Journal one effect and run it: replayed, answered, or through its gate.
+    async fn effect(
+        &self,
+        mut effect: Value,
+        model_input: Option<Value>,
+        outcomes: &BTreeMap<String, Value>,
+        route: &'static str,
+        body: Value,
+    ) -> Result<Effected, Value> {
+        let eid = effect["effectId"].as_str().unwrap_or_default().to_string();
+        if let Some(o) = outcomes.get(&eid) {
+            return Ok(Effected::Done(o.clone()));
+        }
+        // A model effect is hashed with its ModelCall as input, and sent without it.
+        let mut hashed = effect.clone();
+        if let Some(call) = &model_input {
+            hashed["input"] = call.clone();
+            if self.k.m("model-intent-with-input") {
+                effect["input"] = call.clone();
+            }
+        }
+        let hash = self.hash(&json!({ "effect": hashed }));
+        if self.k.m("gate-before-intent") {
+            let _ = self.gate(route, Some(&eid), &body).await;
+        }
+        let answer = self
+            .chan
+            .req("effect.intent", json!({ "runId": self.id, "effect": effect, "requestHash": hash }))
+            .await?;
+        match answer["status"].as_str() {
+            Some("execute") => {
+                let got = self.gate(route, Some(&eid), &body).await?;
+                let mut value = if route == "model-calls" { got["outcome"].clone() } else { got };
+                if route != "model-calls" {
+                    value = self.fit(&eid, value).await;
+                }
+                let recorded = self
+                    .chan
+                    .req("effect.outcome", json!({ "runId": self.id, "effectId": eid, "value": value }))
+                    .await?;
+                Ok(Effected::Done(recorded.get("outcome").cloned().unwrap_or(value)))
+            }
+            Some("completed") => {
+                if self.k.m("refetch-completed") {
+                    let _ = self.gate(route, Some(&eid), &body).await;
+                }
+                Ok(Effected::Done(answer["outcome"].clone()))
+            }
+            _ => Ok(Effected::Waiting),
+        }
+    }
+
+    /// Section 5b: a result past recordEntryBytes is stored as a file artifact with the call's
+    /// effect id, and a preview is reported.
+    async fn fit(&self, eid: &str, value: Value) -> Value {
+        let text = value.to_string();
+        let limit = self.limit("recordEntryBytes");
+        if (text.len() as u64) <= limit.saturating_sub(1024) || self.k.m("no-spill") {
+            return value;
+        }
+        let chunk = self.limit("chunkBytes").max(1) as usize;
+        let bytes = text.as_bytes();
+        let mut begin = json!({
+            "runId": self.id, "op": "begin", "name": format!("{}.json", eid.replace(':', "_")),
+            "contentType": "application/json", "size": bytes.len(), "key": eid, "effectId": eid
+        });
+        if self.k.m("spill-without-effect-id") {
+            begin.as_object_mut().expect("object").remove("effectId");
+        }
+        let b64 = |b: &[u8]| super::artifacts::b64(b);
+        let one = bytes.len() <= chunk || self.k.m("chunk-too-large");
+        if one {
+            begin["base64"] = json!(b64(bytes));
+        }
+        let mut artifact = Value::Null;
+        if let Ok(a) = self.chan.req("artifact.write", begin).await {
+            if one || a["status"] == "written" {
+                artifact = a["artifact"]["artifactId"].clone();
+            } else if let Some(upload) = a["uploadId"].as_str() {
+                let mut ok = true;
+                for (i, part) in bytes.chunks(chunk).enumerate() {
+                    let c = json!({ "runId": self.id, "op": "chunk", "uploadId": upload, "offset": i * chunk, "base64": b64(part) });
+                    if self.chan.req("artifact.write", c).await.is_err() {
+                        ok = false;
+                        break;
+                    }
+                }
+                if ok {
+                    if let Ok(a) = self.chan.req("artifact.write", json!({ "runId": self.id, "op": "commit", "uploadId": upload })).await {
+                        artifact = a["artifact"]["artifactId"].clone();
+                    }
+                }
+            }
+        }
+        let preview: String = text.chars().take(512).collect();
+        json!({ "truncated": true, "artifactId": artifact, "size": bytes.len(), "preview": preview })
+    }
+
+    /// One gate call with the run token, the effect id as Idempotency-Key, and traceparent.
+    async fn gate(&self, route: &'static str, key: Option<&str>, body: &Value) -> Result<Value, Value> {
+        let token = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut req = hyper::Request::post(format!("{}/nylorun/v1/{route}", self.gates))
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json");
+        if let Some(k) = key {
+            if !self.k.m("no-idempotency-key") {
+                req = req.header("idempotency-key", k);
+            }
+            self.inflight
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(k.to_string(), if route == "model-calls" { "model-calls" } else { "tool-calls" });
+        }
+        if let Some(tp) = self.start["trace"]["traceparent"].as_str() {
+            if !self.k.m("no-traceparent") {
+                req = req.header("traceparent", tp);
+            }
+        }
+        let req = req
+            .body(Full::new(Bytes::from(body.to_string())))
+            .map_err(|e| json!({ "code": "internal", "message": e.to_string() }))?;
+        let resp = self
+            .http
+            .request(req)
+            .await
+            .map_err(|e| json!({ "code": "unavailable", "message": e.to_string() }))?;
+        let status = resp.status();
+        let bytes = resp
+            .into_body()
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        if let Some(k) = key {
+            self.inflight.lock().unwrap_or_else(|p| p.into_inner()).remove(k);
+        }
+        let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        if status.is_success() {
+            Ok(v)
+        } else {
+            Err(v.get("error").cloned().unwrap_or(v))
+        }
+    }
+
+    /// Section 8: cancel every gate call this run started and has not seen answered.
+    async fn cancel_gate_calls(&self) {
+        let calls: Vec<(String, &str)> = self
+            .inflight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(k, r)| (k.clone(), *r))
+            .collect();
+        for (key, family) in calls {
+            let token = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let mut req = hyper::Request::post(format!("{}/nylorun/v1/{family}/{key}/cancel", self.gates))
+                .header("authorization", format!("Bearer {token}"))
+                .header("idempotency-key", key.as_str());
+            if let Some(tp) = self.start["trace"]["traceparent"].as_str() {
+                req = req.header("traceparent", tp);
+            }
+            if let Ok(req) = req.body(Full::new(Bytes::new())) {
+                let _ = self.http.request(req).await;
+            }
+        }
+    }
+}
+
+/// JSON with object keys sorted, the reference's input to its request hash.
+fn canonical(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let sorted: BTreeMap<&String, &Value> = m.iter().collect();
+            let parts: Vec<String> = sorted
+                .iter()
+                .map(|(k, v)| format!("{}:{}", json!(k), canonical(v)))
+                .collect();
+            format!("{{{}}}", parts.join(","))
+        }
+        Value::Array(a) => format!("[{}]", a.iter().map(canonical).collect::<Vec<_>>().join(",")),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,186 @@
+//! A harness-api scenario: what hcpspec's core and gates play, and what is judged. The format
+//! is documented in docs/harness-api.md § 5 and checked by
+//! `vectors/schemas/harness-scenario.schema.json`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Scenario {
+    /// `HARNESS_NAME`, the harness id the token is bound to.
+    #[serde(default = "default_harness")]
+    pub harness: String,
+    #[serde(default)]
+    pub timers: Timers,
+    #[serde(default = "default_deadline")]
+    pub deadline_ms: u64,
+    /// Overrides of TurnStart's `limits`.
+    #[serde(default)]
+    pub limits: Map<String, Value>,
+    /// Fields merged into every TurnStart core offers.
+    #[serde(default)]
+    pub turn: Map<String, Value>,
+    /// The runs core offers, in order.
+    #[serde(default = "default_offers")]
+    pub offers: Vec<Offer>,
+    /// The fixture model's answers, one per distinct model effect, in order (the last repeats).
+    #[serde(default)]
+    pub model: Vec<ModelReply>,
+    /// The Tool Gate's answers by target: `mcp:SERVER/TOOL`, `http:TOOL`.
+    #[serde(default)]
+    pub tools: Map<String, Value>,
+    /// What `mcp/list` answers for each server the manifest declares: `{SERVER: [TOOL…]}`.
+    #[serde(default)]
+    pub discover: Map<String, Value>,
+    /// The bytes of definition files by their `sha256:<hex>` name.
+    #[serde(default)]
+    pub files: Map<String, Value>,
+    /// How core answers intents; the first rule that matches decides, else `execute`.
+    #[serde(default)]
+    pub intents: Vec<IntentRule>,
+    /// Answers to `lease.renew`, in order, the last repeated.
+    #[serde(default)]
+    pub renew: Vec<Renew>,
+    /// What core does when something happens.
+    #[serde(default)]
+    pub on: Vec<Trigger>,
+    /// What is judged, besides the checks of every scenario.
+    #[serde(default)]
+    pub checks: Vec<Value>,
+}
+
+fn default_harness() -> String {
+    "acme-harness".into()
+}
+fn default_deadline() -> u64 {
+    5000
+}
+fn default_offers() -> Vec<Offer> {
+    vec![Offer::Turn]
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Timers {
+    #[serde(default = "ping")]
+    pub ping_ms: u64,
+    #[serde(default = "drop_ms")]
+    pub drop_ms: u64,
+    #[serde(default = "renew")]
+    pub renew_every_ms: u64,
+}
+
+fn ping() -> u64 {
+    200
+}
+fn drop_ms() -> u64 {
+    1500
+}
+fn renew() -> u64 {
+    100
+}
+
+impl Default for Timers {
+    fn default() -> Self {
+        Timers {
+            ping_ms: ping(),
+            drop_ms: drop_ms(),
+            renew_every_ms: renew(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Offer {
+    /// A new turn.
+    Turn,
+    /// The previous run's segment again, with its journal's outcomes.
+    Replay,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelReply {
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+    /// Answer this late (unless the call is cancelled first).
+    #[serde(default)]
+    pub hold_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolCall {
+    #[serde(default)]
+    pub mcp: Option<McpTool>,
+    #[serde(default)]
+    pub http: Option<String>,
+    #[serde(default)]
+    pub input: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpTool {
+    pub server: String,
+    pub tool: String,
+}
+
+impl ToolCall {
+    /// `mcp:SERVER/TOOL` or `http:TOOL`: the key of `tools`.
+    pub fn target_key(&self) -> String {
+        match (&self.mcp, &self.http) {
+            (Some(m), _) => format!("mcp:{}/{}", m.server, m.tool),
+            (None, Some(h)) => format!("http:{h}"),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntentRule {
+    /// `{kind}` and optionally `{target: "mcp:SERVER/TOOL"}`; `{}` matches every intent.
+    #[serde(rename = "match", default)]
+    pub matches: Map<String, Value>,
+    pub answer: Value,
+    /// How many intents the rule answers before it is used up (default: all).
+    #[serde(default)]
+    pub times: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Renew {
+    Ok,
+    Switch,
+    Refuse,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Trigger {
+    pub when: When,
+    #[serde(rename = "do")]
+    pub act: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct When {
+    /// The nth (default first) gate call on this route arrives.
+    #[serde(default)]
+    pub gate: Option<String>,
+    /// The nth (default first) harness request of this method arrives (before it is answered).
+    #[serde(default)]
+    pub frame: Option<String>,
+    #[serde(default)]
+    pub nth: Option<usize>,
+    /// This long after the harness connected.
+    #[serde(default)]
+    pub after_ms: Option<u64>,
+}

@@ -1,0 +1,651 @@
+//! hcpspec's core as state: the runs it offers, its journal, the connections, and the log of
+//! everything the harness and hcpspec said. The WebSocket listener (`core.rs`) and the gates
+//! (`gates.rs`) share one `World` behind a lock; every decision of the fake core is here.
+
+use super::scenario::{Offer, Renew, Scenario};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::{mpsc, Notify};
+use tokio_tungstenite::tungstenite::Message;
+
+pub const SESSION: &str = "sess-1";
+
+/// Something the scenario's driver must do outside the lock: a trigger's act, or the end.
+#[derive(Debug, Clone)]
+pub enum Act {
+    Do(Value),
+}
+
+pub struct Conn {
+    pub tx: mpsc::UnboundedSender<Message>,
+    pub hello: bool,
+    pub heard: Instant,
+    pub closed: bool,
+}
+
+pub struct Run {
+    pub id: String,
+    pub token: String,
+    /// Tokens of this run that a switch replaced (refused at the gates).
+    pub old_tokens: Vec<String>,
+    pub turn_id: String,
+    pub segment: u64,
+    pub start: Value,
+    pub conn: usize,
+    pub offered_at: u64,
+    pub ended: Option<(u64, String)>,
+    /// Effects whose intent this run had answered `execute`.
+    pub executed: BTreeSet<String>,
+}
+
+impl Run {
+    pub fn limit(&self, name: &str) -> u64 {
+        self.start
+            .pointer(&format!("/limits/{name}"))
+            .and_then(Value::as_u64)
+            .unwrap_or(u64::MAX)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Row {
+    Executing { hash: String },
+    Waiting { hash: String },
+    Completed { hash: String, outcome: Value },
+}
+
+impl Row {
+    fn hash(&self) -> &str {
+        match self {
+            Row::Executing { hash } | Row::Waiting { hash } | Row::Completed { hash, .. } => hash,
+        }
+    }
+}
+
+/// An answer to a harness request.
+pub enum Reply {
+    Ok(Value),
+    Err(&'static str, String),
+    /// Answered later (a lease waits for an offer).
+    Later,
+}
+
+pub struct World {
+    pub t0: Instant,
+    pub sc: Arc<Scenario>,
+    pub token: String,
+    pub log: Vec<Value>,
+    pub runs: Vec<Run>,
+    pub journal: BTreeMap<String, Row>,
+    pub conns: BTreeMap<usize, Conn>,
+    next_offer: usize,
+    waiting: Vec<(usize, Value)>,
+    turns: usize,
+    last_state: Value,
+    renews: usize,
+    rule_uses: Vec<usize>,
+    /// Effect id → the fixture model reply it got.
+    pub model_keys: BTreeMap<String, usize>,
+    /// Key → (status, body): a re-send under the same key gets the same bytes.
+    pub gate_cache: BTreeMap<String, (u16, Value)>,
+    pub gate_counts: BTreeMap<String, usize>,
+    frame_counts: BTreeMap<String, usize>,
+    pub inflight: usize,
+    pub cancels: BTreeMap<String, Arc<Notify>>,
+    /// Why the scenario cannot be judged for this harness (it offered no tool the model needs).
+    pub skip: Option<String>,
+    pub acts: mpsc::UnboundedSender<Act>,
+    /// Artifacts by id, and uploads in progress.
+    pub artifacts: BTreeMap<String, Value>,
+    pub uploads: BTreeMap<String, Upload>,
+    pub keys_written: BTreeMap<String, String>,
+    pub mcp_facts: Option<Value>,
+    seq: u64,
+    pub changed: Arc<Notify>,
+}
+
+pub struct Upload {
+    pub name: String,
+    pub bytes: Vec<u8>,
+    pub last: Option<(u64, usize)>,
+    pub max: u64,
+    pub key: Option<String>,
+    pub effect: Option<String>,
+}
+
+impl World {
+    pub fn new(sc: Arc<Scenario>, token: String, acts: mpsc::UnboundedSender<Act>) -> World {
+        let rules = sc.intents.len();
+        World {
+            t0: Instant::now(),
+            sc,
+            token,
+            log: Vec::new(),
+            runs: Vec::new(),
+            journal: BTreeMap::new(),
+            conns: BTreeMap::new(),
+            next_offer: 0,
+            waiting: Vec::new(),
+            turns: 0,
+            last_state: Value::Null,
+            renews: 0,
+            rule_uses: vec![0; rules],
+            model_keys: BTreeMap::new(),
+            gate_cache: BTreeMap::new(),
+            gate_counts: BTreeMap::new(),
+            frame_counts: BTreeMap::new(),
+            inflight: 0,
+            cancels: BTreeMap::new(),
+            skip: None,
+            acts,
+            artifacts: BTreeMap::new(),
+            uploads: BTreeMap::new(),
+            keys_written: BTreeMap::new(),
+            mcp_facts: None,
+            seq: 0,
+            changed: Arc::new(Notify::new()),
+        }
+    }
+
+    pub fn now(&self) -> u64 {
+        self.t0.elapsed().as_millis() as u64
+    }
+
+    pub fn record(&mut self, mut entry: Value) -> usize {
+        entry["at"] = json!(self.now());
+        self.log.push(entry);
+        self.changed.notify_waiters();
+        self.log.len() - 1
+    }
+
+    /// Send a frame to a connection and log it.
+    pub fn send(&mut self, conn: usize, frame: Value) {
+        self.record(json!({ "via": "frame", "conn": conn, "from": "core", "frame": frame }));
+        if let Some(c) = self.conns.get(&conn) {
+            let _ = c.tx.send(Message::text(frame.to_string()));
+        }
+    }
+
+    pub fn next_id(&mut self) -> String {
+        self.seq += 1;
+        format!("core-{}", self.seq)
+    }
+
+    /// Are all offers made and all runs over, with no gate call in flight?
+    pub fn finished(&self) -> bool {
+        self.next_offer >= self.sc.offers.len()
+            && self.runs.iter().all(|r| r.ended.is_some())
+            && self.inflight == 0
+    }
+
+    pub fn run_by_id(&mut self, id: &str) -> Option<&mut Run> {
+        self.runs.iter_mut().find(|r| r.id == id)
+    }
+
+    pub fn active_run(&self) -> Option<&Run> {
+        self.runs.iter().rev().find(|r| r.ended.is_none())
+    }
+
+    pub fn end_run(&mut self, idx: usize, why: &str) {
+        if self.runs[idx].ended.is_none() {
+            let at = self.now();
+            self.runs[idx].ended = Some((at, why.to_string()));
+            let id = self.runs[idx].id.clone();
+            self.record(json!({ "via": "core", "event": "run-ended", "run": id, "why": why }));
+            self.offer();
+        }
+    }
+
+    /// A connection is gone: its runs end as connection.lost, its leases are dropped.
+    pub fn lost(&mut self, conn: usize) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.closed = true;
+        }
+        self.waiting.retain(|(c, _)| *c != conn);
+        for i in 0..self.runs.len() {
+            if self.runs[i].conn == conn && self.runs[i].ended.is_none() {
+                self.end_run(i, "connection.lost");
+            }
+        }
+    }
+
+    /// Offer the next run to a waiting lease, when no run is held.
+    pub fn offer(&mut self) {
+        while self.next_offer < self.sc.offers.len() && self.active_run().is_none() {
+            let Some(pos) = self
+                .waiting
+                .iter()
+                .position(|(c, _)| self.conns.get(c).is_some_and(|c| !c.closed))
+            else {
+                return;
+            };
+            let (conn, req) = self.waiting.remove(pos);
+            let kind = self.sc.offers[self.next_offer];
+            self.next_offer += 1;
+            let (turn_id, segment) = match (kind, self.runs.last()) {
+                (Offer::Replay, Some(prev)) => (prev.turn_id.clone(), prev.segment),
+                _ => {
+                    self.turns += 1;
+                    let segment = self.sc.turn.get("checkpoint").and_then(|c| c.get("segment")).and_then(Value::as_u64).unwrap_or(0);
+                    (format!("turn-{}", self.turns), segment)
+                }
+            };
+            let n = self.runs.len() + 1;
+            let id = format!("run-{n}");
+            let token = format!("nylorun-rt-{n}-{:x}", fresh());
+            let start = self.turn_start(&turn_id, segment);
+            let grant = json!({
+                "runId": id, "sessionId": SESSION, "turnId": turn_id, "epoch": n,
+                "token": token, "tokenExpiresAt": "2099-01-01T00:00:00Z"
+            });
+            let at = self.now();
+            self.runs.push(Run {
+                id: id.clone(),
+                token,
+                old_tokens: vec![],
+                turn_id,
+                segment,
+                start: start.clone(),
+                conn,
+                offered_at: at,
+                ended: None,
+                executed: BTreeSet::new(),
+            });
+            self.record(json!({ "via": "core", "event": "offer", "run": id }));
+            self.send(
+                conn,
+                json!({ "t": "res", "id": req, "ok": true, "r": { "run": grant, "input": start } }),
+            );
+        }
+    }
+
+    fn turn_start(&self, turn_id: &str, segment: u64) -> Value {
+        let prefix = format!("{turn_id}:{segment}:");
+        let outcomes: Vec<Value> = self
+            .journal
+            .iter()
+            .filter(|(id, _)| id.starts_with(&prefix))
+            .filter_map(|(id, row)| match row {
+                Row::Completed { hash, outcome } => {
+                    Some(json!({ "effectId": id, "requestHash": hash, "outcome": outcome }))
+                }
+                _ => None,
+            })
+            .collect();
+        let mut start = json!({
+            "type": "turn.start",
+            "engine": "agent",
+            "manifest": {
+                "id": "scenario-agent",
+                "instructions": "You are the agent of an hcpspec scenario.",
+                "tools": [], "skills": [], "mcpServers": []
+            },
+            "definition": { "name": "scenario-agent", "version": 1 },
+            "checkpoint": {
+                "sessionId": SESSION, "turnId": turn_id, "segment": segment,
+                "manifestHash": "sha256:0000", "input": "Hello", "state": self.last_state
+            },
+            "outcomes": outcomes,
+            "transcript": { "cursor": "c0" },
+            "routing": { "rootManifest": "scenario-agent" },
+            "options": { "fixtureModel": true },
+            "limits": {
+                "recordEntryBytes": 983040, "modelCallBytes": 33554432,
+                "modelFileBytes": 8388608, "toolAnswerBytes": 8388608,
+                "harnessStateBytes": 262144, "chunkBytes": 16777216, "folderEntries": 10000
+            },
+            "model": {
+                "provider": "fixture", "id": "fixture",
+                "inputs": ["text", "image", "pdf", "office", "audio", "video"],
+                "contextWindow": 200000, "maxOutputTokens": 8192
+            }
+        });
+        merge(&mut start, &Value::Object(self.sc.turn.clone()));
+        merge(
+            &mut start["limits"],
+            &Value::Object(self.sc.limits.clone()),
+        );
+        // The scenario's turn may not reset what names this segment.
+        start["checkpoint"]["turnId"] = json!(turn_id);
+        start["checkpoint"]["segment"] = json!(segment);
+        if segment > 0 || self.runs.iter().any(|r| r.turn_id == turn_id) {
+            start["checkpoint"]["state"] = self.last_state.clone();
+        }
+        if let Some(m) = &self.mcp_facts {
+            start["mcp"] = m.clone();
+        }
+        start
+    }
+
+    /// Fire the triggers a harness frame or gate call sets off.
+    pub fn trigger(&mut self, gate: Option<&str>, frame: Option<&str>) {
+        let count = match (gate, frame) {
+            (Some(g), _) => {
+                let c = self.gate_counts.entry(g.to_string()).or_default();
+                *c += 1;
+                *c
+            }
+            (None, Some(m)) => {
+                let c = self.frame_counts.entry(m.to_string()).or_default();
+                *c += 1;
+                *c
+            }
+            _ => return,
+        };
+        for t in self.sc.on.clone() {
+            let hit = (gate.is_some() && t.when.gate.as_deref() == gate)
+                || (frame.is_some() && t.when.frame.as_deref() == frame);
+            if hit && t.when.nth.unwrap_or(1) == count {
+                let _ = self.acts.send(Act::Do(t.act.clone()));
+            }
+        }
+    }
+
+    /// The core's answer to one harness request.
+    pub fn request(&mut self, conn: usize, id: &Value, m: &str, p: &Value) -> Reply {
+        let hello = self.conns.get(&conn).is_some_and(|c| c.hello);
+        if m != "hello" && !hello {
+            return Reply::Err("invalid", "hello must be the first request".into());
+        }
+        match m {
+            "hello" => self.hello(conn, p),
+            "lease" => {
+                self.waiting.push((conn, id.clone()));
+                self.offer();
+                Reply::Later
+            }
+            "lease.renew" => self.renew(p),
+            "lease.release" => match self.held(p) {
+                Ok(i) => {
+                    self.end_run(i, "release");
+                    Reply::Ok(json!({}))
+                }
+                Err(e) => e,
+            },
+            "effect.intent" => self.intent(p),
+            "effect.outcome" => self.outcome(p),
+            "transcript.read" => match self.held(p) {
+                Ok(_) => Reply::Ok(json!({ "cursor": "c0", "entries": [] })),
+                Err(e) => e,
+            },
+            "session.mcp" => self.session_mcp(p),
+            "definition.file" => self.definition_file(p),
+            "artifact.read" => super::artifacts::read(self, p),
+            "artifact.write" => super::artifacts::write(self, p),
+            "output" => self.output(p),
+            other => Reply::Err("invalid", format!("unknown method `{other}`")),
+        }
+    }
+
+    fn hello(&mut self, conn: usize, p: &Value) -> Reply {
+        if p.get("api") != Some(&json!(5)) {
+            return Reply::Err("invalid", "core speaks api 5".into());
+        }
+        let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
+        if name != self.sc.harness {
+            return Reply::Err(
+                "invalid",
+                format!("the credential is for harness `{}`", self.sc.harness),
+            );
+        }
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.hello = true;
+        }
+        Reply::Ok(json!({
+            "api": 5, "tenantId": "tenant-1", "sandbox": { "backend": "none" },
+            "renewEveryMs": self.sc.timers.renew_every_ms
+        }))
+    }
+
+    /// The index of the run a request names, if it is held.
+    fn held(&self, p: &Value) -> Result<usize, Reply> {
+        let id = p.get("runId").and_then(Value::as_str).unwrap_or_default();
+        match self.runs.iter().position(|r| r.id == id) {
+            Some(i) if self.runs[i].ended.is_none() => Ok(i),
+            Some(_) => Err(Reply::Err("run_not_held", format!("run {id} is over"))),
+            None => Err(Reply::Err("run_not_held", format!("no run {id}"))),
+        }
+    }
+
+    fn renew(&mut self, p: &Value) -> Reply {
+        let i = match self.held(p) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        let answer = match self.sc.renew.len() {
+            0 => Renew::Ok,
+            n => self.sc.renew[self.renews.min(n - 1)],
+        };
+        self.renews += 1;
+        match answer {
+            Renew::Ok => Reply::Ok(json!({ "ok": true })),
+            Renew::Switch => {
+                let token = format!("nylorun-rt-{}-s{}-{:x}", i + 1, self.renews, fresh());
+                let old = std::mem::replace(&mut self.runs[i].token, token.clone());
+                self.runs[i].old_tokens.push(old);
+                Reply::Ok(
+                    json!({ "ok": true, "token": token, "tokenExpiresAt": "2099-01-01T00:00:00Z" }),
+                )
+            }
+            Renew::Refuse => {
+                self.end_run(i, "renew-refused");
+                Reply::Ok(json!({ "ok": false }))
+            }
+        }
+    }
+
+    fn intent(&mut self, p: &Value) -> Reply {
+        let i = match self.held(p) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        let effect = p.get("effect").cloned().unwrap_or(Value::Null);
+        let Some(eid) = effect_id(&effect) else {
+            return Reply::Err("invalid", "the effect names no effectId".into());
+        };
+        let hash = p
+            .get("requestHash")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if let Some(row) = self.journal.get(&eid) {
+            if row.hash() != hash {
+                return Reply::Err(
+                    "effect_drift",
+                    format!("effect {eid} was asked with another request hash"),
+                );
+            }
+            return match row.clone() {
+                Row::Completed { outcome, .. } => {
+                    Reply::Ok(json!({ "status": "completed", "outcome": outcome }))
+                }
+                Row::Waiting { .. } => Reply::Ok(json!({ "status": "pending" })),
+                Row::Executing { .. } => {
+                    self.runs[i].executed.insert(eid);
+                    Reply::Ok(json!({ "status": "execute" }))
+                }
+            };
+        }
+        let answer = self.rule_for(&effect);
+        let (row, reply) = match answer.as_str() {
+            Some("pending") | Some("uncertain") => (
+                Row::Waiting { hash },
+                json!({ "status": answer }),
+            ),
+            Some("denied") => {
+                let outcome = json!({ "kind": "failed", "code": "tool.denied", "message": "the tool policy denies this call" });
+                (
+                    Row::Completed { hash, outcome: outcome.clone() },
+                    json!({ "status": "completed", "outcome": outcome }),
+                )
+            }
+            Some("rejoin") => (Row::Executing { hash }, json!({ "status": "execute", "rejoin": true })),
+            Some(_) | None if answer.get("completed").is_some() => {
+                let outcome = answer["completed"].clone();
+                (
+                    Row::Completed { hash, outcome: outcome.clone() },
+                    json!({ "status": "completed", "outcome": outcome }),
+                )
+            }
+            _ => (Row::Executing { hash }, json!({ "status": "execute" })),
+        };
+        if matches!(row, Row::Executing { .. }) {
+            self.runs[i].executed.insert(eid.clone());
+        }
+        self.journal.insert(eid, row);
+        Reply::Ok(reply)
+    }
+
+    fn rule_for(&mut self, effect: &Value) -> Value {
+        let kind = effect.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let target = target_key(effect);
+        for (i, rule) in self.sc.intents.iter().enumerate() {
+            let m = &rule.matches;
+            let ok = m.get("kind").is_none_or(|k| k == kind)
+                && m.get("target").is_none_or(|t| t.as_str() == Some(target.as_str()));
+            if ok && rule.times.is_none_or(|n| self.rule_uses[i] < n) {
+                self.rule_uses[i] += 1;
+                return rule.answer.clone();
+            }
+        }
+        json!("execute")
+    }
+
+    fn outcome(&mut self, p: &Value) -> Reply {
+        let i = match self.held(p) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        let eid = p.get("effectId").and_then(Value::as_str).unwrap_or_default();
+        let value = p
+            .get("value")
+            .or_else(|| p.get("error"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let limit = self.runs[i].limit("recordEntryBytes");
+        let size = value.to_string().len() as u64;
+        if size > limit {
+            return Reply::Err(
+                "limit_exceeded",
+                format!("recordEntryBytes {limit}: the value is {size} bytes"),
+            );
+        }
+        let Some(row) = self.journal.get(eid).cloned() else {
+            return Reply::Err("invalid", format!("effect {eid} was not journaled"));
+        };
+        match row {
+            Row::Completed { outcome, .. } => {
+                Reply::Ok(json!({ "status": "completed", "outcome": outcome }))
+            }
+            Row::Executing { hash } | Row::Waiting { hash } => {
+                self.journal.insert(
+                    eid.to_string(),
+                    Row::Completed { hash, outcome: value.clone() },
+                );
+                Reply::Ok(json!({ "status": "completed", "outcome": value }))
+            }
+        }
+    }
+
+    fn session_mcp(&mut self, p: &Value) -> Reply {
+        if let Err(e) = self.held(p) {
+            return e;
+        }
+        if self.mcp_facts.is_none() {
+            if let Some(s) = p.get("snapshot").filter(|s| s.is_object()) {
+                let servers = s.get("servers").cloned().unwrap_or(json!([]));
+                self.mcp_facts = Some(json!({ "servers": servers }));
+            }
+        }
+        Reply::Ok(match &self.mcp_facts {
+            Some(m) => json!({ "mcp": m }),
+            None => json!({}),
+        })
+    }
+
+    fn definition_file(&mut self, p: &Value) -> Reply {
+        let i = match self.held(p) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        let sha = p.get("sha256").and_then(Value::as_str).unwrap_or_default();
+        let Some(text) = self.sc.files.get(sha).and_then(Value::as_str) else {
+            return Reply::Err("not_found", format!("no file {sha}"));
+        };
+        let chunk = self.runs[i].limit("chunkBytes");
+        let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
+        let length = p.get("length").and_then(Value::as_u64).unwrap_or(chunk);
+        if length > chunk {
+            return Reply::Err("limit_exceeded", format!("chunkBytes {chunk}"));
+        }
+        let bytes = text.as_bytes();
+        if offset > bytes.len() as u64 {
+            return Reply::Err("invalid", "offset past the end".into());
+        }
+        let end = (offset + length).min(bytes.len() as u64);
+        Reply::Ok(json!({
+            "base64": super::artifacts::b64(&bytes[offset as usize..end as usize]),
+            "eof": end == bytes.len() as u64
+        }))
+    }
+
+    fn output(&mut self, p: &Value) -> Reply {
+        let i = match self.held(p) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        if let Some(s) = p.get("state") {
+            self.last_state = s.clone();
+        }
+        self.end_run(i, "output");
+        Reply::Ok(json!({ "cursor": format!("c{}", i + 1) }))
+    }
+}
+
+/// The effect's id: `effectId`, or `id`.
+pub fn effect_id(effect: &Value) -> Option<String> {
+    effect
+        .get("effectId")
+        .or_else(|| effect.get("id"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// `mcp:SERVER/TOOL`, `http:TOOL`, or the target's kind.
+pub fn target_key(effect: &Value) -> String {
+    let t = &effect["target"];
+    let s = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or_default();
+    match s("kind") {
+        "mcp" => format!("mcp:{}/{}", s("server"), s("tool")),
+        "http" => format!("http:{}", s("tool")),
+        k => k.to_string(),
+    }
+}
+
+/// Merge `patch` into `base`: objects recursively, anything else replaced.
+pub fn merge(base: &mut Value, patch: &Value) {
+    match (base, patch) {
+        (Value::Object(b), Value::Object(p)) => {
+            for (k, v) in p {
+                merge(b.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+        (b, p) => *b = p.clone(),
+    }
+}
+
+/// A value no harness can guess: tokens differ per run and per process.
+fn fresh() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(Instant::now().elapsed().as_nanos());
+    h.finish()
+}
+
+pub type Shared = Arc<std::sync::Mutex<World>>;
+
+pub fn lock(w: &Shared) -> std::sync::MutexGuard<'_, World> {
+    w.lock().unwrap_or_else(|p| p.into_inner())
+}

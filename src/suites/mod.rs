@@ -1,0 +1,4 @@
+//! The suites whose vocabulary is code: each folder here is one suite's driver, beside its
+//! folder of vectors.
+
+pub mod harness_api;
