@@ -121,12 +121,23 @@ fn trim(v: &Value) -> Value {
 /// no pings or renewals (their number depends on timing).
 fn observe(p: &judge::Played) -> Vec<Observation> {
     let mut renew_ids = std::collections::BTreeSet::new();
+    // A cancelled call may be answered or abandoned first, as the race goes: keep neither.
+    let cancelled: std::collections::BTreeSet<String> = p
+        .log
+        .iter()
+        .filter(|e| e["via"] == "gate-cancel")
+        .filter_map(|e| e["key"].as_str().map(str::to_string))
+        .collect();
     let mut out = Vec::new();
     for e in &p.log {
         let mut e = trim(e);
         let Some(o) = e.as_object_mut() else { continue };
         for k in ["at", "answeredAt", "abandonedAt", "conn", "silentMs"] {
             o.remove(k);
+        }
+        if o.get("key").and_then(Value::as_str).is_some_and(|k| cancelled.contains(k)) {
+            o.remove("status");
+            o.remove("answer");
         }
         if let Some(f) = o.get_mut("frame").and_then(Value::as_object_mut) {
             let key = (f.get("id").map(Value::to_string), f.get("t").cloned());
@@ -256,7 +267,7 @@ fn play(sc: Scenario, harness: &Harness) -> Result<(judge::Played, Vec<String>, 
 }
 
 /// How long a finished scenario stays open for late frames (a harness that ignores the end).
-pub const SETTLE_MS: u64 = 250;
+pub const SETTLE_MS: u64 = 150;
 
 /// A trigger's act: cancel the run held now, drop its connection, or send a frame.
 fn act(w: &world::Shared, a: &Value) {

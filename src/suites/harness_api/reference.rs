@@ -33,6 +33,13 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
     ("old-token-kept", "2", "keeps the first run token after a renewal switched it"),
     ("no-lease-after-run", "2", "takes one run and never asks for another"),
     ("outcomes-asked-again", "3", "asks core again for outcomes TurnStart already carries"),
+    ("input-string-only", "3", "fails a turn whose input is not a string"),
+    ("input-object-only", "3", "fails a turn whose input is a string"),
+    ("messages-merged", "3", "writes a messages input as one input entry"),
+    ("unknown-limit-refused", "3", "fails a turn whose limits carry one it does not know"),
+    ("model-call-unbounded", "3", "pads every model call past modelCallBytes"),
+    ("fixture-model-bypassed", "3", "answers model calls itself when the fixture model is on"),
+    ("http-tools-run-locally", "3", "runs HTTP tools itself instead of through the Tool Gate"),
     ("no-traceparent", "3", "sends no traceparent on gate calls when TurnStart has a trace"),
     ("long-tool-names", "3", "names MCP tools server__tool with no 64-character ceiling"),
     ("disabled-tools-offered", "3", "offers the model MCP tools the turn disabled"),
@@ -45,6 +52,7 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
     ("model-intent-with-input", "4", "sends a model intent with its input"),
     ("chunk-too-large", "4b", "uploads a spilled result in one chunk past limits.chunkBytes"),
     ("no-idempotency-key", "5", "sends gate calls without Idempotency-Key"),
+    ("commit-after-whole-begin", "4b", "commits again an upload that a begin with base64 already committed"),
     ("no-spill", "5b", "reports a tool result past recordEntryBytes whole, never spilling it"),
     ("spill-without-effect-id", "5b", "spills a result without the call's effectId"),
     ("bad-transcript-kind", "6", "writes transcript entries of a kind the spec does not list"),
@@ -52,6 +60,8 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
     ("state-too-large", "7", "returns state past limits.harnessStateBytes"),
     ("no-gate-cancel", "8", "on cancel, leaves its gate calls running"),
     ("no-cancelled-output", "8", "on cancel, releases the run instead of reporting turn.failed"),
+    ("step-results-unshaped", "5b", "writes a step's results whole, however large their one entry"),
+    ("cancel-any-run", "8", "stops its run on a cancel that names another run"),
     ("no-release-on-shutdown", "8", "on shutdown, reports turn.failed instead of lease.release"),
 ];
 
@@ -208,7 +218,7 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
                     Some("msg") if f["m"] == "cancel" => {
                         let c = cancels.lock().unwrap_or_else(|p| p.into_inner());
                         if let Some((run, tx)) = c.as_ref() {
-                            if f["p"]["runId"] == run.as_str() {
+                            if f["p"]["runId"] == run.as_str() || k.m("cancel-any-run") {
                                 let _ = tx.send(f["p"]["reason"].as_str().unwrap_or("cancel").to_string());
                             }
                         }
@@ -437,8 +447,16 @@ impl Run {
         };
         // A messages input is one input entry per message, in order.
         let input = self.start["checkpoint"]["input"].clone();
+        let known = ["recordEntryBytes", "modelCallBytes", "modelFileBytes", "toolAnswerBytes", "harnessStateBytes", "chunkBytes", "folderEntries"];
+        let unknown_limit = self.start["limits"].as_object().is_some_and(|l| l.keys().any(|k| !known.contains(&k.as_str())));
+        if (self.k.m("input-string-only") && !input.is_string())
+            || (self.k.m("input-object-only") && input.is_string())
+            || (self.k.m("unknown-limit-refused") && unknown_limit)
+        {
+            return End::Failed(json!({ "status": "failed", "error": "unreadable input" }));
+        }
         let messages = match input["kind"].as_str() {
-            Some("messages") => input["messages"].as_array().cloned().unwrap_or_default(),
+            Some("messages") if !self.k.m("messages-merged") => input["messages"].as_array().cloned().unwrap_or_default(),
             _ => vec![input],
         };
         let mut entries: Vec<Value> = messages.iter().map(|m| self.entry("input", json!({ "input": m }))).collect();
@@ -503,7 +521,7 @@ impl Run {
             // A step's results are one entry, within recordEntryBytes: previews when they do not fit.
             let budget = self.limit("recordEntryBytes").saturating_sub(1024) as usize;
             let mut entry = self.entry("tool-results", json!({ "stepId": format!("step-{step}"), "results": results }));
-            if entry.to_string().len() > budget {
+            if entry.to_string().len() > budget && !self.k.m("step-results-unshaped") {
                 let each = budget / (results.len() + 1);
                 let shrunk: Vec<Value> = results
                     .iter()
@@ -538,7 +556,11 @@ impl Run {
             p.extend(history.iter().cloned());
             json!(p)
         };
-        json!({ "prompt": prompt, "tools": tools, "executionId": self.session })
+        let mut call = json!({ "prompt": prompt, "tools": tools, "executionId": self.session });
+        if self.k.m("model-call-unbounded") {
+            call["padding"] = json!("p".repeat(40_000));
+        }
+        call
     }
 
     /// The tools offered the model and, by the name given, what runs each.
@@ -651,7 +673,13 @@ impl Run {
             .await?;
         match answer["status"].as_str() {
             Some("execute") => {
-                let got = self.gate(route, Some(&eid), &body).await?;
+                let bypass = (route == "model-calls" && self.k.m("fixture-model-bypassed") && self.start["options"]["fixtureModel"] == true)
+                    || (route == "http-calls" && self.k.m("http-tools-run-locally"));
+                let got = if bypass {
+                    json!({ "ok": true, "result": "local", "outcome": { "kind": "candidate", "output": [{ "type": "text", "text": "done" }], "finishReason": "stop" } })
+                } else {
+                    self.gate(route, Some(&eid), &body).await?
+                };
                 let mut value = if route == "model-calls" { got["outcome"].clone() } else { got };
                 if route != "model-calls" {
                     value = self.fit(&eid, value).await;
@@ -698,6 +726,9 @@ impl Run {
         if let Ok(a) = self.chan.req("artifact.write", begin).await {
             if one || a["status"] == "written" {
                 artifact = a["artifact"]["artifactId"].clone();
+                if self.k.m("commit-after-whole-begin") {
+                    let _ = self.chan.req("artifact.write", json!({ "runId": self.id, "op": "commit", "uploadId": "upload-0" })).await;
+                }
             } else if let Some(upload) = a["uploadId"].as_str() {
                 let mut ok = true;
                 for (i, part) in bytes.chunks(chunk).enumerate() {
