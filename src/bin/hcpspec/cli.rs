@@ -198,6 +198,12 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
     let suites = select(&a.filters)?;
     let env = env(&a.filters.vectors)?;
     if a.mutants {
+        if let Some((_, cases)) = suites
+            .iter()
+            .find(|(s, _)| s.drives == hcpspec::suites::harness_api::DRIVES)
+        {
+            return Ok(print_harness_kill_matrix(cases));
+        }
         let (suite, cases) = hcp_suite(&suites)?;
         return Ok(print_kill_matrix(suite, cases, &env, a.jobs));
     }
@@ -531,6 +537,55 @@ fn print_table(suite: &Suite, spec: &str, run: &hcpspec::report::RuntimeRun) {
             "  {} denial-class or rule check(s) unclassified: the runtime declares no map for them in initialize (docs/shim-protocol.md#initialize); counted, never failed",
             summary.unclassified
         );
+    }
+}
+
+/// The harness suite's self-check: each mutant harness against the MUST scenarios of its own
+/// section, each allowed variant against every MUST scenario.
+fn print_harness_kill_matrix(cases: &[Case]) -> i32 {
+    use hcpspec::suites::harness_api::{reference, selfcheck};
+    println!("{:<28} {:>7} {:>8}   rule broken", "mutant harness", "section", "killed by");
+    let mut survivors = 0;
+    let mut killed_cases = std::collections::BTreeSet::new();
+    for (name, section, what) in reference::MUTANTS {
+        let kills = selfcheck::kills(name, cases);
+        survivors += usize::from(kills.is_empty());
+        println!(
+            "{name:<28} {section:>7} {:>8}   {what}{}",
+            kills.len(),
+            if kills.is_empty() { "  <- SURVIVES" } else { "" }
+        );
+        killed_cases.extend(kills);
+    }
+    let unkilled: Vec<String> = cases
+        .iter()
+        .filter(|c| c.level == Level::MUST && !killed_cases.contains(&c.name()))
+        .map(Case::name)
+        .collect();
+    for c in &unkilled {
+        println!("warning: no mutant of its own section (or killed_by) fails MUST scenario {c}");
+    }
+    println!("\n{:<28} {:>10}", "allowed variant", "MUST fails");
+    let mut unfair = 0;
+    for v in selfcheck::variant_names() {
+        let failed = selfcheck::variant_failures(v, cases);
+        unfair += failed.len();
+        println!("{v:<28} {:>10}", failed.len());
+        for f in failed {
+            println!("  {}", f.lines().next().unwrap_or_default());
+        }
+    }
+    println!(
+        "{} mutant harnesses, {} killed; {} MUST scenarios, {} not failed by any mutant",
+        reference::MUTANTS.len(),
+        reference::MUTANTS.len() - survivors,
+        cases.iter().filter(|c| c.level == Level::MUST).count(),
+        unkilled.len()
+    );
+    if survivors > 0 || unfair > 0 {
+        exit::FAILURES
+    } else {
+        exit::OK
     }
 }
 

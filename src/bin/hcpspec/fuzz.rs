@@ -13,6 +13,10 @@ pub struct FuzzArgs {
     /// `run --runtime` takes.
     #[arg(long)]
     pub runtime: String,
+    /// The suite whose protocol is fuzzed: the HCP contract (default), or `harness-api`, whose
+    /// fuzzer mutates what core and the gates send the harness named by --runtime.
+    #[arg(long)]
+    pub suite: Option<String>,
     /// Stop after this many seconds.
     #[arg(long, default_value_t = 60.0, value_parser = |s: &str| crate::cli::seconds(s, true, hcpspec::fuzz::MAX_SECONDS))]
     pub seconds: f64,
@@ -42,6 +46,12 @@ pub struct FuzzArgs {
 static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
+    if let Some(name) = &a.suite {
+        let suite = hcpspec::case::load_suite_info(&a.vectors, name).map_err(|e| e.to_string())?;
+        if suite.drives == hcpspec::suites::harness_api::DRIVES {
+            return fuzz_harness(a, name);
+        }
+    }
     let mut env = RunEnv::new(&a.vectors, &RunEnv::self_probe())?;
     env.uncapped = true; // the oracles judge whole observations; findings cap nothing they need
     let out = a.out.clone().unwrap_or_else(|| a.vectors.join("found"));
@@ -136,4 +146,45 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
     } else {
         exit::FAILURES
     })
+}
+
+/// `hcpspec fuzz --suite harness-api`: frames and gate answers mutated against a harness.
+fn fuzz_harness(a: &FuzzArgs, suite: &str) -> Result<i32, String> {
+    use hcpspec::suites::harness_api::{fuzz as hfuzz, Harness};
+    let cases = hcpspec::case::load_suite(&a.vectors, suite).map_err(|e| e.to_string())?;
+    let out = a.out.clone().unwrap_or_else(|| a.vectors.join("found"));
+    let cfg = hfuzz::Config {
+        harness: Harness::parse(&a.runtime)?,
+        seed: a.seed,
+        seconds: a.seconds,
+        max_cases: a.cases,
+        out: Some(out.clone()),
+    };
+    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
+    eprintln!(
+        "fuzz: {} against {suite} scenarios from seed {} for {} s; findings go to {}",
+        a.runtime,
+        a.seed,
+        a.seconds,
+        out.join(suite).display()
+    );
+    let report = hfuzz::run(&cfg, &cases, &STOP);
+    for f in &report.findings {
+        println!(
+            "finding: {} ({}) from {} with {} injection(s): {}",
+            f.check,
+            f.message,
+            f.seed_case,
+            f.injections,
+            f.path.as_ref().map_or("(not written)".into(), |p| p.display().to_string())
+        );
+    }
+    println!(
+        "fuzz: {} scenarios in {:.1} s, {} findings, {} could not be played",
+        report.cases,
+        report.elapsed.as_secs_f64(),
+        report.findings.len(),
+        report.errors
+    );
+    Ok(if report.findings.is_empty() { exit::OK } else { exit::FAILURES })
 }

@@ -4,6 +4,7 @@
 
 mod artifacts;
 pub mod core;
+pub mod fuzz;
 pub mod gates;
 pub mod judge;
 pub mod launch;
@@ -170,7 +171,7 @@ fn observe(p: &judge::Played) -> Vec<Observation> {
 
 /// Play the scenario: core and gates on fresh loopback ports, the harness started, triggers
 /// fired, until every offered run is over (and a short settle) or the deadline.
-fn play(sc: Scenario, harness: &Harness) -> Result<(judge::Played, Vec<String>, Option<String>), String> {
+pub(crate) fn play(sc: Scenario, harness: &Harness) -> Result<(judge::Played, Vec<String>, Option<String>), String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -287,6 +288,11 @@ fn act(w: &world::Shared, a: &Value) {
         g.lost(conn);
     } else if let Some(f) = a.get("send") {
         g.send(conn, f.clone());
+    } else if let Some(t) = a.get("sendBinary").and_then(Value::as_str) {
+        g.record(json!({ "via": "core-raw", "conn": conn, "binary": t }));
+        if let Some(c) = g.conns.get(&conn) {
+            let _ = c.tx.send(tokio_tungstenite::tungstenite::Message::binary(t.as_bytes().to_vec()));
+        }
     } else if let Some(t) = a.get("sendText").and_then(Value::as_str) {
         g.record(json!({ "via": "core-raw", "conn": conn, "text": t }));
         if let Some(c) = g.conns.get(&conn) {

@@ -192,8 +192,8 @@ impl World {
         if self.runs[idx].ended.is_none() {
             let at = self.now();
             self.runs[idx].ended = Some((at, why.to_string()));
-            let id = self.runs[idx].id.clone();
-            self.record(json!({ "via": "core", "event": "run-ended", "run": id, "why": why }));
+            let (id, conn) = (self.runs[idx].id.clone(), self.runs[idx].conn);
+            self.record(json!({ "via": "core", "event": "run-ended", "run": id, "why": why, "conn": conn }));
             self.offer();
         }
     }
