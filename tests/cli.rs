@@ -292,6 +292,8 @@ fn report_merges_results_into_one_matrix() {
     assert_eq!(
         code(&hcpspec(&[
             "run",
+            "--suite",
+            "contract",
             "--runtime",
             "inproc:reference",
             "--section",
@@ -304,6 +306,8 @@ fn report_merges_results_into_one_matrix() {
     assert_eq!(
         code(&hcpspec(&[
             "run",
+            "--suite",
+            "contract",
             "--runtime",
             "inproc:mutant:confirm-string-true",
             "--section",

@@ -143,18 +143,6 @@ fn select(filters: &Filters) -> Result<Vec<(Suite, Vec<Case>)>, String> {
         .collect())
 }
 
-/// The suite of HCP runtimes (the one whose mutants, variants and benches are embedded).
-fn hcp_suite(suites: &[(Suite, Vec<Case>)]) -> Result<(&Suite, &[Case]), String> {
-    suites
-        .iter()
-        .find(|(s, _)| s.drives == "hcp-runtime")
-        .map(|(s, c)| (s, c.as_slice()))
-        .ok_or_else(|| {
-            "no suite of HCP runtimes selected (its suite.json says `\"drives\": \"hcp-runtime\"`)"
-                .to_string()
-        })
-}
-
 fn env(vectors: &Path) -> Result<RunEnv, String> {
     RunEnv::new(vectors, &RunEnv::self_probe())
 }
@@ -198,14 +186,18 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
     let suites = select(&a.filters)?;
     let env = env(&a.filters.vectors)?;
     if a.mutants {
-        if let Some((_, cases)) = suites
-            .iter()
-            .find(|(s, _)| s.drives == hcpspec::suites::harness_api::DRIVES)
-        {
-            return Ok(print_harness_kill_matrix(cases));
+        // Each selected suite's self-check; the run fails when any fails.
+        let mut code = exit::OK;
+        for (suite, cases) in &suites {
+            let c = if suite.drives == hcpspec::suites::harness_api::DRIVES {
+                print_harness_kill_matrix(cases)
+            } else {
+                print_kill_matrix(suite, cases, &env, a.jobs)
+            };
+            code = code.max(c);
+            println!();
         }
-        let (suite, cases) = hcp_suite(&suites)?;
-        return Ok(print_kill_matrix(suite, cases, &env, a.jobs));
+        return Ok(code);
     }
     let expectations = match &a.expectations {
         Some(p) => Expectations::load(p)?,
@@ -233,27 +225,34 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         (Some(d), false) => Snapshots::Check(d.clone()),
         (Some(d), true) => Snapshots::Accept(d.clone()),
     };
-    let mut code = exit::OK;
+    // Each suite's targets. `--runtime` without `--suite` runs the suites that drive what it
+    // names: a harness (`exec:`) is no HCP runtime, and a shim no harness.
+    let mut planned = Vec::new();
+    let mut first_error = None;
     for (suite, cases) in &suites {
-        // Without --runtime, every suite runs against its own embedded targets.
         let specs = if a.runtime.is_empty() {
             suite.embedded.clone()
         } else {
             a.runtime.clone()
         };
-        let targets = specs
+        match specs
             .iter()
             .map(|s| Target::for_suite(suite, s, &opts))
-            .collect::<Result<Vec<_>, _>>();
-        let targets = match targets {
-            Ok(t) => t,
-            // `--runtime` without `--suite` runs the suites that drive what it names: a harness
-            // (`exec:`) is no HCP runtime, and a shim no harness.
-            Err(_) if a.filters.suite.is_empty() && !a.runtime.is_empty() && suites.len() > 1 => {
-                continue
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(targets) => planned.push((suite, cases, targets)),
+            Err(e) if a.filters.suite.is_empty() && !a.runtime.is_empty() => {
+                first_error.get_or_insert(e);
             }
             Err(e) => return Err(e),
-        };
+        }
+    }
+    if planned.is_empty() {
+        return Err(first_error.unwrap_or_else(|| "no suite selected".into()));
+    }
+    let several = planned.len() > 1;
+    let mut code = exit::OK;
+    for (suite, cases, targets) in planned {
         let runner = Runner {
             suite,
             cases,
@@ -282,7 +281,7 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
             code = exit::FAILURES;
         }
         // One suite writes to --out; several write one folder each under it.
-        let out = if suites.len() > 1 {
+        let out = if several {
             a.out.join(&suite.name)
         } else {
             a.out.clone()
@@ -804,7 +803,43 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
         results.len() as f64 / par
     );
     bench_reports(&suite, &cases, results, par)?;
+    bench_harness(vectors)?;
     Ok(exit::OK)
+}
+
+/// The harness-api suite against the reference harness, scenarios in parallel, each on its own
+/// ports: scenarios/s, and the share of the time that is scripted waiting (held gate answers,
+/// the settle after a scenario's last run) rather than work.
+fn bench_harness(vectors: &Path) -> Result<(), String> {
+    use hcpspec::suites::harness_api::{self as h, scenario::Scenario};
+    let Ok((_, cases)) = case::load_suite_driving(vectors, h::DRIVES) else {
+        return Ok(());
+    };
+    let harness = h::Harness::parse("inproc:reference")?;
+    for jobs in [1, h::selfcheck::JOBS] {
+        let t = Instant::now();
+        let results = hcpspec::run::par_each(&cases, jobs, &|c| h::run_case(c, &harness), &|_| {});
+        let secs = t.elapsed().as_secs_f64();
+        if results.iter().any(|r| !matches!(r.verdict, Verdict::Pass)) {
+            return Err("the reference harness fails its own suite; run `hcpspec run --suite harness-api` first".into());
+        }
+        let busy: f64 = results.iter().map(|r| r.micros as f64 / 1e6).sum();
+        let waits: f64 = cases
+            .iter()
+            .filter_map(|c| h::scenario_of(c).ok())
+            .map(|sc: Scenario| {
+                let holds = sc.model.iter().map(|m| m.hold_ms).max().unwrap_or(0);
+                (h::SETTLE_MS + holds) as f64 / 1e3
+            })
+            .sum();
+        println!(
+            "harness-api: {} scenarios in {secs:.2} s on {jobs} job(s) = {:.1} scenarios/s; scripted waits (holds, settle) {:.0}% of the scenarios' time",
+            cases.len(),
+            cases.len() as f64 / secs,
+            100.0 * waits / busy.max(1e-9)
+        );
+    }
+    Ok(())
 }
 
 /// Rendering every output for 10 runtimes × the suite, and the cost of snapshot comparison

@@ -39,7 +39,6 @@ pub enum Running {
     Process {
         child: Child,
         stderr: Arc<Mutex<VecDeque<String>>>,
-        _dir: tempfile::TempDir,
     },
     Task(tokio::task::JoinHandle<()>),
 }
@@ -81,14 +80,10 @@ impl Harness {
                 k.clone(),
             )))),
             Harness::Exec(argv) => {
-                let dir = tempfile::Builder::new()
-                    .prefix("hcpspec-harness")
-                    .tempdir()
-                    .map_err(|e| format!("cannot create a temp dir: {e}"))?;
+                // hcpspec's own working directory, so that relative paths in CMD work.
                 let mut cmd = Command::new(&argv[0]);
                 cmd.args(&argv[1..])
                     .envs(env.vars())
-                    .current_dir(dir.path())
                     .stdin(Stdio::null())
                     .stdout(Stdio::null())
                     .stderr(Stdio::piped())
@@ -109,7 +104,7 @@ impl Harness {
                         }
                     });
                 }
-                Ok(Running::Process { child, stderr, _dir: dir })
+                Ok(Running::Process { child, stderr })
             }
         }
     }
@@ -123,7 +118,7 @@ impl Running {
                 t.abort();
                 vec![]
             }
-            Running::Process { mut child, stderr, _dir } => {
+            Running::Process { mut child, stderr } => {
                 let pgid = child.id() as i32;
                 let signal = |s| unsafe { libc::kill(-pgid, s) };
                 if !kill_now {
