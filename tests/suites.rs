@@ -235,15 +235,35 @@ fn main() {
     );
     if !harness.is_empty() {
         use hcpspec::suites::harness_api::selfcheck;
+        // Each mutant against its own section's MUST scenarios, computed once for all trials.
+        type Kills = std::collections::BTreeMap<&'static str, Vec<String>>;
+        let kills: Arc<OnceLock<Kills>> = Arc::new(OnceLock::new());
+        let compute = |cases: &[Case]| -> Kills {
+            selfcheck::mutant_names().map(|m| (m, selfcheck::kills(m, cases))).collect()
+        };
         for m in selfcheck::mutant_names() {
-            let cases = harness.clone();
+            let (cases, kills) = (harness.clone(), kills.clone());
             trials.push(Trial::test(format!("harness-mutants::{m}"), move || {
-                if selfcheck::kills(m, &cases).is_empty() {
+                if kills.get_or_init(|| compute(&cases))[m].is_empty() {
                     return Err(format!("mutant harness {m} passes every MUST scenario of its section").into());
                 }
                 Ok(())
             }));
         }
+        let (cases, kills2) = (harness.clone(), kills.clone());
+        trials.push(Trial::test("harness-mutants::every-must-scenario-is-killed", move || {
+            let killed: std::collections::BTreeSet<&String> =
+                kills2.get_or_init(|| compute(&cases)).values().flatten().collect();
+            let unkilled: Vec<String> = cases
+                .iter()
+                .filter(|c| c.level == hcpspec::case::Level::MUST && !killed.contains(&c.name()))
+                .map(Case::name)
+                .collect();
+            if unkilled.is_empty() {
+                return Ok(());
+            }
+            Err(format!("MUST scenarios no mutant of their section fails:\n  {}", unkilled.join("\n  ")).into())
+        }));
         for v in selfcheck::variant_names() {
             let cases = harness.clone();
             trials.push(Trial::test(format!("harness-variants::{v}"), move || {

@@ -8,6 +8,8 @@
 'use strict';
 
 const crypto = require('node:crypto');
+const http = require('node:http');
+const https = require('node:https');
 const WebSocket = require('ws');
 
 const VERSION = '0.1.0';
@@ -24,9 +26,11 @@ const RUN_OVER_CODES = new Set(['run_not_held', 'ownership_lost', 'turn_cancelle
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
+const STARTED = Date.now();
+
 function log(...parts) {
   const text = parts.map((p) => (typeof p === 'string' ? p : p instanceof Error ? p.message : safeJson(p))).join(' ');
-  process.stderr.write(`[js-harness] ${text}\n`);
+  process.stderr.write(`[js-harness +${Date.now() - STARTED}ms] ${text}\n`);
 }
 
 function debug(...parts) {
@@ -75,6 +79,36 @@ function positiveInt(v, fallback) {
 /** An effect id as a URL path segment: ':' is a legal path character and stays as it is. */
 function pathSegment(key) {
   return encodeURIComponent(key).replace(/%3A/gi, ':').replace(/%40/g, '@');
+}
+
+// Gate calls go over node:http with a keep-alive agent: no client start-up cost on the first
+// call, one connection reused for the rest.
+const AGENTS = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+
+/** POSTs a JSON body; resolves {status, text}. A kept-alive socket the server closed is retried once. */
+function httpPost(urlString, headers, body, signal, retried = false) {
+  return new Promise((resolve, reject) => {
+    const url = new URL(urlString);
+    const data = Buffer.from(body, 'utf8');
+    const mod = url.protocol === 'https:' ? https : http;
+    const req = mod.request(
+      url,
+      { method: 'POST', headers: { ...headers, 'Content-Length': data.length }, agent: AGENTS[url.protocol], signal },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', (err) => {
+      // The same key and body again: the gate joins or answers the same call.
+      if (!retried && req.reusedSocket && !(signal && signal.aborted) && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
+        httpPost(urlString, headers, body, signal, true).then(resolve, reject);
+      } else reject(err);
+    });
+    req.end(data);
+  });
 }
 
 class RpcError extends Error {
@@ -461,13 +495,12 @@ class Harness {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), CANCEL_POST_TIMEOUT_MS);
     try {
-      const res = await fetch(`${this.gatesUrl}/nylorun/v1/${call.route}/${pathSegment(call.key)}/cancel`, {
-        method: 'POST',
-        headers: this.gateHeaders(run, call.key),
-        body: '{}',
-        signal: controller.signal,
-      });
-      await res.text();
+      const res = await httpPost(
+        `${this.gatesUrl}/nylorun/v1/${call.route}/${pathSegment(call.key)}/cancel`,
+        this.gateHeaders(run, call.key),
+        '{}',
+        controller.signal,
+      );
       debug(`cancel ${call.route} ${call.key}: HTTP ${res.status}`);
     } catch (err) {
       log(`cancel ${call.route} ${call.key} failed: ${err.message}`);
@@ -489,17 +522,14 @@ class Harness {
   /** POSTs to a gate route; a call with a key is tracked so a cancel can reach it. */
   async gatePost(run, route, body, key) {
     run.check();
+    // A run's connection is gone (or going): the run ended with it, so no call starts.
+    if (!this.conn.open) throw new Stopped();
     const controller = new AbortController();
     const tracked = key ? { route: route === 'model-calls' ? 'model-calls' : 'tool-calls', key, controller } : null;
     if (tracked) run.inflight.set(key, tracked);
     try {
-      const res = await fetch(`${this.gatesUrl}/nylorun/v1/${route}`, {
-        method: 'POST',
-        headers: this.gateHeaders(run, key),
-        body: JSON.stringify(body),
-        signal: controller.signal,
-      });
-      const text = await res.text();
+      const res = await httpPost(`${this.gatesUrl}/nylorun/v1/${route}`, this.gateHeaders(run, key), JSON.stringify(body), controller.signal);
+      const text = res.text;
       run.check();
       let json;
       try {
@@ -531,6 +561,12 @@ class Harness {
       await this.turn(run);
     } catch (err) {
       if (err instanceof Stopped || run.done) return;
+      if (!this.conn.open) {
+        // The connection is lost, and the run with it (connection.lost): nothing to send.
+        log(`run ${run.runId}: the connection to core is gone; the run ended with it`);
+        run.halt({ abortCalls: true });
+        return;
+      }
       if (err instanceof RpcError && RUN_OVER_CODES.has(err.code)) {
         log(`run ${run.runId}: ${err.message}; the run is over`);
         this.dropRun(run);

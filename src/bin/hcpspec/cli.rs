@@ -738,6 +738,12 @@ pub fn explain(name: &str, vectors: &Path) -> Result<i32, String> {
     if !case.killed_by.is_empty() {
         println!("  killed by: {}", case.killed_by.join(", "));
     }
+    if let Some(sc) = &case.scenario {
+        // What core and the gates play, and the checks judged (vectors/harness-api/CHECKS.md).
+        let pretty = serde_json::to_string_pretty(sc).unwrap_or_default();
+        println!("  scenario:\n    {}", pretty.replace('\n', "\n    "));
+        return Ok(exit::OK);
+    }
     println!(
         "  setup:   {}",
         serde_json::to_string(&case.setup).unwrap_or_default()
