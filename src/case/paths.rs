@@ -3,7 +3,7 @@
 //! be relative and already normal (no `..`, no `.`, no empty segment, no leading `/`), so that
 //! it stays inside the case's temp directory or the vectors tree. Anything else is a bad case
 //! (exit 2), named by file and JSON pointer. The executor checks again before it touches a file
-//! (`run::materialize`), for cases that never went through `parse_case` (the fuzzers' own).
+//! (`suites::hcp::materialize`), for cases that never went through `parse_case` (the fuzzers' own).
 
 use super::{Action, Case, CaseError, PackRef};
 use std::path::{Component, Path};

@@ -2,3 +2,4 @@
 //! folder of vectors.
 
 pub mod harness_api;
+pub mod hcp;

@@ -1,0 +1,356 @@
+//! The HCP contract suite (spec 000): its step vocabulary (install, activate, connect, exec,
+//! availability, Sense, audit, probe …, `steps.rs`) and the executor that drives a runtime's
+//! shim through them and judges what each step observed.
+
+mod materialize;
+pub mod steps;
+
+use crate::adapter::{Adapter, CallError};
+use crate::case::matcher::{self, Claims};
+use crate::case::{Case, CaseError};
+use crate::run::{contain_verdict, par_each, Annotations, CaseResult, Failure, Observation, RunEnv, Verdict};
+use serde_json::{json, Map, Value};
+use std::path::Path;
+use std::time::Instant;
+use steps::Action;
+
+pub use materialize::Vars;
+
+/// The expectation of a step that states none: it must succeed.
+fn default_expect(action: &Action) -> Option<Value> {
+    match action {
+        Action::Install(_) | Action::Connect(_) | Action::Exec(_) => Some(json!({ "ok": true })),
+        Action::PacksUnchanged(_) => Some(json!({ "changed": [] })),
+        Action::Activate(_) => Some(json!({ "$each": { "ok": true } })),
+        _ => None,
+    }
+}
+
+fn method(action: &Action) -> &'static str {
+    match action {
+        Action::Install(_) => "runtime.create",
+        Action::Activate(_) => "runtime.activate",
+        Action::Connect(_) => "runtime.connect",
+        Action::Exec(_) => "runtime.exec",
+        Action::Availability(_) => "runtime.availability",
+        Action::ListPacks(_) => "runtime.listPacks",
+        Action::Sense(_) => "runtime.sense",
+        Action::Sink(_) => "runtime.senseSink",
+        Action::Audit(_) => "runtime.audit",
+        Action::Probe(_) | Action::PacksUnchanged(_) => "",
+    }
+}
+
+/// The name prefix of a case's temp dir; the probe writes reports only below one.
+pub const CASE_DIR_PREFIX: &str = "hcpspec-case";
+
+/// Run `case` once on the runtime behind `adapter`, in a fresh temp directory, judged by what
+/// the runtime claimed in `initialize`.
+pub fn run_case(
+    case: &Case,
+    adapter: &mut dyn Adapter,
+    env: &RunEnv,
+    claims: &Claims,
+) -> CaseResult {
+    let start = Instant::now();
+    let mut observations = Vec::new();
+    let mut unclassified = Vec::new();
+    let missing: Vec<&String> = case
+        .requires
+        .iter()
+        .filter(|f| !claims.features.contains(f))
+        .collect();
+    let mut verdict = if !missing.is_empty() {
+        Verdict::Skip {
+            reason: format!(
+                "the runtime does not claim the optional feature{} {:?} in initialize",
+                if missing.len() > 1 { "s" } else { "" },
+                missing
+            ),
+        }
+    } else {
+        match tempfile::Builder::new().prefix(CASE_DIR_PREFIX).tempdir() {
+            Ok(tmp) => execute(
+                case,
+                adapter,
+                env,
+                claims,
+                tmp.path(),
+                &mut observations,
+                &mut unclassified,
+            ),
+            Err(e) => Verdict::Error {
+                message: format!("cannot create a temp dir: {e}"),
+            },
+        }
+    };
+    // What the runtime said, as reports keep it: secrets redacted, texts capped.
+    contain_verdict(&mut verdict);
+    let unclassified = unclassified
+        .iter()
+        .map(|n| crate::snapshot::contain_text(n))
+        .collect();
+    CaseResult {
+        name: case.name(),
+        section: case.section.clone(),
+        level: case.level,
+        spec: case.spec.clone(),
+        verdict,
+        observations,
+        unclassified,
+        micros: start.elapsed().as_micros() as u64,
+        annotations: Annotations::default(),
+    }
+}
+
+fn execute(
+    case: &Case,
+    adapter: &mut dyn Adapter,
+    env: &RunEnv,
+    claims: &Claims,
+    tmp: &Path,
+    observations: &mut Vec<Observation>,
+    unclassified: &mut Vec<String>,
+) -> Verdict {
+    let tmp = tmp.canonicalize().unwrap_or_else(|_| tmp.to_path_buf());
+    let vars = Vars {
+        workdir: tmp.join("work"),
+        tmp: tmp.clone(),
+    };
+    for d in [vars.workdir.clone(), tmp.join("probe"), tmp.join("packs")] {
+        if let Err(e) = std::fs::create_dir_all(&d) {
+            return Verdict::Error {
+                message: format!("cannot create {}: {e}", d.display()),
+            };
+        }
+    }
+    let create = match create_params(case, env, &vars, &tmp.join("packs")) {
+        Ok(p) => p,
+        Err(e) => {
+            return Verdict::Error {
+                message: e.to_string(),
+            }
+        }
+    };
+    // Every case starts with install (`runtime.create`); it is implicit when not written.
+    let implicit = crate::case::Step {
+        action: Action::Install(Map::new()),
+        expect: None,
+        note: None,
+    };
+    let steps: Vec<&crate::case::Step> = match case.steps.first() {
+        Some(s) if matches!(s.action, Action::Install(_)) => case.steps.iter().collect(),
+        _ => std::iter::once(&implicit).chain(&case.steps).collect(),
+    };
+    let redact = crate::snapshot::Redact::new(
+        &tmp.display().to_string(),
+        &env.bin_dir.display().to_string(),
+    );
+    let mut redact = redact;
+    redact.uncapped = env.uncapped;
+    let mut runtime_id: Option<String> = None;
+    let mut verdict = Verdict::Pass;
+    let packs_at_start = fingerprint(&tmp.join("packs"));
+    for (i, step) in steps.iter().enumerate() {
+        let observed = match observe(
+            &step.action,
+            adapter,
+            &vars,
+            &create,
+            runtime_id.as_deref(),
+            &packs_at_start,
+        ) {
+            Ok(v) => v,
+            Err(e) if e.not_implemented() => {
+                verdict = Verdict::Unimplemented {
+                    reason: format!("runtime does not implement {}: {e}", method(&step.action)),
+                };
+                break;
+            }
+            Err(e) => {
+                verdict = Verdict::Error {
+                    message: format!("step {i} ({}): {e}", step.action.name()),
+                };
+                break;
+            }
+        };
+        if matches!(step.action, Action::Install(_)) {
+            runtime_id = observed
+                .get("runtime_id")
+                .and_then(Value::as_str)
+                .map(String::from);
+        }
+        // Observations are kept normalised (paths as the case's variables), so that they read
+        // like the case and compare across runs and transports; matching sees the raw value.
+        let normalised = crate::snapshot::normalize(&observed, &redact);
+        observations.push(Observation {
+            step: i,
+            action: step.action.name().into(),
+            value: normalised.clone(),
+        });
+        let expected = step
+            .expect
+            .as_ref()
+            .map(|e| vars.substitute(e))
+            .or_else(|| default_expect(&step.action));
+        if let Some(expected) = expected {
+            match matcher::check(&expected, &observed, claims) {
+                Ok(notes) => {
+                    unclassified.extend(notes.into_iter().map(|n| format!("step {i}: {n}")))
+                }
+                Err(m) => {
+                    let expected = crate::snapshot::normalize(&m.expected, &redact);
+                    verdict = Verdict::Fail(Failure {
+                        step: i,
+                        action: step.action.name().into(),
+                        path: m.path,
+                        message: m.message,
+                        expected,
+                        actual: normalised,
+                    });
+                    break;
+                }
+            }
+        }
+    }
+    if let Some(id) = runtime_id {
+        let _ = adapter.call("runtime.dispose", json!({ "runtime_id": id }));
+    }
+    verdict
+}
+
+fn create_params(
+    case: &Case,
+    env: &RunEnv,
+    vars: &Vars,
+    packs_dir: &Path,
+) -> Result<Value, CaseError> {
+    let fixtures = env.vectors.join("packs");
+    let mut dirs = Vec::new();
+    for (i, p) in case.setup.packs.iter().enumerate() {
+        dirs.push(
+            materialize::pack(&case.file, i, p, &fixtures, packs_dir)?
+                .display()
+                .to_string(),
+        );
+    }
+    let mut params = json!({
+        "principal": { "id": "user_42", "kind": "human" },
+        "tenant_id": "acme",
+        "project_id": null,
+        "grants": null,
+        "allowBins": ["hcpspec-probe"],
+    });
+    let map = params.as_object_mut().expect("object literal");
+    for (k, v) in &case.setup.params {
+        map.insert(k.clone(), vars.substitute(v));
+    }
+    map.insert("packDirs".into(), json!(dirs));
+    map.insert("workdir".into(), json!(vars.workdir));
+    map.insert("path".into(), json!([env.bin_dir]));
+    Ok(params)
+}
+
+/// Every file under `dir` (relative path → FNV-1a of its bytes), for `packsUnchanged`.
+fn fingerprint(dir: &Path) -> std::collections::BTreeMap<String, u64> {
+    fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, u64>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else if let Ok(bytes) = std::fs::read(&p) {
+                let h = crate::hash::fnv1a64(&bytes);
+                let rel = p.strip_prefix(root).unwrap_or(&p).display().to_string();
+                out.insert(rel, h);
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn observe(
+    action: &Action,
+    adapter: &mut dyn Adapter,
+    vars: &Vars,
+    create: &Value,
+    rt: Option<&str>,
+    packs_at_start: &std::collections::BTreeMap<String, u64>,
+) -> Result<Value, CallError> {
+    let with = |extra: Value| -> Value {
+        let mut m = Map::new();
+        m.insert("runtime_id".into(), json!(rt));
+        if let Value::Object(x) = extra {
+            m.extend(x);
+        }
+        Value::Object(m)
+    };
+    let call = |adapter: &mut dyn Adapter, params: Value| -> Result<Value, CallError> {
+        if rt.is_none() {
+            return Err(CallError::Transport(
+                "no runtime: the install step did not create one".into(),
+            ));
+        }
+        adapter.call(method(action), params)
+    };
+    match action {
+        Action::Install(_) => adapter.call("runtime.create", create.clone()),
+        Action::Activate(ids) => call(adapter, with(json!({ "pack_ids": ids.to_vec() }))),
+        Action::Connect(p) | Action::Availability(p) => {
+            call(adapter, with(json!({ "pack_id": p })))
+        }
+        Action::Exec(req) | Action::Sense(req) => call(adapter, with(vars.substitute(req))),
+        Action::ListPacks(_) | Action::Sink(_) | Action::Audit(_) => call(adapter, with(json!({}))),
+        Action::Probe(path) => materialize::read_probe(vars, path).map_err(CallError::Transport),
+        Action::PacksUnchanged(_) => {
+            let now = fingerprint(&vars.tmp.join("packs"));
+            let before = packs_at_start;
+            let mut changed: Vec<&String> = now
+                .iter()
+                .filter(|(k, v)| before.get(*k) != Some(v))
+                .map(|(k, _)| k)
+                .chain(before.keys().filter(|k| !now.contains_key(*k)))
+                .collect();
+            changed.sort();
+            changed.dedup();
+            Ok(json!({ "changed": changed }))
+        }
+    }
+}
+
+/// Run every case on fresh adapters from `connect`, `jobs` at a time; results in case order.
+pub fn run_all<F>(
+    cases: &[Case],
+    env: &RunEnv,
+    claims: &Claims,
+    jobs: usize,
+    connect: F,
+    on_done: &(dyn Fn(&CaseResult) + Sync),
+) -> Vec<CaseResult>
+where
+    F: Fn() -> Result<Box<dyn Adapter>, String> + Sync,
+{
+    par_each(
+        cases,
+        jobs,
+        &|case| match connect() {
+            Ok(mut adapter) => run_case(case, adapter.as_mut(), env, claims),
+            Err(e) => CaseResult {
+                name: case.name(),
+                section: case.section.clone(),
+                level: case.level,
+                spec: case.spec.clone(),
+                verdict: Verdict::Error {
+                    message: crate::snapshot::contain_text(&e),
+                },
+                observations: vec![],
+                unclassified: vec![],
+                micros: 0,
+                annotations: Annotations::default(),
+            },
+        },
+        on_done,
+    )
+}
+

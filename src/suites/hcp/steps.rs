@@ -1,0 +1,96 @@
+//! The HCP suite's step vocabulary: what a case's `setup` and `steps` say
+//! (vectors/README.md, `vectors/schemas/case.schema.json`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Setup {
+    #[serde(default)]
+    pub packs: Vec<PackRef>,
+    /// Everything else goes to `runtime.create` as it is (principal, grants, sandbox …).
+    #[serde(flatten)]
+    pub params: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PackRef {
+    Fixture(String),
+    Inline(InlinePack),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InlinePack {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub from: Option<String>,
+    #[serde(default)]
+    pub files: Map<String, Value>,
+    #[serde(default)]
+    pub patch: Map<String, Value>,
+}
+
+/// One step: an action on the runtime, and what it must observe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    #[serde(flatten)]
+    pub action: Action,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Action {
+    Install(Map<String, Value>),
+    Activate(OneOrMany),
+    Connect(String),
+    Exec(Value),
+    Availability(String),
+    ListPacks(Map<String, Value>),
+    Sense(Value),
+    Sink(Map<String, Value>),
+    Audit(Map<String, Value>),
+    Probe(String),
+    /// hcpspec's own check that the runtime rewrote none of the case's pack files.
+    PacksUnchanged(Map<String, Value>),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    pub fn to_vec(&self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
+}
+
+impl Action {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Install(_) => "install",
+            Action::Activate(_) => "activate",
+            Action::Connect(_) => "connect",
+            Action::Exec(_) => "exec",
+            Action::Availability(_) => "availability",
+            Action::ListPacks(_) => "listPacks",
+            Action::Sense(_) => "sense",
+            Action::Sink(_) => "sink",
+            Action::Audit(_) => "audit",
+            Action::Probe(_) => "probe",
+            Action::PacksUnchanged(_) => "packsUnchanged",
+        }
+    }
+}
+
