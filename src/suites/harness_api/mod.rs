@@ -233,13 +233,15 @@ pub(crate) fn play(sc: Scenario, harness: &Harness) -> Result<(judge::Played, Ve
                 }
             }
         }
-        {
+        let end = {
             let mut g = lock(&w);
-            g.record(json!({ "via": "core", "event": "end", "deadlineHit": deadline_hit }));
+            let end = g.record(json!({ "via": "core", "event": "end", "deadlineHit": deadline_hit }));
+            g.frozen = true;
             for c in g.conns.values() {
                 let _ = c.tx.send(tokio_tungstenite::tungstenite::Message::Close(None));
             }
-        }
+            end
+        };
         if let Some(r) = running.take() {
             let lines = tokio::task::spawn_blocking(move || r.stop(false)).await.unwrap_or_default();
             stderr.extend(lines);
@@ -262,7 +264,8 @@ pub(crate) fn play(sc: Scenario, harness: &Harness) -> Result<(judge::Played, Ve
                 ended_at: ended_at(&r.id),
             })
             .collect();
-        let played = judge::Played { log: g.log.clone(), runs, harness: sc.harness.clone(), deadline_hit };
+        // What happened until the end; the closing itself is not the harness's doing.
+        let played = judge::Played { log: g.log[..=end].to_vec(), runs, harness: sc.harness.clone(), deadline_hit };
         Ok((played, stderr, g.skip.clone()))
     })
 }

@@ -104,6 +104,8 @@ pub struct World {
     pub mcp_facts: Option<Value>,
     seq: u64,
     pub changed: Arc<Notify>,
+    /// The scenario is over: runs keep the state they had, whatever the harness does next.
+    pub frozen: bool,
 }
 
 pub struct Upload {
@@ -146,6 +148,7 @@ impl World {
             mcp_facts: None,
             seq: 0,
             changed: Arc::new(Notify::new()),
+            frozen: false,
         }
     }
 
@@ -189,7 +192,7 @@ impl World {
     }
 
     pub fn end_run(&mut self, idx: usize, why: &str) {
-        if self.runs[idx].ended.is_none() {
+        if self.runs[idx].ended.is_none() && !self.frozen {
             let at = self.now();
             self.runs[idx].ended = Some((at, why.to_string()));
             let (id, conn) = (self.runs[idx].id.clone(), self.runs[idx].conn);
