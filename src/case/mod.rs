@@ -137,7 +137,7 @@ impl Suite {
 
 /// "4 Confirm gate", or just "Must-nots" for the must-not list.
 pub fn section_label(section: &str, title: &str) -> String {
-    if section.chars().all(|c| c.is_ascii_digit()) {
+    if section.starts_with(|c: char| c.is_ascii_digit()) {
         format!("{section} {title}")
     } else {
         title.to_string()
