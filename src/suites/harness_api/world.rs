@@ -313,7 +313,8 @@ impl World {
         // The scenario's turn may not reset what names this segment.
         start["checkpoint"]["turnId"] = json!(turn_id);
         start["checkpoint"]["segment"] = json!(segment);
-        if segment > 0 || self.runs.iter().any(|r| r.turn_id == turn_id) {
+        // The state the harness's last output left, once there was one (else the scenario's).
+        if !self.runs.is_empty() {
             start["checkpoint"]["state"] = self.last_state.clone();
         }
         if let Some(m) = &self.mcp_facts {
