@@ -167,6 +167,9 @@ fn write(dir: &Path, seed: &Case, base: &Value, injections: &[Value], check: &st
     std::fs::create_dir_all(&dir)?;
     let body = json!({ "seed": seed.name(), "check": check, "message": message, "injections": injections });
     let id = format!("{check}-{:08x}", crate::hash::fnv1a64(body.to_string().as_bytes()) as u32);
+    // The seed's own checks may fail under the injections; the finding is the invariant.
+    let mut scenario = inject(base, injections);
+    scenario["checks"] = json!([]);
     let case = json!({
         "id": id,
         "title": format!("fuzz finding: {message}"),
@@ -174,8 +177,7 @@ fn write(dir: &Path, seed: &Case, base: &Value, injections: &[Value], check: &st
         "level": "MUST",
         "spec": seed.spec,
         "assumption": format!("found by hcpspec fuzz --suite harness-api from {}; the harness broke `{check}`", seed.name()),
-        // The seed's own checks may fail under the injections; the finding is the invariant.
-        "scenario": { let mut sc = inject(base, injections); sc["checks"] = json!([]); sc },
+        "scenario": scenario,
     });
     let path = dir.join(format!("{id}.json"));
     std::fs::write(&path, serde_json::to_string_pretty(&case)? + "\n")?;
