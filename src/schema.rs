@@ -18,6 +18,7 @@ schema!(surface, "surface.schema.json");
 schema!(policy, "policy.schema.json");
 schema!(case, "case.schema.json");
 schema!(scenario, "harness-scenario.schema.json");
+schema!(core_script, "core-script.schema.json");
 schema!(run_result, "run-result.schema.json");
 
 fn compile(text: &str, name: &str) -> Validator {

@@ -76,6 +76,10 @@ pub struct Case {
     /// the checks judged. Cases of suites that drive harnesses have one instead of steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario: Option<Value>,
+    /// A core-api script (docs/core-protocol.md): the control calls that arrange a core and what
+    /// hcpspec, as a harness, sends it. Cases of suites that drive cores have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<Value>,
     /// `contract`, from the directory under `vectors/`.
     #[serde(skip)]
     pub suite: String,
@@ -266,6 +270,8 @@ pub fn parse_case(
     })?;
     let validator = if value.get("scenario").is_some() {
         schema::scenario()
+    } else if value.get("script").is_some() {
+        schema::core_script()
     } else {
         schema::case()
     };
@@ -292,6 +298,12 @@ pub fn parse_case(
         if let Some(e) = &step.expect {
             matcher::validate(e, denials)
                 .map_err(|(p, m)| err(file, &format!("/steps/{i}/expect{p}"), m))?;
+        }
+    }
+    for (i, step) in case.script.as_ref().and_then(|s| s.get("steps")).and_then(Value::as_array).into_iter().flatten().enumerate() {
+        if let Some(e) = step.get("expect") {
+            matcher::validate(e, denials)
+                .map_err(|(p, m)| err(file, &format!("/script/steps/{i}/expect{p}"), m))?;
         }
     }
     let checks = case.scenario.as_ref().and_then(|s| s.get("checks")).and_then(Value::as_array);
@@ -367,12 +379,16 @@ pub fn load_suite(vectors: &Path, suite: &str) -> Result<Vec<Case>, CaseError> {
                 ),
             ));
         }
-        let harness = info.drives == crate::suites::harness_api::DRIVES;
-        if harness != c.scenario.is_some() {
+        let (body, key) = match info.drives.as_str() {
+            crate::suites::harness_api::DRIVES => (c.scenario.is_some(), "scenario"),
+            crate::suites::core_api::DRIVES => (c.script.is_some(), "script"),
+            _ => (c.scenario.is_none() && c.script.is_none(), "steps"),
+        };
+        if !body {
             return Err(err(
                 &c.file,
-                if harness { "/scenario" } else { "/steps" },
-                format!("the suite drives `{}`: its cases have {}", info.drives, if harness { "a scenario" } else { "steps" }),
+                &format!("/{key}"),
+                format!("the suite drives `{}`: its cases have `{key}`", info.drives),
             ));
         }
         if let Some(first) = seen.insert(c.id.as_str(), &c.file) {

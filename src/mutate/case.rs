@@ -249,6 +249,7 @@ impl FuzzCase {
             setup: Setup { packs, params },
             steps,
             scenario: None,
+            script: None,
             suite: "found".into(),
             group: "found".into(),
             file: meta.file,

@@ -100,6 +100,7 @@ mod tests {
                 setup: Default::default(),
                 steps: vec![],
                 scenario: None,
+            script: None,
                 suite: "suite-a".into(),
                 group: "g".into(),
                 file: Default::default(),

@@ -27,6 +27,8 @@ pub enum Drive {
     Shim(Connector),
     /// A harness started per scenario under the launch contract (docs/harness-api.md).
     Harness(crate::suites::harness_api::Harness),
+    /// A core behind its control shim (docs/core-protocol.md): hcpspec plays the harness.
+    Core(crate::suites::core_api::Connector),
 }
 
 impl Target {
@@ -44,6 +46,13 @@ impl Target {
         spec: &str,
         opts: &crate::adapter::Options,
     ) -> Result<Target, String> {
+        if suite.drives == crate::suites::core_api::DRIVES {
+            let c = crate::suites::core_api::connector(spec, opts)?;
+            return Ok(Target {
+                spec: spec.to_string(),
+                drive: Drive::Core(c),
+            });
+        }
         if suite.drives == crate::suites::harness_api::DRIVES {
             let h = crate::suites::harness_api::Harness::parse(spec)?;
             return Ok(Target {
@@ -166,6 +175,13 @@ impl Runner<'_> {
                     message: snapshot::contain_text(&e),
                 })?,
             Drive::Harness(_) => crate::suites::harness_api::info(spec),
+            Drive::Core(connect) => connect()
+                .and_then(|mut a| a.call("core.describe", json!({})).map_err(|e| e.to_string()))
+                .map(|d| json!({ "runtime": { "name": d.pointer("/core/name").cloned().unwrap_or(json!(spec)), "version": d.pointer("/core/version").cloned().unwrap_or(Value::Null) }, "protocol": d.get("protocol").cloned().unwrap_or(Value::Null) }))
+                .map_err(|e| RunError::Unreachable {
+                    spec: spec.into(),
+                    message: snapshot::contain_text(&e),
+                })?,
         };
         let claims = Claims::from_initialize(&info);
         // The runtime's name, version and features, as reports keep them.
@@ -198,6 +214,12 @@ impl Runner<'_> {
                 &to_run,
                 self.jobs,
                 &|c| crate::suites::harness_api::run_case(c, h),
+                &done,
+            ),
+            Drive::Core(connect) => par_each(
+                &to_run,
+                self.jobs,
+                &|c| crate::suites::core_api::run_case(c, connect),
                 &done,
             ),
         };

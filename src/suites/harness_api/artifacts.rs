@@ -55,7 +55,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
         Some(Some(d)) => Some(d),
         Some(None) => return Reply::Err("invalid", "base64 is not base64".into()),
     };
-    if data.as_ref().is_some_and(|d| d.len() as u64 > chunk) {
+    if data.as_ref().is_some_and(|d| d.len() as u64 > chunk) && !w.breaks("chunk-limit-unchecked") {
         return Reply::Err("limit_exceeded", format!("chunkBytes {chunk}"));
     }
     match op {
@@ -102,15 +102,16 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
         }
         "chunk" => {
             let id = p.get("uploadId").and_then(Value::as_str).unwrap_or_default();
+            let twice = w.breaks("repeat-chunk-taken-twice");
             let Some(u) = w.uploads.get_mut(id) else {
                 return Reply::Err("invalid", format!("no upload {id}"));
             };
             let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(u64::MAX);
             let d = data.unwrap_or_default();
-            if u.last == Some((offset, d.len())) {
+            if u.last == Some((offset, d.len())) && !twice {
                 return Reply::Ok(json!({ "received": u.bytes.len() }));
             }
-            if offset != u.bytes.len() as u64 {
+            if offset != u.bytes.len() as u64 && !twice {
                 return Reply::Err("invalid", format!("offset {offset}: {} bytes received", u.bytes.len()));
             }
             u.last = Some((offset, d.len()));

@@ -27,7 +27,11 @@ pub async fn serve(listener: TcpListener, w: Shared) {
 }
 
 async fn connection(stream: TcpStream, n: usize, w: Shared) {
-    let token = lock(&w).token.clone();
+    let (token, closed, mutant) = {
+        let g = lock(&w);
+        (g.token.clone(), g.tenant_closed, g.mutant)
+    };
+    let breaks = |rule: &str| mutant == Some(rule);
     let mut upgrade = json!({ "via": "upgrade", "conn": n });
     let check = |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
         let auth = req
@@ -50,14 +54,17 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
             *r.status_mut() = status;
             r
         };
-        if req.uri().path() != PATH {
+        if req.uri().path() != PATH && !breaks("any-path-accepted") {
             return Err(refuse(StatusCode::NOT_FOUND));
         }
-        if upgrade["auth"] != "ok" {
+        if upgrade["auth"] != "ok" && !breaks("any-token-accepted") {
             return Err(refuse(StatusCode::UNAUTHORIZED));
         }
-        if api != Some("1") {
+        if api != Some("1") && !breaks("no-426") {
             return Err(refuse(StatusCode::UPGRADE_REQUIRED));
+        }
+        if closed && !breaks("closed-tenant-accepted") {
+            return Err(refuse(StatusCode::SERVICE_UNAVAILABLE));
         }
         Ok(resp)
     };
@@ -148,6 +155,9 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
 }
 
 fn upgrade_status(u: &Value) -> u16 {
+    if u["status"].is_u64() {
+        return u["status"].as_u64().unwrap_or(400) as u16;
+    }
     if u["path"] != PATH {
         404
     } else if u["auth"] != "ok" {

@@ -160,7 +160,7 @@ fn decide(
     let Some(i) = run else {
         return deny(gate_error(401, "unauthorized", "no run token"));
     };
-    if g.runs[i].ended.is_some() {
+    if g.runs[i].ended.is_some() && !g.breaks("no-run-stale") {
         return deny(gate_error(409, "run_stale", "the run is over"));
     }
     if auth != "current" {
@@ -173,9 +173,14 @@ fn decide(
         return deny(gate_error(400, "key_required", "Idempotency-Key is required"));
     };
     if let Some((s, b)) = g.gate_cache.get(key) {
-        return (*s, b.clone(), 0);
+        if !g.breaks("resend-other-bytes") {
+            return (*s, b.clone(), 0);
+        }
+        let mut again = b.clone();
+        again["resent"] = json!(true);
+        return (*s, again, 0);
     }
-    if !g.runs[i].executed.contains(key) {
+    if !g.runs[i].executed.contains(key) && !g.breaks("unjournaled-call-run") {
         return deny(gate_error(
             409,
             "effect_not_journaled",

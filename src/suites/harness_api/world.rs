@@ -104,6 +104,12 @@ pub struct World {
     pub mcp_facts: Option<Value>,
     seq: u64,
     pub changed: Arc<Notify>,
+    /// The runs to offer, in order: the scenario's, and those a control shim's `session.open` adds.
+    pub offers: Vec<Offer>,
+    /// A Tenant closed by the control protocol: upgrades are refused 503.
+    pub tenant_closed: bool,
+    /// A mutant of the reference core (core role): the one rule it breaks.
+    pub mutant: Option<&'static str>,
     /// The scenario is over: runs keep the state they had, whatever the harness does next.
     pub frozen: bool,
 }
@@ -120,6 +126,7 @@ pub struct Upload {
 impl World {
     pub fn new(sc: Arc<Scenario>, token: String, acts: mpsc::UnboundedSender<Act>) -> World {
         let rules = sc.intents.len();
+        let sc_offers = sc.offers.clone();
         World {
             t0: Instant::now(),
             sc,
@@ -149,7 +156,15 @@ impl World {
             seq: 0,
             changed: Arc::new(Notify::new()),
             frozen: false,
+            offers: sc_offers,
+            tenant_closed: false,
+            mutant: None,
         }
+    }
+
+    /// Is this the mutant core that breaks `rule`?
+    pub fn breaks(&self, rule: &str) -> bool {
+        self.mutant == Some(rule)
     }
 
     pub fn now(&self) -> u64 {
@@ -178,7 +193,7 @@ impl World {
 
     /// Are all offers made and all runs over, with no gate call in flight?
     pub fn finished(&self) -> bool {
-        self.next_offer >= self.sc.offers.len()
+        self.next_offer >= self.offers.len()
             && self.runs.iter().all(|r| r.ended.is_some())
             && self.inflight == 0
     }
@@ -216,7 +231,7 @@ impl World {
 
     /// Offer the next run to a waiting lease, when no run is held.
     pub fn offer(&mut self) {
-        while self.next_offer < self.sc.offers.len() && self.active_run().is_none() {
+        while self.next_offer < self.offers.len() && self.active_run().is_none() {
             let Some(pos) = self
                 .waiting
                 .iter()
@@ -225,7 +240,7 @@ impl World {
                 return;
             };
             let (conn, req) = self.waiting.remove(pos);
-            let kind = self.sc.offers[self.next_offer];
+            let kind = self.offers[self.next_offer];
             self.next_offer += 1;
             let (turn_id, segment) = match (kind, self.runs.last()) {
                 (Offer::Replay, Some(prev)) => (prev.turn_id.clone(), prev.segment),
@@ -269,7 +284,7 @@ impl World {
         let outcomes: Vec<Value> = self
             .journal
             .iter()
-            .filter(|(id, _)| id.starts_with(&prefix))
+            .filter(|(id, _)| id.starts_with(&prefix) || self.breaks("other-segment-replayed"))
             .filter_map(|(id, row)| match row {
                 Row::Completed { hash, outcome } => {
                     Some(json!({ "effectId": id, "requestHash": hash, "outcome": outcome }))
@@ -384,11 +399,11 @@ impl World {
     }
 
     fn hello(&mut self, conn: usize, p: &Value) -> Reply {
-        if p.get("api") != Some(&json!(5)) {
+        if p.get("api") != Some(&json!(5)) && !self.breaks("api-4-accepted") {
             return Reply::Err("invalid", "core speaks api 5".into());
         }
         let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
-        if name != self.sc.harness {
+        if name != self.sc.harness && !self.breaks("any-name-accepted") {
             return Reply::Err(
                 "invalid",
                 format!("the credential is for harness `{}`", self.sc.harness),
@@ -455,7 +470,7 @@ impl World {
             .unwrap_or_default()
             .to_string();
         if let Some(row) = self.journal.get(&eid) {
-            if row.hash() != hash {
+            if row.hash() != hash && !self.breaks("no-effect-drift") {
                 return Reply::Err(
                     "effect_drift",
                     format!("effect {eid} was asked with another request hash"),
@@ -530,7 +545,7 @@ impl World {
             .unwrap_or(Value::Null);
         let limit = self.runs[i].limit("recordEntryBytes");
         let size = value.to_string().len() as u64;
-        if size > limit {
+        if size > limit && !self.breaks("record-limit-unchecked") {
             return Reply::Err(
                 "limit_exceeded",
                 format!("recordEntryBytes {limit}: the value is {size} bytes"),
@@ -600,6 +615,16 @@ impl World {
             Ok(i) => i,
             Err(e) => return e,
         };
+        let limit = self.runs[i].limit("harnessStateBytes");
+        let size = p.get("state").map_or(0, |s| s.to_string().len() as u64);
+        if size > limit && !self.breaks("state-limit-unchecked") {
+            // The turn fails (limit_exceeded): the run is over.
+            self.end_run(i, "output");
+            return Reply::Err(
+                "limit_exceeded",
+                format!("harnessStateBytes {limit}: the state is {size} bytes"),
+            );
+        }
         if let Some(s) = p.get("state") {
             self.last_state = s.clone();
         }

@@ -1,0 +1,376 @@
+//! The Harness API v5 suite, core role (spec 004): hcpspec plays the harness. A case is a
+//! script: arrange the core under test through its control shim (docs/core-protocol.md), then
+//! connect, send frames and call the gates as a harness would (and as one must not), judging
+//! every answer with hcpspec's matchers.
+
+pub mod reference;
+
+use crate::adapter::{Adapter, CallError};
+use crate::case::matcher::{self, Claims};
+use crate::case::Case;
+use crate::run::{Annotations, CaseResult, Failure, Observation, Verdict};
+use futures_util::{SinkExt, StreamExt};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+
+/// What `drives` says in the suite.json of a suite of cores.
+pub const DRIVES: &str = "core";
+pub const PROTOCOL: &str = "hcpspec-core/1";
+
+/// How long hcpspec waits for an answer, a message or an upgrade.
+const WAIT: Duration = Duration::from_secs(3);
+
+/// A connector to a core's control shim: a fresh one per case.
+pub type Connector = Box<dyn Fn() -> Result<Box<dyn Adapter>, String> + Sync + Send>;
+
+/// `inproc:reference`, `inproc:mutant:NAME`, or any spec `--runtime` takes for a shim (stdio:,
+/// http://, ws://): the control protocol is JSON-RPC over the same transports.
+pub fn connector(spec: &str, opts: &crate::adapter::Options) -> Result<Connector, String> {
+    if let Some(name) = spec.strip_prefix("inproc:") {
+        reference::ReferenceCore::named(name).ok_or_else(|| {
+            format!("--runtime {spec}: no embedded core `{name}` (reference, mutant:NAME)")
+        })?;
+        let name = name.to_string();
+        return Ok(Box::new(move || {
+            Ok(Box::new(reference::ReferenceCore::named(&name).expect("checked")) as Box<dyn Adapter>)
+        }));
+    }
+    crate::adapter::connector_with(spec, opts)
+}
+
+struct Conn {
+    tx: mpsc::UnboundedSender<Message>,
+    rx: mpsc::UnboundedReceiver<Value>,
+    /// Frames read while waiting for something else: core's messages and requests.
+    held: Vec<Value>,
+    next: u64,
+}
+
+struct Exec {
+    rt: tokio::runtime::Runtime,
+    control: Box<dyn Adapter>,
+    conns: HashMap<String, Conn>,
+    vars: Map<String, Value>,
+    http: hyper_util::client::legacy::Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
+}
+
+/// Run one case on the core behind `control`.
+pub fn run_case(case: &Case, connect: &Connector) -> CaseResult {
+    let started = Instant::now();
+    let mut observations = Vec::new();
+    let verdict = match connect() {
+        Err(e) => Verdict::Error { message: crate::snapshot::contain_text(&e) },
+        Ok(control) => match execute(case, control, &mut observations) {
+            Ok(v) => v,
+            Err(message) => Verdict::Error { message },
+        },
+    };
+    CaseResult {
+        name: case.name(),
+        section: case.section.clone(),
+        level: case.level,
+        spec: case.spec.clone(),
+        verdict,
+        observations,
+        unclassified: vec![],
+        micros: started.elapsed().as_micros() as u64,
+        annotations: Annotations::default(),
+    }
+}
+
+fn execute(case: &Case, control: Box<dyn Adapter>, obs: &mut Vec<Observation>) -> Result<Verdict, String> {
+    let script = case.script.clone().unwrap_or(json!({}));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let http = {
+        let _g = rt.enter();
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .build(hyper_util::client::legacy::connect::HttpConnector::new())
+    };
+    let mut x = Exec { rt, control, conns: HashMap::new(), vars: Map::new(), http };
+    let start = x.control("core.start", script.get("start").cloned().unwrap_or(json!({})));
+    let started = match start {
+        Ok(v) => v,
+        Err(e) if e.not_implemented() => return Ok(Verdict::Unimplemented { reason: format!("core.start: {e}") }),
+        Err(e) => return Err(format!("core.start failed: {e}")),
+    };
+    x.vars.insert("core".into(), started);
+    let steps = script.get("steps").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut verdict = Verdict::Pass;
+    for (i, step) in steps.iter().enumerate() {
+        let (action, observed) = match x.step(step) {
+            Ok(o) => o,
+            Err(StepError::Unimplemented(m)) => {
+                verdict = Verdict::Unimplemented { reason: m };
+                break;
+            }
+            Err(StepError::Broken(m)) => {
+                verdict = Verdict::Error { message: m };
+                break;
+            }
+        };
+        if let Some(name) = step.get("save").and_then(Value::as_str) {
+            x.vars.insert(name.into(), observed.clone());
+        }
+        obs.push(Observation { step: i, action: action.clone(), value: crate::snapshot::contain(&observed) });
+        if let Some(expect) = step.get("expect") {
+            let expect = x.fill(expect);
+            if let Err(m) = matcher::check(&expect, &observed, &Claims::default()) {
+                verdict = Verdict::Fail(Failure {
+                    step: i,
+                    action,
+                    path: m.path,
+                    message: m.message,
+                    expected: m.expected,
+                    actual: crate::snapshot::contain(&observed),
+                });
+                break;
+            }
+        }
+    }
+    let _ = x.control.call("core.stop", json!({}));
+    Ok(verdict)
+}
+
+enum StepError {
+    Unimplemented(String),
+    Broken(String),
+}
+
+impl Exec {
+    fn control(&mut self, method: &str, params: Value) -> Result<Value, CallError> {
+        self.control.call(method, params)
+    }
+
+    /// `${name.path}` in strings: the whole string a saved value, or its text inside a string.
+    fn fill(&self, v: &Value) -> Value {
+        match v {
+            Value::String(s) if s.starts_with("${") && s.ends_with('}') && s.matches("${").count() == 1 => {
+                self.lookup(&s[2..s.len() - 1]).unwrap_or(Value::Null)
+            }
+            Value::String(s) if s.contains("${") => {
+                let re = regex::Regex::new(r"\$\{([^}]+)\}").expect("static");
+                json!(re.replace_all(s, |c: &regex::Captures| match self.lookup(&c[1]) {
+                    Some(Value::String(t)) => t,
+                    Some(other) => other.to_string(),
+                    None => String::new(),
+                }))
+            }
+            Value::Array(a) => Value::Array(a.iter().map(|x| self.fill(x)).collect()),
+            Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), self.fill(x))).collect()),
+            other => other.clone(),
+        }
+    }
+
+    fn lookup(&self, path: &str) -> Option<Value> {
+        let mut parts = path.split('.');
+        let mut v = self.vars.get(parts.next()?)?;
+        for p in parts {
+            v = match v {
+                Value::Array(a) => a.get(p.parse::<usize>().ok()?)?,
+                _ => v.get(p)?,
+            };
+        }
+        Some(v.clone())
+    }
+
+    fn step(&mut self, step: &Value) -> Result<(String, Value), StepError> {
+        let broken = StepError::Broken;
+        if let Some(m) = step.get("control").and_then(Value::as_str) {
+            let params = self.fill(step.get("params").unwrap_or(&json!({})));
+            return match self.control(m, params) {
+                Ok(v) => Ok((format!("control {m}"), v)),
+                Err(e) if e.not_implemented() => Err(StepError::Unimplemented(format!("{m}: {e}"))),
+                Err(e) => Ok((format!("control {m}"), json!({ "error": e.to_string() }))),
+            };
+        }
+        if let Some(c) = step.get("connect") {
+            let c = self.fill(c);
+            let status = self.connect(&c).map_err(broken)?;
+            return Ok(("connect".into(), json!({ "status": status })));
+        }
+        if let Some(h) = step.get("hello") {
+            let h = self.fill(h);
+            let status = self.connect(&h).map_err(broken)?;
+            if status != 101 {
+                return Ok(("hello".into(), json!({ "status": status })));
+            }
+            let name = self.lookup("core.harnesses").and_then(|m| m.as_object().and_then(|o| o.keys().next().cloned()));
+            let p = json!({
+                "api": h.get("api").cloned().unwrap_or(json!(5)),
+                "name": h.get("name").cloned().unwrap_or(json!(name.unwrap_or_default())),
+                "version": "hcpspec", "features": {}
+            });
+            let on = h.get("as").and_then(Value::as_str).unwrap_or("h").to_string();
+            let res = self.request(&on, "hello", p).map_err(broken)?;
+            return Ok(("hello".into(), res));
+        }
+        if let Some(r) = step.get("request") {
+            let r = self.fill(r);
+            let on = r.get("on").and_then(Value::as_str).unwrap_or("h").to_string();
+            let m = r.get("m").and_then(Value::as_str).unwrap_or_default().to_string();
+            let res = self.request(&on, &m, r.get("p").cloned().unwrap_or(json!({}))).map_err(broken)?;
+            return Ok((format!("request {m}"), res));
+        }
+        if let Some(g) = step.get("gate") {
+            let g = self.fill(g);
+            let res = self.gate(&g).map_err(broken)?;
+            return Ok((format!("gate {}", g["route"].as_str().unwrap_or("")), res));
+        }
+        if let Some(a) = step.get("await") {
+            let on = a.get("on").and_then(Value::as_str).unwrap_or("h").to_string();
+            let m = a.get("m").and_then(Value::as_str).unwrap_or_default().to_string();
+            let f = self.await_msg(&on, &m).map_err(broken)?;
+            return Ok((format!("await {m}"), f));
+        }
+        if let Some(ms) = step.get("wait").and_then(Value::as_u64) {
+            self.rt.block_on(tokio::time::sleep(Duration::from_millis(ms)));
+            return Ok(("wait".into(), json!(ms)));
+        }
+        Err(StepError::Broken(format!("unknown step {step}")))
+    }
+
+    /// Open a harness connection; its upgrade status (101 when accepted).
+    fn connect(&mut self, c: &Value) -> Result<u16, String> {
+        let url = self.lookup("core.coreUrl").and_then(|v| v.as_str().map(str::to_string)).ok_or("core.start gave no coreUrl")?;
+        let url = match c.get("path").and_then(Value::as_str) {
+            Some(p) => {
+                let base = url.split("/nylorun/").next().unwrap_or(&url).to_string();
+                format!("{base}{p}")
+            }
+            None => url,
+        };
+        let token = match c.get("token") {
+            Some(Value::String(t)) => Some(t.clone()),
+            Some(Value::Null) => None,
+            _ => self.lookup("core.harnesses").and_then(|m| m.as_object().and_then(|o| o.values().next().and_then(Value::as_str).map(str::to_string))),
+        };
+        let mut req = url.as_str().into_client_request().map_err(|e| e.to_string())?;
+        if let Some(t) = token {
+            req.headers_mut().insert("authorization", format!("Bearer {t}").parse().map_err(|_| "bad token")?);
+        }
+        match c.get("api") {
+            Some(Value::Null) => {}
+            Some(v) => {
+                req.headers_mut().insert("nylorun-harness-api", v.as_str().unwrap_or("1").parse().map_err(|_| "bad header")?);
+            }
+            None => {
+                req.headers_mut().insert("nylorun-harness-api", "1".parse().expect("static"));
+            }
+        }
+        let name = c.get("as").and_then(Value::as_str).unwrap_or("h").to_string();
+        let got = self.rt.block_on(async { tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(req)).await });
+        let ws = match got {
+            Err(_) => return Err("the upgrade hung past 3 s".into()),
+            Ok(Err(tokio_tungstenite::tungstenite::Error::Http(resp))) => return Ok(resp.status().as_u16()),
+            Ok(Err(e)) => return Err(format!("cannot connect: {e}")),
+            Ok(Ok((ws, resp))) => {
+                let _ = resp;
+                ws
+            }
+        };
+        let (mut sink, mut source) = ws.split();
+        let (tx, mut out) = mpsc::unbounded_channel::<Message>();
+        let (fin, rx) = mpsc::unbounded_channel::<Value>();
+        let ping = tx.clone();
+        self.rt.spawn(async move {
+            while let Some(m) = out.recv().await {
+                if sink.send(m).await.is_err() {
+                    break;
+                }
+            }
+        });
+        self.rt.spawn(async move {
+            while let Some(Ok(m)) = source.next().await {
+                if let Message::Text(t) = m {
+                    let f: Value = serde_json::from_str(t.as_str()).unwrap_or_else(|_| json!({ "$text": t.as_str() }));
+                    if f["t"] == "ping" {
+                        let _ = ping.send(Message::text(r#"{"t":"ping"}"#));
+                        continue;
+                    }
+                    let _ = fin.send(f);
+                }
+            }
+            let _ = fin.send(json!({ "$closed": true }));
+        });
+        self.conns.insert(name, Conn { tx, rx, held: vec![], next: 1 });
+        Ok(101)
+    }
+
+    /// Send a request; core's answer, `{ok, r}` or `{ok, e}`.
+    fn request(&mut self, on: &str, m: &str, p: Value) -> Result<Value, String> {
+        let conn = self.conns.get_mut(on).ok_or_else(|| format!("no connection `{on}`"))?;
+        let id = conn.next;
+        conn.next += 1;
+        let _ = conn.tx.send(Message::text(json!({ "t": "req", "id": id, "m": m, "p": p }).to_string()));
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let f = self.rt.block_on(async { tokio::time::timeout(left, conn.rx.recv()).await });
+            match f {
+                Err(_) => return Ok(json!({ "$noAnswer": format!("no answer to `{m}` within 3 s") })),
+                Ok(None) => return Ok(json!({ "$closed": true })),
+                Ok(Some(f)) if f.get("$closed").is_some() => return Ok(f),
+                Ok(Some(f)) if f["t"] == "res" && f["id"] == id => {
+                    let mut r = f.as_object().cloned().unwrap_or_default();
+                    r.remove("t");
+                    r.remove("id");
+                    return Ok(Value::Object(r));
+                }
+                Ok(Some(f)) => conn.held.push(f),
+            }
+        }
+    }
+
+    /// The next message `m` core sends on a connection.
+    fn await_msg(&mut self, on: &str, m: &str) -> Result<Value, String> {
+        let conn = self.conns.get_mut(on).ok_or_else(|| format!("no connection `{on}`"))?;
+        if let Some(pos) = conn.held.iter().position(|f| f["m"] == m) {
+            return Ok(conn.held.remove(pos));
+        }
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rt.block_on(async { tokio::time::timeout(left, conn.rx.recv()).await }) {
+                Err(_) | Ok(None) => return Ok(json!({ "$noMessage": format!("no `{m}` within 3 s") })),
+                Ok(Some(f)) if f["m"] == m || f.get("$closed").is_some() => return Ok(f),
+                Ok(Some(f)) => conn.held.push(f),
+            }
+        }
+    }
+
+    /// A gate call: `{status, body}`.
+    fn gate(&mut self, g: &Value) -> Result<Value, String> {
+        let base = self.lookup("core.gatesUrl").and_then(|v| v.as_str().map(str::to_string)).ok_or("core.start gave no gatesUrl")?;
+        let route = g["route"].as_str().unwrap_or_default();
+        let mut req = hyper::Request::post(format!("{base}/nylorun/v1/{route}")).header("content-type", "application/json");
+        if let Some(t) = g.get("token").and_then(Value::as_str) {
+            req = req.header("authorization", format!("Bearer {t}"));
+        }
+        if let Some(k) = g.get("key").and_then(Value::as_str) {
+            req = req.header("idempotency-key", k);
+        }
+        let body = g.get("body").cloned().unwrap_or(json!({})).to_string();
+        let req = req.body(Full::new(Bytes::from(body))).map_err(|e| e.to_string())?;
+        let http = self.http.clone();
+        self.rt.block_on(async move {
+            let resp = tokio::time::timeout(WAIT, http.request(req))
+                .await
+                .map_err(|_| "the gate did not answer within 3 s".to_string())?
+                .map_err(|e| format!("gate: {e}"))?;
+            let status = resp.status().as_u16();
+            let bytes = resp.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+            let body: Value = serde_json::from_slice(&bytes).unwrap_or_else(|_| json!({ "$text": String::from_utf8_lossy(&bytes) }));
+            Ok(json!({ "status": status, "body": body, "bytes": crate::hash::fnv1a64(&bytes) }))
+        })
+    }
+}

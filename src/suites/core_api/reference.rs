@@ -1,0 +1,141 @@
+//! The reference core behind the control protocol (docs/core-protocol.md): hcpspec's own core
+//! and gates (the harness role's `World`, listener and gates), started by `core.start` on fresh
+//! loopback ports, and its mutants (one rule broken each).
+
+use crate::adapter::{Adapter, CallError};
+use crate::shim::RpcError;
+use crate::suites::harness_api::scenario::{Offer, Scenario};
+use crate::suites::harness_api::world::{lock, Shared, World};
+use crate::suites::harness_api::{core, gates};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// Mutants of the reference core: name, the section whose MUST cases must catch it, the rule.
+pub const MUTANTS: &[(&str, &str, &str)] = &[
+    ("any-path-accepted", "1", "upgrades on any path instead of answering 404"),
+    ("any-token-accepted", "1", "upgrades without a known token instead of answering 401"),
+    ("no-426", "1", "upgrades without Nylorun-Harness-Api: 1"),
+    ("closed-tenant-accepted", "1", "upgrades a harness of a closed Tenant instead of answering 503"),
+    ("api-4-accepted", "2", "answers hello with api 4"),
+    ("any-name-accepted", "2", "answers hello naming a harness that is not the credential's"),
+    ("no-effect-drift", "4", "answers an effect asked again with another hash as if it were the same"),
+    ("other-segment-replayed", "4", "replays outcomes of another segment in TurnStart"),
+    ("record-limit-unchecked", "4", "records an outcome past recordEntryBytes"),
+    ("chunk-limit-unchecked", "4b", "takes an artifact chunk past chunkBytes"),
+    ("repeat-chunk-taken-twice", "4b", "takes a repeat of the last chunk twice"),
+    ("unjournaled-call-run", "5", "runs a gate call whose intent was not answered execute"),
+    ("no-run-stale", "5", "runs a gate call of a run that is over"),
+    ("resend-other-bytes", "5", "answers a re-send under the same key anew"),
+    ("state-limit-unchecked", "7", "stores state past harnessStateBytes"),
+];
+
+/// A core started by `core.start`: its runtime and its state.
+struct Running {
+    rt: tokio::runtime::Runtime,
+    world: Shared,
+}
+
+pub struct ReferenceCore {
+    mutant: Option<&'static str>,
+    running: Option<Running>,
+}
+
+impl ReferenceCore {
+    /// `reference` or `mutant:NAME`.
+    pub fn named(name: &str) -> Option<ReferenceCore> {
+        let mutant = match name.strip_prefix("mutant:") {
+            Some(m) => Some(MUTANTS.iter().find(|x| x.0 == m)?.0),
+            None if name == "reference" => None,
+            None => return None,
+        };
+        Some(ReferenceCore { mutant, running: None })
+    }
+
+    fn start(&mut self, params: Value) -> Result<Value, RpcError> {
+        let mut params = params;
+        if params.get("offers").is_none() {
+            params["offers"] = json!([]);
+        }
+        let sc: Scenario = serde_json::from_value(params)
+            .map_err(|e| RpcError::new(crate::shim::INVALID_PARAMS, format!("core.start: {e}")))?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .map_err(|e| RpcError::new(-32603, e.to_string()))?;
+        let (core_l, gates_l) = rt
+            .block_on(async {
+                Ok::<_, std::io::Error>((
+                    tokio::net::TcpListener::bind("127.0.0.1:0").await?,
+                    tokio::net::TcpListener::bind("127.0.0.1:0").await?,
+                ))
+            })
+            .map_err(|e| RpcError::new(-32603, e.to_string()))?;
+        let core_url = format!("ws://{}{}", core_l.local_addr().map_err(|e| RpcError::new(-32603, e.to_string()))?, core::PATH);
+        let gates_url = format!("http://{}", gates_l.local_addr().map_err(|e| RpcError::new(-32603, e.to_string()))?);
+        let token = format!("nylorun-ht-{:x}", crate::hash::fnv1a64(core_url.as_bytes()) ^ std::process::id() as u64);
+        let harness = sc.harness.clone();
+        let (acts, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut world = World::new(Arc::new(sc), token.clone(), acts);
+        world.mutant = self.mutant;
+        let world = Arc::new(std::sync::Mutex::new(world));
+        rt.spawn(core::serve(core_l, world.clone()));
+        let router = gates::router(world.clone());
+        rt.spawn(async move { axum::serve(gates_l, router).await });
+        self.running = Some(Running { rt, world });
+        Ok(json!({ "coreUrl": core_url, "gatesUrl": gates_url, "harnesses": { harness: token } }))
+    }
+
+    fn world(&self) -> Result<&Shared, RpcError> {
+        self.running
+            .as_ref()
+            .map(|r| &r.world)
+            .ok_or_else(|| RpcError::new(crate::shim::INVALID_PARAMS, "no core started (core.start first)"))
+    }
+}
+
+impl Adapter for ReferenceCore {
+    fn call(&mut self, method: &str, params: Value) -> Result<Value, CallError> {
+        let r = match method {
+            "core.describe" => Ok(json!({
+                "protocol": super::PROTOCOL,
+                "core": { "name": self.mutant.map_or("reference".to_string(), |m| format!("mutant:{m}")), "version": env!("CARGO_PKG_VERSION") }
+            })),
+            "core.start" => self.start(params),
+            "session.open" | "session.replay" => self.world().map(|w| {
+                let mut g = lock(w);
+                g.offers.push(if method == "session.open" { Offer::Turn } else { Offer::Replay });
+                g.offer();
+                json!({ "sessionId": crate::suites::harness_api::world::SESSION })
+            }),
+            "session.cancel" => self.world().map(|w| {
+                let mut g = lock(w);
+                let reason = params.get("reason").and_then(Value::as_str).unwrap_or("cancel").to_string();
+                if let Some((run, conn)) = g.active_run().map(|r| (r.id.clone(), r.conn)) {
+                    g.send(conn, json!({ "t": "msg", "m": "cancel", "p": { "runId": run, "reason": reason } }));
+                }
+                json!({})
+            }),
+            "tenant.close" => self.world().map(|w| {
+                lock(w).tenant_closed = true;
+                json!({})
+            }),
+            "core.stop" => {
+                if let Some(r) = self.running.take() {
+                    r.rt.shutdown_background();
+                }
+                Ok(json!({}))
+            }
+            other => Err(RpcError::new(crate::shim::METHOD_NOT_FOUND, format!("method not found: {other}"))),
+        };
+        r.map_err(CallError::Rpc)
+    }
+}
+
+impl Drop for ReferenceCore {
+    fn drop(&mut self) {
+        if let Some(r) = self.running.take() {
+            r.rt.shutdown_background();
+        }
+    }
+}
