@@ -280,6 +280,46 @@ fn main() {
             }));
         }
     }
+    // The core suite's self-check: each mutant core fails a MUST case of its own section, and
+    // every MUST case falls to one.
+    let cores: Arc<Vec<Case>> = Arc::new(
+        suites
+            .iter()
+            .filter(|(s, _)| s.drives == hcpspec::suites::core_api::DRIVES)
+            .flat_map(|(_, c)| c.clone())
+            .collect(),
+    );
+    if !cores.is_empty() {
+        use hcpspec::suites::core_api::selfcheck;
+        type Kills = std::collections::BTreeMap<&'static str, Vec<String>>;
+        let kills: Arc<OnceLock<Kills>> = Arc::new(OnceLock::new());
+        let compute = |cases: &[Case]| -> Kills {
+            selfcheck::mutant_names().map(|m| (m, selfcheck::kills(m, cases))).collect()
+        };
+        for m in selfcheck::mutant_names() {
+            let (cases, kills) = (cores.clone(), kills.clone());
+            trials.push(Trial::test(format!("core-mutants::{m}"), move || {
+                if kills.get_or_init(|| compute(&cases))[m].is_empty() {
+                    return Err(format!("mutant core {m} passes every MUST case of its section").into());
+                }
+                Ok(())
+            }));
+        }
+        let (cases, kills2) = (cores.clone(), kills.clone());
+        trials.push(Trial::test("core-mutants::every-must-case-is-killed", move || {
+            let killed: std::collections::BTreeSet<&String> =
+                kills2.get_or_init(|| compute(&cases)).values().flatten().collect();
+            let unkilled: Vec<String> = cases
+                .iter()
+                .filter(|c| c.level == hcpspec::case::Level::MUST && !killed.contains(&c.name()))
+                .map(Case::name)
+                .collect();
+            if unkilled.is_empty() {
+                return Ok(());
+            }
+            Err(format!("MUST cases no mutant core of their section fails:\n  {}", unkilled.join("\n  ")).into())
+        }));
+    }
     let (cases2, env2, matrix2) = (cases.clone(), env.clone(), matrix.clone());
     trials.push(Trial::test(
         "mutants::every-must-case-is-killed",

@@ -191,6 +191,8 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         for (suite, cases) in &suites {
             let c = if suite.drives == hcpspec::suites::harness_api::DRIVES {
                 print_harness_kill_matrix(cases)
+            } else if suite.drives == hcpspec::suites::core_api::DRIVES {
+                print_core_kill_matrix(cases)
             } else {
                 print_kill_matrix(suite, cases, &env, a.jobs)
             };
@@ -586,6 +588,40 @@ fn print_harness_kill_matrix(cases: &[Case]) -> i32 {
     } else {
         exit::OK
     }
+}
+
+/// The core suite's self-check: each mutant core against its own section's MUST cases.
+fn print_core_kill_matrix(cases: &[Case]) -> i32 {
+    use hcpspec::suites::core_api::{reference, selfcheck};
+    println!("{:<28} {:>7} {:>8}   rule broken", "mutant core", "section", "killed by");
+    let mut survivors = 0;
+    let mut killed = std::collections::BTreeSet::new();
+    for (name, section, what) in reference::MUTANTS {
+        let kills = selfcheck::kills(name, cases);
+        survivors += usize::from(kills.is_empty());
+        println!(
+            "{name:<28} {section:>7} {:>8}   {what}{}",
+            kills.len(),
+            if kills.is_empty() { "  <- SURVIVES" } else { "" }
+        );
+        killed.extend(kills);
+    }
+    let unkilled: Vec<String> = cases
+        .iter()
+        .filter(|c| c.level == Level::MUST && !killed.contains(&c.name()))
+        .map(Case::name)
+        .collect();
+    for c in &unkilled {
+        println!("warning: no mutant of its own section (or killed_by) fails MUST case {c}");
+    }
+    println!(
+        "{} mutant cores, {} killed; {} MUST cases, {} not failed by any mutant",
+        reference::MUTANTS.len(),
+        reference::MUTANTS.len() - survivors,
+        cases.iter().filter(|c| c.level == Level::MUST).count(),
+        unkilled.len()
+    );
+    if survivors > 0 { exit::FAILURES } else { exit::OK }
 }
 
 fn print_kill_matrix(suite: &Suite, cases: &[Case], env: &RunEnv, jobs: usize) -> i32 {

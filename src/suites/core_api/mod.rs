@@ -4,6 +4,8 @@
 //! every answer with hcpspec's matchers.
 
 pub mod reference;
+pub mod selfcheck;
+pub mod stdio;
 
 use crate::adapter::{Adapter, CallError};
 use crate::case::matcher::{self, Claims};
@@ -39,6 +41,16 @@ pub fn connector(spec: &str, opts: &crate::adapter::Options) -> Result<Connector
         let name = name.to_string();
         return Ok(Box::new(move || {
             Ok(Box::new(reference::ReferenceCore::named(&name).expect("checked")) as Box<dyn Adapter>)
+        }));
+    }
+    if let Some(cmd) = spec.strip_prefix("stdio:") {
+        let argv = shell_words::split(cmd).map_err(|e| format!("--runtime {spec}: {e}"))?;
+        if argv.is_empty() {
+            return Err(format!("--runtime {spec}: no command after stdio:"));
+        }
+        let deadline = opts.timeout;
+        return Ok(Box::new(move || {
+            stdio::StdioCore::start(&argv, deadline).map(|c| Box::new(c) as Box<dyn Adapter>)
         }));
     }
     crate::adapter::connector_with(spec, opts)
@@ -121,7 +133,8 @@ fn execute(case: &Case, control: Box<dyn Adapter>, obs: &mut Vec<Observation>) -
         if let Some(name) = step.get("save").and_then(Value::as_str) {
             x.vars.insert(name.into(), observed.clone());
         }
-        obs.push(Observation { step: i, action: action.clone(), value: crate::snapshot::contain(&observed) });
+        let shown = crate::snapshot::contain(&redact_tokens(&observed));
+        obs.push(Observation { step: i, action: action.clone(), value: shown.clone() });
         if let Some(expect) = step.get("expect") {
             let expect = x.fill(expect);
             if let Err(m) = matcher::check(&expect, &observed, &Claims::default()) {
@@ -131,7 +144,7 @@ fn execute(case: &Case, control: Box<dyn Adapter>, obs: &mut Vec<Observation>) -
                     path: m.path,
                     message: m.message,
                     expected: m.expected,
-                    actual: crate::snapshot::contain(&observed),
+                    actual: shown,
                 });
                 break;
             }
@@ -139,6 +152,17 @@ fn execute(case: &Case, control: Box<dyn Adapter>, obs: &mut Vec<Observation>) -
     }
     let _ = x.control.call("core.stop", json!({}));
     Ok(verdict)
+}
+
+/// Run and harness tokens are fresh per core: observations name them `[token]`. (Steps read the
+/// saved values, which keep them.)
+fn redact_tokens(v: &Value) -> Value {
+    match v {
+        Value::String(s) if s.starts_with("nylorun-") && s.len() > 12 => json!("[token]"),
+        Value::Array(a) => Value::Array(a.iter().map(redact_tokens).collect()),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), redact_tokens(x))).collect()),
+        other => other.clone(),
+    }
 }
 
 enum StepError {

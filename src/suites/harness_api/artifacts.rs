@@ -29,18 +29,23 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
     };
     let id = p.get("artifactId").and_then(Value::as_str).unwrap_or_default();
     let Some(a) = w.artifacts.get(id) else {
+        if w.breaks("missing-artifact-invalid") {
+            return Reply::Err("invalid", format!("artifact {id}"));
+        }
         return Reply::Err("not_found", format!("artifact {id}"));
     };
     let bytes = unb64(a["base64"].as_str().unwrap_or_default()).unwrap_or_default();
     let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
     let length = p.get("length").and_then(Value::as_u64).unwrap_or(chunk).min(chunk);
-    if offset > bytes.len() as u64 {
+    if offset > bytes.len() as u64 && !w.breaks("read-past-end-accepted") {
         return Reply::Err("invalid", "offset past the end".into());
     }
+    let offset = offset.min(bytes.len() as u64);
     let end = (offset + length).min(bytes.len() as u64);
     Reply::Ok(json!({
         "artifact": a["meta"], "offset": offset,
-        "base64": b64(&bytes[offset as usize..end as usize]), "eof": end == bytes.len() as u64
+        "base64": b64(&bytes[offset as usize..end as usize]),
+        "eof": end == bytes.len() as u64 && !w.breaks("eof-never-set")
     }))
 }
 
@@ -60,7 +65,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
     }
     match op {
         "begin" => {
-            if let Some(k) = p.get("key").and_then(Value::as_str) {
+            if let Some(k) = p.get("key").and_then(Value::as_str).filter(|_| !w.breaks("key-ignored")) {
                 if let Some(id) = w.keys_written.get(k) {
                     return Reply::Ok(
                         json!({ "status": "written", "created": false, "artifact": w.artifacts[id]["meta"] }),
@@ -73,7 +78,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 let ok = e.starts_with(&format!("{turn}:"))
                     && e.split(':').nth(2) == Some("tool")
                     && w.journal.contains_key(e);
-                if !ok {
+                if (!ok && !w.breaks("provenance-unchecked")) || w.breaks("provenance-always-refused") {
                     return Reply::Err("invalid", format!("effectId {e} is no journaled tool effect of this turn"));
                 }
             }
@@ -92,7 +97,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
             }
             let id = w.next_id().replace("core", "upload");
             w.uploads.insert(id.clone(), upload);
-            match data {
+            match data.filter(|_| !w.breaks("begin-body-not-committed")) {
                 Some(d) => {
                     w.uploads.get_mut(&id).expect("just put").bytes = d;
                     commit(w, &id)

@@ -54,6 +54,9 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
             *r.status_mut() = status;
             r
         };
+        if breaks("every-upgrade-refused") {
+            return Err(refuse(StatusCode::FORBIDDEN));
+        }
         if req.uri().path() != PATH && !breaks("any-path-accepted") {
             return Err(refuse(StatusCode::NOT_FOUND));
         }

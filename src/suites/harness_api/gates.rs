@@ -157,20 +157,23 @@ fn decide(
     body: &Value,
 ) -> (u16, Value, u64) {
     let deny = |(s, b): (u16, Value)| (s, b, 0);
+    let run = run.or_else(|| g.breaks("any-gate-token").then(|| g.runs.len().checked_sub(1)).flatten());
     let Some(i) = run else {
         return deny(gate_error(401, "unauthorized", "no run token"));
     };
     if g.runs[i].ended.is_some() && !g.breaks("no-run-stale") {
         return deny(gate_error(409, "run_stale", "the run is over"));
     }
-    if auth != "current" {
+    if auth != "current" && !g.breaks("any-gate-token") {
         return deny(gate_error(401, "unauthorized", "a token a renewal replaced"));
     }
     if route.starts_with("mcp/") {
         return (200, mcp(g, route, body), 0);
     }
-    let Some(key) = key else {
-        return deny(gate_error(400, "key_required", "Idempotency-Key is required"));
+    let key = match key {
+        None if g.breaks("key-not-required") => body.get("effectId").and_then(Value::as_str).unwrap_or(""),
+        None => return deny(gate_error(400, "key_required", "Idempotency-Key is required")),
+        Some(k) => k,
     };
     if let Some((s, b)) = g.gate_cache.get(key) {
         if !g.breaks("resend-other-bytes") {
@@ -188,6 +191,7 @@ fn decide(
         ));
     }
     match route {
+        "model-calls" if g.breaks("model-gate-fails") => deny(gate_error(500, "internal", "the gate fell over")),
         "model-calls" => model(g, key, body),
         _ => tool(g, route, body),
     }

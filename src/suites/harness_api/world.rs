@@ -254,10 +254,13 @@ impl World {
             let id = format!("run-{n}");
             let token = format!("nylorun-rt-{n}-{:x}", fresh());
             let start = self.turn_start(&turn_id, segment);
-            let grant = json!({
+            let mut grant = json!({
                 "runId": id, "sessionId": SESSION, "turnId": turn_id, "epoch": n,
                 "token": token, "tokenExpiresAt": "2099-01-01T00:00:00Z"
             });
+            if self.breaks("grant-without-token") {
+                grant.as_object_mut().expect("object").remove("token");
+            }
             let at = self.now();
             self.runs.push(Run {
                 id: id.clone(),
@@ -272,10 +275,11 @@ impl World {
                 executed: BTreeSet::new(),
             });
             self.record(json!({ "via": "core", "event": "offer", "run": id }));
-            self.send(
-                conn,
-                json!({ "t": "res", "id": req, "ok": true, "r": { "run": grant, "input": start } }),
-            );
+            let mut r = json!({ "run": grant, "input": start });
+            if self.breaks("lease-without-input") {
+                r.as_object_mut().expect("object").remove("input");
+            }
+            self.send(conn, json!({ "t": "res", "id": req, "ok": true, "r": r }));
         }
     }
 
@@ -285,6 +289,7 @@ impl World {
             .journal
             .iter()
             .filter(|(id, _)| id.starts_with(&prefix) || self.breaks("other-segment-replayed"))
+            .filter(|_| !self.breaks("no-replayed-outcomes"))
             .filter_map(|(id, row)| match row {
                 Row::Completed { hash, outcome } => {
                     Some(json!({ "effectId": id, "requestHash": hash, "outcome": outcome }))
@@ -377,6 +382,7 @@ impl World {
             }
             "lease.renew" => self.renew(p),
             "lease.release" => match self.held(p) {
+                Ok(_) if self.breaks("release-keeps-run") => Reply::Ok(json!({})),
                 Ok(i) => {
                     self.end_run(i, "release");
                     Reply::Ok(json!({}))
@@ -394,6 +400,7 @@ impl World {
             "artifact.read" => super::artifacts::read(self, p),
             "artifact.write" => super::artifacts::write(self, p),
             "output" => self.output(p),
+            _ if self.breaks("unknown-method-ok") => Reply::Ok(json!({})),
             other => Reply::Err("invalid", format!("unknown method `{other}`")),
         }
     }
@@ -412,10 +419,14 @@ impl World {
         if let Some(c) = self.conns.get_mut(&conn) {
             c.hello = true;
         }
-        Reply::Ok(json!({
+        let mut answer = json!({
             "api": 5, "tenantId": "tenant-1", "sandbox": { "backend": "none" },
             "renewEveryMs": self.sc.timers.renew_every_ms
-        }))
+        });
+        if self.breaks("hello-without-renew-every") {
+            answer.as_object_mut().expect("object").remove("renewEveryMs");
+        }
+        Reply::Ok(answer)
     }
 
     /// The index of the run a request names, if it is held.
@@ -434,8 +445,12 @@ impl World {
             Err(e) => return e,
         };
         let answer = match self.sc.renew.len() {
+            _ if self.breaks("renew-refuses-held-run") => Renew::Refuse,
             0 => Renew::Ok,
-            n => self.sc.renew[self.renews.min(n - 1)],
+            n => match self.sc.renew[self.renews.min(n - 1)] {
+                Renew::Switch if self.breaks("no-token-switch") => Renew::Ok,
+                r => r,
+            },
         };
         self.renews += 1;
         match answer {
@@ -487,7 +502,7 @@ impl World {
                 }
             };
         }
-        let answer = self.rule_for(&effect);
+        let answer = if self.breaks("intent-never-execute") { json!("pending") } else { self.rule_for(&effect) };
         let (row, reply) = match answer.as_str() {
             Some("pending") | Some("uncertain") => (
                 Row::Waiting { hash },
@@ -558,11 +573,17 @@ impl World {
             Row::Completed { outcome, .. } => {
                 Reply::Ok(json!({ "status": "completed", "outcome": outcome }))
             }
+            Row::Executing { .. } | Row::Waiting { .. } if self.breaks("outcome-not-recorded") => {
+                Reply::Ok(json!({ "status": "completed", "outcome": value }))
+            }
             Row::Executing { hash } | Row::Waiting { hash } => {
                 self.journal.insert(
                     eid.to_string(),
                     Row::Completed { hash, outcome: value.clone() },
                 );
+                if self.breaks("outcome-answer-empty") {
+                    return Reply::Ok(json!({ "status": "completed" }));
+                }
                 Reply::Ok(json!({ "status": "completed", "outcome": value }))
             }
         }
@@ -617,6 +638,9 @@ impl World {
         };
         let limit = self.runs[i].limit("harnessStateBytes");
         let size = p.get("state").map_or(0, |s| s.to_string().len() as u64);
+        if self.breaks("output-keeps-run") {
+            return Reply::Ok(json!({ "cursor": "c" }));
+        }
         if size > limit && !self.breaks("state-limit-unchecked") {
             // The turn fails (limit_exceeded): the run is over.
             self.end_run(i, "output");
@@ -629,6 +653,9 @@ impl World {
             self.last_state = s.clone();
         }
         self.end_run(i, "output");
+        if self.breaks("output-without-cursor") {
+            return Reply::Ok(json!({}));
+        }
         Reply::Ok(json!({ "cursor": format!("c{}", i + 1) }))
     }
 }
