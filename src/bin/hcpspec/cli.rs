@@ -237,6 +237,15 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         } else {
             a.runtime.clone()
         };
+        // A shim over stdio, HTTP or WebSocket is read as an HCP runtime's unless --suite names
+        // the core suite: a core's control shim speaks the same transports.
+        let implicit = a.filters.suite.is_empty() && !a.runtime.is_empty();
+        if implicit
+            && suite.drives == hcpspec::suites::core_api::DRIVES
+            && specs.iter().any(|s| !s.starts_with("inproc:"))
+        {
+            continue;
+        }
         match specs
             .iter()
             .map(|s| Target::for_suite(suite, s, &opts))

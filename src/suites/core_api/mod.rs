@@ -257,7 +257,7 @@ impl Exec {
             return Ok((format!("await {m}"), f));
         }
         if let Some(ms) = step.get("wait").and_then(Value::as_u64) {
-            self.rt.block_on(tokio::time::sleep(Duration::from_millis(ms)));
+            self.rt.block_on(async move { tokio::time::sleep(Duration::from_millis(ms)).await });
             return Ok(("wait".into(), json!(ms)));
         }
         Err(StepError::Broken(format!("unknown step {step}")))
@@ -306,6 +306,7 @@ impl Exec {
         let (tx, mut out) = mpsc::unbounded_channel::<Message>();
         let (fin, rx) = mpsc::unbounded_channel::<Value>();
         let ping = tx.clone();
+        let silent = c.get("silent") == Some(&json!(true));
         self.rt.spawn(async move {
             while let Some(m) = out.recv().await {
                 if sink.send(m).await.is_err() {
@@ -316,15 +317,14 @@ impl Exec {
         self.rt.spawn(async move {
             while let Some(Ok(m)) = source.next().await {
                 if let Message::Text(t) = m {
-                    let f: Value = serde_json::from_str(t.as_str()).unwrap_or_else(|_| json!({ "$text": t.as_str() }));
-                    if f["t"] == "ping" {
+                    let f: Value = serde_json::from_str(t.as_str()).unwrap_or_else(|_| json!({ "text": t.as_str() }));
+                    if f["t"] == "ping" && !silent {
                         let _ = ping.send(Message::text(r#"{"t":"ping"}"#));
-                        continue;
                     }
                     let _ = fin.send(f);
                 }
             }
-            let _ = fin.send(json!({ "$closed": true }));
+            let _ = fin.send(json!({ "closed": true }));
         });
         self.conns.insert(name, Conn { tx, rx, held: vec![], next: 1 });
         Ok(101)
@@ -341,9 +341,10 @@ impl Exec {
             let left = deadline.saturating_duration_since(Instant::now());
             let f = self.rt.block_on(async { tokio::time::timeout(left, conn.rx.recv()).await });
             match f {
-                Err(_) => return Ok(json!({ "$noAnswer": format!("no answer to `{m}` within 3 s") })),
-                Ok(None) => return Ok(json!({ "$closed": true })),
-                Ok(Some(f)) if f.get("$closed").is_some() => return Ok(f),
+                Err(_) => return Ok(json!({ "noAnswer": format!("no answer to `{m}` within 3 s") })),
+                Ok(None) => return Ok(json!({ "closed": true })),
+                Ok(Some(f)) if f.get("closed").is_some() => return Ok(f),
+                Ok(Some(f)) if f["t"] == "ping" => {}
                 Ok(Some(f)) if f["t"] == "res" && f["id"] == id => {
                     let mut r = f.as_object().cloned().unwrap_or_default();
                     r.remove("t");
@@ -358,15 +359,18 @@ impl Exec {
     /// The next message `m` core sends on a connection.
     fn await_msg(&mut self, on: &str, m: &str) -> Result<Value, String> {
         let conn = self.conns.get_mut(on).ok_or_else(|| format!("no connection `{on}`"))?;
-        if let Some(pos) = conn.held.iter().position(|f| f["m"] == m) {
+        // `ping` waits for core's {t: "ping"}; anything else for a message of that method.
+        let wanted = |f: &Value| if m == "ping" { f["t"] == "ping" } else { f["m"] == m };
+        if let Some(pos) = conn.held.iter().position(wanted) {
             return Ok(conn.held.remove(pos));
         }
         let deadline = Instant::now() + WAIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.rt.block_on(async { tokio::time::timeout(left, conn.rx.recv()).await }) {
-                Err(_) | Ok(None) => return Ok(json!({ "$noMessage": format!("no `{m}` within 3 s") })),
-                Ok(Some(f)) if f["m"] == m || f.get("$closed").is_some() => return Ok(f),
+                Err(_) | Ok(None) => return Ok(json!({ "noMessage": format!("no `{m}` within 3 s") })),
+                Ok(Some(f)) if wanted(&f) || f.get("closed").is_some() => return Ok(f),
+                Ok(Some(f)) if f["t"] == "ping" => {}
                 Ok(Some(f)) => conn.held.push(f),
             }
         }
@@ -393,7 +397,7 @@ impl Exec {
                 .map_err(|e| format!("gate: {e}"))?;
             let status = resp.status().as_u16();
             let bytes = resp.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-            let body: Value = serde_json::from_slice(&bytes).unwrap_or_else(|_| json!({ "$text": String::from_utf8_lossy(&bytes) }));
+            let body: Value = serde_json::from_slice(&bytes).unwrap_or_else(|_| json!({ "text": String::from_utf8_lossy(&bytes) }));
             Ok(json!({ "status": status, "body": body, "bytes": crate::hash::fnv1a64(&bytes) }))
         })
     }

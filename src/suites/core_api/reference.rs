@@ -40,6 +40,16 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
     ("missing-artifact-invalid", "4b", "answers a missing artifact invalid, not not_found"),
     ("model-gate-fails", "5", "answers a journaled model call with a gate error"),
     ("output-without-cursor", "7", "answers an output without the cursor"),
+    ("no-pings", "1", "never pings a harness"),
+    ("no-silence-drop", "1", "never drops a harness it has not heard from"),
+    ("lost-run-not-offered-again", "1", "leaves a run whose connection was lost unoffered"),
+    ("last-snapshot-wins", "3", "lets a later session.mcp snapshot replace the first"),
+    ("definition-range-unchecked", "3", "answers a definition.file range past chunkBytes"),
+    ("upload-survives-run", "4b", "takes chunks of an upload its run left open, from another run"),
+    ("abort-of-gone-upload-refused", "4b", "refuses an abort of an upload already gone"),
+    ("metadata-read-sends-bytes", "4b", "answers a read of length 0 with bytes"),
+    ("transcript-without-entries", "6", "answers transcript.read without entries"),
+    ("cancel-without-reason", "8", "sends cancel without its reason"),
     ("api-4-accepted", "2", "answers hello with api 4"),
     ("any-name-accepted", "2", "answers hello naming a harness that is not the credential's"),
     ("no-effect-drift", "4", "answers an effect asked again with another hash as if it were the same"),
@@ -102,6 +112,7 @@ impl ReferenceCore {
         let (acts, _rx) = tokio::sync::mpsc::unbounded_channel();
         let mut world = World::new(Arc::new(sc), token.clone(), acts);
         world.mutant = self.mutant;
+        world.reoffer_lost = true;
         let world = Arc::new(std::sync::Mutex::new(world));
         rt.spawn(core::serve(core_l, world.clone()));
         let router = gates::router(world.clone());
@@ -136,7 +147,11 @@ impl Adapter for ReferenceCore {
                 let mut g = lock(w);
                 let reason = params.get("reason").and_then(Value::as_str).unwrap_or("cancel").to_string();
                 if let Some((run, conn)) = g.active_run().map(|r| (r.id.clone(), r.conn)) {
-                    g.send(conn, json!({ "t": "msg", "m": "cancel", "p": { "runId": run, "reason": reason } }));
+                    let mut p = json!({ "runId": run, "reason": reason });
+                    if g.breaks("cancel-without-reason") {
+                        p.as_object_mut().expect("object").remove("reason");
+                    }
+                    g.send(conn, json!({ "t": "msg", "m": "cancel", "p": p }));
                 }
                 json!({})
             }),

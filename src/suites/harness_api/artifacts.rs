@@ -37,6 +37,7 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
     let bytes = unb64(a["base64"].as_str().unwrap_or_default()).unwrap_or_default();
     let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
     let length = p.get("length").and_then(Value::as_u64).unwrap_or(chunk).min(chunk);
+    let length = if length == 0 && w.breaks("metadata-read-sends-bytes") { chunk } else { length };
     if offset > bytes.len() as u64 && !w.breaks("read-past-end-accepted") {
         return Reply::Err("invalid", "offset past the end".into());
     }
@@ -83,6 +84,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 }
             }
             let upload = Upload {
+                run: p.get("runId").and_then(Value::as_str).unwrap_or_default().to_string(),
                 name: p.get("name").and_then(Value::as_str).unwrap_or("artifact").into(),
                 bytes: Vec::new(),
                 last: None,
@@ -108,9 +110,14 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
         "chunk" => {
             let id = p.get("uploadId").and_then(Value::as_str).unwrap_or_default();
             let twice = w.breaks("repeat-chunk-taken-twice");
+            let survives = w.breaks("upload-survives-run");
             let Some(u) = w.uploads.get_mut(id) else {
                 return Reply::Err("invalid", format!("no upload {id}"));
             };
+            // An upload the run left open ended with it.
+            if p.get("runId").and_then(Value::as_str) != Some(u.run.as_str()) && !survives {
+                return Reply::Err("invalid", format!("no upload {id} in this run"));
+            }
             let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(u64::MAX);
             let d = data.unwrap_or_default();
             if u.last == Some((offset, d.len())) && !twice {
@@ -135,7 +142,9 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
         }
         "abort" => {
             let id = p.get("uploadId").and_then(Value::as_str).unwrap_or_default();
-            Reply::Ok(json!({ "status": if w.uploads.remove(id).is_some() { "ended" } else { "aborted" } }))
+            let gone = w.uploads.remove(id).is_none();
+            let status = if gone && !w.breaks("abort-of-gone-upload-refused") { "aborted" } else if gone { return Reply::Err("invalid", format!("no upload {id}")) } else { "ended" };
+            Reply::Ok(json!({ "status": status }))
         }
         other => Reply::Err("invalid", format!("unknown op `{other}`")),
     }

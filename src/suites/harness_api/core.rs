@@ -104,7 +104,7 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
                 tick.tick().await;
                 let mut g = lock(&w);
                 let silent = g.conns.get(&n).map(|c| c.heard.elapsed()).unwrap_or_default();
-                if silent > Duration::from_millis(drop_ms) {
+                if silent > Duration::from_millis(drop_ms) && !g.breaks("no-silence-drop") {
                     let ms = silent.as_millis() as u64;
                     g.record(json!({ "via": "core", "event": "drop", "conn": n, "silentMs": ms }));
                     if let Some(c) = g.conns.get(&n) {
@@ -113,7 +113,9 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
                     g.lost(n);
                     return;
                 }
-                g.send(n, json!({ "t": "ping" }));
+                if !g.breaks("no-pings") {
+                    g.send(n, json!({ "t": "ping" }));
+                }
             }
         })
     };

@@ -110,11 +110,16 @@ pub struct World {
     pub tenant_closed: bool,
     /// A mutant of the reference core (core role): the one rule it breaks.
     pub mutant: Option<&'static str>,
+    /// Offer a run whose connection was lost again at the next advance (the core role; the
+    /// harness role's scenarios script their replays).
+    pub reoffer_lost: bool,
     /// The scenario is over: runs keep the state they had, whatever the harness does next.
     pub frozen: bool,
 }
 
 pub struct Upload {
+    /// The run that opened it: an upload ends with its run.
+    pub run: String,
     pub name: String,
     pub bytes: Vec<u8>,
     pub last: Option<(u64, usize)>,
@@ -159,6 +164,7 @@ impl World {
             offers: sc_offers,
             tenant_closed: false,
             mutant: None,
+            reoffer_lost: false,
         }
     }
 
@@ -224,6 +230,9 @@ impl World {
         self.waiting.retain(|(c, _)| *c != conn);
         for i in 0..self.runs.len() {
             if self.runs[i].conn == conn && self.runs[i].ended.is_none() {
+                if self.reoffer_lost && !self.breaks("lost-run-not-offered-again") {
+                    self.offers.push(Offer::Replay);
+                }
                 self.end_run(i, "connection.lost");
             }
         }
@@ -392,6 +401,7 @@ impl World {
             "effect.intent" => self.intent(p),
             "effect.outcome" => self.outcome(p),
             "transcript.read" => match self.held(p) {
+                Ok(_) if self.breaks("transcript-without-entries") => Reply::Ok(json!({ "cursor": "c0" })),
                 Ok(_) => Reply::Ok(json!({ "cursor": "c0", "entries": [] })),
                 Err(e) => e,
             },
@@ -593,7 +603,7 @@ impl World {
         if let Err(e) = self.held(p) {
             return e;
         }
-        if self.mcp_facts.is_none() {
+        if self.mcp_facts.is_none() || self.breaks("last-snapshot-wins") {
             if let Some(s) = p.get("snapshot").filter(|s| s.is_object()) {
                 let servers = s.get("servers").cloned().unwrap_or(json!([]));
                 self.mcp_facts = Some(json!({ "servers": servers }));
@@ -617,7 +627,7 @@ impl World {
         let chunk = self.runs[i].limit("chunkBytes");
         let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
         let length = p.get("length").and_then(Value::as_u64).unwrap_or(chunk);
-        if length > chunk {
+        if length > chunk && !self.breaks("definition-range-unchecked") {
             return Reply::Err("limit_exceeded", format!("chunkBytes {chunk}"));
         }
         let bytes = text.as_bytes();
