@@ -319,6 +319,16 @@ fn main() {
             }
             Err(format!("MUST cases no mutant core of their section fails:\n  {}", unkilled.join("\n  ")).into())
         }));
+        for v in selfcheck::variant_names() {
+            let cases = cores.clone();
+            trials.push(Trial::test(format!("core-variants::{v}"), move || {
+                let failed = selfcheck::variant_failures(v, &cases);
+                if failed.is_empty() {
+                    return Ok(());
+                }
+                Err(format!("the allowed variant core {v} fails {} MUST case(s)\n{}", failed.len(), failed.join("\n")).into())
+            }));
+        }
     }
     let (cases2, env2, matrix2) = (cases.clone(), env.clone(), matrix.clone());
     trials.push(Trial::test(

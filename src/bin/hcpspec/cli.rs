@@ -623,6 +623,16 @@ fn print_core_kill_matrix(cases: &[Case]) -> i32 {
     for c in &unkilled {
         println!("warning: no mutant of its own section (or killed_by) fails MUST case {c}");
     }
+    println!("\n{:<28} {:>10}", "allowed variant core", "MUST fails");
+    let mut unfair = 0;
+    for v in selfcheck::variant_names() {
+        let failed = selfcheck::variant_failures(v, cases);
+        unfair += failed.len();
+        println!("{v:<28} {:>10}", failed.len());
+        for f in failed {
+            println!("  {}", f.lines().next().unwrap_or_default());
+        }
+    }
     println!(
         "{} mutant cores, {} killed; {} MUST cases, {} not failed by any mutant",
         reference::MUTANTS.len(),
@@ -630,7 +640,7 @@ fn print_core_kill_matrix(cases: &[Case]) -> i32 {
         cases.iter().filter(|c| c.level == Level::MUST).count(),
         unkilled.len()
     );
-    if survivors > 0 { exit::FAILURES } else { exit::OK }
+    if survivors > 0 || unfair > 0 { exit::FAILURES } else { exit::OK }
 }
 
 fn print_kill_matrix(suite: &Suite, cases: &[Case], env: &RunEnv, jobs: usize) -> i32 {
@@ -855,7 +865,38 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
     );
     bench_reports(&suite, &cases, results, par)?;
     bench_harness(vectors)?;
+    bench_core(vectors)?;
     Ok(exit::OK)
+}
+
+/// The core-api suite against the reference core, in-process and over its stdio control shim
+/// (one shim process per case), on 1 job: cases/s and the ratio of the two.
+fn bench_core(vectors: &Path) -> Result<(), String> {
+    use hcpspec::suites::core_api as c;
+    let Ok((_, cases)) = case::load_suite_driving(vectors, c::DRIVES) else {
+        return Ok(());
+    };
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let stdio = format!("stdio:{} shim --runtime core:reference", exe.display());
+    let mut secs = Vec::new();
+    for spec in ["inproc:reference", stdio.as_str()] {
+        let connect = c::connector(spec, &Default::default())?;
+        let t = Instant::now();
+        let results = hcpspec::run::par_each(&cases, 1, &|k| c::run_case(k, &connect), &|_| {});
+        let took = t.elapsed().as_secs_f64();
+        if results.iter().any(|r| !matches!(r.verdict, Verdict::Pass)) {
+            return Err(format!("the reference core fails its own suite over {spec}"));
+        }
+        println!(
+            "core-api: {} cases in {took:.2} s = {:.1} cases/s on 1 job ({})",
+            cases.len(),
+            cases.len() as f64 / took,
+            if spec.starts_with("inproc:") { "in-process" } else { "stdio control shim, a process per case" }
+        );
+        secs.push(took);
+    }
+    println!("core-api: stdio / in-process = {:.2}", secs[1] / secs[0].max(1e-9));
+    Ok(())
 }
 
 /// The harness-api suite against the reference harness, scenarios in parallel, each on its own

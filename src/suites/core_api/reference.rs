@@ -63,6 +63,14 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
     ("state-limit-unchecked", "7", "stores state past harnessStateBytes"),
 ];
 
+/// Allowed variants of the reference core: open points decided otherwise.
+pub const VARIANTS: &[(&str, &str)] = &[
+    ("renew-over-ok-false", "answers a renewal of a run that is over {ok: false}, not run_not_held"),
+    ("unknown-method-not-found", "answers an unknown method not_found, not invalid"),
+    ("refusals-unavailable", "refuses hello with unavailable, not invalid"),
+    ("other-ids", "names its Tenant otherwise"),
+];
+
 /// A core started by `core.start`: its runtime and its state.
 struct Running {
     rt: tokio::runtime::Runtime,
@@ -71,18 +79,22 @@ struct Running {
 
 pub struct ReferenceCore {
     mutant: Option<&'static str>,
+    variant: Option<&'static str>,
     running: Option<Running>,
 }
 
 impl ReferenceCore {
-    /// `reference` or `mutant:NAME`.
+    /// `reference`, `mutant:NAME` or `variant:NAME`.
     pub fn named(name: &str) -> Option<ReferenceCore> {
-        let mutant = match name.strip_prefix("mutant:") {
-            Some(m) => Some(MUTANTS.iter().find(|x| x.0 == m)?.0),
-            None if name == "reference" => None,
-            None => return None,
-        };
-        Some(ReferenceCore { mutant, running: None })
+        let (mut mutant, mut variant) = (None, None);
+        if let Some(m) = name.strip_prefix("mutant:") {
+            mutant = Some(MUTANTS.iter().find(|x| x.0 == m)?.0);
+        } else if let Some(v) = name.strip_prefix("variant:") {
+            variant = Some(VARIANTS.iter().find(|x| x.0 == v)?.0);
+        } else if name != "reference" {
+            return None;
+        }
+        Some(ReferenceCore { mutant, variant, running: None })
     }
 
     fn start(&mut self, params: Value) -> Result<Value, RpcError> {
@@ -112,6 +124,7 @@ impl ReferenceCore {
         let (acts, _rx) = tokio::sync::mpsc::unbounded_channel();
         let mut world = World::new(Arc::new(sc), token.clone(), acts);
         world.mutant = self.mutant;
+        world.variant = self.variant;
         world.reoffer_lost = true;
         let world = Arc::new(std::sync::Mutex::new(world));
         rt.spawn(core::serve(core_l, world.clone()));
@@ -134,7 +147,7 @@ impl Adapter for ReferenceCore {
         let r = match method {
             "core.describe" => Ok(json!({
                 "protocol": super::PROTOCOL,
-                "core": { "name": self.mutant.map_or("reference".to_string(), |m| format!("mutant:{m}")), "version": env!("CARGO_PKG_VERSION") }
+                "core": { "name": match (self.mutant, self.variant) { (Some(m), _) => format!("mutant:{m}"), (_, Some(v)) => format!("variant:{v}"), _ => "reference".to_string() }, "version": env!("CARGO_PKG_VERSION") }
             })),
             "core.start" => self.start(params),
             "session.open" | "session.replay" => self.world().map(|w| {

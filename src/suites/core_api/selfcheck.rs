@@ -28,3 +28,21 @@ pub fn kills(mutant: &str, cases: &[Case]) -> Vec<String> {
         .map(|r| r.name)
         .collect()
 }
+
+pub fn variant_names() -> impl Iterator<Item = &'static str> {
+    super::reference::VARIANTS.iter().map(|v| v.0)
+}
+
+/// The MUST cases the allowed variant does not pass, explained.
+pub fn variant_failures(variant: &str, cases: &[Case]) -> Vec<String> {
+    let must: Vec<Case> = cases.iter().filter(|c| c.level == Level::MUST).cloned().collect();
+    let Ok(connect) = super::connector(&format!("inproc:variant:{variant}"), &Default::default()) else {
+        return vec![format!("no variant {variant}")];
+    };
+    par_each(&must, 2, &|c| super::run_case(c, &connect), &|_| {})
+        .into_iter()
+        .zip(&must)
+        .filter(|(r, _)| !matches!(r.verdict, Verdict::Pass))
+        .map(|(r, c)| r.explain(c))
+        .collect()
+}

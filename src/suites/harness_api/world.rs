@@ -113,6 +113,8 @@ pub struct World {
     /// Offer a run whose connection was lost again at the next advance (the core role; the
     /// harness role's scenarios script their replays).
     pub reoffer_lost: bool,
+    /// An allowed variant of the reference core: an open point decided otherwise.
+    pub variant: Option<&'static str>,
     /// The scenario is over: runs keep the state they had, whatever the harness does next.
     pub frozen: bool,
 }
@@ -165,12 +167,18 @@ impl World {
             tenant_closed: false,
             mutant: None,
             reoffer_lost: false,
+            variant: None,
         }
     }
 
     /// Is this the mutant core that breaks `rule`?
     pub fn breaks(&self, rule: &str) -> bool {
         self.mutant == Some(rule)
+    }
+
+    /// Is this the allowed variant of the reference core that decides `point` otherwise?
+    pub fn decides(&self, point: &str) -> bool {
+        self.variant == Some(point)
     }
 
     pub fn now(&self) -> u64 {
@@ -411,26 +419,31 @@ impl World {
             "artifact.write" => super::artifacts::write(self, p),
             "output" => self.output(p),
             _ if self.breaks("unknown-method-ok") => Reply::Ok(json!({})),
+            other if self.decides("unknown-method-not-found") => {
+                Reply::Err("not_found", format!("unknown method `{other}`"))
+            }
             other => Reply::Err("invalid", format!("unknown method `{other}`")),
         }
     }
 
     fn hello(&mut self, conn: usize, p: &Value) -> Reply {
         if p.get("api") != Some(&json!(5)) && !self.breaks("api-4-accepted") {
-            return Reply::Err("invalid", "core speaks api 5".into());
+            let code = if self.decides("refusals-unavailable") { "unavailable" } else { "invalid" };
+            return Reply::Err(code, "core speaks api 5".into());
         }
         let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
         if name != self.sc.harness && !self.breaks("any-name-accepted") {
             return Reply::Err(
-                "invalid",
+                if self.decides("refusals-unavailable") { "unavailable" } else { "invalid" },
                 format!("the credential is for harness `{}`", self.sc.harness),
             );
         }
         if let Some(c) = self.conns.get_mut(&conn) {
             c.hello = true;
         }
+        let tenant = if self.decides("other-ids") { "t_8f3a" } else { "tenant-1" };
         let mut answer = json!({
-            "api": 5, "tenantId": "tenant-1", "sandbox": { "backend": "none" },
+            "api": 5, "tenantId": tenant, "sandbox": { "backend": "none" },
             "renewEveryMs": self.sc.timers.renew_every_ms
         });
         if self.breaks("hello-without-renew-every") {
@@ -452,6 +465,8 @@ impl World {
     fn renew(&mut self, p: &Value) -> Reply {
         let i = match self.held(p) {
             Ok(i) => i,
+            // The text answers a run that is over {ok: false}; run_not_held says it too.
+            Err(_) if self.decides("renew-over-ok-false") => return Reply::Ok(json!({ "ok": false })),
             Err(e) => return e,
         };
         let answer = match self.sc.renew.len() {
