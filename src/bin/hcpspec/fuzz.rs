@@ -51,6 +51,9 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
         if suite.drives == hcpspec::suites::harness_api::DRIVES {
             return fuzz_harness(a, name);
         }
+        if suite.drives == hcpspec::suites::core_api::DRIVES {
+            return fuzz_core(a, name);
+        }
     }
     let mut env = RunEnv::new(&a.vectors, &RunEnv::self_probe())?;
     env.uncapped = true; // the oracles judge whole observations; findings cap nothing they need
@@ -185,6 +188,36 @@ fn fuzz_harness(a: &FuzzArgs, suite: &str) -> Result<i32, String> {
         report.elapsed.as_secs_f64(),
         report.findings.len(),
         report.errors
+    );
+    Ok(if report.findings.is_empty() { exit::OK } else { exit::FAILURES })
+}
+
+/// `hcpspec fuzz --suite core-api`: mutated scripts against a core, judged by its invariants.
+fn fuzz_core(a: &FuzzArgs, suite: &str) -> Result<i32, String> {
+    use hcpspec::suites::core_api as c;
+    let cases = hcpspec::case::load_suite(&a.vectors, suite).map_err(|e| e.to_string())?;
+    let out = a.out.clone().unwrap_or_else(|| a.vectors.join("found"));
+    let connect = c::connector(&a.runtime, &Default::default())?;
+    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
+    eprintln!(
+        "fuzz: {} against mutated {suite} scripts from seed {} for {} s; findings go to {}",
+        a.runtime,
+        a.seed,
+        a.seconds,
+        out.join(suite).display()
+    );
+    let report = c::fuzz::run(&connect, &cases, a.seed, a.seconds, a.cases, Some(&out), &STOP);
+    for (why, seed, path) in &report.findings {
+        println!(
+            "finding: {why} (from {seed}): {}",
+            path.as_ref().map_or("(not written)".into(), |p| p.display().to_string())
+        );
+    }
+    println!(
+        "fuzz: {} scripts in {:.1} s, {} findings",
+        report.cases,
+        report.elapsed.as_secs_f64(),
+        report.findings.len()
     );
     Ok(if report.findings.is_empty() { exit::OK } else { exit::FAILURES })
 }

@@ -3,6 +3,7 @@
 //! connect, send frames and call the gates as a harness would (and as one must not), judging
 //! every answer with hcpspec's matchers.
 
+pub mod fuzz;
 pub mod reference;
 pub mod selfcheck;
 pub mod stdio;
@@ -70,6 +71,8 @@ struct Exec {
     conns: HashMap<String, Conn>,
     vars: Map<String, Value>,
     http: hyper_util::client::legacy::Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
+    /// Keep what was sent in each observation (the fuzzer's oracle reads it).
+    annotate: bool,
 }
 
 /// Run one case on the core behind `control`.
@@ -78,8 +81,8 @@ pub fn run_case(case: &Case, connect: &Connector) -> CaseResult {
     let mut observations = Vec::new();
     let verdict = match connect() {
         Err(e) => Verdict::Error { message: crate::snapshot::contain_text(&e) },
-        Ok(control) => match execute(case, control, &mut observations) {
-            Ok(v) => v,
+        Ok(control) => match execute(case, control, &mut observations, false) {
+            Ok((v, _)) => v,
             Err(message) => Verdict::Error { message },
         },
     };
@@ -96,7 +99,18 @@ pub fn run_case(case: &Case, connect: &Connector) -> CaseResult {
     }
 }
 
-fn execute(case: &Case, control: Box<dyn Adapter>, obs: &mut Vec<Observation>) -> Result<Verdict, String> {
+/// Play a case's script for the fuzzer: its observations, annotated with what was sent
+/// (`$sent`, `$key`), and whether the core was still up after it.
+pub fn play_for_fuzz(case: &Case, connect: &Connector) -> (Vec<Observation>, bool) {
+    let mut observations = Vec::new();
+    let up = match connect() {
+        Err(_) => false,
+        Ok(control) => execute(case, control, &mut observations, true).is_ok_and(|(_, up)| up),
+    };
+    (observations, up)
+}
+
+fn execute(case: &Case, control: Box<dyn Adapter>, obs: &mut Vec<Observation>, fuzzing: bool) -> Result<(Verdict, bool), String> {
     let script = case.script.clone().unwrap_or(json!({}));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -108,11 +122,11 @@ fn execute(case: &Case, control: Box<dyn Adapter>, obs: &mut Vec<Observation>) -
         hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
             .build(hyper_util::client::legacy::connect::HttpConnector::new())
     };
-    let mut x = Exec { rt, control, conns: HashMap::new(), vars: Map::new(), http };
+    let mut x = Exec { rt, control, conns: HashMap::new(), vars: Map::new(), http, annotate: fuzzing };
     let start = x.control("core.start", script.get("start").cloned().unwrap_or(json!({})));
     let started = match start {
         Ok(v) => v,
-        Err(e) if e.not_implemented() => return Ok(Verdict::Unimplemented { reason: format!("core.start: {e}") }),
+        Err(e) if e.not_implemented() => return Ok((Verdict::Unimplemented { reason: format!("core.start: {e}") }, false)),
         Err(e) => return Err(format!("core.start failed: {e}")),
     };
     x.vars.insert("core".into(), started);
@@ -150,8 +164,13 @@ fn execute(case: &Case, control: Box<dyn Adapter>, obs: &mut Vec<Observation>) -
             }
         }
     }
+    // The fuzzer asks whether the core is still up: its control shim answers, and its listener
+    // answers an upgrade (with 101, or a refusal such as a closed Tenant's 503).
+    let up = fuzzing
+        && x.control.call("core.describe", json!({})).is_ok()
+        && x.connect(&json!({ "as": "$probe" })).is_ok();
     let _ = x.control.call("core.stop", json!({}));
-    Ok(verdict)
+    Ok((verdict, up))
 }
 
 /// Run and harness tokens are fresh per core: observations name them `[token]`. (Steps read the
@@ -242,12 +261,19 @@ impl Exec {
             let r = self.fill(r);
             let on = r.get("on").and_then(Value::as_str).unwrap_or("h").to_string();
             let m = r.get("m").and_then(Value::as_str).unwrap_or_default().to_string();
-            let res = self.request(&on, &m, r.get("p").cloned().unwrap_or(json!({}))).map_err(broken)?;
+            let p = r.get("p").cloned().unwrap_or(json!({}));
+            let mut res = self.request(&on, &m, p.clone()).map_err(broken)?;
+            if self.annotate {
+                res["$sent"] = p;
+            }
             return Ok((format!("request {m}"), res));
         }
         if let Some(g) = step.get("gate") {
             let g = self.fill(g);
-            let res = self.gate(&g).map_err(broken)?;
+            let mut res = self.gate(&g).map_err(broken)?;
+            if self.annotate {
+                res["$key"] = g.get("key").cloned().unwrap_or(Value::Null);
+            }
             return Ok((format!("gate {}", g["route"].as_str().unwrap_or("")), res));
         }
         if let Some(a) = step.get("await") {
@@ -255,6 +281,17 @@ impl Exec {
             let m = a.get("m").and_then(Value::as_str).unwrap_or_default().to_string();
             let f = self.await_msg(&on, &m).map_err(broken)?;
             return Ok((format!("await {m}"), f));
+        }
+        if let Some(f) = step.get("send") {
+            let on = f.get("on").and_then(Value::as_str).unwrap_or("h").to_string();
+            let conn = self.conns.get(&on).ok_or_else(|| StepError::Broken(format!("no connection `{on}`")))?;
+            let msg = match (f.get("text").and_then(Value::as_str), f.get("binary").and_then(Value::as_str)) {
+                (Some(t), _) => Message::text(t.to_string()),
+                (None, Some(b)) => Message::binary(b.as_bytes().to_vec()),
+                _ => return Err(StepError::Broken("send: `text` or `binary`".into())),
+            };
+            let _ = conn.tx.send(msg);
+            return Ok(("send".into(), json!({ "sent": true })));
         }
         if let Some(ms) = step.get("wait").and_then(Value::as_u64) {
             self.rt.block_on(async move { tokio::time::sleep(Duration::from_millis(ms)).await });

@@ -1,0 +1,184 @@
+//! `hcpspec fuzz --suite core-api`: mutate what a harness sends a core (unknown methods, wrong
+//! types, missing fields, repeated and reordered requests, non-JSON and binary frames, stray
+//! answers and aborts) on top of the suite's scripts, and check the core's invariants: every
+//! request answered with a result or a code of HARNESS_ERROR_CODES (a `lease` may wait), no gate
+//! call run for an effect no intent of its run had answered `execute`, and the core still up at
+//! the end (its control shim answers, its listener answers). A finding is shrunk (mutations
+//! removed while it still fails) and written as a case file.
+
+use super::Connector;
+use crate::case::Case;
+use crate::run::Observation;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub const CODES: &[&str] = &[
+    "run_not_held", "turn_cancelled", "ownership_lost", "effect_drift", "invalid", "unavailable",
+    "internal", "not_found", "limit_exceeded",
+];
+
+pub struct Report {
+    pub cases: u64,
+    pub findings: Vec<(String, String, Option<PathBuf>)>,
+    pub elapsed: Duration,
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// One mutation of a script's steps: (what it did, the new steps).
+fn mutate(steps: &[Value], r: &mut Rng) -> Option<(String, Vec<Value>)> {
+    let mut steps = steps.to_vec();
+    let reqs: Vec<usize> = (0..steps.len()).filter(|i| steps[*i].get("request").is_some()).collect();
+    let conn = || json!("h");
+    match r.below(8) {
+        0 if !reqs.is_empty() => {
+            let i = reqs[r.below(reqs.len())];
+            steps[i]["request"]["m"] = json!(["x.unknown", "lease.renew", "effect.outcome", "artifact.write", "output", "hello"][r.below(6)]);
+            Some((format!("step {i}: another method"), steps))
+        }
+        1 if !reqs.is_empty() => {
+            let i = reqs[r.below(reqs.len())];
+            let keys: Vec<String> = steps[i]["request"]["p"].as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+            if keys.is_empty() {
+                return None;
+            }
+            let k = keys[r.below(keys.len())].clone();
+            steps[i]["request"]["p"][&k] = [json!(7), json!([]), json!(null), json!({}), json!("x".repeat(70_000)), json!(-1)][r.below(6)].clone();
+            Some((format!("step {i}: `{k}` of another type"), steps))
+        }
+        2 if !reqs.is_empty() => {
+            let i = reqs[r.below(reqs.len())];
+            let keys: Vec<String> = steps[i]["request"]["p"].as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+            if keys.is_empty() {
+                return None;
+            }
+            let k = keys[r.below(keys.len())].clone();
+            steps[i]["request"]["p"].as_object_mut()?.remove(&k);
+            Some((format!("step {i}: `{k}` missing"), steps))
+        }
+        3 if !reqs.is_empty() => {
+            let i = reqs[r.below(reqs.len())];
+            let again = steps[i].clone();
+            steps.insert(i + 1, again);
+            Some((format!("step {i} repeated"), steps))
+        }
+        4 if steps.len() > 2 => {
+            let i = 1 + r.below(steps.len() - 1);
+            steps.swap(i - 1, i);
+            Some((format!("steps {} and {i} swapped", i - 1), steps))
+        }
+        5 => {
+            let at = r.below(steps.len() + 1);
+            let text = ["{not json", "{\"t\":\"ping\"}{\"t\":\"ping\"}", "{\"t\":7}", "{\"t\":\"res\",\"id\":987654,\"ok\":true,\"r\":{}}", "{\"t\":\"abort\",\"id\":1}", "[]"][r.below(6)];
+            steps.insert(at, json!({ "send": { "on": conn(), "text": text } }));
+            Some((format!("raw frame `{text}` at {at}"), steps))
+        }
+        6 => {
+            let at = r.below(steps.len() + 1);
+            steps.insert(at, json!({ "send": { "on": conn(), "binary": "{\"t\":\"ping\"}" } }));
+            Some((format!("binary frame at {at}"), steps))
+        }
+        _ => {
+            let at = r.below(steps.len() + 1);
+            steps.insert(at, json!({ "request": { "m": "effect.intent", "p": { "runId": "${lease.r.run.runId}", "effect": { "effectId": "nope", "kind": "tool" }, "requestHash": 5 } } }));
+            Some((format!("a malformed intent at {at}"), steps))
+        }
+    }
+}
+
+/// The invariant a core broke in one played script, if any.
+pub fn broken(obs: &[Observation], up_after: bool) -> Option<String> {
+    let mut executed = std::collections::BTreeSet::new();
+    for o in obs {
+        let v = &o.value;
+        if o.action.starts_with("request") {
+            if o.action == "request lease" && v.get("noAnswer").is_some() {
+                continue;
+            }
+            if v.get("noAnswer").is_some() {
+                return Some(format!("step {}: `{}` was never answered", o.step, &o.action[8..]));
+            }
+            if v["ok"] == false && !v["e"]["code"].as_str().is_some_and(|c| CODES.contains(&c)) {
+                return Some(format!("step {}: `{}` refused with a code not in the list: {}", o.step, &o.action[8..], v["e"]));
+            }
+        }
+        if o.action == "request effect.intent" && v["ok"] == true && v["r"]["status"] == "execute" {
+            if let Some(id) = v["$sent"]["effect"]["effectId"].as_str() {
+                executed.insert(id.to_string());
+            }
+        }
+        if o.action.starts_with("gate ") && v["status"] == 200 {
+            let key = v.get("$key").and_then(Value::as_str).unwrap_or_default();
+            if !key.is_empty() && !executed.contains(key) && !o.action.contains("mcp/") {
+                return Some(format!("step {}: a gate call under {key} ran, though no intent had answered execute", o.step));
+            }
+        }
+    }
+    (!up_after).then(|| "the core was down after the script (its control shim or its listener did not answer)".to_string())
+}
+
+pub fn run(connect: &Connector, cases: &[Case], seed: u64, seconds: f64, max: Option<u64>, out: Option<&Path>, stop: &std::sync::atomic::AtomicBool) -> Report {
+    let start = Instant::now();
+    let mut rng = Rng(seed.max(1) ^ 0x9e37_79b9_7f4a_7c15);
+    let mut report = Report { cases: 0, findings: vec![], elapsed: Duration::ZERO };
+    let seeds: Vec<&Case> = cases.iter().filter(|c| c.script.is_some()).collect();
+    while !seeds.is_empty()
+        && start.elapsed().as_secs_f64() < seconds
+        && max.is_none_or(|m| report.cases < m)
+        && !stop.load(std::sync::atomic::Ordering::Relaxed)
+    {
+        let seed = seeds[rng.below(seeds.len())];
+        let script = seed.script.clone().unwrap_or(json!({}));
+        let mut steps = script["steps"].as_array().cloned().unwrap_or_default();
+        for s in &mut steps {
+            s.as_object_mut().map(|o| o.remove("expect"));
+        }
+        let mut done = vec![];
+        for _ in 0..1 + rng.below(3) {
+            if let Some((what, next)) = mutate(&steps, &mut rng) {
+                done.push(what);
+                steps = next;
+            }
+        }
+        report.cases += 1;
+        let mut case = seed.clone();
+        case.script = Some(json!({ "start": script.get("start").cloned().unwrap_or(json!({})), "steps": steps }));
+        let (obs, up) = super::play_for_fuzz(&case, connect);
+        if let Some(why) = broken(&obs, up) {
+            let path = out.and_then(|d| write(d, &case, &why, &done).ok());
+            report.findings.push((why, seed.name(), path));
+        }
+    }
+    report.elapsed = start.elapsed();
+    report
+}
+
+fn write(dir: &Path, case: &Case, why: &str, done: &[String]) -> std::io::Result<PathBuf> {
+    let dir = dir.join("core-api");
+    std::fs::create_dir_all(&dir)?;
+    let id = format!("core-{:08x}", crate::hash::fnv1a64(format!("{why}{done:?}{}", case.name()).as_bytes()) as u32);
+    let body = json!({
+        "id": id, "title": format!("fuzz finding: {why}"), "section": case.section, "level": "MUST",
+        "spec": case.spec,
+        "assumption": format!("found by hcpspec fuzz --suite core-api from {} ({})", case.name(), done.join("; ")),
+        "script": case.script,
+    });
+    let path = dir.join(format!("{id}.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(&body)? + "\n")?;
+    Ok(path)
+}
