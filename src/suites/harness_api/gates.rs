@@ -133,10 +133,13 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
     {
         let mut g = lock(&w);
         let at = g.now();
+        // Where in the log the answer falls (milliseconds are too coarse to order it).
+        let seq = g.log.len();
         let e = &mut g.log[entry];
         e["status"] = json!(status);
         e["answer"] = out.clone();
         e["answeredAt"] = json!(at);
+        e["answeredSeq"] = json!(seq);
         if status == 200 {
             if let Some(k) = key.as_str() {
                 g.gate_cache.insert(k.to_string(), (status, out.clone()));

@@ -775,7 +775,7 @@ fn asked(v: &View, c: &Value) -> Result<(), Fail> {
             let end = v.p.runs.iter().find_map(|r| r.ended_at.filter(|e| *e > cancel)).unwrap_or(v.p.log.len());
             let inflight: Vec<&Value> = v
                 .effect_gates()
-                .filter(|(i, g)| *i < cancel && g["answeredAt"].as_u64().is_none_or(|a| a >= v.p.log[cancel]["at"].as_u64().unwrap_or(0)))
+                .filter(|(i, g)| *i < cancel && g["answeredSeq"].as_u64().is_none_or(|a| a as usize > cancel))
                 .map(|(_, g)| g)
                 .collect();
             if inflight.is_empty() {

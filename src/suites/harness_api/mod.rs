@@ -133,7 +133,7 @@ fn observe(p: &judge::Played) -> Vec<Observation> {
     for e in &p.log {
         let mut e = trim(e);
         let Some(o) = e.as_object_mut() else { continue };
-        for k in ["at", "answeredAt", "abandonedAt", "conn", "silentMs"] {
+        for k in ["at", "answeredAt", "answeredSeq", "abandonedAt", "conn", "silentMs"] {
             o.remove(k);
         }
         if o.get("key").and_then(Value::as_str).is_some_and(|k| cancelled.contains(k)) {
