@@ -224,109 +224,51 @@ fn main() {
             }
         }));
     }
-    // The harness suite's self-check: each mutant harness fails a MUST scenario of its own
-    // section; each allowed variant passes every MUST scenario.
-    let harness: Arc<Vec<Case>> = Arc::new(
-        suites
-            .iter()
-            .filter(|(s, _)| s.drives == hcpspec::suites::harness_api::DRIVES)
-            .flat_map(|(_, c)| c.clone())
-            .collect(),
-    );
-    if !harness.is_empty() {
-        use hcpspec::suites::harness_api::selfcheck;
-        // Each mutant against its own section's MUST scenarios, computed once for all trials.
+    // The harness and core suites' self-checks: each mutant fails a MUST case of its own
+    // section, every MUST case falls to one, each allowed variant passes every MUST case.
+    for (suite, suite_cases) in suites.iter() {
+        let Some(sc) = hcpspec::suites::SelfCheck::of(&suite.drives) else {
+            continue;
+        };
+        let sc = Arc::new(sc);
+        let cases = Arc::new(suite_cases.clone());
+        let noun = sc.noun;
         type Kills = std::collections::BTreeMap<&'static str, Vec<String>>;
         let kills: Arc<OnceLock<Kills>> = Arc::new(OnceLock::new());
-        let compute = |cases: &[Case]| -> Kills {
-            selfcheck::mutant_names().map(|m| (m, selfcheck::kills(m, cases))).collect()
+        let compute = |sc: &hcpspec::suites::SelfCheck, cases: &[Case]| -> Kills {
+            sc.mutants.iter().map(|m| (m.0, sc.kills(m.0, cases))).collect()
         };
-        for m in selfcheck::mutant_names() {
-            let (cases, kills) = (harness.clone(), kills.clone());
-            trials.push(Trial::test(format!("harness-mutants::{m}"), move || {
-                if kills.get_or_init(|| compute(&cases))[m].is_empty() {
-                    return Err(format!("mutant harness {m} passes every MUST scenario of its section").into());
+        for (m, _, _) in sc.mutants {
+            let (sc, cases, kills) = (sc.clone(), cases.clone(), kills.clone());
+            trials.push(Trial::test(format!("{noun}-mutants::{m}"), move || {
+                if kills.get_or_init(|| compute(&sc, &cases))[m].is_empty() {
+                    return Err(format!("mutant {noun} {m} passes every MUST case of its section").into());
                 }
                 Ok(())
             }));
         }
-        let (cases, kills2) = (harness.clone(), kills.clone());
-        trials.push(Trial::test("harness-mutants::every-must-scenario-is-killed", move || {
-            let killed: std::collections::BTreeSet<&String> =
-                kills2.get_or_init(|| compute(&cases)).values().flatten().collect();
-            let unkilled: Vec<String> = cases
-                .iter()
-                .filter(|c| c.level == hcpspec::case::Level::MUST && !killed.contains(&c.name()))
-                .map(Case::name)
-                .collect();
+        let (sc2, cases2, kills2) = (sc.clone(), cases.clone(), kills.clone());
+        trials.push(Trial::test(format!("{noun}-mutants::every-must-case-is-killed"), move || {
+            let kills = kills2.get_or_init(|| compute(&sc2, &cases2));
+            let unkilled = hcpspec::suites::SelfCheck::unkilled(&cases2, kills.values().flatten());
             if unkilled.is_empty() {
                 return Ok(());
             }
-            Err(format!("MUST scenarios no mutant of their section fails:\n  {}", unkilled.join("\n  ")).into())
+            Err(format!("MUST cases no mutant of their section fails:\n  {}", unkilled.join("\n  ")).into())
         }));
-        for v in selfcheck::variant_names() {
-            let cases = harness.clone();
-            trials.push(Trial::test(format!("harness-variants::{v}"), move || {
-                let failed = selfcheck::variant_failures(v, &cases);
+        for (v, _) in sc.variants {
+            let (sc, cases) = (sc.clone(), cases.clone());
+            trials.push(Trial::test(format!("{noun}-variants::{v}"), move || {
+                let failed = sc.variant_failures(v, &cases);
                 if failed.is_empty() {
                     return Ok(());
                 }
                 Err(format!(
-                    "the allowed variant {v} fails {} MUST scenario(s): each asserts a choice the spec leaves open\n{}",
+                    "the allowed variant {noun} {v} fails {} MUST case(s): each asserts a choice the spec leaves open\n{}",
                     failed.len(),
                     failed.join("\n")
                 )
                 .into())
-            }));
-        }
-    }
-    // The core suite's self-check: each mutant core fails a MUST case of its own section, and
-    // every MUST case falls to one.
-    let cores: Arc<Vec<Case>> = Arc::new(
-        suites
-            .iter()
-            .filter(|(s, _)| s.drives == hcpspec::suites::core_api::DRIVES)
-            .flat_map(|(_, c)| c.clone())
-            .collect(),
-    );
-    if !cores.is_empty() {
-        use hcpspec::suites::core_api::selfcheck;
-        type Kills = std::collections::BTreeMap<&'static str, Vec<String>>;
-        let kills: Arc<OnceLock<Kills>> = Arc::new(OnceLock::new());
-        let compute = |cases: &[Case]| -> Kills {
-            selfcheck::mutant_names().map(|m| (m, selfcheck::kills(m, cases))).collect()
-        };
-        for m in selfcheck::mutant_names() {
-            let (cases, kills) = (cores.clone(), kills.clone());
-            trials.push(Trial::test(format!("core-mutants::{m}"), move || {
-                if kills.get_or_init(|| compute(&cases))[m].is_empty() {
-                    return Err(format!("mutant core {m} passes every MUST case of its section").into());
-                }
-                Ok(())
-            }));
-        }
-        let (cases, kills2) = (cores.clone(), kills.clone());
-        trials.push(Trial::test("core-mutants::every-must-case-is-killed", move || {
-            let killed: std::collections::BTreeSet<&String> =
-                kills2.get_or_init(|| compute(&cases)).values().flatten().collect();
-            let unkilled: Vec<String> = cases
-                .iter()
-                .filter(|c| c.level == hcpspec::case::Level::MUST && !killed.contains(&c.name()))
-                .map(Case::name)
-                .collect();
-            if unkilled.is_empty() {
-                return Ok(());
-            }
-            Err(format!("MUST cases no mutant core of their section fails:\n  {}", unkilled.join("\n  ")).into())
-        }));
-        for v in selfcheck::variant_names() {
-            let cases = cores.clone();
-            trials.push(Trial::test(format!("core-variants::{v}"), move || {
-                let failed = selfcheck::variant_failures(v, &cases);
-                if failed.is_empty() {
-                    return Ok(());
-                }
-                Err(format!("the allowed variant core {v} fails {} MUST case(s)\n{}", failed.len(), failed.join("\n")).into())
             }));
         }
     }

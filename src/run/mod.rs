@@ -147,6 +147,27 @@ pub struct Annotations {
 }
 
 impl CaseResult {
+    /// The result of one case: its verdict and what was observed, nothing annotated yet.
+    pub fn of(
+        case: &Case,
+        verdict: Verdict,
+        observations: Vec<Observation>,
+        unclassified: Vec<String>,
+        started: std::time::Instant,
+    ) -> CaseResult {
+        CaseResult {
+            name: case.name(),
+            section: case.section.clone(),
+            level: case.level,
+            spec: case.spec.clone(),
+            verdict,
+            observations,
+            unclassified,
+            micros: started.elapsed().as_micros() as u64,
+            annotations: Annotations::default(),
+        }
+    }
+
     /// A human explanation of a failure: case, citation, step, expected against actual.
     pub fn explain(&self, case: &Case) -> String {
         let mut out = format!(

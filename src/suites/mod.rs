@@ -4,3 +4,93 @@
 pub mod core_api;
 pub mod harness_api;
 pub mod hcp;
+
+use crate::case::{Case, Level};
+use crate::run::{par_each, CaseResult, Verdict};
+
+/// The self-check of a suite whose mutants and allowed variants are knobs of one embedded
+/// reference (harness-api, core-api): every mutant fails a MUST case of its own section (or of a
+/// case's `killed_by`), every MUST case falls to one, every variant passes every MUST case.
+pub struct SelfCheck {
+    /// What the targets are called in reports: "harness", "core".
+    pub noun: &'static str,
+    /// (name, section, the rule it breaks)
+    pub mutants: &'static [(&'static str, &'static str, &'static str)],
+    /// (name, the open point it decides otherwise)
+    pub variants: &'static [(&'static str, &'static str)],
+    /// Run the embedded target `inproc:SPEC` (`mutant:NAME`, `variant:NAME`) on the cases.
+    run: fn(&str, &[Case]) -> Vec<CaseResult>,
+}
+
+impl SelfCheck {
+    /// The self-check of the suites that drive `drives`, if it has one.
+    pub fn of(drives: &str) -> Option<SelfCheck> {
+        match drives {
+            harness_api::DRIVES => Some(SelfCheck {
+                noun: "harness",
+                mutants: harness_api::reference::MUTANTS,
+                variants: harness_api::reference::VARIANTS,
+                run: |spec, cases| {
+                    let Ok(h) = harness_api::Harness::parse(&format!("inproc:{spec}")) else {
+                        return vec![];
+                    };
+                    par_each(cases, harness_api::selfcheck::JOBS, &|c| harness_api::run_case(c, &h), &|_| {})
+                },
+            }),
+            core_api::DRIVES => Some(SelfCheck {
+                noun: "core",
+                mutants: core_api::reference::MUTANTS,
+                variants: core_api::reference::VARIANTS,
+                run: |spec, cases| {
+                    let Ok(connect) = core_api::connector(&format!("inproc:{spec}"), &Default::default()) else {
+                        return vec![];
+                    };
+                    par_each(cases, 2, &|c| core_api::run_case(c, &connect), &|_| {})
+                },
+            }),
+            _ => None,
+        }
+    }
+
+    /// The MUST cases of the mutant's own section (or naming it in `killed_by`) that it fails.
+    pub fn kills(&self, mutant: &str, cases: &[Case]) -> Vec<String> {
+        let Some((_, section, _)) = self.mutants.iter().find(|m| m.0 == mutant) else {
+            return vec![];
+        };
+        let own: Vec<Case> = cases
+            .iter()
+            .filter(|c| {
+                c.level == Level::MUST
+                    && (c.section == *section || c.killed_by.iter().any(|k| k == mutant))
+            })
+            .cloned()
+            .collect();
+        (self.run)(&format!("mutant:{mutant}"), &own)
+            .into_iter()
+            .filter(|r| matches!(r.verdict, Verdict::Fail(_)))
+            .map(|r| r.name)
+            .collect()
+    }
+
+    /// The MUST cases the variant does not pass (a skip is no failure: the tool it needs was
+    /// not offered), explained.
+    pub fn variant_failures(&self, variant: &str, cases: &[Case]) -> Vec<String> {
+        let must: Vec<Case> = cases.iter().filter(|c| c.level == Level::MUST).cloned().collect();
+        (self.run)(&format!("variant:{variant}"), &must)
+            .into_iter()
+            .zip(&must)
+            .filter(|(r, _)| !matches!(r.verdict, Verdict::Pass | Verdict::Skip { .. }))
+            .map(|(r, c)| r.explain(c))
+            .collect()
+    }
+
+    /// The MUST cases no mutant of their own section fails, given each mutant's kills.
+    pub fn unkilled<'a>(cases: &'a [Case], kills: impl IntoIterator<Item = &'a String>) -> Vec<String> {
+        let killed: std::collections::BTreeSet<&String> = kills.into_iter().collect();
+        cases
+            .iter()
+            .filter(|c| c.level == Level::MUST && !killed.contains(&c.name()))
+            .map(Case::name)
+            .collect()
+    }
+}

@@ -189,12 +189,9 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         // Each selected suite's self-check; the run fails when any fails.
         let mut code = exit::OK;
         for (suite, cases) in &suites {
-            let c = if suite.drives == hcpspec::suites::harness_api::DRIVES {
-                print_harness_kill_matrix(cases)
-            } else if suite.drives == hcpspec::suites::core_api::DRIVES {
-                print_core_kill_matrix(cases)
-            } else {
-                print_kill_matrix(suite, cases, &env, a.jobs)
+            let c = match hcpspec::suites::SelfCheck::of(&suite.drives) {
+                Some(sc) => print_self_check(&sc, cases),
+                None => print_kill_matrix(suite, cases, &env, a.jobs),
             };
             code = code.max(c);
             println!();
@@ -550,63 +547,15 @@ fn print_table(suite: &Suite, spec: &str, run: &hcpspec::report::RuntimeRun) {
     }
 }
 
-/// The harness suite's self-check: each mutant harness against the MUST scenarios of its own
-/// section, each allowed variant against every MUST scenario.
-fn print_harness_kill_matrix(cases: &[Case]) -> i32 {
-    use hcpspec::suites::harness_api::{reference, selfcheck};
-    println!("{:<28} {:>7} {:>8}   rule broken", "mutant harness", "section", "killed by");
+/// The self-check of a suite whose mutants and variants are knobs of one reference (harness,
+/// core): each mutant against its own section's MUST cases, each variant against all of them.
+fn print_self_check(sc: &hcpspec::suites::SelfCheck, cases: &[Case]) -> i32 {
+    let noun = sc.noun;
+    println!("{:<28} {:>7} {:>8}   rule broken", format!("mutant {noun}"), "section", "killed by");
     let mut survivors = 0;
-    let mut killed_cases = std::collections::BTreeSet::new();
-    for (name, section, what) in reference::MUTANTS {
-        let kills = selfcheck::kills(name, cases);
-        survivors += usize::from(kills.is_empty());
-        println!(
-            "{name:<28} {section:>7} {:>8}   {what}{}",
-            kills.len(),
-            if kills.is_empty() { "  <- SURVIVES" } else { "" }
-        );
-        killed_cases.extend(kills);
-    }
-    let unkilled: Vec<String> = cases
-        .iter()
-        .filter(|c| c.level == Level::MUST && !killed_cases.contains(&c.name()))
-        .map(Case::name)
-        .collect();
-    for c in &unkilled {
-        println!("warning: no mutant of its own section (or killed_by) fails MUST scenario {c}");
-    }
-    println!("\n{:<28} {:>10}", "allowed variant", "MUST fails");
-    let mut unfair = 0;
-    for v in selfcheck::variant_names() {
-        let failed = selfcheck::variant_failures(v, cases);
-        unfair += failed.len();
-        println!("{v:<28} {:>10}", failed.len());
-        for f in failed {
-            println!("  {}", f.lines().next().unwrap_or_default());
-        }
-    }
-    println!(
-        "{} mutant harnesses, {} killed; {} MUST scenarios, {} not failed by any mutant",
-        reference::MUTANTS.len(),
-        reference::MUTANTS.len() - survivors,
-        cases.iter().filter(|c| c.level == Level::MUST).count(),
-        unkilled.len()
-    );
-    if survivors > 0 || unfair > 0 {
-        exit::FAILURES
-    } else {
-        exit::OK
-    }
-}
-
-/// The core suite's self-check: each mutant core against its own section's MUST cases.
-fn print_core_kill_matrix(cases: &[Case]) -> i32 {
-    use hcpspec::suites::core_api::{reference, selfcheck};
-    println!("{:<28} {:>7} {:>8}   rule broken", "mutant core", "section", "killed by");
-    let mut survivors = 0;
-    let mut killed = std::collections::BTreeSet::new();
-    for (name, section, what) in reference::MUTANTS {
-        let kills = selfcheck::kills(name, cases);
+    let mut killed = Vec::new();
+    for (name, section, what) in sc.mutants {
+        let kills = sc.kills(name, cases);
         survivors += usize::from(kills.is_empty());
         println!(
             "{name:<28} {section:>7} {:>8}   {what}{}",
@@ -615,18 +564,14 @@ fn print_core_kill_matrix(cases: &[Case]) -> i32 {
         );
         killed.extend(kills);
     }
-    let unkilled: Vec<String> = cases
-        .iter()
-        .filter(|c| c.level == Level::MUST && !killed.contains(&c.name()))
-        .map(Case::name)
-        .collect();
+    let unkilled = hcpspec::suites::SelfCheck::unkilled(cases, &killed);
     for c in &unkilled {
         println!("warning: no mutant of its own section (or killed_by) fails MUST case {c}");
     }
-    println!("\n{:<28} {:>10}", "allowed variant core", "MUST fails");
+    println!("\n{:<28} {:>10}", format!("allowed variant {noun}"), "MUST fails");
     let mut unfair = 0;
-    for v in selfcheck::variant_names() {
-        let failed = selfcheck::variant_failures(v, cases);
+    for (v, _) in sc.variants {
+        let failed = sc.variant_failures(v, cases);
         unfair += failed.len();
         println!("{v:<28} {:>10}", failed.len());
         for f in failed {
@@ -634,13 +579,17 @@ fn print_core_kill_matrix(cases: &[Case]) -> i32 {
         }
     }
     println!(
-        "{} mutant cores, {} killed; {} MUST cases, {} not failed by any mutant",
-        reference::MUTANTS.len(),
-        reference::MUTANTS.len() - survivors,
+        "{} mutant {noun}s, {} killed; {} MUST cases, {} not failed by any mutant",
+        sc.mutants.len(),
+        sc.mutants.len() - survivors,
         cases.iter().filter(|c| c.level == Level::MUST).count(),
         unkilled.len()
     );
-    if survivors > 0 || unfair > 0 { exit::FAILURES } else { exit::OK }
+    if survivors > 0 || unfair > 0 {
+        exit::FAILURES
+    } else {
+        exit::OK
+    }
 }
 
 fn print_kill_matrix(suite: &Suite, cases: &[Case], env: &RunEnv, jobs: usize) -> i32 {

@@ -9,6 +9,7 @@
 use super::Connector;
 use crate::case::Case;
 use crate::run::Observation;
+use crate::mutate::{Rng, Source};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -24,21 +25,6 @@ pub struct Report {
     pub elapsed: Duration,
 }
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// One mutation of a script's steps: (what it did, the new steps).
 fn mutate(steps: &[Value], r: &mut Rng) -> Option<(String, Vec<Value>)> {
@@ -134,7 +120,7 @@ pub fn broken(obs: &[Observation], up_after: bool) -> Option<String> {
 
 pub fn run(connect: &Connector, cases: &[Case], seed: u64, seconds: f64, max: Option<u64>, out: Option<&Path>, stop: &std::sync::atomic::AtomicBool) -> Report {
     let start = Instant::now();
-    let mut rng = Rng(seed.max(1) ^ 0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(seed);
     let mut report = Report { cases: 0, findings: vec![], elapsed: Duration::ZERO };
     let seeds: Vec<&Case> = cases.iter().filter(|c| c.script.is_some()).collect();
     while !seeds.is_empty()

@@ -5,13 +5,12 @@
 
 pub mod fuzz;
 pub mod reference;
-pub mod selfcheck;
 pub mod stdio;
 
 use crate::adapter::{Adapter, CallError};
 use crate::case::matcher::{self, Claims};
 use crate::case::Case;
-use crate::run::{Annotations, CaseResult, Failure, Observation, Verdict};
+use crate::run::{CaseResult, Failure, Observation, Verdict};
 use futures_util::{SinkExt, StreamExt};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
@@ -86,17 +85,7 @@ pub fn run_case(case: &Case, connect: &Connector) -> CaseResult {
             Err(message) => Verdict::Error { message },
         },
     };
-    CaseResult {
-        name: case.name(),
-        section: case.section.clone(),
-        level: case.level,
-        spec: case.spec.clone(),
-        verdict,
-        observations,
-        unclassified: vec![],
-        micros: started.elapsed().as_micros() as u64,
-        annotations: Annotations::default(),
-    }
+    CaseResult::of(case, verdict, observations, vec![], started)
 }
 
 /// Play a case's script for the fuzzer: its observations, annotated with what was sent

@@ -8,6 +8,7 @@
 use super::launch::Harness;
 use super::scenario::Scenario;
 use crate::case::Case;
+use crate::mutate::{Rng, Source};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -46,22 +47,6 @@ pub struct Report {
     pub elapsed: Duration,
 }
 
-/// xorshift64*: the same seed makes the same injections.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// One disruption core or the gates may cause.
 fn disruption(r: &mut Rng) -> Value {
@@ -118,7 +103,7 @@ fn trial(scenario: &Value, harness: &Harness) -> Result<Option<(String, String)>
 
 pub fn run(cfg: &Config, cases: &[Case], stop: &std::sync::atomic::AtomicBool) -> Report {
     let start = Instant::now();
-    let mut rng = Rng(cfg.seed.max(1) ^ 0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(cfg.seed);
     let mut report = Report { cases: 0, findings: vec![], errors: 0, elapsed: Duration::ZERO };
     let seeds: Vec<&Case> = cases.iter().filter(|c| c.scenario.is_some()).collect();
     if seeds.is_empty() {

@@ -14,7 +14,7 @@ pub mod selfcheck;
 pub mod world;
 
 use crate::case::Case;
-use crate::run::{Annotations, CaseResult, Failure, Observation, Verdict};
+use crate::run::{CaseResult, Failure, Observation, Verdict};
 pub use launch::Harness;
 use scenario::Scenario;
 use serde_json::{json, Value};
@@ -55,17 +55,7 @@ pub fn run_case(case: &Case, harness: &Harness) -> CaseResult {
             }
         },
     };
-    CaseResult {
-        name: case.name(),
-        section: case.section.clone(),
-        level: case.level,
-        spec: case.spec.clone(),
-        verdict,
-        observations,
-        unclassified: warnings,
-        micros: started.elapsed().as_micros() as u64,
-        annotations: Annotations::default(),
-    }
+    CaseResult::of(case, verdict, observations, warnings, started)
 }
 
 fn case_checks(case: &Case) -> Vec<Value> {

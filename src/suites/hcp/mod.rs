@@ -90,17 +90,7 @@ pub fn run_case(
         .iter()
         .map(|n| crate::snapshot::contain_text(n))
         .collect();
-    CaseResult {
-        name: case.name(),
-        section: case.section.clone(),
-        level: case.level,
-        spec: case.spec.clone(),
-        verdict,
-        observations,
-        unclassified,
-        micros: start.elapsed().as_micros() as u64,
-        annotations: Annotations::default(),
-    }
+    CaseResult::of(case, verdict, observations, unclassified, start)
 }
 
 fn execute(
