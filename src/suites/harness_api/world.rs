@@ -34,7 +34,6 @@ pub struct Run {
     pub segment: u64,
     pub start: Value,
     pub conn: usize,
-    pub offered_at: u64,
     pub ended: Option<(u64, String)>,
     /// Effects whose intent this run had answered `execute`.
     pub executed: BTreeSet<String>,
@@ -103,7 +102,6 @@ pub struct World {
     pub keys_written: BTreeMap<String, String>,
     pub mcp_facts: Option<Value>,
     seq: u64,
-    pub changed: Arc<Notify>,
     /// The runs to offer, in order: the scenario's, and those a control shim's `session.open` adds.
     pub offers: Vec<Offer>,
     /// A Tenant closed by the control protocol: upgrades are refused 503.
@@ -161,7 +159,6 @@ impl World {
             keys_written: BTreeMap::new(),
             mcp_facts: None,
             seq: 0,
-            changed: Arc::new(Notify::new()),
             frozen: false,
             offers: sc_offers,
             tenant_closed: false,
@@ -188,7 +185,6 @@ impl World {
     pub fn record(&mut self, mut entry: Value) -> usize {
         entry["at"] = json!(self.now());
         self.log.push(entry);
-        self.changed.notify_waiters();
         self.log.len() - 1
     }
 
@@ -278,7 +274,6 @@ impl World {
             if self.breaks("grant-without-token") {
                 grant.as_object_mut().expect("object").remove("token");
             }
-            let at = self.now();
             self.runs.push(Run {
                 id: id.clone(),
                 token,
@@ -287,7 +282,6 @@ impl World {
                 segment,
                 start: start.clone(),
                 conn,
-                offered_at: at,
                 ended: None,
                 executed: BTreeSet::new(),
             });
