@@ -69,6 +69,25 @@ fn disruption(r: &mut Rng) -> Value {
     }
 }
 
+/// One fault of what the gates answer: a gate error, a body that is not JSON or of the wrong
+/// shape, a stale run.
+fn gate_fault(r: &mut Rng) -> Value {
+    let route = ["model-calls", "tool-calls", "http-calls"][r.below(3)];
+    let (status, body) = match r.below(6) {
+        0 => (500, json!({ "body": { "error": { "code": "internal", "message": "injected" } } })),
+        1 => (200, json!({ "text": "<html>not json</html>" })),
+        2 => (200, json!({ "body": { "outcome": 7 } })),
+        3 => (409, json!({ "body": { "error": { "code": "run_stale", "message": "injected" } } })),
+        4 => (200, json!({ "body": [] })),
+        _ => (502, json!({ "text": "" })),
+    };
+    let mut f = json!({ "route": route, "nth": 1 + r.below(2), "status": status });
+    if let Some(o) = body.as_object() {
+        f.as_object_mut().expect("object").extend(o.clone());
+    }
+    json!({ "gateFault": f })
+}
+
 fn when(r: &mut Rng) -> Value {
     match r.below(4) {
         0 => json!({ "gate": "model-calls" }),
@@ -81,11 +100,17 @@ fn when(r: &mut Rng) -> Value {
     }
 }
 
-/// The scenario with injections added, as a case file's `scenario`.
+/// The scenario with injections added, as a case file's `scenario`: triggers into `on`, gate
+/// faults into `gateFaults`.
 fn inject(base: &Value, injections: &[Value]) -> Value {
     let mut sc = base.clone();
+    let (faults, triggers): (Vec<&Value>, Vec<&Value>) =
+        injections.iter().partition(|i| i.get("gateFault").is_some());
     let on = sc["on"].as_array().cloned().unwrap_or_default();
-    sc["on"] = json!(on.into_iter().chain(injections.iter().cloned()).collect::<Vec<_>>());
+    sc["on"] = json!(on.into_iter().chain(triggers.into_iter().cloned()).collect::<Vec<_>>());
+    if !faults.is_empty() {
+        sc["gateFaults"] = json!(faults.iter().map(|f| f["gateFault"].clone()).collect::<Vec<_>>());
+    }
     sc["deadlineMs"] = json!(sc["deadlineMs"].as_u64().unwrap_or(5000).min(3000));
     sc
 }
@@ -116,7 +141,10 @@ pub fn run(cfg: &Config, cases: &[Case], stop: &std::sync::atomic::AtomicBool) -
         let seed = seeds[rng.below(seeds.len())];
         let base = seed.scenario.clone().unwrap_or(json!({}));
         let injections: Vec<Value> = (0..1 + rng.below(3))
-            .map(|_| json!({ "when": when(&mut rng), "do": disruption(&mut rng) }))
+            .map(|_| match rng.below(4) {
+                0 => gate_fault(&mut rng),
+                _ => json!({ "when": when(&mut rng), "do": disruption(&mut rng) }),
+            })
             .collect();
         report.cases += 1;
         match trial(&inject(&base, &injections), &cfg.harness) {

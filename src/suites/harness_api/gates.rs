@@ -109,7 +109,17 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
         }));
         g.inflight += 1;
         g.trigger(Some(route), None);
-        let decided = decide(&mut g, route, auth, run, key.as_str(), &body);
+        let mut decided = decide(&mut g, route, auth, run, key.as_str(), &body);
+        // A scripted fault replaces the answer (raw text travels as a JSON string marker).
+        let nth = g.gate_counts.get(route).copied().unwrap_or(0);
+        if let Some(f) = g.sc.gate_faults.iter().find(|f| f.route == route && f.nth == nth) {
+            let body = match (&f.body, &f.text) {
+                (_, Some(t)) => json!({ "$raw": t }),
+                (Some(b), None) => b.clone(),
+                (None, None) => Value::Null,
+            };
+            decided = (f.status, body, 0);
+        }
         let hold = decided.2;
         let notify = Arc::new(Notify::new());
         if let Some(k) = key.as_str() {
@@ -147,6 +157,13 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
         }
     }
     guard.done = true;
+    if let Some(raw) = out.get("$raw").and_then(Value::as_str) {
+        return (
+            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            raw.to_string(),
+        )
+            .into_response();
+    }
     answer(status, out)
 }
 

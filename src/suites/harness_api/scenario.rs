@@ -45,6 +45,9 @@ pub struct Scenario {
     /// What core does when something happens.
     #[serde(default)]
     pub on: Vec<Trigger>,
+    /// Gate answers replaced: the nth call on a route gets this status and body (the fuzzer's).
+    #[serde(default)]
+    pub gate_faults: Vec<GateFault>,
     /// What is judged, besides the checks of every scenario.
     #[serde(default)]
     pub checks: Vec<Value>,
@@ -183,4 +186,23 @@ pub struct When {
     /// This long after the harness connected.
     #[serde(default)]
     pub after_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GateFault {
+    pub route: String,
+    #[serde(default = "first")]
+    pub nth: usize,
+    pub status: u16,
+    /// The body as JSON …
+    #[serde(default)]
+    pub body: Option<Value>,
+    /// … or as raw text (not JSON).
+    #[serde(default)]
+    pub text: Option<String>,
+}
+
+fn first() -> usize {
+    1
 }
