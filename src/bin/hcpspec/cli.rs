@@ -579,8 +579,9 @@ fn print_self_check(sc: &hcpspec::suites::SelfCheck, cases: &[Case]) -> i32 {
         }
     }
     println!(
-        "{} mutant {noun}s, {} killed; {} MUST cases, {} not failed by any mutant",
+        "{} mutant {}, {} killed; {} MUST cases, {} not failed by any mutant",
         sc.mutants.len(),
+        if noun.ends_with('s') { format!("{noun}es") } else { format!("{noun}s") },
         sc.mutants.len() - survivors,
         cases.iter().filter(|c| c.level == Level::MUST).count(),
         unkilled.len()
