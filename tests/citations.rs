@@ -49,7 +49,8 @@ fn every_case_cites_real_headings_and_quotes() {
                 if l.starts_with('#') {
                     Some(l.trim_start_matches('#').trim().to_string())
                 } else {
-                    l.strip_suffix("Copy Anchor Link").map(|h| h.trim().to_string())
+                    l.strip_suffix("Copy Anchor Link")
+                        .map(|h| h.trim().to_string())
                 }
             })
             .collect();
@@ -57,7 +58,8 @@ fn every_case_cites_real_headings_and_quotes() {
         for h in heading.captures_iter(&case.spec) {
             // A heading with commas is cited up to its first comma.
             let h1 = h[1].trim();
-            if !headings.contains(h1) && !headings.iter().any(|x| x.starts_with(&format!("{h1},"))) {
+            if !headings.contains(h1) && !headings.iter().any(|x| x.starts_with(&format!("{h1},")))
+            {
                 problems.push(format!(
                     "{}: no heading `{}` in {file}",
                     case.name(),

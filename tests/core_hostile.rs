@@ -16,8 +16,12 @@ fn verdict(mode: &str) -> (Verdict, Duration) {
     let denials = hcpspec::case::load_denials(&vectors).unwrap();
     let mut case = parse_case(Path::new("hostile.json"), text, "core-api", &denials).unwrap();
     case.group = "hostile".into();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fauxmplementations/hostile_core.py");
-    let opts = hcpspec::adapter::Options { timeout: Duration::from_secs(1), ..Default::default() };
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fauxmplementations/hostile_core.py");
+    let opts = hcpspec::adapter::Options {
+        timeout: Duration::from_secs(1),
+        ..Default::default()
+    };
     let connect = connector(&format!("stdio:python3 {} {mode}", script.display()), &opts).unwrap();
     let t = Instant::now();
     let r = run_case(&case, &connect);
@@ -28,7 +32,10 @@ fn errors_with(mode: &str, evidence: &str) {
     let (v, took) = verdict(mode);
     assert!(took < Duration::from_secs(6), "{mode}: took {took:?}");
     match v {
-        Verdict::Error { message } => assert!(message.contains(evidence), "{mode}: `{evidence}` not in {message}"),
+        Verdict::Error { message } => assert!(
+            message.contains(evidence),
+            "{mode}: `{evidence}` not in {message}"
+        ),
         other => panic!("{mode}: expected an error verdict, got {other:?}"),
     }
 }

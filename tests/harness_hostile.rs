@@ -16,14 +16,17 @@ fn scenario(deadline_ms: u64) -> Case {
             "scenario": {{ "deadlineMs": {deadline_ms}, "model": [{{ "text": "done" }}],
                            "checks": [{{ "check": "ends", "with": "turn.completed" }}] }} }}"#
     );
-    let denials = hcpspec::case::load_denials(&Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors")).unwrap();
+    let denials =
+        hcpspec::case::load_denials(&Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors"))
+            .unwrap();
     let mut c = parse_case(Path::new("hostile.json"), &text, "harness-api", &denials).unwrap();
     c.group = "hostile".into();
     c
 }
 
 fn hostile(mode: &str) -> Harness {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fauxmplementations/hostile_harness.py");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fauxmplementations/hostile_harness.py");
     Harness::parse(&format!("exec:python3 {} {mode}", script.display())).unwrap()
 }
 
@@ -33,7 +36,10 @@ fn fails_with(mode: &str, evidence: &str) {
     let t = Instant::now();
     let r = run_case(&scenario(1500), &hostile(mode));
     let took = t.elapsed();
-    assert!(took < Duration::from_millis(1500 + 2000), "{mode}: took {took:?}");
+    assert!(
+        took < Duration::from_millis(1500 + 2000),
+        "{mode}: took {took:?}"
+    );
     let Verdict::Fail(f) = &r.verdict else {
         panic!("{mode}: expected a failure, got {:?}", r.verdict)
     };
@@ -45,7 +51,11 @@ fn fails_with(mode: &str, evidence: &str) {
 fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|s| s.rsplit(')').next().map(|r| r.trim_start().chars().next() != Some('Z')))
+        .and_then(|s| {
+            s.rsplit(')')
+                .next()
+                .map(|r| r.trim_start().chars().next() != Some('Z'))
+        })
         .unwrap_or(false)
 }
 

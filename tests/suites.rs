@@ -236,26 +236,39 @@ fn main() {
         type Kills = std::collections::BTreeMap<&'static str, Vec<String>>;
         let kills: Arc<OnceLock<Kills>> = Arc::new(OnceLock::new());
         let compute = |sc: &hcpspec::suites::SelfCheck, cases: &[Case]| -> Kills {
-            sc.mutants.iter().map(|m| (m.0, sc.kills(m.0, cases))).collect()
+            sc.mutants
+                .iter()
+                .map(|m| (m.0, sc.kills(m.0, cases)))
+                .collect()
         };
         for (m, _, _) in sc.mutants {
             let (sc, cases, kills) = (sc.clone(), cases.clone(), kills.clone());
             trials.push(Trial::test(format!("{noun}-mutants::{m}"), move || {
                 if kills.get_or_init(|| compute(&sc, &cases))[m].is_empty() {
-                    return Err(format!("mutant {noun} {m} passes every MUST case of its section").into());
+                    return Err(
+                        format!("mutant {noun} {m} passes every MUST case of its section").into(),
+                    );
                 }
                 Ok(())
             }));
         }
         let (sc2, cases2, kills2) = (sc.clone(), cases.clone(), kills.clone());
-        trials.push(Trial::test(format!("{noun}-mutants::every-must-case-is-killed"), move || {
-            let kills = kills2.get_or_init(|| compute(&sc2, &cases2));
-            let unkilled = hcpspec::suites::SelfCheck::unkilled(&cases2, kills.values().flatten());
-            if unkilled.is_empty() {
-                return Ok(());
-            }
-            Err(format!("MUST cases no mutant of their section fails:\n  {}", unkilled.join("\n  ")).into())
-        }));
+        trials.push(Trial::test(
+            format!("{noun}-mutants::every-must-case-is-killed"),
+            move || {
+                let kills = kills2.get_or_init(|| compute(&sc2, &cases2));
+                let unkilled =
+                    hcpspec::suites::SelfCheck::unkilled(&cases2, kills.values().flatten());
+                if unkilled.is_empty() {
+                    return Ok(());
+                }
+                Err(format!(
+                    "MUST cases no mutant of their section fails:\n  {}",
+                    unkilled.join("\n  ")
+                )
+                .into())
+            },
+        ));
         for (v, _) in sc.variants {
             let (sc, cases) = (sc.clone(), cases.clone());
             trials.push(Trial::test(format!("{noun}-variants::{v}"), move || {

@@ -275,10 +275,7 @@ pub fn parse_case(
     } else {
         schema::case()
     };
-    if let Some((pointer, message)) = schema::violations(validator, &value)
-        .into_iter()
-        .next()
-    {
+    if let Some((pointer, message)) = schema::violations(validator, &value).into_iter().next() {
         return Err(err(file, &pointer, message));
     }
     let mut case: Case = serde_json::from_value(value).map_err(|e| err(file, "", e.to_string()))?;
@@ -300,13 +297,25 @@ pub fn parse_case(
                 .map_err(|(p, m)| err(file, &format!("/steps/{i}/expect{p}"), m))?;
         }
     }
-    for (i, step) in case.script.as_ref().and_then(|s| s.get("steps")).and_then(Value::as_array).into_iter().flatten().enumerate() {
+    for (i, step) in case
+        .script
+        .as_ref()
+        .and_then(|s| s.get("steps"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         if let Some(e) = step.get("expect") {
             matcher::validate(e, denials)
                 .map_err(|(p, m)| err(file, &format!("/script/steps/{i}/expect{p}"), m))?;
         }
     }
-    let checks = case.scenario.as_ref().and_then(|s| s.get("checks")).and_then(Value::as_array);
+    let checks = case
+        .scenario
+        .as_ref()
+        .and_then(|s| s.get("checks"))
+        .and_then(Value::as_array);
     for (i, c) in checks.into_iter().flatten().enumerate() {
         if let Some(e) = c.get("expect") {
             matcher::validate(e, denials)

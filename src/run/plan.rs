@@ -100,7 +100,7 @@ mod tests {
                 setup: Default::default(),
                 steps: vec![],
                 scenario: None,
-            script: None,
+                script: None,
                 suite: "suite-a".into(),
                 group: "g".into(),
                 file: Default::default(),

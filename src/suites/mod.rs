@@ -34,7 +34,12 @@ impl SelfCheck {
                     let Ok(h) = harness_api::Harness::parse(&format!("inproc:{spec}")) else {
                         return vec![];
                     };
-                    par_each(cases, harness_api::selfcheck::JOBS, &|c| harness_api::run_case(c, &h), &|_| {})
+                    par_each(
+                        cases,
+                        harness_api::selfcheck::JOBS,
+                        &|c| harness_api::run_case(c, &h),
+                        &|_| {},
+                    )
                 },
             }),
             core_api::DRIVES => Some(SelfCheck {
@@ -42,7 +47,9 @@ impl SelfCheck {
                 mutants: core_api::reference::MUTANTS,
                 variants: core_api::reference::VARIANTS,
                 run: |spec, cases| {
-                    let Ok(connect) = core_api::connector(&format!("inproc:{spec}"), &Default::default()) else {
+                    let Ok(connect) =
+                        core_api::connector(&format!("inproc:{spec}"), &Default::default())
+                    else {
                         return vec![];
                     };
                     par_each(cases, 2, &|c| core_api::run_case(c, &connect), &|_| {})
@@ -75,7 +82,11 @@ impl SelfCheck {
     /// The MUST cases the variant does not pass (a skip is no failure: the tool it needs was
     /// not offered), explained.
     pub fn variant_failures(&self, variant: &str, cases: &[Case]) -> Vec<String> {
-        let must: Vec<Case> = cases.iter().filter(|c| c.level == Level::MUST).cloned().collect();
+        let must: Vec<Case> = cases
+            .iter()
+            .filter(|c| c.level == Level::MUST)
+            .cloned()
+            .collect();
         (self.run)(&format!("variant:{variant}"), &must)
             .into_iter()
             .zip(&must)
@@ -85,7 +96,10 @@ impl SelfCheck {
     }
 
     /// The MUST cases no mutant of their own section fails, given each mutant's kills.
-    pub fn unkilled<'a>(cases: &'a [Case], kills: impl IntoIterator<Item = &'a String>) -> Vec<String> {
+    pub fn unkilled<'a>(
+        cases: &'a [Case],
+        kills: impl IntoIterator<Item = &'a String>,
+    ) -> Vec<String> {
         let killed: std::collections::BTreeSet<&String> = kills.into_iter().collect();
         cases
             .iter()

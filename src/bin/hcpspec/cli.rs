@@ -551,7 +551,12 @@ fn print_table(suite: &Suite, spec: &str, run: &hcpspec::report::RuntimeRun) {
 /// core): each mutant against its own section's MUST cases, each variant against all of them.
 fn print_self_check(sc: &hcpspec::suites::SelfCheck, cases: &[Case]) -> i32 {
     let noun = sc.noun;
-    println!("{:<28} {:>7} {:>8}   rule broken", format!("mutant {noun}"), "section", "killed by");
+    println!(
+        "{:<28} {:>7} {:>8}   rule broken",
+        format!("mutant {noun}"),
+        "section",
+        "killed by"
+    );
     let mut survivors = 0;
     let mut killed = Vec::new();
     for (name, section, what) in sc.mutants {
@@ -560,7 +565,11 @@ fn print_self_check(sc: &hcpspec::suites::SelfCheck, cases: &[Case]) -> i32 {
         println!(
             "{name:<28} {section:>7} {:>8}   {what}{}",
             kills.len(),
-            if kills.is_empty() { "  <- SURVIVES" } else { "" }
+            if kills.is_empty() {
+                "  <- SURVIVES"
+            } else {
+                ""
+            }
         );
         killed.extend(kills);
     }
@@ -568,7 +577,11 @@ fn print_self_check(sc: &hcpspec::suites::SelfCheck, cases: &[Case]) -> i32 {
     for c in &unkilled {
         println!("warning: no mutant of its own section (or killed_by) fails MUST case {c}");
     }
-    println!("\n{:<28} {:>10}", format!("allowed variant {noun}"), "MUST fails");
+    println!(
+        "\n{:<28} {:>10}",
+        format!("allowed variant {noun}"),
+        "MUST fails"
+    );
     let mut unfair = 0;
     for (v, _) in sc.variants {
         let failed = sc.variant_failures(v, cases);
@@ -581,7 +594,11 @@ fn print_self_check(sc: &hcpspec::suites::SelfCheck, cases: &[Case]) -> i32 {
     println!(
         "{} mutant {}, {} killed; {} MUST cases, {} not failed by any mutant",
         sc.mutants.len(),
-        if noun.ends_with('s') { format!("{noun}es") } else { format!("{noun}s") },
+        if noun.ends_with('s') {
+            format!("{noun}es")
+        } else {
+            format!("{noun}s")
+        },
         sc.mutants.len() - survivors,
         cases.iter().filter(|c| c.level == Level::MUST).count(),
         unkilled.len()
@@ -835,17 +852,26 @@ fn bench_core(vectors: &Path) -> Result<(), String> {
         let results = hcpspec::run::par_each(&cases, 1, &|k| c::run_case(k, &connect), &|_| {});
         let took = t.elapsed().as_secs_f64();
         if results.iter().any(|r| !matches!(r.verdict, Verdict::Pass)) {
-            return Err(format!("the reference core fails its own suite over {spec}"));
+            return Err(format!(
+                "the reference core fails its own suite over {spec}"
+            ));
         }
         println!(
             "core-api: {} cases in {took:.2} s = {:.1} cases/s on 1 job ({})",
             cases.len(),
             cases.len() as f64 / took,
-            if spec.starts_with("inproc:") { "in-process" } else { "stdio control shim, a process per case" }
+            if spec.starts_with("inproc:") {
+                "in-process"
+            } else {
+                "stdio control shim, a process per case"
+            }
         );
         secs.push(took);
     }
-    println!("core-api: stdio / in-process = {:.2}", secs[1] / secs[0].max(1e-9));
+    println!(
+        "core-api: stdio / in-process = {:.2}",
+        secs[1] / secs[0].max(1e-9)
+    );
     Ok(())
 }
 

@@ -179,7 +179,9 @@ fn fuzz_harness(a: &FuzzArgs, suite: &str) -> Result<i32, String> {
             f.message,
             f.seed_case,
             f.injections,
-            f.path.as_ref().map_or("(not written)".into(), |p| p.display().to_string())
+            f.path
+                .as_ref()
+                .map_or("(not written)".into(), |p| p.display().to_string())
         );
     }
     println!(
@@ -189,7 +191,11 @@ fn fuzz_harness(a: &FuzzArgs, suite: &str) -> Result<i32, String> {
         report.findings.len(),
         report.errors
     );
-    Ok(if report.findings.is_empty() { exit::OK } else { exit::FAILURES })
+    Ok(if report.findings.is_empty() {
+        exit::OK
+    } else {
+        exit::FAILURES
+    })
 }
 
 /// `hcpspec fuzz --suite core-api`: mutated scripts against a core, judged by its invariants.
@@ -206,11 +212,20 @@ fn fuzz_core(a: &FuzzArgs, suite: &str) -> Result<i32, String> {
         a.seconds,
         out.join(suite).display()
     );
-    let report = c::fuzz::run(&connect, &cases, a.seed, a.seconds, a.cases, Some(&out), &STOP);
+    let report = c::fuzz::run(
+        &connect,
+        &cases,
+        a.seed,
+        a.seconds,
+        a.cases,
+        Some(&out),
+        &STOP,
+    );
     for (why, seed, path) in &report.findings {
         println!(
             "finding: {why} (from {seed}): {}",
-            path.as_ref().map_or("(not written)".into(), |p| p.display().to_string())
+            path.as_ref()
+                .map_or("(not written)".into(), |p| p.display().to_string())
         );
     }
     println!(
@@ -219,5 +234,9 @@ fn fuzz_core(a: &FuzzArgs, suite: &str) -> Result<i32, String> {
         report.elapsed.as_secs_f64(),
         report.findings.len()
     );
-    Ok(if report.findings.is_empty() { exit::OK } else { exit::FAILURES })
+    Ok(if report.findings.is_empty() {
+        exit::OK
+    } else {
+        exit::FAILURES
+    })
 }

@@ -56,9 +56,16 @@ pub fn serve(a: &ShimArgs) -> Result<i32, String> {
     // A core's control protocol (docs/core-protocol.md), over stdio.
     if let Some(name) = a.runtime.strip_prefix("core:") {
         let mut core = hcpspec::suites::core_api::reference::ReferenceCore::named(name)
-            .ok_or_else(|| format!("--runtime {}: no embedded core `{name}` (reference, mutant:NAME)", a.runtime))?;
+            .ok_or_else(|| {
+                format!(
+                    "--runtime {}: no embedded core `{name}` (reference, mutant:NAME)",
+                    a.runtime
+                )
+            })?;
         if a.transport != Transport::Stdio {
-            return Err("a core's control shim is served over stdio only (--transport stdio)".into());
+            return Err(
+                "a core's control shim is served over stdio only (--transport stdio)".into(),
+            );
         }
         eprintln!("hcpspec shim: serving core {name} (hcpspec-core/1) over stdio");
         hcpspec::suites::core_api::stdio::serve(&mut core).map_err(|e| format!("stdio: {e}"))?;

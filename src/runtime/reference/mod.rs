@@ -324,7 +324,13 @@ impl Reference {
                 .as_ref()
                 .is_some_and(|b| b.mode == BindingMode::Mothership);
         (mothership
-            && !authz::holds(self.subject(), authz::ELEVATE, pack.pack_id(), None, self.mutant))
+            && !authz::holds(
+                self.subject(),
+                authz::ELEVATE,
+                pack.pack_id(),
+                None,
+                self.mutant,
+            ))
         .then(|| {
             format!(
                 "denied: mothership Binding requires binding.elevate for {}",
@@ -591,7 +597,11 @@ impl Reference {
         // mint-in-exec: a Binding for this exec, as the spec's createAcmeRuntime mints it
         // (`const cred = await deps.hub.mint(pack, authz) // fail closed inside`).
         let binding = if self.chose(Variant::MintInExec) {
-            let decl = pack.surface.binding.as_ref().filter(|_| pack.needs_binding());
+            let decl = pack
+                .surface
+                .binding
+                .as_ref()
+                .filter(|_| pack.needs_binding());
             match (self.elevation_denial(pack), decl) {
                 (Some(e), _) => Err(e),
                 (None, None) => Ok(None),

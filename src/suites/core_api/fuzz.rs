@@ -8,15 +8,22 @@
 
 use super::Connector;
 use crate::case::Case;
-use crate::run::Observation;
 use crate::mutate::{Rng, Source};
+use crate::run::Observation;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub const CODES: &[&str] = &[
-    "run_not_held", "turn_cancelled", "ownership_lost", "effect_drift", "invalid", "unavailable",
-    "internal", "not_found", "limit_exceeded",
+    "run_not_held",
+    "turn_cancelled",
+    "ownership_lost",
+    "effect_drift",
+    "invalid",
+    "unavailable",
+    "internal",
+    "not_found",
+    "limit_exceeded",
 ];
 
 pub struct Report {
@@ -25,31 +32,55 @@ pub struct Report {
     pub elapsed: Duration,
 }
 
-
 /// One mutation of a script's steps: (what it did, the new steps).
 fn mutate(steps: &[Value], r: &mut Rng) -> Option<(String, Vec<Value>)> {
     let mut steps = steps.to_vec();
-    let reqs: Vec<usize> = (0..steps.len()).filter(|i| steps[*i].get("request").is_some()).collect();
+    let reqs: Vec<usize> = (0..steps.len())
+        .filter(|i| steps[*i].get("request").is_some())
+        .collect();
     let conn = || json!("h");
     match r.below(8) {
         0 if !reqs.is_empty() => {
             let i = reqs[r.below(reqs.len())];
-            steps[i]["request"]["m"] = json!(["x.unknown", "lease.renew", "effect.outcome", "artifact.write", "output", "hello"][r.below(6)]);
+            steps[i]["request"]["m"] = json!(
+                [
+                    "x.unknown",
+                    "lease.renew",
+                    "effect.outcome",
+                    "artifact.write",
+                    "output",
+                    "hello"
+                ][r.below(6)]
+            );
             Some((format!("step {i}: another method"), steps))
         }
         1 if !reqs.is_empty() => {
             let i = reqs[r.below(reqs.len())];
-            let keys: Vec<String> = steps[i]["request"]["p"].as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+            let keys: Vec<String> = steps[i]["request"]["p"]
+                .as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default();
             if keys.is_empty() {
                 return None;
             }
             let k = keys[r.below(keys.len())].clone();
-            steps[i]["request"]["p"][&k] = [json!(7), json!([]), json!(null), json!({}), json!("x".repeat(70_000)), json!(-1)][r.below(6)].clone();
+            steps[i]["request"]["p"][&k] = [
+                json!(7),
+                json!([]),
+                json!(null),
+                json!({}),
+                json!("x".repeat(70_000)),
+                json!(-1),
+            ][r.below(6)]
+            .clone();
             Some((format!("step {i}: `{k}` of another type"), steps))
         }
         2 if !reqs.is_empty() => {
             let i = reqs[r.below(reqs.len())];
-            let keys: Vec<String> = steps[i]["request"]["p"].as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+            let keys: Vec<String> = steps[i]["request"]["p"]
+                .as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default();
             if keys.is_empty() {
                 return None;
             }
@@ -70,13 +101,23 @@ fn mutate(steps: &[Value], r: &mut Rng) -> Option<(String, Vec<Value>)> {
         }
         5 => {
             let at = r.below(steps.len() + 1);
-            let text = ["{not json", "{\"t\":\"ping\"}{\"t\":\"ping\"}", "{\"t\":7}", "{\"t\":\"res\",\"id\":987654,\"ok\":true,\"r\":{}}", "{\"t\":\"abort\",\"id\":1}", "[]"][r.below(6)];
+            let text = [
+                "{not json",
+                "{\"t\":\"ping\"}{\"t\":\"ping\"}",
+                "{\"t\":7}",
+                "{\"t\":\"res\",\"id\":987654,\"ok\":true,\"r\":{}}",
+                "{\"t\":\"abort\",\"id\":1}",
+                "[]",
+            ][r.below(6)];
             steps.insert(at, json!({ "send": { "on": conn(), "text": text } }));
             Some((format!("raw frame `{text}` at {at}"), steps))
         }
         6 => {
             let at = r.below(steps.len() + 1);
-            steps.insert(at, json!({ "send": { "on": conn(), "binary": "{\"t\":\"ping\"}" } }));
+            steps.insert(
+                at,
+                json!({ "send": { "on": conn(), "binary": "{\"t\":\"ping\"}" } }),
+            );
             Some((format!("binary frame at {at}"), steps))
         }
         _ => {
@@ -97,10 +138,19 @@ pub fn broken(obs: &[Observation], up_after: bool) -> Option<String> {
                 continue;
             }
             if v.get("noAnswer").is_some() {
-                return Some(format!("step {}: `{}` was never answered", o.step, &o.action[8..]));
+                return Some(format!(
+                    "step {}: `{}` was never answered",
+                    o.step,
+                    &o.action[8..]
+                ));
             }
             if v["ok"] == false && !v["e"]["code"].as_str().is_some_and(|c| CODES.contains(&c)) {
-                return Some(format!("step {}: `{}` refused with a code not in the list: {}", o.step, &o.action[8..], v["e"]));
+                return Some(format!(
+                    "step {}: `{}` refused with a code not in the list: {}",
+                    o.step,
+                    &o.action[8..],
+                    v["e"]
+                ));
             }
         }
         if o.action == "request effect.intent" && v["ok"] == true && v["r"]["status"] == "execute" {
@@ -111,17 +161,35 @@ pub fn broken(obs: &[Observation], up_after: bool) -> Option<String> {
         if o.action.starts_with("gate ") && v["status"] == 200 {
             let key = v.get("$key").and_then(Value::as_str).unwrap_or_default();
             if !key.is_empty() && !executed.contains(key) && !o.action.contains("mcp/") {
-                return Some(format!("step {}: a gate call under {key} ran, though no intent had answered execute", o.step));
+                return Some(format!(
+                    "step {}: a gate call under {key} ran, though no intent had answered execute",
+                    o.step
+                ));
             }
         }
     }
-    (!up_after).then(|| "the core was down after the script (its control shim or its listener did not answer)".to_string())
+    (!up_after).then(|| {
+        "the core was down after the script (its control shim or its listener did not answer)"
+            .to_string()
+    })
 }
 
-pub fn run(connect: &Connector, cases: &[Case], seed: u64, seconds: f64, max: Option<u64>, out: Option<&Path>, stop: &std::sync::atomic::AtomicBool) -> Report {
+pub fn run(
+    connect: &Connector,
+    cases: &[Case],
+    seed: u64,
+    seconds: f64,
+    max: Option<u64>,
+    out: Option<&Path>,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Report {
     let start = Instant::now();
     let mut rng = Rng::new(seed);
-    let mut report = Report { cases: 0, findings: vec![], elapsed: Duration::ZERO };
+    let mut report = Report {
+        cases: 0,
+        findings: vec![],
+        elapsed: Duration::ZERO,
+    };
     let seeds: Vec<&Case> = cases.iter().filter(|c| c.script.is_some()).collect();
     while !seeds.is_empty()
         && start.elapsed().as_secs_f64() < seconds
@@ -143,7 +211,9 @@ pub fn run(connect: &Connector, cases: &[Case], seed: u64, seconds: f64, max: Op
         }
         report.cases += 1;
         let mut case = seed.clone();
-        case.script = Some(json!({ "start": script.get("start").cloned().unwrap_or(json!({})), "steps": steps }));
+        case.script = Some(
+            json!({ "start": script.get("start").cloned().unwrap_or(json!({})), "steps": steps }),
+        );
         let (obs, up) = super::play_for_fuzz(&case, connect);
         if let Some(why) = broken(&obs, up) {
             let path = out.and_then(|d| write(d, &case, &why, &done).ok());
@@ -157,7 +227,10 @@ pub fn run(connect: &Connector, cases: &[Case], seed: u64, seconds: f64, max: Op
 fn write(dir: &Path, case: &Case, why: &str, done: &[String]) -> std::io::Result<PathBuf> {
     let dir = dir.join("core-api");
     std::fs::create_dir_all(&dir)?;
-    let id = format!("core-{:08x}", crate::hash::fnv1a64(format!("{why}{done:?}{}", case.name()).as_bytes()) as u32);
+    let id = format!(
+        "core-{:08x}",
+        crate::hash::fnv1a64(format!("{why}{done:?}{}", case.name()).as_bytes()) as u32
+    );
     let body = json!({
         "id": id, "title": format!("fuzz finding: {why}"), "section": case.section, "level": "MUST",
         "spec": case.spec,

@@ -40,7 +40,10 @@ pub fn connector(spec: &str, opts: &crate::adapter::Options) -> Result<Connector
         })?;
         let name = name.to_string();
         return Ok(Box::new(move || {
-            Ok(Box::new(reference::ReferenceCore::named(&name).expect("checked")) as Box<dyn Adapter>)
+            Ok(
+                Box::new(reference::ReferenceCore::named(&name).expect("checked"))
+                    as Box<dyn Adapter>,
+            )
         }));
     }
     if let Some(cmd) = spec.strip_prefix("stdio:") {
@@ -69,7 +72,10 @@ struct Exec {
     control: Box<dyn Adapter>,
     conns: HashMap<String, Conn>,
     vars: Map<String, Value>,
-    http: hyper_util::client::legacy::Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
+    http: hyper_util::client::legacy::Client<
+        hyper_util::client::legacy::connect::HttpConnector,
+        Full<Bytes>,
+    >,
     /// Keep what was sent in each observation (the fuzzer's oracle reads it).
     annotate: bool,
 }
@@ -79,7 +85,9 @@ pub fn run_case(case: &Case, connect: &Connector) -> CaseResult {
     let started = Instant::now();
     let mut observations = Vec::new();
     let verdict = match connect() {
-        Err(e) => Verdict::Error { message: crate::snapshot::contain_text(&e) },
+        Err(e) => Verdict::Error {
+            message: crate::snapshot::contain_text(&e),
+        },
         Ok(control) => match execute(case, control, &mut observations, false) {
             Ok((v, _)) => v,
             Err(message) => Verdict::Error { message },
@@ -99,7 +107,12 @@ pub fn play_for_fuzz(case: &Case, connect: &Connector) -> (Vec<Observation>, boo
     (observations, up)
 }
 
-fn execute(case: &Case, control: Box<dyn Adapter>, obs: &mut Vec<Observation>, fuzzing: bool) -> Result<(Verdict, bool), String> {
+fn execute(
+    case: &Case,
+    control: Box<dyn Adapter>,
+    obs: &mut Vec<Observation>,
+    fuzzing: bool,
+) -> Result<(Verdict, bool), String> {
     let script = case.script.clone().unwrap_or(json!({}));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -111,15 +124,36 @@ fn execute(case: &Case, control: Box<dyn Adapter>, obs: &mut Vec<Observation>, f
         hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
             .build(hyper_util::client::legacy::connect::HttpConnector::new())
     };
-    let mut x = Exec { rt, control, conns: HashMap::new(), vars: Map::new(), http, annotate: fuzzing };
-    let start = x.control("core.start", script.get("start").cloned().unwrap_or(json!({})));
+    let mut x = Exec {
+        rt,
+        control,
+        conns: HashMap::new(),
+        vars: Map::new(),
+        http,
+        annotate: fuzzing,
+    };
+    let start = x.control(
+        "core.start",
+        script.get("start").cloned().unwrap_or(json!({})),
+    );
     let started = match start {
         Ok(v) => v,
-        Err(e) if e.not_implemented() => return Ok((Verdict::Unimplemented { reason: format!("core.start: {e}") }, false)),
+        Err(e) if e.not_implemented() => {
+            return Ok((
+                Verdict::Unimplemented {
+                    reason: format!("core.start: {e}"),
+                },
+                false,
+            ))
+        }
         Err(e) => return Err(format!("core.start failed: {e}")),
     };
     x.vars.insert("core".into(), started);
-    let steps = script.get("steps").and_then(Value::as_array).cloned().unwrap_or_default();
+    let steps = script
+        .get("steps")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let mut verdict = Verdict::Pass;
     for (i, step) in steps.iter().enumerate() {
         let (action, observed) = match x.step(step) {
@@ -137,7 +171,11 @@ fn execute(case: &Case, control: Box<dyn Adapter>, obs: &mut Vec<Observation>, f
             x.vars.insert(name.into(), observed.clone());
         }
         let shown = crate::snapshot::contain(&redact_tokens(&observed));
-        obs.push(Observation { step: i, action: action.clone(), value: shown.clone() });
+        obs.push(Observation {
+            step: i,
+            action: action.clone(),
+            value: shown.clone(),
+        });
         if let Some(expect) = step.get("expect") {
             let expect = x.fill(expect);
             if let Err(m) = matcher::check(&expect, &observed, &Claims::default()) {
@@ -168,7 +206,11 @@ fn redact_tokens(v: &Value) -> Value {
     match v {
         Value::String(s) if s.starts_with("nylorun-") && s.len() > 12 => json!("[token]"),
         Value::Array(a) => Value::Array(a.iter().map(redact_tokens).collect()),
-        Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), redact_tokens(x))).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), redact_tokens(x)))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }
@@ -186,19 +228,25 @@ impl Exec {
     /// `${name.path}` in strings: the whole string a saved value, or its text inside a string.
     fn fill(&self, v: &Value) -> Value {
         match v {
-            Value::String(s) if s.starts_with("${") && s.ends_with('}') && s.matches("${").count() == 1 => {
+            Value::String(s)
+                if s.starts_with("${") && s.ends_with('}') && s.matches("${").count() == 1 =>
+            {
                 self.lookup(&s[2..s.len() - 1]).unwrap_or(Value::Null)
             }
             Value::String(s) if s.contains("${") => {
                 let re = regex::Regex::new(r"\$\{([^}]+)\}").expect("static");
-                json!(re.replace_all(s, |c: &regex::Captures| match self.lookup(&c[1]) {
-                    Some(Value::String(t)) => t,
-                    Some(other) => other.to_string(),
-                    None => String::new(),
-                }))
+                json!(
+                    re.replace_all(s, |c: &regex::Captures| match self.lookup(&c[1]) {
+                        Some(Value::String(t)) => t,
+                        Some(other) => other.to_string(),
+                        None => String::new(),
+                    })
+                )
             }
             Value::Array(a) => Value::Array(a.iter().map(|x| self.fill(x)).collect()),
-            Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), self.fill(x))).collect()),
+            Value::Object(o) => {
+                Value::Object(o.iter().map(|(k, x)| (k.clone(), self.fill(x))).collect())
+            }
             other => other.clone(),
         }
     }
@@ -236,20 +284,34 @@ impl Exec {
             if status != 101 {
                 return Ok(("hello".into(), json!({ "status": status })));
             }
-            let name = self.lookup("core.harnesses").and_then(|m| m.as_object().and_then(|o| o.keys().next().cloned()));
+            let name = self
+                .lookup("core.harnesses")
+                .and_then(|m| m.as_object().and_then(|o| o.keys().next().cloned()));
             let p = json!({
                 "api": h.get("api").cloned().unwrap_or(json!(5)),
                 "name": h.get("name").cloned().unwrap_or(json!(name.unwrap_or_default())),
                 "version": "hcpspec", "features": {}
             });
-            let on = h.get("as").and_then(Value::as_str).unwrap_or("h").to_string();
+            let on = h
+                .get("as")
+                .and_then(Value::as_str)
+                .unwrap_or("h")
+                .to_string();
             let res = self.request(&on, "hello", p).map_err(broken)?;
             return Ok(("hello".into(), res));
         }
         if let Some(r) = step.get("request") {
             let r = self.fill(r);
-            let on = r.get("on").and_then(Value::as_str).unwrap_or("h").to_string();
-            let m = r.get("m").and_then(Value::as_str).unwrap_or_default().to_string();
+            let on = r
+                .get("on")
+                .and_then(Value::as_str)
+                .unwrap_or("h")
+                .to_string();
+            let m = r
+                .get("m")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
             let p = r.get("p").cloned().unwrap_or(json!({}));
             let mut res = self.request(&on, &m, p.clone()).map_err(broken)?;
             if self.annotate {
@@ -266,15 +328,33 @@ impl Exec {
             return Ok((format!("gate {}", g["route"].as_str().unwrap_or("")), res));
         }
         if let Some(a) = step.get("await") {
-            let on = a.get("on").and_then(Value::as_str).unwrap_or("h").to_string();
-            let m = a.get("m").and_then(Value::as_str).unwrap_or_default().to_string();
+            let on = a
+                .get("on")
+                .and_then(Value::as_str)
+                .unwrap_or("h")
+                .to_string();
+            let m = a
+                .get("m")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
             let f = self.await_msg(&on, &m).map_err(broken)?;
             return Ok((format!("await {m}"), f));
         }
         if let Some(f) = step.get("send") {
-            let on = f.get("on").and_then(Value::as_str).unwrap_or("h").to_string();
-            let conn = self.conns.get(&on).ok_or_else(|| StepError::Broken(format!("no connection `{on}`")))?;
-            let msg = match (f.get("text").and_then(Value::as_str), f.get("binary").and_then(Value::as_str)) {
+            let on = f
+                .get("on")
+                .and_then(Value::as_str)
+                .unwrap_or("h")
+                .to_string();
+            let conn = self
+                .conns
+                .get(&on)
+                .ok_or_else(|| StepError::Broken(format!("no connection `{on}`")))?;
+            let msg = match (
+                f.get("text").and_then(Value::as_str),
+                f.get("binary").and_then(Value::as_str),
+            ) {
                 (Some(t), _) => Message::text(t.to_string()),
                 (None, Some(b)) => Message::binary(b.as_bytes().to_vec()),
                 _ => return Err(StepError::Broken("send: `text` or `binary`".into())),
@@ -283,7 +363,8 @@ impl Exec {
             return Ok(("send".into(), json!({ "sent": true })));
         }
         if let Some(ms) = step.get("wait").and_then(Value::as_u64) {
-            self.rt.block_on(async move { tokio::time::sleep(Duration::from_millis(ms)).await });
+            self.rt
+                .block_on(async move { tokio::time::sleep(Duration::from_millis(ms)).await });
             return Ok(("wait".into(), json!(ms)));
         }
         Err(StepError::Broken(format!("unknown step {step}")))
@@ -291,7 +372,10 @@ impl Exec {
 
     /// Open a harness connection; its upgrade status (101 when accepted).
     fn connect(&mut self, c: &Value) -> Result<u16, String> {
-        let url = self.lookup("core.coreUrl").and_then(|v| v.as_str().map(str::to_string)).ok_or("core.start gave no coreUrl")?;
+        let url = self
+            .lookup("core.coreUrl")
+            .and_then(|v| v.as_str().map(str::to_string))
+            .ok_or("core.start gave no coreUrl")?;
         let url = match c.get("path").and_then(Value::as_str) {
             Some(p) => {
                 let base = url.split("/nylorun/").next().unwrap_or(&url).to_string();
@@ -302,26 +386,54 @@ impl Exec {
         let token = match c.get("token") {
             Some(Value::String(t)) => Some(t.clone()),
             Some(Value::Null) => None,
-            _ => self.lookup("core.harnesses").and_then(|m| m.as_object().and_then(|o| o.values().next().and_then(Value::as_str).map(str::to_string))),
+            _ => self.lookup("core.harnesses").and_then(|m| {
+                m.as_object().and_then(|o| {
+                    o.values()
+                        .next()
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                })
+            }),
         };
-        let mut req = url.as_str().into_client_request().map_err(|e| e.to_string())?;
+        let mut req = url
+            .as_str()
+            .into_client_request()
+            .map_err(|e| e.to_string())?;
         if let Some(t) = token {
-            req.headers_mut().insert("authorization", format!("Bearer {t}").parse().map_err(|_| "bad token")?);
+            req.headers_mut().insert(
+                "authorization",
+                format!("Bearer {t}").parse().map_err(|_| "bad token")?,
+            );
         }
         match c.get("api") {
             Some(Value::Null) => {}
             Some(v) => {
-                req.headers_mut().insert("nylorun-harness-api", v.as_str().unwrap_or("1").parse().map_err(|_| "bad header")?);
+                req.headers_mut().insert(
+                    "nylorun-harness-api",
+                    v.as_str()
+                        .unwrap_or("1")
+                        .parse()
+                        .map_err(|_| "bad header")?,
+                );
             }
             None => {
-                req.headers_mut().insert("nylorun-harness-api", "1".parse().expect("static"));
+                req.headers_mut()
+                    .insert("nylorun-harness-api", "1".parse().expect("static"));
             }
         }
-        let name = c.get("as").and_then(Value::as_str).unwrap_or("h").to_string();
-        let got = self.rt.block_on(async { tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(req)).await });
+        let name = c
+            .get("as")
+            .and_then(Value::as_str)
+            .unwrap_or("h")
+            .to_string();
+        let got = self.rt.block_on(async {
+            tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(req)).await
+        });
         let ws = match got {
             Err(_) => return Err("the upgrade hung past 3 s".into()),
-            Ok(Err(tokio_tungstenite::tungstenite::Error::Http(resp))) => return Ok(resp.status().as_u16()),
+            Ok(Err(tokio_tungstenite::tungstenite::Error::Http(resp))) => {
+                return Ok(resp.status().as_u16())
+            }
             Ok(Err(e)) => return Err(format!("cannot connect: {e}")),
             Ok(Ok((ws, resp))) => {
                 let _ = resp;
@@ -343,7 +455,8 @@ impl Exec {
         self.rt.spawn(async move {
             while let Some(Ok(m)) = source.next().await {
                 if let Message::Text(t) = m {
-                    let f: Value = serde_json::from_str(t.as_str()).unwrap_or_else(|_| json!({ "text": t.as_str() }));
+                    let f: Value = serde_json::from_str(t.as_str())
+                        .unwrap_or_else(|_| json!({ "text": t.as_str() }));
                     if f["t"] == "ping" && !silent {
                         let _ = ping.send(Message::text(r#"{"t":"ping"}"#));
                     }
@@ -352,22 +465,39 @@ impl Exec {
             }
             let _ = fin.send(json!({ "closed": true }));
         });
-        self.conns.insert(name, Conn { tx, rx, held: vec![], next: 1 });
+        self.conns.insert(
+            name,
+            Conn {
+                tx,
+                rx,
+                held: vec![],
+                next: 1,
+            },
+        );
         Ok(101)
     }
 
     /// Send a request; core's answer, `{ok, r}` or `{ok, e}`.
     fn request(&mut self, on: &str, m: &str, p: Value) -> Result<Value, String> {
-        let conn = self.conns.get_mut(on).ok_or_else(|| format!("no connection `{on}`"))?;
+        let conn = self
+            .conns
+            .get_mut(on)
+            .ok_or_else(|| format!("no connection `{on}`"))?;
         let id = conn.next;
         conn.next += 1;
-        let _ = conn.tx.send(Message::text(json!({ "t": "req", "id": id, "m": m, "p": p }).to_string()));
+        let _ = conn.tx.send(Message::text(
+            json!({ "t": "req", "id": id, "m": m, "p": p }).to_string(),
+        ));
         let deadline = Instant::now() + WAIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let f = self.rt.block_on(async { tokio::time::timeout(left, conn.rx.recv()).await });
+            let f = self
+                .rt
+                .block_on(async { tokio::time::timeout(left, conn.rx.recv()).await });
             match f {
-                Err(_) => return Ok(json!({ "noAnswer": format!("no answer to `{m}` within 3 s") })),
+                Err(_) => {
+                    return Ok(json!({ "noAnswer": format!("no answer to `{m}` within 3 s") }))
+                }
                 Ok(None) => return Ok(json!({ "closed": true })),
                 Ok(Some(f)) if f.get("closed").is_some() => return Ok(f),
                 Ok(Some(f)) if f["t"] == "ping" => {}
@@ -384,17 +514,31 @@ impl Exec {
 
     /// The next message `m` core sends on a connection.
     fn await_msg(&mut self, on: &str, m: &str) -> Result<Value, String> {
-        let conn = self.conns.get_mut(on).ok_or_else(|| format!("no connection `{on}`"))?;
+        let conn = self
+            .conns
+            .get_mut(on)
+            .ok_or_else(|| format!("no connection `{on}`"))?;
         // `ping` waits for core's {t: "ping"}; anything else for a message of that method.
-        let wanted = |f: &Value| if m == "ping" { f["t"] == "ping" } else { f["m"] == m };
+        let wanted = |f: &Value| {
+            if m == "ping" {
+                f["t"] == "ping"
+            } else {
+                f["m"] == m
+            }
+        };
         if let Some(pos) = conn.held.iter().position(wanted) {
             return Ok(conn.held.remove(pos));
         }
         let deadline = Instant::now() + WAIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.rt.block_on(async { tokio::time::timeout(left, conn.rx.recv()).await }) {
-                Err(_) | Ok(None) => return Ok(json!({ "noMessage": format!("no `{m}` within 3 s") })),
+            match self
+                .rt
+                .block_on(async { tokio::time::timeout(left, conn.rx.recv()).await })
+            {
+                Err(_) | Ok(None) => {
+                    return Ok(json!({ "noMessage": format!("no `{m}` within 3 s") }))
+                }
                 Ok(Some(f)) if wanted(&f) || f.get("closed").is_some() => return Ok(f),
                 Ok(Some(f)) if f["t"] == "ping" => {}
                 Ok(Some(f)) => conn.held.push(f),
@@ -404,9 +548,13 @@ impl Exec {
 
     /// A gate call: `{status, body}`.
     fn gate(&mut self, g: &Value) -> Result<Value, String> {
-        let base = self.lookup("core.gatesUrl").and_then(|v| v.as_str().map(str::to_string)).ok_or("core.start gave no gatesUrl")?;
+        let base = self
+            .lookup("core.gatesUrl")
+            .and_then(|v| v.as_str().map(str::to_string))
+            .ok_or("core.start gave no gatesUrl")?;
         let route = g["route"].as_str().unwrap_or_default();
-        let mut req = hyper::Request::post(format!("{base}/nylorun/v1/{route}")).header("content-type", "application/json");
+        let mut req = hyper::Request::post(format!("{base}/nylorun/v1/{route}"))
+            .header("content-type", "application/json");
         if let Some(t) = g.get("token").and_then(Value::as_str) {
             req = req.header("authorization", format!("Bearer {t}"));
         }
@@ -414,7 +562,9 @@ impl Exec {
             req = req.header("idempotency-key", k);
         }
         let body = g.get("body").cloned().unwrap_or(json!({})).to_string();
-        let req = req.body(Full::new(Bytes::from(body))).map_err(|e| e.to_string())?;
+        let req = req
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| e.to_string())?;
         let http = self.http.clone();
         self.rt.block_on(async move {
             let resp = tokio::time::timeout(WAIT, http.request(req))
@@ -422,8 +572,14 @@ impl Exec {
                 .map_err(|_| "the gate did not answer within 3 s".to_string())?
                 .map_err(|e| format!("gate: {e}"))?;
             let status = resp.status().as_u16();
-            let bytes = resp.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-            let body: Value = serde_json::from_slice(&bytes).unwrap_or_else(|_| json!({ "text": String::from_utf8_lossy(&bytes) }));
+            let bytes = resp
+                .into_body()
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            let body: Value = serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| json!({ "text": String::from_utf8_lossy(&bytes) }));
             Ok(json!({ "status": status, "body": body, "bytes": crate::hash::fnv1a64(&bytes) }))
         })
     }

@@ -12,62 +12,239 @@ use std::sync::Arc;
 
 /// Mutants of the reference core: name, the section whose MUST cases must catch it, the rule.
 pub const MUTANTS: &[(&str, &str, &str)] = &[
-    ("any-path-accepted", "1", "upgrades on any path instead of answering 404"),
-    ("any-token-accepted", "1", "upgrades without a known token instead of answering 401"),
+    (
+        "any-path-accepted",
+        "1",
+        "upgrades on any path instead of answering 404",
+    ),
+    (
+        "any-token-accepted",
+        "1",
+        "upgrades without a known token instead of answering 401",
+    ),
     ("no-426", "1", "upgrades without Nylorun-Harness-Api: 1"),
-    ("closed-tenant-accepted", "1", "upgrades a harness of a closed Tenant instead of answering 503"),
-    ("every-upgrade-refused", "1", "refuses even a correct upgrade"),
-    ("unknown-method-ok", "1", "answers a request of an unknown method ok"),
-    ("hello-without-renew-every", "2", "answers hello without renewEveryMs"),
-    ("grant-without-token", "2", "offers a run without its run token"),
-    ("renew-refuses-held-run", "2", "answers a renewal of a held run {ok: false}"),
+    (
+        "closed-tenant-accepted",
+        "1",
+        "upgrades a harness of a closed Tenant instead of answering 503",
+    ),
+    (
+        "every-upgrade-refused",
+        "1",
+        "refuses even a correct upgrade",
+    ),
+    (
+        "unknown-method-ok",
+        "1",
+        "answers a request of an unknown method ok",
+    ),
+    (
+        "hello-without-renew-every",
+        "2",
+        "answers hello without renewEveryMs",
+    ),
+    (
+        "grant-without-token",
+        "2",
+        "offers a run without its run token",
+    ),
+    (
+        "renew-refuses-held-run",
+        "2",
+        "answers a renewal of a held run {ok: false}",
+    ),
     ("no-token-switch", "2", "never switches the run token"),
     ("release-keeps-run", "2", "keeps a released run held"),
-    ("intent-never-execute", "4", "answers every new intent pending"),
-    ("outcome-not-recorded", "4", "answers an outcome but records nothing"),
-    ("no-replayed-outcomes", "4", "offers a segment again without its completed outcomes"),
-    ("key-ignored", "4b", "writes a new version for a key already written"),
-    ("provenance-unchecked", "4b", "takes any effectId as provenance"),
-    ("read-past-end-accepted", "4b", "answers a read past the end with no bytes"),
-    ("any-gate-token", "5", "runs gate calls without the run token"),
-    ("key-not-required", "5", "runs gate calls without Idempotency-Key"),
+    (
+        "intent-never-execute",
+        "4",
+        "answers every new intent pending",
+    ),
+    (
+        "outcome-not-recorded",
+        "4",
+        "answers an outcome but records nothing",
+    ),
+    (
+        "no-replayed-outcomes",
+        "4",
+        "offers a segment again without its completed outcomes",
+    ),
+    (
+        "key-ignored",
+        "4b",
+        "writes a new version for a key already written",
+    ),
+    (
+        "provenance-unchecked",
+        "4b",
+        "takes any effectId as provenance",
+    ),
+    (
+        "read-past-end-accepted",
+        "4b",
+        "answers a read past the end with no bytes",
+    ),
+    (
+        "any-gate-token",
+        "5",
+        "runs gate calls without the run token",
+    ),
+    (
+        "key-not-required",
+        "5",
+        "runs gate calls without Idempotency-Key",
+    ),
     ("output-keeps-run", "7", "keeps a run held after its output"),
-    ("lease-without-input", "2", "offers a run without its TurnStart"),
-    ("outcome-answer-empty", "4", "answers an outcome completed without the outcome"),
+    (
+        "lease-without-input",
+        "2",
+        "offers a run without its TurnStart",
+    ),
+    (
+        "outcome-answer-empty",
+        "4",
+        "answers an outcome completed without the outcome",
+    ),
     ("eof-never-set", "4b", "never says eof on a read"),
-    ("provenance-always-refused", "4b", "refuses every effectId as provenance"),
-    ("begin-body-not-committed", "4b", "opens an upload for a begin that carries the whole body"),
-    ("missing-artifact-invalid", "4b", "answers a missing artifact invalid, not not_found"),
-    ("model-gate-fails", "5", "answers a journaled model call with a gate error"),
-    ("output-without-cursor", "7", "answers an output without the cursor"),
+    (
+        "provenance-always-refused",
+        "4b",
+        "refuses every effectId as provenance",
+    ),
+    (
+        "begin-body-not-committed",
+        "4b",
+        "opens an upload for a begin that carries the whole body",
+    ),
+    (
+        "missing-artifact-invalid",
+        "4b",
+        "answers a missing artifact invalid, not not_found",
+    ),
+    (
+        "model-gate-fails",
+        "5",
+        "answers a journaled model call with a gate error",
+    ),
+    (
+        "output-without-cursor",
+        "7",
+        "answers an output without the cursor",
+    ),
     ("no-pings", "1", "never pings a harness"),
-    ("no-silence-drop", "1", "never drops a harness it has not heard from"),
-    ("lost-run-not-offered-again", "1", "leaves a run whose connection was lost unoffered"),
-    ("last-snapshot-wins", "3", "lets a later session.mcp snapshot replace the first"),
-    ("definition-range-unchecked", "3", "answers a definition.file range past chunkBytes"),
-    ("upload-survives-run", "4b", "takes chunks of an upload its run left open, from another run"),
-    ("abort-of-gone-upload-refused", "4b", "refuses an abort of an upload already gone"),
-    ("metadata-read-sends-bytes", "4b", "answers a read of length 0 with bytes"),
-    ("transcript-without-entries", "6", "answers transcript.read without entries"),
-    ("cancel-without-reason", "8", "sends cancel without its reason"),
+    (
+        "no-silence-drop",
+        "1",
+        "never drops a harness it has not heard from",
+    ),
+    (
+        "lost-run-not-offered-again",
+        "1",
+        "leaves a run whose connection was lost unoffered",
+    ),
+    (
+        "last-snapshot-wins",
+        "3",
+        "lets a later session.mcp snapshot replace the first",
+    ),
+    (
+        "definition-range-unchecked",
+        "3",
+        "answers a definition.file range past chunkBytes",
+    ),
+    (
+        "upload-survives-run",
+        "4b",
+        "takes chunks of an upload its run left open, from another run",
+    ),
+    (
+        "abort-of-gone-upload-refused",
+        "4b",
+        "refuses an abort of an upload already gone",
+    ),
+    (
+        "metadata-read-sends-bytes",
+        "4b",
+        "answers a read of length 0 with bytes",
+    ),
+    (
+        "transcript-without-entries",
+        "6",
+        "answers transcript.read without entries",
+    ),
+    (
+        "cancel-without-reason",
+        "8",
+        "sends cancel without its reason",
+    ),
     ("api-4-accepted", "2", "answers hello with api 4"),
-    ("any-name-accepted", "2", "answers hello naming a harness that is not the credential's"),
-    ("no-effect-drift", "4", "answers an effect asked again with another hash as if it were the same"),
-    ("other-segment-replayed", "4", "replays outcomes of another segment in TurnStart"),
-    ("record-limit-unchecked", "4", "records an outcome past recordEntryBytes"),
-    ("chunk-limit-unchecked", "4b", "takes an artifact chunk past chunkBytes"),
-    ("repeat-chunk-taken-twice", "4b", "takes a repeat of the last chunk twice"),
-    ("unjournaled-call-run", "5", "runs a gate call whose intent was not answered execute"),
-    ("no-run-stale", "5", "runs a gate call of a run that is over"),
-    ("resend-other-bytes", "5", "answers a re-send under the same key anew"),
-    ("state-limit-unchecked", "7", "stores state past harnessStateBytes"),
+    (
+        "any-name-accepted",
+        "2",
+        "answers hello naming a harness that is not the credential's",
+    ),
+    (
+        "no-effect-drift",
+        "4",
+        "answers an effect asked again with another hash as if it were the same",
+    ),
+    (
+        "other-segment-replayed",
+        "4",
+        "replays outcomes of another segment in TurnStart",
+    ),
+    (
+        "record-limit-unchecked",
+        "4",
+        "records an outcome past recordEntryBytes",
+    ),
+    (
+        "chunk-limit-unchecked",
+        "4b",
+        "takes an artifact chunk past chunkBytes",
+    ),
+    (
+        "repeat-chunk-taken-twice",
+        "4b",
+        "takes a repeat of the last chunk twice",
+    ),
+    (
+        "unjournaled-call-run",
+        "5",
+        "runs a gate call whose intent was not answered execute",
+    ),
+    (
+        "no-run-stale",
+        "5",
+        "runs a gate call of a run that is over",
+    ),
+    (
+        "resend-other-bytes",
+        "5",
+        "answers a re-send under the same key anew",
+    ),
+    (
+        "state-limit-unchecked",
+        "7",
+        "stores state past harnessStateBytes",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.
 pub const VARIANTS: &[(&str, &str)] = &[
-    ("renew-over-ok-false", "answers a renewal of a run that is over {ok: false}, not run_not_held"),
-    ("unknown-method-not-found", "answers an unknown method not_found, not invalid"),
-    ("refusals-unavailable", "refuses hello with unavailable, not invalid"),
+    (
+        "renew-over-ok-false",
+        "answers a renewal of a run that is over {ok: false}, not run_not_held",
+    ),
+    (
+        "unknown-method-not-found",
+        "answers an unknown method not_found, not invalid",
+    ),
+    (
+        "refusals-unavailable",
+        "refuses hello with unavailable, not invalid",
+    ),
     ("other-ids", "names its Tenant otherwise"),
 ];
 
@@ -94,7 +271,11 @@ impl ReferenceCore {
         } else if name != "reference" {
             return None;
         }
-        Some(ReferenceCore { mutant, variant, running: None })
+        Some(ReferenceCore {
+            mutant,
+            variant,
+            running: None,
+        })
     }
 
     fn start(&mut self, params: Value) -> Result<Value, RpcError> {
@@ -117,9 +298,23 @@ impl ReferenceCore {
                 ))
             })
             .map_err(|e| RpcError::new(-32603, e.to_string()))?;
-        let core_url = format!("ws://{}{}", core_l.local_addr().map_err(|e| RpcError::new(-32603, e.to_string()))?, core::PATH);
-        let gates_url = format!("http://{}", gates_l.local_addr().map_err(|e| RpcError::new(-32603, e.to_string()))?);
-        let token = format!("nylorun-ht-{:x}", crate::hash::fnv1a64(core_url.as_bytes()) ^ std::process::id() as u64);
+        let core_url = format!(
+            "ws://{}{}",
+            core_l
+                .local_addr()
+                .map_err(|e| RpcError::new(-32603, e.to_string()))?,
+            core::PATH
+        );
+        let gates_url = format!(
+            "http://{}",
+            gates_l
+                .local_addr()
+                .map_err(|e| RpcError::new(-32603, e.to_string()))?
+        );
+        let token = format!(
+            "nylorun-ht-{:x}",
+            crate::hash::fnv1a64(core_url.as_bytes()) ^ std::process::id() as u64
+        );
         let harness = sc.harness.clone();
         let (acts, _rx) = tokio::sync::mpsc::unbounded_channel();
         let mut world = World::new(Arc::new(sc), token.clone(), acts);
@@ -135,10 +330,12 @@ impl ReferenceCore {
     }
 
     fn world(&self) -> Result<&Shared, RpcError> {
-        self.running
-            .as_ref()
-            .map(|r| &r.world)
-            .ok_or_else(|| RpcError::new(crate::shim::INVALID_PARAMS, "no core started (core.start first)"))
+        self.running.as_ref().map(|r| &r.world).ok_or_else(|| {
+            RpcError::new(
+                crate::shim::INVALID_PARAMS,
+                "no core started (core.start first)",
+            )
+        })
     }
 }
 
@@ -152,13 +349,21 @@ impl Adapter for ReferenceCore {
             "core.start" => self.start(params),
             "session.open" | "session.replay" => self.world().map(|w| {
                 let mut g = lock(w);
-                g.offers.push(if method == "session.open" { Offer::Turn } else { Offer::Replay });
+                g.offers.push(if method == "session.open" {
+                    Offer::Turn
+                } else {
+                    Offer::Replay
+                });
                 g.offer();
                 json!({ "sessionId": crate::suites::harness_api::world::SESSION })
             }),
             "session.cancel" => self.world().map(|w| {
                 let mut g = lock(w);
-                let reason = params.get("reason").and_then(Value::as_str).unwrap_or("cancel").to_string();
+                let reason = params
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("cancel")
+                    .to_string();
                 if let Some((run, conn)) = g.active_run().map(|r| (r.id.clone(), r.conn)) {
                     let mut p = json!({ "runId": run, "reason": reason });
                     if g.breaks("cancel-without-reason") {
@@ -178,7 +383,10 @@ impl Adapter for ReferenceCore {
                 }
                 Ok(json!({}))
             }
-            other => Err(RpcError::new(crate::shim::METHOD_NOT_FOUND, format!("method not found: {other}"))),
+            other => Err(RpcError::new(
+                crate::shim::METHOD_NOT_FOUND,
+                format!("method not found: {other}"),
+            )),
         };
         r.map_err(CallError::Rpc)
     }

@@ -37,7 +37,13 @@ impl StdioCore {
                 }
             }
         });
-        Ok(StdioCore { child, stdin, lines, next: 1, deadline })
+        Ok(StdioCore {
+            child,
+            stdin,
+            lines,
+            next: 1,
+            deadline,
+        })
     }
 }
 
@@ -48,13 +54,21 @@ impl Adapter for StdioCore {
         let msg = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
         writeln!(self.stdin, "{msg}")
             .and_then(|_| self.stdin.flush())
-            .map_err(|e| CallError::Transport(format!("{method}: the control shim closed its stdin: {e}")))?;
+            .map_err(|e| {
+                CallError::Transport(format!("{method}: the control shim closed its stdin: {e}"))
+            })?;
         loop {
             let line = self.lines.recv_timeout(self.deadline).map_err(|_| {
-                CallError::Transport(format!("{method}: no answer from the control shim within {:?}", self.deadline))
+                CallError::Transport(format!(
+                    "{method}: no answer from the control shim within {:?}",
+                    self.deadline
+                ))
             })?;
             let v: Value = serde_json::from_str(&line).map_err(|e| {
-                CallError::Transport(format!("{method}: the control shim answered a line that is not JSON ({e}): {}", crate::adapter::excerpt(line.as_bytes())))
+                CallError::Transport(format!(
+                    "{method}: the control shim answered a line that is not JSON ({e}): {}",
+                    crate::adapter::excerpt(line.as_bytes())
+                ))
             })?;
             if v["id"] != id {
                 continue;
@@ -84,15 +98,23 @@ pub fn serve(core: &mut dyn Adapter) -> std::io::Result<()> {
     for line in stdin.lock().lines() {
         let line = line?;
         let Ok(req) = serde_json::from_str::<Value>(&line) else {
-            writeln!(out, "{}", json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32700, "message": "parse error" } }))?;
+            writeln!(
+                out,
+                "{}",
+                json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32700, "message": "parse error" } })
+            )?;
             out.flush()?;
             continue;
         };
         let method = req["method"].as_str().unwrap_or_default();
         let answer = match core.call(method, req.get("params").cloned().unwrap_or(json!({}))) {
             Ok(r) => json!({ "jsonrpc": "2.0", "id": req["id"], "result": r }),
-            Err(CallError::Rpc(e)) => json!({ "jsonrpc": "2.0", "id": req["id"], "error": { "code": e.code, "message": e.message } }),
-            Err(e) => json!({ "jsonrpc": "2.0", "id": req["id"], "error": { "code": -32603, "message": e.to_string() } }),
+            Err(CallError::Rpc(e)) => {
+                json!({ "jsonrpc": "2.0", "id": req["id"], "error": { "code": e.code, "message": e.message } })
+            }
+            Err(e) => {
+                json!({ "jsonrpc": "2.0", "id": req["id"], "error": { "code": -32603, "message": e.to_string() } })
+            }
         };
         writeln!(out, "{answer}")?;
         out.flush()?;

@@ -27,7 +27,10 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
         Ok(r) => r.limit("chunkBytes"),
         Err(e) => return e,
     };
-    let id = p.get("artifactId").and_then(Value::as_str).unwrap_or_default();
+    let id = p
+        .get("artifactId")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let Some(a) = w.artifacts.get(id) else {
         if w.breaks("missing-artifact-invalid") {
             return Reply::Err("invalid", format!("artifact {id}"));
@@ -36,8 +39,16 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
     };
     let bytes = unb64(a["base64"].as_str().unwrap_or_default()).unwrap_or_default();
     let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
-    let length = p.get("length").and_then(Value::as_u64).unwrap_or(chunk).min(chunk);
-    let length = if length == 0 && w.breaks("metadata-read-sends-bytes") { chunk } else { length };
+    let length = p
+        .get("length")
+        .and_then(Value::as_u64)
+        .unwrap_or(chunk)
+        .min(chunk);
+    let length = if length == 0 && w.breaks("metadata-read-sends-bytes") {
+        chunk
+    } else {
+        length
+    };
     if offset > bytes.len() as u64 && !w.breaks("read-past-end-accepted") {
         return Reply::Err("invalid", "offset past the end".into());
     }
@@ -66,26 +77,46 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
     }
     match op {
         "begin" => {
-            if let Some(k) = p.get("key").and_then(Value::as_str).filter(|_| !w.breaks("key-ignored")) {
+            if let Some(k) = p
+                .get("key")
+                .and_then(Value::as_str)
+                .filter(|_| !w.breaks("key-ignored"))
+            {
                 if let Some(id) = w.keys_written.get(k) {
                     return Reply::Ok(
                         json!({ "status": "written", "created": false, "artifact": w.artifacts[id]["meta"] }),
                     );
                 }
             }
-            let effect = p.get("effectId").and_then(Value::as_str).map(str::to_string);
+            let effect = p
+                .get("effectId")
+                .and_then(Value::as_str)
+                .map(str::to_string);
             if let Some(e) = &effect {
                 // Provenance: a tool effect of this run's turn, journaled first.
                 let ok = e.starts_with(&format!("{turn}:"))
                     && e.split(':').nth(2) == Some("tool")
                     && w.journal.contains_key(e);
-                if (!ok && !w.breaks("provenance-unchecked")) || w.breaks("provenance-always-refused") {
-                    return Reply::Err("invalid", format!("effectId {e} is no journaled tool effect of this turn"));
+                if (!ok && !w.breaks("provenance-unchecked"))
+                    || w.breaks("provenance-always-refused")
+                {
+                    return Reply::Err(
+                        "invalid",
+                        format!("effectId {e} is no journaled tool effect of this turn"),
+                    );
                 }
             }
             let upload = Upload {
-                run: p.get("runId").and_then(Value::as_str).unwrap_or_default().to_string(),
-                name: p.get("name").and_then(Value::as_str).unwrap_or("artifact").into(),
+                run: p
+                    .get("runId")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                name: p
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("artifact")
+                    .into(),
                 bytes: Vec::new(),
                 last: None,
                 max: 64 << 20,
@@ -108,7 +139,10 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
             }
         }
         "chunk" => {
-            let id = p.get("uploadId").and_then(Value::as_str).unwrap_or_default();
+            let id = p
+                .get("uploadId")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             let twice = w.breaks("repeat-chunk-taken-twice");
             let survives = w.breaks("upload-survives-run");
             let Some(u) = w.uploads.get_mut(id) else {
@@ -124,7 +158,10 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 return Reply::Ok(json!({ "received": u.bytes.len() }));
             }
             if offset != u.bytes.len() as u64 && !twice {
-                return Reply::Err("invalid", format!("offset {offset}: {} bytes received", u.bytes.len()));
+                return Reply::Err(
+                    "invalid",
+                    format!("offset {offset}: {} bytes received", u.bytes.len()),
+                );
             }
             u.last = Some((offset, d.len()));
             u.bytes.extend_from_slice(&d);
@@ -134,16 +171,29 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
             Reply::Ok(json!({ "received": u.bytes.len() }))
         }
         "commit" => {
-            let id = p.get("uploadId").and_then(Value::as_str).unwrap_or_default().to_string();
+            let id = p
+                .get("uploadId")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
             if !w.uploads.contains_key(&id) {
                 return Reply::Err("invalid", format!("no upload {id}"));
             }
             commit(w, &id)
         }
         "abort" => {
-            let id = p.get("uploadId").and_then(Value::as_str).unwrap_or_default();
+            let id = p
+                .get("uploadId")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             let gone = w.uploads.remove(id).is_none();
-            let status = if gone && !w.breaks("abort-of-gone-upload-refused") { "aborted" } else if gone { return Reply::Err("invalid", format!("no upload {id}")) } else { "ended" };
+            let status = if gone && !w.breaks("abort-of-gone-upload-refused") {
+                "aborted"
+            } else if gone {
+                return Reply::Err("invalid", format!("no upload {id}"));
+            } else {
+                "ended"
+            };
             Reply::Ok(json!({ "status": status }))
         }
         other => Reply::Err("invalid", format!("unknown op `{other}`")),
@@ -158,7 +208,10 @@ fn commit(w: &mut World, id: &str) -> Reply {
         "contentType": "application/octet-stream", "size": u.bytes.len(),
         "sha256": format!("fnv:{:016x}", crate::hash::fnv1a64(&u.bytes)), "tenantWide": false
     });
-    w.artifacts.insert(aid.clone(), json!({ "meta": meta, "base64": b64(&u.bytes), "effectId": u.effect }));
+    w.artifacts.insert(
+        aid.clone(),
+        json!({ "meta": meta, "base64": b64(&u.bytes), "effectId": u.effect }),
+    );
     if let Some(k) = u.key {
         w.keys_written.insert(k, aid);
     }

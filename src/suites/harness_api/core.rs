@@ -83,7 +83,15 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
     let (tx, mut rx) = mpsc::unbounded_channel::<Message>();
     let (ping_ms, drop_ms) = {
         let mut g = lock(&w);
-        g.conns.insert(n, Conn { tx: tx.clone(), hello: false, heard: Instant::now(), closed: false });
+        g.conns.insert(
+            n,
+            Conn {
+                tx: tx.clone(),
+                hello: false,
+                heard: Instant::now(),
+                closed: false,
+            },
+        );
         (g.sc.timers.ping_ms, g.sc.timers.drop_ms)
     };
     let writer = tokio::spawn(async move {
@@ -103,7 +111,11 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
             loop {
                 tick.tick().await;
                 let mut g = lock(&w);
-                let silent = g.conns.get(&n).map(|c| c.heard.elapsed()).unwrap_or_default();
+                let silent = g
+                    .conns
+                    .get(&n)
+                    .map(|c| c.heard.elapsed())
+                    .unwrap_or_default();
                 if silent > Duration::from_millis(drop_ms) && !g.breaks("no-silence-drop") {
                     let ms = silent.as_millis() as u64;
                     g.record(json!({ "via": "core", "event": "drop", "conn": n, "silentMs": ms }));
@@ -187,7 +199,9 @@ pub fn shape(f: &Value) -> Option<String> {
         Some("res")
             if id()
                 && o.get("ok") == Some(&json!(false))
-                && o.get("e").and_then(|e| e.get("code")).is_some_and(Value::is_string) =>
+                && o.get("e")
+                    .and_then(|e| e.get("code"))
+                    .is_some_and(Value::is_string) =>
         {
             None
         }

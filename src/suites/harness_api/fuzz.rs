@@ -47,7 +47,6 @@ pub struct Report {
     pub elapsed: Duration,
 }
 
-
 /// One disruption core or the gates may cause.
 fn disruption(r: &mut Rng) -> Value {
     let id = r.below(8) as u64 + 1;
@@ -59,10 +58,14 @@ fn disruption(r: &mut Rng) -> Value {
         4 => json!({ "send": { "t": "req", "id": id, "m": "x.unknown", "p": {} } }),
         5 => json!({ "send": { "t": 7 } }),
         6 => json!({ "send": { "t": "res", "id": 987_654, "ok": true, "r": {} } }),
-        7 => json!({ "send": { "t": "res", "id": id, "ok": false, "e": { "code": "internal", "message": "injected" } } }),
+        7 => {
+            json!({ "send": { "t": "res", "id": id, "ok": false, "e": { "code": "internal", "message": "injected" } } })
+        }
         8 => json!({ "send": { "t": "msg", "m": "cancel", "p": { "runId": 5, "reason": [] } } }),
         9 => json!({ "send": { "t": "abort", "id": id } }),
-        10 => json!({ "sendText": format!("{{\"t\":\"msg\",\"m\":\"hcpspec.big\",\"p\":{{\"x\":\"{}\"}}}}", "x".repeat(1 << 20)) }),
+        10 => {
+            json!({ "sendText": format!("{{\"t\":\"msg\",\"m\":\"hcpspec.big\",\"p\":{{\"x\":\"{}\"}}}}", "x".repeat(1 << 20)) })
+        }
         11 => json!("drop"),
         12 => json!({ "send": { "t": "res", "id": id, "ok": true, "r": { "status": "execute" } } }),
         _ => json!({ "send": { "t": "ping", "extra": true } }),
@@ -74,10 +77,16 @@ fn disruption(r: &mut Rng) -> Value {
 fn gate_fault(r: &mut Rng) -> Value {
     let route = ["model-calls", "tool-calls", "http-calls"][r.below(3)];
     let (status, body) = match r.below(6) {
-        0 => (500, json!({ "body": { "error": { "code": "internal", "message": "injected" } } })),
+        0 => (
+            500,
+            json!({ "body": { "error": { "code": "internal", "message": "injected" } } }),
+        ),
         1 => (200, json!({ "text": "<html>not json</html>" })),
         2 => (200, json!({ "body": { "outcome": 7 } })),
-        3 => (409, json!({ "body": { "error": { "code": "run_stale", "message": "injected" } } })),
+        3 => (
+            409,
+            json!({ "body": { "error": { "code": "run_stale", "message": "injected" } } }),
+        ),
         4 => (200, json!({ "body": [] })),
         _ => (502, json!({ "text": "" })),
     };
@@ -92,7 +101,13 @@ fn when(r: &mut Rng) -> Value {
     match r.below(4) {
         0 => json!({ "gate": "model-calls" }),
         1 => {
-            let m = ["lease", "effect.intent", "effect.outcome", "transcript.read", "output"][r.below(5)];
+            let m = [
+                "lease",
+                "effect.intent",
+                "effect.outcome",
+                "transcript.read",
+                "output",
+            ][r.below(5)];
             json!({ "frame": m })
         }
         2 => json!({ "afterMs": r.below(300) }),
@@ -104,12 +119,19 @@ fn when(r: &mut Rng) -> Value {
 /// faults into `gateFaults`.
 fn inject(base: &Value, injections: &[Value]) -> Value {
     let mut sc = base.clone();
-    let (faults, triggers): (Vec<&Value>, Vec<&Value>) =
-        injections.iter().partition(|i| i.get("gateFault").is_some());
+    let (faults, triggers): (Vec<&Value>, Vec<&Value>) = injections
+        .iter()
+        .partition(|i| i.get("gateFault").is_some());
     let on = sc["on"].as_array().cloned().unwrap_or_default();
-    sc["on"] = json!(on.into_iter().chain(triggers.into_iter().cloned()).collect::<Vec<_>>());
+    sc["on"] = json!(on
+        .into_iter()
+        .chain(triggers.into_iter().cloned())
+        .collect::<Vec<_>>());
     if !faults.is_empty() {
-        sc["gateFaults"] = json!(faults.iter().map(|f| f["gateFault"].clone()).collect::<Vec<_>>());
+        sc["gateFaults"] = json!(faults
+            .iter()
+            .map(|f| f["gateFault"].clone())
+            .collect::<Vec<_>>());
     }
     sc["deadlineMs"] = json!(sc["deadlineMs"].as_u64().unwrap_or(5000).min(3000));
     sc
@@ -118,18 +140,29 @@ fn inject(base: &Value, injections: &[Value]) -> Value {
 /// Does the harness break an invariant under this scenario? (or hcpspec panic.)
 fn trial(scenario: &Value, harness: &Harness) -> Result<Option<(String, String)>, String> {
     let sc: Scenario = serde_json::from_value(scenario.clone()).map_err(|e| e.to_string())?;
-    let played = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| super::play(sc, harness)));
+    let played =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| super::play(sc, harness)));
     match played {
-        Err(_) => Ok(Some(("hcpspec-crash".into(), "hcpspec panicked playing the scenario".into()))),
+        Err(_) => Ok(Some((
+            "hcpspec-crash".into(),
+            "hcpspec panicked playing the scenario".into(),
+        ))),
         Ok(Err(e)) => Err(e),
-        Ok(Ok((p, _, _))) => Ok(super::judge::judge_only(&p, INVARIANTS).map(|f| (f.check, f.message))),
+        Ok(Ok((p, _, _))) => {
+            Ok(super::judge::judge_only(&p, INVARIANTS).map(|f| (f.check, f.message)))
+        }
     }
 }
 
 pub fn run(cfg: &Config, cases: &[Case], stop: &std::sync::atomic::AtomicBool) -> Report {
     let start = Instant::now();
     let mut rng = Rng::new(cfg.seed);
-    let mut report = Report { cases: 0, findings: vec![], errors: 0, elapsed: Duration::ZERO };
+    let mut report = Report {
+        cases: 0,
+        findings: vec![],
+        errors: 0,
+        elapsed: Duration::ZERO,
+    };
     let seeds: Vec<&Case> = cases.iter().filter(|c| c.scenario.is_some()).collect();
     if seeds.is_empty() {
         return report;
@@ -152,8 +185,17 @@ pub fn run(cfg: &Config, cases: &[Case], stop: &std::sync::atomic::AtomicBool) -
             Ok(None) => {}
             Ok(Some((check, message))) => {
                 let kept = shrink(&base, injections, &cfg.harness, &check);
-                let path = cfg.out.as_ref().and_then(|dir| write(dir, seed, &base, &kept, &check, &message).ok());
-                report.findings.push(Finding { check, message, seed_case: seed.name(), injections: kept.len(), path });
+                let path = cfg
+                    .out
+                    .as_ref()
+                    .and_then(|dir| write(dir, seed, &base, &kept, &check, &message).ok());
+                report.findings.push(Finding {
+                    check,
+                    message,
+                    seed_case: seed.name(),
+                    injections: kept.len(),
+                    path,
+                });
             }
         }
     }
@@ -175,11 +217,21 @@ fn shrink(base: &Value, mut injections: Vec<Value>, h: &Harness, check: &str) ->
     injections
 }
 
-fn write(dir: &Path, seed: &Case, base: &Value, injections: &[Value], check: &str, message: &str) -> std::io::Result<PathBuf> {
+fn write(
+    dir: &Path,
+    seed: &Case,
+    base: &Value,
+    injections: &[Value],
+    check: &str,
+    message: &str,
+) -> std::io::Result<PathBuf> {
     let dir = dir.join("harness-api");
     std::fs::create_dir_all(&dir)?;
     let body = json!({ "seed": seed.name(), "check": check, "message": message, "injections": injections });
-    let id = format!("{check}-{:08x}", crate::hash::fnv1a64(body.to_string().as_bytes()) as u32);
+    let id = format!(
+        "{check}-{:08x}",
+        crate::hash::fnv1a64(body.to_string().as_bytes()) as u32
+    );
     // The seed's own checks may fail under the injections; the finding is the invariant.
     let mut scenario = inject(base, injections);
     scenario["checks"] = json!([]);

@@ -30,9 +30,20 @@ pub fn router(w: Shared) -> Router {
         .route("/nylorun/v1/mcp/connect", post(call("mcp/connect")))
         .route("/nylorun/v1/mcp/list", post(call("mcp/list")))
         .route("/nylorun/v1/mcp/close", post(call("mcp/close")))
-        .route("/nylorun/v1/model-calls/{key}/cancel", post(cancel("model-calls")))
-        .route("/nylorun/v1/tool-calls/{key}/cancel", post(cancel("tool-calls")))
-        .fallback(|| async { answer(404, json!({ "error": { "code": "not_found", "message": "no such gate route" } })) })
+        .route(
+            "/nylorun/v1/model-calls/{key}/cancel",
+            post(cancel("model-calls")),
+        )
+        .route(
+            "/nylorun/v1/tool-calls/{key}/cancel",
+            post(cancel("tool-calls")),
+        )
+        .fallback(|| async {
+            answer(
+                404,
+                json!({ "error": { "code": "not_found", "message": "no such gate route" } }),
+            )
+        })
         .with_state(w)
 }
 
@@ -46,7 +57,10 @@ fn answer(status: u16, body: Value) -> Response {
 }
 
 fn gate_error(status: u16, code: &str, message: &str) -> (u16, Value) {
-    (status, json!({ "error": { "code": code, "message": message } }))
+    (
+        status,
+        json!({ "error": { "code": code, "message": message } }),
+    )
 }
 
 /// Whose token: `current` (the run's token now), `old` (one a switch replaced), `unknown`,
@@ -94,9 +108,9 @@ impl Drop for InFlight {
 }
 
 async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Response {
-    let body: Value = serde_json::from_slice(&body).unwrap_or_else(|_| {
-        json!({ "$text": String::from_utf8_lossy(&body[..body.len().min(256)]) })
-    });
+    let body: Value = serde_json::from_slice(&body).unwrap_or_else(
+        |_| json!({ "$text": String::from_utf8_lossy(&body[..body.len().min(256)]) }),
+    );
     let key = header(&h, "idempotency-key");
     let (entry, decided, hold, notify) = {
         let mut g = lock(&w);
@@ -112,7 +126,11 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
         let mut decided = decide(&mut g, route, auth, run, key.as_str(), &body);
         // A scripted fault replaces the answer (raw text travels as a JSON string marker).
         let nth = g.gate_counts.get(route).copied().unwrap_or(0);
-        if let Some(f) = g.sc.gate_faults.iter().find(|f| f.route == route && f.nth == nth) {
+        if let Some(f) =
+            g.sc.gate_faults
+                .iter()
+                .find(|f| f.route == route && f.nth == nth)
+        {
             let body = match (&f.body, &f.text) {
                 (_, Some(t)) => json!({ "$raw": t }),
                 (Some(b), None) => b.clone(),
@@ -127,7 +145,11 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
         }
         (entry, (decided.0, decided.1), hold, notify)
     };
-    let mut guard = InFlight { w: w.clone(), entry, done: false };
+    let mut guard = InFlight {
+        w: w.clone(),
+        entry,
+        done: false,
+    };
     let (mut status, mut out) = decided;
     if hold > 0 && status == 200 {
         tokio::select! {
@@ -177,7 +199,11 @@ fn decide(
     body: &Value,
 ) -> (u16, Value, u64) {
     let deny = |(s, b): (u16, Value)| (s, b, 0);
-    let run = run.or_else(|| g.breaks("any-gate-token").then(|| g.runs.len().checked_sub(1)).flatten());
+    let run = run.or_else(|| {
+        g.breaks("any-gate-token")
+            .then(|| g.runs.len().checked_sub(1))
+            .flatten()
+    });
     let Some(i) = run else {
         return deny(gate_error(401, "unauthorized", "no run token"));
     };
@@ -185,14 +211,26 @@ fn decide(
         return deny(gate_error(409, "run_stale", "the run is over"));
     }
     if auth != "current" && !g.breaks("any-gate-token") {
-        return deny(gate_error(401, "unauthorized", "a token a renewal replaced"));
+        return deny(gate_error(
+            401,
+            "unauthorized",
+            "a token a renewal replaced",
+        ));
     }
     if route.starts_with("mcp/") {
         return (200, mcp(g, route, body), 0);
     }
     let key = match key {
-        None if g.breaks("key-not-required") => body.get("effectId").and_then(Value::as_str).unwrap_or(""),
-        None => return deny(gate_error(400, "key_required", "Idempotency-Key is required")),
+        None if g.breaks("key-not-required") => {
+            body.get("effectId").and_then(Value::as_str).unwrap_or("")
+        }
+        None => {
+            return deny(gate_error(
+                400,
+                "key_required",
+                "Idempotency-Key is required",
+            ))
+        }
         Some(k) => k,
     };
     if let Some((s, b)) = g.gate_cache.get(key) {
@@ -211,7 +249,9 @@ fn decide(
         ));
     }
     match route {
-        "model-calls" if g.breaks("model-gate-fails") => deny(gate_error(500, "internal", "the gate fell over")),
+        "model-calls" if g.breaks("model-gate-fails") => {
+            deny(gate_error(500, "internal", "the gate fell over"))
+        }
         "model-calls" => model(g, key, body),
         _ => tool(g, route, body),
     }
@@ -225,7 +265,9 @@ fn mcp(g: &World, route: &str, body: &Value) -> Value {
     match (route, g.sc.discover.get(server)) {
         ("mcp/list", Some(tools)) => json!({ "ok": true, "result": { "tools": tools } }),
         (_, Some(_)) => json!({ "ok": true, "result": {} }),
-        _ => json!({ "ok": false, "error": { "code": "mcp.unknown-server", "message": "the agent declares no such server" } }),
+        _ => {
+            json!({ "ok": false, "error": { "code": "mcp.unknown-server", "message": "the agent declares no such server" } })
+        }
     }
 }
 
@@ -237,18 +279,36 @@ fn model(g: &mut World, key: &str, body: &Value) -> (u16, Value, u64) {
         0 => None,
         len => Some(g.sc.model[idx.min(len - 1)].clone()),
     }) else {
-        return (200, candidate(vec![json!({ "type": "text", "text": "done" })], "stop"), 0);
+        return (
+            200,
+            candidate(vec![json!({ "type": "text", "text": "done" })], "stop"),
+            0,
+        );
     };
-    let offered = body.pointer("/call/tools").and_then(Value::as_array).cloned().unwrap_or_default();
+    let offered = body
+        .pointer("/call/tools")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let mut blocks = Vec::new();
     for (j, call) in reply.tool_calls.iter().enumerate() {
         let (raw, description) = describe(g, call);
-        let found = offered.iter().find(|t| {
-            let d = t.get("description").and_then(Value::as_str).unwrap_or_default();
-            !description.is_empty() && d.contains(&description)
-        }).or_else(|| offered.iter().find(|t| {
-            t.get("name").and_then(Value::as_str).is_some_and(|n| !raw.is_empty() && n.contains(&raw))
-        }));
+        let found = offered
+            .iter()
+            .find(|t| {
+                let d = t
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                !description.is_empty() && d.contains(&description)
+            })
+            .or_else(|| {
+                offered.iter().find(|t| {
+                    t.get("name")
+                        .and_then(Value::as_str)
+                        .is_some_and(|n| !raw.is_empty() && n.contains(&raw))
+                })
+            });
         match found.and_then(|t| t.get("name")).and_then(Value::as_str) {
             Some(name) => blocks.push(json!({
                 "type": "tool-call", "callId": format!("call-{idx}-{j}"), "name": name,
@@ -265,7 +325,11 @@ fn model(g: &mut World, key: &str, body: &Value) -> (u16, Value, u64) {
     if let Some(t) = &reply.text {
         blocks.push(json!({ "type": "text", "text": t }));
     }
-    let finish = if blocks.iter().any(|b| b["type"] == "tool-call") { "tool-calls" } else { "stop" };
+    let finish = if blocks.iter().any(|b| b["type"] == "tool-call") {
+        "tool-calls"
+    } else {
+        "stop"
+    };
     if blocks.is_empty() {
         blocks.push(json!({ "type": "text", "text": "done" }));
     }
@@ -281,7 +345,11 @@ fn candidate(output: Vec<Value>, finish: &str) -> Value {
 
 /// A tool call's raw name and the description hcpspec gave the harness for it.
 fn describe(g: &World, call: &super::scenario::ToolCall) -> (String, String) {
-    let start = g.runs.last().map(|r| r.start.clone()).unwrap_or(Value::Null);
+    let start = g
+        .runs
+        .last()
+        .map(|r| r.start.clone())
+        .unwrap_or(Value::Null);
     let find = |list: Option<&Value>, name: &str| {
         list.and_then(Value::as_array)
             .and_then(|l| l.iter().find(|t| t["name"] == name))
@@ -305,7 +373,12 @@ fn describe(g: &World, call: &super::scenario::ToolCall) -> (String, String) {
 }
 
 fn tool(g: &mut World, route: &str, body: &Value) -> (u16, Value, u64) {
-    let s = |p: &str| body.pointer(p).and_then(Value::as_str).unwrap_or_default().to_string();
+    let s = |p: &str| {
+        body.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
     let target = if route == "tool-calls" {
         format!("mcp:{}/{}", s("/server/serverName"), s("/name"))
     } else {

@@ -80,8 +80,20 @@ pub fn cite(check: &str) -> &'static str {
 
 /// The checks a scenario may ask for (docs: vectors/harness-api/CHECKS.md).
 pub const ASKED: &[&str] = &[
-    "ends", "waitsOn", "gateCancelled", "gateCalls", "replaysSame", "spilled", "offered", "frame",
-    "noFrame", "notDropped", "count", "gate", "answeredOk", "inputEntries",
+    "ends",
+    "waitsOn",
+    "gateCancelled",
+    "gateCalls",
+    "replaysSame",
+    "spilled",
+    "offered",
+    "frame",
+    "noFrame",
+    "notDropped",
+    "count",
+    "gate",
+    "answeredOk",
+    "inputEntries",
 ];
 
 struct View<'a> {
@@ -99,10 +111,12 @@ struct Req<'a> {
 impl<'a> View<'a> {
     fn reqs(&self) -> impl Iterator<Item = Req<'a>> + 'a {
         self.p.log.iter().enumerate().filter_map(|(i, e)| {
-            (e["via"] == "frame" && e["from"] == "harness" && e["frame"]["t"] == "req").then(|| Req {
-                at: i,
-                conn: e["conn"].as_u64().unwrap_or(0),
-                f: &e["frame"],
+            (e["via"] == "frame" && e["from"] == "harness" && e["frame"]["t"] == "req").then(|| {
+                Req {
+                    at: i,
+                    conn: e["conn"].as_u64().unwrap_or(0),
+                    f: &e["frame"],
+                }
             })
         })
     }
@@ -135,7 +149,10 @@ impl<'a> View<'a> {
     }
     fn effect_gates(&self) -> impl Iterator<Item = (usize, &'a Value)> + 'a {
         self.gates().filter(|(_, e)| {
-            matches!(e["route"].as_str(), Some("model-calls" | "tool-calls" | "http-calls"))
+            matches!(
+                e["route"].as_str(),
+                Some("model-calls" | "tool-calls" | "http-calls")
+            )
         })
     }
     /// Intents with their effect id and core's answer.
@@ -217,7 +234,11 @@ pub fn judge_only(p: &Played, names: &[&str]) -> Option<Fail> {
 }
 
 fn connects(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
-    if v.p.log.iter().any(|e| e["via"] == "upgrade" && e["status"] == 101) {
+    if v.p
+        .log
+        .iter()
+        .any(|e| e["via"] == "upgrade" && e["status"] == 101)
+    {
         return Ok(());
     }
     let tried: Vec<&Value> = v.p.log.iter().filter(|e| e["via"] == "upgrade").collect();
@@ -251,7 +272,10 @@ fn one_json(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     match v.p.log.iter().find(|e| e["via"] == "bad-frame") {
         Some(e) => Err(fail(
             "one-json-text-message",
-            format!("a frame that is not one JSON text message of FrameSchema: {}", e["reason"].as_str().unwrap_or("")),
+            format!(
+                "a frame that is not one JSON text message of FrameSchema: {}",
+                e["reason"].as_str().unwrap_or("")
+            ),
             json!("one JSON text message per frame: req, res, msg, abort or ping"),
             e.clone(),
         )),
@@ -266,7 +290,10 @@ fn ids_per_sender(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
         if e["via"] != "frame" {
             continue;
         }
-        let key = (e["conn"].as_u64().unwrap_or(0), e["frame"]["id"].to_string());
+        let key = (
+            e["conn"].as_u64().unwrap_or(0),
+            e["frame"]["id"].to_string(),
+        );
         match (e["from"].as_str(), e["frame"]["t"].as_str()) {
             (Some("harness"), Some("req")) => {
                 if !open.insert(key.clone()) {
@@ -295,10 +322,20 @@ fn hello(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     let name_rule = regex::Regex::new("^[a-z][a-z0-9-]{1,62}$").expect("static");
     for f in firsts.values() {
         if f["m"] != "hello" {
-            return Err(fail("hello-first", "the first request is not hello", json!({ "m": "hello" }), (*f).clone()));
+            return Err(fail(
+                "hello-first",
+                "the first request is not hello",
+                json!({ "m": "hello" }),
+                (*f).clone(),
+            ));
         }
         if f["p"]["api"] != 5 {
-            return Err(fail("hello-api-5", "hello names another api", json!({ "api": 5 }), f["p"].clone()));
+            return Err(fail(
+                "hello-api-5",
+                "hello names another api",
+                json!({ "api": 5 }),
+                f["p"].clone(),
+            ));
         }
         let name = f["p"]["name"].as_str().unwrap_or_default();
         if !name_rule.is_match(name) || name != v.p.harness {
@@ -327,7 +364,10 @@ fn journaled_first(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
         if !ok {
             return Err(fail(
                 "journaled-first",
-                format!("a {} call under key {key} that no intent of its run had answered execute", g["route"].as_str().unwrap_or("")),
+                format!(
+                    "a {} call under key {key} that no intent of its run had answered execute",
+                    g["route"].as_str().unwrap_or("")
+                ),
                 json!("effect.intent answered {status: \"execute\"} before the gate call"),
                 g.clone(),
             ));
@@ -357,7 +397,10 @@ fn run_token(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
         if g["auth"] != "current" {
             return Err(fail(
                 "run-token",
-                format!("a gate call with a {} run token", g["auth"].as_str().unwrap_or("")),
+                format!(
+                    "a gate call with a {} run token",
+                    g["auth"].as_str().unwrap_or("")
+                ),
                 json!({ "auth": "the run's current token" }),
                 g.clone(),
             ));
@@ -420,7 +463,10 @@ fn request_hash(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     let mut by_id: BTreeMap<String, (String, &Value)> = BTreeMap::new();
     let mut by_hash: BTreeMap<String, String> = BTreeMap::new();
     for (r, id, _) in v.intents() {
-        let hash = r.f["p"]["requestHash"].as_str().unwrap_or_default().to_string();
+        let hash = r.f["p"]["requestHash"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         if let Some((h, first)) = by_id.get(&id) {
             if *h != hash {
                 return Err(fail(
@@ -435,7 +481,9 @@ fn request_hash(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
         if let Some(other) = by_hash.get(&hash) {
             return Err(fail(
                 "request-hash",
-                format!("effects {other} and {id} have one request hash, though their requests differ"),
+                format!(
+                    "effects {other} and {id} have one request hash, though their requests differ"
+                ),
                 json!("a hash over the whole request"),
                 r.f["p"].clone(),
             ));
@@ -463,7 +511,12 @@ fn nothing_after_end(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
         if let Some(r) = late {
             return Err(fail(
                 "nothing-after-the-end",
-                format!("`{}` about {} after it ended ({})", r.f["m"].as_str().unwrap_or(""), run.id, run.ended.as_ref().map_or("", |e| e.1.as_str())),
+                format!(
+                    "`{}` about {} after it ended ({})",
+                    r.f["m"].as_str().unwrap_or(""),
+                    run.id,
+                    run.ended.as_ref().map_or("", |e| e.1.as_str())
+                ),
                 json!("nothing about a run after its output, release or refused renewal"),
                 r.f.clone(),
             ));
@@ -490,7 +543,15 @@ fn runs_end(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
         if run.ended.is_none() {
             return Err(fail(
                 "runs-end",
-                format!("{} was still held when the scenario ended{}", run.id, if v.p.deadline_hit { " at its deadline" } else { "" }),
+                format!(
+                    "{} was still held when the scenario ended{}",
+                    run.id,
+                    if v.p.deadline_hit {
+                        " at its deadline"
+                    } else {
+                        ""
+                    }
+                ),
                 json!("one output (or a release) per run"),
                 json!({ "run": run.id, "turnId": run.turn_id }),
             ));
@@ -501,15 +562,25 @@ fn runs_end(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
 
 fn state(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     for r in v.reqs_of("output") {
-        let limit = v.run_of(&r).map_or(u64::MAX, |run| run.limit("harnessStateBytes"));
+        let limit = v
+            .run_of(&r)
+            .map_or(u64::MAX, |run| run.limit("harnessStateBytes"));
         match r.f["p"].get("state") {
             None => {
-                return Err(fail("state-every-segment", "an output with no state", json!({ "state": "present" }), r.f["p"].clone()))
+                return Err(fail(
+                    "state-every-segment",
+                    "an output with no state",
+                    json!({ "state": "present" }),
+                    r.f["p"].clone(),
+                ))
             }
             Some(s) if s.to_string().len() as u64 > limit => {
                 return Err(fail(
                     "state-every-segment",
-                    format!("state of {} bytes past harnessStateBytes {limit}", s.to_string().len()),
+                    format!(
+                        "state of {} bytes past harnessStateBytes {limit}",
+                        s.to_string().len()
+                    ),
                     json!({ "harnessStateBytes": limit }),
                     json!({ "stateBytes": s.to_string().len() }),
                 ))
@@ -542,7 +613,10 @@ fn record_entry(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
             if n > limit {
                 return Err(fail(
                     "record-entry-bytes",
-                    format!("a `{}` entry of {n} bytes past recordEntryBytes {limit}", r.f["m"].as_str().unwrap_or("")),
+                    format!(
+                        "a `{}` entry of {n} bytes past recordEntryBytes {limit}",
+                        r.f["m"].as_str().unwrap_or("")
+                    ),
                     json!({ "recordEntryBytes": limit }),
                     json!({ "bytes": n }),
                 ));
@@ -556,7 +630,10 @@ fn transcript_kinds(v: &View, w: &mut Vec<String>) -> Result<(), Fail> {
     const KINDS: [&str; 5] = ["input", "candidate", "tool-results", "final", "compaction"];
     for r in v.reqs_of("output") {
         if !r.f["p"]["transcript"].is_array() && r.f["p"].get("transcript").is_some() {
-            w.push("output.transcript is not a list of TranscriptUpdates {keep, entries, length}".into());
+            w.push(
+                "output.transcript is not a list of TranscriptUpdates {keep, entries, length}"
+                    .into(),
+            );
         }
         for e in entries(&r.f["p"]) {
             if !e["kind"].as_str().is_some_and(|k| KINDS.contains(&k)) {
@@ -582,7 +659,12 @@ fn offered<'a>(v: &View<'a>) -> Vec<&'a Value> {
 fn tool_names(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     for t in offered(v) {
         if t["name"].as_str().is_some_and(|n| n.chars().count() > 64) {
-            return Err(fail("tool-names-64", "a tool named past 64 characters", json!("at most 64 characters"), t.clone()));
+            return Err(fail(
+                "tool-names-64",
+                "a tool named past 64 characters",
+                json!("at most 64 characters"),
+                t.clone(),
+            ));
         }
     }
     Ok(())
@@ -604,7 +686,12 @@ fn disabled_tools(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     for t in offered(v) {
         let d = t["description"].as_str().unwrap_or_default();
         if disabled.iter().any(|x| d.contains(x.as_str())) {
-            return Err(fail("disabled-tools-skipped", "the model was offered a tool the turn disabled", json!("no disabled tool"), t.clone()));
+            return Err(fail(
+                "disabled-tools-skipped",
+                "the model was offered a tool the turn disabled",
+                json!("no disabled tool"),
+                t.clone(),
+            ));
         }
     }
     Ok(())
@@ -612,11 +699,18 @@ fn disabled_tools(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
 
 fn model_call_bytes(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     for (_, g) in v.gates().filter(|(_, g)| g["route"] == "model-calls") {
-        let Some(run) = g["run"].as_str().and_then(|id| v.run(id)) else { continue };
+        let Some(run) = g["run"].as_str().and_then(|id| v.run(id)) else {
+            continue;
+        };
         let limit = run.limit("modelCallBytes");
         let n = g["body"].to_string().len() as u64;
         if n > limit {
-            return Err(fail("model-call-bytes", format!("a model call body of {n} bytes past modelCallBytes {limit}"), json!({ "modelCallBytes": limit }), json!({ "bytes": n })));
+            return Err(fail(
+                "model-call-bytes",
+                format!("a model call body of {n} bytes past modelCallBytes {limit}"),
+                json!({ "modelCallBytes": limit }),
+                json!({ "bytes": n }),
+            ));
         }
     }
     Ok(())
@@ -636,7 +730,10 @@ fn chunk_bytes(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
         if asked > limit + 2 {
             return Err(fail(
                 "chunk-bytes",
-                format!("`{}` of {asked} bytes past chunkBytes {limit}", r.f["m"].as_str().unwrap_or("")),
+                format!(
+                    "`{}` of {asked} bytes past chunkBytes {limit}",
+                    r.f["m"].as_str().unwrap_or("")
+                ),
                 json!({ "chunkBytes": limit }),
                 json!({ "bytes": asked }),
             ));
@@ -647,7 +744,9 @@ fn chunk_bytes(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
 
 fn traceparent(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     for (_, g) in v.gates() {
-        let Some(run) = g["run"].as_str().and_then(|id| v.run(id)) else { continue };
+        let Some(run) = g["run"].as_str().and_then(|id| v.run(id)) else {
+            continue;
+        };
         if let Some(tp) = run.start["trace"]["traceparent"].as_str() {
             if g["traceparent"] != tp {
                 return Err(fail(
@@ -677,7 +776,9 @@ fn field_warnings(v: &View, w: &mut Vec<String>) -> Result<(), Fail> {
     ];
     for r in v.reqs() {
         let m = r.f["m"].as_str().unwrap_or_default();
-        if let (Some((_, keys)), Some(p)) = (listed.iter().find(|(n, _)| *n == m), r.f["p"].as_object()) {
+        if let (Some((_, keys)), Some(p)) =
+            (listed.iter().find(|(n, _)| *n == m), r.f["p"].as_object())
+        {
             for k in p.keys().filter(|k| !keys.contains(&k.as_str())) {
                 let note = format!("`{m}` carries `{k}`, a field spec 004 does not list");
                 if !w.contains(&note) {
@@ -719,23 +820,49 @@ fn asked(v: &View, c: &Value) -> Result<(), Fail> {
             let with = c["with"].as_str().unwrap_or_default();
             let runs = nth_run(c);
             if runs.is_empty() {
-                return Err(miss("core offered no run: the harness never took one".into(), c.clone(), json!(null)));
+                return Err(miss(
+                    "core offered no run: the harness never took one".into(),
+                    c.clone(),
+                    json!(null),
+                ));
             }
             for run in runs {
                 let how = run.ended.as_ref().map(|e| e.1.as_str());
-                let output = v.reqs_of("output").find(|r| r.f["p"]["runId"] == run.id.as_str() && run.ended_at.is_some_and(|e| r.at < e));
-                let release = v.reqs_of("lease.release").find(|r| r.f["p"]["runId"] == run.id.as_str() && run.ended_at.is_some_and(|e| r.at < e));
+                let output = v.reqs_of("output").find(|r| {
+                    r.f["p"]["runId"] == run.id.as_str() && run.ended_at.is_some_and(|e| r.at < e)
+                });
+                let release = v.reqs_of("lease.release").find(|r| {
+                    r.f["p"]["runId"] == run.id.as_str() && run.ended_at.is_some_and(|e| r.at < e)
+                });
                 let ok = match with {
-                    "release" => how == Some("release")
-                        && release.is_some_and(|r| c.get("reason").is_none_or(|x| r.f["p"]["reason"] == *x))
-                        && !v.reqs_of("output").any(|r| r.f["p"]["runId"] == run.id.as_str()),
-                    kind => how == Some("output")
-                        && output.is_some_and(|o| has_text(&o.f["p"], kind) && c["status"].as_str().is_none_or(|s| has_text(&o.f["p"], s))),
+                    "release" => {
+                        how == Some("release")
+                            && release.is_some_and(|r| {
+                                c.get("reason").is_none_or(|x| r.f["p"]["reason"] == *x)
+                            })
+                            && !v
+                                .reqs_of("output")
+                                .any(|r| r.f["p"]["runId"] == run.id.as_str())
+                    }
+                    kind => {
+                        how == Some("output")
+                            && output.is_some_and(|o| {
+                                has_text(&o.f["p"], kind)
+                                    && c["status"].as_str().is_none_or(|s| has_text(&o.f["p"], s))
+                            })
+                    }
                 };
                 if !ok {
                     let seen = output.or(release).map(|r| r.f.clone());
                     return Err(miss(
-                        format!("{} ended {} ({}), not as the scenario requires", run.id, how.unwrap_or("not at all"), seen.as_ref().and_then(|f| f["m"].as_str()).unwrap_or("no output")),
+                        format!(
+                            "{} ended {} ({}), not as the scenario requires",
+                            run.id,
+                            how.unwrap_or("not at all"),
+                            seen.as_ref()
+                                .and_then(|f| f["m"].as_str())
+                                .unwrap_or("no output")
+                        ),
                         c.clone(),
                         seen.unwrap_or(Value::Null),
                     ));
@@ -748,10 +875,17 @@ fn asked(v: &View, c: &Value) -> Result<(), Fail> {
                 let waiting: BTreeSet<String> = v
                     .intents()
                     .into_iter()
-                    .filter(|(r, _, a)| r.f["p"]["runId"] == run.id.as_str() && a.is_some_and(|a| matches!(a["r"]["status"].as_str(), Some("pending" | "uncertain"))))
+                    .filter(|(r, _, a)| {
+                        r.f["p"]["runId"] == run.id.as_str()
+                            && a.is_some_and(|a| {
+                                matches!(a["r"]["status"].as_str(), Some("pending" | "uncertain"))
+                            })
+                    })
                     .map(|(_, id, _)| id)
                     .collect();
-                let out = v.reqs_of("output").find(|r| r.f["p"]["runId"] == run.id.as_str());
+                let out = v
+                    .reqs_of("output")
+                    .find(|r| r.f["p"]["runId"] == run.id.as_str());
                 let named: BTreeSet<String> = out
                     .and_then(|o| o.f["p"]["effectIds"].as_array())
                     .into_iter()
@@ -769,20 +903,37 @@ fn asked(v: &View, c: &Value) -> Result<(), Fail> {
             Ok(())
         }
         "gateCancelled" => {
-            let Some(cancel) = v.p.log.iter().position(|e| e["via"] == "frame" && e["from"] == "core" && e["frame"]["m"] == "cancel") else {
+            let Some(cancel) = v.p.log.iter().position(|e| {
+                e["via"] == "frame" && e["from"] == "core" && e["frame"]["m"] == "cancel"
+            }) else {
                 return Err(miss("core sent no cancel: the harness never reached the gate call the scenario cancels".into(), c.clone(), Value::Null));
             };
-            let end = v.p.runs.iter().find_map(|r| r.ended_at.filter(|e| *e > cancel)).unwrap_or(v.p.log.len());
+            let end =
+                v.p.runs
+                    .iter()
+                    .find_map(|r| r.ended_at.filter(|e| *e > cancel))
+                    .unwrap_or(v.p.log.len());
             let inflight: Vec<&Value> = v
                 .effect_gates()
-                .filter(|(i, g)| *i < cancel && g["answeredSeq"].as_u64().is_none_or(|a| a as usize > cancel))
+                .filter(|(i, g)| {
+                    *i < cancel
+                        && g["answeredSeq"]
+                            .as_u64()
+                            .is_none_or(|a| a as usize > cancel)
+                })
                 .map(|(_, g)| g)
                 .collect();
             if inflight.is_empty() {
-                return Err(miss("no gate call was in flight at the cancel".into(), c.clone(), Value::Null));
+                return Err(miss(
+                    "no gate call was in flight at the cancel".into(),
+                    c.clone(),
+                    Value::Null,
+                ));
             }
             for g in inflight {
-                let done = v.p.log[cancel..end].iter().any(|e| e["via"] == "gate-cancel" && e["key"] == g["key"]);
+                let done = v.p.log[cancel..end]
+                    .iter()
+                    .any(|e| e["via"] == "gate-cancel" && e["key"] == g["key"]);
                 if !done {
                     return Err(miss(
                         format!("the {} call under {} was not cancelled through its cancel route before the run ended", g["route"].as_str().unwrap_or(""), g["key"]),
@@ -799,21 +950,42 @@ fn asked(v: &View, c: &Value) -> Result<(), Fail> {
             let ok = c["count"].as_u64().is_none_or(|x| x == n)
                 && c["min"].as_u64().is_none_or(|x| n >= x)
                 && c["max"].as_u64().is_none_or(|x| n <= x);
-            if ok { Ok(()) } else { Err(miss(format!("{n} calls to {route}"), c.clone(), json!(n))) }
+            if ok {
+                Ok(())
+            } else {
+                Err(miss(format!("{n} calls to {route}"), c.clone(), json!(n)))
+            }
         }
         "replaysSame" => {
             let (Some(first), Some(again)) = (v.p.runs.first(), v.p.runs.get(1)) else {
-                return Err(miss("the segment was not offered again: the harness took no second run".into(), c.clone(), Value::Null));
+                return Err(miss(
+                    "the segment was not offered again: the harness took no second run".into(),
+                    c.clone(),
+                    Value::Null,
+                ));
             };
             let asked = |run: &RunInfo| -> Vec<String> {
-                v.intents().into_iter().filter(|(r, _, _)| r.f["p"]["runId"] == run.id.as_str()).map(|(_, id, _)| id).collect()
+                v.intents()
+                    .into_iter()
+                    .filter(|(r, _, _)| r.f["p"]["runId"] == run.id.as_str())
+                    .map(|(_, id, _)| id)
+                    .collect()
             };
-            let replayed: BTreeSet<String> = again.start["outcomes"].as_array().into_iter().flatten().filter_map(|o| o["effectId"].as_str().map(str::to_string)).collect();
-            let expected: Vec<String> = asked(first).into_iter().filter(|id| !replayed.contains(id)).collect();
+            let replayed: BTreeSet<String> = again.start["outcomes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|o| o["effectId"].as_str().map(str::to_string))
+                .collect();
+            let expected: Vec<String> = asked(first)
+                .into_iter()
+                .filter(|id| !replayed.contains(id))
+                .collect();
             let actual: Vec<String> = asked(again).into_iter().take(expected.len()).collect();
             if expected.is_empty() || actual != expected {
                 return Err(miss(
-                    "the run that started the segment over did not ask for the same effect ids".into(),
+                    "the run that started the segment over did not ask for the same effect ids"
+                        .into(),
                     json!(expected),
                     json!(actual),
                 ));
@@ -826,12 +998,17 @@ fn asked(v: &View, c: &Value) -> Result<(), Fail> {
                 let Some(run) = v.run_of(&r) else { continue };
                 let limit = run.limit("recordEntryBytes");
                 let eid = r.f["p"]["effectId"].as_str().unwrap_or_default();
-                let answer = v.effect_gates().find(|(_, g)| g["key"] == eid && g["route"] != "model-calls").map(|(_, g)| &g["answer"]);
+                let answer = v
+                    .effect_gates()
+                    .find(|(_, g)| g["key"] == eid && g["route"] != "model-calls")
+                    .map(|(_, g)| &g["answer"]);
                 if answer.is_none_or(|a| (a.to_string().len() as u64) <= limit) {
                     continue;
                 }
                 big += 1;
-                let stored = v.reqs_of("artifact.write").any(|w| w.at < r.at && w.f["p"]["effectId"] == eid);
+                let stored = v
+                    .reqs_of("artifact.write")
+                    .any(|w| w.at < r.at && w.f["p"]["effectId"] == eid);
                 if !stored {
                     return Err(miss(
                         format!("the result of {eid} passes recordEntryBytes {limit} and was not stored with artifact.write carrying its effectId"),
@@ -840,23 +1017,55 @@ fn asked(v: &View, c: &Value) -> Result<(), Fail> {
                     ));
                 }
             }
-            let refused = v.reqs_of("effect.outcome").any(|r| v.answer(&r).is_some_and(|a| a["e"]["code"] == "limit_exceeded"));
+            let refused = v.reqs_of("effect.outcome").any(|r| {
+                v.answer(&r)
+                    .is_some_and(|a| a["e"]["code"] == "limit_exceeded")
+            });
             if big == 0 {
-                return Err(miss(if refused { "the large result was reported whole, and refused".into() } else { "no tool result passed recordEntryBytes: the harness never reported the large result".into() }, c.clone(), Value::Null));
+                return Err(miss(
+                    if refused {
+                        "the large result was reported whole, and refused".into()
+                    } else {
+                        "no tool result passed recordEntryBytes: the harness never reported the large result".into()
+                    },
+                    c.clone(),
+                    Value::Null,
+                ));
             }
             Ok(())
         }
         "offered" => {
             let tools = offered(v);
-            let descs: Vec<&str> = tools.iter().filter_map(|t| t["description"].as_str()).collect();
-            for want in c["tools"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+            let descs: Vec<&str> = tools
+                .iter()
+                .filter_map(|t| t["description"].as_str())
+                .collect();
+            for want in c["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+            {
                 if !descs.iter().any(|d| d.contains(want)) {
-                    return Err(miss(format!("no tool offered for `{want}`"), c.clone(), json!(tools)));
+                    return Err(miss(
+                        format!("no tool offered for `{want}`"),
+                        c.clone(),
+                        json!(tools),
+                    ));
                 }
             }
-            for not in c["not"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+            for not in c["not"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+            {
                 if descs.iter().any(|d| d.contains(not)) {
-                    return Err(miss(format!("a tool offered for `{not}`"), c.clone(), json!(tools)));
+                    return Err(miss(
+                        format!("a tool offered for `{not}`"),
+                        c.clone(),
+                        json!(tools),
+                    ));
                 }
             }
             Ok(())
@@ -865,39 +1074,81 @@ fn asked(v: &View, c: &Value) -> Result<(), Fail> {
             let m = c["m"].as_str().unwrap_or_default();
             let nth = c["nth"].as_u64().unwrap_or(1) as usize;
             let Some(r) = v.reqs_of(m).nth(nth.saturating_sub(1)) else {
-                return Err(miss(format!("the harness sent no `{m}` request #{nth}"), c.clone(), Value::Null));
+                return Err(miss(
+                    format!("the harness sent no `{m}` request #{nth}"),
+                    c.clone(),
+                    Value::Null,
+                ));
             };
             crate::case::matcher::check(&c["expect"], &r.f["p"], &Default::default())
                 .map(|_| ())
-                .map_err(|mm| miss(format!("`{m}` at {}: {}", mm.path, mm.message), mm.expected, r.f["p"].clone()))
+                .map_err(|mm| {
+                    miss(
+                        format!("`{m}` at {}: {}", mm.path, mm.message),
+                        mm.expected,
+                        r.f["p"].clone(),
+                    )
+                })
         }
         "noFrame" => {
             let m = c["m"].as_str().unwrap_or_default();
             match v.reqs_of(m).next() {
-                Some(r) => Err(miss(format!("the harness sent `{m}`"), c.clone(), r.f.clone())),
+                Some(r) => Err(miss(
+                    format!("the harness sent `{m}`"),
+                    c.clone(),
+                    r.f.clone(),
+                )),
                 None => Ok(()),
             }
         }
         "notDropped" => match v.p.log.iter().find(|e| e["event"] == "drop") {
-            Some(e) => Err(miss("core dropped the harness for silence".into(), c.clone(), e.clone())),
+            Some(e) => Err(miss(
+                "core dropped the harness for silence".into(),
+                c.clone(),
+                e.clone(),
+            )),
             None => Ok(()),
         },
         "count" => {
             let m = c["m"].as_str().unwrap_or_default();
-            let per_run = c["offer"].as_u64().and_then(|n| v.p.runs.get(n as usize - 1));
-            let n = v.reqs_of(m).filter(|r| per_run.is_none_or(|run| r.f["p"]["runId"] == run.id.as_str())).count() as u64;
-            let ok = c["min"].as_u64().is_none_or(|x| n >= x) && c["max"].as_u64().is_none_or(|x| n <= x);
-            if ok { Ok(()) } else { Err(miss(format!("{n} `{m}` requests"), c.clone(), json!(n))) }
+            let per_run = c["offer"]
+                .as_u64()
+                .and_then(|n| v.p.runs.get(n as usize - 1));
+            let n = v
+                .reqs_of(m)
+                .filter(|r| per_run.is_none_or(|run| r.f["p"]["runId"] == run.id.as_str()))
+                .count() as u64;
+            let ok = c["min"].as_u64().is_none_or(|x| n >= x)
+                && c["max"].as_u64().is_none_or(|x| n <= x);
+            if ok {
+                Ok(())
+            } else {
+                Err(miss(format!("{n} `{m}` requests"), c.clone(), json!(n)))
+            }
         }
         "gate" => {
             let route = c["route"].as_str().unwrap_or_default();
             let nth = c["nth"].as_u64().unwrap_or(1) as usize;
-            let Some((_, g)) = v.gates().filter(|(_, g)| g["route"] == route).nth(nth.saturating_sub(1)) else {
-                return Err(miss(format!("no {route} gate call #{nth}"), c.clone(), Value::Null));
+            let Some((_, g)) = v
+                .gates()
+                .filter(|(_, g)| g["route"] == route)
+                .nth(nth.saturating_sub(1))
+            else {
+                return Err(miss(
+                    format!("no {route} gate call #{nth}"),
+                    c.clone(),
+                    Value::Null,
+                ));
             };
             crate::case::matcher::check(&c["expect"], &g["body"], &Default::default())
                 .map(|_| ())
-                .map_err(|mm| miss(format!("{route} body at {}: {}", mm.path, mm.message), mm.expected, g["body"].clone()))
+                .map_err(|mm| {
+                    miss(
+                        format!("{route} body at {}: {}", mm.path, mm.message),
+                        mm.expected,
+                        g["body"].clone(),
+                    )
+                })
         }
         "answeredOk" => {
             let m = c["m"].as_str().unwrap_or_default();
@@ -905,20 +1156,50 @@ fn asked(v: &View, c: &Value) -> Result<(), Fail> {
             for r in v.reqs_of(m) {
                 any = true;
                 if let Some(a) = v.answer(&r).filter(|a| a["ok"] != true) {
-                    return Err(miss(format!("core refused a `{m}`: {}", a["e"]["message"].as_str().unwrap_or("")), json!({ "ok": true }), json!({ "request": r.f["p"], "answer": a })));
+                    return Err(miss(
+                        format!(
+                            "core refused a `{m}`: {}",
+                            a["e"]["message"].as_str().unwrap_or("")
+                        ),
+                        json!({ "ok": true }),
+                        json!({ "request": r.f["p"], "answer": a }),
+                    ));
                 }
             }
-            if any { Ok(()) } else { Err(miss(format!("the harness sent no `{m}`"), c.clone(), Value::Null)) }
+            if any {
+                Ok(())
+            } else {
+                Err(miss(
+                    format!("the harness sent no `{m}`"),
+                    c.clone(),
+                    Value::Null,
+                ))
+            }
         }
         "inputEntries" => {
             let want = c["count"].as_u64().unwrap_or(1);
             let Some(out) = v.reqs_of("output").next() else {
                 return Err(miss("no output".into(), c.clone(), Value::Null));
             };
-            let n = entries(&out.f["p"]).iter().filter(|e| e["kind"] == "input").count() as u64;
-            if n == want { Ok(()) } else { Err(miss(format!("{n} input entries, not one per message"), json!(want), out.f["p"]["transcript"].clone())) }
+            let n = entries(&out.f["p"])
+                .iter()
+                .filter(|e| e["kind"] == "input")
+                .count() as u64;
+            if n == want {
+                Ok(())
+            } else {
+                Err(miss(
+                    format!("{n} input entries, not one per message"),
+                    json!(want),
+                    out.f["p"]["transcript"].clone(),
+                ))
+            }
         }
-        other => Err(miss(format!("unknown check `{other}`"), c.clone(), Value::Null)),
+        other => Err(miss(
+            format!("unknown check `{other}`"),
+            c.clone(),
+            Value::Null,
+        )),
     }
 }
 

@@ -123,10 +123,20 @@ fn observe(p: &judge::Played) -> Vec<Observation> {
     for e in &p.log {
         let mut e = trim(e);
         let Some(o) = e.as_object_mut() else { continue };
-        for k in ["at", "answeredAt", "answeredSeq", "abandonedAt", "conn", "silentMs"] {
+        for k in [
+            "at",
+            "answeredAt",
+            "answeredSeq",
+            "abandonedAt",
+            "conn",
+            "silentMs",
+        ] {
             o.remove(k);
         }
-        if o.get("key").and_then(Value::as_str).is_some_and(|k| cancelled.contains(k)) {
+        if o.get("key")
+            .and_then(Value::as_str)
+            .is_some_and(|k| cancelled.contains(k))
+        {
             o.remove("status");
             o.remove("answer");
         }
@@ -143,41 +153,77 @@ fn observe(p: &judge::Played) -> Vec<Observation> {
                 continue;
             }
             f.remove("id");
-            if let Some(token) = f.get_mut("r").and_then(|r| r.get_mut("run")).and_then(|r| r.get_mut("token")) {
+            if let Some(token) = f
+                .get_mut("r")
+                .and_then(|r| r.get_mut("run"))
+                .and_then(|r| r.get_mut("token"))
+            {
                 *token = json!("[token]");
             }
             if let Some(token) = f.get_mut("r").and_then(|r| r.get_mut("token")) {
                 *token = json!("[token]");
             }
         }
-        if o.get("via") == Some(&json!("core")) && matches!(o.get("event").and_then(Value::as_str), Some("closed" | "end" | "transport-error")) {
+        if o.get("via") == Some(&json!("core"))
+            && matches!(
+                o.get("event").and_then(Value::as_str),
+                Some("closed" | "end" | "transport-error")
+            )
+        {
             continue;
         }
-        let action = o.remove("via").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-        out.push(Observation { step: out.len(), action, value: e });
+        let action = o
+            .remove("via")
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        out.push(Observation {
+            step: out.len(),
+            action,
+            value: e,
+        });
     }
     out
 }
 
 /// Play the scenario: core and gates on fresh loopback ports, the harness started, triggers
 /// fired, until every offered run is over (and a short settle) or the deadline.
-pub(crate) fn play(sc: Scenario, harness: &Harness) -> Result<(judge::Played, Vec<String>, Option<String>), String> {
+pub(crate) fn play(
+    sc: Scenario,
+    harness: &Harness,
+) -> Result<(judge::Played, Vec<String>, Option<String>), String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start a runtime: {e}"))?;
     rt.block_on(async move {
         let sc = Arc::new(sc);
-        let core = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|e| e.to_string())?;
-        let gates = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|e| e.to_string())?;
+        let core = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| e.to_string())?;
+        let gates = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| e.to_string())?;
         let env = launch::LaunchEnv {
-            core_url: format!("ws://{}{}", core.local_addr().map_err(|e| e.to_string())?, core::PATH),
-            token: format!("nylorun-ht-{:x}", std::process::id() as u64 ^ Instant::now().elapsed().as_nanos() as u64 ^ 0x9e37_79b9_7f4a_7c15),
+            core_url: format!(
+                "ws://{}{}",
+                core.local_addr().map_err(|e| e.to_string())?,
+                core::PATH
+            ),
+            token: format!(
+                "nylorun-ht-{:x}",
+                std::process::id() as u64
+                    ^ Instant::now().elapsed().as_nanos() as u64
+                    ^ 0x9e37_79b9_7f4a_7c15
+            ),
             gates_url: format!("http://{}", gates.local_addr().map_err(|e| e.to_string())?),
             name: sc.harness.clone(),
         };
         let (acts, mut acts_rx) = tokio::sync::mpsc::unbounded_channel();
-        let w = Arc::new(std::sync::Mutex::new(World::new(sc.clone(), env.token.clone(), acts.clone())));
+        let w = Arc::new(std::sync::Mutex::new(World::new(
+            sc.clone(),
+            env.token.clone(),
+            acts.clone(),
+        )));
         let core_task = tokio::spawn(core::serve(core, w.clone()));
         let gates_task = tokio::spawn({
             let router = gates::router(w.clone());
@@ -225,22 +271,28 @@ pub(crate) fn play(sc: Scenario, harness: &Harness) -> Result<(judge::Played, Ve
         }
         let end = {
             let mut g = lock(&w);
-            let end = g.record(json!({ "via": "core", "event": "end", "deadlineHit": deadline_hit }));
+            let end =
+                g.record(json!({ "via": "core", "event": "end", "deadlineHit": deadline_hit }));
             g.frozen = true;
             for c in g.conns.values() {
-                let _ = c.tx.send(tokio_tungstenite::tungstenite::Message::Close(None));
+                let _ =
+                    c.tx.send(tokio_tungstenite::tungstenite::Message::Close(None));
             }
             end
         };
         if let Some(r) = running.take() {
-            let lines = tokio::task::spawn_blocking(move || r.stop(false)).await.unwrap_or_default();
+            let lines = tokio::task::spawn_blocking(move || r.stop(false))
+                .await
+                .unwrap_or_default();
             stderr.extend(lines);
         }
         core_task.abort();
         gates_task.abort();
         let g = lock(&w);
         let ended_at = |id: &str| {
-            g.log.iter().position(|e| e["event"] == "run-ended" && e["run"] == id)
+            g.log
+                .iter()
+                .position(|e| e["event"] == "run-ended" && e["run"] == id)
         };
         let runs = g
             .runs
@@ -255,7 +307,12 @@ pub(crate) fn play(sc: Scenario, harness: &Harness) -> Result<(judge::Played, Ve
             })
             .collect();
         // What happened until the end; the closing itself is not the harness's doing.
-        let played = judge::Played { log: g.log[..=end].to_vec(), runs, harness: sc.harness.clone(), deadline_hit };
+        let played = judge::Played {
+            log: g.log[..=end].to_vec(),
+            runs,
+            harness: sc.harness.clone(),
+            deadline_hit,
+        };
         Ok((played, stderr, g.skip.clone()))
     })
 }
@@ -267,7 +324,10 @@ pub const SETTLE_MS: u64 = 150;
 fn act(w: &world::Shared, a: &Value) {
     let mut g = lock(w);
     let held = g.active_run().map(|r| (r.id.clone(), r.conn));
-    let conn = held.as_ref().map(|h| h.1).or_else(|| g.conns.keys().last().copied());
+    let conn = held
+        .as_ref()
+        .map(|h| h.1)
+        .or_else(|| g.conns.keys().last().copied());
     let Some(conn) = conn else { return };
     if let Some(reason) = a.get("cancel").and_then(Value::as_str) {
         if let Some((run, _)) = held {
@@ -276,7 +336,8 @@ fn act(w: &world::Shared, a: &Value) {
     } else if a == "drop" {
         g.record(json!({ "via": "core", "event": "drop", "conn": conn, "scripted": true }));
         if let Some(c) = g.conns.get(&conn) {
-            let _ = c.tx.send(tokio_tungstenite::tungstenite::Message::Close(None));
+            let _ =
+                c.tx.send(tokio_tungstenite::tungstenite::Message::Close(None));
         }
         g.lost(conn);
     } else if let Some(f) = a.get("send") {
@@ -284,12 +345,15 @@ fn act(w: &world::Shared, a: &Value) {
     } else if let Some(t) = a.get("sendBinary").and_then(Value::as_str) {
         g.record(json!({ "via": "core-raw", "conn": conn, "binary": t }));
         if let Some(c) = g.conns.get(&conn) {
-            let _ = c.tx.send(tokio_tungstenite::tungstenite::Message::binary(t.as_bytes().to_vec()));
+            let _ = c.tx.send(tokio_tungstenite::tungstenite::Message::binary(
+                t.as_bytes().to_vec(),
+            ));
         }
     } else if let Some(t) = a.get("sendText").and_then(Value::as_str) {
         g.record(json!({ "via": "core-raw", "conn": conn, "text": t }));
         if let Some(c) = g.conns.get(&conn) {
-            let _ = c.tx.send(tokio_tungstenite::tungstenite::Message::text(t.to_string()));
+            let _ =
+                c.tx.send(tokio_tungstenite::tungstenite::Message::text(t.to_string()));
         }
     }
 }

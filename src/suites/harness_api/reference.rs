@@ -22,57 +22,231 @@ use tokio_tungstenite::tungstenite::Message;
 /// Mutants of the reference harness: name, the section whose MUST scenarios must catch it, and
 /// the rule it breaks.
 pub const MUTANTS: &[(&str, &str, &str)] = &[
-    ("two-messages-per-frame", "1", "sends its first lease and a ping in one text frame"),
-    ("binary-frames", "1", "sends its frames as binary WebSocket messages"),
-    ("no-api-header", "1", "upgrades without Nylorun-Harness-Api: 1"),
-    ("no-ping-answer", "1", "never answers core's ping, so an idle harness falls silent"),
+    (
+        "two-messages-per-frame",
+        "1",
+        "sends its first lease and a ping in one text frame",
+    ),
+    (
+        "binary-frames",
+        "1",
+        "sends its frames as binary WebSocket messages",
+    ),
+    (
+        "no-api-header",
+        "1",
+        "upgrades without Nylorun-Harness-Api: 1",
+    ),
+    (
+        "no-ping-answer",
+        "1",
+        "never answers core's ping, so an idle harness falls silent",
+    ),
     ("api-4", "11", "says hello with api 4"),
-    ("hello-not-first", "2", "asks for a lease before it says hello"),
-    ("wrong-name", "2", "says hello as `nylorun`, not the credential's harness id"),
-    ("renew-refusal-ignored", "2", "keeps running a run after lease.renew answered {ok: false}"),
-    ("old-token-kept", "2", "keeps the first run token after a renewal switched it"),
-    ("no-lease-after-run", "2", "takes one run and never asks for another"),
-    ("outcomes-asked-again", "3", "asks core again for outcomes TurnStart already carries"),
-    ("input-string-only", "3", "fails a turn whose input is not a string"),
-    ("input-object-only", "3", "fails a turn whose input is a string"),
-    ("messages-merged", "3", "writes a messages input as one input entry"),
-    ("unknown-limit-refused", "3", "fails a turn whose limits carry one it does not know"),
-    ("model-call-unbounded", "3", "pads every model call past modelCallBytes"),
-    ("fixture-model-bypassed", "3", "answers model calls itself when the fixture model is on"),
-    ("http-tools-run-locally", "3", "runs HTTP tools itself instead of through the Tool Gate"),
-    ("no-traceparent", "3", "sends no traceparent on gate calls when TurnStart has a trace"),
-    ("long-tool-names", "3", "names MCP tools server__tool with no 64-character ceiling"),
-    ("disabled-tools-offered", "3", "offers the model MCP tools the turn disabled"),
-    ("no-mcp-discovery", "3", "never discovers the session's MCP servers nor records session.mcp"),
-    ("gate-before-intent", "4", "calls the gate before its intent is answered"),
-    ("ids-by-call-order", "4", "names effects by a counter of calls, so a run that starts over asks other ids"),
-    ("hash-changes-on-replay", "4", "puts the run id in the request hash"),
-    ("refetch-completed", "4", "calls the gate for an effect whose intent was answered completed"),
-    ("no-waiting-on-pending", "4", "takes a pending intent as done and completes the turn"),
-    ("model-intent-with-input", "4", "sends a model intent with its input"),
-    ("chunk-too-large", "4b", "uploads a spilled result in one chunk past limits.chunkBytes"),
-    ("no-idempotency-key", "5", "sends gate calls without Idempotency-Key"),
-    ("commit-after-whole-begin", "4b", "commits again an upload that a begin with base64 already committed"),
-    ("no-spill", "5b", "reports a tool result past recordEntryBytes whole, never spilling it"),
-    ("spill-without-effect-id", "5b", "spills a result without the call's effectId"),
-    ("bad-transcript-kind", "6", "writes transcript entries of a kind the spec does not list"),
+    (
+        "hello-not-first",
+        "2",
+        "asks for a lease before it says hello",
+    ),
+    (
+        "wrong-name",
+        "2",
+        "says hello as `nylorun`, not the credential's harness id",
+    ),
+    (
+        "renew-refusal-ignored",
+        "2",
+        "keeps running a run after lease.renew answered {ok: false}",
+    ),
+    (
+        "old-token-kept",
+        "2",
+        "keeps the first run token after a renewal switched it",
+    ),
+    (
+        "no-lease-after-run",
+        "2",
+        "takes one run and never asks for another",
+    ),
+    (
+        "outcomes-asked-again",
+        "3",
+        "asks core again for outcomes TurnStart already carries",
+    ),
+    (
+        "input-string-only",
+        "3",
+        "fails a turn whose input is not a string",
+    ),
+    (
+        "input-object-only",
+        "3",
+        "fails a turn whose input is a string",
+    ),
+    (
+        "messages-merged",
+        "3",
+        "writes a messages input as one input entry",
+    ),
+    (
+        "unknown-limit-refused",
+        "3",
+        "fails a turn whose limits carry one it does not know",
+    ),
+    (
+        "model-call-unbounded",
+        "3",
+        "pads every model call past modelCallBytes",
+    ),
+    (
+        "fixture-model-bypassed",
+        "3",
+        "answers model calls itself when the fixture model is on",
+    ),
+    (
+        "http-tools-run-locally",
+        "3",
+        "runs HTTP tools itself instead of through the Tool Gate",
+    ),
+    (
+        "no-traceparent",
+        "3",
+        "sends no traceparent on gate calls when TurnStart has a trace",
+    ),
+    (
+        "long-tool-names",
+        "3",
+        "names MCP tools server__tool with no 64-character ceiling",
+    ),
+    (
+        "disabled-tools-offered",
+        "3",
+        "offers the model MCP tools the turn disabled",
+    ),
+    (
+        "no-mcp-discovery",
+        "3",
+        "never discovers the session's MCP servers nor records session.mcp",
+    ),
+    (
+        "gate-before-intent",
+        "4",
+        "calls the gate before its intent is answered",
+    ),
+    (
+        "ids-by-call-order",
+        "4",
+        "names effects by a counter of calls, so a run that starts over asks other ids",
+    ),
+    (
+        "hash-changes-on-replay",
+        "4",
+        "puts the run id in the request hash",
+    ),
+    (
+        "refetch-completed",
+        "4",
+        "calls the gate for an effect whose intent was answered completed",
+    ),
+    (
+        "no-waiting-on-pending",
+        "4",
+        "takes a pending intent as done and completes the turn",
+    ),
+    (
+        "model-intent-with-input",
+        "4",
+        "sends a model intent with its input",
+    ),
+    (
+        "chunk-too-large",
+        "4b",
+        "uploads a spilled result in one chunk past limits.chunkBytes",
+    ),
+    (
+        "no-idempotency-key",
+        "5",
+        "sends gate calls without Idempotency-Key",
+    ),
+    (
+        "commit-after-whole-begin",
+        "4b",
+        "commits again an upload that a begin with base64 already committed",
+    ),
+    (
+        "no-spill",
+        "5b",
+        "reports a tool result past recordEntryBytes whole, never spilling it",
+    ),
+    (
+        "spill-without-effect-id",
+        "5b",
+        "spills a result without the call's effectId",
+    ),
+    (
+        "bad-transcript-kind",
+        "6",
+        "writes transcript entries of a kind the spec does not list",
+    ),
     ("no-state", "7", "ends a segment with no state"),
-    ("state-too-large", "7", "returns state past limits.harnessStateBytes"),
-    ("no-gate-cancel", "8", "on cancel, leaves its gate calls running"),
-    ("no-cancelled-output", "8", "on cancel, releases the run instead of reporting turn.failed"),
-    ("step-results-unshaped", "5b", "writes a step's results whole, however large their one entry"),
-    ("cancel-any-run", "8", "stops its run on a cancel that names another run"),
-    ("no-release-on-shutdown", "8", "on shutdown, reports turn.failed instead of lease.release"),
+    (
+        "state-too-large",
+        "7",
+        "returns state past limits.harnessStateBytes",
+    ),
+    (
+        "no-gate-cancel",
+        "8",
+        "on cancel, leaves its gate calls running",
+    ),
+    (
+        "no-cancelled-output",
+        "8",
+        "on cancel, releases the run instead of reporting turn.failed",
+    ),
+    (
+        "step-results-unshaped",
+        "5b",
+        "writes a step's results whole, however large their one entry",
+    ),
+    (
+        "cancel-any-run",
+        "8",
+        "stops its run on a cancel that names another run",
+    ),
+    (
+        "no-release-on-shutdown",
+        "8",
+        "on shutdown, reports turn.failed instead of lease.release",
+    ),
 ];
 
 /// Allowed variants: open points decided otherwise.
 pub const VARIANTS: &[(&str, &str)] = &[
-    ("other-hash", "another effectRequestHash algorithm (the spec does not print one)"),
-    ("other-prompt", "another ModelCall prompt shape (the spec does not print one)"),
-    ("other-transcript", "other transcript entry fields (TranscriptEntrySchema is not printed)"),
-    ("other-identity", "another effect identity scheme (stable, never by call order)"),
-    ("other-ping", "answers core's ping with a WebSocket pong control frame, not a ping frame"),
-    ("other-tool-names", "names tools by a hash of server and tool (tool naming is the harness's)"),
+    (
+        "other-hash",
+        "another effectRequestHash algorithm (the spec does not print one)",
+    ),
+    (
+        "other-prompt",
+        "another ModelCall prompt shape (the spec does not print one)",
+    ),
+    (
+        "other-transcript",
+        "other transcript entry fields (TranscriptEntrySchema is not printed)",
+    ),
+    (
+        "other-identity",
+        "another effect identity scheme (stable, never by call order)",
+    ),
+    (
+        "other-ping",
+        "answers core's ping with a WebSocket pong control frame, not a ping frame",
+    ),
+    (
+        "other-tool-names",
+        "names tools by a hash of server and tool (tool naming is the harness's)",
+    ),
 ];
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -89,11 +263,17 @@ impl Knobs {
         }
         if let Some(m) = name.strip_prefix("mutant:") {
             let m = MUTANTS.iter().find(|x| x.0 == m)?.0;
-            return Some(Knobs { mutant: Some(m), variant: None });
+            return Some(Knobs {
+                mutant: Some(m),
+                variant: None,
+            });
         }
         let v = name.strip_prefix("variant:")?;
         let v = VARIANTS.iter().find(|x| x.0 == v)?.0;
-        Some(Knobs { mutant: None, variant: Some(v) })
+        Some(Knobs {
+            mutant: None,
+            variant: Some(v),
+        })
     }
     fn m(&self, name: &str) -> bool {
         self.mutant == Some(name)
@@ -147,8 +327,9 @@ impl Chan {
             .unwrap_or_else(|p| p.into_inner())
             .insert(id, tx);
         self.send(json!({ "t": "req", "id": id, "m": m, "p": p }));
-        rx.await
-            .unwrap_or_else(|_| Err(json!({ "code": "unavailable", "message": "connection closed" })))
+        rx.await.unwrap_or_else(|_| {
+            Err(json!({ "code": "unavailable", "message": "connection closed" }))
+        })
     }
 }
 
@@ -169,7 +350,9 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
     let h = request.headers_mut();
     h.insert(
         "authorization",
-        format!("Bearer {}", env.token).parse().map_err(|_| "bad token")?,
+        format!("Bearer {}", env.token)
+            .parse()
+            .map_err(|_| "bad token")?,
     );
     if !k.m("no-api-header") {
         h.insert("nylorun-harness-api", "1".parse().expect("static"));
@@ -201,7 +384,9 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
         Owned(tokio::spawn(async move {
             while let Some(Ok(m)) = source.next().await {
                 let Message::Text(t) = m else { continue };
-                let Ok(f) = serde_json::from_str::<Value>(t.as_str()) else { continue };
+                let Ok(f) = serde_json::from_str::<Value>(t.as_str()) else {
+                    continue;
+                };
                 match f["t"].as_str() {
                     Some("res") => {
                         let id = f["id"].as_u64().unwrap_or(0);
@@ -232,7 +417,10 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
                 }
             }
             // The connection is gone: every request waiting fails.
-            chan.pending.lock().unwrap_or_else(|p| p.into_inner()).clear();
+            chan.pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clear();
         }))
     };
     let _early = k.m("hello-not-first").then(|| {
@@ -257,8 +445,18 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
     let http = Client::builder(TokioExecutor::new()).build(HttpConnector::new());
     let counter = Arc::new(AtomicU64::new(0));
     loop {
-        let lease = chan.req("lease", json!({})).await.map_err(|e| e.to_string())?;
-        let run = Run::new(&env, &lease, chan.clone(), http.clone(), k.clone(), counter.clone());
+        let lease = chan
+            .req("lease", json!({}))
+            .await
+            .map_err(|e| e.to_string())?;
+        let run = Run::new(
+            &env,
+            &lease,
+            chan.clone(),
+            http.clone(),
+            k.clone(),
+            counter.clone(),
+        );
         run.hold(renew_every, &cancels).await;
         if k.m("no-lease-after-run") {
             std::future::pending::<()>().await;
@@ -285,8 +483,16 @@ struct Run {
 }
 
 enum End {
-    Completed { text: String, entries: Vec<Value>, steps: u64 },
-    Waiting { ids: Vec<String>, entries: Vec<Value>, steps: u64 },
+    Completed {
+        text: String,
+        entries: Vec<Value>,
+        steps: u64,
+    },
+    Waiting {
+        ids: Vec<String>,
+        entries: Vec<Value>,
+        steps: u64,
+    },
     Failed(Value),
 }
 
@@ -350,7 +556,8 @@ impl Run {
                         Ok(a) => {
                             if let Some(t) = a["token"].as_str() {
                                 if !r.k.m("old-token-kept") {
-                                    *r.token.lock().unwrap_or_else(|p| p.into_inner()) = t.to_string();
+                                    *r.token.lock().unwrap_or_else(|p| p.into_inner()) =
+                                        t.to_string();
                                 }
                             }
                         }
@@ -383,11 +590,22 @@ impl Run {
     async fn output(&self, end: End) {
         let state_bytes = self.limit("harnessStateBytes");
         let (kind, mut p) = match end {
-            End::Completed { text, mut entries, steps } => {
+            End::Completed {
+                text,
+                mut entries,
+                steps,
+            } => {
                 entries.push(self.entry("final", json!({ "text": text })));
-                ("turn.completed", json!({ "transcript": self.updates(entries), "state": { "steps": steps } }))
+                (
+                    "turn.completed",
+                    json!({ "transcript": self.updates(entries), "state": { "steps": steps } }),
+                )
             }
-            End::Waiting { ids, entries, steps } => (
+            End::Waiting {
+                ids,
+                entries,
+                steps,
+            } => (
                 "turn.waiting",
                 json!({ "transcript": self.updates(entries), "effectIds": ids, "state": { "steps": steps } }),
             ),
@@ -411,7 +629,11 @@ impl Run {
     }
 
     fn entry(&self, kind: &str, body: Value) -> Value {
-        let kind = if self.k.m("bad-transcript-kind") && kind == "candidate" { "assistant" } else { kind };
+        let kind = if self.k.m("bad-transcript-kind") && kind == "candidate" {
+            "assistant"
+        } else {
+            kind
+        };
         if self.k.v("other-transcript") {
             return json!({ "kind": kind, "payload": body, "turnId": self.turn });
         }
@@ -429,7 +651,10 @@ impl Run {
 
     /// The segment's loop: model, tools, model … until a final answer or a wait.
     async fn segment(&self) -> End {
-        let _ = self.chan.req("transcript.read", json!({ "runId": self.id })).await;
+        let _ = self
+            .chan
+            .req("transcript.read", json!({ "runId": self.id }))
+            .await;
         let mcp = match self.start.get("mcp").filter(|m| m.is_object()) {
             Some(m) => m.clone(),
             None => self.discover().await,
@@ -447,8 +672,18 @@ impl Run {
         };
         // A messages input is one input entry per message, in order.
         let input = self.start["checkpoint"]["input"].clone();
-        let known = ["recordEntryBytes", "modelCallBytes", "modelFileBytes", "toolAnswerBytes", "harnessStateBytes", "chunkBytes", "folderEntries"];
-        let unknown_limit = self.start["limits"].as_object().is_some_and(|l| l.keys().any(|k| !known.contains(&k.as_str())));
+        let known = [
+            "recordEntryBytes",
+            "modelCallBytes",
+            "modelFileBytes",
+            "toolAnswerBytes",
+            "harnessStateBytes",
+            "chunkBytes",
+            "folderEntries",
+        ];
+        let unknown_limit = self.start["limits"]
+            .as_object()
+            .is_some_and(|l| l.keys().any(|k| !known.contains(&k.as_str())));
         if (self.k.m("input-string-only") && !input.is_string())
             || (self.k.m("input-object-only") && input.is_string())
             || (self.k.m("unknown-limit-refused") && unknown_limit)
@@ -456,24 +691,45 @@ impl Run {
             return End::Failed(json!({ "status": "failed", "error": "unreadable input" }));
         }
         let messages = match input["kind"].as_str() {
-            Some("messages") if !self.k.m("messages-merged") => input["messages"].as_array().cloned().unwrap_or_default(),
+            Some("messages") if !self.k.m("messages-merged") => {
+                input["messages"].as_array().cloned().unwrap_or_default()
+            }
             _ => vec![input],
         };
-        let mut entries: Vec<Value> = messages.iter().map(|m| self.entry("input", json!({ "input": m }))).collect();
-        let mut history: Vec<Value> = messages.iter().map(|m| json!({ "role": "user", "content": m })).collect();
+        let mut entries: Vec<Value> = messages
+            .iter()
+            .map(|m| self.entry("input", json!({ "input": m })))
+            .collect();
+        let mut history: Vec<Value> = messages
+            .iter()
+            .map(|m| json!({ "role": "user", "content": m }))
+            .collect();
         for step in 0..12u64 {
             let ident = self.ident(&format!("{step}"));
             let eid = format!("{}:{}:model:{ident}", self.turn, self.segment);
             let call = self.model_call(&history, &tools);
             let effect = json!({ "effectId": eid, "kind": "model", "context": { "invocationId": format!("step-{step}") } });
-            let body = json!({ "effectId": eid, "invocationId": format!("step-{step}"), "call": call });
-            let candidate = match self.effect(effect, Some(call), &outcomes, "model-calls", body).await {
+            let body =
+                json!({ "effectId": eid, "invocationId": format!("step-{step}"), "call": call });
+            let candidate = match self
+                .effect(effect, Some(call), &outcomes, "model-calls", body)
+                .await
+            {
                 Ok(Effected::Done(v)) => v,
-                Ok(Effected::Waiting) => return End::Waiting { ids: vec![eid], entries, steps: step },
+                Ok(Effected::Waiting) => {
+                    return End::Waiting {
+                        ids: vec![eid],
+                        entries,
+                        steps: step,
+                    }
+                }
                 Err(e) => return End::Failed(json!({ "status": "failed", "error": e })),
             };
             let blocks = candidate["output"].as_array().cloned().unwrap_or_default();
-            entries.push(self.entry("candidate", json!({ "stepId": format!("step-{step}"), "output": blocks })));
+            entries.push(self.entry(
+                "candidate",
+                json!({ "stepId": format!("step-{step}"), "output": blocks }),
+            ));
             history.push(json!({ "role": "assistant", "content": blocks }));
             let calls: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "tool-call").collect();
             if calls.is_empty() {
@@ -482,7 +738,11 @@ impl Run {
                     .filter_map(|b| b["text"].as_str())
                     .collect::<Vec<_>>()
                     .join("");
-                return End::Completed { text, entries, steps: step + 1 };
+                return End::Completed {
+                    text,
+                    entries,
+                    steps: step + 1,
+                };
             }
             let mut waiting = Vec::new();
             let mut results = Vec::new();
@@ -493,21 +753,34 @@ impl Run {
                     results.push(json!({ "callId": call_id, "error": "no such tool" }));
                     continue;
                 };
-                let tid = format!("{}:{}:tool:{}", self.turn, self.segment, self.ident(&call_id));
+                let tid = format!(
+                    "{}:{}:tool:{}",
+                    self.turn,
+                    self.segment,
+                    self.ident(&call_id)
+                );
                 let input = c["input"].clone();
                 let effect = json!({
                     "effectId": tid, "kind": "tool", "toolName": name, "target": target, "input": input,
                     "context": { "callId": call_id, "invocationId": format!("step-{step}") }
                 });
                 let (route, body) = match target["kind"].as_str() {
-                    Some("mcp") => ("tool-calls", json!({
-                        "server": { "serverName": target["server"] }, "effectId": tid,
-                        "name": target["tool"], "arguments": input
-                    })),
-                    _ => ("http-calls", json!({ "effectId": tid, "tool": target["tool"], "arguments": input })),
+                    Some("mcp") => (
+                        "tool-calls",
+                        json!({
+                            "server": { "serverName": target["server"] }, "effectId": tid,
+                            "name": target["tool"], "arguments": input
+                        }),
+                    ),
+                    _ => (
+                        "http-calls",
+                        json!({ "effectId": tid, "tool": target["tool"], "arguments": input }),
+                    ),
                 };
                 match self.effect(effect, None, &outcomes, route, body).await {
-                    Ok(Effected::Done(v)) => results.push(json!({ "callId": call_id, "result": v })),
+                    Ok(Effected::Done(v)) => {
+                        results.push(json!({ "callId": call_id, "result": v }))
+                    }
                     Ok(Effected::Waiting) if self.k.m("no-waiting-on-pending") => {
                         results.push(json!({ "callId": call_id, "result": "pending" }))
                     }
@@ -516,18 +789,28 @@ impl Run {
                 }
             }
             if !waiting.is_empty() {
-                return End::Waiting { ids: waiting, entries, steps: step + 1 };
+                return End::Waiting {
+                    ids: waiting,
+                    entries,
+                    steps: step + 1,
+                };
             }
             // A step's results are one entry, within recordEntryBytes: previews when they do not fit.
             let budget = self.limit("recordEntryBytes").saturating_sub(1024) as usize;
-            let mut entry = self.entry("tool-results", json!({ "stepId": format!("step-{step}"), "results": results }));
+            let mut entry = self.entry(
+                "tool-results",
+                json!({ "stepId": format!("step-{step}"), "results": results }),
+            );
             if entry.to_string().len() > budget && !self.k.m("step-results-unshaped") {
                 let each = budget / (results.len() + 1);
                 let shrunk: Vec<Value> = results
                     .iter()
                     .map(|r| json!({ "callId": r["callId"], "preview": r.to_string().chars().take(each.saturating_sub(64)).collect::<String>() }))
                     .collect();
-                entry = self.entry("tool-results", json!({ "stepId": format!("step-{step}"), "results": shrunk }));
+                entry = self.entry(
+                    "tool-results",
+                    json!({ "stepId": format!("step-{step}"), "results": shrunk }),
+                );
             }
             entries.push(entry);
             history.push(json!({ "role": "tool", "content": results }));
@@ -576,10 +859,17 @@ impl Run {
                 let raw = t["name"].as_str().unwrap_or_default();
                 let name = self.tool_name(server, raw);
                 tools.push(json!({ "name": name, "description": t["description"], "inputSchema": t["inputSchema"] }));
-                targets.insert(name, json!({ "kind": "mcp", "server": server, "tool": raw }));
+                targets.insert(
+                    name,
+                    json!({ "kind": "mcp", "server": server, "tool": raw }),
+                );
             }
         }
-        for t in self.start["manifest"]["tools"].as_array().into_iter().flatten() {
+        for t in self.start["manifest"]["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
             if t["kind"] == "http" {
                 let name = t["name"].as_str().unwrap_or_default().to_string();
                 tools.push(json!({ "name": name, "description": t["description"], "inputSchema": t["inputSchema"] }));
@@ -607,7 +897,10 @@ impl Run {
 
     /// Discover the manifest's MCP servers through the Tool Gate and record what they listed.
     async fn discover(&self) -> Value {
-        let servers = self.start["manifest"]["mcpServers"].as_array().cloned().unwrap_or_default();
+        let servers = self.start["manifest"]["mcpServers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         if servers.is_empty() || self.k.m("no-mcp-discovery") {
             return json!({ "servers": [] });
         }
@@ -623,7 +916,10 @@ impl Run {
         let snapshot = json!({ "snapshotSchemaVersion": 2, "servers": listed });
         match self
             .chan
-            .req("session.mcp", json!({ "runId": self.id, "snapshot": snapshot, "diagnostics": [] }))
+            .req(
+                "session.mcp",
+                json!({ "runId": self.id, "snapshot": snapshot, "diagnostics": [] }),
+            )
             .await
         {
             Ok(a) if a["mcp"].is_object() => a["mcp"].clone(),
@@ -637,9 +933,15 @@ impl Run {
             intent["runId"] = json!(self.id);
         }
         if self.k.v("other-hash") {
-            return format!("v2:{:x}", crate::hash::fnv1a64(intent.to_string().as_bytes()).rotate_left(17));
+            return format!(
+                "v2:{:x}",
+                crate::hash::fnv1a64(intent.to_string().as_bytes()).rotate_left(17)
+            );
         }
-        format!("fnv1a:{:016x}", crate::hash::fnv1a64(canonical(&intent).as_bytes()))
+        format!(
+            "fnv1a:{:016x}",
+            crate::hash::fnv1a64(canonical(&intent).as_bytes())
+        )
     }
 
     /// Journal one effect and run it: replayed, answered, or through its gate.
@@ -669,26 +971,40 @@ impl Run {
         }
         let answer = self
             .chan
-            .req("effect.intent", json!({ "runId": self.id, "effect": effect, "requestHash": hash }))
+            .req(
+                "effect.intent",
+                json!({ "runId": self.id, "effect": effect, "requestHash": hash }),
+            )
             .await?;
         match answer["status"].as_str() {
             Some("execute") => {
-                let bypass = (route == "model-calls" && self.k.m("fixture-model-bypassed") && self.start["options"]["fixtureModel"] == true)
+                let bypass = (route == "model-calls"
+                    && self.k.m("fixture-model-bypassed")
+                    && self.start["options"]["fixtureModel"] == true)
                     || (route == "http-calls" && self.k.m("http-tools-run-locally"));
                 let got = if bypass {
                     json!({ "ok": true, "result": "local", "outcome": { "kind": "candidate", "output": [{ "type": "text", "text": "done" }], "finishReason": "stop" } })
                 } else {
                     self.gate(route, Some(&eid), &body).await?
                 };
-                let mut value = if route == "model-calls" { got["outcome"].clone() } else { got };
+                let mut value = if route == "model-calls" {
+                    got["outcome"].clone()
+                } else {
+                    got
+                };
                 if route != "model-calls" {
                     value = self.fit(&eid, value).await;
                 }
                 let recorded = self
                     .chan
-                    .req("effect.outcome", json!({ "runId": self.id, "effectId": eid, "value": value }))
+                    .req(
+                        "effect.outcome",
+                        json!({ "runId": self.id, "effectId": eid, "value": value }),
+                    )
                     .await?;
-                Ok(Effected::Done(recorded.get("outcome").cloned().unwrap_or(value)))
+                Ok(Effected::Done(
+                    recorded.get("outcome").cloned().unwrap_or(value),
+                ))
             }
             Some("completed") => {
                 if self.k.m("refetch-completed") {
@@ -727,7 +1043,13 @@ impl Run {
             if one || a["status"] == "written" {
                 artifact = a["artifact"]["artifactId"].clone();
                 if self.k.m("commit-after-whole-begin") {
-                    let _ = self.chan.req("artifact.write", json!({ "runId": self.id, "op": "commit", "uploadId": "upload-0" })).await;
+                    let _ = self
+                        .chan
+                        .req(
+                            "artifact.write",
+                            json!({ "runId": self.id, "op": "commit", "uploadId": "upload-0" }),
+                        )
+                        .await;
                 }
             } else if let Some(upload) = a["uploadId"].as_str() {
                 let mut ok = true;
@@ -739,7 +1061,14 @@ impl Run {
                     }
                 }
                 if ok {
-                    if let Ok(a) = self.chan.req("artifact.write", json!({ "runId": self.id, "op": "commit", "uploadId": upload })).await {
+                    if let Ok(a) = self
+                        .chan
+                        .req(
+                            "artifact.write",
+                            json!({ "runId": self.id, "op": "commit", "uploadId": upload }),
+                        )
+                        .await
+                    {
                         artifact = a["artifact"]["artifactId"].clone();
                     }
                 }
@@ -750,7 +1079,12 @@ impl Run {
     }
 
     /// One gate call with the run token, the effect id as Idempotency-Key, and traceparent.
-    async fn gate(&self, route: &'static str, key: Option<&str>, body: &Value) -> Result<Value, Value> {
+    async fn gate(
+        &self,
+        route: &'static str,
+        key: Option<&str>,
+        body: &Value,
+    ) -> Result<Value, Value> {
         let token = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let mut req = hyper::Request::post(format!("{}/nylorun/v1/{route}", self.gates))
             .header("authorization", format!("Bearer {token}"))
@@ -762,7 +1096,14 @@ impl Run {
             self.inflight
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .insert(k.to_string(), if route == "model-calls" { "model-calls" } else { "tool-calls" });
+                .insert(
+                    k.to_string(),
+                    if route == "model-calls" {
+                        "model-calls"
+                    } else {
+                        "tool-calls"
+                    },
+                );
         }
         if let Some(tp) = self.start["trace"]["traceparent"].as_str() {
             if !self.k.m("no-traceparent") {
@@ -785,7 +1126,10 @@ impl Run {
             .map(|b| b.to_bytes())
             .unwrap_or_default();
         if let Some(k) = key {
-            self.inflight.lock().unwrap_or_else(|p| p.into_inner()).remove(k);
+            self.inflight
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(k);
         }
         let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         if status.is_success() {
@@ -806,9 +1150,10 @@ impl Run {
             .collect();
         for (key, family) in calls {
             let token = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            let mut req = hyper::Request::post(format!("{}/nylorun/v1/{family}/{key}/cancel", self.gates))
-                .header("authorization", format!("Bearer {token}"))
-                .header("idempotency-key", key.as_str());
+            let mut req =
+                hyper::Request::post(format!("{}/nylorun/v1/{family}/{key}/cancel", self.gates))
+                    .header("authorization", format!("Bearer {token}"))
+                    .header("idempotency-key", key.as_str());
             if let Some(tp) = self.start["trace"]["traceparent"].as_str() {
                 req = req.header("traceparent", tp);
             }
@@ -830,7 +1175,10 @@ fn canonical(v: &Value) -> String {
                 .collect();
             format!("{{{}}}", parts.join(","))
         }
-        Value::Array(a) => format!("[{}]", a.iter().map(canonical).collect::<Vec<_>>().join(",")),
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(canonical).collect::<Vec<_>>().join(",")
+        ),
         other => other.to_string(),
     }
 }

@@ -221,7 +221,9 @@ impl World {
             let at = self.now();
             self.runs[idx].ended = Some((at, why.to_string()));
             let (id, conn) = (self.runs[idx].id.clone(), self.runs[idx].conn);
-            self.record(json!({ "via": "core", "event": "run-ended", "run": id, "why": why, "conn": conn }));
+            self.record(
+                json!({ "via": "core", "event": "run-ended", "run": id, "why": why, "conn": conn }),
+            );
             self.offer();
         }
     }
@@ -259,7 +261,13 @@ impl World {
                 (Offer::Replay, Some(prev)) => (prev.turn_id.clone(), prev.segment),
                 _ => {
                     self.turns += 1;
-                    let segment = self.sc.turn.get("checkpoint").and_then(|c| c.get("segment")).and_then(Value::as_u64).unwrap_or(0);
+                    let segment = self
+                        .sc
+                        .turn
+                        .get("checkpoint")
+                        .and_then(|c| c.get("segment"))
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0);
                     (format!("turn-{}", self.turns), segment)
                 }
             };
@@ -337,10 +345,7 @@ impl World {
             }
         });
         merge(&mut start, &Value::Object(self.sc.turn.clone()));
-        merge(
-            &mut start["limits"],
-            &Value::Object(self.sc.limits.clone()),
-        );
+        merge(&mut start["limits"], &Value::Object(self.sc.limits.clone()));
         // The scenario's turn may not reset what names this segment.
         start["checkpoint"]["turnId"] = json!(turn_id);
         start["checkpoint"]["segment"] = json!(segment);
@@ -403,7 +408,9 @@ impl World {
             "effect.intent" => self.intent(p),
             "effect.outcome" => self.outcome(p),
             "transcript.read" => match self.held(p) {
-                Ok(_) if self.breaks("transcript-without-entries") => Reply::Ok(json!({ "cursor": "c0" })),
+                Ok(_) if self.breaks("transcript-without-entries") => {
+                    Reply::Ok(json!({ "cursor": "c0" }))
+                }
                 Ok(_) => Reply::Ok(json!({ "cursor": "c0", "entries": [] })),
                 Err(e) => e,
             },
@@ -422,26 +429,41 @@ impl World {
 
     fn hello(&mut self, conn: usize, p: &Value) -> Reply {
         if p.get("api") != Some(&json!(5)) && !self.breaks("api-4-accepted") {
-            let code = if self.decides("refusals-unavailable") { "unavailable" } else { "invalid" };
+            let code = if self.decides("refusals-unavailable") {
+                "unavailable"
+            } else {
+                "invalid"
+            };
             return Reply::Err(code, "core speaks api 5".into());
         }
         let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
         if name != self.sc.harness && !self.breaks("any-name-accepted") {
             return Reply::Err(
-                if self.decides("refusals-unavailable") { "unavailable" } else { "invalid" },
+                if self.decides("refusals-unavailable") {
+                    "unavailable"
+                } else {
+                    "invalid"
+                },
                 format!("the credential is for harness `{}`", self.sc.harness),
             );
         }
         if let Some(c) = self.conns.get_mut(&conn) {
             c.hello = true;
         }
-        let tenant = if self.decides("other-ids") { "t_8f3a" } else { "tenant-1" };
+        let tenant = if self.decides("other-ids") {
+            "t_8f3a"
+        } else {
+            "tenant-1"
+        };
         let mut answer = json!({
             "api": 5, "tenantId": tenant, "sandbox": { "backend": "none" },
             "renewEveryMs": self.sc.timers.renew_every_ms
         });
         if self.breaks("hello-without-renew-every") {
-            answer.as_object_mut().expect("object").remove("renewEveryMs");
+            answer
+                .as_object_mut()
+                .expect("object")
+                .remove("renewEveryMs");
         }
         Reply::Ok(answer)
     }
@@ -460,7 +482,9 @@ impl World {
         let i = match self.held(p) {
             Ok(i) => i,
             // The text answers a run that is over {ok: false}; run_not_held says it too.
-            Err(_) if self.decides("renew-over-ok-false") => return Reply::Ok(json!({ "ok": false })),
+            Err(_) if self.decides("renew-over-ok-false") => {
+                return Reply::Ok(json!({ "ok": false }))
+            }
             Err(e) => return e,
         };
         let answer = match self.sc.renew.len() {
@@ -521,24 +545,36 @@ impl World {
                 }
             };
         }
-        let answer = if self.breaks("intent-never-execute") { json!("pending") } else { self.rule_for(&effect) };
+        let answer = if self.breaks("intent-never-execute") {
+            json!("pending")
+        } else {
+            self.rule_for(&effect)
+        };
         let (row, reply) = match answer.as_str() {
-            Some("pending") | Some("uncertain") => (
-                Row::Waiting { hash },
-                json!({ "status": answer }),
-            ),
+            Some("pending") | Some("uncertain") => {
+                (Row::Waiting { hash }, json!({ "status": answer }))
+            }
             Some("denied") => {
                 let outcome = json!({ "kind": "failed", "code": "tool.denied", "message": "the tool policy denies this call" });
                 (
-                    Row::Completed { hash, outcome: outcome.clone() },
+                    Row::Completed {
+                        hash,
+                        outcome: outcome.clone(),
+                    },
                     json!({ "status": "completed", "outcome": outcome }),
                 )
             }
-            Some("rejoin") => (Row::Executing { hash }, json!({ "status": "execute", "rejoin": true })),
+            Some("rejoin") => (
+                Row::Executing { hash },
+                json!({ "status": "execute", "rejoin": true }),
+            ),
             Some(_) | None if answer.get("completed").is_some() => {
                 let outcome = answer["completed"].clone();
                 (
-                    Row::Completed { hash, outcome: outcome.clone() },
+                    Row::Completed {
+                        hash,
+                        outcome: outcome.clone(),
+                    },
                     json!({ "status": "completed", "outcome": outcome }),
                 )
             }
@@ -552,12 +588,16 @@ impl World {
     }
 
     fn rule_for(&mut self, effect: &Value) -> Value {
-        let kind = effect.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let kind = effect
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let target = target_key(effect);
         for (i, rule) in self.sc.intents.iter().enumerate() {
             let m = &rule.matches;
             let ok = m.get("kind").is_none_or(|k| k == kind)
-                && m.get("target").is_none_or(|t| t.as_str() == Some(target.as_str()));
+                && m.get("target")
+                    .is_none_or(|t| t.as_str() == Some(target.as_str()));
             if ok && rule.times.is_none_or(|n| self.rule_uses[i] < n) {
                 self.rule_uses[i] += 1;
                 return rule.answer.clone();
@@ -571,7 +611,10 @@ impl World {
             Ok(i) => i,
             Err(e) => return e,
         };
-        let eid = p.get("effectId").and_then(Value::as_str).unwrap_or_default();
+        let eid = p
+            .get("effectId")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let value = p
             .get("value")
             .or_else(|| p.get("error"))
@@ -598,7 +641,10 @@ impl World {
             Row::Executing { hash } | Row::Waiting { hash } => {
                 self.journal.insert(
                     eid.to_string(),
-                    Row::Completed { hash, outcome: value.clone() },
+                    Row::Completed {
+                        hash,
+                        outcome: value.clone(),
+                    },
                 );
                 if self.breaks("outcome-answer-empty") {
                     return Reply::Ok(json!({ "status": "completed" }));

@@ -8,7 +8,9 @@ pub mod steps;
 use crate::adapter::{Adapter, CallError};
 use crate::case::matcher::{self, Claims};
 use crate::case::{Case, CaseError};
-use crate::run::{contain_verdict, par_each, Annotations, CaseResult, Failure, Observation, RunEnv, Verdict};
+use crate::run::{
+    contain_verdict, par_each, Annotations, CaseResult, Failure, Observation, RunEnv, Verdict,
+};
 use serde_json::{json, Map, Value};
 use std::path::Path;
 use std::time::Instant;
@@ -343,4 +345,3 @@ where
         on_done,
     )
 }
-
