@@ -54,39 +54,29 @@ fn mutate(steps: &[Value], r: &mut Rng) -> Option<(String, Vec<Value>)> {
             );
             Some((format!("step {i}: another method"), steps))
         }
-        1 if !reqs.is_empty() => {
+        1 | 2 if !reqs.is_empty() => {
+            // A parameter of a request: of another type, or missing.
             let i = reqs[r.below(reqs.len())];
-            let keys: Vec<String> = steps[i]["request"]["p"]
-                .as_object()
-                .map(|o| o.keys().cloned().collect())
-                .unwrap_or_default();
+            let p = steps[i]["request"]["p"].as_object_mut()?;
+            let keys: Vec<String> = p.keys().cloned().collect();
             if keys.is_empty() {
                 return None;
             }
             let k = keys[r.below(keys.len())].clone();
-            steps[i]["request"]["p"][&k] = [
+            if r.below(2) == 0 {
+                p.remove(&k);
+                return Some((format!("step {i}: `{k}` missing"), steps));
+            }
+            let other = [
                 json!(7),
                 json!([]),
                 json!(null),
                 json!({}),
                 json!("x".repeat(70_000)),
                 json!(-1),
-            ][r.below(6)]
-            .clone();
+            ];
+            p.insert(k.clone(), other[r.below(other.len())].clone());
             Some((format!("step {i}: `{k}` of another type"), steps))
-        }
-        2 if !reqs.is_empty() => {
-            let i = reqs[r.below(reqs.len())];
-            let keys: Vec<String> = steps[i]["request"]["p"]
-                .as_object()
-                .map(|o| o.keys().cloned().collect())
-                .unwrap_or_default();
-            if keys.is_empty() {
-                return None;
-            }
-            let k = keys[r.below(keys.len())].clone();
-            steps[i]["request"]["p"].as_object_mut()?.remove(&k);
-            Some((format!("step {i}: `{k}` missing"), steps))
         }
         3 if !reqs.is_empty() => {
             let i = reqs[r.below(reqs.len())];

@@ -234,7 +234,8 @@ impl Exec {
                 self.lookup(&s[2..s.len() - 1]).unwrap_or(Value::Null)
             }
             Value::String(s) if s.contains("${") => {
-                let re = regex::Regex::new(r"\$\{([^}]+)\}").expect("static");
+                static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+                let re = RE.get_or_init(|| regex::Regex::new(r"\$\{([^}]+)\}").expect("static"));
                 json!(
                     re.replace_all(s, |c: &regex::Captures| match self.lookup(&c[1]) {
                         Some(Value::String(t)) => t,

@@ -319,7 +319,9 @@ fn hello(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     for r in v.reqs() {
         firsts.entry(r.conn).or_insert(r.f);
     }
-    let name_rule = regex::Regex::new("^[a-z][a-z0-9-]{1,62}$").expect("static");
+    static NAME_RULE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let name_rule =
+        NAME_RULE.get_or_init(|| regex::Regex::new("^[a-z][a-z0-9-]{1,62}$").expect("static"));
     for f in firsts.values() {
         if f["m"] != "hello" {
             return Err(fail(
@@ -1070,26 +1072,6 @@ fn asked(v: &View, c: &Value) -> Result<(), Fail> {
             }
             Ok(())
         }
-        "frame" => {
-            let m = c["m"].as_str().unwrap_or_default();
-            let nth = c["nth"].as_u64().unwrap_or(1) as usize;
-            let Some(r) = v.reqs_of(m).nth(nth.saturating_sub(1)) else {
-                return Err(miss(
-                    format!("the harness sent no `{m}` request #{nth}"),
-                    c.clone(),
-                    Value::Null,
-                ));
-            };
-            crate::case::matcher::check(&c["expect"], &r.f["p"], &Default::default())
-                .map(|_| ())
-                .map_err(|mm| {
-                    miss(
-                        format!("`{m}` at {}: {}", mm.path, mm.message),
-                        mm.expected,
-                        r.f["p"].clone(),
-                    )
-                })
-        }
         "noFrame" => {
             let m = c["m"].as_str().unwrap_or_default();
             match v.reqs_of(m).next() {
@@ -1126,27 +1108,34 @@ fn asked(v: &View, c: &Value) -> Result<(), Fail> {
                 Err(miss(format!("{n} `{m}` requests"), c.clone(), json!(n)))
             }
         }
-        "gate" => {
-            let route = c["route"].as_str().unwrap_or_default();
+        // The nth harness request of a method, or the nth call on a gate route, matches.
+        "frame" | "gate" => {
             let nth = c["nth"].as_u64().unwrap_or(1) as usize;
-            let Some((_, g)) = v
-                .gates()
-                .filter(|(_, g)| g["route"] == route)
-                .nth(nth.saturating_sub(1))
-            else {
-                return Err(miss(
-                    format!("no {route} gate call #{nth}"),
-                    c.clone(),
-                    Value::Null,
-                ));
+            let (what, seen) = if name == "frame" {
+                let m = c["m"].as_str().unwrap_or_default();
+                let r = v.reqs_of(m).nth(nth.saturating_sub(1));
+                (format!("`{m}` request #{nth}"), r.map(|r| &r.f["p"]))
+            } else {
+                let route = c["route"].as_str().unwrap_or_default();
+                let g = v
+                    .gates()
+                    .filter(|(_, g)| g["route"] == route)
+                    .nth(nth.saturating_sub(1));
+                (
+                    format!("{route} gate call #{nth}"),
+                    g.map(|(_, g)| &g["body"]),
+                )
             };
-            crate::case::matcher::check(&c["expect"], &g["body"], &Default::default())
+            let Some(seen) = seen else {
+                return Err(miss(format!("no {what}"), c.clone(), Value::Null));
+            };
+            crate::case::matcher::check(&c["expect"], seen, &Default::default())
                 .map(|_| ())
                 .map_err(|mm| {
                     miss(
-                        format!("{route} body at {}: {}", mm.path, mm.message),
+                        format!("{what} at {}: {}", mm.path, mm.message),
                         mm.expected,
-                        g["body"].clone(),
+                        seen.clone(),
                     )
                 })
         }

@@ -374,7 +374,8 @@ impl World {
             }
             _ => return,
         };
-        for t in self.sc.on.clone() {
+        let sc = self.sc.clone();
+        for t in &sc.on {
             let hit = (gate.is_some() && t.when.gate.as_deref() == gate)
                 || (frame.is_some() && t.when.frame.as_deref() == frame);
             if hit && t.when.nth.unwrap_or(1) == count {
