@@ -19,6 +19,7 @@ schema!(policy, "policy.schema.json");
 schema!(case, "case.schema.json");
 schema!(scenario, "harness-scenario.schema.json");
 schema!(core_script, "core-script.schema.json");
+schema!(host_case, "host-case.schema.json");
 schema!(run_result, "run-result.schema.json");
 
 fn compile(text: &str, name: &str) -> Validator {

@@ -5,6 +5,7 @@
 pub mod matcher;
 pub mod patch;
 pub mod paths;
+pub mod template;
 
 use crate::schema;
 use matcher::Denials;
@@ -80,6 +81,10 @@ pub struct Case {
     /// hcpspec, as a harness, sends it. Cases of suites that drive cores have one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<Value>,
+    /// A host case (docs/host-protocol.md § 5): the calls on an adapter's host shim. Cases of
+    /// the suite that drives host adapters have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<Value>,
     /// `contract`, from the directory under `vectors/`.
     #[serde(skip)]
     pub suite: String,
@@ -272,6 +277,8 @@ pub fn parse_case(
         schema::scenario()
     } else if value.get("script").is_some() {
         schema::core_script()
+    } else if value.get("host").is_some() {
+        schema::host_case()
     } else {
         schema::case()
     };
@@ -297,18 +304,18 @@ pub fn parse_case(
                 .map_err(|(p, m)| err(file, &format!("/steps/{i}/expect{p}"), m))?;
         }
     }
-    for (i, step) in case
-        .script
-        .as_ref()
-        .and_then(|s| s.get("steps"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        if let Some(e) = step.get("expect") {
-            matcher::validate(e, denials)
-                .map_err(|(p, m)| err(file, &format!("/script/steps/{i}/expect{p}"), m))?;
+    for (key, body) in [("script", &case.script), ("host", &case.host)] {
+        let steps = body.as_ref().and_then(|s| s.get("steps"));
+        for (i, step) in steps
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            if let Some(e) = step.get("expect") {
+                matcher::validate(e, denials)
+                    .map_err(|(p, m)| err(file, &format!("/{key}/steps/{i}/expect{p}"), m))?;
+            }
         }
     }
     let checks = case
@@ -391,7 +398,11 @@ pub fn load_suite(vectors: &Path, suite: &str) -> Result<Vec<Case>, CaseError> {
         let (body, key) = match info.drives.as_str() {
             crate::suites::harness_api::DRIVES => (c.scenario.is_some(), "scenario"),
             crate::suites::core_api::DRIVES => (c.script.is_some(), "script"),
-            _ => (c.scenario.is_none() && c.script.is_none(), "steps"),
+            crate::suites::host::DRIVES => (c.host.is_some(), "host"),
+            _ => (
+                c.scenario.is_none() && c.script.is_none() && c.host.is_none(),
+                "steps",
+            ),
         };
         if !body {
             return Err(err(

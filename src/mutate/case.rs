@@ -250,6 +250,7 @@ impl FuzzCase {
             steps,
             scenario: None,
             script: None,
+            host: None,
             suite: "found".into(),
             group: "found".into(),
             file: meta.file,

@@ -101,6 +101,7 @@ mod tests {
                 steps: vec![],
                 scenario: None,
                 script: None,
+                host: None,
                 suite: "suite-a".into(),
                 group: "g".into(),
                 file: Default::default(),

@@ -29,6 +29,8 @@ pub enum Drive {
     Harness(crate::suites::harness_api::Harness),
     /// A core behind its control shim (docs/core-protocol.md): hcpspec plays the harness.
     Core(crate::suites::core_api::Connector),
+    /// An adapter behind its host shim (docs/host-protocol.md), linked with recording fakes.
+    Host(crate::suites::host::Connector),
 }
 
 impl Target {
@@ -51,6 +53,13 @@ impl Target {
             return Ok(Target {
                 spec: spec.to_string(),
                 drive: Drive::Core(c),
+            });
+        }
+        if suite.drives == crate::suites::host::DRIVES {
+            let c = crate::suites::host::connector(spec, opts)?;
+            return Ok(Target {
+                spec: spec.to_string(),
+                drive: Drive::Host(c),
             });
         }
         if suite.drives == crate::suites::harness_api::DRIVES {
@@ -182,6 +191,13 @@ impl Runner<'_> {
                     spec: spec.into(),
                     message: snapshot::contain_text(&e),
                 })?,
+            Drive::Host(connect) => connect()
+                .and_then(|mut a| a.call("host.describe", json!({})).map_err(|e| e.to_string()))
+                .map(|d| json!({ "runtime": { "name": d.pointer("/adapter/name").cloned().unwrap_or(json!(spec)), "version": d.pointer("/adapter/version").cloned().unwrap_or(Value::Null) }, "protocol": d.get("protocol").cloned().unwrap_or(Value::Null) }))
+                .map_err(|e| RunError::Unreachable {
+                    spec: spec.into(),
+                    message: snapshot::contain_text(&e),
+                })?,
         };
         let claims = Claims::from_initialize(&info);
         // The runtime's name, version and features, as reports keep them.
@@ -220,6 +236,12 @@ impl Runner<'_> {
                 &to_run,
                 self.jobs,
                 &|c| crate::suites::core_api::run_case(c, connect),
+                &done,
+            ),
+            Drive::Host(connect) => par_each(
+                &to_run,
+                self.jobs,
+                &|c| crate::suites::host::run_case(c, connect),
                 &done,
             ),
         };

@@ -4,12 +4,13 @@
 pub mod core_api;
 pub mod harness_api;
 pub mod hcp;
+pub mod host;
 
 use crate::case::{Case, Level};
 use crate::run::{par_each, CaseResult, Verdict};
 
 /// The self-check of a suite whose mutants and allowed variants are knobs of one embedded
-/// reference (harness-api, core-api): every mutant fails a MUST case of its own section (or of a
+/// reference (harness-api, core-api, host): every mutant fails a MUST case of its own section (or of a
 /// case's `killed_by`), every MUST case falls to one, every variant passes every MUST case.
 pub struct SelfCheck {
     /// What the targets are called in reports: "harness", "core".
@@ -53,6 +54,19 @@ impl SelfCheck {
                         return vec![];
                     };
                     par_each(cases, 2, &|c| core_api::run_case(c, &connect), &|_| {})
+                },
+            }),
+            host::DRIVES => Some(SelfCheck {
+                noun: "host adapter",
+                mutants: host::reference::MUTANTS,
+                variants: host::reference::VARIANTS,
+                run: |spec, cases| {
+                    let Ok(connect) =
+                        host::connector(&format!("inproc:{spec}"), &Default::default())
+                    else {
+                        return vec![];
+                    };
+                    par_each(cases, 2, &|c| host::run_case(c, &connect), &|_| {})
                 },
             }),
             _ => None,

@@ -235,10 +235,14 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
             a.runtime.clone()
         };
         // A shim over stdio, HTTP or WebSocket is read as an HCP runtime's unless --suite names
-        // the core suite: a core's control shim speaks the same transports.
+        // the core or host suite: their shims speak the same transports.
         let implicit = a.filters.suite.is_empty() && !a.runtime.is_empty();
+        let shim_suite = [
+            hcpspec::suites::core_api::DRIVES,
+            hcpspec::suites::host::DRIVES,
+        ];
         if implicit
-            && suite.drives == hcpspec::suites::core_api::DRIVES
+            && shim_suite.contains(&suite.drives.as_str())
             && specs.iter().any(|s| !s.starts_with("inproc:"))
         {
             continue;

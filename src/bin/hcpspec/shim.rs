@@ -68,7 +68,22 @@ pub fn serve(a: &ShimArgs) -> Result<i32, String> {
             );
         }
         eprintln!("hcpspec shim: serving core {name} (hcpspec-core/1) over stdio");
-        hcpspec::suites::core_api::stdio::serve(&mut core).map_err(|e| format!("stdio: {e}"))?;
+        hcpspec::adapter::process::serve(&mut core).map_err(|e| format!("stdio: {e}"))?;
+        return Ok(exit::OK);
+    }
+    // A host adapter linked with its recording fakes (docs/host-protocol.md), over stdio.
+    if let Some(name) = a.runtime.strip_prefix("host:") {
+        let mut host = hcpspec::suites::host::shim::ReferenceHost::named(name).ok_or_else(|| {
+            format!(
+                "--runtime {}: no embedded host adapter `{name}` (reference, mutant:NAME, variant:NAME)",
+                a.runtime
+            )
+        })?;
+        if a.transport != Transport::Stdio {
+            return Err("a host shim is served over stdio only (--transport stdio)".into());
+        }
+        eprintln!("hcpspec shim: serving host adapter {name} (hcpspec-host/1) over stdio");
+        hcpspec::adapter::process::serve(&mut host).map_err(|e| format!("stdio: {e}"))?;
         return Ok(exit::OK);
     }
     let name = a.runtime.strip_prefix("inproc:").unwrap_or(&a.runtime);

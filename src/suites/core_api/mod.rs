@@ -5,7 +5,6 @@
 
 pub mod fuzz;
 pub mod reference;
-pub mod stdio;
 
 use crate::adapter::{Adapter, CallError};
 use crate::case::matcher::{self, Claims};
@@ -29,34 +28,14 @@ pub const PROTOCOL: &str = "hcpspec-core/1";
 const WAIT: Duration = Duration::from_secs(3);
 
 /// A connector to a core's control shim: a fresh one per case.
-pub type Connector = Box<dyn Fn() -> Result<Box<dyn Adapter>, String> + Sync + Send>;
+pub type Connector = crate::adapter::Connector;
 
 /// `inproc:reference`, `inproc:mutant:NAME`, or any spec `--runtime` takes for a shim (stdio:,
 /// http://, ws://): the control protocol is JSON-RPC over the same transports.
 pub fn connector(spec: &str, opts: &crate::adapter::Options) -> Result<Connector, String> {
-    if let Some(name) = spec.strip_prefix("inproc:") {
-        reference::ReferenceCore::named(name).ok_or_else(|| {
-            format!("--runtime {spec}: no embedded core `{name}` (reference, mutant:NAME)")
-        })?;
-        let name = name.to_string();
-        return Ok(Box::new(move || {
-            Ok(
-                Box::new(reference::ReferenceCore::named(&name).expect("checked"))
-                    as Box<dyn Adapter>,
-            )
-        }));
-    }
-    if let Some(cmd) = spec.strip_prefix("stdio:") {
-        let argv = shell_words::split(cmd).map_err(|e| format!("--runtime {spec}: {e}"))?;
-        if argv.is_empty() {
-            return Err(format!("--runtime {spec}: no command after stdio:"));
-        }
-        let deadline = opts.timeout;
-        return Ok(Box::new(move || {
-            stdio::StdioCore::start(&argv, deadline).map(|c| Box::new(c) as Box<dyn Adapter>)
-        }));
-    }
-    crate::adapter::connector_with(spec, opts)
+    crate::adapter::process::connector(spec, opts, "core", |name| {
+        reference::ReferenceCore::named(name).map(|c| Box::new(c) as Box<dyn Adapter>)
+    })
 }
 
 struct Conn {
@@ -225,43 +204,12 @@ impl Exec {
         self.control.call(method, params)
     }
 
-    /// `${name.path}` in strings: the whole string a saved value, or its text inside a string.
     fn fill(&self, v: &Value) -> Value {
-        match v {
-            Value::String(s)
-                if s.starts_with("${") && s.ends_with('}') && s.matches("${").count() == 1 =>
-            {
-                self.lookup(&s[2..s.len() - 1]).unwrap_or(Value::Null)
-            }
-            Value::String(s) if s.contains("${") => {
-                static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-                let re = RE.get_or_init(|| regex::Regex::new(r"\$\{([^}]+)\}").expect("static"));
-                json!(
-                    re.replace_all(s, |c: &regex::Captures| match self.lookup(&c[1]) {
-                        Some(Value::String(t)) => t,
-                        Some(other) => other.to_string(),
-                        None => String::new(),
-                    })
-                )
-            }
-            Value::Array(a) => Value::Array(a.iter().map(|x| self.fill(x)).collect()),
-            Value::Object(o) => {
-                Value::Object(o.iter().map(|(k, x)| (k.clone(), self.fill(x))).collect())
-            }
-            other => other.clone(),
-        }
+        crate::case::template::fill(&self.vars, v)
     }
 
     fn lookup(&self, path: &str) -> Option<Value> {
-        let mut parts = path.split('.');
-        let mut v = self.vars.get(parts.next()?)?;
-        for p in parts {
-            v = match v {
-                Value::Array(a) => a.get(p.parse::<usize>().ok()?)?,
-                _ => v.get(p)?,
-            };
-        }
-        Some(v.clone())
+        crate::case::template::lookup(&self.vars, path)
     }
 
     fn step(&mut self, step: &Value) -> Result<(String, Value), StepError> {

@@ -1,6 +1,6 @@
-//! `stdio:CMD` for a core's control shim: one JSON-RPC 2.0 message per line, one process per
-//! case (a core holds listeners and state; a fresh one per case keeps cases apart). A shim that
-//! hangs past the deadline, closes, or answers garbage is an error naming what it did.
+//! `stdio:CMD` for the suites whose shim holds a whole case's state (a core's control shim, a
+//! host shim): one JSON-RPC 2.0 message per line, one process per case, so cases stay apart. A
+//! shim that hangs past the deadline, closes, or answers garbage is an error naming what it did.
 
 use crate::adapter::{Adapter, CallError};
 use crate::shim::RpcError;
@@ -10,7 +10,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-pub struct StdioCore {
+pub struct Process {
     child: Child,
     stdin: ChildStdin,
     lines: mpsc::Receiver<String>,
@@ -18,8 +18,8 @@ pub struct StdioCore {
     deadline: Duration,
 }
 
-impl StdioCore {
-    pub fn start(argv: &[String], deadline: Duration) -> Result<StdioCore, String> {
+impl Process {
+    pub fn start(argv: &[String], deadline: Duration) -> Result<Process, String> {
         let mut child = Command::new(&argv[0])
             .args(&argv[1..])
             .stdin(Stdio::piped())
@@ -37,7 +37,7 @@ impl StdioCore {
                 }
             }
         });
-        Ok(StdioCore {
+        Ok(Process {
             child,
             stdin,
             lines,
@@ -47,7 +47,7 @@ impl StdioCore {
     }
 }
 
-impl Adapter for StdioCore {
+impl Adapter for Process {
     fn call(&mut self, method: &str, params: Value) -> Result<Value, CallError> {
         let id = self.next;
         self.next += 1;
@@ -55,18 +55,18 @@ impl Adapter for StdioCore {
         writeln!(self.stdin, "{msg}")
             .and_then(|_| self.stdin.flush())
             .map_err(|e| {
-                CallError::Transport(format!("{method}: the control shim closed its stdin: {e}"))
+                CallError::Transport(format!("{method}: the shim closed its stdin: {e}"))
             })?;
         loop {
             let line = self.lines.recv_timeout(self.deadline).map_err(|_| {
                 CallError::Transport(format!(
-                    "{method}: no answer from the control shim within {:?}",
+                    "{method}: no answer from the shim within {:?}",
                     self.deadline
                 ))
             })?;
             let v: Value = serde_json::from_str(&line).map_err(|e| {
                 CallError::Transport(format!(
-                    "{method}: the control shim answered a line that is not JSON ({e}): {}",
+                    "{method}: the shim answered a line that is not JSON ({e}): {}",
                     crate::adapter::excerpt(line.as_bytes())
                 ))
             })?;
@@ -84,15 +84,16 @@ impl Adapter for StdioCore {
     }
 }
 
-impl Drop for StdioCore {
+impl Drop for Process {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }
 
-/// Serve an embedded core's control protocol on stdin/stdout (`hcpspec shim --runtime core:NAME`).
-pub fn serve(core: &mut dyn Adapter) -> std::io::Result<()> {
+/// Serve an embedded target's protocol on stdin/stdout (`hcpspec shim --runtime core:NAME`,
+/// `host:NAME`).
+pub fn serve(target: &mut dyn Adapter) -> std::io::Result<()> {
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     for line in stdin.lock().lines() {
@@ -107,7 +108,7 @@ pub fn serve(core: &mut dyn Adapter) -> std::io::Result<()> {
             continue;
         };
         let method = req["method"].as_str().unwrap_or_default();
-        let answer = match core.call(method, req.get("params").cloned().unwrap_or(json!({}))) {
+        let answer = match target.call(method, req.get("params").cloned().unwrap_or(json!({}))) {
             Ok(r) => json!({ "jsonrpc": "2.0", "id": req["id"], "result": r }),
             Err(CallError::Rpc(e)) => {
                 json!({ "jsonrpc": "2.0", "id": req["id"], "error": { "code": e.code, "message": e.message } })
@@ -120,4 +121,33 @@ pub fn serve(core: &mut dyn Adapter) -> std::io::Result<()> {
         out.flush()?;
     }
     Ok(())
+}
+
+/// A connector for a suite whose shim holds a case's state: `inproc:NAME` (an embedded target
+/// `embedded` makes), `stdio:CMD` (a process per case), or any other spec `--runtime` takes for
+/// a shim (http://, ws://), where one shim serves every case.
+pub fn connector(
+    spec: &str,
+    opts: &crate::adapter::Options,
+    what: &str,
+    embedded: fn(&str) -> Option<Box<dyn Adapter>>,
+) -> Result<super::Connector, String> {
+    if let Some(name) = spec.strip_prefix("inproc:") {
+        embedded(name).ok_or_else(|| {
+            format!("--runtime {spec}: no embedded {what} `{name}` (reference, mutant:NAME, variant:NAME)")
+        })?;
+        let name = name.to_string();
+        return Ok(Box::new(move || Ok(embedded(&name).expect("checked"))));
+    }
+    if let Some(cmd) = spec.strip_prefix("stdio:") {
+        let argv = shell_words::split(cmd).map_err(|e| format!("--runtime {spec}: {e}"))?;
+        if argv.is_empty() {
+            return Err(format!("--runtime {spec}: no command after stdio:"));
+        }
+        let deadline = opts.timeout;
+        return Ok(Box::new(move || {
+            Process::start(&argv, deadline).map(|c| Box::new(c) as Box<dyn Adapter>)
+        }));
+    }
+    crate::adapter::connector_with(spec, opts)
 }

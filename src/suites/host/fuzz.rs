@@ -1,0 +1,1 @@
+//! Fuzzing a host adapter (filled in below).

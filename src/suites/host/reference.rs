@@ -1,0 +1,829 @@
+//! hcpspec's reference adapter: spec 003's `harnessruntime` in Rust, over the renderings of
+//! `seams`. Its mutants break one rule each (`MUTANTS`); its variants decide an open point
+//! otherwise (`VARIANTS`). Both are knobs of this one adapter, so each differs from the reference
+//! by exactly its rule.
+
+use super::seams::*;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// (name, section, the rule it breaks)
+pub const MUTANTS: &[(&str, &str, &str)] = &[
+    (
+        "attempt-closer-optional",
+        "0",
+        "binds a session whose applier is not an AttemptCloser",
+    ),
+    (
+        "nil-fault-channel-accepted",
+        "0",
+        "binds a session whose fault channel is nil",
+    ),
+    (
+        "no-release-on-refusal",
+        "0",
+        "does not release a session bind refuses",
+    ),
+    (
+        "release-under-launch-context",
+        "0",
+        "releases a refused session under the launch context",
+    ),
+    (
+        "release-error-dropped",
+        "0",
+        "a failed release is not joined to the refusal",
+    ),
+    (
+        "fault-reporter-optional",
+        "0",
+        "treats PersistenceFaultReporter as optional",
+    ),
+    (
+        "abandoner-optional",
+        "0",
+        "treats ResidencyAbandoner as optional",
+    ),
+    (
+        "required-six-unchecked",
+        "0",
+        "binds a session that lacks one of the six required capabilities",
+    ),
+    (
+        "attempt-close-not-forwarded",
+        "0",
+        "the bound AttemptCloser does not forward to harness",
+    ),
+    (
+        "no-legacy-live-pair",
+        "0",
+        "the bound session lacks the older live/reasoning pair",
+    ),
+    (
+        "live-not-relayed",
+        "0",
+        "LiveOptionsSubscriber relays no preview frame",
+    ),
+    (
+        "drops-uncounted",
+        "0",
+        "EphemeralDrops does not count refused preview frames",
+    ),
+    (
+        "principal-dropped-on-interrupt",
+        "0",
+        "an interrupt crosses without its Principal",
+    ),
+    (
+        "metadata-dropped-on-create",
+        "0",
+        "a create crosses without its Metadata",
+    ),
+    (
+        "no-rig-session-id",
+        "0",
+        "a create launches without the binding's RigSessionID",
+    ),
+    (
+        "one-recovery-capability",
+        "0",
+        "the target declares one recovery capability",
+    ),
+    (
+        "one-rig-for-all",
+        "1",
+        "RigPerTenant routes every tenant to one rig",
+    ),
+    (
+        "compat-id-normalised",
+        "1",
+        "the compatibility id is trimmed and lower-cased",
+    ),
+    (
+        "opens-store",
+        "1",
+        "opens the tenant's journal store at bind",
+    ),
+    (
+        "product-decoder-ignored",
+        "1",
+        "WithBlockDecoder's decoder is not used",
+    ),
+    ("unwraps-wrapper", "H0", "binds through a wrapper's Unwrap"),
+    (
+        "request-fields-dropped",
+        "H1",
+        "the rig seam receives only the tenant",
+    ),
+    (
+        "restore-request-dropped",
+        "H2",
+        "a restore's request never reaches the rig seam",
+    ),
+    (
+        "restore-wrong-uuid",
+        "H2",
+        "RestoreSession is given Host's session id, not the rig's UUID",
+    ),
+    (
+        "resume-from-now",
+        "H3",
+        "a non-empty resume point is served from now",
+    ),
+    (
+        "publication-without-tenant",
+        "H4",
+        "a publication lacks the launch's tenant",
+    ),
+    (
+        "publication-rig-session",
+        "H4",
+        "a publication names the rig's session, not Host's",
+    ),
+    (
+        "uncommitted-forwarded",
+        "H4",
+        "forwards deliveries that are not committed publications",
+    ),
+    ("bind-time-epoch", "H5", "the epoch is read once, at bind"),
+    (
+        "residency-epoch",
+        "H5",
+        "Host's residency epoch is stamped as the journal epoch",
+    ),
+    (
+        "epoch-zero-stamped",
+        "H5",
+        "a session holding no grant gets epoch 0",
+    ),
+    (
+        "create-message-dropped",
+        "H6",
+        "a create's first message is dropped",
+    ),
+    (
+        "create-not-represented",
+        "H6",
+        "a create's body reaches the decoder as it came",
+    ),
+    (
+        "restore-with-blocks",
+        "H6",
+        "a restore carries the blocks of its payload",
+    ),
+    (
+        "gate-source-agent",
+        "H6",
+        "a gate_response's source is not the user",
+    ),
+    (
+        "gate-attempt-dropped",
+        "H6",
+        "a gate_response lacks the authorized attempt",
+    ),
+    (
+        "create-refused",
+        "H6",
+        "create and restore are refused (before harness v0.36.0)",
+    ),
+    (
+        "default-decoder-strict",
+        "H6",
+        "the default decoder refuses principal and metadata",
+    ),
+    (
+        "any-kind-admitted",
+        "H6",
+        "a command of an unknown kind is admitted",
+    ),
+    (
+        "empty-input-admitted",
+        "H7",
+        "an input that decodes to no blocks is admitted",
+    ),
+    (
+        "no-default-decoder",
+        "H7",
+        "without WithBlockDecoder every input is refused",
+    ),
+    (
+        "payload-ref-dereferenced",
+        "H8",
+        "the adapter reads a referenced payload's object",
+    ),
+    (
+        "payload-ref-ignored",
+        "H8",
+        "an unresolved PayloadRef is admitted without a payload",
+    ),
+];
+
+/// (name, the open point it decides otherwise)
+pub const VARIANTS: &[(&str, &str)] = &[
+    (
+        "probe-epoch-at-bind",
+        "reads the epoch at bind too (and ignores it)",
+    ),
+    (
+        "metadata-everywhere",
+        "Metadata crosses on all five kinds, not only create and input",
+    ),
+    (
+        "represent-principal",
+        "the re-presented create body carries principal and metadata",
+    ),
+    (
+        "other-refusal-kinds",
+        "kinds the spec does not name are all `invalid`",
+    ),
+    (
+        "unknown-tenant-shared",
+        "a tenant without a rig of its own is refused by kind `unsupported`",
+    ),
+];
+
+/// Which mutant or variant this adapter is, if any.
+#[derive(Clone, Copy, Default)]
+pub struct Knob {
+    mutant: Option<&'static str>,
+    variant: Option<&'static str>,
+}
+
+impl Knob {
+    /// `reference`, `mutant:NAME`, `variant:NAME`.
+    pub fn named(name: &str) -> Option<Knob> {
+        if name == "reference" {
+            return Some(Knob::default());
+        }
+        if let Some(m) = name.strip_prefix("mutant:") {
+            let (m, _, _) = MUTANTS.iter().find(|x| x.0 == m)?;
+            return Some(Knob {
+                mutant: Some(m),
+                variant: None,
+            });
+        }
+        let v = name.strip_prefix("variant:")?;
+        let (v, _) = VARIANTS.iter().find(|x| x.0 == v)?;
+        Some(Knob {
+            mutant: None,
+            variant: Some(v),
+        })
+    }
+
+    fn breaks(&self, rule: &str) -> bool {
+        self.mutant == Some(rule)
+    }
+
+    fn decides(&self, point: &str) -> bool {
+        self.variant == Some(point)
+    }
+}
+
+/// A refusal, as a value.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    pub kind: &'static str,
+    pub message: String,
+}
+
+impl Refusal {
+    fn new(kind: &'static str, message: impl Into<String>) -> Refusal {
+        Refusal {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// An open point's refusal: `invalid` under the variant that names every one so.
+    fn open(knob: &Knob, kind: &'static str, message: impl Into<String>) -> Refusal {
+        let kind = if knob.decides("other-refusal-kinds") {
+            "invalid"
+        } else {
+            kind
+        };
+        Refusal::new(kind, message)
+    }
+}
+
+/// The three rig shapes (Go `SharedRig`, `RigPerTenant`, `RigsFunc`).
+pub enum Rigs {
+    Shared(Arc<dyn Rig>),
+    PerTenant(BTreeMap<String, Arc<dyn Rig>>),
+    Func(RigsFn),
+}
+
+impl Rigs {
+    fn rig_for(&self, req: &Request, mode: Mode, k: &Knob) -> Result<Arc<dyn Rig>, Refusal> {
+        match self {
+            Rigs::Shared(r) => Ok(r.clone()),
+            Rigs::PerTenant(m) if k.breaks("one-rig-for-all") => m
+                .values()
+                .next()
+                .cloned()
+                .ok_or_else(|| Refusal::new("invalid", "no rigs")),
+            Rigs::PerTenant(m) => m.get(&req.tenant_id).cloned().ok_or_else(|| {
+                let kind = if k.decides("unknown-tenant-shared") {
+                    "unsupported"
+                } else {
+                    "incapable"
+                };
+                Refusal::open(k, kind, format!("no rig for tenant {:?}", req.tenant_id))
+            }),
+            Rigs::Func(f) => {
+                let given = match mode {
+                    _ if k.breaks("request-fields-dropped") => Request {
+                        tenant_id: req.tenant_id.clone(),
+                        ..Request::default()
+                    },
+                    Mode::Restore if k.breaks("restore-request-dropped") => Request::default(),
+                    _ => req.clone(),
+                };
+                f(&given, mode).map_err(|e| Refusal::new("incapable", e))
+            }
+        }
+    }
+}
+
+/// The department target: rigs, the product's compatibility id, its decoder.
+pub struct Target {
+    rigs: Rigs,
+    compatibility_id: String,
+    decoder: Option<BlockDecoder>,
+    env: Arc<dyn Environment>,
+    knob: Knob,
+}
+
+/// The harness capabilities bind requires, by their published names: the six, the two
+/// department treats as optional, and the applier's AttemptCloser.
+const REQUIRED: [&str; 9] = [
+    "IdleWaiter",
+    "Liveness",
+    "Releaser",
+    "CommittedPublicEventProvider",
+    "Applier",
+    "LeaseEpochReporter",
+    "PersistenceFaultReporter",
+    "ResidencyAbandoner",
+    "AttemptCloser",
+];
+
+/// The harness counterparts of the six capabilities every bound session has.
+const SIX: [&str; 6] = [
+    "IdleWaiter",
+    "Liveness",
+    "Releaser",
+    "CommittedPublicEventProvider",
+    "Applier",
+    "LeaseEpochReporter",
+];
+
+const KINDS: [&str; 5] = ["create", "restore", "input", "interrupt", "gate_response"];
+
+impl Target {
+    pub fn new(
+        rigs: Rigs,
+        compatibility_id: &str,
+        decoder: Option<BlockDecoder>,
+        env: Arc<dyn Environment>,
+        knob: Knob,
+    ) -> Target {
+        Target {
+            rigs,
+            compatibility_id: compatibility_id.to_string(),
+            decoder,
+            env,
+            knob,
+        }
+    }
+
+    pub fn compatibility_id(&self) -> String {
+        if self.knob.breaks("compat-id-normalised") {
+            return self.compatibility_id.trim().to_lowercase();
+        }
+        self.compatibility_id.clone()
+    }
+
+    /// `department.Recovery`: attempt closing and persistence faults, both held true at bind.
+    pub fn recovery(&self) -> Vec<&'static str> {
+        if self.knob.breaks("one-recovery-capability") {
+            return vec!["attempt-close"];
+        }
+        vec!["attempt-close", "persistence-faults"]
+    }
+
+    /// Launch and bind one session, or refuse it (released first).
+    pub fn bind(
+        &self,
+        launch: Ctx,
+        mode: Mode,
+        request: Request,
+        rig_session_id: &str,
+        residency_epoch: u64,
+    ) -> Result<Bound, Refusal> {
+        let k = &self.knob;
+        if k.breaks("create-refused") {
+            return Err(Refusal::new(
+                "unsupported",
+                "create and restore are not applied",
+            ));
+        }
+        if k.breaks("opens-store") {
+            self.env.open_store("journal", &request.tenant_id);
+        }
+        let rig = self.rigs.rig_for(&request, mode, k)?;
+        let session = match mode {
+            Mode::Create => {
+                let id = (!k.breaks("no-rig-session-id")).then_some(rig_session_id);
+                rig.new_session(launch, id)
+            }
+            Mode::Restore if k.breaks("restore-wrong-uuid") => {
+                rig.restore_session(launch, &request.session_id)
+            }
+            Mode::Restore => rig.restore_session(launch, rig_session_id),
+        }
+        .map_err(|e| Refusal::new("incapable", e))?;
+        let session = match session.unwrap() {
+            Some(inner) if k.breaks("unwraps-wrapper") => inner,
+            _ => session,
+        };
+        if let Some(missing) = self.missing(&*session) {
+            return Err(self.refuse(launch, &*session, missing));
+        }
+        let bind_epoch = if k.breaks("bind-time-epoch") || k.decides("probe-epoch-at-bind") {
+            session.lease_epoch_reporter().and_then(|r| r.lease_epoch())
+        } else {
+            None
+        };
+        Ok(Bound {
+            session,
+            request,
+            residency_epoch,
+            bind_epoch,
+            decoder: self.decoder.clone(),
+            env: self.env.clone(),
+            drops: AtomicU64::new(0),
+            knob: self.knob,
+        })
+    }
+
+    /// What bind requires that `s` lacks, discovered on each published interface.
+    fn missing(&self, s: &dyn Session) -> Option<String> {
+        let k = &self.knob;
+        let has = |cap: &str| match cap {
+            _ if k.breaks("required-six-unchecked") && SIX.contains(&cap) => true,
+            "IdleWaiter" => s.idle_waiter().is_some(),
+            "Liveness" => s.liveness().is_some(),
+            "Releaser" => s.releaser().is_some(),
+            "CommittedPublicEventProvider" => s.events().is_some(),
+            "Applier" => s.applier().is_some(),
+            "LeaseEpochReporter" => s.lease_epoch_reporter().is_some(),
+            "PersistenceFaultReporter" => {
+                s.persistence_fault_reporter().is_some() || k.breaks("fault-reporter-optional")
+            }
+            "ResidencyAbandoner" => {
+                s.residency_abandoner().is_some() || k.breaks("abandoner-optional")
+            }
+            _ => s.attempt_closer().is_some() || k.breaks("attempt-closer-optional"),
+        };
+        if let Some(cap) = REQUIRED.iter().find(|c| !has(c)) {
+            return Some(format!("the session is no {cap}"));
+        }
+        let nil = s
+            .persistence_fault_reporter()
+            .is_some_and(|r| !r.has_fault_channel());
+        (nil && !k.breaks("nil-fault-channel-accepted"))
+            .then(|| "the session's fault channel is nil".to_string())
+    }
+
+    /// Refuse a launched session: release it first, detached from the launch context, and join
+    /// a failed release to the refusal.
+    fn refuse(&self, launch: Ctx, s: &dyn Session, why: String) -> Refusal {
+        let k = &self.knob;
+        let mut message = format!("incapable session {}: {why}", s.session_id());
+        if let (Some(r), false) = (s.releaser(), k.breaks("no-release-on-refusal")) {
+            let ctx = if k.breaks("release-under-launch-context") {
+                launch
+            } else {
+                Ctx::default()
+            };
+            if let (Err(e), false) = (r.release_residency(ctx), k.breaks("release-error-dropped")) {
+                message = format!("{message}\nrelease: {e}");
+            }
+        }
+        Refusal::new("incapable", message)
+    }
+}
+
+/// A bound session, as Host sees it.
+pub struct Bound {
+    session: Arc<dyn Session>,
+    request: Request,
+    residency_epoch: u64,
+    bind_epoch: Option<u64>,
+    decoder: Option<BlockDecoder>,
+    env: Arc<dyn Environment>,
+    drops: AtomicU64,
+    knob: Knob,
+}
+
+/// Core's InputRequest, the body the default decoder reads (principal and metadata allowed).
+pub fn decode_input_blocks(bytes: &[u8]) -> Result<Vec<Value>, String> {
+    let body: Value = serde_json::from_slice(bytes).map_err(|e| format!("input body: {e}"))?;
+    match body.get("blocks") {
+        Some(Value::Array(b)) => Ok(b.clone()),
+        Some(Value::Null) | None => Ok(vec![]),
+        Some(_) => Err("input body: blocks is not an array".into()),
+    }
+}
+
+impl Bound {
+    /// What Host discovers on the bound session.
+    pub fn capabilities(&self) -> Vec<&'static str> {
+        let mut c = vec![
+            "IdleWaiter",
+            "Liveness",
+            "Releaser",
+            "PublicationSubscriber",
+            "CommandApplier",
+            "LeaseEpochReporter",
+            "PersistenceFaultReporter",
+            "ResidencyAbandoner",
+            "AttemptCloser",
+            "LiveOptionsSubscriber",
+        ];
+        if !self.knob.breaks("no-legacy-live-pair") {
+            c.extend(["LiveTextSubscriber", "ReasoningSubscriber"]);
+        }
+        c.push("EphemeralDrops");
+        c
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Result<Vec<Value>, Refusal> {
+        let k = &self.knob;
+        if k.breaks("default-decoder-strict") {
+            let body: Value = serde_json::from_slice(bytes).unwrap_or_default();
+            if body.get("principal").is_some() || body.get("metadata").is_some() {
+                return Err(Refusal::new("invalid", "unknown field in InputRequest"));
+            }
+        }
+        match &self.decoder {
+            Some(d) if !k.breaks("product-decoder-ignored") => d(bytes),
+            None if k.breaks("no-default-decoder") => Err("no block decoder".into()),
+            _ => decode_input_blocks(bytes),
+        }
+        .map_err(|e| Refusal::open(k, "invalid", e))
+    }
+
+    /// Admit one runtime command to harness, or refuse it.
+    pub fn apply(&self, cmd: RuntimeCommand) -> Result<(), Refusal> {
+        let k = &self.knob;
+        let kind = cmd.kind.as_str();
+        if !KINDS.contains(&kind) && !k.breaks("any-kind-admitted") {
+            return Err(Refusal::open(
+                k,
+                "invalid",
+                format!("unknown command kind {kind:?}"),
+            ));
+        }
+        if k.breaks("create-refused") && matches!(kind, "create" | "restore") {
+            return Err(Refusal::new(
+                "unsupported",
+                "create and restore are not applied",
+            ));
+        }
+        let mut payload = cmd.payload.clone();
+        if let Some(r) = &cmd.payload_ref {
+            if k.breaks("payload-ref-dereferenced") {
+                payload = Some(self.env.read_object(r));
+            } else if !k.breaks("payload-ref-ignored") {
+                return Err(Refusal::open(
+                    k,
+                    "invalid",
+                    format!("unresolved payload reference {r:?}"),
+                ));
+            }
+        }
+        let bytes = payload.unwrap_or_default();
+        let (blocks, gate_response) = match kind {
+            "input" => {
+                let b = self.decode(&bytes)?;
+                if b.is_empty() && !k.breaks("empty-input-admitted") {
+                    return Err(Refusal::open(
+                        k,
+                        "invalid",
+                        "the input decodes to no blocks",
+                    ));
+                }
+                (b, None)
+            }
+            "create" => (self.create_blocks(&cmd, &bytes)?, None),
+            "restore" if k.breaks("restore-with-blocks") && !bytes.is_empty() => {
+                (self.decode(&bytes)?, None)
+            }
+            "gate_response" => (vec![], Some(self.gate_response(&cmd, &bytes)?)),
+            _ => (vec![], None),
+        };
+        let lease_epoch = self.epoch()?;
+        let principal = if k.breaks("principal-dropped-on-interrupt") && kind == "interrupt" {
+            Value::Null
+        } else {
+            cmd.principal.clone()
+        };
+        let carries = matches!(kind, "create" | "input") || k.decides("metadata-everywhere");
+        let metadata = if carries && !(k.breaks("metadata-dropped-on-create") && kind == "create") {
+            cmd.metadata.clone()
+        } else {
+            Value::Null
+        };
+        let admitted = Admitted {
+            kind: kind.to_string(),
+            blocks,
+            lease_epoch,
+            gate_response,
+            principal,
+            metadata,
+            attempt: cmd.attempt.clone(),
+        };
+        let Some(applier) = self.session.applier() else {
+            return Err(Refusal::new(
+                "incapable",
+                "the session has no command applier",
+            ));
+        };
+        applier
+            .apply_runtime_command(Ctx::default(), admitted)
+            .map_err(|e| Refusal::open(k, "invalid", format!("harness: {e}")))
+    }
+
+    /// A create's body is Core's CreateRequest; its blocks, if any, are re-presented to the
+    /// decoder in the input-shaped body.
+    fn create_blocks(&self, cmd: &RuntimeCommand, bytes: &[u8]) -> Result<Vec<Value>, Refusal> {
+        let k = &self.knob;
+        if bytes.is_empty() {
+            return Ok(vec![]);
+        }
+        let body: Value = serde_json::from_slice(bytes)
+            .map_err(|e| Refusal::open(k, "invalid", format!("create body: {e}")))?;
+        let blocks = match body.get("blocks") {
+            Some(Value::Array(b)) => b.clone(),
+            Some(Value::Null) | None => vec![],
+            Some(_) => {
+                return Err(Refusal::open(
+                    k,
+                    "invalid",
+                    "create body: blocks is not an array",
+                ))
+            }
+        };
+        if blocks.is_empty() || k.breaks("create-message-dropped") {
+            return Ok(vec![]);
+        }
+        if k.breaks("create-not-represented") {
+            return self.decode(bytes);
+        }
+        let mut input = json!({ "blocks": blocks });
+        if k.decides("represent-principal") {
+            input["principal"] = cmd.principal.clone();
+            input["metadata"] = cmd.metadata.clone();
+        }
+        self.decode(input.to_string().as_bytes())
+    }
+
+    /// Core's stored gate_response body, decoded: the user is its source, the record's attempt
+    /// its attempt.
+    fn gate_response(&self, cmd: &RuntimeCommand, bytes: &[u8]) -> Result<Value, Refusal> {
+        let k = &self.knob;
+        let body: Value = serde_json::from_slice(bytes)
+            .map_err(|e| Refusal::open(k, "invalid", format!("gate_response body: {e}")))?;
+        let Some(id) = body.get("interactionId").and_then(Value::as_str) else {
+            return Err(Refusal::open(
+                k,
+                "invalid",
+                "gate_response body: no interactionId",
+            ));
+        };
+        let source = if k.breaks("gate-source-agent") {
+            "agent"
+        } else {
+            "user"
+        };
+        let attempt = if k.breaks("gate-attempt-dropped") {
+            ""
+        } else {
+            cmd.attempt.as_str()
+        };
+        Ok(json!({
+            "interactionId": id,
+            "answer": body.get("answer").cloned().unwrap_or(Value::Null),
+            "source": source,
+            "attempt": attempt,
+        }))
+    }
+
+    /// The journal epoch, read from the session for this command.
+    fn epoch(&self) -> Result<u64, Refusal> {
+        let k = &self.knob;
+        if k.breaks("residency-epoch") {
+            return Ok(self.residency_epoch);
+        }
+        let read = if k.breaks("bind-time-epoch") {
+            self.bind_epoch
+        } else {
+            self.session
+                .lease_epoch_reporter()
+                .and_then(|r| r.lease_epoch())
+        };
+        match read {
+            Some(e) => Ok(e),
+            None if k.breaks("epoch-zero-stamped") => Ok(0),
+            None => Err(Refusal::new(
+                "unsupported",
+                "the session reports no held lease grant",
+            )),
+        }
+    }
+
+    /// Committed publications after `after` (none: the live path from now). A resume point
+    /// cannot be honoured, so it is refused.
+    pub fn subscribe(&self, after: &str) -> Result<Vec<Value>, Refusal> {
+        let k = &self.knob;
+        if !after.is_empty() && !k.breaks("resume-from-now") {
+            return Err(Refusal::new(
+                "unsupported",
+                format!("the subscription cannot be positioned after {after:?}"),
+            ));
+        }
+        let Some(events) = self.session.events() else {
+            return Err(Refusal::new("incapable", "the session publishes no events"));
+        };
+        Ok(events
+            .subscribe()
+            .into_iter()
+            .filter(|d| d.committed || k.breaks("uncommitted-forwarded"))
+            .map(|d| {
+                let mut p = json!({
+                    "tenantId": self.request.tenant_id,
+                    "sessionId": self.request.session_id,
+                    "eventId": d.event_id, "journalSeq": d.journal_seq,
+                    "publicBody": d.public_body, "coveredThrough": d.covered_through,
+                });
+                if k.breaks("publication-without-tenant") {
+                    p.as_object_mut().map(|o| o.remove("tenantId"));
+                }
+                if k.breaks("publication-rig-session") {
+                    p["sessionId"] = json!(self.session.session_id());
+                }
+                p
+            })
+            .collect())
+    }
+
+    /// Relay the session's preview frames to `take`; a frame it refuses is a drop.
+    pub fn live(&self, take: &mut dyn FnMut(Value) -> bool) {
+        if self.knob.breaks("live-not-relayed") {
+            return;
+        }
+        if let Some(l) = self.session.live_options() {
+            l.subscribe_live(&mut |f| {
+                if !take(f) && !self.knob.breaks("drops-uncounted") {
+                    self.drops.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+    }
+
+    pub fn ephemeral_drops(&self) -> u64 {
+        self.drops.load(Ordering::Relaxed)
+    }
+
+    pub fn wait_idle(&self) -> Fallible {
+        match self.session.idle_waiter() {
+            Some(w) => w.wait_idle(Ctx::default()),
+            None => Err("the session is no IdleWaiter".into()),
+        }
+    }
+
+    pub fn done(&self) -> bool {
+        self.session.liveness().is_some_and(|l| l.done())
+    }
+
+    pub fn release(&self) -> Fallible {
+        match self.session.releaser() {
+            Some(r) => r.release_residency(Ctx::default()),
+            None => Err("the session is no Releaser".into()),
+        }
+    }
+
+    /// `department.AttemptCloser`, forwarded to harness's.
+    pub fn close_attempt(&self, attempt: &str) -> Fallible {
+        if self.knob.breaks("attempt-close-not-forwarded") {
+            return Ok(());
+        }
+        match self.session.attempt_closer() {
+            Some(c) => c.close_attempt(Ctx::default(), attempt),
+            None => Err("the session's applier is no AttemptCloser".into()),
+        }
+    }
+}

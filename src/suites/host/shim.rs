@@ -1,0 +1,240 @@
+//! The reference adapter linked with the recording fakes behind the host shim protocol
+//! (docs/host-protocol.md): `inproc:reference` in process, `hcpspec shim --runtime
+//! host:reference` over stdio. The same `call` serves both.
+
+use super::fakes::{FakeEnv, FakeSession, Fakes};
+use super::reference::{Bound, Knob, Refusal, Rigs, Target};
+use super::seams::{Ctx, Mode, Request, RuntimeCommand};
+use crate::adapter::{Adapter, CallError};
+use crate::shim::RpcError;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub struct ReferenceHost {
+    name: String,
+    knob: Knob,
+    fakes: Arc<Fakes>,
+    target: Option<Target>,
+    sessions: BTreeMap<String, Handle>,
+}
+
+struct Handle {
+    bound: Bound,
+    fake: Option<Arc<FakeSession>>,
+    applied: usize,
+}
+
+fn bad(message: impl Into<String>) -> CallError {
+    CallError::Rpc(RpcError::new(-32602, message.into()))
+}
+
+fn refused(r: Refusal) -> Value {
+    json!({ "refused": { "kind": r.kind, "message": r.message } })
+}
+
+impl ReferenceHost {
+    /// `reference`, `mutant:NAME`, `variant:NAME`.
+    pub fn named(name: &str) -> Option<ReferenceHost> {
+        Some(ReferenceHost {
+            name: name.to_string(),
+            knob: Knob::named(name)?,
+            fakes: Arc::default(),
+            target: None,
+            sessions: BTreeMap::new(),
+        })
+    }
+
+    fn handle(&mut self, p: &Value) -> Result<&mut Handle, CallError> {
+        let h = p["session"].as_str().unwrap_or_default();
+        self.sessions
+            .get_mut(h)
+            .ok_or_else(|| bad(format!("session: no bound session {h:?}")))
+    }
+
+    fn target(&mut self, p: &Value) -> Result<Value, CallError> {
+        let rigs = match p["rigs"]["shape"].as_str().unwrap_or("shared") {
+            "shared" => Rigs::Shared(self.fakes.rig("shared")),
+            "perTenant" => Rigs::PerTenant(
+                p["rigs"]["tenants"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(|t| (t.to_string(), self.fakes.rig(t)))
+                    .collect(),
+            ),
+            "func" => Rigs::Func(self.fakes.rigs_fn()),
+            other => return Err(bad(format!("rigs.shape: unknown {other:?}"))),
+        };
+        let decoder = match p["decoder"].as_str().unwrap_or("default") {
+            "default" => None,
+            "product" => Some(self.fakes.product_decoder()),
+            other => return Err(bad(format!("decoder: unknown {other:?}"))),
+        };
+        let t = Target::new(
+            rigs,
+            p["compatibilityId"].as_str().unwrap_or_default(),
+            decoder,
+            Arc::new(FakeEnv(self.fakes.clone())),
+            self.knob,
+        );
+        let answer = json!({ "compatibilityId": t.compatibility_id(), "recovery": t.recovery() });
+        self.target = Some(t);
+        Ok(answer)
+    }
+
+    fn bind(&mut self, p: &Value) -> Result<Value, CallError> {
+        let t = self
+            .target
+            .as_ref()
+            .ok_or_else(|| bad("host.bind before host.target"))?;
+        let mode = match p["kind"].as_str().unwrap_or("create") {
+            "create" => Mode::Create,
+            "restore" => Mode::Restore,
+            other => return Err(bad(format!("kind: unknown {other:?}"))),
+        };
+        let request: Request = serde_json::from_value(p["request"].clone())
+            .map_err(|e| bad(format!("request: {e}")))?;
+        self.fakes
+            .set_next(p.get("session").cloned().unwrap_or(json!({})));
+        let launch = Ctx {
+            cancelled: p["launchCancelled"].as_bool().unwrap_or(false),
+        };
+        let before = self.fakes.last_made().map(|s| Arc::as_ptr(&s));
+        match t.bind(
+            launch,
+            mode,
+            request,
+            p["rigSessionId"].as_str().unwrap_or_default(),
+            p["residencyEpoch"].as_u64().unwrap_or(0),
+        ) {
+            Err(r) => Ok(refused(r)),
+            Ok(bound) => {
+                let fake = self
+                    .fakes
+                    .last_made()
+                    .filter(|s| Some(Arc::as_ptr(s)) != before);
+                let handle = format!("b{}", self.sessions.len() + 1);
+                let caps = bound.capabilities();
+                self.sessions.insert(
+                    handle.clone(),
+                    Handle {
+                        bound,
+                        fake,
+                        applied: 0,
+                    },
+                );
+                Ok(json!({ "session": handle, "capabilities": caps }))
+            }
+        }
+    }
+
+    fn apply(&mut self, p: &Value) -> Result<Value, CallError> {
+        let c = &p["command"];
+        let payload = match (c.get("payload"), c["payloadText"].as_str()) {
+            (_, Some(t)) => Some(t.as_bytes().to_vec()),
+            (Some(v), None) if !v.is_null() => Some(v.to_string().into_bytes()),
+            _ => None,
+        };
+        let cmd = RuntimeCommand {
+            kind: c["kind"].as_str().unwrap_or_default().to_string(),
+            principal: c.get("principal").cloned().unwrap_or(Value::Null),
+            metadata: c.get("metadata").cloned().unwrap_or(Value::Null),
+            payload,
+            payload_ref: c["payloadRef"].as_str().map(str::to_string),
+            attempt: c["attempt"].as_str().unwrap_or_default().to_string(),
+        };
+        let h = self.handle(p)?;
+        let n = h.applied;
+        h.applied += 1;
+        let out = match &h.fake {
+            Some(f) => f.during_command(n, || h.bound.apply(cmd)),
+            None => h.bound.apply(cmd),
+        };
+        Ok(match out {
+            Ok(()) => json!({ "applied": true }),
+            Err(r) => refused(r),
+        })
+    }
+}
+
+fn done_or_refused(r: Result<(), String>, ok: Value) -> Value {
+    match r {
+        Ok(()) => ok,
+        Err(e) => refused(Refusal {
+            kind: "invalid",
+            message: e,
+        }),
+    }
+}
+
+impl Adapter for ReferenceHost {
+    fn call(&mut self, method: &str, p: Value) -> Result<Value, CallError> {
+        match method {
+            "host.describe" => Ok(json!({
+                "protocol": super::PROTOCOL,
+                "adapter": { "name": format!("hcpspec-{}", self.name), "version": env!("CARGO_PKG_VERSION") },
+            })),
+            "host.reset" => {
+                self.fakes = Arc::default();
+                self.target = None;
+                self.sessions.clear();
+                Ok(json!({}))
+            }
+            "host.target" => self.target(&p),
+            "host.bind" => self.bind(&p),
+            "host.apply" => self.apply(&p),
+            "host.subscribe" => {
+                let after = p["after"].as_str().unwrap_or_default().to_string();
+                Ok(match self.handle(&p)?.bound.subscribe(&after) {
+                    Ok(pubs) => json!({ "publications": pubs }),
+                    Err(r) => refused(r),
+                })
+            }
+            "host.live" => {
+                let accept = p["accept"].as_u64().unwrap_or(u64::MAX);
+                let fakes = self.fakes.clone();
+                let mut received = Vec::new();
+                self.handle(&p)?.bound.live(&mut |f| {
+                    if (received.len() as u64) < accept {
+                        fakes.log().live.push(f.clone());
+                        received.push(f);
+                        true
+                    } else {
+                        false
+                    }
+                });
+                Ok(json!({ "received": received }))
+            }
+            "host.drops" => Ok(json!({ "drops": self.handle(&p)?.bound.ephemeral_drops() })),
+            "host.waitIdle" => Ok(done_or_refused(
+                self.handle(&p)?.bound.wait_idle(),
+                json!({ "ok": true }),
+            )),
+            "host.done" => {
+                self.handle(&p)?.bound.done();
+                Ok(json!({ "ok": true }))
+            }
+            "host.release" => Ok(done_or_refused(
+                self.handle(&p)?.bound.release(),
+                json!({ "released": true }),
+            )),
+            "host.closeAttempt" => {
+                let attempt = p["attempt"].as_str().unwrap_or_default().to_string();
+                Ok(done_or_refused(
+                    self.handle(&p)?.bound.close_attempt(&attempt),
+                    json!({ "closed": true }),
+                ))
+            }
+            "host.capabilities" => {
+                Ok(json!({ "capabilities": self.handle(&p)?.bound.capabilities() }))
+            }
+            "host.records" => Ok(self.fakes.log().to_json()),
+            _ => Err(CallError::Rpc(RpcError::new(
+                crate::shim::METHOD_NOT_FOUND,
+                format!("method not found: {method}"),
+            ))),
+        }
+    }
+}
