@@ -57,7 +57,7 @@ impl SelfCheck {
                 },
             }),
             host::DRIVES => Some(SelfCheck {
-                noun: "host adapter",
+                noun: "adapter",
                 mutants: host::reference::MUTANTS,
                 variants: host::reference::VARIANTS,
                 run: |spec, cases| {

@@ -174,7 +174,7 @@ impl Adapter for ReferenceHost {
         match method {
             "host.describe" => Ok(json!({
                 "protocol": super::PROTOCOL,
-                "adapter": { "name": format!("hcpspec-{}", self.name), "version": env!("CARGO_PKG_VERSION") },
+                "adapter": { "name": self.name, "version": env!("CARGO_PKG_VERSION") },
             })),
             "host.reset" => {
                 self.fakes = Arc::default();
