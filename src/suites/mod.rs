@@ -9,6 +9,14 @@ pub mod host;
 use crate::case::{Case, Level};
 use crate::run::{par_each, CaseResult, Verdict};
 
+/// What a run of a script suite's fuzzer (core-api, host) found: cases played, findings (why,
+/// the seed case, the file written), time taken.
+pub struct FuzzReport {
+    pub cases: u64,
+    pub findings: Vec<(String, String, Option<std::path::PathBuf>)>,
+    pub elapsed: std::time::Duration,
+}
+
 /// The self-check of a suite whose mutants and allowed variants are knobs of one embedded
 /// reference (harness-api, core-api, host): every mutant fails a MUST case of its own section (or of a
 /// case's `killed_by`), every MUST case falls to one, every variant passes every MUST case.

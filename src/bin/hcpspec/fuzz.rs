@@ -52,7 +52,32 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
             return fuzz_harness(a, name);
         }
         if suite.drives == hcpspec::suites::core_api::DRIVES {
-            return fuzz_core(a, name);
+            let connect = hcpspec::suites::core_api::connector(&a.runtime, &Default::default())?;
+            return fuzz_script(a, name, "scripts", &|cases, out| {
+                hcpspec::suites::core_api::fuzz::run(
+                    &connect,
+                    cases,
+                    a.seed,
+                    a.seconds,
+                    a.cases,
+                    Some(out),
+                    &STOP,
+                )
+            });
+        }
+        if suite.drives == hcpspec::suites::host::DRIVES {
+            let connect = hcpspec::suites::host::connector(&a.runtime, &Default::default())?;
+            return fuzz_script(a, name, "cases", &|cases, out| {
+                hcpspec::suites::host::fuzz::run(
+                    &connect,
+                    cases,
+                    a.seed,
+                    a.seconds,
+                    a.cases,
+                    Some(out),
+                    &STOP,
+                )
+            });
         }
     }
     let mut env = RunEnv::new(&a.vectors, &RunEnv::self_probe())?;
@@ -198,29 +223,25 @@ fn fuzz_harness(a: &FuzzArgs, suite: &str) -> Result<i32, String> {
     })
 }
 
-/// `hcpspec fuzz --suite core-api`: mutated scripts against a core, judged by its invariants.
-fn fuzz_core(a: &FuzzArgs, suite: &str) -> Result<i32, String> {
-    use hcpspec::suites::core_api as c;
+/// `hcpspec fuzz --suite core-api` and `--suite host`: mutated cases against a core or an
+/// adapter behind its shim, judged by its invariants; findings are written as cases.
+fn fuzz_script(
+    a: &FuzzArgs,
+    suite: &str,
+    what: &str,
+    run: &dyn Fn(&[hcpspec::case::Case], &std::path::Path) -> hcpspec::suites::FuzzReport,
+) -> Result<i32, String> {
     let cases = hcpspec::case::load_suite(&a.vectors, suite).map_err(|e| e.to_string())?;
     let out = a.out.clone().unwrap_or_else(|| a.vectors.join("found"));
-    let connect = c::connector(&a.runtime, &Default::default())?;
     let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
     eprintln!(
-        "fuzz: {} against mutated {suite} scripts from seed {} for {} s; findings go to {}",
+        "fuzz: {} against mutated {suite} {what} from seed {} for {} s; findings go to {}",
         a.runtime,
         a.seed,
         a.seconds,
         out.join(suite).display()
     );
-    let report = c::fuzz::run(
-        &connect,
-        &cases,
-        a.seed,
-        a.seconds,
-        a.cases,
-        Some(&out),
-        &STOP,
-    );
+    let report = run(&cases, &out);
     for (why, seed, path) in &report.findings {
         println!(
             "finding: {why} (from {seed}): {}",
@@ -229,7 +250,7 @@ fn fuzz_core(a: &FuzzArgs, suite: &str) -> Result<i32, String> {
         );
     }
     println!(
-        "fuzz: {} scripts in {:.1} s, {} findings",
+        "fuzz: {} {what} in {:.1} s, {} findings",
         report.cases,
         report.elapsed.as_secs_f64(),
         report.findings.len()

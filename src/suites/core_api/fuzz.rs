@@ -26,11 +26,7 @@ pub const CODES: &[&str] = &[
     "limit_exceeded",
 ];
 
-pub struct Report {
-    pub cases: u64,
-    pub findings: Vec<(String, String, Option<PathBuf>)>,
-    pub elapsed: Duration,
-}
+pub use crate::suites::FuzzReport as Report;
 
 /// One mutation of a script's steps: (what it did, the new steps).
 fn mutate(steps: &[Value], r: &mut Rng) -> Option<(String, Vec<Value>)> {

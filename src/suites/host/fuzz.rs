@@ -1,1 +1,533 @@
-//! Fuzzing a host adapter (filled in below).
+//! `hcpspec fuzz --suite host`: mutate the suite's cases (command kinds, payloads and payload
+//! references, lease epochs, capability sets, fault channels, resume points, committed flags,
+//! cancelled launches, failing releases) and judge the adapter by its fail-closed invariants
+//! ([`broken`]), never by the reference. A mutation is a patch of one value of one step, so a
+//! finding shrinks by dropping patches while it still fails, and is written as a case that
+//! replays the invariants (`"invariants": true`).
+
+use super::{Call, Connector, Player, ALWAYS};
+use crate::case::Case;
+use crate::mutate::{Rng, Source};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub use crate::suites::FuzzReport as Report;
+
+/// The harness capabilities bind requires (spec 003 § Overview, docs/host-protocol.md § 3.6),
+/// written here again so that the oracle shares no code with the reference it judges.
+const REQUIRED: [&str; 9] = [
+    "IdleWaiter",
+    "Liveness",
+    "Releaser",
+    "CommittedPublicEventProvider",
+    "Applier",
+    "LeaseEpochReporter",
+    "PersistenceFaultReporter",
+    "ResidencyAbandoner",
+    "AttemptCloser",
+];
+
+/// One patch: set (or, with `None`, remove) the value at `pointer` inside step `step`.
+#[derive(Clone, Debug)]
+pub struct Patch {
+    step: usize,
+    pointer: Vec<String>,
+    value: Option<Value>,
+    what: String,
+}
+
+fn apply(steps: &mut [Value], p: &Patch) {
+    let Some(mut v) = steps.get_mut(p.step) else {
+        return;
+    };
+    let (last, path) = match p.pointer.split_last() {
+        Some(x) => x,
+        None => return,
+    };
+    for k in path {
+        if !v.get(k).is_some_and(Value::is_object) {
+            v[k.as_str()] = json!({});
+        }
+        v = &mut v[k.as_str()];
+    }
+    match (&p.value, v.as_object_mut()) {
+        (Some(x), Some(o)) => {
+            o.insert(last.clone(), x.clone());
+        }
+        (None, Some(o)) => {
+            o.remove(last);
+        }
+        _ => {}
+    }
+}
+
+fn patch(step: usize, pointer: &[&str], value: Option<Value>, what: String) -> Patch {
+    Patch {
+        step,
+        pointer: pointer.iter().map(|s| s.to_string()).collect(),
+        value,
+        what,
+    }
+}
+
+fn pick<T: Clone>(r: &mut Rng, xs: &[T]) -> T {
+    xs[r.below(xs.len())].clone()
+}
+
+/// One mutation of a case's steps.
+fn mutation(steps: &[Value], r: &mut Rng) -> Option<Patch> {
+    let of = |m: &str| -> Vec<usize> {
+        (0..steps.len())
+            .filter(|i| steps[*i]["call"] == m)
+            .collect()
+    };
+    let (binds, applies, subs) = (of("host.bind"), of("host.apply"), of("host.subscribe"));
+    let text = |t: &str| json!({ "type": "text", "text": t });
+    match r.below(10) {
+        0 if !applies.is_empty() => {
+            let i = pick(r, &applies);
+            let k = pick(
+                r,
+                &[
+                    "create",
+                    "restore",
+                    "input",
+                    "interrupt",
+                    "gate_response",
+                    "",
+                    "Input",
+                    "resume",
+                ],
+            );
+            Some(patch(
+                i,
+                &["params", "command", "kind"],
+                Some(json!(k)),
+                format!("step {i}: kind {k:?}"),
+            ))
+        }
+        1 | 2 if !applies.is_empty() => {
+            let i = pick(r, &applies);
+            let payloads = [
+                None,
+                Some(json!({})),
+                Some(json!({ "blocks": [] })),
+                Some(json!({ "blocks": "x" })),
+                Some(json!({ "blocks": [text("fuzz")] })),
+                Some(json!({ "blocks": [text(&"x".repeat(70_000))] })),
+                Some(json!({ "say": "fuzz" })),
+                Some(json!({ "interactionId": "e-1", "answer": true })),
+                Some(json!({ "interactionId": 7 })),
+                Some(json!([1, 2])),
+                Some(json!("a string")),
+            ];
+            let p = pick(r, &payloads);
+            Some(patch(
+                i,
+                &["params", "command", "payload"],
+                p.clone(),
+                format!(
+                    "step {i}: payload {}",
+                    p.map_or("absent".into(), |v| crate::adapter::excerpt(
+                        v.to_string().as_bytes()
+                    ))
+                ),
+            ))
+        }
+        3 if !applies.is_empty() => {
+            let i = pick(r, &applies);
+            if r.below(2) == 0 {
+                Some(patch(
+                    i,
+                    &["params", "command", "payloadRef"],
+                    Some(json!("obj://fuzz/1")),
+                    format!("step {i}: a payload reference"),
+                ))
+            } else {
+                Some(patch(
+                    i,
+                    &["params", "command", "payloadText"],
+                    Some(json!(pick(
+                        r,
+                        &[
+                            "",
+                            "{",
+                            "\u{0}",
+                            "null",
+                            "{\"blocks\":[{\"type\":\"text\",\"text\":\"t\"}]}"
+                        ]
+                    ))),
+                    format!("step {i}: payload bytes"),
+                ))
+            }
+        }
+        4 if !binds.is_empty() => {
+            let i = pick(r, &binds);
+            let e = pick(
+                r,
+                &[
+                    json!([null]),
+                    json!([3, null]),
+                    json!([null, 4]),
+                    json!([u64::MAX >> 1]),
+                    json!([2, 2, 9]),
+                ],
+            );
+            Some(patch(
+                i,
+                &["params", "session", "epochs"],
+                Some(e.clone()),
+                format!("step {i}: epochs {e}"),
+            ))
+        }
+        5 if !binds.is_empty() => {
+            let i = pick(r, &binds);
+            let cap = pick(r, &REQUIRED);
+            let key = pick(r, &["lacks", "hides"]);
+            Some(patch(
+                i,
+                &["params", "session", key],
+                Some(json!([cap])),
+                format!("step {i}: {key} {cap}"),
+            ))
+        }
+        6 if !binds.is_empty() => {
+            let i = pick(r, &binds);
+            match r.below(4) {
+                0 => Some(patch(
+                    i,
+                    &["params", "session", "faultChannel"],
+                    Some(json!(false)),
+                    format!("step {i}: a nil fault channel"),
+                )),
+                1 => Some(patch(
+                    i,
+                    &["params", "launchCancelled"],
+                    Some(json!(true)),
+                    format!("step {i}: a cancelled launch"),
+                )),
+                2 => Some(patch(
+                    i,
+                    &["params", "session", "releaseFails"],
+                    Some(json!("fuzz-release-failed")),
+                    format!("step {i}: release fails"),
+                )),
+                _ => Some(patch(
+                    i,
+                    &["params", "kind"],
+                    Some(json!("restore")),
+                    format!("step {i}: a restore"),
+                )),
+            }
+        }
+        7 if !subs.is_empty() => {
+            let i = pick(r, &subs);
+            let a = pick(r, &["", "ev-1", " ", "0"]);
+            Some(patch(
+                i,
+                &["params", "after"],
+                Some(json!(a)),
+                format!("step {i}: after {a:?}"),
+            ))
+        }
+        8 if !binds.is_empty() => {
+            let i = pick(r, &binds);
+            let d = json!([
+                { "eventId": "f-1", "journalSeq": 1, "publicBody": {}, "coveredThrough": 1, "committed": r.below(2) == 0 },
+                { "eventId": "f-2", "journalSeq": 2, "publicBody": null, "coveredThrough": 2, "committed": r.below(2) == 0 }
+            ]);
+            Some(patch(
+                i,
+                &["params", "session", "deliveries"],
+                Some(d),
+                format!("step {i}: deliveries"),
+            ))
+        }
+        _ if !applies.is_empty() => {
+            let i = pick(r, &applies);
+            let p = pick(
+                r,
+                &[
+                    json!(null),
+                    json!({}),
+                    json!("user"),
+                    json!({ "kind": "user", "id": "u-fuzz" }),
+                ],
+            );
+            Some(patch(
+                i,
+                &["params", "command", "principal"],
+                Some(p.clone()),
+                format!("step {i}: principal {p}"),
+            ))
+        }
+        _ => None,
+    }
+}
+
+fn names(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// The fail-closed invariant an adapter broke in one played case, if any. Each follows from the
+/// spec and the fakes' configuration alone (docs/host-protocol.md § 4).
+pub fn broken(calls: &[Call], records: &Value) -> Option<String> {
+    if let Some(m) = ALWAYS.iter().find_map(|(_, _, check)| check(records)) {
+        return Some(m);
+    }
+    let admitted = records["admitted"].as_array().cloned().unwrap_or_default();
+    let mut next = admitted.iter();
+    // Per bound session handle: its fake's config, the request it was bound with, and how many
+    // commands it was given.
+    let mut bound: std::collections::BTreeMap<String, (Value, Value, usize)> = Default::default();
+    for (i, c) in calls.iter().enumerate() {
+        let (p, a) = (&c.params, &c.answer);
+        let refused = a.get("refused").is_some();
+        match c.method.as_str() {
+            "host.bind" => {
+                let s = &p["session"];
+                let lacking = names(&s["lacks"])
+                    .into_iter()
+                    .chain(names(&s["hides"]))
+                    .find(|c| REQUIRED.contains(c));
+                if !refused && (lacking.is_some() || s["faultChannel"] == false) {
+                    return Some(format!(
+                        "call {i}: bound a session that is no {} or has a nil fault channel",
+                        lacking.unwrap_or("PersistenceFaultReporter with a channel")
+                    ));
+                }
+                if let Some(h) = a["session"].as_str() {
+                    bound.insert(h.to_string(), (s.clone(), p["request"].clone(), 0));
+                }
+            }
+            "host.apply" => {
+                let h = p["session"].as_str().unwrap_or_default();
+                let Some((cfg, _, n)) = bound.get_mut(h) else {
+                    continue;
+                };
+                let epochs = cfg["epochs"].as_array().cloned().unwrap_or_default();
+                let expected = match epochs.len() {
+                    0 => json!(1),
+                    l => epochs[(*n).min(l - 1)].clone(),
+                };
+                *n += 1;
+                if a["applied"] != true {
+                    continue;
+                }
+                let cmd = &p["command"];
+                let Some(adm) = next.next() else {
+                    return Some(format!("call {i}: applied, but nothing reached harness"));
+                };
+                if expected.is_null() {
+                    return Some(format!(
+                        "call {i}: applied although the session held no lease grant"
+                    ));
+                }
+                if adm["leaseEpoch"] != expected {
+                    return Some(format!(
+                        "call {i}: admitted with epoch {} where the session reported {expected}",
+                        adm["leaseEpoch"]
+                    ));
+                }
+                if cmd.get("payloadRef").is_some_and(|r| !r.is_null()) {
+                    return Some(format!(
+                        "call {i}: a command with an unresolved payload reference was applied"
+                    ));
+                }
+                let kind = adm["kind"].as_str().unwrap_or_default();
+                if !["create", "restore", "input", "interrupt", "gate_response"].contains(&kind) {
+                    return Some(format!("call {i}: a command of kind {kind:?} was admitted"));
+                }
+                let blocks = adm["blocks"].as_array().map_or(0, Vec::len);
+                if kind == "input" && blocks == 0 {
+                    return Some(format!("call {i}: an input was admitted with no blocks"));
+                }
+                if kind == "restore" && blocks > 0 {
+                    return Some(format!("call {i}: a restore was admitted carrying blocks"));
+                }
+                if kind == "gate_response" && adm["gateResponse"]["source"] != "user" {
+                    return Some(format!(
+                        "call {i}: a gate_response was admitted whose source is not the user"
+                    ));
+                }
+                if adm["principal"] != cmd.get("principal").cloned().unwrap_or(Value::Null) {
+                    return Some(format!("call {i}: the Principal did not cross unchanged"));
+                }
+            }
+            "host.subscribe" => {
+                let after = p["after"].as_str().unwrap_or_default();
+                if !after.is_empty() && !refused {
+                    return Some(format!(
+                        "call {i}: a subscription after {after:?} was served"
+                    ));
+                }
+                let Some((cfg, req, _)) = bound.get(p["session"].as_str().unwrap_or_default())
+                else {
+                    continue;
+                };
+                let uncommitted: Vec<&Value> = cfg["deliveries"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|d| d["committed"] == false)
+                    .map(|d| &d["eventId"])
+                    .collect();
+                for pb in a["publications"].as_array().into_iter().flatten() {
+                    if uncommitted.contains(&&pb["eventId"]) {
+                        return Some(format!(
+                            "call {i}: an uncommitted delivery {} was published",
+                            pb["eventId"]
+                        ));
+                    }
+                    if pb["tenantId"] != req["tenantId"] || pb["sessionId"] != req["sessionId"] {
+                        return Some(format!("call {i}: a publication does not carry the launch's tenant and session"));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if next.next().is_some() {
+        return Some("harness was handed a command no apply answered `applied`".into());
+    }
+    None
+}
+
+/// Play `steps` of `seed` (expectations dropped) and judge the invariants. `Err`: the shim broke
+/// (a crash, garbage, a deadline), itself a finding.
+fn play(seed: &Case, steps: &[Value], connect: &Connector) -> Option<String> {
+    let mut shim = match connect() {
+        Ok(s) => s,
+        Err(e) => return Some(format!("the shim did not start: {e}")),
+    };
+    let body = seed.host.clone().unwrap_or(json!({}));
+    let mut p = match Player::start(&mut *shim, body.get("target")) {
+        Ok(p) => p,
+        Err(v) => return Some(format!("{v:?}")),
+    };
+    let mut calls = Vec::new();
+    for s in steps {
+        match p.call(s) {
+            Ok(c) => calls.push(c),
+            // A handle a refused bind left unbound is the case's error, not the adapter's.
+            Err((_, crate::adapter::CallError::Rpc(e))) if e.code == -32602 => {}
+            Err((m, e)) => return Some(format!("{m}: the shim broke: {e}")),
+        }
+    }
+    match p.records() {
+        Ok(r) => broken(&calls, &r),
+        Err(v) => Some(format!("the shim broke: {v:?}")),
+    }
+}
+
+fn steps_of(seed: &Case) -> Vec<Value> {
+    let mut steps = seed.host.as_ref().map_or(vec![], |h| {
+        h["steps"].as_array().cloned().unwrap_or_default()
+    });
+    for s in &mut steps {
+        s.as_object_mut().map(|o| o.remove("expect"));
+    }
+    steps
+}
+
+fn patched(base: &[Value], patches: &[Patch]) -> Vec<Value> {
+    let mut steps = base.to_vec();
+    for p in patches {
+        apply(&mut steps, p);
+    }
+    steps
+}
+
+/// Drop patches one at a time while the case still fails.
+fn shrink(
+    seed: &Case,
+    base: &[Value],
+    mut patches: Vec<Patch>,
+    connect: &Connector,
+) -> (Vec<Patch>, String) {
+    let mut why = play(seed, &patched(base, &patches), connect).unwrap_or_default();
+    let mut i = 0;
+    while i < patches.len() {
+        let mut fewer = patches.clone();
+        fewer.remove(i);
+        match play(seed, &patched(base, &fewer), connect) {
+            Some(w) => {
+                patches = fewer;
+                why = w;
+            }
+            None => i += 1,
+        }
+    }
+    (patches, why)
+}
+
+pub fn run(
+    connect: &Connector,
+    cases: &[Case],
+    seed: u64,
+    seconds: f64,
+    max: Option<u64>,
+    out: Option<&Path>,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Report {
+    let start = Instant::now();
+    let mut rng = Rng::new(seed);
+    let mut report = Report {
+        cases: 0,
+        findings: vec![],
+        elapsed: Duration::ZERO,
+    };
+    let seeds: Vec<&Case> = cases.iter().filter(|c| c.host.is_some()).collect();
+    while !seeds.is_empty()
+        && start.elapsed().as_secs_f64() < seconds
+        && max.is_none_or(|m| report.cases < m)
+        && !stop.load(std::sync::atomic::Ordering::Relaxed)
+    {
+        let seed = seeds[rng.below(seeds.len())];
+        let base = steps_of(seed);
+        let patches: Vec<Patch> = (0..1 + rng.below(3))
+            .filter_map(|_| mutation(&base, &mut rng))
+            .collect();
+        report.cases += 1;
+        if play(seed, &patched(&base, &patches), connect).is_some() {
+            let (patches, why) = shrink(seed, &base, patches, connect);
+            let path =
+                out.and_then(|d| write(d, seed, &patched(&base, &patches), &why, &patches).ok());
+            report.findings.push((why, seed.name(), path));
+        }
+    }
+    report.elapsed = start.elapsed();
+    report
+}
+
+fn write(
+    dir: &Path,
+    seed: &Case,
+    steps: &[Value],
+    why: &str,
+    patches: &[Patch],
+) -> std::io::Result<PathBuf> {
+    let dir = dir.join("host");
+    std::fs::create_dir_all(&dir)?;
+    let done: Vec<&str> = patches.iter().map(|p| p.what.as_str()).collect();
+    let id = format!(
+        "host-{:08x}",
+        crate::hash::fnv1a64(format!("{why}{done:?}{}", seed.name()).as_bytes()) as u32
+    );
+    let mut host = json!({ "steps": steps, "invariants": true });
+    if let Some(t) = seed.host.as_ref().and_then(|h| h.get("target")) {
+        host["target"] = t.clone();
+    }
+    let body = json!({
+        "id": id, "title": format!("fuzz finding: {why}"), "section": seed.section, "level": "MUST",
+        "spec": seed.spec,
+        "assumption": format!("found by hcpspec fuzz --suite host from {} ({})", seed.name(), done.join("; ")),
+        "host": host,
+    });
+    let path = dir.join(format!("{id}.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(&body)? + "\n")?;
+    Ok(path)
+}

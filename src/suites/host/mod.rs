@@ -108,53 +108,95 @@ pub fn run_case(case: &Case, connect: &Connector) -> CaseResult {
     CaseResult::of(case, verdict, observations, vec![], started)
 }
 
-/// The call of a step, with the defaults of `host.bind` merged in.
-fn call_of(step: &Value, vars: &Map<String, Value>) -> (String, Value) {
-    let method = step["call"].as_str().unwrap_or_default().to_string();
-    let params = template::fill(vars, step.get("params").unwrap_or(&json!({})));
-    let params = if method == "host.bind" {
-        merge(&bind_defaults(), &params)
-    } else {
-        params
-    };
-    (method, params)
+/// One call a case made: the method, its params after templates and defaults, the answer.
+pub struct Call {
+    pub method: String,
+    pub params: Value,
+    pub answer: Value,
 }
 
-/// Play a case's calls; `obs` gets each answer. The verdict, after the always-checks.
+/// Plays a case's calls on one shim, keeping what each step saved.
+pub struct Player<'a> {
+    shim: &'a mut dyn Adapter,
+    vars: Map<String, Value>,
+}
+
+impl<'a> Player<'a> {
+    /// Start afresh (a shim serving many cases over HTTP or WebSocket needs `host.reset`; a stdio
+    /// shim may not know it) and build the case's target.
+    pub fn start(shim: &'a mut dyn Adapter, target: Option<&Value>) -> Result<Player<'a>, Verdict> {
+        let _ = shim.call("host.reset", json!({}));
+        let target = merge(&target_defaults(), target.unwrap_or(&json!({})));
+        let answer = shim
+            .call("host.target", target)
+            .map_err(|e| broken("host.target", e))?;
+        let mut vars = Map::new();
+        vars.insert("target".into(), answer);
+        Ok(Player { shim, vars })
+    }
+
+    /// One step's call, with `${…}` filled and `host.bind`'s defaults merged in.
+    pub fn call(&mut self, step: &Value) -> Result<Call, (String, CallError)> {
+        let method = step["call"].as_str().unwrap_or_default().to_string();
+        let params = template::fill(&self.vars, step.get("params").unwrap_or(&json!({})));
+        let params = if method == "host.bind" {
+            merge(&bind_defaults(), &params)
+        } else {
+            params
+        };
+        let answer = match self.shim.call(&method, params.clone()) {
+            Ok(a) => a,
+            Err(e) => return Err((method, e)),
+        };
+        if let Some(name) = step["save"].as_str() {
+            self.vars.insert(name.into(), answer.clone());
+        }
+        Ok(Call {
+            method,
+            params,
+            answer,
+        })
+    }
+
+    /// Everything the fakes recorded.
+    pub fn records(&mut self) -> Result<Value, Verdict> {
+        self.shim
+            .call("host.records", json!({}))
+            .map_err(|e| broken("host.records", e))
+    }
+
+    fn fill(&self, v: &Value) -> Value {
+        template::fill(&self.vars, v)
+    }
+}
+
+/// Play a case's calls; `obs` gets each answer. The verdict, after the always-checks (and, for
+/// a case the fuzzer wrote, its invariants).
 pub fn execute(case: &Case, shim: &mut dyn Adapter, obs: &mut Vec<Observation>) -> Verdict {
     let body = case.host.clone().unwrap_or(json!({}));
-    // One shim may serve many cases (HTTP, WebSocket): start afresh; a stdio shim may not know it.
-    let _ = shim.call("host.reset", json!({}));
-    let target = merge(&target_defaults(), body.get("target").unwrap_or(&json!({})));
-    let mut vars = Map::new();
-    match shim.call("host.target", target) {
-        Ok(v) => {
-            vars.insert("target".into(), v);
-        }
-        Err(e) => return broken("host.target", e),
-    }
+    let mut p = match Player::start(shim, body.get("target")) {
+        Ok(p) => p,
+        Err(v) => return v,
+    };
     let steps = body["steps"].as_array().cloned().unwrap_or_default();
+    let mut calls = Vec::new();
     for (i, step) in steps.iter().enumerate() {
-        let (method, params) = call_of(step, &vars);
-        let answer = match shim.call(&method, params) {
-            Ok(v) => v,
-            Err(e) => return broken(&method, e),
+        let call = match p.call(step) {
+            Ok(c) => c,
+            Err((method, e)) => return broken(&method, e),
         };
-        let shown = crate::snapshot::contain(&answer);
+        let shown = crate::snapshot::contain(&call.answer);
         obs.push(Observation {
             step: i,
-            action: method.clone(),
+            action: call.method.clone(),
             value: shown.clone(),
         });
-        if let Some(name) = step["save"].as_str() {
-            vars.insert(name.into(), answer.clone());
-        }
         if let Some(expect) = step.get("expect") {
-            let expect = template::fill(&vars, expect);
-            if let Err(m) = matcher::check(&expect, &answer, &Claims::default()) {
+            let expect = p.fill(expect);
+            if let Err(m) = matcher::check(&expect, &call.answer, &Claims::default()) {
                 return Verdict::Fail(Failure {
                     step: i,
-                    action: method,
+                    action: call.method,
                     path: m.path,
                     message: m.message,
                     expected: m.expected,
@@ -162,24 +204,29 @@ pub fn execute(case: &Case, shim: &mut dyn Adapter, obs: &mut Vec<Observation>) 
                 });
             }
         }
+        calls.push(call);
     }
-    let records = match shim.call("host.records", json!({})) {
+    let records = match p.records() {
         Ok(r) => r,
-        Err(e) => return broken("host.records", e),
+        Err(v) => return v,
     };
-    for (name, spec, check) in ALWAYS {
-        if let Some(message) = check(&records) {
-            return Verdict::Fail(Failure {
-                step: steps.len(),
-                action: format!("always-check {name}"),
-                path: String::new(),
-                message: format!("{message} ({spec})"),
-                expected: Value::Null,
-                actual: crate::snapshot::contain(&records),
-            });
-        }
+    let mut broken = ALWAYS.iter().find_map(|(name, spec, check)| {
+        check(&records).map(|m| (format!("always-check {name}"), format!("{m} ({spec})")))
+    });
+    if broken.is_none() && body["invariants"] == true {
+        broken = fuzz::broken(&calls, &records).map(|m| ("invariant".to_string(), m));
     }
-    Verdict::Pass
+    match broken {
+        Some((action, message)) => Verdict::Fail(Failure {
+            step: steps.len(),
+            action,
+            path: String::new(),
+            message,
+            expected: Value::Null,
+            actual: crate::snapshot::contain(&records),
+        }),
+        None => Verdict::Pass,
+    }
 }
 
 /// A call that did not answer: unimplemented (`-32601`) or broken (anything else).

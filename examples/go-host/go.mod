@@ -1,0 +1,3 @@
+module example.com/go-host
+
+go 1.19
