@@ -836,46 +836,50 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
     );
     bench_reports(&suite, &cases, results, par)?;
     bench_harness(vectors)?;
-    bench_core(vectors)?;
+    bench_shim_suites(vectors)?;
     Ok(exit::OK)
 }
 
-/// The core-api suite against the reference core, in-process and over its stdio control shim
+/// The core-api and host suites against their references, in-process and over their stdio shims
 /// (one shim process per case), on 1 job: cases/s and the ratio of the two.
-fn bench_core(vectors: &Path) -> Result<(), String> {
-    use hcpspec::suites::core_api as c;
-    let Ok((_, cases)) = case::load_suite_driving(vectors, c::DRIVES) else {
-        return Ok(());
-    };
+fn bench_shim_suites(vectors: &Path) -> Result<(), String> {
+    use hcpspec::suites::{core_api, host};
+    type Run = fn(&hcpspec::case::Case, &hcpspec::adapter::Connector) -> hcpspec::run::CaseResult;
+    type Connect = fn(&str, &hcpspec::adapter::Options) -> Result<hcpspec::adapter::Connector, String>;
+    let suites: [(&str, &str, Connect, Run, &str); 2] = [
+        (core_api::DRIVES, "core", core_api::connector, core_api::run_case, "control shim"),
+        (host::DRIVES, "host", host::connector, host::run_case, "host shim"),
+    ];
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let stdio = format!("stdio:{} shim --runtime core:reference", exe.display());
-    let mut secs = Vec::new();
-    for spec in ["inproc:reference", stdio.as_str()] {
-        let connect = c::connector(spec, &Default::default())?;
-        let t = Instant::now();
-        let results = hcpspec::run::par_each(&cases, 1, &|k| c::run_case(k, &connect), &|_| {});
-        let took = t.elapsed().as_secs_f64();
-        if results.iter().any(|r| !matches!(r.verdict, Verdict::Pass)) {
-            return Err(format!(
-                "the reference core fails its own suite over {spec}"
-            ));
-        }
-        println!(
-            "core-api: {} cases in {took:.2} s = {:.1} cases/s on 1 job ({})",
-            cases.len(),
-            cases.len() as f64 / took,
-            if spec.starts_with("inproc:") {
-                "in-process"
-            } else {
-                "stdio control shim, a process per case"
+    for (drives, prefix, connector, run, shim) in suites {
+        let Ok((suite, cases)) = case::load_suite_driving(vectors, drives) else {
+            continue;
+        };
+        let name = suite.name;
+        let stdio = format!("stdio:{} shim --runtime {prefix}:reference", exe.display());
+        let mut secs = Vec::new();
+        for spec in ["inproc:reference", stdio.as_str()] {
+            let connect = connector(spec, &Default::default())?;
+            let t = Instant::now();
+            let results = hcpspec::run::par_each(&cases, 1, &|k| run(k, &connect), &|_| {});
+            let took = t.elapsed().as_secs_f64();
+            if results.iter().any(|r| !matches!(r.verdict, Verdict::Pass)) {
+                return Err(format!("the reference fails its own {name} suite over {spec}"));
             }
-        );
-        secs.push(took);
+            println!(
+                "{name}: {} cases in {took:.2} s = {:.1} cases/s on 1 job ({})",
+                cases.len(),
+                cases.len() as f64 / took,
+                if spec.starts_with("inproc:") {
+                    "in-process".to_string()
+                } else {
+                    format!("stdio {shim}, a process per case")
+                }
+            );
+            secs.push(took);
+        }
+        println!("{name}: stdio / in-process = {:.2}", secs[1] / secs[0].max(1e-9));
     }
-    println!(
-        "core-api: stdio / in-process = {:.2}",
-        secs[1] / secs[0].max(1e-9)
-    );
     Ok(())
 }
 
