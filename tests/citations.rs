@@ -42,14 +42,19 @@ fn every_case_cites_real_headings_and_quotes() {
             ));
             continue;
         };
-        // Markdown headings, or the web page's own ("4b ArtifactsCopy Anchor Link").
+        // Markdown headings, the web page's own ("4b ArtifactsCopy Anchor Link"), a Go doc's
+        // ("Overview ¶"), and a design record's numbered findings ("H5. ADMITTED …" is H5).
+        let finding = Regex::new(r"^(H\d+)\. ").unwrap();
         let headings: BTreeSet<String> = text
             .lines()
             .filter_map(|l| {
                 if l.starts_with('#') {
                     Some(l.trim_start_matches('#').trim().to_string())
+                } else if let Some(f) = finding.captures(l) {
+                    Some(f[1].to_string())
                 } else {
                     l.strip_suffix("Copy Anchor Link")
+                        .or_else(|| l.strip_suffix(" ¶"))
                         .map(|h| h.trim().to_string())
                 }
             })

@@ -146,7 +146,8 @@ impl Suite {
 
 /// "4 Confirm gate", or just "Must-nots" for the must-not list.
 pub fn section_label(section: &str, title: &str) -> String {
-    if section.starts_with(|c: char| c.is_ascii_digit()) {
+    // Numbered sections (`3`, `4b`, `H5`) show their number; named ones (`must-not`) their title.
+    if section.contains(|c: char| c.is_ascii_digit()) {
         format!("{section} {title}")
     } else {
         title.to_string()

@@ -764,11 +764,17 @@ pub fn explain(name: &str, vectors: &Path) -> Result<i32, String> {
     if !case.killed_by.is_empty() {
         println!("  killed by: {}", case.killed_by.join(", "));
     }
-    if let Some(sc) = &case.scenario {
-        // What core and the gates play, and the checks judged (vectors/harness-api/CHECKS.md).
-        let pretty = serde_json::to_string_pretty(sc).unwrap_or_default();
-        println!("  scenario:\n    {}", pretty.replace('\n', "\n    "));
-        return Ok(exit::OK);
+    // The body of a case of the other suites: a harness scenario, a core script, host calls.
+    for (key, body) in [
+        ("scenario", &case.scenario),
+        ("script", &case.script),
+        ("host", &case.host),
+    ] {
+        if let Some(b) = body {
+            let pretty = serde_json::to_string_pretty(b).unwrap_or_default();
+            println!("  {key}:\n    {}", pretty.replace('\n', "\n    "));
+            return Ok(exit::OK);
+        }
     }
     println!(
         "  setup:   {}",
@@ -845,10 +851,23 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
 fn bench_shim_suites(vectors: &Path) -> Result<(), String> {
     use hcpspec::suites::{core_api, host};
     type Run = fn(&hcpspec::case::Case, &hcpspec::adapter::Connector) -> hcpspec::run::CaseResult;
-    type Connect = fn(&str, &hcpspec::adapter::Options) -> Result<hcpspec::adapter::Connector, String>;
+    type Connect =
+        fn(&str, &hcpspec::adapter::Options) -> Result<hcpspec::adapter::Connector, String>;
     let suites: [(&str, &str, Connect, Run, &str); 2] = [
-        (core_api::DRIVES, "core", core_api::connector, core_api::run_case, "control shim"),
-        (host::DRIVES, "host", host::connector, host::run_case, "host shim"),
+        (
+            core_api::DRIVES,
+            "core",
+            core_api::connector,
+            core_api::run_case,
+            "control shim",
+        ),
+        (
+            host::DRIVES,
+            "host",
+            host::connector,
+            host::run_case,
+            "host shim",
+        ),
     ];
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     for (drives, prefix, connector, run, shim) in suites {
@@ -864,7 +883,9 @@ fn bench_shim_suites(vectors: &Path) -> Result<(), String> {
             let results = hcpspec::run::par_each(&cases, 1, &|k| run(k, &connect), &|_| {});
             let took = t.elapsed().as_secs_f64();
             if results.iter().any(|r| !matches!(r.verdict, Verdict::Pass)) {
-                return Err(format!("the reference fails its own {name} suite over {spec}"));
+                return Err(format!(
+                    "the reference fails its own {name} suite over {spec}"
+                ));
             }
             println!(
                 "{name}: {} cases in {took:.2} s = {:.1} cases/s on 1 job ({})",
@@ -878,7 +899,10 @@ fn bench_shim_suites(vectors: &Path) -> Result<(), String> {
             );
             secs.push(took);
         }
-        println!("{name}: stdio / in-process = {:.2}", secs[1] / secs[0].max(1e-9));
+        println!(
+            "{name}: stdio / in-process = {:.2}",
+            secs[1] / secs[0].max(1e-9)
+        );
     }
     Ok(())
 }
