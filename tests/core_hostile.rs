@@ -2,6 +2,8 @@
 //! never opens its listener or hangs an upgrade. Each is an error verdict with evidence within
 //! its deadline, never a hang of hcpspec and never a pass.
 
+mod common;
+
 use hcpspec::case::parse_case;
 use hcpspec::run::Verdict;
 use hcpspec::suites::core_api::{connector, run_case};
@@ -29,15 +31,7 @@ fn verdict(mode: &str) -> (Verdict, Duration) {
 }
 
 fn errors_with(mode: &str, evidence: &str) {
-    let (v, took) = verdict(mode);
-    assert!(took < Duration::from_secs(6), "{mode}: took {took:?}");
-    match v {
-        Verdict::Error { message } => assert!(
-            message.contains(evidence),
-            "{mode}: `{evidence}` not in {message}"
-        ),
-        other => panic!("{mode}: expected an error verdict, got {other:?}"),
-    }
+    common::errors_with(verdict(mode), mode, evidence);
 }
 
 #[test]

@@ -3,6 +3,8 @@
 //! never a pass; the fuzzer finds nothing in the reference adapter, finds a mutant's broken rule,
 //! and writes findings that replay.
 
+mod common;
+
 use hcpspec::case::{load_suite, parse_case, Case};
 use hcpspec::run::Verdict;
 use hcpspec::suites::host::{connector, fuzz, run_case};
@@ -39,15 +41,7 @@ fn verdict(mode: &str) -> (Verdict, Duration) {
 }
 
 fn errors_with(mode: &str, evidence: &str) {
-    let (v, took) = verdict(mode);
-    assert!(took < Duration::from_secs(6), "{mode}: took {took:?}");
-    match v {
-        Verdict::Error { message } => assert!(
-            message.contains(evidence),
-            "{mode}: `{evidence}` not in {message}"
-        ),
-        other => panic!("{mode}: expected an error verdict, got {other:?}"),
-    }
+    common::errors_with(verdict(mode), mode, evidence);
 }
 
 #[test]
@@ -114,4 +108,51 @@ fn a_fuzz_finding_replays_on_the_mutant_and_passes_the_reference() {
     );
     let reference = connector("inproc:reference", &Default::default()).unwrap();
     assert_eq!(run_case(&found, &reference).verdict, Verdict::Pass);
+}
+
+/// `vectors/host/COVERAGE.md` against the spec and the suite: every quote in it is really in spec
+/// 003, and every MUST case of the host suite is named in it (`a-{b,c}` names `a-b` and `a-c`).
+#[test]
+fn coverage_quotes_the_spec_and_names_every_must_case() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let coverage = std::fs::read_to_string(vectors().join("host/COVERAGE.md")).unwrap();
+    let plain = |t: &str| {
+        t.replace(['`', '*'], "")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let spec = plain(&std::fs::read_to_string(root.join("spec/003_43d43b314353d2bc.txt")).unwrap());
+    let mut problems = Vec::new();
+    // The quotes of a row are in its first cell, from its first `"` to its last.
+    for line in coverage.lines().filter(|l| l.starts_with("| ")) {
+        let cell = line[2..].split(" | ").next().unwrap_or_default();
+        let (Some(a), Some(b)) = (cell.find('"'), cell.rfind('"')) else {
+            continue;
+        };
+        for piece in plain(&cell[a..=b]).split(['"', '…']) {
+            let piece = piece.trim_matches(|c: char| " .,;:".contains(c));
+            if piece.chars().count() >= 12 && !spec.contains(piece) {
+                problems.push(format!("quoted, not in spec 003: `{piece}`"));
+            }
+        }
+    }
+    let brace = regex::Regex::new(r"([a-z0-9-]*)\{([a-z0-9,-]+)\}").unwrap();
+    let named: String = brace
+        .replace_all(&coverage, |c: &regex::Captures| {
+            c[2].split(',')
+                .map(|x| format!("{}{x}", &c[1]))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .into_owned();
+    for c in load_suite(&vectors(), "host").unwrap() {
+        if c.level == hcpspec::case::Level::MUST && !named.contains(&c.id) {
+            problems.push(format!(
+                "MUST case {} is not named in COVERAGE.md",
+                c.name()
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

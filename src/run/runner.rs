@@ -184,20 +184,8 @@ impl Runner<'_> {
                     message: snapshot::contain_text(&e),
                 })?,
             Drive::Harness(_) => crate::suites::harness_api::info(spec),
-            Drive::Core(connect) => connect()
-                .and_then(|mut a| a.call("core.describe", json!({})).map_err(|e| e.to_string()))
-                .map(|d| json!({ "runtime": { "name": d.pointer("/core/name").cloned().unwrap_or(json!(spec)), "version": d.pointer("/core/version").cloned().unwrap_or(Value::Null) }, "protocol": d.get("protocol").cloned().unwrap_or(Value::Null) }))
-                .map_err(|e| RunError::Unreachable {
-                    spec: spec.into(),
-                    message: snapshot::contain_text(&e),
-                })?,
-            Drive::Host(connect) => connect()
-                .and_then(|mut a| a.call("host.describe", json!({})).map_err(|e| e.to_string()))
-                .map(|d| json!({ "runtime": { "name": d.pointer("/adapter/name").cloned().unwrap_or(json!(spec)), "version": d.pointer("/adapter/version").cloned().unwrap_or(Value::Null) }, "protocol": d.get("protocol").cloned().unwrap_or(Value::Null) }))
-                .map_err(|e| RunError::Unreachable {
-                    spec: spec.into(),
-                    message: snapshot::contain_text(&e),
-                })?,
+            Drive::Core(connect) => describe(spec, connect, "core.describe", "core")?,
+            Drive::Host(connect) => describe(spec, connect, "host.describe", "adapter")?,
         };
         let claims = Claims::from_initialize(&info);
         // The runtime's name, version and features, as reports keep them.
@@ -322,6 +310,26 @@ impl RunResult {
                         .is_some_and(|o| o.fails_run(r.level, strict))
             })
     }
+}
+
+/// A shim's `describe` answer (`{protocol, WHAT: {name, version}}`) as the runtime info reports
+/// keep.
+fn describe(
+    spec: &str,
+    connect: &crate::adapter::Connector,
+    method: &str,
+    what: &str,
+) -> Result<Value, RunError> {
+    let d = connect()
+        .and_then(|mut a| a.call(method, json!({})).map_err(|e| e.to_string()))
+        .map_err(|e| RunError::Unreachable {
+            spec: spec.into(),
+            message: snapshot::contain_text(&e),
+        })?;
+    Ok(json!({
+        "runtime": { "name": d[what].get("name").cloned().unwrap_or(json!(spec)), "version": d[what]["version"] },
+        "protocol": d["protocol"],
+    }))
 }
 
 /// The result of a case an expectation skips: not run.

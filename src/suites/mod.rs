@@ -17,6 +17,45 @@ pub struct FuzzReport {
     pub elapsed: std::time::Duration,
 }
 
+impl FuzzReport {
+    /// The loop of a script suite's fuzzer: until `seconds`, `max` trials or `stop`, pick a seed
+    /// case and let `trial` mutate, play and judge it; `trial` answers a finding (why, the file
+    /// written), if any.
+    pub fn run(
+        seeds: &[&Case],
+        seed: u64,
+        seconds: f64,
+        max: Option<u64>,
+        stop: &std::sync::atomic::AtomicBool,
+        trial: &mut dyn FnMut(
+            &Case,
+            &mut crate::mutate::Rng,
+        ) -> Option<(String, Option<std::path::PathBuf>)>,
+    ) -> FuzzReport {
+        use crate::mutate::Source;
+        let start = std::time::Instant::now();
+        let mut rng = crate::mutate::Rng::new(seed);
+        let mut report = FuzzReport {
+            cases: 0,
+            findings: vec![],
+            elapsed: std::time::Duration::ZERO,
+        };
+        while !seeds.is_empty()
+            && start.elapsed().as_secs_f64() < seconds
+            && max.is_none_or(|m| report.cases < m)
+            && !stop.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            let case = seeds[rng.below(seeds.len())];
+            report.cases += 1;
+            if let Some((why, path)) = trial(case, &mut rng) {
+                report.findings.push((why, case.name(), path));
+            }
+        }
+        report.elapsed = start.elapsed();
+        report
+    }
+}
+
 /// The self-check of a suite whose mutants and allowed variants are knobs of one embedded
 /// reference (harness-api, core-api, host): every mutant fails a MUST case of its own section (or of a
 /// case's `killed_by`), every MUST case falls to one, every variant passes every MUST case.

@@ -12,7 +12,6 @@ use crate::mutate::{Rng, Source};
 use crate::run::Observation;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 pub const CODES: &[&str] = &[
     "run_not_held",
@@ -169,20 +168,8 @@ pub fn run(
     out: Option<&Path>,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Report {
-    let start = Instant::now();
-    let mut rng = Rng::new(seed);
-    let mut report = Report {
-        cases: 0,
-        findings: vec![],
-        elapsed: Duration::ZERO,
-    };
     let seeds: Vec<&Case> = cases.iter().filter(|c| c.script.is_some()).collect();
-    while !seeds.is_empty()
-        && start.elapsed().as_secs_f64() < seconds
-        && max.is_none_or(|m| report.cases < m)
-        && !stop.load(std::sync::atomic::Ordering::Relaxed)
-    {
-        let seed = seeds[rng.below(seeds.len())];
+    Report::run(&seeds, seed, seconds, max, stop, &mut |seed, rng| {
         let script = seed.script.clone().unwrap_or(json!({}));
         let mut steps = script["steps"].as_array().cloned().unwrap_or_default();
         for s in &mut steps {
@@ -190,24 +177,20 @@ pub fn run(
         }
         let mut done = vec![];
         for _ in 0..1 + rng.below(3) {
-            if let Some((what, next)) = mutate(&steps, &mut rng) {
+            if let Some((what, next)) = mutate(&steps, rng) {
                 done.push(what);
                 steps = next;
             }
         }
-        report.cases += 1;
         let mut case = seed.clone();
         case.script = Some(
             json!({ "start": script.get("start").cloned().unwrap_or(json!({})), "steps": steps }),
         );
         let (obs, up) = super::play_for_fuzz(&case, connect);
-        if let Some(why) = broken(&obs, up) {
-            let path = out.and_then(|d| write(d, &case, &why, &done).ok());
-            report.findings.push((why, seed.name(), path));
-        }
-    }
-    report.elapsed = start.elapsed();
-    report
+        let why = broken(&obs, up)?;
+        let path = out.and_then(|d| write(d, &case, &why, &done).ok());
+        Some((why, path))
+    })
 }
 
 fn write(dir: &Path, case: &Case, why: &str, done: &[String]) -> std::io::Result<PathBuf> {

@@ -193,6 +193,25 @@ impl FakeSession {
     }
 }
 
+/// Every harness capability: its accessor, its trait, its name in the protocol (§ 3.6), given to
+/// `$m`, which writes the accessors.
+macro_rules! capabilities {
+    ($m:ident) => {
+        $m! {
+            idle_waiter: IdleWaiter = "IdleWaiter",
+            liveness: Liveness = "Liveness",
+            releaser: Releaser = "Releaser",
+            events: CommittedPublicEventProvider = "CommittedPublicEventProvider",
+            applier: Applier = "Applier",
+            attempt_closer: AttemptCloser = "AttemptCloser",
+            lease_epoch_reporter: LeaseEpochReporter = "LeaseEpochReporter",
+            persistence_fault_reporter: PersistenceFaultReporter = "PersistenceFaultReporter",
+            residency_abandoner: ResidencyAbandoner = "ResidencyAbandoner",
+            live_options: LiveOptions = "LiveOptions",
+        }
+    };
+}
+
 /// Each accessor answers the session itself unless its type lacks that capability.
 macro_rules! accessors {
     ($($name:ident: $tr:ident = $cap:literal),* $(,)?) => {
@@ -206,18 +225,7 @@ impl Session for FakeSession {
     fn session_id(&self) -> String {
         self.id.clone()
     }
-    accessors! {
-        idle_waiter: IdleWaiter = "IdleWaiter",
-        liveness: Liveness = "Liveness",
-        releaser: Releaser = "Releaser",
-        events: CommittedPublicEventProvider = "CommittedPublicEventProvider",
-        applier: Applier = "Applier",
-        attempt_closer: AttemptCloser = "AttemptCloser",
-        lease_epoch_reporter: LeaseEpochReporter = "LeaseEpochReporter",
-        persistence_fault_reporter: PersistenceFaultReporter = "PersistenceFaultReporter",
-        residency_abandoner: ResidencyAbandoner = "ResidencyAbandoner",
-        live_options: LiveOptions = "LiveOptions",
-    }
+    capabilities!(accessors);
 }
 
 impl IdleWaiter for FakeSession {
@@ -322,18 +330,7 @@ impl Session for Wrapper {
     fn session_id(&self) -> String {
         self.inner.session_id()
     }
-    forwards! {
-        idle_waiter: IdleWaiter = "IdleWaiter",
-        liveness: Liveness = "Liveness",
-        releaser: Releaser = "Releaser",
-        events: CommittedPublicEventProvider = "CommittedPublicEventProvider",
-        applier: Applier = "Applier",
-        attempt_closer: AttemptCloser = "AttemptCloser",
-        lease_epoch_reporter: LeaseEpochReporter = "LeaseEpochReporter",
-        persistence_fault_reporter: PersistenceFaultReporter = "PersistenceFaultReporter",
-        residency_abandoner: ResidencyAbandoner = "ResidencyAbandoner",
-        live_options: LiveOptions = "LiveOptions",
-    }
+    capabilities!(forwards);
     fn unwrap(&self) -> Option<Arc<dyn Session>> {
         Some(self.inner.clone())
     }

@@ -10,7 +10,6 @@ use crate::case::Case;
 use crate::mutate::{Rng, Source};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 pub use crate::suites::FuzzReport as Report;
 
@@ -473,34 +472,17 @@ pub fn run(
     out: Option<&Path>,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Report {
-    let start = Instant::now();
-    let mut rng = Rng::new(seed);
-    let mut report = Report {
-        cases: 0,
-        findings: vec![],
-        elapsed: Duration::ZERO,
-    };
     let seeds: Vec<&Case> = cases.iter().filter(|c| c.host.is_some()).collect();
-    while !seeds.is_empty()
-        && start.elapsed().as_secs_f64() < seconds
-        && max.is_none_or(|m| report.cases < m)
-        && !stop.load(std::sync::atomic::Ordering::Relaxed)
-    {
-        let seed = seeds[rng.below(seeds.len())];
+    Report::run(&seeds, seed, seconds, max, stop, &mut |seed, rng| {
         let base = steps_of(seed);
         let patches: Vec<Patch> = (0..1 + rng.below(3))
-            .filter_map(|_| mutation(&base, &mut rng))
+            .filter_map(|_| mutation(&base, rng))
             .collect();
-        report.cases += 1;
-        if play(seed, &patched(&base, &patches), connect).is_some() {
-            let (patches, why) = shrink(seed, &base, patches, connect);
-            let path =
-                out.and_then(|d| write(d, seed, &patched(&base, &patches), &why, &patches).ok());
-            report.findings.push((why, seed.name(), path));
-        }
-    }
-    report.elapsed = start.elapsed();
-    report
+        play(seed, &patched(&base, &patches), connect)?;
+        let (patches, why) = shrink(seed, &base, patches, connect);
+        let path = out.and_then(|d| write(d, seed, &patched(&base, &patches), &why, &patches).ok());
+        Some((why, path))
+    })
 }
 
 fn write(

@@ -355,20 +355,6 @@ pub struct Target {
     knob: Knob,
 }
 
-/// The harness capabilities bind requires, by their published names: the six, the two
-/// department treats as optional, and the applier's AttemptCloser.
-const REQUIRED: [&str; 9] = [
-    "IdleWaiter",
-    "Liveness",
-    "Releaser",
-    "CommittedPublicEventProvider",
-    "Applier",
-    "LeaseEpochReporter",
-    "PersistenceFaultReporter",
-    "ResidencyAbandoner",
-    "AttemptCloser",
-];
-
 /// The harness counterparts of the six capabilities every bound session has.
 const SIX: [&str; 6] = [
     "IdleWaiter",
@@ -377,6 +363,14 @@ const SIX: [&str; 6] = [
     "CommittedPublicEventProvider",
     "Applier",
     "LeaseEpochReporter",
+];
+
+/// What else bind requires: the two department treats as optional, and the applier's
+/// AttemptCloser.
+const ALSO: [&str; 3] = [
+    "PersistenceFaultReporter",
+    "ResidencyAbandoner",
+    "AttemptCloser",
 ];
 
 const KINDS: [&str; 5] = ["create", "restore", "input", "interrupt", "gate_response"];
@@ -487,7 +481,7 @@ impl Target {
             }
             _ => s.attempt_closer().is_some() || k.breaks("attempt-closer-optional"),
         };
-        if let Some(cap) = REQUIRED.iter().find(|c| !has(c)) {
+        if let Some(cap) = SIX.iter().chain(&ALSO).find(|c| !has(c)) {
             return Some(format!("the session is no {cap}"));
         }
         let nil = s
