@@ -690,3 +690,56 @@ fn every_shim_schema_compiles_and_names_its_method() {
         );
     }
 }
+
+/// The suites whose shim holds a whole case (core-api, host): the reference served by `hcpspec
+/// shim` over stdio, HTTP and WebSocket passes every case, observing the same as in-process.
+#[test]
+fn the_case_state_suites_pass_over_every_transport_with_parity() {
+    use hcpspec::run::expectations::Expectations;
+    use hcpspec::run::runner::{Quiet, Runner, Snapshots, Target};
+    let vectors = root().join("vectors");
+    for (drives, prefix) in [("core", "core"), ("host", "host")] {
+        let (suite, cases) = case::load_suite_driving(&vectors, drives).expect("suite loads");
+        let runtime = format!("{prefix}:reference");
+        let (http, ws) = (Server::shim("http", &runtime), Server::shim("ws", &runtime));
+        let specs = [
+            "inproc:reference".to_string(),
+            stdio_shim(&runtime),
+            http.url.clone(),
+            ws.url.clone(),
+        ];
+        let targets: Vec<Target> = specs
+            .iter()
+            .map(|s| Target::for_suite(&suite, s, &Options::default()).expect("target"))
+            .collect();
+        let runner = Runner {
+            suite: &suite,
+            cases: &cases,
+            env: env(),
+            expectations: &Expectations::default(),
+            snapshots: Snapshots::Off,
+            jobs: 2,
+        };
+        let result = runner.run(&targets, &mut Quiet).expect("runs");
+        for run in &result.runtimes {
+            let failed: Vec<&str> = run
+                .cases
+                .iter()
+                .filter(|c| c.verdict != Verdict::Pass)
+                .map(|c| c.name.as_str())
+                .collect();
+            assert!(
+                failed.is_empty(),
+                "{} over {}: {failed:?}",
+                suite.name,
+                run.runtime
+            );
+        }
+        assert!(
+            result.parity.is_empty(),
+            "{}: {:?}",
+            suite.name,
+            result.parity
+        );
+    }
+}

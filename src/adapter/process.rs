@@ -91,38 +91,6 @@ impl Drop for Process {
     }
 }
 
-/// Serve an embedded target's protocol on stdin/stdout (`hcpspec shim --runtime core:NAME`,
-/// `host:NAME`).
-pub fn serve(target: &mut dyn Adapter) -> std::io::Result<()> {
-    let stdin = std::io::stdin();
-    let mut out = std::io::stdout().lock();
-    for line in stdin.lock().lines() {
-        let line = line?;
-        let Ok(req) = serde_json::from_str::<Value>(&line) else {
-            writeln!(
-                out,
-                "{}",
-                json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32700, "message": "parse error" } })
-            )?;
-            out.flush()?;
-            continue;
-        };
-        let method = req["method"].as_str().unwrap_or_default();
-        let answer = match target.call(method, req.get("params").cloned().unwrap_or(json!({}))) {
-            Ok(r) => json!({ "jsonrpc": "2.0", "id": req["id"], "result": r }),
-            Err(CallError::Rpc(e)) => {
-                json!({ "jsonrpc": "2.0", "id": req["id"], "error": { "code": e.code, "message": e.message } })
-            }
-            Err(e) => {
-                json!({ "jsonrpc": "2.0", "id": req["id"], "error": { "code": -32603, "message": e.to_string() } })
-            }
-        };
-        writeln!(out, "{answer}")?;
-        out.flush()?;
-    }
-    Ok(())
-}
-
 /// A connector for a suite whose shim holds a case's state: `inproc:NAME` (an embedded target
 /// `embedded` makes), `stdio:CMD` (a process per case), or any other spec `--runtime` takes for
 /// a shim (http://, ws://), where one shim serves every case.

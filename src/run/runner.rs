@@ -212,23 +212,28 @@ impl Runner<'_> {
             let mut rep = shared.lock().unwrap_or_else(|p| p.into_inner());
             rep.event(&Event::CaseFinished { spec, result: r });
         };
+        // One HTTP shim of a core or a host adapter holds one case's state at a time.
+        let jobs = match &t.drive {
+            Drive::Core(_) | Drive::Host(_) if spec.starts_with("http://") => 1,
+            _ => self.jobs,
+        };
         let ran = match &t.drive {
-            Drive::Shim(connect) => run_all(&to_run, self.env, &claims, self.jobs, connect, &done),
+            Drive::Shim(connect) => run_all(&to_run, self.env, &claims, jobs, connect, &done),
             Drive::Harness(h) => par_each(
                 &to_run,
-                self.jobs,
+                jobs,
                 &|c| crate::suites::harness_api::run_case(c, h),
                 &done,
             ),
             Drive::Core(connect) => par_each(
                 &to_run,
-                self.jobs,
+                jobs,
                 &|c| crate::suites::core_api::run_case(c, connect),
                 &done,
             ),
             Drive::Host(connect) => par_each(
                 &to_run,
-                self.jobs,
+                jobs,
                 &|c| crate::suites::host::run_case(c, connect),
                 &done,
             ),

@@ -5,6 +5,7 @@ pub mod core_api;
 pub mod harness_api;
 pub mod hcp;
 pub mod host;
+pub mod serve;
 
 use crate::case::{Case, Level};
 use crate::run::{par_each, CaseResult, Verdict};

@@ -53,38 +53,10 @@ fn loopback(listen: &str) -> Result<SocketAddr, String> {
 }
 
 pub fn serve(a: &ShimArgs) -> Result<i32, String> {
-    // A core's control protocol (docs/core-protocol.md), over stdio.
-    if let Some(name) = a.runtime.strip_prefix("core:") {
-        let mut core = hcpspec::suites::core_api::reference::ReferenceCore::named(name)
-            .ok_or_else(|| {
-                format!(
-                    "--runtime {}: no embedded core `{name}` (reference, mutant:NAME)",
-                    a.runtime
-                )
-            })?;
-        if a.transport != Transport::Stdio {
-            return Err(
-                "a core's control shim is served over stdio only (--transport stdio)".into(),
-            );
-        }
-        eprintln!("hcpspec shim: serving core {name} (hcpspec-core/1) over stdio");
-        hcpspec::adapter::process::serve(&mut core).map_err(|e| format!("stdio: {e}"))?;
-        return Ok(exit::OK);
-    }
-    // A host adapter linked with its recording fakes (docs/host-protocol.md), over stdio.
-    if let Some(name) = a.runtime.strip_prefix("host:") {
-        let mut host = hcpspec::suites::host::shim::ReferenceHost::named(name).ok_or_else(|| {
-            format!(
-                "--runtime {}: no embedded host adapter `{name}` (reference, mutant:NAME, variant:NAME)",
-                a.runtime
-            )
-        })?;
-        if a.transport != Transport::Stdio {
-            return Err("a host shim is served over stdio only (--transport stdio)".into());
-        }
-        eprintln!("hcpspec shim: serving host adapter {name} (hcpspec-host/1) over stdio");
-        hcpspec::adapter::process::serve(&mut host).map_err(|e| format!("stdio: {e}"))?;
-        return Ok(exit::OK);
+    // A core's control shim (docs/core-protocol.md) or a host shim (docs/host-protocol.md):
+    // their state is a whole case.
+    if let Some(make) = case_target(&a.runtime)? {
+        return serve_case_target(a, make);
     }
     let name = a.runtime.strip_prefix("inproc:").unwrap_or(&a.runtime);
     let service = if a.echo {
@@ -125,6 +97,66 @@ pub fn serve(a: &ShimArgs) -> Result<i32, String> {
         _ => shim::ws::serve(listener, service),
     };
     served.map_err(|e| format!("{url}: {e}"))?;
+    Ok(exit::OK)
+}
+
+/// `core:NAME` or `host:NAME`: an embedded target whose shim holds a whole case.
+fn case_target(runtime: &str) -> Result<Option<(String, hcpspec::suites::serve::Make)>, String> {
+    use hcpspec::adapter::Adapter;
+    use hcpspec::suites::{core_api::reference::ReferenceCore, host::shim::ReferenceHost};
+    let (what, name) = match runtime.split_once(':') {
+        Some((w @ ("core" | "host"), name)) => (w, name.to_string()),
+        _ => return Ok(None),
+    };
+    let make: hcpspec::suites::serve::Make = if what == "core" {
+        ReferenceCore::named(&name).ok_or_else(|| {
+            format!("--runtime {runtime}: no embedded core `{name}` (reference, mutant:NAME, variant:NAME)")
+        })?;
+        std::sync::Arc::new(move || {
+            Box::new(ReferenceCore::named(&name).expect("checked")) as Box<dyn Adapter>
+        })
+    } else {
+        ReferenceHost::named(&name).ok_or_else(|| {
+            format!("--runtime {runtime}: no embedded host adapter `{name}` (reference, mutant:NAME, variant:NAME)")
+        })?;
+        std::sync::Arc::new(move || {
+            Box::new(ReferenceHost::named(&name).expect("checked")) as Box<dyn Adapter>
+        })
+    };
+    let protocol = if what == "core" {
+        hcpspec::suites::core_api::PROTOCOL
+    } else {
+        hcpspec::suites::host::PROTOCOL
+    };
+    Ok(Some((format!("{runtime} ({protocol})"), make)))
+}
+
+fn serve_case_target(
+    a: &ShimArgs,
+    (what, make): (String, hcpspec::suites::serve::Make),
+) -> Result<i32, String> {
+    use hcpspec::suites::serve;
+    if a.transport == Transport::Stdio {
+        eprintln!("hcpspec shim: serving {what} over stdio");
+        serve::stdio(&mut *make()).map_err(|e| format!("stdio: {e}"))?;
+        return Ok(exit::OK);
+    }
+    let addr = loopback(&a.listen)?;
+    let listener =
+        std::net::TcpListener::bind(addr).map_err(|e| format!("--listen {addr}: {e}"))?;
+    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    let url = match a.transport {
+        Transport::Http => format!("http://{bound}"),
+        _ => format!("ws://{bound}/ws"),
+    };
+    println!("listening on {url}");
+    std::io::stdout().flush().map_err(|e| e.to_string())?;
+    eprintln!("hcpspec shim: serving {what} on {url}");
+    match a.transport {
+        Transport::Http => serve::http(listener, make),
+        _ => serve::ws(listener, make),
+    }
+    .map_err(|e| format!("{url}: {e}"))?;
     Ok(exit::OK)
 }
 

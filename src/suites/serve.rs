@@ -1,0 +1,109 @@
+//! Serving an embedded target whose shim holds a whole case's state (a core's control shim, a
+//! host shim) over the three transports, with the same JSON-RPC framing as `hcpspec shim`:
+//! stdio (one message per line; hcpspec starts one process per case), WebSocket (one message
+//! per text frame; each connection is one case and gets a fresh target), HTTP (`POST /rpc`; one
+//! target serves every request in turn, so hcpspec runs such a target one case at a time).
+
+use crate::adapter::{Adapter, CallError};
+use serde_json::{json, Value};
+use std::io::{BufRead, Write};
+use std::sync::{Arc, Mutex};
+
+/// Makes a fresh target.
+pub type Make = Arc<dyn Fn() -> Box<dyn Adapter> + Send + Sync>;
+
+/// One JSON-RPC message in, its answer out.
+pub fn answer(target: &mut dyn Adapter, text: &str) -> String {
+    let Ok(req) = serde_json::from_str::<Value>(text) else {
+        return json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32700, "message": "parse error" } }).to_string();
+    };
+    let method = req["method"].as_str().unwrap_or_default();
+    let answer = match target.call(method, req.get("params").cloned().unwrap_or(json!({}))) {
+        Ok(r) => json!({ "jsonrpc": "2.0", "id": req["id"], "result": r }),
+        Err(CallError::Rpc(e)) => {
+            json!({ "jsonrpc": "2.0", "id": req["id"], "error": { "code": e.code, "message": e.message } })
+        }
+        Err(e) => {
+            json!({ "jsonrpc": "2.0", "id": req["id"], "error": { "code": -32603, "message": e.to_string() } })
+        }
+    };
+    answer.to_string()
+}
+
+/// Serve one target on stdin/stdout until stdin closes.
+pub fn stdio(target: &mut dyn Adapter) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        writeln!(out, "{}", answer(target, &line?))?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// Serve `POST /rpc` on `listener` (bound to 127.0.0.1): one target for every request.
+pub fn http(listener: std::net::TcpListener, make: Make) -> std::io::Result<()> {
+    use axum::extract::State;
+    let target = Arc::new(Mutex::new(make()));
+    async fn rpc(State(t): State<Arc<Mutex<Box<dyn Adapter>>>>, body: String) -> String {
+        tokio::task::spawn_blocking(move || {
+            let mut t = t.lock().unwrap_or_else(|p| p.into_inner());
+            answer(&mut **t, &body)
+        })
+        .await
+        .unwrap_or_default()
+    }
+    let app = axum::Router::new()
+        .route("/rpc", axum::routing::post(rpc))
+        .layer(axum::extract::DefaultBodyLimit::max(
+            crate::shim::MAX_MESSAGE,
+        ))
+        .with_state(target);
+    serve_router(listener, app)
+}
+
+/// Serve WebSocket connections at any path on `listener`: a fresh target per connection.
+pub fn ws(listener: std::net::TcpListener, make: Make) -> std::io::Result<()> {
+    use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+    use axum::extract::State;
+    async fn connection(mut socket: WebSocket, make: Make) {
+        let target = Arc::new(Mutex::new(make()));
+        while let Some(Ok(msg)) = socket.recv().await {
+            let Message::Text(text) = msg else {
+                if matches!(msg, Message::Close(_)) {
+                    break;
+                }
+                continue;
+            };
+            let t = target.clone();
+            let reply = tokio::task::spawn_blocking(move || {
+                let mut t = t.lock().unwrap_or_else(|p| p.into_inner());
+                answer(&mut **t, text.as_str())
+            })
+            .await
+            .unwrap_or_default();
+            if socket.send(Message::Text(reply.into())).await.is_err() {
+                break;
+            }
+        }
+    }
+    async fn upgrade(State(make): State<Make>, ws: WebSocketUpgrade) -> axum::response::Response {
+        ws.max_message_size(crate::shim::MAX_MESSAGE)
+            .on_upgrade(move |socket| connection(socket, make))
+    }
+    serve_router(
+        listener,
+        axum::Router::new().fallback(upgrade).with_state(make),
+    )
+}
+
+fn serve_router(listener: std::net::TcpListener, app: axum::Router) -> std::io::Result<()> {
+    listener.set_nonblocking(true)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        axum::serve(listener, app).await
+    })
+}
