@@ -3,8 +3,8 @@
 //! answers and aborts) on top of the suite's scripts, and check the core's invariants: every
 //! request answered with a result or a code of HARNESS_ERROR_CODES (a `lease` may wait), no gate
 //! call run for an effect no intent of its run had answered `execute`, and the core still up at
-//! the end (its control shim answers, its listener answers). A finding is shrunk (mutations
-//! removed while it still fails) and written as a case file.
+//! the end (its control shim answers, its listener answers). A finding is shrunk (steps removed
+//! while the same invariant still fails) and written as a case file.
 
 use super::Connector;
 use crate::case::Case;
@@ -182,15 +182,50 @@ pub fn run(
                 steps = next;
             }
         }
-        let mut case = seed.clone();
-        case.script = Some(
-            json!({ "start": script.get("start").cloned().unwrap_or(json!({})), "steps": steps }),
-        );
-        let (obs, up) = super::play_for_fuzz(&case, connect);
-        let why = broken(&obs, up)?;
-        let path = out.and_then(|d| write(d, &case, &why, &done).ok());
+        let start = script.get("start").cloned().unwrap_or(json!({}));
+        let with = |steps: &[Value]| {
+            let mut case = seed.clone();
+            case.script = Some(json!({ "start": start, "steps": steps }));
+            case
+        };
+        let judge = |steps: &[Value]| {
+            let (obs, up) = super::play_for_fuzz(&with(steps), connect);
+            broken(&obs, up)
+        };
+        let why = judge(&steps)?;
+        let (steps, why) = shrink(steps, why, &judge);
+        let path = out.and_then(|d| write(d, &with(&steps), &why, &done).ok());
         Some((why, path))
     })
+}
+
+/// What a finding says, without the step it names (removing steps renumbers them).
+fn kind_of(why: &str) -> &str {
+    match why.split_once(": ") {
+        Some((at, rest)) if at.starts_with("step ") => rest,
+        _ => why,
+    }
+}
+
+/// Remove steps one at a time while the script still breaks the same invariant.
+fn shrink(
+    mut steps: Vec<Value>,
+    mut why: String,
+    judge: &dyn Fn(&[Value]) -> Option<String>,
+) -> (Vec<Value>, String) {
+    let mut i = 0;
+    while i < steps.len() {
+        let mut fewer = steps.clone();
+        fewer.remove(i);
+        match judge(&fewer) {
+            Some(w) if kind_of(&w) == kind_of(&why) => {
+                steps = fewer;
+                why = w;
+            }
+            _ => i += 1,
+        }
+    }
+    (steps, why)
 }
 
 fn write(dir: &Path, case: &Case, why: &str, done: &[String]) -> std::io::Result<PathBuf> {
