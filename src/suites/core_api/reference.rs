@@ -229,6 +229,72 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "7",
         "stores state past harnessStateBytes",
     ),
+    (
+        "unknown-mcp-tool-executes",
+        "4",
+        "answers execute for an MCP tool the session did not discover",
+    ),
+    (
+        "disabled-tool-executes",
+        "4",
+        "answers execute for a tool the turn's manifest disables",
+    ),
+    (
+        "undeclared-http-tool-executes",
+        "4",
+        "answers execute for an HTTP tool the agent does not declare",
+    ),
+    (
+        "sandbox-without-sandbox-executes",
+        "4",
+        "answers execute for a sandbox call of a session without one",
+    ),
+    (
+        "no-target-executes",
+        "4",
+        "answers execute for a tool call that names no target",
+    ),
+    (
+        "schedule-wake-executes",
+        "4",
+        "answers schedule_wake execute instead of running it",
+    ),
+    (
+        "memory-outside-allowed",
+        "4",
+        "writes memories outside /memories",
+    ),
+    ("memory-read-only-writes", "4", "writes a read_only memory"),
+    (
+        "policy-on-model-name",
+        "4",
+        "matches the tool policy on the name the model called",
+    ),
+    (
+        "policy-ignored",
+        "4",
+        "runs every call the tool policy denies or holds",
+    ),
+    (
+        "no-tool-attempts-cap",
+        "4",
+        "answers every re-send execute, past toolAttempts",
+    ),
+    (
+        "sandbox-not-in-turn-start",
+        "3",
+        "TurnStart's agent lacks the session's sandbox",
+    ),
+    (
+        "self-wake-not-in-turn-start",
+        "3",
+        "TurnStart's agent lacks selfWake",
+    ),
+    (
+        "memory-access-not-passed",
+        "3",
+        "TurnStart's memory says read_write whatever the version sets",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.
@@ -320,7 +386,7 @@ impl ReferenceCore {
         let mut world = World::new(Arc::new(sc), token.clone(), acts);
         world.mutant = self.mutant;
         world.variant = self.variant;
-        world.reoffer_lost = true;
+        world.core_role = true;
         let world = Arc::new(std::sync::Mutex::new(world));
         rt.spawn(core::serve(core_l, world.clone()));
         let router = gates::router(world.clone());

@@ -11,6 +11,7 @@ pub mod launch;
 pub mod reference;
 pub mod scenario;
 pub mod selfcheck;
+pub mod tools;
 pub mod world;
 
 use crate::case::Case;

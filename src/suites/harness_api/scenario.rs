@@ -51,6 +51,13 @@ pub struct Scenario {
     /// What is judged, besides the checks of every scenario.
     #[serde(default)]
     pub checks: Vec<Value>,
+    /// The core role only: the Agent the session runs on, which core's target table reads
+    /// (`tools.rs`, docs/core-protocol.md).
+    #[serde(default)]
+    pub agent: Value,
+    /// The core role only: the Tenant's tool policy, `[{server?, tool, answer}]`.
+    #[serde(default)]
+    pub policy: Vec<Value>,
 }
 
 fn default_harness() -> String {

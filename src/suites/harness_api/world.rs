@@ -108,9 +108,14 @@ pub struct World {
     pub tenant_closed: bool,
     /// A mutant of the reference core (core role): the one rule it breaks.
     pub mutant: Option<&'static str>,
-    /// Offer a run whose connection was lost again at the next advance (the core role; the
-    /// harness role's scenarios script their replays).
-    pub reoffer_lost: bool,
+    /// The core role (the reference core of the core-api suite): core decides tool intents by
+    /// its target table and policy (`tools.rs`), counts re-sends, and offers a run whose
+    /// connection was lost again at the next advance. The harness role's scenarios script these.
+    pub core_role: bool,
+    /// The session's memories (core role), by path.
+    pub memories: BTreeMap<String, String>,
+    /// How many times each tool effect was asked while invoking (core role).
+    attempts: BTreeMap<String, u64>,
     /// An allowed variant of the reference core: an open point decided otherwise.
     pub variant: Option<&'static str>,
     /// The scenario is over: runs keep the state they had, whatever the harness does next.
@@ -163,7 +168,9 @@ impl World {
             offers: sc_offers,
             tenant_closed: false,
             mutant: None,
-            reoffer_lost: false,
+            core_role: false,
+            memories: BTreeMap::new(),
+            attempts: BTreeMap::new(),
             variant: None,
         }
     }
@@ -236,7 +243,7 @@ impl World {
         self.waiting.retain(|(c, _)| *c != conn);
         for i in 0..self.runs.len() {
             if self.runs[i].conn == conn && self.runs[i].ended.is_none() {
-                if self.reoffer_lost && !self.breaks("lost-run-not-offered-again") {
+                if self.core_role && !self.breaks("lost-run-not-offered-again") {
                     self.offers.push(Offer::Replay);
                 }
                 self.end_run(i, "connection.lost");
@@ -356,7 +363,44 @@ impl World {
         if let Some(m) = &self.mcp_facts {
             start["mcp"] = m.clone();
         }
+        if self.core_role {
+            self.agent_facts(&mut start);
+        }
         start
+    }
+
+    /// The core role: TurnStart's `agent` and `memory` as the Agent the core started with sets
+    /// them (§ 3).
+    fn agent_facts(&self, start: &mut Value) {
+        let a = &self.sc.agent;
+        if !a.is_object() {
+            return;
+        }
+        let sandbox = a["sandbox"] == true && !self.breaks("sandbox-not-in-turn-start");
+        let mut agent = json!({
+            "id": a.get("id").cloned().unwrap_or(json!("scenario-agent")),
+            "kind": a.get("kind").cloned().unwrap_or(json!(if sandbox { "virtual" } else { "model" })),
+        });
+        if sandbox {
+            agent["sandbox"] = json!({ "workspace": "/workspace" });
+        }
+        if a["selfWake"] == true && !self.breaks("self-wake-not-in-turn-start") {
+            agent["selfWake"] = json!(true);
+        }
+        start["agent"] = agent;
+        if let Some(access) = a.pointer("/memory/access") {
+            let index: Vec<String> = self
+                .memories
+                .keys()
+                .rev()
+                .map(|p| format!("- {p}"))
+                .collect();
+            start["memory"] = json!({
+                "access": if self.breaks("memory-access-not-passed") { json!("read_write") } else { access.clone() },
+                "instructions": a.pointer("/memory/instructions").cloned().unwrap_or(json!("")),
+                "index": index.join("\n"),
+            });
+        }
     }
 
     /// Fire the triggers a harness frame or gate call sets off.
@@ -540,6 +584,20 @@ impl World {
                     Reply::Ok(json!({ "status": "completed", "outcome": outcome }))
                 }
                 Row::Waiting { .. } => Reply::Ok(json!({ "status": "pending" })),
+                Row::Executing { .. } if self.interrupted(&eid, &effect) => {
+                    let outcome = super::tools::failure(
+                        "tool.interrupted",
+                        "the call was re-sent past the Runtime limit toolAttempts",
+                    );
+                    self.journal.insert(
+                        eid,
+                        Row::Completed {
+                            hash,
+                            outcome: outcome.clone(),
+                        },
+                    );
+                    Reply::Ok(json!({ "status": "completed", "outcome": outcome }))
+                }
                 Row::Executing { .. } => {
                     self.runs[i].executed.insert(eid);
                     Reply::Ok(json!({ "status": "execute" }))
@@ -548,6 +606,24 @@ impl World {
         }
         let answer = if self.breaks("intent-never-execute") {
             json!("pending")
+        } else if self.core_role && effect["kind"] == "tool" {
+            self.attempts.insert(eid.clone(), 1);
+            let mut memories = std::mem::take(&mut self.memories);
+            let breaks = |r: &str| self.breaks(r);
+            let d = super::tools::decide(
+                &self.sc.agent,
+                &self.sc.policy,
+                &self.sc.discover,
+                &effect,
+                &mut memories,
+                &super::tools::Knobs { breaks: &breaks },
+            );
+            self.memories = memories;
+            match d {
+                super::tools::Decision::Execute => json!("execute"),
+                super::tools::Decision::Pending => json!("pending"),
+                super::tools::Decision::Completed(o) => json!({ "completed": o }),
+            }
         } else {
             self.rule_for(&effect)
         };
@@ -586,6 +662,23 @@ impl World {
         }
         self.journal.insert(eid, row);
         Reply::Ok(reply)
+    }
+
+    /// A re-send of a tool call still invoking, past the Runtime limit toolAttempts (the core
+    /// role; 3 by default): the call ends as tool.interrupted.
+    fn interrupted(&mut self, eid: &str, effect: &Value) -> bool {
+        if !self.core_role || effect["kind"] != "tool" || self.breaks("no-tool-attempts-cap") {
+            return false;
+        }
+        let limit = self
+            .sc
+            .limits
+            .get("toolAttempts")
+            .and_then(Value::as_u64)
+            .unwrap_or(3);
+        let n = self.attempts.entry(eid.to_string()).or_insert(1);
+        *n += 1;
+        *n > limit
     }
 
     fn rule_for(&mut self, effect: &Value) -> Value {

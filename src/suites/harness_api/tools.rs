@@ -1,0 +1,282 @@
+//! Core's own decisions on a tool intent (spec 004 § 4), made by the reference core in the core
+//! role: the target table and its refusals, the Tenant's tool policy matched on the target's
+//! identity, and the two tools core runs itself, `schedule_wake` and `memory`. A harness-role
+//! scenario scripts core's answers with `intents` instead, so none of this runs there.
+//!
+//! The Agent and the policy come from `core.start` (docs/core-protocol.md): `agent` is
+//! `{mcpServers: [SERVER…], disabled: ["SERVER/TOOL"…], httpTools: [NAME…], sandbox, selfWake,
+//! memory: {access}}`, `policy` is `[{server?, tool, answer: "deny" | "hold"}]`, and what the
+//! session discovered on each server is `discover` (`{SERVER: [TOOL…]}`).
+
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// What core answers a tool intent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    Execute,
+    /// Answered completed with this outcome, never run by the harness.
+    Completed(Value),
+    Pending,
+}
+
+pub fn failure(code: &str, message: impl Into<String>) -> Value {
+    json!({ "kind": "failed", "code": code, "message": message.into() })
+}
+
+fn ok(value: Value) -> Value {
+    json!({ "kind": "ok", "value": value })
+}
+
+const SANDBOX_TOOLS: [&str; 6] = ["bash", "read", "write", "edit", "grep", "glob"];
+
+fn strs(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// The knobs of the reference core that bear on tool intents (its mutants and variants).
+pub struct Knobs<'a> {
+    pub breaks: &'a dyn Fn(&str) -> bool,
+}
+
+/// Decide a tool intent: the target table first, then the policy.
+pub fn decide(
+    agent: &Value,
+    policy: &[Value],
+    discover: &serde_json::Map<String, Value>,
+    effect: &Value,
+    memories: &mut BTreeMap<String, String>,
+    k: &Knobs,
+) -> Decision {
+    let t = &effect["target"];
+    let s = |key: &str| t.get(key).and_then(Value::as_str).unwrap_or_default();
+    let tool_name = effect["toolName"].as_str().unwrap_or_default();
+    let refuse = |code: &str, why: String| Decision::Completed(failure(code, why));
+    match s("kind") {
+        "mcp" => {
+            let (server, tool) = (s("server"), s("tool"));
+            let declared = strs(&agent["mcpServers"]).contains(&server);
+            let discovered = discover
+                .get(server)
+                .is_some_and(|d| strs(d).contains(&tool));
+            if !(declared && discovered) && !(k.breaks)("unknown-mcp-tool-executes") {
+                return refuse(
+                    "tool.unknown",
+                    format!("the session discovered no tool {tool} on {server}"),
+                );
+            }
+            let off = format!("{server}/{tool}");
+            if strs(&agent["disabled"]).contains(&off.as_str())
+                && !(k.breaks)("disabled-tool-executes")
+            {
+                return refuse(
+                    "tool.disabled",
+                    format!("the turn's manifest disables {off}"),
+                );
+            }
+        }
+        "http" => {
+            if !strs(&agent["httpTools"]).contains(&s("tool"))
+                && !(k.breaks)("undeclared-http-tool-executes")
+            {
+                return refuse(
+                    "tool.unavailable",
+                    format!("the agent declares no HTTP tool {}", s("tool")),
+                );
+            }
+        }
+        "sandbox" => {
+            let has = agent["sandbox"] == true || (k.breaks)("sandbox-without-sandbox-executes");
+            if !has || !SANDBOX_TOOLS.contains(&tool_name) {
+                return refuse(
+                    "tool.unavailable",
+                    "the session has no sandbox for this call".into(),
+                );
+            }
+        }
+        "harness" => return Decision::Execute,
+        "runtime" if s("operation") == "schedule_wake" => {
+            if (k.breaks)("schedule-wake-executes") {
+                return Decision::Execute;
+            }
+            if agent["selfWake"] != true {
+                return refuse(
+                    "tool.unavailable",
+                    "the session's version does not set runtime.selfWake".into(),
+                );
+            }
+            return Decision::Completed(schedule_wake(&effect["input"]));
+        }
+        "runtime" if s("operation") == "memory" => {
+            let Some(access) = agent.pointer("/memory/access").and_then(Value::as_str) else {
+                return refuse(
+                    "tool.unavailable",
+                    "the session's version does not set harness.memory".into(),
+                );
+            };
+            return Decision::Completed(memory(
+                &effect["input"],
+                access == "read_write",
+                memories,
+                k,
+            ));
+        }
+        _ if !(k.breaks)("no-target-executes") => {
+            return refuse(
+                "tool.unavailable",
+                "the call names no target core can run".into(),
+            );
+        }
+        _ => return Decision::Execute,
+    }
+    // The Tenant's tool policy, on the target's identity (MCP and HTTP tools).
+    let (server, tool) = match s("kind") {
+        "mcp" => (Some(s("server")), s("tool")),
+        _ => (None, s("tool")),
+    };
+    let name = if (k.breaks)("policy-on-model-name") {
+        tool_name
+    } else {
+        tool
+    };
+    for rule in policy {
+        let rs = rule["server"].as_str();
+        let matches = rule["tool"].as_str() == Some(name)
+            && (rs.is_none() || rs == server || (k.breaks)("policy-on-model-name"));
+        if !matches || (k.breaks)("policy-ignored") {
+            continue;
+        }
+        return match rule["answer"].as_str() {
+            Some("hold") => Decision::Pending,
+            _ => refuse(
+                "tool.denied",
+                "the Tenant's tool policy denies this call".into(),
+            ),
+        };
+    }
+    Decision::Execute
+}
+
+/// `schedule_wake`: `{in | at, note}` or `{cancel: true}`.
+fn schedule_wake(input: &Value) -> Value {
+    if input["cancel"] == true {
+        return ok(json!({ "cancelled": true }));
+    }
+    match (input.get("in"), input.get("at")) {
+        (Some(v), _) | (None, Some(v)) if !v.is_null() => ok(json!({ "scheduled": v })),
+        _ => failure("invalid", "schedule_wake needs in, at or cancel"),
+    }
+}
+
+/// Anthropic's memory tool over `/memories`, versioned to the turn (here: kept in the core).
+fn memory(input: &Value, writable: bool, store: &mut BTreeMap<String, String>, k: &Knobs) -> Value {
+    let p = |key: &str| input.get(key).and_then(Value::as_str);
+    let Some(command) = p("command") else {
+        return failure("invalid", "the memory call names no command");
+    };
+    let inside = |path: &str| {
+        (k.breaks)("memory-outside-allowed")
+            || (path == "/memories" || path.starts_with("/memories/")) && !path.contains("..")
+    };
+    let path_of = |key: &str| -> Result<String, Value> {
+        let Some(path) = p(key) else {
+            return Err(failure(
+                "invalid",
+                format!("{command}: missing parameter {key}"),
+            ));
+        };
+        if !inside(path) {
+            return Err(failure("invalid", format!("{path} is outside /memories")));
+        }
+        Ok(path.to_string())
+    };
+    if command != "view" && !writable && !(k.breaks)("memory-read-only-writes") {
+        return failure("memory.forbidden", "this session's memory is read_only");
+    }
+    let result = (|| -> Result<Value, Value> {
+        match command {
+            "view" => {
+                let path = path_of("path")?;
+                if let Some(text) = store.get(&path) {
+                    return Ok(json!(text));
+                }
+                let under: Vec<&String> = store
+                    .keys()
+                    .filter(|f| f.starts_with(&format!("{}/", path.trim_end_matches('/'))))
+                    .collect();
+                Ok(json!(under))
+            }
+            "create" => {
+                let path = path_of("path")?;
+                let text = p("file_text")
+                    .ok_or_else(|| failure("invalid", "create: missing parameter file_text"))?;
+                store.insert(path, text.to_string());
+                Ok(json!("created"))
+            }
+            "str_replace" => {
+                let path = path_of("path")?;
+                let (old, new) = match (p("old_str"), p("new_str")) {
+                    (Some(o), Some(n)) => (o, n),
+                    _ => {
+                        return Err(failure(
+                            "invalid",
+                            "str_replace: missing old_str or new_str",
+                        ))
+                    }
+                };
+                let text = store
+                    .get_mut(&path)
+                    .ok_or_else(|| failure("invalid", format!("no memory {path}")))?;
+                if !text.contains(old) {
+                    return Err(failure("invalid", "old_str is not in the memory"));
+                }
+                *text = text.replacen(old, new, 1);
+                Ok(json!("replaced"))
+            }
+            "insert" => {
+                let path = path_of("path")?;
+                let (line, add) = match (input["insert_line"].as_u64(), p("insert_text")) {
+                    (Some(l), Some(t)) => (l as usize, t),
+                    _ => {
+                        return Err(failure(
+                            "invalid",
+                            "insert: missing insert_line or insert_text",
+                        ))
+                    }
+                };
+                let text = store
+                    .get_mut(&path)
+                    .ok_or_else(|| failure("invalid", format!("no memory {path}")))?;
+                let mut lines: Vec<&str> = text.lines().collect();
+                lines.insert(line.min(lines.len()), add);
+                *text = lines.join("\n");
+                Ok(json!("inserted"))
+            }
+            "delete" => {
+                let path = path_of("path")?;
+                store
+                    .remove(&path)
+                    .ok_or_else(|| failure("invalid", format!("no memory {path}")))?;
+                Ok(json!("deleted"))
+            }
+            "rename" => {
+                let (from, to) = (path_of("old_path")?, path_of("new_path")?);
+                let text = store
+                    .remove(&from)
+                    .ok_or_else(|| failure("invalid", format!("no memory {from}")))?;
+                store.insert(to, text);
+                Ok(json!("renamed"))
+            }
+            other => Err(failure(
+                "invalid",
+                format!("unknown memory command {other}"),
+            )),
+        }
+    })();
+    match result {
+        Ok(v) => ok(v),
+        Err(f) => f,
+    }
+}
