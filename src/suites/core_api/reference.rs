@@ -295,6 +295,8 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "3",
         "TurnStart's memory says read_write whatever the version sets",
     ),
+    ("abort-ignored", "8", "a request the harness aborted stays in flight"),
+    ("tokens-not-redacted", "log", "records the tokens it signed in what a harness reports"),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.

@@ -227,6 +227,10 @@ fn frame(g: &mut super::world::World, n: usize, text: &str) {
         return;
     }
     g.record(json!({ "via": "frame", "conn": n, "from": "harness", "frame": f }));
+    if f["t"] == "abort" {
+        g.abort(n, &f["id"]);
+        return;
+    }
     if f["t"] != "req" {
         return;
     }

@@ -681,6 +681,45 @@ impl World {
         *n > limit
     }
 
+    /// What a harness reports, as core records it: every token core signed (run tokens, the
+    /// harness token) replaced by `[nylorun token redacted]`, other values unchanged (the core
+    /// role; "What the log records").
+    pub fn redacted(&self, v: &Value) -> Value {
+        if !self.core_role || self.breaks("tokens-not-redacted") {
+            return v.clone();
+        }
+        let tokens: Vec<&str> = self
+            .runs
+            .iter()
+            .flat_map(|r| std::iter::once(r.token.as_str()).chain(r.old_tokens.iter().map(String::as_str)))
+            .chain(std::iter::once(self.token.as_str()))
+            .filter(|t| !t.is_empty())
+            .collect();
+        fn walk(v: &Value, tokens: &[&str]) -> Value {
+            match v {
+                Value::String(s) => {
+                    let mut s = s.clone();
+                    for t in tokens {
+                        s = s.replace(t, "[nylorun token redacted]");
+                    }
+                    Value::String(s)
+                }
+                Value::Array(a) => Value::Array(a.iter().map(|x| walk(x, tokens)).collect()),
+                Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), walk(x, tokens))).collect()),
+                other => other.clone(),
+            }
+        }
+        walk(v, &tokens)
+    }
+
+    /// `{t: "abort", id}`: the harness cancels one request in flight (a waiting lease).
+    pub fn abort(&mut self, conn: usize, id: &Value) {
+        if self.breaks("abort-ignored") {
+            return;
+        }
+        self.waiting.retain(|(c, req)| !(*c == conn && req == id));
+    }
+
     fn rule_for(&mut self, effect: &Value) -> Value {
         let kind = effect
             .get("kind")
@@ -725,6 +764,7 @@ impl World {
         let Some(row) = self.journal.get(eid).cloned() else {
             return Reply::Err("invalid", format!("effect {eid} was not journaled"));
         };
+        let value = self.redacted(&value);
         match row {
             Row::Completed { outcome, .. } => {
                 Reply::Ok(json!({ "status": "completed", "outcome": outcome }))
