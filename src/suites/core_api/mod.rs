@@ -3,6 +3,7 @@
 //! connect, send frames and call the gates as a harness would (and as one must not), judging
 //! every answer with hcpspec's matchers.
 
+pub mod fakes;
 pub mod fuzz;
 pub mod reference;
 
@@ -57,6 +58,8 @@ struct Exec {
     >,
     /// Keep what was sent in each observation (the fuzzer's oracle reads it).
     annotate: bool,
+    /// What the fake tools received.
+    calls: fakes::Calls,
 }
 
 /// Run one case on the core behind `control`.
@@ -110,10 +113,16 @@ fn execute(
         vars: Map::new(),
         http,
         annotate: fuzzing,
+        calls: Default::default(),
     };
+    // The fake tools the core's Tool Gate may call: their URLs are `${fakes.mcp}`, `${fakes.http}`.
+    let urls =
+        x.rt.block_on(fakes::start(x.calls.clone()))
+            .map_err(|e| format!("the fake tools did not start: {e}"))?;
+    x.vars.insert("fakes".into(), urls);
     let start = x.control(
         "core.start",
-        script.get("start").cloned().unwrap_or(json!({})),
+        x.fill(script.get("start").unwrap_or(&json!({}))),
     );
     let started = match start {
         Ok(v) => v,
@@ -310,6 +319,10 @@ impl Exec {
             };
             let _ = conn.tx.send(msg);
             return Ok(("send".into(), json!({ "sent": true })));
+        }
+        if step.get("fakes").is_some() {
+            let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            return Ok(("fakes".into(), json!({ "calls": calls })));
         }
         if let Some(ms) = step.get("wait").and_then(Value::as_u64) {
             self.rt

@@ -295,8 +295,46 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "3",
         "TurnStart's memory says read_write whatever the version sets",
     ),
-    ("abort-ignored", "8", "a request the harness aborted stays in flight"),
-    ("tokens-not-redacted", "log", "records the tokens it signed in what a harness reports"),
+    (
+        "abort-ignored",
+        "8",
+        "a request the harness aborted stays in flight",
+    ),
+    (
+        "tokens-not-redacted",
+        "log",
+        "records the tokens it signed in what a harness reports",
+    ),
+    (
+        "target-mismatch-runs",
+        "5",
+        "runs a tool call on another target than its intent's",
+    ),
+    (
+        "key-not-passed-to-tool",
+        "5",
+        "hands a tool no idempotency key",
+    ),
+    (
+        "credential-echo-passed",
+        "5",
+        "passes on a credential a tool's answer echoes",
+    ),
+    (
+        "tool-answer-size-unchecked",
+        "5",
+        "passes on a tool answer past toolAnswerBytes",
+    ),
+    (
+        "tool-failure-as-gate-error",
+        "5",
+        "answers a tool's failure with a gate error",
+    ),
+    (
+        "endpoint-ignored",
+        "5",
+        "answers a journaled tool call without calling the tool",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.

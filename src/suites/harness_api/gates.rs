@@ -151,6 +151,9 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
         done: false,
     };
     let (mut status, mut out) = decided;
+    if let Some(f) = out.get("$forward").cloned() {
+        (status, out) = forward(&f).await;
+    }
     if hold > 0 && status == 200 {
         tokio::select! {
             _ = tokio::time::sleep(Duration::from_millis(hold)) => {}
@@ -253,6 +256,7 @@ fn decide(
             deny(gate_error(500, "internal", "the gate fell over"))
         }
         "model-calls" => model(g, key, body),
+        _ if g.core_role => routed(g, route, key, body),
         _ => tool(g, route, body),
     }
 }
@@ -395,6 +399,154 @@ fn tool(g: &mut World, route: &str, body: &Value) -> (u16, Value, u64) {
         json!({ "ok": true, "result": script.get("result").cloned().unwrap_or(json!({ "content": [{ "type": "text", "text": "ok" }] })) })
     };
     (200, out, hold)
+}
+
+/// The core role: a tool call runs only on the target its intent was journaled with, and goes to
+/// that tool's endpoint when it has one (`$forward`, done outside the lock by `forward`).
+fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u64) {
+    let s = |p: &str| body.pointer(p).and_then(Value::as_str).unwrap_or_default();
+    let journaled = g.targets.get(key).cloned().unwrap_or(Value::Null);
+    let t = |k: &str| journaled[k].as_str().unwrap_or_default();
+    let (same, endpoint) = if route == "tool-calls" {
+        (
+            t("kind") == "mcp" && t("server") == s("/server/serverName") && t("tool") == s("/name"),
+            format!("mcp:{}", s("/server/serverName")),
+        )
+    } else {
+        let tool = if s("/tool").is_empty() {
+            s("/name")
+        } else {
+            s("/tool")
+        };
+        (
+            t("kind") == "http" && t("tool") == tool,
+            format!("http:{tool}"),
+        )
+    };
+    if !same && !g.breaks("target-mismatch-runs") {
+        let (st, b) = gate_error(
+            409,
+            "effect_not_journaled",
+            "the intent journaled under this key names another target",
+        );
+        return (st, b, 0);
+    }
+    let Some(e) = g.sc.endpoints.get(&endpoint).cloned() else {
+        return tool(g, route, body);
+    };
+    if g.breaks("endpoint-ignored") {
+        return tool(g, route, body);
+    }
+    let limit = g
+        .runs
+        .last()
+        .map(|r| r.limit("toolAnswerBytes"))
+        .unwrap_or(u64::MAX);
+    (
+        200,
+        json!({ "$forward": {
+            "mcp": route == "tool-calls", "url": e["url"], "credential": e["credential"],
+            "key": key, "body": body,
+            "limit": if g.breaks("tool-answer-size-unchecked") { u64::MAX } else { limit },
+            "passKey": !g.breaks("key-not-passed-to-tool"),
+            "redact": !g.breaks("credential-echo-passed"),
+            "failureIsError": g.breaks("tool-failure-as-gate-error"),
+        } }),
+        0,
+    )
+}
+
+/// Call the tool at its endpoint as the gate does: the credential as a Bearer token, the effect
+/// id as `Idempotency-Key` (HTTP) or `_meta["nylorun/idempotency-key"]` (MCP `tools/call`);
+/// its answer `{ok, result}` or `{ok: false, error}`, refused past `toolAnswerBytes`, with the
+/// credential replaced by `[redacted]` wherever it is echoed.
+async fn forward(f: &Value) -> (u16, Value) {
+    use http_body_util::{BodyExt, Full};
+    let mcp = f["mcp"] == true;
+    let key = f["key"].as_str().unwrap_or_default();
+    let credential = f["credential"].as_str().unwrap_or_default();
+    let b = &f["body"];
+    let (url, payload) = if mcp {
+        let mut params = json!({ "name": b["name"], "arguments": b["arguments"] });
+        if f["passKey"] == true {
+            params["_meta"] = json!({ "nylorun/idempotency-key": key });
+        }
+        (
+            f["url"].as_str().unwrap_or_default().to_string(),
+            json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params }),
+        )
+    } else {
+        (
+            f["url"].as_str().unwrap_or_default().to_string(),
+            b.get("arguments")
+                .or_else(|| b.get("input"))
+                .cloned()
+                .unwrap_or(json!({})),
+        )
+    };
+    let mut req = hyper::Request::post(url)
+        .header("content-type", "application/json")
+        .header("authorization", format!("Bearer {credential}"));
+    if !mcp && f["passKey"] == true {
+        req = req.header("idempotency-key", key);
+    }
+    let Ok(req) = req.body(Full::new(Bytes::from(payload.to_string()))) else {
+        return gate_error(502, "unavailable", "the tool's URL is not valid");
+    };
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build(hyper_util::client::legacy::connect::HttpConnector::new());
+    let resp = match tokio::time::timeout(Duration::from_secs(3), client.request(req)).await {
+        Ok(Ok(r)) => r,
+        _ => return gate_error(502, "unavailable", "the tool did not answer"),
+    };
+    let status = resp.status();
+    let bytes = resp
+        .into_body()
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
+    if bytes.len() as u64 > f["limit"].as_u64().unwrap_or(u64::MAX) {
+        let code = if mcp {
+            "mcp.too-large"
+        } else {
+            "http.too-large"
+        };
+        let message = format!(
+            "the tool's answer is {} bytes, past toolAnswerBytes",
+            bytes.len()
+        );
+        return (
+            200,
+            json!({ "ok": false, "error": { "code": code, "message": message } }),
+        );
+    }
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if f["redact"] == true && !credential.is_empty() {
+        text = text.replace(credential, "[redacted]");
+    }
+    let answer: Value = serde_json::from_str(&text).unwrap_or(json!(text));
+    let (ok, result) = if mcp {
+        let r = &answer["result"];
+        (
+            r.is_object() && r["isError"] != true,
+            if r.is_object() {
+                r.clone()
+            } else {
+                answer["error"].clone()
+            },
+        )
+    } else {
+        (status.is_success(), answer)
+    };
+    match (ok, f["failureIsError"] == true) {
+        (true, _) => (200, json!({ "ok": true, "result": result })),
+        (false, true) => gate_error(502, "internal", "the tool failed"),
+        (false, false) => (
+            200,
+            json!({ "ok": false, "error": { "code": "tool.failed", "message": "the tool failed", "detail": result } }),
+        ),
+    }
 }
 
 async fn cancel(w: Shared, route: &'static str, key: String, h: HeaderMap) -> Response {

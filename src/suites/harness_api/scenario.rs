@@ -58,6 +58,10 @@ pub struct Scenario {
     /// The core role only: the Tenant's tool policy, `[{server?, tool, answer}]`.
     #[serde(default)]
     pub policy: Vec<Value>,
+    /// The core role only: where the Tool Gate reaches each tool, by target (`mcp:SERVER`,
+    /// `http:TOOL`): `{url, credential}`. A tool with none answers from `tools`.
+    #[serde(default)]
+    pub endpoints: Map<String, Value>,
 }
 
 fn default_harness() -> String {

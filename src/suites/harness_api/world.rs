@@ -116,6 +116,8 @@ pub struct World {
     pub memories: BTreeMap<String, String>,
     /// How many times each tool effect was asked while invoking (core role).
     attempts: BTreeMap<String, u64>,
+    /// The target each tool effect was journaled with (core role): the gate runs only that.
+    pub targets: BTreeMap<String, Value>,
     /// An allowed variant of the reference core: an open point decided otherwise.
     pub variant: Option<&'static str>,
     /// The scenario is over: runs keep the state they had, whatever the harness does next.
@@ -171,6 +173,7 @@ impl World {
             core_role: false,
             memories: BTreeMap::new(),
             attempts: BTreeMap::new(),
+            targets: BTreeMap::new(),
             variant: None,
         }
     }
@@ -608,6 +611,7 @@ impl World {
             json!("pending")
         } else if self.core_role && effect["kind"] == "tool" {
             self.attempts.insert(eid.clone(), 1);
+            self.targets.insert(eid.clone(), effect["target"].clone());
             let mut memories = std::mem::take(&mut self.memories);
             let breaks = |r: &str| self.breaks(r);
             let d = super::tools::decide(
@@ -691,7 +695,9 @@ impl World {
         let tokens: Vec<&str> = self
             .runs
             .iter()
-            .flat_map(|r| std::iter::once(r.token.as_str()).chain(r.old_tokens.iter().map(String::as_str)))
+            .flat_map(|r| {
+                std::iter::once(r.token.as_str()).chain(r.old_tokens.iter().map(String::as_str))
+            })
             .chain(std::iter::once(self.token.as_str()))
             .filter(|t| !t.is_empty())
             .collect();
@@ -705,7 +711,11 @@ impl World {
                     Value::String(s)
                 }
                 Value::Array(a) => Value::Array(a.iter().map(|x| walk(x, tokens)).collect()),
-                Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), walk(x, tokens))).collect()),
+                Value::Object(o) => Value::Object(
+                    o.iter()
+                        .map(|(k, x)| (k.clone(), walk(x, tokens)))
+                        .collect(),
+                ),
                 other => other.clone(),
             }
         }

@@ -1,0 +1,108 @@
+//! The fake tools hcpspec runs for a core's Tool Gate (docs/core-protocol.md § Fake tools): one
+//! MCP server (JSON-RPC over HTTP POST) and HTTP tools, on loopback, recording every call they
+//! receive. What a tool answers depends on its name: `echo` answers the credential it was sent,
+//! `big` answers `arguments.n` bytes, `fail` fails, any other answers `ok`.
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+
+pub type Calls = Arc<Mutex<Vec<Value>>>;
+
+/// The base URLs: `{mcp: "http://127.0.0.1:P/mcp", http: "http://127.0.0.1:P/tools/"}`.
+pub async fn start(calls: Calls) -> std::io::Result<Value> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let app = axum::Router::new()
+        .route("/mcp", axum::routing::post(mcp))
+        .route("/tools/{name}", axum::routing::post(http))
+        .with_state(calls);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok(json!({ "mcp": format!("http://{addr}/mcp"), "http": format!("http://{addr}/tools/") }))
+}
+
+fn header(h: &HeaderMap, name: &str) -> Value {
+    h.get(name)
+        .and_then(|v| v.to_str().ok())
+        .map_or(Value::Null, |s| json!(s))
+}
+
+/// What a tool named `name` answers, given the credential it was sent.
+fn body_of(name: &str, args: &Value, credential: &Value) -> Result<Value, String> {
+    match name {
+        "echo" => Ok(
+            json!({ "text": format!("you sent me {}", credential.as_str().unwrap_or("nothing")) }),
+        ),
+        "big" => Ok(json!({ "text": "B".repeat(args["n"].as_u64().unwrap_or(0) as usize) })),
+        "fail" => Err("the tool failed on purpose".into()),
+        _ => Ok(json!({ "text": "ok" })),
+    }
+}
+
+/// A JSON answer (axum is built without its `json` feature).
+fn reply(status: StatusCode, body: Value) -> Response {
+    (
+        status,
+        [("content-type", "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) -> Response {
+    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let p = &req["params"];
+    let method = req["method"].as_str().unwrap_or_default();
+    calls.lock().unwrap_or_else(|e| e.into_inner()).push(json!({
+        "via": "mcp", "method": method, "name": p["name"], "arguments": p["arguments"],
+        "meta": p["_meta"], "authorization": header(&h, "authorization"),
+    }));
+    let result = match method {
+        "initialize" => {
+            json!({ "protocolVersion": "2025-06-18", "capabilities": { "tools": {} }, "serverInfo": { "name": "hcpspec-fake", "version": "1" } })
+        }
+        "tools/list" => {
+            let tools: Vec<Value> = ["echo", "big", "fail", "search"]
+                .iter()
+                .map(|n| json!({ "name": n, "inputSchema": { "type": "object" } }))
+                .collect();
+            json!({ "tools": tools })
+        }
+        "tools/call" => {
+            let name = p["name"].as_str().unwrap_or_default();
+            match body_of(name, &p["arguments"], &header(&h, "authorization")) {
+                Ok(b) => json!({ "content": [{ "type": "text", "text": b["text"] }] }),
+                Err(e) => json!({ "isError": true, "content": [{ "type": "text", "text": e }] }),
+            }
+        }
+        _ => {
+            return reply(
+                StatusCode::OK,
+                json!({ "jsonrpc": "2.0", "id": req["id"], "error": { "code": -32601, "message": "method not found" } }),
+            )
+        }
+    };
+    reply(
+        StatusCode::OK,
+        json!({ "jsonrpc": "2.0", "id": req["id"], "result": result }),
+    )
+}
+
+async fn http(
+    State(calls): State<Calls>,
+    Path(name): Path<String>,
+    h: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let args: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    calls.lock().unwrap_or_else(|e| e.into_inner()).push(json!({
+        "via": "http", "name": name, "arguments": args,
+        "idempotencyKey": header(&h, "idempotency-key"), "authorization": header(&h, "authorization"),
+    }));
+    match body_of(&name, &args, &header(&h, "authorization")) {
+        Ok(b) => reply(StatusCode::OK, b),
+        Err(e) => reply(StatusCode::INTERNAL_SERVER_ERROR, json!({ "error": e })),
+    }
+}
