@@ -335,6 +335,27 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "5",
         "answers a journaled tool call without calling the tool",
     ),
+    (
+        "other-session-readable",
+        "4b",
+        "reads another session's artifact",
+    ),
+    (
+        "named-tenant-not-found",
+        "4b",
+        "answers not_found for a Tenant-wide artifact the session named",
+    ),
+    (
+        "unnamed-tenant-readable",
+        "4b",
+        "reads a Tenant-wide artifact the session's messages never named",
+    ),
+    ("agent-disk-readable", "4b", "reads an Agent's disk version"),
+    (
+        "declared-size-unchecked",
+        "4b",
+        "opens an upload whose declared size is past maxBytes",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.
@@ -478,6 +499,18 @@ impl Adapter for ReferenceCore {
                     g.send(conn, json!({ "t": "msg", "m": "cancel", "p": p }));
                 }
                 json!({})
+            }),
+            "artifact.seed" => self.world().map(|w| {
+                use base64::Engine;
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(params["base64"].as_str().unwrap_or_default())
+                    .unwrap_or_default();
+                crate::suites::harness_api::artifacts::seed(
+                    &mut lock(w),
+                    params["name"].as_str().unwrap_or("seeded"),
+                    &bytes,
+                    params["scope"].as_str().unwrap_or("session"),
+                )
             }),
             "tenant.close" => self.world().map(|w| {
                 lock(w).tenant_closed = true;

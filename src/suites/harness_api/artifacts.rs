@@ -31,7 +31,17 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
         .get("artifactId")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let Some(a) = w.artifacts.get(id) else {
+    // Scope: the session's own, and the Tenant-wide ones its messages named; anything else is
+    // the same not_found as a missing one.
+    let visible = |a: &&Value| match a["scope"].as_str() {
+        None | Some("session") => true,
+        Some("tenant-named") => !w.breaks("named-tenant-not-found"),
+        Some("other-session") => w.breaks("other-session-readable"),
+        Some("tenant-unnamed") => w.breaks("unnamed-tenant-readable"),
+        Some("agent-disk") => w.breaks("agent-disk-readable"),
+        Some(_) => false,
+    };
+    let Some(a) = w.artifacts.get(id).filter(visible) else {
         if w.breaks("missing-artifact-invalid") {
             return Reply::Err("invalid", format!("artifact {id}"));
         }
@@ -124,7 +134,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 effect,
             };
             if let Some(size) = p.get("size").and_then(Value::as_u64) {
-                if size > upload.max {
+                if size > upload.max && !w.breaks("declared-size-unchecked") {
                     return Reply::Err("limit_exceeded", format!("limitBytes {}", upload.max));
                 }
             }
@@ -198,6 +208,24 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
         }
         other => Reply::Err("invalid", format!("unknown op `{other}`")),
     }
+}
+
+/// An artifact that exists outside what the run wrote (the control protocol's `artifact.seed`):
+/// `scope` is `session`, `tenant-named` (Tenant-wide, named by the session's messages),
+/// `tenant-unnamed`, `other-session` or `agent-disk`.
+pub fn seed(w: &mut World, name: &str, bytes: &[u8], scope: &str) -> Value {
+    let aid = format!("art-{}", w.artifacts.len() + 1);
+    let meta = json!({
+        "artifactId": aid, "kind": "file", "name": name, "version": 1,
+        "contentType": "application/octet-stream", "size": bytes.len(),
+        "sha256": format!("fnv:{:016x}", crate::hash::fnv1a64(bytes)),
+        "tenantWide": scope.starts_with("tenant")
+    });
+    w.artifacts.insert(
+        aid.clone(),
+        json!({ "meta": meta, "base64": b64(bytes), "scope": scope }),
+    );
+    json!({ "artifactId": aid, "version": 1 })
 }
 
 fn commit(w: &mut World, id: &str) -> Reply {

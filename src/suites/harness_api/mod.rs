@@ -2,7 +2,7 @@
 //! gates, starts the harness under test per the launch contract, plays the scenario, and judges
 //! every frame and gate call. docs/harness-api.md is the whole contract.
 
-mod artifacts;
+pub mod artifacts;
 pub mod core;
 pub mod fuzz;
 pub mod gates;
