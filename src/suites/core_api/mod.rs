@@ -242,9 +242,14 @@ impl Exec {
             if status != 101 {
                 return Ok(("hello".into(), json!({ "status": status })));
             }
-            let name = self
-                .lookup("core.harnesses")
-                .and_then(|m| m.as_object().and_then(|o| o.keys().next().cloned()));
+            let name = h
+                .get("harness")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .or_else(|| {
+                    self.lookup("core.harnesses")
+                        .and_then(|m| m.as_object().and_then(|o| o.keys().next().cloned()))
+                });
             let p = json!({
                 "api": h.get("api").cloned().unwrap_or(json!(5)),
                 "name": h.get("name").cloned().unwrap_or(json!(name.unwrap_or_default())),
@@ -345,9 +350,12 @@ impl Exec {
             }
             None => url,
         };
-        let token = match c.get("token") {
-            Some(Value::String(t)) => Some(t.clone()),
-            Some(Value::Null) => None,
+        let token = match (c.get("token"), c.get("harness").and_then(Value::as_str)) {
+            (Some(Value::String(t)), _) => Some(t.clone()),
+            (Some(Value::Null), _) => None,
+            (None, Some(h)) => self
+                .lookup("core.harnesses")
+                .and_then(|m| m.get(h).and_then(Value::as_str).map(str::to_string)),
             _ => self.lookup("core.harnesses").and_then(|m| {
                 m.as_object().and_then(|o| {
                     o.values()

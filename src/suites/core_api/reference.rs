@@ -356,6 +356,21 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "4b",
         "opens an upload whose declared size is past maxBytes",
     ),
+    (
+        "runs-offered-to-any-harness",
+        "2",
+        "offers a session's runs to connections of another harness",
+    ),
+    (
+        "session-moves-harness",
+        "2",
+        "moves a session to the harness a later message names",
+    ),
+    (
+        "session-read-no-harness",
+        "2",
+        "GET /v1/sessions/{id} does not name the session's harness",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.
@@ -442,18 +457,23 @@ impl ReferenceCore {
             "nylorun-ht-{:x}",
             crate::hash::fnv1a64(core_url.as_bytes()) ^ std::process::id() as u64
         );
-        let harness = sc.harness.clone();
         let (acts, _rx) = tokio::sync::mpsc::unbounded_channel();
         let mut world = World::new(Arc::new(sc), token.clone(), acts);
         world.mutant = self.mutant;
         world.variant = self.variant;
         world.core_role = true;
+        // Each harness id core holds a token for, and that token.
+        let harnesses: serde_json::Map<String, Value> = world
+            .credentials()
+            .into_iter()
+            .map(|(token, harness)| (harness, json!(token)))
+            .collect();
         let world = Arc::new(std::sync::Mutex::new(world));
         rt.spawn(core::serve(core_l, world.clone()));
         let router = gates::router(world.clone());
         rt.spawn(async move { axum::serve(gates_l, router).await });
         self.running = Some(Running { rt, world });
-        Ok(json!({ "coreUrl": core_url, "gatesUrl": gates_url, "harnesses": { harness: token } }))
+        Ok(json!({ "coreUrl": core_url, "gatesUrl": gates_url, "harnesses": harnesses }))
     }
 
     fn world(&self) -> Result<&Shared, RpcError> {
@@ -476,6 +496,12 @@ impl Adapter for ReferenceCore {
             "core.start" => self.start(params),
             "session.open" | "session.replay" => self.world().map(|w| {
                 let mut g = lock(w);
+                // The session pins its harness when it first opens, and never moves.
+                if let Some(h) = params.get("harness").and_then(Value::as_str) {
+                    if g.pinned.is_none() || g.breaks("session-moves-harness") {
+                        g.pinned = Some(h.to_string());
+                    }
+                }
                 g.offers.push(if method == "session.open" {
                     Offer::Turn
                 } else {
@@ -483,6 +509,15 @@ impl Adapter for ReferenceCore {
                 });
                 g.offer();
                 json!({ "sessionId": crate::suites::harness_api::world::SESSION })
+            }),
+            "session.read" => self.world().map(|w| {
+                let g = lock(w);
+                let harness = if g.breaks("session-read-no-harness") {
+                    Value::Null
+                } else {
+                    json!(g.pinned_harness())
+                };
+                json!({ "sessionId": crate::suites::harness_api::world::SESSION, "harness": harness })
             }),
             "session.cancel" => self.world().map(|w| {
                 let mut g = lock(w);

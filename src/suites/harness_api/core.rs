@@ -27,10 +27,12 @@ pub async fn serve(listener: TcpListener, w: Shared) {
 }
 
 async fn connection(stream: TcpStream, n: usize, w: Shared) {
-    let (token, closed, mutant) = {
+    // Every harness token core knows, and the harness id each is bound to.
+    let (tokens, closed, mutant) = {
         let g = lock(&w);
-        (g.token.clone(), g.tenant_closed, g.mutant)
+        (g.credentials(), g.tenant_closed, g.mutant)
     };
+    let mut credential: Option<String> = None;
     let breaks = |rule: &str| mutant == Some(rule);
     let mut upgrade = json!({ "via": "upgrade", "conn": n });
     let check = |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
@@ -43,10 +45,14 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
             .get("nylorun-harness-api")
             .and_then(|v| v.to_str().ok());
         upgrade["path"] = json!(req.uri().path());
-        upgrade["auth"] = json!(match auth {
-            None => "missing",
-            Some(a) if a == format!("Bearer {token}") => "ok",
-            Some(_) => "unknown",
+        let bound = auth
+            .and_then(|a| a.strip_prefix("Bearer "))
+            .and_then(|t| tokens.get(t));
+        credential = bound.cloned();
+        upgrade["auth"] = json!(match (auth, bound) {
+            (None, _) => "missing",
+            (Some(_), Some(_)) => "ok",
+            (Some(_), None) => "unknown",
         });
         upgrade["apiHeader"] = json!(api);
         let refuse = |status: StatusCode| {
@@ -90,6 +96,7 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
                 hello: false,
                 heard: Instant::now(),
                 closed: false,
+                harness: credential.clone(),
             },
         );
         (g.sc.timers.ping_ms, g.sc.timers.drop_ms)

@@ -23,6 +23,8 @@ pub struct Conn {
     pub hello: bool,
     pub heard: Instant,
     pub closed: bool,
+    /// The harness id the connection's token is bound to.
+    pub harness: Option<String>,
 }
 
 pub struct Run {
@@ -118,6 +120,8 @@ pub struct World {
     attempts: BTreeMap<String, u64>,
     /// The target each tool effect was journaled with (core role): the gate runs only that.
     pub targets: BTreeMap<String, Value>,
+    /// The harness the session pinned at its first `session.open` (core role).
+    pub pinned: Option<String>,
     /// An allowed variant of the reference core: an open point decided otherwise.
     pub variant: Option<&'static str>,
     /// The scenario is over: runs keep the state they had, whatever the harness does next.
@@ -174,6 +178,7 @@ impl World {
             memories: BTreeMap::new(),
             attempts: BTreeMap::new(),
             targets: BTreeMap::new(),
+            pinned: None,
             variant: None,
         }
     }
@@ -257,10 +262,18 @@ impl World {
     /// Offer the next run to a waiting lease, when no run is held.
     pub fn offer(&mut self) {
         while self.next_offer < self.offers.len() && self.active_run().is_none() {
+            // The core role: a session's runs go only to connections of the harness it pinned.
+            let pinned = self.pinned_harness();
+            let takes = |c: &Conn| {
+                !c.closed
+                    && (!self.core_role
+                        || self.breaks("runs-offered-to-any-harness")
+                        || c.harness.as_deref() == Some(pinned.as_str()))
+            };
             let Some(pos) = self
                 .waiting
                 .iter()
-                .position(|(c, _)| self.conns.get(c).is_some_and(|c| !c.closed))
+                .position(|(c, _)| self.conns.get(c).is_some_and(takes))
             else {
                 return;
             };
@@ -485,14 +498,19 @@ impl World {
             return Reply::Err(code, "core speaks api 5".into());
         }
         let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
-        if name != self.sc.harness && !self.breaks("any-name-accepted") {
+        let bound = self
+            .conns
+            .get(&conn)
+            .and_then(|c| c.harness.clone())
+            .unwrap_or_else(|| self.sc.harness.clone());
+        if name != bound && !self.breaks("any-name-accepted") {
             return Reply::Err(
                 if self.decides("refusals-unavailable") {
                     "unavailable"
                 } else {
                     "invalid"
                 },
-                format!("the credential is for harness `{}`", self.sc.harness),
+                format!("the credential is for harness `{bound}`"),
             );
         }
         if let Some(c) = self.conns.get_mut(&conn) {
@@ -722,6 +740,25 @@ impl World {
         walk(v, &tokens)
     }
 
+    /// Every harness token core knows, and the harness id it is bound to (the scenario's
+    /// harness, and in the core role the `otherHarnesses` of `core.start`).
+    pub fn credentials(&self) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        m.insert(self.token.clone(), self.sc.harness.clone());
+        for h in &self.sc.other_harnesses {
+            m.insert(harness_token(&self.token, h), h.clone());
+        }
+        m
+    }
+
+    /// The harness the session pinned when it opened (the core role): its Agent's manifest's
+    /// harness id (`session.open`'s `harness`), else the start's harness.
+    pub fn pinned_harness(&self) -> String {
+        self.pinned
+            .clone()
+            .unwrap_or_else(|| self.sc.harness.clone())
+    }
+
     /// `{t: "abort", id}`: the harness cancels one request in flight (a waiting lease).
     pub fn abort(&mut self, conn: usize, id: &Value) {
         if self.breaks("abort-ignored") {
@@ -876,6 +913,11 @@ pub fn effect_id(effect: &Value) -> Option<String> {
         .or_else(|| effect.get("id"))
         .and_then(Value::as_str)
         .map(str::to_string)
+}
+
+/// The token of another harness id, derived from the scenario's token.
+pub fn harness_token(token: &str, harness: &str) -> String {
+    format!("{token}-{harness}")
 }
 
 /// `mcp:SERVER/TOOL`, `http:TOOL`, or the target's kind.
