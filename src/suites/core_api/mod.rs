@@ -60,6 +60,8 @@ struct Exec {
     annotate: bool,
     /// What the fake tools received.
     calls: fakes::Calls,
+    /// Gate calls in flight (`"async": NAME`), awaited by `gateResult`.
+    pending: HashMap<String, tokio::task::JoinHandle<Result<Value, String>>>,
 }
 
 /// Run one case on the core behind `control`.
@@ -114,6 +116,7 @@ fn execute(
         http,
         annotate: fuzzing,
         calls: Default::default(),
+        pending: HashMap::new(),
     };
     // The fake tools the core's Tool Gate may call: their URLs are `${fakes.mcp}`, `${fakes.http}`.
     let urls =
@@ -282,8 +285,30 @@ impl Exec {
             }
             return Ok((format!("request {m}"), res));
         }
+        if let Some(name) = step.get("gateResult").and_then(Value::as_str) {
+            let Some(pending) = self.pending.remove(name) else {
+                return Err(StepError::Broken(format!(
+                    "no gate call `{name}` in flight"
+                )));
+            };
+            let res = self
+                .rt
+                .block_on(pending)
+                .map_err(|e| StepError::Broken(e.to_string()))?
+                .map_err(StepError::Broken)?;
+            return Ok((format!("gateResult {name}"), res));
+        }
         if let Some(g) = step.get("gate") {
             let g = self.fill(g);
+            if let Some(name) = g.get("async").and_then(Value::as_str) {
+                let call = self.gate_call(&g).map_err(broken)?;
+                let handle = self.rt.spawn(call);
+                self.pending.insert(name.to_string(), handle);
+                return Ok((
+                    format!("gate {} (in flight)", g["route"].as_str().unwrap_or("")),
+                    json!({ "started": name }),
+                ));
+            }
             let mut res = self.gate(&g).map_err(broken)?;
             if self.annotate {
                 res["$key"] = g.get("key").cloned().unwrap_or(Value::Null);
@@ -518,6 +543,16 @@ impl Exec {
 
     /// A gate call: `{status, body}`.
     fn gate(&mut self, g: &Value) -> Result<Value, String> {
+        let call = self.gate_call(g)?;
+        self.rt.block_on(call)
+    }
+
+    /// A gate call, ready to run: its answer `{status, body, bytes}`.
+    fn gate_call(
+        &self,
+        g: &Value,
+    ) -> Result<impl std::future::Future<Output = Result<Value, String>> + Send + 'static, String>
+    {
         let base = self
             .lookup("core.gatesUrl")
             .and_then(|v| v.as_str().map(str::to_string))
@@ -536,7 +571,7 @@ impl Exec {
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| e.to_string())?;
         let http = self.http.clone();
-        self.rt.block_on(async move {
+        Ok(async move {
             let resp = tokio::time::timeout(WAIT, http.request(req))
                 .await
                 .map_err(|_| "the gate did not answer within 3 s".to_string())?

@@ -371,6 +371,16 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "2",
         "GET /v1/sessions/{id} does not name the session's harness",
     ),
+    (
+        "usage-row-per-call",
+        "5",
+        "meters a re-sent model call twice",
+    ),
+    (
+        "cancel-route-ignored",
+        "5",
+        "a call's cancel route aborts nothing",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.
@@ -518,6 +528,19 @@ impl Adapter for ReferenceCore {
                     json!(g.pinned_harness())
                 };
                 json!({ "sessionId": crate::suites::harness_api::world::SESSION, "harness": harness })
+            }),
+            "calls.model" => self.world().map(|w| {
+                // The Model Gate's usage rows, one per effect id (GET /v1/sessions/{id}/calls/model).
+                let g = lock(w);
+                let mut seen = std::collections::BTreeSet::new();
+                let rows: Vec<Value> = g
+                    .log
+                    .iter()
+                    .filter(|e| e["via"] == "gate" && e["route"] == "model-calls" && e["status"] == 200)
+                    .filter(|e| seen.insert(e["key"].to_string()) || g.breaks("usage-row-per-call"))
+                    .map(|e| json!({ "effectId": e["key"], "usage": e.pointer("/answer/outcome/usage") }))
+                    .collect();
+                json!({ "rows": rows })
             }),
             "session.cancel" => self.world().map(|w| {
                 let mut g = lock(w);

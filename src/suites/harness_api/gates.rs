@@ -553,7 +553,11 @@ async fn cancel(w: Shared, route: &'static str, key: String, h: HeaderMap) -> Re
     let mut g = lock(&w);
     let (auth, _) = token_of(&g, &h);
     g.record(json!({ "via": "gate-cancel", "route": route, "key": key, "auth": auth }));
-    if let Some(n) = g.cancels.get(&key) {
+    if let Some(n) = g
+        .cancels
+        .get(&key)
+        .filter(|_| !g.breaks("cancel-route-ignored"))
+    {
         n.notify_one();
     }
     answer(200, json!({}))
