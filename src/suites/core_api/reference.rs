@@ -381,6 +381,17 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "5",
         "a call's cancel route aborts nothing",
     ),
+    (
+        "transcript-not-folded",
+        "6",
+        "appends every edit, ignoring what it keeps",
+    ),
+    (
+        "transcript-entry-limit-unchecked",
+        "6",
+        "records a transcript update past recordEntryBytes",
+    ),
+    ("state-not-returned", "7", "gives the next segment no state"),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.

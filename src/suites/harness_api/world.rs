@@ -122,6 +122,8 @@ pub struct World {
     pub targets: BTreeMap<String, Value>,
     /// The harness the session pinned at its first `session.open` (core role).
     pub pinned: Option<String>,
+    /// The session's transcript, the outputs' edits folded (core role).
+    pub transcript: Vec<Value>,
     /// An allowed variant of the reference core: an open point decided otherwise.
     pub variant: Option<&'static str>,
     /// The scenario is over: runs keep the state they had, whatever the harness does next.
@@ -179,6 +181,7 @@ impl World {
             attempts: BTreeMap::new(),
             targets: BTreeMap::new(),
             pinned: None,
+            transcript: Vec::new(),
             variant: None,
         }
     }
@@ -472,7 +475,10 @@ impl World {
                 Ok(_) if self.breaks("transcript-without-entries") => {
                     Reply::Ok(json!({ "cursor": "c0" }))
                 }
-                Ok(_) => Reply::Ok(json!({ "cursor": "c0", "entries": [] })),
+                Ok(_) => Reply::Ok(json!({
+                    "cursor": format!("c{}", self.transcript.len()),
+                    "entries": self.transcript,
+                })),
                 Err(e) => e,
             },
             "session.mcp" => self.session_mcp(p),
@@ -740,6 +746,32 @@ impl World {
         walk(v, &tokens)
     }
 
+    /// The core role: fold an output's TranscriptUpdates (`{keep, entries, length}`, section 6)
+    /// into the session's transcript, each within `recordEntryBytes`, tokens redacted. An update
+    /// past the limit is refused and nothing of the output is kept.
+    fn fold_transcript(&mut self, run: usize, p: &Value) -> Result<(), Reply> {
+        let limit = self.runs[run].limit("recordEntryBytes");
+        let updates = p["transcript"].as_array().cloned().unwrap_or_default();
+        let mut t = self.transcript.clone();
+        for u in &updates {
+            let size = u.to_string().len() as u64;
+            if size > limit && !self.breaks("transcript-entry-limit-unchecked") {
+                return Err(Reply::Err(
+                    "limit_exceeded",
+                    format!("recordEntryBytes {limit}: a transcript update is {size} bytes"),
+                ));
+            }
+            let keep = u["keep"].as_u64().unwrap_or(t.len() as u64) as usize;
+            if !self.breaks("transcript-not-folded") {
+                t.truncate(keep.min(t.len()));
+            }
+            let entries = self.redacted(&u["entries"]);
+            t.extend(entries.as_array().cloned().unwrap_or_default());
+        }
+        self.transcript = t;
+        Ok(())
+    }
+
     /// Every harness token core knows, and the harness id it is bound to (the scenario's
     /// harness, and in the core role the `otherHarnesses` of `core.start`).
     pub fn credentials(&self) -> BTreeMap<String, String> {
@@ -895,7 +927,16 @@ impl World {
                 format!("harnessStateBytes {limit}: the state is {size} bytes"),
             );
         }
-        if let Some(s) = p.get("state") {
+        if self.core_role {
+            if let Err(e) = self.fold_transcript(i, p) {
+                self.end_run(i, "output");
+                return e;
+            }
+        }
+        if let Some(s) = p
+            .get("state")
+            .filter(|_| !self.breaks("state-not-returned"))
+        {
             self.last_state = s.clone();
         }
         self.end_run(i, "output");
