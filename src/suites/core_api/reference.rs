@@ -392,6 +392,16 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "records a transcript update past recordEntryBytes",
     ),
     ("state-not-returned", "7", "gives the next segment no state"),
+    (
+        "released-run-not-replayed",
+        "8",
+        "offers a released segment to no other owner",
+    ),
+    (
+        "unknown-fate-recorded-as-value",
+        "4",
+        "records an outcome's error as the call's value",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.

@@ -124,6 +124,8 @@ pub struct World {
     pub pinned: Option<String>,
     /// The session's transcript, the outputs' edits folded (core role).
     pub transcript: Vec<Value>,
+    /// Model effects whose fate the harness could not learn (core role): uncertain.
+    uncertain: BTreeSet<String>,
     /// An allowed variant of the reference core: an open point decided otherwise.
     pub variant: Option<&'static str>,
     /// The scenario is over: runs keep the state they had, whatever the harness does next.
@@ -182,6 +184,7 @@ impl World {
             targets: BTreeMap::new(),
             pinned: None,
             transcript: Vec::new(),
+            uncertain: BTreeSet::new(),
             variant: None,
         }
     }
@@ -464,6 +467,10 @@ impl World {
             "lease.release" => match self.held(p) {
                 Ok(_) if self.breaks("release-keeps-run") => Reply::Ok(json!({})),
                 Ok(i) => {
+                    // The core role: another owner replays the segment from its journal.
+                    if self.core_role && !self.breaks("released-run-not-replayed") {
+                        self.offers.push(Offer::Replay);
+                    }
                     self.end_run(i, "release");
                     Reply::Ok(json!({}))
                 }
@@ -609,6 +616,9 @@ impl World {
             return match row.clone() {
                 Row::Completed { outcome, .. } => {
                     Reply::Ok(json!({ "status": "completed", "outcome": outcome }))
+                }
+                Row::Waiting { .. } if self.uncertain.contains(&eid) => {
+                    Reply::Ok(json!({ "status": "uncertain" }))
                 }
                 Row::Waiting { .. } => Reply::Ok(json!({ "status": "pending" })),
                 Row::Executing { .. } if self.interrupted(&eid, &effect) => {
@@ -844,6 +854,27 @@ impl World {
             return Reply::Err("invalid", format!("effect {eid} was not journaled"));
         };
         let value = self.redacted(&value);
+        // The core role: `{error}` when the harness could not learn what happened. A tool call
+        // whose fate is unknown fails to the model; a model call becomes uncertain.
+        let unknown = self.core_role && p.get("value").is_none() && p.get("error").is_some();
+        if unknown && !self.breaks("unknown-fate-recorded-as-value") {
+            let hash = row.hash().to_string();
+            if eid.split(':').nth(2) == Some("model") {
+                self.journal.insert(eid.to_string(), Row::Waiting { hash });
+                self.uncertain.insert(eid.to_string());
+                return Reply::Ok(json!({ "status": "uncertain" }));
+            }
+            let outcome =
+                super::tools::failure("tool.unknown-outcome", "the call's fate is unknown");
+            self.journal.insert(
+                eid.to_string(),
+                Row::Completed {
+                    hash,
+                    outcome: outcome.clone(),
+                },
+            );
+            return Reply::Ok(json!({ "status": "completed", "outcome": outcome }));
+        }
         match row {
             Row::Completed { outcome, .. } => {
                 Reply::Ok(json!({ "status": "completed", "outcome": outcome }))
