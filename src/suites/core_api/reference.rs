@@ -402,6 +402,26 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "4",
         "records an outcome's error as the call's value",
     ),
+    (
+        "approvals-not-created",
+        "7",
+        "pauses a held call's turn with no approval interaction",
+    ),
+    (
+        "approval-id-not-effect-id",
+        "7",
+        "names an approval interaction by its own id, not the effect id",
+    ),
+    (
+        "interaction-names-model-name",
+        "7",
+        "names the model's tool name as the interaction's tool",
+    ),
+    (
+        "approval-answer-ignored",
+        "7",
+        "treats every answer as a denial",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.
@@ -562,6 +582,18 @@ impl Adapter for ReferenceCore {
                     .map(|e| json!({ "effectId": e["key"], "usage": e.pointer("/answer/outcome/usage") }))
                     .collect();
                 json!({ "rows": rows })
+            }),
+            "approval.list" => self.world().map(|w| {
+                let g = lock(w);
+                json!({ "interactions": g.approvals })
+            }),
+            "approval.answer" => self.world().and_then(|w| {
+                let id = params["id"].as_str().unwrap_or_default();
+                if lock(w).answer_approval(id, params["approve"] == true) {
+                    Ok(json!({}))
+                } else {
+                    Err(RpcError::new(crate::shim::INVALID_PARAMS, format!("approval.answer: no interaction {id}")))
+                }
             }),
             "session.cancel" => self.world().map(|w| {
                 let mut g = lock(w);

@@ -115,6 +115,8 @@ pub enum Offer {
     Turn,
     /// The previous run's segment again, with its journal's outcomes.
     Replay,
+    /// The next segment of the previous run's turn (after a person answered its approvals).
+    Segment,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

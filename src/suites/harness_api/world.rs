@@ -126,6 +126,11 @@ pub struct World {
     pub transcript: Vec<Value>,
     /// Model effects whose fate the harness could not learn (core role): uncertain.
     uncertain: BTreeSet<String>,
+    /// Tool effects the policy held for a person, by effect id (core role).
+    held: BTreeMap<String, Value>,
+    /// The approval interactions of paused turns (core role): `{id, server?, tool, toolName,
+    /// answer}`, the id the effect id.
+    pub approvals: Vec<Value>,
     /// An allowed variant of the reference core: an open point decided otherwise.
     pub variant: Option<&'static str>,
     /// The scenario is over: runs keep the state they had, whatever the harness does next.
@@ -185,6 +190,8 @@ impl World {
             pinned: None,
             transcript: Vec::new(),
             uncertain: BTreeSet::new(),
+            held: BTreeMap::new(),
+            approvals: Vec::new(),
             variant: None,
         }
     }
@@ -288,6 +295,7 @@ impl World {
             self.next_offer += 1;
             let (turn_id, segment) = match (kind, self.runs.last()) {
                 (Offer::Replay, Some(prev)) => (prev.turn_id.clone(), prev.segment),
+                (Offer::Segment, Some(prev)) => (prev.turn_id.clone(), prev.segment + 1),
                 _ => {
                     self.turns += 1;
                     let segment = self
@@ -657,10 +665,17 @@ impl World {
                 &super::tools::Knobs { breaks: &breaks },
             );
             self.memories = memories;
-            match d {
-                super::tools::Decision::Execute => json!("execute"),
-                super::tools::Decision::Pending => json!("pending"),
-                super::tools::Decision::Completed(o) => json!({ "completed": o }),
+            match (self.approved(&eid), d) {
+                (Some(true), _) => json!("execute"),
+                (Some(false), _) => {
+                    json!({ "completed": super::tools::failure("tool.denied", "a person denied this call") })
+                }
+                (None, super::tools::Decision::Execute) => json!("execute"),
+                (None, super::tools::Decision::Pending) => {
+                    self.held.insert(eid.clone(), effect.clone());
+                    json!("pending")
+                }
+                (None, super::tools::Decision::Completed(o)) => json!({ "completed": o }),
             }
         } else {
             self.rule_for(&effect)
@@ -754,6 +769,61 @@ impl World {
             }
         }
         walk(v, &tokens)
+    }
+
+    /// A person's answer to the approval of this call, asked in an earlier segment of its turn
+    /// (the same identity: `<turnId>:<any segment>:<kind>:<identity>`).
+    fn approved(&self, eid: &str) -> Option<bool> {
+        let mut parts = eid.splitn(3, ':');
+        let (turn, _, rest) = (parts.next()?, parts.next()?, parts.next()?);
+        self.approvals.iter().find_map(|a| {
+            let id = a["id"].as_str()?;
+            let mut q = id.splitn(3, ':');
+            let same = q.next() == Some(turn) && q.nth(1) == Some(rest) && id != eid;
+            same.then(|| a["answer"].as_bool()).flatten()
+        })
+    }
+
+    /// The core role: a waiting output's `effectIds` that the policy held become one approval
+    /// interaction each, whose id is the effect id.
+    fn pause_for_approvals(&mut self, p: &Value) {
+        for id in p["effectIds"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            let Some(effect) = self.held.get(id).cloned() else {
+                continue;
+            };
+            if self.breaks("approvals-not-created") {
+                continue;
+            }
+            let t = &effect["target"];
+            let mut a = json!({
+                "id": if self.breaks("approval-id-not-effect-id") { json!(format!("approval-{}", self.approvals.len() + 1)) } else { json!(id) },
+                "tool": if self.breaks("interaction-names-model-name") { effect["toolName"].clone() } else { t["tool"].clone() },
+                "toolName": effect["toolName"], "answer": null,
+            });
+            if t["kind"] == "mcp" {
+                a["server"] = t["server"].clone();
+            }
+            self.approvals.push(a);
+        }
+    }
+
+    /// A person answers an approval; once every one is answered, a new segment replays.
+    pub fn answer_approval(&mut self, id: &str, approve: bool) -> bool {
+        let ignored = self.breaks("approval-answer-ignored");
+        let Some(a) = self.approvals.iter_mut().find(|a| a["id"] == id) else {
+            return false;
+        };
+        a["answer"] = json!(approve && !ignored);
+        if self.approvals.iter().all(|a| !a["answer"].is_null()) {
+            self.offers.push(Offer::Segment);
+            self.offer();
+        }
+        true
     }
 
     /// The core role: fold an output's TranscriptUpdates (`{keep, entries, length}`, section 6)
@@ -963,6 +1033,9 @@ impl World {
                 self.end_run(i, "output");
                 return e;
             }
+        }
+        if self.core_role {
+            self.pause_for_approvals(p);
         }
         if let Some(s) = p
             .get("state")
