@@ -422,6 +422,16 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "7",
         "treats every answer as a denial",
     ),
+    (
+        "tool-row-names-model-name",
+        "4",
+        "a tool call's row names the model's tool name, not the target's identity",
+    ),
+    (
+        "tool-row-http-server-is-tool",
+        "4",
+        "an HTTP tool call's row names the tool as its server, not the URL host",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.
@@ -583,6 +593,7 @@ impl Adapter for ReferenceCore {
                     .collect();
                 json!({ "rows": rows })
             }),
+            "calls.tool" => self.world().map(|w| json!({ "rows": lock(w).tool_rows() })),
             "approval.list" => self.world().map(|w| {
                 let g = lock(w);
                 json!({ "interactions": g.approvals })

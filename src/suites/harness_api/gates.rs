@@ -405,7 +405,11 @@ fn tool(g: &mut World, route: &str, body: &Value) -> (u16, Value, u64) {
 /// that tool's endpoint when it has one (`$forward`, done outside the lock by `forward`).
 fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u64) {
     let s = |p: &str| body.pointer(p).and_then(Value::as_str).unwrap_or_default();
-    let journaled = g.targets.get(key).cloned().unwrap_or(Value::Null);
+    let journaled = g
+        .tool_effects
+        .get(key)
+        .map(|e| e["target"].clone())
+        .unwrap_or(Value::Null);
     let t = |k: &str| journaled[k].as_str().unwrap_or_default();
     let (same, endpoint) = if route == "tool-calls" {
         (

@@ -118,8 +118,8 @@ pub struct World {
     pub memories: BTreeMap<String, String>,
     /// How many times each tool effect was asked while invoking (core role).
     attempts: BTreeMap<String, u64>,
-    /// The target each tool effect was journaled with (core role): the gate runs only that.
-    pub targets: BTreeMap<String, Value>,
+    /// Each tool effect as its intent journaled it (core role): the gate runs only its target.
+    pub tool_effects: BTreeMap<String, Value>,
     /// The harness the session pinned at its first `session.open` (core role).
     pub pinned: Option<String>,
     /// The session's transcript, the outputs' edits folded (core role).
@@ -186,7 +186,7 @@ impl World {
             core_role: false,
             memories: BTreeMap::new(),
             attempts: BTreeMap::new(),
-            targets: BTreeMap::new(),
+            tool_effects: BTreeMap::new(),
             pinned: None,
             transcript: Vec::new(),
             uncertain: BTreeSet::new(),
@@ -653,7 +653,7 @@ impl World {
             json!("pending")
         } else if self.core_role && effect["kind"] == "tool" {
             self.attempts.insert(eid.clone(), 1);
-            self.targets.insert(eid.clone(), effect["target"].clone());
+            self.tool_effects.insert(eid.clone(), effect.clone());
             let mut memories = std::mem::take(&mut self.memories);
             let breaks = |r: &str| self.breaks(r);
             let d = super::tools::decide(
@@ -824,6 +824,46 @@ impl World {
             self.offer();
         }
         true
+    }
+
+    /// The core role: one row per tool call that ended (`GET /v1/sessions/{id}/calls/tool`):
+    /// the target's kind, its server (an MCP server, or an HTTP tool's URL host) and its
+    /// identity (an MCP tool's raw name, an HTTP tool's declared name), and the model's name.
+    pub fn tool_rows(&self) -> Vec<Value> {
+        self.journal
+            .iter()
+            .filter(|(_, row)| matches!(row, Row::Completed { .. }))
+            .filter_map(|(eid, _)| {
+                let e = self.tool_effects.get(eid)?;
+                let t = &e["target"];
+                let name = |k: &str| t[k].as_str().unwrap_or_default().to_string();
+                let server = match t["kind"].as_str() {
+                    Some("mcp") => json!(name("server")),
+                    Some("http") => {
+                        let url = self.sc.endpoints.get(&format!("http:{}", name("tool")));
+                        let host = url
+                            .and_then(|u| u["url"].as_str())
+                            .and_then(|u| u.parse::<hyper::Uri>().ok())
+                            .and_then(|u| u.host().map(str::to_string));
+                        if self.breaks("tool-row-http-server-is-tool") {
+                            json!(name("tool"))
+                        } else {
+                            json!(host)
+                        }
+                    }
+                    _ => Value::Null,
+                };
+                let tool = if self.breaks("tool-row-names-model-name") {
+                    e["toolName"].clone()
+                } else {
+                    t["tool"].clone()
+                };
+                Some(json!({
+                    "effectId": eid, "kind": t["kind"], "server": server, "tool": tool,
+                    "toolName": e["toolName"], "skill": e.get("skill").cloned().unwrap_or(Value::Null),
+                }))
+            })
+            .collect()
     }
 
     /// The core role: fold an output's TranscriptUpdates (`{keep, entries, length}`, section 6)
