@@ -432,6 +432,26 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "4",
         "an HTTP tool call's row names the tool as its server, not the URL host",
     ),
+    (
+        "compaction-unchecked",
+        "6",
+        "accepts compaction facts naming a call that is no summary of the turn",
+    ),
+    (
+        "context-compacted-not-written",
+        "6",
+        "writes no context.compacted for a compaction",
+    ),
+    (
+        "artifact-event-without-call-id",
+        "4b",
+        "artifact.created does not carry its call's callId",
+    ),
+    (
+        "event-without-source",
+        "log",
+        "records events without their source",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.
@@ -593,6 +613,7 @@ impl Adapter for ReferenceCore {
                     .collect();
                 json!({ "rows": rows })
             }),
+            "events.read" => self.world().map(|w| json!({ "events": lock(w).event_log() })),
             "calls.tool" => self.world().map(|w| json!({ "rows": lock(w).tool_rows() })),
             "approval.list" => self.world().map(|w| {
                 let g = lock(w);

@@ -128,6 +128,10 @@ pub struct World {
     uncertain: BTreeSet<String>,
     /// Tool effects the policy held for a person, by effect id (core role).
     held: BTreeMap<String, Value>,
+    /// Completed-or-not model effects whose intent said `purpose: "summary"` (core role).
+    summaries: BTreeSet<String>,
+    /// The events core wrote of its own (core role): `context.compacted`.
+    pub events: Vec<Value>,
     /// The approval interactions of paused turns (core role): `{id, server?, tool, toolName,
     /// answer}`, the id the effect id.
     pub approvals: Vec<Value>,
@@ -192,6 +196,8 @@ impl World {
             uncertain: BTreeSet::new(),
             held: BTreeMap::new(),
             approvals: Vec::new(),
+            summaries: BTreeSet::new(),
+            events: Vec::new(),
             variant: None,
         }
     }
@@ -609,6 +615,12 @@ impl World {
         let Some(eid) = effect_id(&effect) else {
             return Reply::Err("invalid", "the effect names no effectId".into());
         };
+        if self.core_role
+            && effect["kind"] == "model"
+            && (p["purpose"] == "summary" || effect["purpose"] == "summary")
+        {
+            self.summaries.insert(eid.clone());
+        }
         let hash = p
             .get("requestHash")
             .and_then(Value::as_str)
@@ -826,6 +838,75 @@ impl World {
         true
     }
 
+    /// A compaction's facts: every `summaryEffectIds` a completed summary call of this turn (else
+    /// invalid, and the turn fails); then one `context.compacted` with the facts.
+    fn check_compaction(&mut self, run: usize, facts: &Value) -> Result<(), Reply> {
+        let turn = format!("{}:", self.runs[run].turn_id);
+        let ids: Vec<&str> = facts["summaryEffectIds"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let bad = ids.iter().find(|id| {
+            !(id.starts_with(&turn)
+                && self.summaries.contains(**id)
+                && matches!(self.journal.get(**id), Some(Row::Completed { .. })))
+        });
+        if let (Some(id), false) = (bad, self.breaks("compaction-unchecked")) {
+            return Err(Reply::Err(
+                "invalid",
+                format!("{id} is no completed summary call of this turn"),
+            ));
+        }
+        if !self.breaks("context-compacted-not-written") {
+            let last = ids.last().map(|s| s.to_string());
+            self.events.push(json!({
+                "type": "context.compacted", "source": "harness", "evidence": "checked",
+                "facts": facts, "effectId": last,
+            }));
+        }
+        Ok(())
+    }
+
+    /// The core role: the session's events as the log records them, each with its `source` and
+    /// `evidence`: core's own (`context.compacted`), one `tool.completed` per tool call that
+    /// ended, one `artifact.created` per artifact a run wrote (with its call's `callId`).
+    pub fn event_log(&self) -> Vec<Value> {
+        let mut out = self.events.clone();
+        for r in self.tool_rows() {
+            let call = self
+                .tool_effects
+                .get(r["effectId"].as_str().unwrap_or_default())
+                .map(|e| e.pointer("/context/callId").cloned().unwrap_or(Value::Null));
+            out.push(
+                json!({ "type": "tool.completed", "source": "core", "evidence": "journaled",
+                             "effectId": r["effectId"], "callId": call }),
+            );
+        }
+        for a in self.artifacts.values().filter(|a| a.get("scope").is_none()) {
+            let eid = a["effectId"].as_str().unwrap_or_default();
+            let call = if self.breaks("artifact-event-without-call-id") {
+                Value::Null
+            } else {
+                self.tool_effects
+                    .get(eid)
+                    .and_then(|e| e.pointer("/context/callId").cloned())
+                    .unwrap_or(Value::Null)
+            };
+            out.push(
+                json!({ "type": "artifact.created", "source": "harness", "evidence": "recorded",
+                             "artifactId": a["meta"]["artifactId"], "callId": call }),
+            );
+        }
+        if self.breaks("event-without-source") {
+            for e in &mut out {
+                e.as_object_mut().map(|o| o.remove("source"));
+            }
+        }
+        out
+    }
+
     /// The core role: one row per tool call that ended (`GET /v1/sessions/{id}/calls/tool`):
     /// the target's kind, its server (an MCP server, or an HTTP tool's URL host) and its
     /// identity (an MCP tool's raw name, an HTTP tool's declared name), and the model's name.
@@ -880,6 +961,9 @@ impl World {
                     "limit_exceeded",
                     format!("recordEntryBytes {limit}: a transcript update is {size} bytes"),
                 ));
+            }
+            if let Some(facts) = u.get("compaction").filter(|_| u["kind"] == "compaction") {
+                self.check_compaction(run, facts)?;
             }
             let keep = u["keep"].as_u64().unwrap_or(t.len() as u64) as usize;
             if !self.breaks("transcript-not-folded") {
