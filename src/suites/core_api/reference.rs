@@ -452,6 +452,21 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "log",
         "records events without their source",
     ),
+    (
+        "manifest-instructions-dropped",
+        "3",
+        "TurnStart's manifest lacks the agent's own instructions",
+    ),
+    (
+        "secret-in-turn-start",
+        "3",
+        "sends an environment_secret's value in TurnStart",
+    ),
+    (
+        "memory-index-oldest-first",
+        "3",
+        "lists the memory index oldest first",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.

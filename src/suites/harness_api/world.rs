@@ -116,6 +116,8 @@ pub struct World {
     pub core_role: bool,
     /// The session's memories (core role), by path.
     pub memories: BTreeMap<String, String>,
+    /// The paths of the memories in the order they were last written (core role).
+    memory_order: Vec<String>,
     /// How many times each tool effect was asked while invoking (core role).
     attempts: BTreeMap<String, u64>,
     /// Each tool effect as its intent journaled it (core role): the gate runs only its target.
@@ -189,6 +191,7 @@ impl World {
             mutant: None,
             core_role: false,
             memories: BTreeMap::new(),
+            memory_order: Vec::new(),
             attempts: BTreeMap::new(),
             tool_effects: BTreeMap::new(),
             pinned: None,
@@ -424,13 +427,44 @@ impl World {
             agent["selfWake"] = json!(true);
         }
         start["agent"] = agent;
-        if let Some(access) = a.pointer("/memory/access") {
-            let index: Vec<String> = self
-                .memories
-                .keys()
-                .rev()
-                .map(|p| format!("- {p}"))
+        // The Agent's manifest: its own instructions (the harness section of its version).
+        if let Some(i) = a.get("instructions") {
+            start["manifest"]["instructions"] = if self.breaks("manifest-instructions-dropped") {
+                json!("")
+            } else {
+                i.clone()
+            };
+        }
+        // The session's sandbox: every command's variables, each secret a placeholder.
+        if sandbox {
+            let env: serde_json::Map<String, Value> = a["environment"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| {
+                    let value = match v.get("secret") {
+                        Some(secret) if self.breaks("secret-in-turn-start") => secret.clone(),
+                        Some(_) => json!("nylorun_managed"),
+                        None => v.get("value").cloned().unwrap_or(Value::Null),
+                    };
+                    (k.clone(), value)
+                })
                 .collect();
+            let id = a.get("id").cloned().unwrap_or(json!("scenario-agent"));
+            start["routing"]["sandbox"] =
+                json!({ "ownerId": id, "environmentId": id, "environment": env });
+        }
+        if let Some(access) = a.pointer("/memory/access") {
+            // One line per memory, newest first.
+            let mut order: Vec<&String> = self
+                .memory_order
+                .iter()
+                .filter(|p| self.memories.contains_key(*p))
+                .collect();
+            if !self.breaks("memory-index-oldest-first") {
+                order.reverse();
+            }
+            let index: Vec<String> = order.iter().map(|p| format!("- {p}")).collect();
             start["memory"] = json!({
                 "access": if self.breaks("memory-access-not-passed") { json!("read_write") } else { access.clone() },
                 "instructions": a.pointer("/memory/instructions").cloned().unwrap_or(json!("")),
@@ -666,6 +700,7 @@ impl World {
         } else if self.core_role && effect["kind"] == "tool" {
             self.attempts.insert(eid.clone(), 1);
             self.tool_effects.insert(eid.clone(), effect.clone());
+            let before = self.memories.clone();
             let mut memories = std::mem::take(&mut self.memories);
             let breaks = |r: &str| self.breaks(r);
             let d = super::tools::decide(
@@ -676,6 +711,10 @@ impl World {
                 &mut memories,
                 &super::tools::Knobs { breaks: &breaks },
             );
+            for (path, _) in memories.iter().filter(|(p, v)| before.get(*p) != Some(*v)) {
+                self.memory_order.retain(|q| q != path);
+                self.memory_order.push(path.clone());
+            }
             self.memories = memories;
             match (self.approved(&eid), d) {
                 (Some(true), _) => json!("execute"),
