@@ -467,6 +467,11 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "3",
         "lists the memory index oldest first",
     ),
+    (
+        "versions-any-artifact",
+        "4b",
+        "writes a new version of another session's artifact",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.

@@ -116,6 +116,20 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                     );
                 }
             }
+            // A new version: only of one of the session's own file artifacts.
+            let of = p
+                .get("artifactId")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            if let Some(a) = &of {
+                let own = w
+                    .artifacts
+                    .get(a)
+                    .is_some_and(|x| x["scope"].is_null() || x["scope"] == "session");
+                if !own && !w.breaks("versions-any-artifact") {
+                    return Reply::Err("not_found", format!("artifact {a}"));
+                }
+            }
             let upload = Upload {
                 run: p
                     .get("runId")
@@ -132,6 +146,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 max: 64 << 20,
                 key: p.get("key").and_then(Value::as_str).map(str::to_string),
                 effect,
+                of,
             };
             if let Some(size) = p.get("size").and_then(Value::as_u64) {
                 if size > upload.max && !w.breaks("declared-size-unchecked") {
@@ -230,9 +245,16 @@ pub fn seed(w: &mut World, name: &str, bytes: &[u8], scope: &str) -> Value {
 
 fn commit(w: &mut World, id: &str) -> Reply {
     let u = w.uploads.remove(id).expect("checked");
-    let aid = format!("art-{}", w.artifacts.len() + 1);
+    let (aid, version) = match u
+        .of
+        .as_ref()
+        .and_then(|a| w.artifacts.get(a).map(|x| (a, x)))
+    {
+        Some((a, x)) => (a.clone(), x["meta"]["version"].as_u64().unwrap_or(1) + 1),
+        None => (format!("art-{}", w.artifacts.len() + 1), 1),
+    };
     let meta = json!({
-        "artifactId": aid, "kind": "file", "name": u.name, "version": 1,
+        "artifactId": aid, "kind": "file", "name": u.name, "version": version,
         "contentType": "application/octet-stream", "size": u.bytes.len(),
         "sha256": format!("fnv:{:016x}", crate::hash::fnv1a64(&u.bytes)), "tenantWide": false
     });

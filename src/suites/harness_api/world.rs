@@ -152,6 +152,8 @@ pub struct Upload {
     pub max: u64,
     pub key: Option<String>,
     pub effect: Option<String>,
+    /// The session's own file artifact this upload writes a new version of.
+    pub of: Option<String>,
 }
 
 impl World {
