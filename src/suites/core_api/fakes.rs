@@ -1,7 +1,8 @@
 //! The fake tools hcpspec runs for a core's Tool Gate (docs/core-protocol.md § Fake tools): one
 //! MCP server (JSON-RPC over HTTP POST) and HTTP tools, on loopback, recording every call they
 //! receive. What a tool answers depends on its name: `echo` answers the credential it was sent,
-//! `big` answers `arguments.n` bytes, `fail` fails, any other answers `ok`.
+//! `big` answers `arguments.n` bytes, `fail` fails, `slow` answers after `arguments.ms`
+//! milliseconds, any other answers `ok`.
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -37,6 +38,7 @@ fn body_of(name: &str, args: &Value, credential: &Value) -> Result<Value, String
         ),
         "big" => Ok(json!({ "text": "B".repeat(args["n"].as_u64().unwrap_or(0) as usize) })),
         "fail" => Err("the tool failed on purpose".into()),
+        "slow" => Ok(json!({ "text": "slow answer" })),
         _ => Ok(json!({ "text": "ok" })),
     }
 }
@@ -64,7 +66,7 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
             json!({ "protocolVersion": "2025-06-18", "capabilities": { "tools": {} }, "serverInfo": { "name": "hcpspec-fake", "version": "1" } })
         }
         "tools/list" => {
-            let tools: Vec<Value> = ["echo", "big", "fail", "search"]
+            let tools: Vec<Value> = ["echo", "big", "fail", "slow", "search"]
                 .iter()
                 .map(|n| json!({ "name": n, "inputSchema": { "type": "object" } }))
                 .collect();
@@ -72,6 +74,10 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
         }
         "tools/call" => {
             let name = p["name"].as_str().unwrap_or_default();
+            if name == "slow" {
+                let ms = p["arguments"]["ms"].as_u64().unwrap_or(0).min(10_000);
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            }
             match body_of(name, &p["arguments"], &header(&h, "authorization")) {
                 Ok(b) => json!({ "content": [{ "type": "text", "text": b["text"] }] }),
                 Err(e) => json!({ "isError": true, "content": [{ "type": "text", "text": e }] }),

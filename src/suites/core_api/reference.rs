@@ -472,6 +472,11 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "4b",
         "writes a new version of another session's artifact",
     ),
+    (
+        "undeclared-mcp-server-connected",
+        "5",
+        "connects an MCP server the agent does not declare (a URL)",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.

@@ -152,7 +152,13 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
     };
     let (mut status, mut out) = decided;
     if let Some(f) = out.get("$forward").cloned() {
-        (status, out) = forward(&f).await;
+        // A call in flight at its tool; its cancel route aborts it.
+        tokio::select! {
+            r = forward(&f) => (status, out) = r,
+            _ = notify.notified() => {
+                (status, out) = (200, json!({ "ok": false, "error": { "code": "cancelled", "message": "the call was cancelled" } }));
+            }
+        }
     }
     if hold > 0 && status == 200 {
         tokio::select! {
@@ -266,6 +272,16 @@ fn mcp(g: &World, route: &str, body: &Value) -> Value {
         .pointer("/server/serverName")
         .and_then(Value::as_str)
         .unwrap_or_default();
+    // The core role: a server the agent declares, never a URL.
+    let declared = g.sc.agent["mcpServers"]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|s| s == server));
+    if g.core_role && !declared && !g.breaks("undeclared-mcp-server-connected") {
+        return json!({ "ok": false, "error": { "code": "mcp.unknown-server", "message": "the agent declares no such server" } });
+    }
+    if g.core_role && g.breaks("undeclared-mcp-server-connected") {
+        return json!({ "ok": true, "result": { "tools": [] } });
+    }
     match (route, g.sc.discover.get(server)) {
         ("mcp/list", Some(tools)) => json!({ "ok": true, "result": { "tools": tools } }),
         (_, Some(_)) => json!({ "ok": true, "result": {} }),
