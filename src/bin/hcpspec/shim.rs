@@ -81,6 +81,17 @@ pub fn serve(a: &ShimArgs) -> Result<i32, String> {
             .map_err(|e| format!("stdio: {e}"))?;
         return Ok(exit::OK);
     }
+    let (listener, url) = listen(a, &what)?;
+    let served = match a.transport {
+        Transport::Http => shim::http::serve(listener, service),
+        _ => shim::ws::serve(listener, service),
+    };
+    served.map_err(|e| format!("{url}: {e}"))?;
+    Ok(exit::OK)
+}
+
+/// Bind `--listen` on loopback and say where on stdout's first line (`listening on URL`).
+fn listen(a: &ShimArgs, what: &str) -> Result<(std::net::TcpListener, String), String> {
     let addr = loopback(&a.listen)?;
     let listener =
         std::net::TcpListener::bind(addr).map_err(|e| format!("--listen {addr}: {e}"))?;
@@ -92,12 +103,7 @@ pub fn serve(a: &ShimArgs) -> Result<i32, String> {
     println!("listening on {url}");
     std::io::stdout().flush().map_err(|e| e.to_string())?;
     eprintln!("hcpspec shim: serving {what} on {url}");
-    let served = match a.transport {
-        Transport::Http => shim::http::serve(listener, service),
-        _ => shim::ws::serve(listener, service),
-    };
-    served.map_err(|e| format!("{url}: {e}"))?;
-    Ok(exit::OK)
+    Ok((listener, url))
 }
 
 /// `core:NAME` or `host:NAME`: an embedded target whose shim holds a whole case.
@@ -141,17 +147,7 @@ fn serve_case_target(
         serve::stdio(&mut *make()).map_err(|e| format!("stdio: {e}"))?;
         return Ok(exit::OK);
     }
-    let addr = loopback(&a.listen)?;
-    let listener =
-        std::net::TcpListener::bind(addr).map_err(|e| format!("--listen {addr}: {e}"))?;
-    let bound = listener.local_addr().map_err(|e| e.to_string())?;
-    let url = match a.transport {
-        Transport::Http => format!("http://{bound}"),
-        _ => format!("ws://{bound}/ws"),
-    };
-    println!("listening on {url}");
-    std::io::stdout().flush().map_err(|e| e.to_string())?;
-    eprintln!("hcpspec shim: serving {what} on {url}");
+    let (listener, url) = listen(a, &what)?;
     match a.transport {
         Transport::Http => serve::http(listener, make),
         _ => serve::ws(listener, make),
