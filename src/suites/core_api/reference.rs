@@ -477,6 +477,11 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "5",
         "connects an MCP server the agent does not declare (a URL)",
     ),
+    (
+        "tenant-limits-not-sent",
+        "3",
+        "sends default limits, not the Tenant's",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.

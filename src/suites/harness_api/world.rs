@@ -393,7 +393,9 @@ impl World {
             }
         });
         merge(&mut start, &Value::Object(self.sc.turn.clone()));
-        merge(&mut start["limits"], &Value::Object(self.sc.limits.clone()));
+        if !(self.core_role && self.breaks("tenant-limits-not-sent")) {
+            merge(&mut start["limits"], &Value::Object(self.sc.limits.clone()));
+        }
         // The scenario's turn may not reset what names this segment.
         start["checkpoint"]["turnId"] = json!(turn_id);
         start["checkpoint"]["segment"] = json!(segment);
