@@ -482,6 +482,11 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "3",
         "sends default limits, not the Tenant's",
     ),
+    (
+        "memory-instructions-dropped",
+        "3",
+        "TurnStart's memory lacks the agent's memory instructions",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.

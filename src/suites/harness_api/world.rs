@@ -471,7 +471,7 @@ impl World {
             let index: Vec<String> = order.iter().map(|p| format!("- {p}")).collect();
             start["memory"] = json!({
                 "access": if self.breaks("memory-access-not-passed") { json!("read_write") } else { access.clone() },
-                "instructions": a.pointer("/memory/instructions").cloned().unwrap_or(json!("")),
+                "instructions": if self.breaks("memory-instructions-dropped") { json!("") } else { a.pointer("/memory/instructions").cloned().unwrap_or(json!("")) },
                 "index": index.join("\n"),
             });
         }
