@@ -487,6 +487,11 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "3",
         "TurnStart's memory lacks the agent's memory instructions",
     ),
+    (
+        "upload-bytes-unchecked",
+        "4b",
+        "takes chunks past an upload's maxBytes",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.

@@ -58,6 +58,9 @@ pub struct Scenario {
     /// The core role only: the Tenant's tool policy, `[{server?, tool, answer}]`.
     #[serde(default)]
     pub policy: Vec<Value>,
+    /// The core role only: the artifact file limit in bytes (`maxBytes` of an upload).
+    #[serde(default)]
+    pub file_bytes: Option<u64>,
     /// The core role only: more harness ids core holds a token for (`core.start` answers each).
     #[serde(default)]
     pub other_harnesses: Vec<String>,
