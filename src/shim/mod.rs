@@ -332,7 +332,10 @@ impl Service {
 
 /// Run an axum app on an already bound listener, on a current-thread runtime, until the
 /// process ends (the HTTP and WebSocket servers).
-fn serve_router(listener: std::net::TcpListener, app: axum::Router) -> std::io::Result<()> {
+pub(crate) fn serve_router(
+    listener: std::net::TcpListener,
+    app: axum::Router,
+) -> std::io::Result<()> {
     listener.set_nonblocking(true)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -58,7 +58,7 @@ pub fn http(listener: std::net::TcpListener, make: Make) -> std::io::Result<()> 
             crate::shim::MAX_MESSAGE,
         ))
         .with_state(target);
-    serve_router(listener, app)
+    crate::shim::serve_router(listener, app)
 }
 
 /// Serve WebSocket connections at any path on `listener`: a fresh target per connection.
@@ -90,20 +90,8 @@ pub fn ws(listener: std::net::TcpListener, make: Make) -> std::io::Result<()> {
         ws.max_message_size(crate::shim::MAX_MESSAGE)
             .on_upgrade(move |socket| connection(socket, make))
     }
-    serve_router(
+    crate::shim::serve_router(
         listener,
         axum::Router::new().fallback(upgrade).with_state(make),
     )
-}
-
-fn serve_router(listener: std::net::TcpListener, app: axum::Router) -> std::io::Result<()> {
-    listener.set_nonblocking(true)?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::from_std(listener)?;
-        axum::serve(listener, app).await
-    })
 }

@@ -38,7 +38,7 @@ fn body_of(name: &str, args: &Value, credential: &Value) -> Result<Value, String
         ),
         "big" => Ok(json!({ "text": "B".repeat(args["n"].as_u64().unwrap_or(0) as usize) })),
         "fail" => Err("the tool failed on purpose".into()),
-        "slow" => Ok(json!({ "text": "slow answer" })),
+        "slow" => Ok(json!({ "text": "slow-tool-answer-9b2e" })),
         _ => Ok(json!({ "text": "ok" })),
     }
 }

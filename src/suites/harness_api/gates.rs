@@ -513,8 +513,16 @@ async fn forward(f: &Value) -> (u16, Value) {
     let Ok(req) = req.body(Full::new(Bytes::from(payload.to_string()))) else {
         return gate_error(502, "unavailable", "the tool's URL is not valid");
     };
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .build(hyper_util::client::legacy::connect::HttpConnector::new());
+    type Client = hyper_util::client::legacy::Client<
+        hyper_util::client::legacy::connect::HttpConnector,
+        Full<Bytes>,
+    >;
+    // One client (and its connection pool) for every call the gate forwards.
+    static CLIENT: std::sync::OnceLock<Client> = std::sync::OnceLock::new();
+    let client = CLIENT.get_or_init(|| {
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .build(hyper_util::client::legacy::connect::HttpConnector::new())
+    });
     let resp = match tokio::time::timeout(Duration::from_secs(3), client.request(req)).await {
         Ok(Ok(r)) => r,
         _ => return gate_error(502, "unavailable", "the tool did not answer"),

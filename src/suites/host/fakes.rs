@@ -47,12 +47,10 @@ impl Fakes {
         *self.next.lock().unwrap_or_else(|p| p.into_inner()) = session;
     }
 
-    pub fn last_made(&self) -> Option<Arc<FakeSession>> {
-        self.made
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .last()
-            .cloned()
+    /// How many sessions the rigs made, and the last of them.
+    pub fn made(&self) -> (usize, Option<Arc<FakeSession>>) {
+        let m = self.made.lock().unwrap_or_else(|p| p.into_inner());
+        (m.len(), m.last().cloned())
     }
 
     pub fn rig(self: &Arc<Self>, name: &str) -> Arc<dyn Rig> {

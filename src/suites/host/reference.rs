@@ -97,6 +97,11 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "RigPerTenant routes every tenant to one rig",
     ),
     (
+        "shared-rig-acme-only",
+        "1",
+        "SharedRig serves one tenant's sessions only",
+    ),
+    (
         "compat-id-normalised",
         "1",
         "the compatibility id is trimmed and lower-cased",
@@ -317,6 +322,9 @@ pub enum Rigs {
 impl Rigs {
     fn rig_for(&self, req: &Request, mode: Mode, k: &Knob) -> Result<Arc<dyn Rig>, Refusal> {
         match self {
+            Rigs::Shared(_) if k.breaks("shared-rig-acme-only") && req.tenant_id != "acme" => {
+                Err(Refusal::new("incapable", "the shared rig serves acme only"))
+            }
             Rigs::Shared(r) => Ok(r.clone()),
             Rigs::PerTenant(m) if k.breaks("one-rig-for-all") => m
                 .values()

@@ -101,7 +101,7 @@ impl ReferenceHost {
         let launch = Ctx {
             cancelled: p["launchCancelled"].as_bool().unwrap_or(false),
         };
-        let before = self.fakes.last_made().map(|s| Arc::as_ptr(&s));
+        let (before, _) = self.fakes.made();
         match t.bind(
             launch,
             mode,
@@ -111,10 +111,11 @@ impl ReferenceHost {
         ) {
             Err(r) => Ok(refused(r)),
             Ok(bound) => {
-                let fake = self
-                    .fakes
-                    .last_made()
-                    .filter(|s| Some(Arc::as_ptr(s)) != before);
+                // The fake session this bind made, if the rig made one.
+                let fake = match self.fakes.made() {
+                    (n, last) if n > before => last,
+                    _ => None,
+                };
                 let handle = format!("b{}", self.sessions.len() + 1);
                 let caps = bound.capabilities();
                 self.sessions.insert(
