@@ -350,6 +350,16 @@ impl Exec {
             let _ = conn.tx.send(msg);
             return Ok(("send".into(), json!({ "sent": true })));
         }
+        if let Some(c) = step.get("close") {
+            // A harness that crashes: its connection closes with no goodbye.
+            let on = c.get("on").and_then(Value::as_str).unwrap_or("h");
+            let conn = self
+                .conns
+                .remove(on)
+                .ok_or_else(|| StepError::Broken(format!("no connection `{on}`")))?;
+            let _ = conn.tx.send(Message::Close(None));
+            return Ok(("close".into(), json!({ "closed": true })));
+        }
         if step.get("fakes").is_some() {
             let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner()).clone();
             return Ok(("fakes".into(), json!({ "calls": calls })));

@@ -492,6 +492,67 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "4b",
         "takes chunks past an upload's maxBytes",
     ),
+    (
+        "approval-segment-typed-turn-start",
+        "3",
+        "types the segment after a person answered turn.start, not approval.answer",
+    ),
+    (
+        "input-not-the-message",
+        "3",
+        "TurnStart's checkpoint input is not the message the session was sent",
+    ),
+    (
+        "queued-messages-split",
+        "3",
+        "offers each message that waited in the queue as a turn of its own",
+    ),
+    (
+        "checkpoint-other-session",
+        "3",
+        "TurnStart's checkpoint names another session",
+    ),
+    ("loop-dropped", "3", "drops the harness section's loop"),
+    (
+        "runtime-section-sent",
+        "3",
+        "sends the Agent's runtime section in TurnStart",
+    ),
+    (
+        "fixture-model-text-only",
+        "3",
+        "describes the fixture model as reading text only",
+    ),
+    (
+        "disabled-tool-in-facts",
+        "3",
+        "marks a tool the turn's manifest disables enabled in the MCP facts",
+    ),
+    (
+        "memory-index-unlimited",
+        "3",
+        "lists every memory in the index, past memoryIndexLines",
+    ),
+    (
+        "crashed-call-executes-again",
+        "4",
+        "answers execute again for a sandbox call a crash interrupted",
+    ),
+    (
+        "reserved-names",
+        "4",
+        "routes a call named memory or schedule_wake by its name, not its target",
+    ),
+    (
+        "memory-missing-parameter-accepted",
+        "4",
+        "creates a memory whose create names no file_text",
+    ),
+    (
+        "memory-str-replace-ignored",
+        "4",
+        "answers a memory str_replace without replacing",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.
@@ -623,12 +684,12 @@ impl Adapter for ReferenceCore {
                         g.pinned = Some(h.to_string());
                     }
                 }
-                g.offers.push(if method == "session.open" {
-                    Offer::Turn
+                if method == "session.open" {
+                    g.open_turn(params.get("message").cloned());
                 } else {
-                    Offer::Replay
-                });
-                g.offer();
+                    g.offers.push(Offer::Replay);
+                    g.offer();
+                }
                 json!({ "sessionId": crate::suites::harness_api::world::SESSION })
             }),
             "session.read" => self.world().map(|w| {

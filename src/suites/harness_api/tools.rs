@@ -96,6 +96,13 @@ pub fn decide(
                 );
             }
         }
+        // No name is reserved: the mutant takes a harness call named like a runtime operation
+        // for one the session lacks.
+        "harness"
+            if (k.breaks)("reserved-names") && ["memory", "schedule_wake"].contains(&tool_name) =>
+        {
+            return refuse("tool.unavailable", format!("{tool_name} is core's"));
+        }
         "harness" => return Decision::Execute,
         "runtime" if s("operation") == "schedule_wake" => {
             if (k.breaks)("schedule-wake-executes") {
@@ -211,6 +218,7 @@ fn memory(input: &Value, writable: bool, store: &mut BTreeMap<String, String>, k
             "create" => {
                 let path = path_of("path")?;
                 let text = p("file_text")
+                    .or_else(|| (k.breaks)("memory-missing-parameter-accepted").then_some(""))
                     .ok_or_else(|| failure("invalid", "create: missing parameter file_text"))?;
                 store.insert(path, text.to_string());
                 Ok(json!("created"))
@@ -232,7 +240,9 @@ fn memory(input: &Value, writable: bool, store: &mut BTreeMap<String, String>, k
                 if !text.contains(old) {
                     return Err(failure("invalid", "old_str is not in the memory"));
                 }
-                *text = text.replacen(old, new, 1);
+                if !(k.breaks)("memory-str-replace-ignored") {
+                    *text = text.replacen(old, new, 1);
+                }
                 Ok(json!("replaced"))
             }
             "insert" => {

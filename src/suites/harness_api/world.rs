@@ -141,6 +141,11 @@ pub struct World {
     pub variant: Option<&'static str>,
     /// The scenario is over: runs keep the state they had, whatever the harness does next.
     pub frozen: bool,
+    /// The messages of the turns not offered yet, by offer (core role): a message sent while a
+    /// turn runs waits in the session's queue and joins the next turn's.
+    pub inbox: Vec<(usize, Value)>,
+    /// Each turn's input, kept for the segments offered again (core role).
+    turn_inputs: BTreeMap<String, Value>,
 }
 
 pub struct Upload {
@@ -204,6 +209,8 @@ impl World {
             summaries: BTreeSet::new(),
             events: Vec::new(),
             variant: None,
+            inbox: Vec::new(),
+            turn_inputs: BTreeMap::new(),
         }
     }
 
@@ -283,6 +290,23 @@ impl World {
         }
     }
 
+    /// A message to the session (core role): it opens a new turn, or, sent while a turn runs,
+    /// waits in the session's queue with the others for the next turn (§ 3's `{kind:
+    /// "messages"}`).
+    pub fn open_turn(&mut self, message: Option<Value>) {
+        let queued = self.active_run().is_some()
+            && self.next_offer < self.offers.len()
+            && self.offers.last() == Some(&Offer::Turn)
+            && !self.breaks("queued-messages-split");
+        if !queued {
+            self.offers.push(Offer::Turn);
+        }
+        if let Some(m) = message {
+            self.inbox.push((self.offers.len() - 1, m));
+        }
+        self.offer();
+    }
+
     /// Offer the next run to a waiting lease, when no run is held.
     pub fn offer(&mut self) {
         while self.next_offer < self.offers.len() && self.active_run().is_none() {
@@ -303,6 +327,7 @@ impl World {
             };
             let (conn, req) = self.waiting.remove(pos);
             let kind = self.offers[self.next_offer];
+            let offered = self.next_offer;
             self.next_offer += 1;
             let (turn_id, segment) = match (kind, self.runs.last()) {
                 (Offer::Replay, Some(prev)) => (prev.turn_id.clone(), prev.segment),
@@ -322,7 +347,10 @@ impl World {
             let n = self.runs.len() + 1;
             let id = format!("run-{n}");
             let token = format!("nylorun-rt-{n}-{:x}", fresh());
-            let start = self.turn_start(&turn_id, segment);
+            let mut start = self.turn_start(&turn_id, segment);
+            if self.core_role {
+                self.turn_facts(&mut start, kind, offered);
+            }
             let mut grant = json!({
                 "runId": id, "sessionId": SESSION, "turnId": turn_id, "epoch": n,
                 "token": token, "tokenExpiresAt": "2099-01-01T00:00:00Z"
@@ -404,12 +432,84 @@ impl World {
             start["checkpoint"]["state"] = self.last_state.clone();
         }
         if let Some(m) = &self.mcp_facts {
-            start["mcp"] = m.clone();
+            start["mcp"] = self.mcp_facts_for_turn(m);
         }
         if self.core_role {
             self.agent_facts(&mut start);
         }
         start
+    }
+
+    /// The MCP discovery as a turn sees it (core role): each tool as the server listed it, plus
+    /// `enabled`, false when the turn's manifest (the Agent's `disabled`) disables it (§ 3).
+    fn mcp_facts_for_turn(&self, facts: &Value) -> Value {
+        let mut facts = facts.clone();
+        if !self.core_role {
+            return facts;
+        }
+        let disabled: Vec<&str> = self.sc.agent["disabled"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        for server in facts["servers"].as_array_mut().into_iter().flatten() {
+            let name = server["name"].as_str().unwrap_or_default().to_string();
+            for tool in server["tools"].as_array_mut().into_iter().flatten() {
+                let off = format!("{name}/{}", tool["name"].as_str().unwrap_or_default());
+                let enabled =
+                    !disabled.contains(&off.as_str()) || self.breaks("disabled-tool-in-facts");
+                if tool.is_object() {
+                    tool["enabled"] = json!(enabled);
+                }
+            }
+        }
+        facts
+    }
+
+    /// The core role: what a TurnStart says of the turn and its offer (§ 3): `type`
+    /// (`approval.answer` for the segment after a person answered), the checkpoint's `input`
+    /// (the turn's message, or `{kind: "messages"}` for messages that waited in the queue), the
+    /// harness section's `loop` passed on unread, and never the Agent's runtime section.
+    fn turn_facts(&mut self, start: &mut Value, kind: Offer, offered: usize) {
+        if kind == Offer::Segment && !self.breaks("approval-segment-typed-turn-start") {
+            start["type"] = json!("approval.answer");
+        }
+        let turn = start["checkpoint"]["turnId"].as_str().unwrap_or_default().to_string();
+        if kind == Offer::Turn {
+            let mut messages: Vec<Value> = Vec::new();
+            self.inbox.retain(|(at, m)| {
+                let mine = *at == offered;
+                if mine {
+                    messages.push(m.clone());
+                }
+                !mine
+            });
+            let input = match messages.len() {
+                0 => None,
+                1 => messages.pop(),
+                _ => Some(json!({ "kind": "messages", "messages": messages })),
+            };
+            if let Some(input) = input.filter(|_| !self.breaks("input-not-the-message")) {
+                self.turn_inputs.insert(turn.clone(), input);
+            }
+        }
+        if let Some(input) = self.turn_inputs.get(&turn) {
+            start["checkpoint"]["input"] = input.clone();
+        }
+        if self.breaks("checkpoint-other-session") {
+            start["checkpoint"]["sessionId"] = json!("sess-other");
+        }
+        let a = &self.sc.agent;
+        if let Some(l) = a.get("loop").filter(|_| !self.breaks("loop-dropped")) {
+            start["loop"] = l.clone();
+        }
+        if let (Some(r), true) = (a.get("runtime"), self.breaks("runtime-section-sent")) {
+            start["agent"]["runtime"] = r.clone();
+        }
+        if self.breaks("fixture-model-text-only") {
+            start["model"]["inputs"] = json!(["text"]);
+        }
     }
 
     /// The core role: TurnStart's `agent` and `memory` as the Agent the core started with sets
@@ -468,12 +568,23 @@ impl World {
             if !self.breaks("memory-index-oldest-first") {
                 order.reverse();
             }
+            // Within the Runtime limit memoryIndexLines: the newest kept, truncated when some
+            // were left out.
+            let most = self.sc.limits.get("memoryIndexLines").and_then(Value::as_u64);
+            let truncated = most.is_some_and(|n| order.len() as u64 > n)
+                && !self.breaks("memory-index-unlimited");
+            if let (Some(n), true) = (most, truncated) {
+                order.truncate(n as usize);
+            }
             let index: Vec<String> = order.iter().map(|p| format!("- {p}")).collect();
             start["memory"] = json!({
                 "access": if self.breaks("memory-access-not-passed") { json!("read_write") } else { access.clone() },
                 "instructions": if self.breaks("memory-instructions-dropped") { json!("") } else { a.pointer("/memory/instructions").cloned().unwrap_or(json!("")) },
                 "index": index.join("\n"),
             });
+            if truncated {
+                start["memory"]["truncated"] = json!(true);
+            }
         }
     }
 
@@ -679,10 +790,10 @@ impl World {
                     Reply::Ok(json!({ "status": "uncertain" }))
                 }
                 Row::Waiting { .. } => Reply::Ok(json!({ "status": "pending" })),
-                Row::Executing { .. } if self.interrupted(&eid, &effect) => {
+                Row::Executing { .. } if self.crashed(i, &eid) || self.interrupted(&eid, &effect) => {
                     let outcome = super::tools::failure(
                         "tool.interrupted",
-                        "the call was re-sent past the Runtime limit toolAttempts",
+                        "the call was interrupted: its run ended, or it was re-sent past toolAttempts",
                     );
                     self.journal.insert(
                         eid,
@@ -770,6 +881,16 @@ impl World {
         }
         self.journal.insert(eid, row);
         Reply::Ok(reply)
+    }
+
+    /// A sandbox or harness call still invoking that another run asks for again (core role): the
+    /// run that executed it ended (a crash), so it gets tool.interrupted at once (§ 4).
+    fn crashed(&self, run: usize, eid: &str) -> bool {
+        let kind = self.tool_effects.get(eid).map(|e| &e["target"]["kind"]);
+        self.core_role
+            && kind.is_some_and(|k| k == "sandbox" || k == "harness")
+            && !self.runs[run].executed.contains(eid)
+            && !self.breaks("crashed-call-executes-again")
     }
 
     /// A re-send of a tool call still invoking, past the Runtime limit toolAttempts (the core
@@ -1146,7 +1267,7 @@ impl World {
             }
         }
         Reply::Ok(match &self.mcp_facts {
-            Some(m) => json!({ "mcp": m }),
+            Some(m) => json!({ "mcp": self.mcp_facts_for_turn(m) }),
             None => json!({}),
         })
     }
