@@ -1,5 +1,5 @@
 //! FNV-1a, 64 bits: the one non-cryptographic hash of the crate (case shards, the files of a
-//! pack directory, the case files a result ran). Stable across builds and platforms, so its
+//! pack directory, the case files a result ran), and SHA-256 where spec 004 names it. Stable across builds and platforms, so its
 //! values may be written to results and compared between runs.
 
 const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -47,6 +47,16 @@ pub fn fnv1a_parts(parts: impl IntoIterator<Item = Vec<u8>>) -> String {
     format!("{:016x}", h.finish())
 }
 
+/// SHA-256 as lowercase hex: the content hash spec 004 names (`sha256:<hex>` of a skill's file,
+/// an artifact's `sha256`).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,6 +70,11 @@ mod tests {
         assert_ne!(
             fnv1a_parts([b"ab".to_vec(), b"c".to_vec()]),
             fnv1a_parts([b"a".to_vec(), b"bc".to_vec()])
+        );
+        // FIPS 180-2's "abc".
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
     }
 }

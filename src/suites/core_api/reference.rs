@@ -553,6 +553,51 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "4",
         "answers a memory str_replace without replacing",
     ),
+    (
+        "lease-answers-at-once",
+        "2",
+        "answers a lease at once when no run is offered",
+    ),
+    (
+        "manifest-id-not-its-name",
+        "3",
+        "TurnStart's manifest id is not the manifest's name",
+    ),
+    (
+        "skill-file-hash-wrong",
+        "3",
+        "lists a skill's files with a hash that is not their SHA-256",
+    ),
+    (
+        "sandbox-spec-dropped",
+        "3",
+        "TurnStart's routing lacks the sandbox spec the session pinned",
+    ),
+    (
+        "memory-always-in-turn-start",
+        "3",
+        "sends TurnStart memory when the version sets no harness.memory",
+    ),
+    (
+        "mcp-facts-before-discovery",
+        "3",
+        "sends MCP facts before the session's servers were discovered",
+    ),
+    (
+        "deferred-dropped",
+        "3",
+        "drops the manifest's deferred setting from the MCP facts",
+    ),
+    (
+        "row-skill-unchecked",
+        "4",
+        "a tool call's row names a skill the agent does not have",
+    ),
+    (
+        "tool-completed-without-call-id",
+        "4",
+        "writes tool.completed for a tool effect with no callId",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.

@@ -433,6 +433,8 @@ impl World {
         }
         if let Some(m) = &self.mcp_facts {
             start["mcp"] = self.mcp_facts_for_turn(m);
+        } else if self.core_role && self.breaks("mcp-facts-before-discovery") {
+            start["mcp"] = json!({ "servers": [] });
         }
         if self.core_role {
             self.agent_facts(&mut start);
@@ -441,26 +443,34 @@ impl World {
     }
 
     /// The MCP discovery as a turn sees it (core role): each tool as the server listed it, plus
-    /// `enabled`, false when the turn's manifest (the Agent's `disabled`) disables it (§ 3).
+    /// `enabled`, false when the turn's manifest (the Agent's `disabled`) disables it, and
+    /// `deferred` as the manifest sets it (§ 3).
     fn mcp_facts_for_turn(&self, facts: &Value) -> Value {
         let mut facts = facts.clone();
         if !self.core_role {
             return facts;
         }
-        let disabled: Vec<&str> = self.sc.agent["disabled"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
+        let list = |key: &str| -> Vec<&str> {
+            self.sc.agent[key]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect()
+        };
+        let (disabled, deferred) = (list("disabled"), list("deferred"));
         for server in facts["servers"].as_array_mut().into_iter().flatten() {
             let name = server["name"].as_str().unwrap_or_default().to_string();
             for tool in server["tools"].as_array_mut().into_iter().flatten() {
                 let off = format!("{name}/{}", tool["name"].as_str().unwrap_or_default());
                 let enabled =
                     !disabled.contains(&off.as_str()) || self.breaks("disabled-tool-in-facts");
+                let deferred = deferred.contains(&off.as_str()) && !self.breaks("deferred-dropped");
                 if tool.is_object() {
                     tool["enabled"] = json!(enabled);
+                    if deferred {
+                        tool["deferred"] = json!(true);
+                    }
                 }
             }
         }
@@ -475,7 +485,10 @@ impl World {
         if kind == Offer::Segment && !self.breaks("approval-segment-typed-turn-start") {
             start["type"] = json!("approval.answer");
         }
-        let turn = start["checkpoint"]["turnId"].as_str().unwrap_or_default().to_string();
+        let turn = start["checkpoint"]["turnId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         if kind == Offer::Turn {
             let mut messages: Vec<Value> = Vec::new();
             self.inbox.retain(|(at, m)| {
@@ -512,6 +525,28 @@ impl World {
         }
     }
 
+    /// A skill file's hash as the manifest lists it: `sha256:<hex>` of its bytes.
+    fn file_hash(&self, bytes: &[u8]) -> String {
+        if self.breaks("skill-file-hash-wrong") {
+            return format!("sha256:{:016x}", crate::hash::fnv1a64(bytes));
+        }
+        format!("sha256:{}", crate::hash::sha256_hex(bytes))
+    }
+
+    /// The Agent's skill files (core role): their hash as the manifest lists it, and their text.
+    fn skill_files(&self) -> Vec<(String, String)> {
+        self.sc.agent["skills"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|k| k["files"].as_object().into_iter().flatten())
+            .map(|(_, t)| {
+                let t = t.as_str().unwrap_or_default().to_string();
+                (self.file_hash(t.as_bytes()), t)
+            })
+            .collect()
+    }
+
     /// The core role: TurnStart's `agent` and `memory` as the Agent the core started with sets
     /// them (§ 3).
     fn agent_facts(&self, start: &mut Value) {
@@ -531,6 +566,33 @@ impl World {
             agent["selfWake"] = json!(true);
         }
         start["agent"] = agent;
+        // The manifest version the session runs: its name is the manifest's id.
+        if let Some(name) = a.get("name") {
+            if !self.breaks("manifest-id-not-its-name") {
+                start["manifest"]["id"] = name.clone();
+            }
+            start["definition"] =
+                json!({ "name": name, "version": a.get("version").cloned().unwrap_or(json!(1)) });
+        }
+        // Each skill's name, description and files, a path to `sha256:<hex>` of its bytes.
+        if let Some(skills) = a["skills"].as_array() {
+            let listed: Vec<Value> = skills
+                .iter()
+                .map(|k| {
+                    let files: serde_json::Map<String, Value> = k["files"]
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .map(|(path, text)| {
+                            let bytes = text.as_str().unwrap_or_default().as_bytes();
+                            (path.clone(), json!(self.file_hash(bytes)))
+                        })
+                        .collect();
+                    json!({ "name": k["name"], "description": k["description"], "files": files })
+                })
+                .collect();
+            start["manifest"]["skills"] = json!(listed);
+        }
         // The Agent's manifest: its own instructions (the harness section of its version).
         if let Some(i) = a.get("instructions") {
             start["manifest"]["instructions"] = if self.breaks("manifest-instructions-dropped") {
@@ -557,6 +619,15 @@ impl World {
             let id = a.get("id").cloned().unwrap_or(json!("scenario-agent"));
             start["routing"]["sandbox"] =
                 json!({ "ownerId": id, "environmentId": id, "environment": env });
+            if let Some(spec) = a
+                .get("sandboxSpec")
+                .filter(|_| !self.breaks("sandbox-spec-dropped"))
+            {
+                start["routing"]["sandbox"]["spec"] = spec.clone();
+            }
+        }
+        if a.get("memory").is_none() && self.breaks("memory-always-in-turn-start") {
+            start["memory"] = json!({ "access": "read_write", "instructions": "", "index": "" });
         }
         if let Some(access) = a.pointer("/memory/access") {
             // One line per memory, newest first.
@@ -570,7 +641,11 @@ impl World {
             }
             // Within the Runtime limit memoryIndexLines: the newest kept, truncated when some
             // were left out.
-            let most = self.sc.limits.get("memoryIndexLines").and_then(Value::as_u64);
+            let most = self
+                .sc
+                .limits
+                .get("memoryIndexLines")
+                .and_then(Value::as_u64);
             let truncated = most.is_some_and(|n| order.len() as u64 > n)
                 && !self.breaks("memory-index-unlimited");
             if let (Some(n), true) = (most, truncated) {
@@ -621,6 +696,13 @@ impl World {
         }
         match m {
             "hello" => self.hello(conn, p),
+            "lease"
+                if self.breaks("lease-answers-at-once")
+                    && self.active_run().is_none()
+                    && self.next_offer >= self.offers.len() =>
+            {
+                Reply::Err("unavailable", "no run to offer".into())
+            }
             "lease" => {
                 self.waiting.push((conn, id.clone()));
                 self.offer();
@@ -790,7 +872,9 @@ impl World {
                     Reply::Ok(json!({ "status": "uncertain" }))
                 }
                 Row::Waiting { .. } => Reply::Ok(json!({ "status": "pending" })),
-                Row::Executing { .. } if self.crashed(i, &eid) || self.interrupted(&eid, &effect) => {
+                Row::Executing { .. }
+                    if self.crashed(i, &eid) || self.interrupted(&eid, &effect) =>
+                {
                     let outcome = super::tools::failure(
                         "tool.interrupted",
                         "the call was interrupted: its run ended, or it was re-sent past toolAttempts",
@@ -1039,10 +1123,17 @@ impl World {
     pub fn event_log(&self) -> Vec<Value> {
         let mut out = self.events.clone();
         for r in self.tool_rows() {
-            let call = self
+            let context = self
                 .tool_effects
                 .get(r["effectId"].as_str().unwrap_or_default())
-                .map(|e| e.pointer("/context/callId").cloned().unwrap_or(Value::Null));
+                .map(|e| e["context"].clone())
+                .unwrap_or(Value::Null);
+            // A tool effect needs callId and invocationId, or no tool.completed is written.
+            let ids = context["callId"].is_string() && context["invocationId"].is_string();
+            if !ids && !self.breaks("tool-completed-without-call-id") {
+                continue;
+            }
+            let call = context["callId"].clone();
             out.push(
                 json!({ "type": "tool.completed", "source": "core", "evidence": "journaled",
                              "effectId": r["effectId"], "callId": call }),
@@ -1105,10 +1196,27 @@ impl World {
                 };
                 Some(json!({
                     "effectId": eid, "kind": t["kind"], "server": server, "tool": tool,
-                    "toolName": e["toolName"], "skill": e.get("skill").cloned().unwrap_or(Value::Null),
+                    "toolName": e["toolName"], "skill": self.row_skill(e),
                 }))
             })
             .collect()
+    }
+
+    /// A row's skill: the skill the intent named, when the agent has it.
+    fn row_skill(&self, effect: &Value) -> Value {
+        let Some(skill) = effect.get("skill").and_then(Value::as_str) else {
+            return Value::Null;
+        };
+        let has = self.sc.agent["skills"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|k| k["name"] == skill);
+        if has || self.breaks("row-skill-unchecked") {
+            json!(skill)
+        } else {
+            Value::Null
+        }
     }
 
     /// The core role: fold an output's TranscriptUpdates (`{keep, entries, length}`, section 6)
@@ -1278,7 +1386,18 @@ impl World {
             Err(e) => return e,
         };
         let sha = p.get("sha256").and_then(Value::as_str).unwrap_or_default();
-        let Some(text) = self.sc.files.get(sha).and_then(Value::as_str) else {
+        let skill_file = self
+            .skill_files()
+            .into_iter()
+            .find(|(h, _)| h == sha || h.strip_prefix("sha256:") == Some(sha));
+        let Some(text) = self
+            .sc
+            .files
+            .get(sha)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or(skill_file.map(|(_, t)| t))
+        else {
             return Reply::Err("not_found", format!("no file {sha}"));
         };
         let chunk = self.runs[i].limit("chunkBytes");
