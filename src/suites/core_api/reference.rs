@@ -554,6 +554,11 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "answers a memory str_replace without replacing",
     ),
     (
+        "custom-token-takes-its-runs",
+        "1",
+        "offers a custom harness's runs to a container holding a token for its id",
+    ),
+    (
         "lease-answers-at-once",
         "2",
         "answers a lease at once when no run is offered",
@@ -599,6 +604,9 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "writes tool.completed for a tool effect with no callId",
     ),
 ];
+
+/// Our harness's id, the one a harness token is bound to (§ 1).
+pub const NYLORUN: &str = "nylorun";
 
 /// Allowed variants of the reference core: open points decided otherwise.
 pub const VARIANTS: &[(&str, &str)] = &[
@@ -651,6 +659,10 @@ impl ReferenceCore {
         let mut params = params;
         if params.get("offers").is_none() {
             params["offers"] = json!([]);
+        }
+        // hcpspec plays our harness: the harness token is bound to nylorun (§ 1, "Which token").
+        if params.get("harness").is_none() {
+            params["harness"] = json!(NYLORUN);
         }
         let sc: Scenario = serde_json::from_value(params)
             .map_err(|e| RpcError::new(crate::shim::INVALID_PARAMS, format!("core.start: {e}")))?;

@@ -312,11 +312,15 @@ impl World {
         while self.next_offer < self.offers.len() && self.active_run().is_none() {
             // The core role: a session's runs go only to connections of the harness it pinned.
             let pinned = self.pinned_harness();
+            // A token made for a custom harness id takes none of that harness's runs: they go to
+            // the hosts of its Agents' pods (§ 1), which hcpspec does not play.
+            let custom = pinned != crate::suites::core_api::reference::NYLORUN
+                && !self.breaks("custom-token-takes-its-runs");
             let takes = |c: &Conn| {
                 !c.closed
                     && (!self.core_role
                         || self.breaks("runs-offered-to-any-harness")
-                        || c.harness.as_deref() == Some(pinned.as_str()))
+                        || (c.harness.as_deref() == Some(pinned.as_str()) && !custom))
             };
             let Some(pos) = self
                 .waiting
@@ -1261,10 +1265,16 @@ impl World {
 
     /// The harness the session pinned when it opened (the core role): its Agent's manifest's
     /// harness id (`session.open`'s `harness`), else the start's harness.
+    /// The harness the session pinned: its Agent's manifest's harness.id, else nylorun (the
+    /// harness role: the scenario's harness).
     pub fn pinned_harness(&self) -> String {
-        self.pinned
-            .clone()
-            .unwrap_or_else(|| self.sc.harness.clone())
+        self.pinned.clone().unwrap_or_else(|| {
+            if self.core_role {
+                crate::suites::core_api::reference::NYLORUN.to_string()
+            } else {
+                self.sc.harness.clone()
+            }
+        })
     }
 
     /// `{t: "abort", id}`: the harness cancels one request in flight (a waiting lease).
