@@ -37,6 +37,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 pub const OPERATORS: &[&str] = &[
+    "$count",
     "$regex",
     "$type",
     "$absent",
@@ -240,6 +241,10 @@ pub fn validate(expected: &Value, denials: &Denials) -> Result<(), (String, Stri
                     }
                 }
                 "$not" | "$each" | "$deep" => walk(arg, d, &here)?,
+                "$count" => match arg.as_array().map(Vec::as_slice) {
+                    Some([n, x]) if n.is_u64() => walk(x, d, &format!("{here}/1"))?,
+                    _ => return Err((here, "$count takes [count, expectation]".into())),
+                },
                 "$len" if !arg.is_u64() => return Err((here, "$len takes a count".into())),
                 "$absent" | "$present" if arg != &Value::Bool(true) => {
                     return Err((here, format!("{op} takes true")))
@@ -469,6 +474,21 @@ fn at(e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Result<(), Mismatc
                             Err(miss(path, e, a, format!("has length {n}")))
                         }
                     }
+                    "$count" => {
+                        let Some(items) = v.as_array() else {
+                            return Err(miss(path, e, a, "not an array"));
+                        };
+                        let (want, x) = (arg[0].as_u64(), &arg[1]);
+                        let n = items
+                            .iter()
+                            .filter(|i| trial(d, || at(x, Some(i), d, path)).is_ok())
+                            .count();
+                        if Some(n as u64) == want {
+                            Ok(())
+                        } else {
+                            Err(miss(path, e, a, format!("{n} elements match")))
+                        }
+                    }
                     "$contains" | "$each" => {
                         let Some(items) = v.as_array() else {
                             return Err(miss(path, e, a, "not an array"));
@@ -611,6 +631,11 @@ mod tests {
         assert!(!ok(json!({"$type": "string"}), json!(3)));
         assert!(ok(json!({"$anyOf": [1, 2]}), json!(2)));
         assert!(!ok(json!({"$anyOf": [1, 2]}), json!(3)));
+        let events = json!([{"type": "a", "n": 1}, {"type": "b"}, {"type": "a", "n": 2}]);
+        assert!(ok(json!({"$count": [2, {"type": "a"}]}), events.clone()));
+        assert!(!ok(json!({"$count": [1, {"type": "a"}]}), events.clone()));
+        assert!(ok(json!({"$count": [0, {"type": "c"}]}), events));
+        assert!(!ok(json!({"$count": [0, {"type": "c"}]}), json!({})));
         assert!(ok(
             json!({"$all": [{"$len": 2}, {"$contains": [1]}]}),
             json!([1, 2])

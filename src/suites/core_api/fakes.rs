@@ -30,6 +30,10 @@ fn header(h: &HeaderMap, name: &str) -> Value {
         .map_or(Value::Null, |s| json!(s))
 }
 
+/// The `image` tool's picture: a 1×1 PNG, base64.
+pub const IMAGE_PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
 /// What a tool named `name` answers, given the credential it was sent.
 fn body_of(name: &str, args: &Value, credential: &Value) -> Result<Value, String> {
     match name {
@@ -66,7 +70,7 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
             json!({ "protocolVersion": "2025-06-18", "capabilities": { "tools": {} }, "serverInfo": { "name": "hcpspec-fake", "version": "1" } })
         }
         "tools/list" => {
-            let tools: Vec<Value> = ["echo", "big", "fail", "slow", "search"]
+            let tools: Vec<Value> = ["echo", "big", "fail", "slow", "search", "image"]
                 .iter()
                 .map(|n| json!({ "name": n, "inputSchema": { "type": "object" } }))
                 .collect();
@@ -79,6 +83,11 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
                 tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
             }
             match body_of(name, &p["arguments"], &header(&h, "authorization")) {
+                // An image part: its bytes as base64, as MCP sends them.
+                Ok(_) if name == "image" => json!({ "content": [
+                    { "type": "text", "text": "a picture" },
+                    { "type": "image", "data": IMAGE_PNG, "mimeType": "image/png" }
+                ] }),
                 Ok(b) => json!({ "content": [{ "type": "text", "text": b["text"] }] }),
                 Err(e) => json!({ "isError": true, "content": [{ "type": "text", "text": e }] }),
             }

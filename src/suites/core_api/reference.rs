@@ -599,6 +599,92 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "a tool call's row names a skill the agent does not have",
     ),
     (
+        "schemas-not-strict",
+        "11",
+        "answers a request with a member its schema lacks",
+    ),
+    (
+        "required-members-unchecked",
+        "0",
+        "answers a request that lacks a member its schema requires",
+    ),
+    (
+        "outputs-exported",
+        "3",
+        "exports an outputs artifact at a completed turn's end",
+    ),
+    (
+        "memory-access-flips",
+        "3",
+        "TurnStart's memory access changes from one turn to the next",
+    ),
+    (
+        "memory-index-without-description",
+        "3",
+        "leaves a memory's frontmatter description out of its index line",
+    ),
+    (
+        "server-instructions-cut",
+        "3",
+        "cuts an MCP server's instructions in the facts",
+    ),
+    (
+        "limit-defaults-wrong",
+        "3",
+        "sends a chunkBytes default other than 16 MiB",
+    ),
+    (
+        "record-entry-ceiling-unchecked",
+        "3",
+        "lets a Tenant's recordEntryBytes pass its 960 KiB ceiling",
+    ),
+    (
+        "tool-attempts-default-5",
+        "4",
+        "counts re-sends up to 5 when the Tenant sets no toolAttempts",
+    ),
+    (
+        "other-runtime-operation-executes",
+        "4",
+        "answers execute for a runtime operation other than schedule_wake and memory",
+    ),
+    (
+        "tool-completed-per-attempt",
+        "4",
+        "writes a tool.completed for every intent of a re-sent call",
+    ),
+    (
+        "model-json-repaired",
+        "5",
+        "closes the JSON a model's text left open",
+    ),
+    (
+        "failure-without-retryable",
+        "5",
+        "answers a model failure without retryable",
+    ),
+    ("tool-result-shaped", "5", "cuts a tool result's long text"),
+    (
+        "binary-parts-dropped",
+        "5",
+        "drops an MCP answer's image part",
+    ),
+    (
+        "compaction-parsed-from-entries",
+        "6",
+        "writes context.compacted for an unmarked edit whose entries hold a compaction",
+    ),
+    (
+        "summary-message-recorded",
+        "6",
+        "records message.assistant for a summary call",
+    ),
+    (
+        "compaction-without-step",
+        "6",
+        "writes context.compacted without the last summary call's step",
+    ),
+    (
         "tool-completed-without-call-id",
         "4",
         "writes tool.completed for a tool effect with no callId",

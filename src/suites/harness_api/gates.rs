@@ -305,6 +305,19 @@ fn model(g: &mut World, key: &str, body: &Value) -> (u16, Value, u64) {
             0,
         );
     };
+    // The fixture model answers a failure: {kind: "failed", code, message, retryable}.
+    if let Some(f) = &reply.failure {
+        let mut failure = json!({
+            "kind": "failed",
+            "code": f.get("code").cloned().unwrap_or(json!("provider_error")),
+            "message": f.get("message").cloned().unwrap_or(json!("the model failed")),
+            "retryable": f.get("retryable").cloned().unwrap_or(json!(false)),
+        });
+        if g.breaks("failure-without-retryable") {
+            failure.as_object_mut().map(|o| o.remove("retryable"));
+        }
+        return (200, json!({ "outcome": failure }), reply.hold_ms);
+    }
     let offered = body
         .pointer("/call/tools")
         .and_then(Value::as_array)
@@ -343,6 +356,14 @@ fn model(g: &mut World, key: &str, body: &Value) -> (u16, Value, u64) {
         }
     }
     if let Some(t) = &reply.text {
+        // It repairs no JSON; the mutant closes what the model left open.
+        let mut t = t.clone();
+        if g.breaks("model-json-repaired")
+            && t.starts_with('{')
+            && serde_json::from_str::<Value>(&t).is_err()
+        {
+            t.push_str("]}");
+        }
         blocks.push(json!({ "type": "text", "text": t }));
     }
     let finish = if blocks.iter().any(|b| b["type"] == "tool-call") {
@@ -471,6 +492,8 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
             "passKey": !g.breaks("key-not-passed-to-tool"),
             "redact": !g.breaks("credential-echo-passed"),
             "failureIsError": g.breaks("tool-failure-as-gate-error"),
+            "shape": g.breaks("tool-result-shaped"),
+            "dropBinary": g.breaks("binary-parts-dropped"),
         } }),
         0,
     )
@@ -553,7 +576,19 @@ async fn forward(f: &Value) -> (u16, Value) {
     if f["redact"] == true && !credential.is_empty() {
         text = text.replace(credential, "[redacted]");
     }
-    let answer: Value = serde_json::from_str(&text).unwrap_or(json!(text));
+    let mut answer: Value = serde_json::from_str(&text).unwrap_or(json!(text));
+    // Mutants: a gate that shapes results (cuts long text), or drops binary parts.
+    if f["shape"] == true {
+        answer = cut_texts(&answer, 65_536);
+    }
+    if f["dropBinary"] == true {
+        if let Some(c) = answer
+            .pointer_mut("/result/content")
+            .and_then(Value::as_array_mut)
+        {
+            c.retain(|p| p["type"] == "text");
+        }
+    }
     let (ok, result) = if mcp {
         let r = &answer["result"];
         (
@@ -574,6 +609,22 @@ async fn forward(f: &Value) -> (u16, Value) {
             200,
             json!({ "ok": false, "error": { "code": "tool.failed", "message": "the tool failed", "detail": result } }),
         ),
+    }
+}
+
+/// Every string longer than `most` characters, cut to it (a mutant's shaping).
+fn cut_texts(v: &Value, most: usize) -> Value {
+    match v {
+        Value::String(s) if s.chars().count() > most => {
+            json!(s.chars().take(most).collect::<String>())
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| cut_texts(x, most)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), cut_texts(x, most)))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 

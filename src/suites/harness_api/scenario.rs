@@ -132,6 +132,9 @@ pub struct ModelReply {
     /// Answer this late (unless the call is cancelled first).
     #[serde(default)]
     pub hold_ms: u64,
+    /// Answer a failure instead: `{code?, message?, retryable?}` (the core role's fixture model).
+    #[serde(default)]
+    pub failure: Option<Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

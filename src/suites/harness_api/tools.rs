@@ -130,6 +130,7 @@ pub fn decide(
                 k,
             ));
         }
+        "runtime" if (k.breaks)("other-runtime-operation-executes") => return Decision::Execute,
         _ if !(k.breaks)("no-target-executes") => {
             return refuse(
                 "tool.unavailable",

@@ -146,6 +146,8 @@ pub struct World {
     pub inbox: Vec<(usize, Value)>,
     /// Each turn's input, kept for the segments offered again (core role).
     turn_inputs: BTreeMap<String, Value>,
+    /// Each model effect's step (its invocationId) and timing, by effect id (core role).
+    model_calls: BTreeMap<String, Value>,
 }
 
 pub struct Upload {
@@ -211,6 +213,7 @@ impl World {
             variant: None,
             inbox: Vec::new(),
             turn_inputs: BTreeMap::new(),
+            model_calls: BTreeMap::new(),
         }
     }
 
@@ -288,6 +291,39 @@ impl World {
                 self.end_run(i, "connection.lost");
             }
         }
+    }
+
+    /// The core role: v5's schemas are strict, and a request lacks none of the members § 2–4b
+    /// print without `?` (the requests whose members are all printed).
+    fn params_problem(&self, m: &str, p: &Value) -> Option<String> {
+        let (required, optional): (&[&str], &[&str]) = match m {
+            "lease" => (&[], &[]),
+            "lease.renew" | "transcript.read" => (&["runId"], &[]),
+            "lease.release" => (&["runId", "reason"], &[]),
+            "effect.intent" => (&["runId", "effect", "requestHash"], &["purpose"]),
+            "effect.outcome" => (&["runId", "effectId"], &["value", "error"]),
+            "session.mcp" => (&["runId", "diagnostics"], &["snapshot"]),
+            "definition.file" => (&["runId", "sha256"], &["offset", "length"]),
+            "artifact.read" => (&["runId", "artifactId"], &["version", "offset", "length"]),
+            _ => return None,
+        };
+        let Some(o) = p.as_object() else {
+            return Some(format!("{m}: params must be an object"));
+        };
+        if let Some(k) = o
+            .keys()
+            .find(|k| !required.contains(&k.as_str()) && !optional.contains(&k.as_str()))
+        {
+            if !self.breaks("schemas-not-strict") {
+                return Some(format!("{m}: unknown member {k}"));
+            }
+        }
+        if let Some(k) = required.iter().find(|k| !o.contains_key(**k)) {
+            if !self.breaks("required-members-unchecked") {
+                return Some(format!("{m}: missing member {k}"));
+            }
+        }
+        None
     }
 
     /// A message to the session (core role): it opens a new turn, or, sent while a turn runs,
@@ -428,6 +464,20 @@ impl World {
         if !(self.core_role && self.breaks("tenant-limits-not-sent")) {
             merge(&mut start["limits"], &Value::Object(self.sc.limits.clone()));
         }
+        if self.core_role {
+            if self.breaks("limit-defaults-wrong") && !self.sc.limits.contains_key("chunkBytes") {
+                start["limits"]["chunkBytes"] = json!(8_388_608);
+            }
+            // recordEntryBytes' default is its ceiling: a Tenant's larger limit is held to it.
+            let ceiling = 983_040;
+            if start["limits"]["recordEntryBytes"]
+                .as_u64()
+                .is_some_and(|n| n > ceiling)
+                && !self.breaks("record-entry-ceiling-unchecked")
+            {
+                start["limits"]["recordEntryBytes"] = json!(ceiling);
+            }
+        }
         // The scenario's turn may not reset what names this segment.
         start["checkpoint"]["turnId"] = json!(turn_id);
         start["checkpoint"]["segment"] = json!(segment);
@@ -465,6 +515,12 @@ impl World {
         let (disabled, deferred) = (list("disabled"), list("deferred"));
         for server in facts["servers"].as_array_mut().into_iter().flatten() {
             let name = server["name"].as_str().unwrap_or_default().to_string();
+            if let (Some(i), true) = (
+                server["instructions"].as_str(),
+                self.breaks("server-instructions-cut"),
+            ) {
+                server["instructions"] = json!(i.chars().take(4096).collect::<String>());
+            }
             for tool in server["tools"].as_array_mut().into_iter().flatten() {
                 let off = format!("{name}/{}", tool["name"].as_str().unwrap_or_default());
                 let enabled =
@@ -527,6 +583,19 @@ impl World {
         if self.breaks("fixture-model-text-only") {
             start["model"]["inputs"] = json!(["text"]);
         }
+    }
+
+    /// A memory's `description` from its frontmatter (`---` lines at its head), if any.
+    fn memory_description(&self, path: &str) -> Option<String> {
+        let text = self.memories.get(path)?;
+        let mut lines = text.lines();
+        if lines.next()?.trim() != "---" {
+            return None;
+        }
+        lines
+            .take_while(|l| l.trim() != "---")
+            .find_map(|l| l.strip_prefix("description:"))
+            .map(|d| d.trim().to_string())
     }
 
     /// A skill file's hash as the manifest lists it: `sha256:<hex>` of its bytes.
@@ -655,9 +724,22 @@ impl World {
             if let (Some(n), true) = (most, truncated) {
                 order.truncate(n as usize);
             }
-            let index: Vec<String> = order.iter().map(|p| format!("- {p}")).collect();
+            let index: Vec<String> = order
+                .iter()
+                .map(|p| match self.memory_description(p) {
+                    Some(d) if !self.breaks("memory-index-without-description") => {
+                        format!("- {p} — {d}")
+                    }
+                    _ => format!("- {p}"),
+                })
+                .collect();
             start["memory"] = json!({
-                "access": if self.breaks("memory-access-not-passed") { json!("read_write") } else { access.clone() },
+                "access": match (self.breaks("memory-access-not-passed"), self.breaks("memory-access-flips") && self.turns > 1) {
+                    (true, _) => json!("read_write"),
+                    (_, true) if access == "read_only" => json!("read_write"),
+                    (_, true) => json!("read_only"),
+                    _ => access.clone(),
+                },
                 "instructions": if self.breaks("memory-instructions-dropped") { json!("") } else { a.pointer("/memory/instructions").cloned().unwrap_or(json!("")) },
                 "index": index.join("\n"),
             });
@@ -697,6 +779,11 @@ impl World {
         let hello = self.conns.get(&conn).is_some_and(|c| c.hello);
         if m != "hello" && !hello {
             return Reply::Err("invalid", "hello must be the first request".into());
+        }
+        if self.core_role {
+            if let Some(why) = self.params_problem(m, p) {
+                return Reply::Err("invalid", why);
+            }
         }
         match m {
             "hello" => self.hello(conn, p),
@@ -856,6 +943,16 @@ impl World {
         {
             self.summaries.insert(eid.clone());
         }
+        if self.core_role && effect["kind"] == "model" && !self.model_calls.contains_key(&eid) {
+            let step = effect
+                .pointer("/context/invocationId")
+                .cloned()
+                .unwrap_or(Value::Null);
+            self.model_calls.insert(
+                eid.clone(),
+                json!({ "step": step, "startedAt": self.now() }),
+            );
+        }
         let hash = p
             .get("requestHash")
             .and_then(Value::as_str)
@@ -992,7 +1089,11 @@ impl World {
             .limits
             .get("toolAttempts")
             .and_then(Value::as_u64)
-            .unwrap_or(3);
+            .unwrap_or(if self.breaks("tool-attempts-default-5") {
+                5
+            } else {
+                3
+            });
         let n = self.attempts.entry(eid.to_string()).or_insert(1);
         *n += 1;
         *n > limit
@@ -1113,9 +1214,16 @@ impl World {
         }
         if !self.breaks("context-compacted-not-written") {
             let last = ids.last().map(|s| s.to_string());
+            let call = last
+                .as_ref()
+                .and_then(|id| self.model_calls.get(id))
+                .filter(|_| !self.breaks("compaction-without-step"))
+                .cloned()
+                .unwrap_or(Value::Null);
             self.events.push(json!({
                 "type": "context.compacted", "source": "harness", "evidence": "checked",
                 "facts": facts, "effectId": last,
+                "step": call["step"], "timing": { "startedAt": call["startedAt"], "endedAt": call["endedAt"] },
             }));
         }
         Ok(())
@@ -1138,6 +1246,17 @@ impl World {
                 continue;
             }
             let call = context["callId"].clone();
+            let eid = r["effectId"].as_str().unwrap_or_default();
+            let times = match self.breaks("tool-completed-per-attempt") {
+                true => self.attempts.get(eid).copied().unwrap_or(1),
+                false => 1,
+            };
+            for _ in 1..times {
+                out.push(
+                    json!({ "type": "tool.completed", "source": "core", "evidence": "journaled",
+                             "effectId": r["effectId"], "callId": call }),
+                );
+            }
             out.push(
                 json!({ "type": "tool.completed", "source": "core", "evidence": "journaled",
                              "effectId": r["effectId"], "callId": call }),
@@ -1240,6 +1359,12 @@ impl World {
             }
             if let Some(facts) = u.get("compaction").filter(|_| u["kind"] == "compaction") {
                 self.check_compaction(run, facts)?;
+            } else if self.breaks("compaction-parsed-from-entries")
+                && u["entries"]
+                    .as_array()
+                    .is_some_and(|e| e.iter().any(|x| x["kind"] == "compaction"))
+            {
+                self.events.push(json!({ "type": "context.compacted", "source": "harness", "evidence": "checked" }));
             }
             let keep = u["keep"].as_u64().unwrap_or(t.len() as u64) as usize;
             if !self.breaks("transcript-not-folded") {
@@ -1263,8 +1388,6 @@ impl World {
         m
     }
 
-    /// The harness the session pinned when it opened (the core role): its Agent's manifest's
-    /// harness id (`session.open`'s `harness`), else the start's harness.
     /// The harness the session pinned: its Agent's manifest's harness.id, else nylorun (the
     /// harness role: the scenario's harness).
     pub fn pinned_harness(&self) -> String {
@@ -1366,6 +1489,13 @@ impl World {
                         outcome: value.clone(),
                     },
                 );
+                let at = self.now();
+                if let Some(c) = self.model_calls.get_mut(eid) {
+                    c["endedAt"] = json!(at);
+                }
+                if self.summaries.contains(eid) && self.breaks("summary-message-recorded") {
+                    self.events.push(json!({ "type": "message.assistant", "source": "harness", "evidence": "claimed", "effectId": eid }));
+                }
                 if self.breaks("outcome-answer-empty") {
                     return Reply::Ok(json!({ "status": "completed" }));
                 }
@@ -1459,6 +1589,9 @@ impl World {
             .filter(|_| !self.breaks("state-not-returned"))
         {
             self.last_state = s.clone();
+        }
+        if self.breaks("outputs-exported") && p["type"] == "turn.completed" {
+            self.events.push(json!({ "type": "artifact.created", "source": "core", "evidence": "recorded", "name": "outputs" }));
         }
         self.end_run(i, "output");
         if self.breaks("output-without-cursor") {
