@@ -256,7 +256,7 @@ impl Exec {
             let p = json!({
                 "api": h.get("api").cloned().unwrap_or(json!(5)),
                 "name": h.get("name").cloned().unwrap_or(json!(name.unwrap_or_default())),
-                "version": "hcpspec", "features": {}
+                "version": "hcpspec", "features": h.get("features").cloned().unwrap_or(json!({}))
             });
             let on = h
                 .get("as")

@@ -599,6 +599,51 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "a tool call's row names a skill the agent does not have",
     ),
     (
+        "flow-turn-with-agent",
+        "3",
+        "sends an agent in a flow's TurnStart",
+    ),
+    (
+        "flow-turn-with-model",
+        "3",
+        "sends a model in a flow's TurnStart",
+    ),
+    (
+        "model-without-tenant-model",
+        "3",
+        "sends a model in TurnStart when the Tenant has none",
+    ),
+    (
+        "trace-dropped",
+        "3",
+        "drops the turn's trace context from TurnStart",
+    ),
+    (
+        "root-manifest-dropped",
+        "3",
+        "TurnStart's routing lacks rootManifest",
+    ),
+    (
+        "plugin-dropped-from-skills",
+        "3",
+        "lists a plugin's skill without its plugin",
+    ),
+    (
+        "row-plugin-dropped",
+        "4",
+        "a tool call's row lacks the plugin that brought its server",
+    ),
+    (
+        "workspace-without-feature-served",
+        "10",
+        "serves a session sandbox route through a harness that declared no features.workspace",
+    ),
+    (
+        "lost-run-still-running",
+        "1",
+        "keeps a run whose connection was lost running at the gates",
+    ),
+    (
         "schemas-not-strict",
         "11",
         "answers a request with a member its schema lacks",
@@ -691,6 +736,38 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// The Agent's plugins (`core.start`'s `agent.plugins: [{name, version?, skills, mcpServers}]`)
+/// folded into the Agent: their skills carry `plugin: {name, version?}`, their servers are
+/// declared, and `pluginServers` maps each server to its plugin (§ 3, § 4's rows).
+fn flatten_plugins(agent: &mut Value) {
+    let Some(plugins) = agent.get("plugins").and_then(Value::as_array).cloned() else {
+        return;
+    };
+    for p in plugins {
+        let mut plugin = json!({ "name": p["name"] });
+        if let Some(v) = p.get("version") {
+            plugin["version"] = v.clone();
+        }
+        for mut skill in p["skills"].as_array().cloned().unwrap_or_default() {
+            skill["plugin"] = plugin.clone();
+            push(agent, "skills", skill);
+        }
+        for server in p["mcpServers"].as_array().cloned().unwrap_or_default() {
+            if let Some(s) = server.as_str() {
+                agent["pluginServers"][s] = plugin.clone();
+            }
+            push(agent, "mcpServers", server);
+        }
+    }
+}
+
+fn push(v: &mut Value, key: &str, item: Value) {
+    if !v[key].is_array() {
+        v[key] = json!([]);
+    }
+    v[key].as_array_mut().expect("array").push(item);
+}
+
 /// Our harness's id, the one a harness token is bound to (§ 1).
 pub const NYLORUN: &str = "nylorun";
 
@@ -745,6 +822,9 @@ impl ReferenceCore {
         let mut params = params;
         if params.get("offers").is_none() {
             params["offers"] = json!([]);
+        }
+        if let Some(agent) = params.get_mut("agent") {
+            flatten_plugins(agent);
         }
         // hcpspec plays our harness: the harness token is bound to nylorun (§ 1, "Which token").
         if params.get("harness").is_none() {
@@ -828,7 +908,13 @@ impl Adapter for ReferenceCore {
                     }
                 }
                 if method == "session.open" {
-                    g.open_turn(params.get("message").cloned());
+                    let mut opts = serde_json::Map::new();
+                    for k in ["flow", "traceparent", "tracestate"] {
+                        if let Some(v) = params.get(k) {
+                            opts.insert(k.into(), v.clone());
+                        }
+                    }
+                    g.open_turn(params.get("message").cloned(), Value::Object(opts));
                 } else {
                     g.offers.push(Offer::Replay);
                     g.offer();
@@ -898,6 +984,23 @@ impl Adapter for ReferenceCore {
                     &bytes,
                     params["scope"].as_str().unwrap_or("session"),
                 )
+            }),
+            "workspace.route" => self.world().map(|w| {
+                // A session sandbox route of the Runtime API: served by the session's harness
+                // when it declared features.workspace, else 503 (§ 10).
+                let mut g = lock(w);
+                let op = params["op"].as_str().unwrap_or("read").to_string();
+                let conn = g.active_run().map(|r| r.conn);
+                let served = conn.and_then(|c| g.conns.get(&c)).is_some_and(|c| c.workspace)
+                    || g.breaks("workspace-without-feature-served");
+                match (conn, served) {
+                    (Some(c), true) => {
+                        let id = g.next_id();
+                        g.send(c, json!({ "t": "req", "id": id, "m": format!("workspace.{op}"), "p": params.get("p").cloned().unwrap_or(json!({})) }));
+                        json!({ "status": 200 })
+                    }
+                    _ => json!({ "status": 503 }),
+                }
             }),
             "tenant.close" => self.world().map(|w| {
                 lock(w).tenant_closed = true;

@@ -97,6 +97,7 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
                 heard: Instant::now(),
                 closed: false,
                 harness: credential.clone(),
+                workspace: false,
             },
         );
         (g.sc.timers.ping_ms, g.sc.timers.drop_ms)

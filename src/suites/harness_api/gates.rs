@@ -216,7 +216,14 @@ fn decide(
     let Some(i) = run else {
         return deny(gate_error(401, "unauthorized", "no run token"));
     };
-    if g.runs[i].ended.is_some() && !g.breaks("no-run-stale") {
+    let lost = g.runs[i]
+        .ended
+        .as_ref()
+        .is_some_and(|e| e.1 == "connection.lost");
+    if g.runs[i].ended.is_some()
+        && !g.breaks("no-run-stale")
+        && !(lost && g.breaks("lost-run-still-running"))
+    {
         return deny(gate_error(409, "run_stale", "the run is over"));
     }
     if auth != "current" && !g.breaks("any-gate-token") {

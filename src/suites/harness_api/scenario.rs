@@ -64,6 +64,9 @@ pub struct Scenario {
     /// The core role only: more harness ids core holds a token for (`core.start` answers each).
     #[serde(default)]
     pub other_harnesses: Vec<String>,
+    /// The core role only: the Tenant has no model (TurnStart carries no `model`).
+    #[serde(default)]
+    pub no_model: bool,
     /// The core role only: where the Tool Gate reaches each tool, by target (`mcp:SERVER`,
     /// `http:TOOL`): `{url, credential}`. A tool with none answers from `tools`.
     #[serde(default)]

@@ -25,6 +25,8 @@ pub struct Conn {
     pub closed: bool,
     /// The harness id the connection's token is bound to.
     pub harness: Option<String>,
+    /// Its hello declared features.workspace (§ 10).
+    pub workspace: bool,
 }
 
 pub struct Run {
@@ -148,6 +150,10 @@ pub struct World {
     turn_inputs: BTreeMap<String, Value>,
     /// Each model effect's step (its invocationId) and timing, by effect id (core role).
     model_calls: BTreeMap<String, Value>,
+    /// What `session.open` said of the turn it opens, by offer, then by turn (core role):
+    /// `{flow?, traceparent?, tracestate?}`.
+    turn_opts: BTreeMap<usize, Value>,
+    turn_meta: BTreeMap<String, Value>,
 }
 
 pub struct Upload {
@@ -214,6 +220,8 @@ impl World {
             inbox: Vec::new(),
             turn_inputs: BTreeMap::new(),
             model_calls: BTreeMap::new(),
+            turn_opts: BTreeMap::new(),
+            turn_meta: BTreeMap::new(),
         }
     }
 
@@ -329,7 +337,7 @@ impl World {
     /// A message to the session (core role): it opens a new turn, or, sent while a turn runs,
     /// waits in the session's queue with the others for the next turn (§ 3's `{kind:
     /// "messages"}`).
-    pub fn open_turn(&mut self, message: Option<Value>) {
+    pub fn open_turn(&mut self, message: Option<Value>, opts: Value) {
         let queued = self.active_run().is_some()
             && self.next_offer < self.offers.len()
             && self.offers.last() == Some(&Offer::Turn)
@@ -339,6 +347,9 @@ impl World {
         }
         if let Some(m) = message {
             self.inbox.push((self.offers.len() - 1, m));
+        }
+        if opts.as_object().is_some_and(|o| !o.is_empty()) {
+            self.turn_opts.insert(self.offers.len() - 1, opts);
         }
         self.offer();
     }
@@ -566,6 +577,39 @@ impl World {
             if let Some(input) = input.filter(|_| !self.breaks("input-not-the-message")) {
                 self.turn_inputs.insert(turn.clone(), input);
             }
+            if let Some(o) = self.turn_opts.remove(&offered) {
+                self.turn_meta.insert(turn.clone(), o);
+            }
+        }
+        // A flow's turn (session.open's flow): engine flow, no agent and no model (§ 3).
+        let meta = self.turn_meta.get(&turn).cloned().unwrap_or(Value::Null);
+        if meta["flow"] == true {
+            start["engine"] = json!("flow");
+            let o = start.as_object_mut().expect("object");
+            if !self.breaks("flow-turn-with-agent") {
+                o.remove("agent");
+            }
+            if !self.breaks("flow-turn-with-model") {
+                o.remove("model");
+            }
+        }
+        if self.sc.no_model && !self.breaks("model-without-tenant-model") {
+            start.as_object_mut().expect("object").remove("model");
+        }
+        // The turn's W3C trace context, when it has one.
+        if let Some(tp) = meta
+            .get("traceparent")
+            .filter(|_| !self.breaks("trace-dropped"))
+        {
+            start["trace"] = json!({ "traceparent": tp });
+            if let Some(ts) = meta.get("tracestate") {
+                start["trace"]["tracestate"] = ts.clone();
+            }
+        }
+        if self.breaks("root-manifest-dropped") {
+            start["routing"]
+                .as_object_mut()
+                .map(|o| o.remove("rootManifest"));
         }
         if let Some(input) = self.turn_inputs.get(&turn) {
             start["checkpoint"]["input"] = input.clone();
@@ -661,7 +705,11 @@ impl World {
                             (path.clone(), json!(self.file_hash(bytes)))
                         })
                         .collect();
-                    json!({ "name": k["name"], "description": k["description"], "files": files })
+                    let mut skill = json!({ "name": k["name"], "description": k["description"], "files": files });
+                    if let Some(p) = k.get("plugin").filter(|_| !self.breaks("plugin-dropped-from-skills")) {
+                        skill["plugin"] = p.clone();
+                    }
+                    skill
                 })
                 .collect();
             start["manifest"]["skills"] = json!(listed);
@@ -864,6 +912,7 @@ impl World {
         }
         if let Some(c) = self.conns.get_mut(&conn) {
             c.hello = true;
+            c.workspace = p.pointer("/features/workspace") == Some(&json!(true));
         }
         let tenant = if self.decides("other-ids") {
             "t_8f3a"
@@ -990,7 +1039,18 @@ impl World {
                     Reply::Ok(json!({ "status": "completed", "outcome": outcome }))
                 }
                 Row::Executing { .. } => {
+                    // A previous owner left this call running at a gate: the new owner rejoins.
+                    let rejoin = self.core_role
+                        && !self.runs[i].executed.contains(&eid)
+                        && self.log.iter().any(|e| {
+                            e["via"] == "gate"
+                                && e["key"] == eid.as_str()
+                                && e.get("status").is_none()
+                        });
                     self.runs[i].executed.insert(eid);
+                    if rejoin {
+                        return Reply::Ok(json!({ "status": "execute", "rejoin": true }));
+                    }
                     Reply::Ok(json!({ "status": "execute" }))
                 }
             };
@@ -1319,10 +1379,28 @@ impl World {
                 };
                 Some(json!({
                     "effectId": eid, "kind": t["kind"], "server": server, "tool": tool,
-                    "toolName": e["toolName"], "skill": self.row_skill(e),
+                    "toolName": e["toolName"], "skill": self.row_skill(e), "plugin": self.row_plugin(e),
                 }))
             })
             .collect()
+    }
+
+    /// A row's plugin: the Agent Plugin that brought its MCP server or its skill.
+    fn row_plugin(&self, effect: &Value) -> Value {
+        if self.breaks("row-plugin-dropped") {
+            return Value::Null;
+        }
+        let a = &self.sc.agent;
+        let server = effect.pointer("/target/server").and_then(Value::as_str);
+        let by_server = server.and_then(|s| a["pluginServers"].get(s)).cloned();
+        let skill = effect.get("skill").and_then(Value::as_str);
+        let by_skill = a["skills"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|k| skill.is_some() && k["name"].as_str() == skill)
+            .and_then(|k| k.get("plugin").cloned());
+        by_server.or(by_skill).unwrap_or(Value::Null)
     }
 
     /// A row's skill: the skill the intent named, when the agent has it.
