@@ -191,15 +191,19 @@ fn execute(
     Ok((verdict, up))
 }
 
-/// Run and harness tokens are fresh per core: observations name them `[token]`. (Steps read the
-/// saved values, which keep them.)
+/// Run and harness tokens are fresh per core: observations name them `[token]`; a clock's
+/// reading (a number under a key ending in `At`, such as a timing's `startedAt`) differs from
+/// run to run: `[time]`. (Steps read the saved values, which keep both.)
 fn redact_tokens(v: &Value) -> Value {
     match v {
         Value::String(s) if s.starts_with("nylorun-") && s.len() > 12 => json!("[token]"),
         Value::Array(a) => Value::Array(a.iter().map(redact_tokens).collect()),
         Value::Object(o) => Value::Object(
             o.iter()
-                .map(|(k, x)| (k.clone(), redact_tokens(x)))
+                .map(|(k, x)| match x {
+                    Value::Number(_) if k.ends_with("At") => (k.clone(), json!("[time]")),
+                    _ => (k.clone(), redact_tokens(x)),
+                })
                 .collect(),
         ),
         other => other.clone(),
