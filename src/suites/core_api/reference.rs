@@ -492,6 +492,11 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "4b",
         "takes chunks past an upload's maxBytes",
     ),
+    (
+        "folder-read-sends-bytes",
+        "4b",
+        "answers a read of a folder with its files' bytes",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.
@@ -693,6 +698,7 @@ impl Adapter for ReferenceCore {
                     params["name"].as_str().unwrap_or("seeded"),
                     &bytes,
                     params["scope"].as_str().unwrap_or("session"),
+                    params["kind"].as_str().unwrap_or("file"),
                 )
             }),
             "tenant.close" => self.world().map(|w| {

@@ -63,11 +63,17 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
         return Reply::Err("invalid", "offset past the end".into());
     }
     let offset = offset.min(bytes.len() as u64);
-    let end = (offset + length).min(bytes.len() as u64);
+    // A folder answers its metadata, with no bytes.
+    let folder = a["meta"]["kind"] == "folder" && !w.breaks("folder-read-sends-bytes");
+    let end = if folder {
+        offset
+    } else {
+        (offset + length).min(bytes.len() as u64)
+    };
     Reply::Ok(json!({
         "artifact": a["meta"], "offset": offset,
         "base64": b64(&bytes[offset as usize..end as usize]),
-        "eof": end == bytes.len() as u64 && !w.breaks("eof-never-set")
+        "eof": (folder || end == bytes.len() as u64) && !w.breaks("eof-never-set")
     }))
 }
 
@@ -231,11 +237,13 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
 
 /// An artifact that exists outside what the run wrote (the control protocol's `artifact.seed`):
 /// `scope` is `session`, `tenant-named` (Tenant-wide, named by the session's messages),
-/// `tenant-unnamed`, `other-session` or `agent-disk`.
-pub fn seed(w: &mut World, name: &str, bytes: &[u8], scope: &str) -> Value {
+/// `tenant-unnamed`, `other-session` or `agent-disk`; `kind` is `file` or `folder` (a folder
+/// version whose files hold `bytes`).
+pub fn seed(w: &mut World, name: &str, bytes: &[u8], scope: &str, kind: &str) -> Value {
     let aid = format!("art-{}", w.artifacts.len() + 1);
+    let kind = if kind == "folder" { "folder" } else { "file" };
     let meta = json!({
-        "artifactId": aid, "kind": "file", "name": name, "version": 1,
+        "artifactId": aid, "kind": kind, "name": name, "version": 1,
         "contentType": "application/octet-stream", "size": bytes.len(),
         "sha256": format!("fnv:{:016x}", crate::hash::fnv1a64(bytes)),
         "tenantWide": scope.starts_with("tenant")
