@@ -497,6 +497,11 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "4b",
         "answers a read of a folder with its files' bytes",
     ),
+    (
+        "read-version-ignored",
+        "4b",
+        "answers a read of an older version with the latest",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.

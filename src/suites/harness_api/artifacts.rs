@@ -47,6 +47,18 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
         }
         return Reply::Err("not_found", format!("artifact {id}"));
     };
+    // The version asked for (default the latest); an older one is kept in `older`.
+    let wanted = p.get("version").and_then(Value::as_u64);
+    let a = match wanted {
+        Some(v) if a["meta"]["version"] != v && !w.breaks("read-version-ignored") => {
+            let older = a["older"].as_array().and_then(|o| o.iter().find(|x| x["meta"]["version"] == v));
+            match older {
+                Some(x) => x,
+                None => return Reply::Err("not_found", format!("artifact {id} version {v}")),
+            }
+        }
+        _ => a,
+    };
     let bytes = unb64(a["base64"].as_str().unwrap_or_default()).unwrap_or_default();
     let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
     let length = p
@@ -257,13 +269,18 @@ pub fn seed(w: &mut World, name: &str, bytes: &[u8], scope: &str, kind: &str) ->
 
 fn commit(w: &mut World, id: &str) -> Reply {
     let u = w.uploads.remove(id).expect("checked");
-    let (aid, version) = match u
+    // A new version keeps the ones before it readable by their version.
+    let (aid, version, older) = match u
         .of
         .as_ref()
         .and_then(|a| w.artifacts.get(a).map(|x| (a, x)))
     {
-        Some((a, x)) => (a.clone(), x["meta"]["version"].as_u64().unwrap_or(1) + 1),
-        None => (format!("art-{}", w.artifacts.len() + 1), 1),
+        Some((a, x)) => {
+            let mut older = x["older"].as_array().cloned().unwrap_or_default();
+            older.push(json!({ "meta": x["meta"], "base64": x["base64"] }));
+            (a.clone(), x["meta"]["version"].as_u64().unwrap_or(1) + 1, older)
+        }
+        None => (format!("art-{}", w.artifacts.len() + 1), 1, vec![]),
     };
     let meta = json!({
         "artifactId": aid, "kind": "file", "name": u.name, "version": version,
@@ -272,7 +289,7 @@ fn commit(w: &mut World, id: &str) -> Reply {
     });
     w.artifacts.insert(
         aid.clone(),
-        json!({ "meta": meta, "base64": b64(&u.bytes), "effectId": u.effect }),
+        json!({ "meta": meta, "base64": b64(&u.bytes), "effectId": u.effect, "older": older }),
     );
     if let Some(k) = u.key {
         w.keys_written.insert(k, aid);
