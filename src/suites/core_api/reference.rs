@@ -502,6 +502,16 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "4b",
         "answers a read of an older version with the latest",
     ),
+    (
+        "read-length-unbounded",
+        "4b",
+        "answers a read the length it asks for, past chunkBytes",
+    ),
+    (
+        "read-length-default-unbounded",
+        "4b",
+        "answers a read without length the whole artifact, past chunkBytes",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.

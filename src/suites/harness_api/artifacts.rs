@@ -61,11 +61,13 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
     };
     let bytes = unb64(a["base64"].as_str().unwrap_or_default()).unwrap_or_default();
     let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
-    let length = p
-        .get("length")
-        .and_then(Value::as_u64)
-        .unwrap_or(chunk)
-        .min(chunk);
+    // length defaults to chunkBytes, and is held to it.
+    let length = match p.get("length").and_then(Value::as_u64) {
+        None if w.breaks("read-length-default-unbounded") => u64::MAX,
+        None => chunk,
+        Some(l) if w.breaks("read-length-unbounded") => l,
+        Some(l) => l.min(chunk),
+    };
     let length = if length == 0 && w.breaks("metadata-read-sends-bytes") {
         chunk
     } else {
@@ -80,7 +82,7 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
     let end = if folder {
         offset
     } else {
-        (offset + length).min(bytes.len() as u64)
+        offset.saturating_add(length).min(bytes.len() as u64)
     };
     Reply::Ok(json!({
         "artifact": a["meta"], "offset": offset,
