@@ -512,6 +512,11 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "4b",
         "answers a read without length the whole artifact, past chunkBytes",
     ),
+    (
+        "limit-message-without-value",
+        "1",
+        "names the limit in a limit_exceeded message, but not its value",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.

@@ -103,7 +103,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
         Some(None) => return Reply::Err("invalid", "base64 is not base64".into()),
     };
     if data.as_ref().is_some_and(|d| d.len() as u64 > chunk) && !w.breaks("chunk-limit-unchecked") {
-        return Reply::Err("limit_exceeded", format!("chunkBytes {chunk}"));
+        return w.over_limit("chunkBytes", chunk, "");
     }
     match op {
         "begin" => {
@@ -170,7 +170,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
             };
             if let Some(size) = p.get("size").and_then(Value::as_u64) {
                 if size > upload.max && !w.breaks("declared-size-unchecked") {
-                    return Reply::Err("limit_exceeded", format!("limitBytes {}", upload.max));
+                    return w.over_limit("limitBytes", upload.max, "");
                 }
             }
             let id = w.next_id().replace("core", "upload");
@@ -215,7 +215,8 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
             u.last = Some((offset, d.len()));
             u.bytes.extend_from_slice(&d);
             if u.bytes.len() as u64 > u.max && !unchecked {
-                return Reply::Err("limit_exceeded", format!("limitBytes {}", u.max));
+                let max = u.max;
+                return w.over_limit("limitBytes", max, "");
             }
             Reply::Ok(json!({ "received": u.bytes.len() }))
         }
