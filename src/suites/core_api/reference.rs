@@ -517,6 +517,11 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "1",
         "names the limit in a limit_exceeded message, but not its value",
     ),
+    (
+        "model-call-bytes-unchecked",
+        "3",
+        "runs a model call whose body is past modelCallBytes",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.
