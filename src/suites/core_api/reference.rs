@@ -522,6 +522,11 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "3",
         "runs a model call whose body is past modelCallBytes",
     ),
+    (
+        "tool-body-size-unchecked",
+        "3",
+        "calls the tool with a tool call body past toolAnswerBytes",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.

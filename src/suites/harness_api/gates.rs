@@ -269,6 +269,17 @@ fn decide(
         let message = format!("the body is {size} bytes, past modelCallBytes {model_limit}");
         return deny(gate_error(400, "invalid_request", &message));
     }
+    // ... and a tool call's body to toolAnswerBytes ("and the tool bodies it reads"): the tool
+    // is not called.
+    let tool_limit = g.runs[i].limit("toolAnswerBytes");
+    if matches!(route, "tool-calls" | "http-calls")
+        && g.core_role
+        && size > tool_limit
+        && !g.breaks("tool-body-size-unchecked")
+    {
+        let message = format!("the body is {size} bytes, past toolAnswerBytes {tool_limit}");
+        return deny(gate_error(413, "invalid_request", &message));
+    }
     match route {
         "model-calls" if g.breaks("model-gate-fails") => {
             deny(gate_error(500, "internal", "the gate fell over"))
