@@ -279,7 +279,10 @@ impl Exec {
                 .unwrap_or_default()
                 .to_string();
             let p = r.get("p").cloned().unwrap_or(json!({}));
-            let mut res = self.request(&on, &m, p.clone()).map_err(broken)?;
+            let pad_to = r.get("padTo").and_then(Value::as_u64);
+            let mut res = self
+                .request_padded(&on, &m, p.clone(), pad_to)
+                .map_err(broken)?;
             if self.annotate {
                 res["$sent"] = p;
             }
@@ -474,15 +477,42 @@ impl Exec {
 
     /// Send a request; core's answer, `{ok, r}` or `{ok, e}`.
     fn request(&mut self, on: &str, m: &str, p: Value) -> Result<Value, String> {
+        self.request_padded(on, m, p, None)
+    }
+
+    /// Send a request whose frame is `pad_to` bytes (a string `p.pad` of `x`, when `p` is an
+    /// object and the frame is shorter); core's answer.
+    fn request_padded(
+        &mut self,
+        on: &str,
+        m: &str,
+        mut p: Value,
+        pad_to: Option<u64>,
+    ) -> Result<Value, String> {
         let conn = self
             .conns
             .get_mut(on)
             .ok_or_else(|| format!("no connection `{on}`"))?;
         let id = conn.next;
         conn.next += 1;
-        let _ = conn.tx.send(Message::text(
-            json!({ "t": "req", "id": id, "m": m, "p": p }).to_string(),
-        ));
+        let padded = pad_to.is_some() && p.is_object();
+        if padded {
+            p["pad"] = json!("");
+        }
+        let mut text = json!({ "t": "req", "id": id, "m": m, "p": p }).to_string();
+        // `p.pad` is the frame's last key: splice the padding in there, without building (and
+        // escaping) a second copy of a frame of many MiB.
+        let want = pad_to.unwrap_or(0) as usize;
+        if let (true, Some(at)) = (padded && text.len() < want, text.rfind(r#""pad":"""#)) {
+            let at = at + r#""pad":""#.len();
+            let n = want - text.len();
+            let mut big = String::with_capacity(want);
+            big.push_str(&text[..at]);
+            big.push_str(&"x".repeat(n));
+            big.push_str(&text[at..]);
+            text = big;
+        }
+        let _ = conn.tx.send(Message::text(text));
         let deadline = Instant::now() + WAIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());

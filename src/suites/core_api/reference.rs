@@ -527,6 +527,11 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "3",
         "calls the tool with a tool call body past toolAnswerBytes",
     ),
+    (
+        "small-frame-limit",
+        "1",
+        "takes messages of at most 16 MiB, not 64 MiB",
+    ),
 ];
 
 /// Allowed variants of the reference core: open points decided otherwise.
