@@ -51,7 +51,9 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
     let wanted = p.get("version").and_then(Value::as_u64);
     let a = match wanted {
         Some(v) if a["meta"]["version"] != v && !w.breaks("read-version-ignored") => {
-            let older = a["older"].as_array().and_then(|o| o.iter().find(|x| x["meta"]["version"] == v));
+            let older = a["older"]
+                .as_array()
+                .and_then(|o| o.iter().find(|x| x["meta"]["version"] == v));
             match older {
                 Some(x) => x,
                 None => return Reply::Err("not_found", format!("artifact {id} version {v}")),
@@ -281,7 +283,11 @@ fn commit(w: &mut World, id: &str) -> Reply {
         Some((a, x)) => {
             let mut older = x["older"].as_array().cloned().unwrap_or_default();
             older.push(json!({ "meta": x["meta"], "base64": x["base64"] }));
-            (a.clone(), x["meta"]["version"].as_u64().unwrap_or(1) + 1, older)
+            (
+                a.clone(),
+                x["meta"]["version"].as_u64().unwrap_or(1) + 1,
+                older,
+            )
         }
         None => (format!("art-{}", w.artifacts.len() + 1), 1, vec![]),
     };
