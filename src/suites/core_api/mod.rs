@@ -191,6 +191,27 @@ fn execute(
     Ok((verdict, up))
 }
 
+/// Set the value at a JSON pointer, making the objects on its way; false when a step of the
+/// way is not an object.
+fn set_pointer(v: &mut Value, pointer: &str, x: Value) -> bool {
+    let Some(path) = pointer.strip_prefix('/') else {
+        return false;
+    };
+    let mut at = v;
+    let keys: Vec<&str> = path.split('/').collect();
+    for (i, k) in keys.iter().enumerate() {
+        let Some(o) = at.as_object_mut() else {
+            return false;
+        };
+        if i + 1 == keys.len() {
+            o.insert(k.to_string(), x);
+            return true;
+        }
+        at = o.entry(k.to_string()).or_insert_with(|| json!({}));
+    }
+    false
+}
+
 /// Run and harness tokens are fresh per core: observations name them `[token]`; a clock's
 /// reading (a number under a key ending in `At`, such as a timing's `startedAt`) differs from
 /// run to run: `[time]`. (Steps read the saved values, which keep both.)
@@ -283,7 +304,11 @@ impl Exec {
                 .unwrap_or_default()
                 .to_string();
             let p = r.get("p").cloned().unwrap_or(json!({}));
-            let mut res = self.request(&on, &m, p.clone()).map_err(broken)?;
+            let pad_to = r.get("padTo").and_then(Value::as_u64);
+            let pad_at = r.get("padAt").and_then(Value::as_str).unwrap_or("/pad");
+            let mut res = self
+                .request_padded(&on, &m, p.clone(), pad_to, pad_at)
+                .map_err(broken)?;
             if self.annotate {
                 res["$sent"] = p;
             }
@@ -488,15 +513,40 @@ impl Exec {
 
     /// Send a request; core's answer, `{ok, r}` or `{ok, e}`.
     fn request(&mut self, on: &str, m: &str, p: Value) -> Result<Value, String> {
+        self.request_padded(on, m, p, None, "/pad")
+    }
+
+    /// Send a request whose frame is `pad_to` bytes (a string of `x` at `pad_at`, a JSON pointer
+    /// into `p`, default `/pad`, when the frame is shorter); core's answer.
+    fn request_padded(
+        &mut self,
+        on: &str,
+        m: &str,
+        mut p: Value,
+        pad_to: Option<u64>,
+        pad_at: &str,
+    ) -> Result<Value, String> {
         let conn = self
             .conns
             .get_mut(on)
             .ok_or_else(|| format!("no connection `{on}`"))?;
         let id = conn.next;
         conn.next += 1;
-        let _ = conn.tx.send(Message::text(
-            json!({ "t": "req", "id": id, "m": m, "p": p }).to_string(),
-        ));
+        const MARK: &str = "@@hcpspec-pad@@";
+        let padded = pad_to.is_some() && set_pointer(&mut p, pad_at, json!(MARK));
+        let mut text = json!({ "t": "req", "id": id, "m": m, "p": p }).to_string();
+        // Splice the padding in at the mark, without building (and escaping) a second copy of a
+        // frame of many MiB.
+        let want = pad_to.unwrap_or(0) as usize;
+        if let (true, Some(at)) = (padded, text.find(MARK)) {
+            let n = (want + MARK.len()).saturating_sub(text.len());
+            let mut big = String::with_capacity(want.max(text.len()));
+            big.push_str(&text[..at]);
+            big.push_str(&"x".repeat(n));
+            big.push_str(&text[at + MARK.len()..]);
+            text = big;
+        }
+        let _ = conn.tx.send(Message::text(text));
         let deadline = Instant::now() + WAIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());

@@ -734,6 +734,46 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "4",
         "writes tool.completed for a tool effect with no callId",
     ),
+    (
+        "folder-read-sends-bytes",
+        "4b",
+        "answers a read of a folder with its files' bytes",
+    ),
+    (
+        "read-version-ignored",
+        "4b",
+        "answers a read of an older version with the latest",
+    ),
+    (
+        "read-length-unbounded",
+        "4b",
+        "answers a read the length it asks for, past chunkBytes",
+    ),
+    (
+        "read-length-default-unbounded",
+        "4b",
+        "answers a read without length the whole artifact, past chunkBytes",
+    ),
+    (
+        "limit-message-without-value",
+        "1",
+        "names the limit in a limit_exceeded message, but not its value",
+    ),
+    (
+        "model-call-bytes-unchecked",
+        "3",
+        "runs a model call whose body is past modelCallBytes",
+    ),
+    (
+        "tool-body-size-unchecked",
+        "3",
+        "calls the tool with a tool call body past toolAnswerBytes",
+    ),
+    (
+        "small-frame-limit",
+        "1",
+        "takes messages of at most 16 MiB, not 64 MiB",
+    ),
 ];
 
 /// The Agent's plugins (`core.start`'s `agent.plugins: [{name, version?, skills, mcpServers}]`)
@@ -983,6 +1023,7 @@ impl Adapter for ReferenceCore {
                     params["name"].as_str().unwrap_or("seeded"),
                     &bytes,
                     params["scope"].as_str().unwrap_or("session"),
+                    params["kind"].as_str().unwrap_or("file"),
                 )
             }),
             "workspace.route" => self.world().map(|w| {

@@ -47,13 +47,29 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
         }
         return Reply::Err("not_found", format!("artifact {id}"));
     };
+    // The version asked for (default the latest); an older one is kept in `older`.
+    let wanted = p.get("version").and_then(Value::as_u64);
+    let a = match wanted {
+        Some(v) if a["meta"]["version"] != v && !w.breaks("read-version-ignored") => {
+            let older = a["older"]
+                .as_array()
+                .and_then(|o| o.iter().find(|x| x["meta"]["version"] == v));
+            match older {
+                Some(x) => x,
+                None => return Reply::Err("not_found", format!("artifact {id} version {v}")),
+            }
+        }
+        _ => a,
+    };
     let bytes = unb64(a["base64"].as_str().unwrap_or_default()).unwrap_or_default();
     let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
-    let length = p
-        .get("length")
-        .and_then(Value::as_u64)
-        .unwrap_or(chunk)
-        .min(chunk);
+    // length defaults to chunkBytes, and is held to it.
+    let length = match p.get("length").and_then(Value::as_u64) {
+        None if w.breaks("read-length-default-unbounded") => u64::MAX,
+        None => chunk,
+        Some(l) if w.breaks("read-length-unbounded") => l,
+        Some(l) => l.min(chunk),
+    };
     let length = if length == 0 && w.breaks("metadata-read-sends-bytes") {
         chunk
     } else {
@@ -63,11 +79,17 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
         return Reply::Err("invalid", "offset past the end".into());
     }
     let offset = offset.min(bytes.len() as u64);
-    let end = (offset + length).min(bytes.len() as u64);
+    // A folder answers its metadata, with no bytes.
+    let folder = a["meta"]["kind"] == "folder" && !w.breaks("folder-read-sends-bytes");
+    let end = if folder {
+        offset
+    } else {
+        offset.saturating_add(length).min(bytes.len() as u64)
+    };
     Reply::Ok(json!({
         "artifact": a["meta"], "offset": offset,
         "base64": b64(&bytes[offset as usize..end as usize]),
-        "eof": end == bytes.len() as u64 && !w.breaks("eof-never-set")
+        "eof": (folder || end == bytes.len() as u64) && !w.breaks("eof-never-set")
     }))
 }
 
@@ -83,7 +105,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
         Some(None) => return Reply::Err("invalid", "base64 is not base64".into()),
     };
     if data.as_ref().is_some_and(|d| d.len() as u64 > chunk) && !w.breaks("chunk-limit-unchecked") {
-        return Reply::Err("limit_exceeded", format!("chunkBytes {chunk}"));
+        return w.over_limit("chunkBytes", chunk, "");
     }
     match op {
         "begin" => {
@@ -150,7 +172,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
             };
             if let Some(size) = p.get("size").and_then(Value::as_u64) {
                 if size > upload.max && !w.breaks("declared-size-unchecked") {
-                    return Reply::Err("limit_exceeded", format!("limitBytes {}", upload.max));
+                    return w.over_limit("limitBytes", upload.max, "");
                 }
             }
             let id = w.next_id().replace("core", "upload");
@@ -195,7 +217,8 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
             u.last = Some((offset, d.len()));
             u.bytes.extend_from_slice(&d);
             if u.bytes.len() as u64 > u.max && !unchecked {
-                return Reply::Err("limit_exceeded", format!("limitBytes {}", u.max));
+                let max = u.max;
+                return w.over_limit("limitBytes", max, "");
             }
             Reply::Ok(json!({ "received": u.bytes.len() }))
         }
@@ -231,11 +254,13 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
 
 /// An artifact that exists outside what the run wrote (the control protocol's `artifact.seed`):
 /// `scope` is `session`, `tenant-named` (Tenant-wide, named by the session's messages),
-/// `tenant-unnamed`, `other-session` or `agent-disk`.
-pub fn seed(w: &mut World, name: &str, bytes: &[u8], scope: &str) -> Value {
+/// `tenant-unnamed`, `other-session` or `agent-disk`; `kind` is `file` or `folder` (a folder
+/// version whose files hold `bytes`).
+pub fn seed(w: &mut World, name: &str, bytes: &[u8], scope: &str, kind: &str) -> Value {
     let aid = format!("art-{}", w.artifacts.len() + 1);
+    let kind = if kind == "folder" { "folder" } else { "file" };
     let meta = json!({
-        "artifactId": aid, "kind": "file", "name": name, "version": 1,
+        "artifactId": aid, "kind": kind, "name": name, "version": 1,
         "contentType": "application/octet-stream", "size": bytes.len(),
         "sha256": format!("fnv:{:016x}", crate::hash::fnv1a64(bytes)),
         "tenantWide": scope.starts_with("tenant")
@@ -249,13 +274,22 @@ pub fn seed(w: &mut World, name: &str, bytes: &[u8], scope: &str) -> Value {
 
 fn commit(w: &mut World, id: &str) -> Reply {
     let u = w.uploads.remove(id).expect("checked");
-    let (aid, version) = match u
+    // A new version keeps the ones before it readable by their version.
+    let (aid, version, older) = match u
         .of
         .as_ref()
         .and_then(|a| w.artifacts.get(a).map(|x| (a, x)))
     {
-        Some((a, x)) => (a.clone(), x["meta"]["version"].as_u64().unwrap_or(1) + 1),
-        None => (format!("art-{}", w.artifacts.len() + 1), 1),
+        Some((a, x)) => {
+            let mut older = x["older"].as_array().cloned().unwrap_or_default();
+            older.push(json!({ "meta": x["meta"], "base64": x["base64"] }));
+            (
+                a.clone(),
+                x["meta"]["version"].as_u64().unwrap_or(1) + 1,
+                older,
+            )
+        }
+        None => (format!("art-{}", w.artifacts.len() + 1), 1, vec![]),
     };
     let meta = json!({
         "artifactId": aid, "kind": "file", "name": u.name, "version": version,
@@ -264,7 +298,7 @@ fn commit(w: &mut World, id: &str) -> Reply {
     });
     w.artifacts.insert(
         aid.clone(),
-        json!({ "meta": meta, "base64": b64(&u.bytes), "effectId": u.effect }),
+        json!({ "meta": meta, "base64": b64(&u.bytes), "effectId": u.effect, "older": older }),
     );
     if let Some(k) = u.key {
         w.keys_written.insert(k, aid);

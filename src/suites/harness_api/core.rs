@@ -77,9 +77,15 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
         }
         Ok(resp)
     };
+    // One message of up to HARNESS_MAX_PAYLOAD (a mutant's: 16 MiB).
+    let max = if breaks("small-frame-limit") {
+        16 << 20
+    } else {
+        MAX_PAYLOAD
+    };
     let config = WebSocketConfig::default()
-        .max_message_size(Some(MAX_PAYLOAD))
-        .max_frame_size(Some(MAX_PAYLOAD));
+        .max_message_size(Some(max))
+        .max_frame_size(Some(max));
     let ws = tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config)).await;
     let ok = ws.is_ok();
     upgrade["status"] = json!(if ok { 101 } else { upgrade_status(&upgrade) });

@@ -108,6 +108,7 @@ impl Drop for InFlight {
 }
 
 async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Response {
+    let size = body.len() as u64;
     let body: Value = serde_json::from_slice(&body).unwrap_or_else(
         |_| json!({ "$text": String::from_utf8_lossy(&body[..body.len().min(256)]) }),
     );
@@ -123,7 +124,7 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
         }));
         g.inflight += 1;
         g.trigger(Some(route), None);
-        let mut decided = decide(&mut g, route, auth, run, key.as_str(), &body);
+        let mut decided = decide(&mut g, route, auth, run, key.as_str(), &body, size);
         // A scripted fault replaces the answer (raw text travels as a JSON string marker).
         let nth = g.gate_counts.get(route).copied().unwrap_or(0);
         if let Some(f) =
@@ -198,7 +199,7 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
     answer(status, out)
 }
 
-/// The gate's answer before any hold: (status, body, hold ms).
+/// The gate's answer before any hold: (status, body, hold ms). `size` is the body's bytes.
 fn decide(
     g: &mut World,
     route: &str,
@@ -206,6 +207,7 @@ fn decide(
     run: Option<usize>,
     key: Option<&str>,
     body: &Value,
+    size: u64,
 ) -> (u16, Value, u64) {
     let deny = |(s, b): (u16, Value)| (s, b, 0);
     let run = run.or_else(|| {
@@ -263,6 +265,27 @@ fn decide(
             "effect_not_journaled",
             "no intent of this run answered execute for this key",
         ));
+    }
+    // The core role holds a model call's body to modelCallBytes (past it, 400).
+    let model_limit = g.runs[i].limit("modelCallBytes");
+    if route == "model-calls"
+        && g.core_role
+        && size > model_limit
+        && !g.breaks("model-call-bytes-unchecked")
+    {
+        let message = format!("the body is {size} bytes, past modelCallBytes {model_limit}");
+        return deny(gate_error(400, "invalid_request", &message));
+    }
+    // ... and a tool call's body to toolAnswerBytes ("and the tool bodies it reads"): the tool
+    // is not called.
+    let tool_limit = g.runs[i].limit("toolAnswerBytes");
+    if matches!(route, "tool-calls" | "http-calls")
+        && g.core_role
+        && size > tool_limit
+        && !g.breaks("tool-body-size-unchecked")
+    {
+        let message = format!("the body is {size} bytes, past toolAnswerBytes {tool_limit}");
+        return deny(gate_error(413, "invalid_request", &message));
     }
     match route {
         "model-calls" if g.breaks("model-gate-fails") => {

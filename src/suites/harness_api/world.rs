@@ -253,6 +253,16 @@ impl World {
         }
     }
 
+    /// limit_exceeded, its message naming the limit and its value (§ 1), then `detail`.
+    pub fn over_limit(&self, name: &str, limit: u64, detail: &str) -> Reply {
+        let message = if self.breaks("limit-message-without-value") {
+            format!("{name}{detail}")
+        } else {
+            format!("{name} {limit}{detail}")
+        };
+        Reply::Err("limit_exceeded", message)
+    }
+
     pub fn next_id(&mut self) -> String {
         self.seq += 1;
         format!("core-{}", self.seq)
@@ -1430,9 +1440,10 @@ impl World {
         for u in &updates {
             let size = u.to_string().len() as u64;
             if size > limit && !self.breaks("transcript-entry-limit-unchecked") {
-                return Err(Reply::Err(
-                    "limit_exceeded",
-                    format!("recordEntryBytes {limit}: a transcript update is {size} bytes"),
+                return Err(self.over_limit(
+                    "recordEntryBytes",
+                    limit,
+                    &format!(": a transcript update is {size} bytes"),
                 ));
             }
             if let Some(facts) = u.get("compaction").filter(|_| u["kind"] == "compaction") {
@@ -1522,9 +1533,10 @@ impl World {
         let limit = self.runs[i].limit("recordEntryBytes");
         let size = value.to_string().len() as u64;
         if size > limit && !self.breaks("record-limit-unchecked") {
-            return Reply::Err(
-                "limit_exceeded",
-                format!("recordEntryBytes {limit}: the value is {size} bytes"),
+            return self.over_limit(
+                "recordEntryBytes",
+                limit,
+                &format!(": the value is {size} bytes"),
             );
         }
         let Some(row) = self.journal.get(eid).cloned() else {
@@ -1622,7 +1634,7 @@ impl World {
         let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
         let length = p.get("length").and_then(Value::as_u64).unwrap_or(chunk);
         if length > chunk && !self.breaks("definition-range-unchecked") {
-            return Reply::Err("limit_exceeded", format!("chunkBytes {chunk}"));
+            return self.over_limit("chunkBytes", chunk, "");
         }
         let bytes = text.as_bytes();
         if offset > bytes.len() as u64 {
@@ -1648,9 +1660,10 @@ impl World {
         if size > limit && !self.breaks("state-limit-unchecked") {
             // The turn fails (limit_exceeded): the run is over.
             self.end_run(i, "output");
-            return Reply::Err(
-                "limit_exceeded",
-                format!("harnessStateBytes {limit}: the state is {size} bytes"),
+            return self.over_limit(
+                "harnessStateBytes",
+                limit,
+                &format!(": the state is {size} bytes"),
             );
         }
         if self.core_role {
