@@ -191,6 +191,14 @@ fn execute(
     Ok((verdict, up))
 }
 
+/// How long a `request` or `await` step waits: its `waitMs` (at most 10 s), else 3 s. A case
+/// that expects nothing to come may wait less.
+fn wait_of(step: &Value) -> Duration {
+    step.get("waitMs")
+        .and_then(Value::as_u64)
+        .map_or(WAIT, |ms| Duration::from_millis(ms.min(10_000)))
+}
+
 /// Set the value at a JSON pointer, making the objects on its way; false when a step of the
 /// way is not an object.
 fn set_pointer(v: &mut Value, pointer: &str, x: Value) -> bool {
@@ -307,7 +315,7 @@ impl Exec {
             let pad_to = r.get("padTo").and_then(Value::as_u64);
             let pad_at = r.get("padAt").and_then(Value::as_str).unwrap_or("/pad");
             let mut res = self
-                .request_padded(&on, &m, p.clone(), pad_to, pad_at)
+                .request_padded(&on, &m, p.clone(), (pad_to, pad_at), wait_of(&r))
                 .map_err(broken)?;
             if self.annotate {
                 res["$sent"] = p;
@@ -355,7 +363,7 @@ impl Exec {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
-            let f = self.await_msg(&on, &m).map_err(broken)?;
+            let f = self.await_msg(&on, &m, wait_of(a)).map_err(broken)?;
             return Ok((format!("await {m}"), f));
         }
         if let Some(f) = step.get("send") {
@@ -513,7 +521,7 @@ impl Exec {
 
     /// Send a request; core's answer, `{ok, r}` or `{ok, e}`.
     fn request(&mut self, on: &str, m: &str, p: Value) -> Result<Value, String> {
-        self.request_padded(on, m, p, None, "/pad")
+        self.request_padded(on, m, p, (None, "/pad"), WAIT)
     }
 
     /// Send a request whose frame is `pad_to` bytes (a string of `x` at `pad_at`, a JSON pointer
@@ -523,8 +531,8 @@ impl Exec {
         on: &str,
         m: &str,
         mut p: Value,
-        pad_to: Option<u64>,
-        pad_at: &str,
+        (pad_to, pad_at): (Option<u64>, &str),
+        wait: Duration,
     ) -> Result<Value, String> {
         let conn = self
             .conns
@@ -547,7 +555,7 @@ impl Exec {
             text = big;
         }
         let _ = conn.tx.send(Message::text(text));
-        let deadline = Instant::now() + WAIT;
+        let deadline = Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let f = self
@@ -555,7 +563,9 @@ impl Exec {
                 .block_on(async { tokio::time::timeout(left, conn.rx.recv()).await });
             match f {
                 Err(_) => {
-                    return Ok(json!({ "noAnswer": format!("no answer to `{m}` within 3 s") }))
+                    return Ok(
+                        json!({ "noAnswer": format!("no answer to `{m}` within {} ms", wait.as_millis()) }),
+                    )
                 }
                 Ok(None) => return Ok(json!({ "closed": true })),
                 Ok(Some(f)) if f.get("closed").is_some() => return Ok(f),
@@ -572,7 +582,7 @@ impl Exec {
     }
 
     /// The next message `m` core sends on a connection.
-    fn await_msg(&mut self, on: &str, m: &str) -> Result<Value, String> {
+    fn await_msg(&mut self, on: &str, m: &str, wait: Duration) -> Result<Value, String> {
         let conn = self
             .conns
             .get_mut(on)
@@ -588,7 +598,7 @@ impl Exec {
         if let Some(pos) = conn.held.iter().position(wanted) {
             return Ok(conn.held.remove(pos));
         }
-        let deadline = Instant::now() + WAIT;
+        let deadline = Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self
@@ -596,7 +606,9 @@ impl Exec {
                 .block_on(async { tokio::time::timeout(left, conn.rx.recv()).await })
             {
                 Err(_) | Ok(None) => {
-                    return Ok(json!({ "noMessage": format!("no `{m}` within 3 s") }))
+                    return Ok(
+                        json!({ "noMessage": format!("no `{m}` within {} ms", wait.as_millis()) }),
+                    )
                 }
                 Ok(Some(f)) if wanted(&f) || f.get("closed").is_some() => return Ok(f),
                 Ok(Some(f)) if f["t"] == "ping" => {}

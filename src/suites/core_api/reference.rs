@@ -639,6 +639,16 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "serves a session sandbox route through a harness that declared no features.workspace",
     ),
     (
+        "workspace-request-not-sent",
+        "10",
+        "answers a session sandbox route without sending the harness its workspace request",
+    ),
+    (
+        "workspace-to-any-harness",
+        "10",
+        "sends a session's workspace requests to a custom harness that declared the feature",
+    ),
+    (
         "lost-run-still-running",
         "1",
         "keeps a run whose connection was lost running at the gates",
@@ -1036,8 +1046,17 @@ impl Adapter for ReferenceCore {
                     || g.breaks("workspace-without-feature-served");
                 match (conn, served) {
                     (Some(c), true) => {
-                        let id = g.next_id();
-                        g.send(c, json!({ "t": "req", "id": id, "m": format!("workspace.{op}"), "p": params.get("p").cloned().unwrap_or(json!({})) }));
+                        // The mutant sends it to every connection that declared the feature.
+                        let to: Vec<usize> = if g.breaks("workspace-to-any-harness") {
+                            g.conns.iter().filter(|(_, x)| x.workspace).map(|(n, _)| *n).collect()
+                        } else {
+                            vec![c]
+                        };
+                        let sent = !g.breaks("workspace-request-not-sent");
+                        for c in to.into_iter().filter(|_| sent) {
+                            let id = g.next_id();
+                            g.send(c, json!({ "t": "req", "id": id, "m": format!("workspace.{op}"), "p": params.get("p").cloned().unwrap_or(json!({})) }));
+                        }
                         json!({ "status": 200 })
                     }
                     _ => json!({ "status": 503 }),
