@@ -607,7 +607,9 @@ fn print_self_check(sc: &hcpspec::suites::SelfCheck, cases: &[Case]) -> i32 {
         cases.iter().filter(|c| c.level == Level::MUST).count(),
         unkilled.len()
     );
-    if survivors > 0 || unfair > 0 {
+    // README: exit 1 if a mutant survives, a MUST case falls to no mutant of its own section,
+    // or a variant fails a MUST case.
+    if survivors > 0 || !unkilled.is_empty() || unfair > 0 {
         exit::FAILURES
     } else {
         exit::OK
@@ -677,7 +679,7 @@ fn print_kill_matrix(suite: &Suite, cases: &[Case], env: &RunEnv, jobs: usize) -
         cases.iter().filter(|c| c.level == Level::MUST).count(),
         unkilled.len()
     );
-    if survivors > 0 || !claims.is_empty() || unfair > 0 {
+    if survivors > 0 || !claims.is_empty() || !unkilled.is_empty() || unfair > 0 {
         exit::FAILURES
     } else {
         exit::OK

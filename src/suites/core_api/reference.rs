@@ -639,6 +639,36 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "serves a session sandbox route through a harness that declared no features.workspace",
     ),
     (
+        "artifact-sha256-not-its-bytes",
+        "4b",
+        "names an artifact's sha256 with another hash than its bytes' SHA-256",
+    ),
+    (
+        "max-bytes-is-the-file-limit",
+        "4b",
+        "opens an upload with the file limit as maxBytes, whatever is left of the totals",
+    ),
+    (
+        "totals-unchecked-at-commit",
+        "4b",
+        "commits an upload past what is left of the Tenant's total",
+    ),
+    (
+        "open-upload-committed-at-run-end",
+        "4b",
+        "stores an upload its run left open when the run ends",
+    ),
+    (
+        "abort-keeps-upload",
+        "4b",
+        "takes chunks of an upload after its abort",
+    ),
+    (
+        "folder-begin-without-max-entries",
+        "4b",
+        "opens a folder upload without maxEntries",
+    ),
+    (
         "workspace-request-not-sent",
         "10",
         "answers a session sandbox route without sending the harness its workspace request",

@@ -165,7 +165,15 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                     .into(),
                 bytes: Vec::new(),
                 last: None,
-                max: w.sc.file_bytes.unwrap_or(64 << 20),
+                max: {
+                    let file = w.sc.file_bytes.unwrap_or(64 << 20);
+                    let (tenant, agent) = left(w);
+                    if w.breaks("max-bytes-is-the-file-limit") {
+                        file
+                    } else {
+                        file.min(tenant).min(agent)
+                    }
+                },
                 key: p.get("key").and_then(Value::as_str).map(str::to_string),
                 effect,
                 of,
@@ -181,6 +189,20 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 Some(d) => {
                     w.uploads.get_mut(&id).expect("just put").bytes = d;
                     commit(w, &id)
+                }
+                None if p["kind"] == "folder" => {
+                    // A folder's limits: maxEntries (folderEntries), maxFileBytes, maxBytes.
+                    let max = w.uploads[&id].max;
+                    let entries = w
+                        .runs
+                        .iter()
+                        .find(|r| Some(r.id.as_str()) == p["runId"].as_str())
+                        .map_or(10_000, |r| r.limit("folderEntries"));
+                    let mut answer = json!({ "uploadId": id, "maxEntries": entries, "maxFileBytes": w.sc.file_bytes.unwrap_or(64 << 20), "maxBytes": max });
+                    if w.breaks("folder-begin-without-max-entries") {
+                        answer.as_object_mut().map(|o| o.remove("maxEntries"));
+                    }
+                    Reply::Ok(answer)
                 }
                 None => {
                     let max = w.uploads[&id].max;
@@ -238,7 +260,11 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 .get("uploadId")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let gone = w.uploads.remove(id).is_none();
+            let gone = if w.breaks("abort-keeps-upload") {
+                !w.uploads.contains_key(id)
+            } else {
+                w.uploads.remove(id).is_none()
+            };
             let status = if gone && !w.breaks("abort-of-gone-upload-refused") {
                 "aborted"
             } else if gone {
@@ -262,7 +288,7 @@ pub fn seed(w: &mut World, name: &str, bytes: &[u8], scope: &str, kind: &str) ->
     let meta = json!({
         "artifactId": aid, "kind": kind, "name": name, "version": 1,
         "contentType": "application/octet-stream", "size": bytes.len(),
-        "sha256": format!("fnv:{:016x}", crate::hash::fnv1a64(bytes)),
+        "sha256": crate::hash::sha256_hex(bytes),
         "tenantWide": scope.starts_with("tenant")
     });
     w.artifacts.insert(
@@ -272,7 +298,67 @@ pub fn seed(w: &mut World, name: &str, bytes: &[u8], scope: &str, kind: &str) ->
     json!({ "artifactId": aid, "version": 1 })
 }
 
+/// An artifact's `sha256`: the SHA-256 of its bytes (the mutant's is another hash).
+fn sha256_of(w: &World, bytes: &[u8]) -> String {
+    if w.breaks("artifact-sha256-not-its-bytes") {
+        return format!("{:016x}", crate::hash::fnv1a64(bytes));
+    }
+    crate::hash::sha256_hex(bytes)
+}
+
+/// What is left of the Tenant's total and of the Agent's (every artifact stored counts for the
+/// Tenant; the session's own, and the other sessions' and disk versions of its Agent, for the
+/// Agent), `u64::MAX` for a total not set.
+fn left(w: &World) -> (u64, u64) {
+    let size = |a: &Value| -> u64 {
+        let versions = a["older"].as_array().map_or(0, |o| {
+            o.iter()
+                .map(|x| x["meta"]["size"].as_u64().unwrap_or(0))
+                .sum()
+        });
+        a["meta"]["size"].as_u64().unwrap_or(0) + versions
+    };
+    let tenant: u64 = w.artifacts.values().map(size).sum();
+    let agent: u64 = w
+        .artifacts
+        .values()
+        .filter(|a| !a["scope"].as_str().is_some_and(|s| s.starts_with("tenant")))
+        .map(size)
+        .sum();
+    let of = |total: Option<u64>, used: u64| total.map_or(u64::MAX, |t| t.saturating_sub(used));
+    (of(w.sc.tenant_bytes, tenant), of(w.sc.agent_bytes, agent))
+}
+
+/// An upload a run left open ends with it, and nothing of it is stored (the mutant stores it).
+pub fn end_uploads_of(w: &mut World, run: &str) {
+    let open: Vec<String> = w
+        .uploads
+        .iter()
+        .filter(|(_, u)| u.run == run)
+        .map(|(id, _)| id.clone())
+        .collect();
+    for id in open {
+        if w.breaks("open-upload-committed-at-run-end") {
+            let _ = commit(w, &id);
+        } else if !w.breaks("upload-survives-run") {
+            w.uploads.remove(&id);
+        }
+    }
+}
+
 fn commit(w: &mut World, id: &str) -> Reply {
+    // The totals are checked again at commit.
+    let (tenant, agent) = left(w);
+    let size = w.uploads[id].bytes.len() as u64;
+    if size > tenant.min(agent) && !w.breaks("totals-unchecked-at-commit") {
+        w.uploads.remove(id);
+        let name = if tenant <= agent {
+            "tenant_total"
+        } else {
+            "environment_total"
+        };
+        return w.over_limit("limitBytes", tenant.min(agent), &format!(" ({name})"));
+    }
     let u = w.uploads.remove(id).expect("checked");
     // A new version keeps the ones before it readable by their version.
     let (aid, version, older) = match u
@@ -294,7 +380,7 @@ fn commit(w: &mut World, id: &str) -> Reply {
     let meta = json!({
         "artifactId": aid, "kind": "file", "name": u.name, "version": version,
         "contentType": "application/octet-stream", "size": u.bytes.len(),
-        "sha256": format!("fnv:{:016x}", crate::hash::fnv1a64(&u.bytes)), "tenantWide": false
+        "sha256": sha256_of(w, &u.bytes), "tenantWide": false
     });
     w.artifacts.insert(
         aid.clone(),

@@ -64,6 +64,11 @@ pub struct Scenario {
     /// The core role only: more harness ids core holds a token for (`core.start` answers each).
     #[serde(default)]
     pub other_harnesses: Vec<String>,
+    /// The core role only: the Tenant's and the Agent's artifact totals, in bytes.
+    #[serde(default)]
+    pub tenant_bytes: Option<u64>,
+    #[serde(default)]
+    pub agent_bytes: Option<u64>,
     /// The core role only: the Tenant has no model (TurnStart carries no `model`).
     #[serde(default)]
     pub no_model: bool,

@@ -288,6 +288,9 @@ impl World {
             let at = self.now();
             self.runs[idx].ended = Some((at, why.to_string()));
             let (id, conn) = (self.runs[idx].id.clone(), self.runs[idx].conn);
+            if self.core_role {
+                super::artifacts::end_uploads_of(self, &id);
+            }
             self.record(
                 json!({ "via": "core", "event": "run-ended", "run": id, "why": why, "conn": conn }),
             );
