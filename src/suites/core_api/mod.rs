@@ -191,6 +191,24 @@ fn execute(
     Ok((verdict, up))
 }
 
+/// How a `request` step frames what it sends: padded to `pad_to` bytes at `pad_at`, and as a
+/// binary frame instead of a text one.
+struct Framing<'a> {
+    pad_to: Option<u64>,
+    pad_at: &'a str,
+    binary: bool,
+}
+
+impl Default for Framing<'_> {
+    fn default() -> Self {
+        Framing {
+            pad_to: None,
+            pad_at: "/pad",
+            binary: false,
+        }
+    }
+}
+
 /// How long a `request` or `await` step waits: its `waitMs` (at most 10 s), else 3 s. A case
 /// that expects nothing to come may wait less.
 fn wait_of(step: &Value) -> Duration {
@@ -313,9 +331,13 @@ impl Exec {
                 .to_string();
             let p = r.get("p").cloned().unwrap_or(json!({}));
             let pad_to = r.get("padTo").and_then(Value::as_u64);
-            let pad_at = r.get("padAt").and_then(Value::as_str).unwrap_or("/pad");
+            let framing = Framing {
+                pad_to,
+                pad_at: r.get("padAt").and_then(Value::as_str).unwrap_or("/pad"),
+                binary: r.get("binary") == Some(&json!(true)),
+            };
             let mut res = self
-                .request_padded(&on, &m, p.clone(), (pad_to, pad_at), wait_of(&r))
+                .request_padded(&on, &m, p.clone(), framing, wait_of(&r))
                 .map_err(broken)?;
             if self.annotate {
                 res["$sent"] = p;
@@ -521,7 +543,7 @@ impl Exec {
 
     /// Send a request; core's answer, `{ok, r}` or `{ok, e}`.
     fn request(&mut self, on: &str, m: &str, p: Value) -> Result<Value, String> {
-        self.request_padded(on, m, p, (None, "/pad"), WAIT)
+        self.request_padded(on, m, p, Framing::default(), WAIT)
     }
 
     /// Send a request whose frame is `pad_to` bytes (a string of `x` at `pad_at`, a JSON pointer
@@ -531,7 +553,11 @@ impl Exec {
         on: &str,
         m: &str,
         mut p: Value,
-        (pad_to, pad_at): (Option<u64>, &str),
+        Framing {
+            pad_to,
+            pad_at,
+            binary,
+        }: Framing,
         wait: Duration,
     ) -> Result<Value, String> {
         let conn = self
@@ -554,7 +580,11 @@ impl Exec {
             big.push_str(&text[at + MARK.len()..]);
             text = big;
         }
-        let _ = conn.tx.send(Message::text(text));
+        let _ = conn.tx.send(if binary {
+            Message::binary(text.into_bytes())
+        } else {
+            Message::text(text)
+        });
         let deadline = Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());

@@ -669,6 +669,11 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "opens a folder upload without maxEntries",
     ),
     (
+        "binary-frames-read",
+        "1",
+        "reads a binary frame as a message",
+    ),
+    (
         "workspace-request-not-sent",
         "10",
         "answers a session sandbox route without sending the harness its workspace request",

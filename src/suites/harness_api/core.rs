@@ -159,6 +159,10 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
         }
         match m {
             Ok(Message::Text(t)) => frame(&mut g, n, t.as_str()),
+            // A mutant reads a binary frame as a message.
+            Ok(Message::Binary(b)) if g.breaks("binary-frames-read") => {
+                frame(&mut g, n, &String::from_utf8_lossy(&b))
+            }
             Ok(Message::Binary(b)) => {
                 g.record(json!({ "via": "bad-frame", "conn": n, "reason": "a binary frame", "bytes": b.len() }));
             }

@@ -154,6 +154,8 @@ pub struct World {
     /// `{flow?, traceparent?, tracestate?}`.
     turn_opts: BTreeMap<usize, Value>,
     turn_meta: BTreeMap<String, Value>,
+    /// How many outputs' edits the transcript has folded (core role): its cursor.
+    folds: u64,
 }
 
 pub struct Upload {
@@ -222,6 +224,7 @@ impl World {
             model_calls: BTreeMap::new(),
             turn_opts: BTreeMap::new(),
             turn_meta: BTreeMap::new(),
+            folds: 0,
         }
     }
 
@@ -520,6 +523,16 @@ impl World {
         start
     }
 
+    /// The transcript's cursor: it names the transcript as the outputs' edits left it (in the
+    /// harness role, as it was: the entries' count).
+    pub fn cursor(&self) -> String {
+        if self.core_role {
+            format!("c{}", self.folds)
+        } else {
+            format!("c{}", self.transcript.len())
+        }
+    }
+
     /// The MCP discovery as a turn sees it (core role): each tool as the server listed it, plus
     /// `enabled`, false when the turn's manifest (the Agent's `disabled`) disables it, and
     /// `deferred` as the manifest sets it (§ 3).
@@ -619,6 +632,7 @@ impl World {
                 start["trace"]["tracestate"] = ts.clone();
             }
         }
+        start["transcript"]["cursor"] = json!(self.cursor());
         if self.breaks("root-manifest-dropped") {
             start["routing"]
                 .as_object_mut()
@@ -880,7 +894,7 @@ impl World {
                     Reply::Ok(json!({ "cursor": "c0" }))
                 }
                 Ok(_) => Reply::Ok(json!({
-                    "cursor": format!("c{}", self.transcript.len()),
+                    "cursor": self.cursor(),
                     "entries": self.transcript,
                 })),
                 Err(e) => e,
@@ -1466,6 +1480,7 @@ impl World {
             t.extend(entries.as_array().cloned().unwrap_or_default());
         }
         self.transcript = t;
+        self.folds += 1;
         Ok(())
     }
 
@@ -1690,6 +1705,9 @@ impl World {
         self.end_run(i, "output");
         if self.breaks("output-without-cursor") {
             return Reply::Ok(json!({}));
+        }
+        if self.core_role {
+            return Reply::Ok(json!({ "cursor": self.cursor() }));
         }
         Reply::Ok(json!({ "cursor": format!("c{}", i + 1) }))
     }
