@@ -868,9 +868,25 @@ pub const VARIANTS: &[(&str, &str)] = &[
     ),
     (
         "refusals-unavailable",
-        "refuses hello with unavailable, not invalid",
+        "refuses hello, and requests its schemas refuse, with unavailable, not invalid",
     ),
     ("other-ids", "names its Tenant otherwise"),
+    (
+        "input-as-text",
+        "passes a message on as {text} and queued messages as [{text}…], not as strings",
+    ),
+    (
+        "sha256-prefixed",
+        "names an artifact's sha256 as sha256:<hex>, not bare hex",
+    ),
+    (
+        "binary-frames-close",
+        "closes the connection on a binary frame, rather than ignoring it",
+    ),
+    (
+        "limit-messages-reworded",
+        "words its limit_exceeded messages its own way, with the limit's name and value",
+    ),
 ];
 
 /// A core started by `core.start`: its runtime and its state.

@@ -303,6 +303,9 @@ fn sha256_of(w: &World, bytes: &[u8]) -> String {
     if w.breaks("artifact-sha256-not-its-bytes") {
         return format!("{:016x}", crate::hash::fnv1a64(bytes));
     }
+    if w.decides("sha256-prefixed") {
+        return format!("sha256:{}", crate::hash::sha256_hex(bytes));
+    }
     crate::hash::sha256_hex(bytes)
 }
 

@@ -163,6 +163,10 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
             Ok(Message::Binary(b)) if g.breaks("binary-frames-read") => {
                 frame(&mut g, n, &String::from_utf8_lossy(&b))
             }
+            Ok(Message::Binary(_)) if g.decides("binary-frames-close") => {
+                let _ = tx.send(Message::Close(None));
+                break;
+            }
             Ok(Message::Binary(b)) => {
                 g.record(json!({ "via": "bad-frame", "conn": n, "reason": "a binary frame", "bytes": b.len() }));
             }

@@ -260,6 +260,8 @@ impl World {
     pub fn over_limit(&self, name: &str, limit: u64, detail: &str) -> Reply {
         let message = if self.breaks("limit-message-without-value") {
             format!("{name}{detail}")
+        } else if self.decides("limit-messages-reworded") {
+            format!("Limit exceeded{detail}: the Tenant's {name} limit is {limit} bytes, and this is more.")
         } else {
             format!("{name} {limit}{detail}")
         };
@@ -362,6 +364,10 @@ impl World {
             self.offers.push(Offer::Turn);
         }
         if let Some(m) = message {
+            let m = match m {
+                Value::String(t) if self.decides("input-as-text") => json!({ "text": t }),
+                m => m,
+            };
             self.inbox.push((self.offers.len() - 1, m));
         }
         if opts.as_object().is_some_and(|o| !o.is_empty()) {
@@ -857,7 +863,12 @@ impl World {
         }
         if self.core_role {
             if let Some(why) = self.params_problem(m, p) {
-                return Reply::Err("invalid", why);
+                let code = if self.decides("refusals-unavailable") {
+                    "unavailable"
+                } else {
+                    "invalid"
+                };
+                return Reply::Err(code, why);
             }
         }
         match m {
