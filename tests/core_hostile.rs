@@ -1,6 +1,7 @@
-//! Bad input from a core: a control shim that exits, answers garbage or nothing, a core that
-//! never opens its listener or hangs an upgrade. Each is an error verdict with evidence within
-//! its deadline, never a hang of hcpspec and never a pass.
+//! Bad input from a core: a control shim that exits, answers garbage or nothing or refuses every
+//! method, a core that never opens its listener, hangs an upgrade, answers frames with garbage
+//! or closes mid-frame. Each is a verdict with evidence within its deadline (an error, a failure
+//! showing what came, or unimplemented), never a hang of hcpspec and never a pass.
 
 mod common;
 
@@ -11,12 +12,22 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn verdict(mode: &str) -> (Verdict, Duration) {
-    let text = r#"{"id": "hostile", "title": "t", "section": "1", "level": "MUST",
+    verdict_of(
+        mode,
+        r#"[ { "connect": {}, "expect": { "status": 101 } } ]"#,
+    )
+}
+
+/// The verdict of a case of these steps on the hostile shim `mode`, and how long it took.
+fn verdict_of(mode: &str, steps: &str) -> (Verdict, Duration) {
+    let text = format!(
+        r#"{{"id": "hostile", "title": "t", "section": "1", "level": "MUST",
         "spec": "004_0d5b24e47247e871.txt § 1 Transport (\"x\")",
-        "script": { "steps": [ { "connect": {}, "expect": { "status": 101 } } ] } }"#;
+        "script": {{ "steps": {steps} }} }}"#
+    );
     let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
     let denials = hcpspec::case::load_denials(&vectors).unwrap();
-    let mut case = parse_case(Path::new("hostile.json"), text, "core-api", &denials).unwrap();
+    let mut case = parse_case(Path::new("hostile.json"), &text, "core-api", &denials).unwrap();
     case.group = "hostile".into();
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fauxmplementations/hostile_core.py");
@@ -57,4 +68,40 @@ fn a_core_that_never_opens_its_listener_is_an_error() {
 #[test]
 fn a_core_that_hangs_the_upgrade_is_an_error() {
     errors_with("hangs-upgrade", "hung");
+}
+
+#[test]
+fn a_control_shim_that_refuses_every_method_is_unimplemented() {
+    let (v, took) = verdict("refuses");
+    assert!(took < Duration::from_secs(6), "took {took:?}");
+    assert!(
+        matches!(&v, Verdict::Unimplemented { reason } if reason.contains("core.start")),
+        "{v:?}"
+    );
+}
+
+const HELLO: &str = r#"[ { "hello": {}, "expect": { "ok": true } } ]"#;
+
+/// A failure of the hello step whose observed value holds `evidence`, within the deadline.
+fn fails_showing(mode: &str, evidence: &str) {
+    let (v, took) = verdict_of(mode, HELLO);
+    assert!(took < Duration::from_secs(6), "{mode}: took {took:?}");
+    match v {
+        Verdict::Fail(f) => assert!(
+            f.actual.to_string().contains(evidence),
+            "{mode}: `{evidence}` not in {}",
+            f.actual
+        ),
+        other => panic!("{mode}: expected a failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_core_that_answers_frames_with_garbage_fails_showing_them() {
+    fails_showing("ws-garbage", "this is no res");
+}
+
+#[test]
+fn a_core_that_closes_mid_frame_fails_showing_the_close() {
+    fails_showing("closes-mid-frame", "closed");
 }

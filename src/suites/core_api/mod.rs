@@ -593,9 +593,13 @@ impl Exec {
                 .block_on(async { tokio::time::timeout(left, conn.rx.recv()).await });
             match f {
                 Err(_) => {
-                    return Ok(
-                        json!({ "noAnswer": format!("no answer to `{m}` within {} ms", wait.as_millis()) }),
-                    )
+                    // What came instead is the evidence (a few frames, as they came).
+                    let came: Vec<Value> = conn.held.iter().rev().take(3).rev().cloned().collect();
+                    let mut r = json!({ "noAnswer": format!("no answer to `{m}` within {} ms", wait.as_millis()) });
+                    if !came.is_empty() {
+                        r["received"] = json!(came);
+                    }
+                    return Ok(r);
                 }
                 Ok(None) => return Ok(json!({ "closed": true })),
                 Ok(Some(f)) if f.get("closed").is_some() => return Ok(f),
