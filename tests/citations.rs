@@ -2,16 +2,12 @@
 //! quotes (the text in `("…")`) that are really in it, so a reader can go from a failing case
 //! to the sentence it enforces.
 
+mod common;
+
+use common::markdown::plain;
 use regex::Regex;
 use std::collections::BTreeSet;
 use std::path::Path;
-
-/// Markdown links to their text, no backticks or emphasis, whitespace collapsed.
-fn plain(text: &str) -> String {
-    let links = Regex::new(r"\[([^\]]*)\]\([^)]*\)").unwrap();
-    let t = links.replace_all(text, "$1").replace(['`', '*'], "");
-    t.split_whitespace().collect::<Vec<_>>().join(" ")
-}
 
 #[test]
 fn every_case_cites_real_headings_and_quotes() {

@@ -6,6 +6,9 @@
 //! summary at the end tells the counts as they are. Data-driven: adding a case or a row means
 //! editing the file, nothing here.
 
+mod common;
+
+use common::markdown::{cells, plain};
 use hcpspec::case::Level;
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,33 +25,6 @@ const NOT_YET: &str = "not yet:";
 const NOT_CHECKABLE: &str = "not checkable:";
 /// A quote piece shorter than this could cover words it does not mean.
 const MIN_PIECE: usize = 6;
-
-/// Markdown links to their text, no backticks or emphasis, whitespace collapsed (the same
-/// normalisation as `tests/citations.rs` and `tests/coverage.rs`).
-fn plain(text: &str) -> String {
-    let links = Regex::new(r"\[([^\]]*)\]\([^)]*\)").unwrap();
-    let t = links.replace_all(text, "$1").replace(['`', '*'], "");
-    t.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The cells of a Markdown table line, split at every `|` not written `\|`; `\|` becomes `|`.
-fn cells(line: &str) -> Vec<String> {
-    let inner = line.trim().trim_start_matches('|');
-    let inner = inner.strip_suffix('|').unwrap_or(inner);
-    let mut out = vec![String::new()];
-    let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&'|') => {
-                chars.next();
-                out.last_mut().unwrap().push('|');
-            }
-            '|' => out.push(String::new()),
-            c => out.last_mut().unwrap().push(c),
-        }
-    }
-    out.into_iter().map(|c| c.trim().to_string()).collect()
-}
 
 /// The verbatim pieces of a quote cell: the text inside its outer double quotes, normalised
 /// like the spec, split at `…`, each trimmed of the spaces and punctuation an elision leaves.
@@ -368,14 +344,6 @@ fn ledger_quotes_the_whole_spec_and_names_every_must_case() {
         "{} problem(s) in vectors/{SUITE}/COVERAGE.md:\n{}",
         problems.len(),
         problems.join("\n")
-    );
-}
-
-#[test]
-fn cells_split_at_unescaped_bars_only() {
-    assert_eq!(
-        cells(r"| 1 | a \| b | `c` |"),
-        vec!["1".to_string(), "a | b".into(), "`c`".into()]
     );
 }
 

@@ -3,39 +3,15 @@
 //! least one sentence of the table. Data-driven: adding or renaming a case means editing the
 //! table, nothing here.
 
+mod common;
+
+use common::markdown::{cells, plain};
 use hcpspec::case::Level;
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 const SPEC: &str = "000_15ba0494eb8a99bb.txt";
-
-/// Markdown links to their text, no backticks or emphasis, whitespace collapsed (the same
-/// normalisation as `tests/citations.rs`).
-fn plain(text: &str) -> String {
-    let links = Regex::new(r"\[([^\]]*)\]\([^)]*\)").unwrap();
-    let t = links.replace_all(text, "$1").replace(['`', '*'], "");
-    t.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The cells of a Markdown table line, split at every `|` not written `\|`; `\|` becomes `|`.
-fn cells(line: &str) -> Vec<String> {
-    let inner = line.trim().trim_start_matches('|');
-    let inner = inner.strip_suffix('|').unwrap_or(inner);
-    let mut out = vec![String::new()];
-    let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&'|') => {
-                chars.next();
-                out.last_mut().unwrap().push('|');
-            }
-            '|' => out.push(String::new()),
-            c => out.last_mut().unwrap().push(c),
-        }
-    }
-    out.into_iter().map(|c| c.trim().to_string()).collect()
-}
 
 struct Row {
     number: u32,

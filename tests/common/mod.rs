@@ -4,6 +4,7 @@ use hcpspec::run::Verdict;
 use std::time::Duration;
 
 /// A hostile shim's case ended in an error verdict naming `evidence`, well within its deadline.
+#[allow(dead_code)] // not every test binary uses it
 pub fn errors_with((v, took): (Verdict, Duration), mode: &str, evidence: &str) {
     assert!(took < Duration::from_secs(6), "{mode}: took {took:?}");
     match v {
@@ -14,3 +15,4 @@ pub fn errors_with((v, took): (Verdict, Duration), mode: &str, evidence: &str) {
         other => panic!("{mode}: expected an error verdict, got {other:?}"),
     }
 }
+pub mod markdown;
