@@ -15,6 +15,8 @@ use crate::run::{par_each, CaseResult, Verdict};
 pub struct FuzzReport {
     pub cases: u64,
     pub findings: Vec<(String, String, Option<std::path::PathBuf>)>,
+    /// When each finding was in hand (found, shrunk and written), from the start.
+    pub found_after: Vec<std::time::Duration>,
     pub elapsed: std::time::Duration,
 }
 
@@ -33,23 +35,42 @@ impl FuzzReport {
             &mut crate::mutate::Rng,
         ) -> Option<(String, Option<std::path::PathBuf>)>,
     ) -> FuzzReport {
+        Self::run_until(seeds, seed, seconds, max, None, stop, trial)
+    }
+
+    /// [`Self::run`], stopping too once `max_findings` findings are in.
+    pub fn run_until(
+        seeds: &[&Case],
+        seed: u64,
+        seconds: f64,
+        max: Option<u64>,
+        max_findings: Option<usize>,
+        stop: &std::sync::atomic::AtomicBool,
+        trial: &mut dyn FnMut(
+            &Case,
+            &mut crate::mutate::Rng,
+        ) -> Option<(String, Option<std::path::PathBuf>)>,
+    ) -> FuzzReport {
         use crate::mutate::Source;
         let start = std::time::Instant::now();
         let mut rng = crate::mutate::Rng::new(seed);
         let mut report = FuzzReport {
             cases: 0,
             findings: vec![],
+            found_after: vec![],
             elapsed: std::time::Duration::ZERO,
         };
         while !seeds.is_empty()
             && start.elapsed().as_secs_f64() < seconds
             && max.is_none_or(|m| report.cases < m)
+            && max_findings.is_none_or(|m| report.findings.len() < m)
             && !stop.load(std::sync::atomic::Ordering::Relaxed)
         {
             let case = seeds[rng.below(seeds.len())];
             report.cases += 1;
             if let Some((why, path)) = trial(case, &mut rng) {
                 report.findings.push((why, case.name(), path));
+                report.found_after.push(start.elapsed());
             }
         }
         report.elapsed = start.elapsed();
