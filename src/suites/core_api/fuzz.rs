@@ -125,14 +125,12 @@ fn leases(steps: &[Value]) -> Vec<(usize, String)> {
 }
 
 /// One mutation of a script's steps, in place: what it did, or None when it found nothing to
-/// mutate (the steps are then to be dropped).
+/// mutate.
 fn mutate(steps: &mut Vec<Value>, r: &mut Rng) -> Option<String> {
-    match r.below(4) {
-        0 => frame(steps, r),
-        1 => upgrade(steps, r),
-        2 => artifact(steps, r),
-        _ => gate(steps, r),
-    }
+    type Kind = fn(&mut Vec<Value>, &mut Rng) -> Option<String>;
+    let kinds: [Kind; 4] = [frame, upgrade, artifact, gate];
+    // A kind with nothing to mutate in these steps (no gate call, no lease) gives way to another.
+    (0..4).find_map(|_| r.pick(&kinds)(steps, r))
 }
 
 /// What a harness sends on its connection: methods, parameters, order, raw frames.
@@ -321,11 +319,26 @@ fn artifact(steps: &mut Vec<Value>, r: &mut Rng) -> Option<String> {
     Some(what)
 }
 
-/// A gate call with one thing changed: its route, a body field, its key, its token.
+/// A gate call with one thing changed: its route, a body field, its key, its token. A script
+/// with no gate call gets a journaled model call (an intent, then its call) after a lease.
 fn gate(steps: &mut Vec<Value>, r: &mut Rng) -> Option<String> {
-    let gates = steps_with(steps, "gate", &|_| true);
-    let i = *any(r, &gates)?;
     let leases = leases(steps);
+    let gates = steps_with(steps, "gate", &|_| true);
+    let (i, pre) = match any(r, &gates) {
+        Some(i) => (*i, String::new()),
+        None => {
+            let (li, l) = any(r, &leases)?.clone();
+            let at = li + 1 + r.below(steps.len() - li);
+            let effect = format!("${{{l}.r.run.turnId}}:0:model:7");
+            let run = |f: &str| format!("${{{l}.r.run.{f}}}");
+            let intent = json!({ "runId": run("runId"), "effect": { "effectId": effect, "kind": "model", "context": { "invocationId": "fuzz" } }, "requestHash": "fuzz" });
+            let body = json!({ "effectId": effect, "invocationId": "fuzz", "call": { "prompt": [], "tools": [], "executionId": run("sessionId") } });
+            steps.insert(at, json!({ "request": { "m": "effect.intent", "p": intent } }));
+            let call = json!({ "route": "model-calls", "token": run("token"), "key": effect, "body": body });
+            steps.insert(at + 1, json!({ "gate": call }));
+            (at + 1, format!("a journaled model call inserted at {at}; "))
+        }
+    };
     let l = leases.first().map_or("lease", |(_, l)| l.as_str());
     let unjournaled = json!(format!("${{{l}.r.run.turnId}}:0:tool:99"));
     let token = steps[i]["gate"]["token"].clone();
@@ -352,7 +365,7 @@ fn gate(steps: &mut Vec<Value>, r: &mut Rng) -> Option<String> {
             ])
             .clone();
             let v = r.pick(&values).clone();
-            let what = format!("step {i}: gate body `{field}` {}", short(&v));
+            let what = format!("{pre}step {i}: gate body `{field}` {}", short(&v));
             let body = &mut steps[i]["gate"]["body"];
             if v.is_null() {
                 body.as_object_mut().map(|b| b.remove(field));
@@ -363,7 +376,7 @@ fn gate(steps: &mut Vec<Value>, r: &mut Rng) -> Option<String> {
         }
     };
     let v = r.pick(&choices).clone();
-    let what = format!("step {i}: gate `{at}` {}", short(&v));
+    let what = format!("{pre}step {i}: gate `{at}` {}", short(&v));
     let g = steps[i]["gate"].as_object_mut()?;
     match v.is_null() {
         true => g.remove(at),
@@ -465,16 +478,17 @@ pub fn broken(obs: &[Observation], up_after: bool) -> Option<Broken> {
                 }
             }
         }
-        if o.action.starts_with("gate ") && v["status"] == 200 {
+        // A cancel route runs no call (it names its call's key in its path); MCP discovery needs
+        // no Idempotency-Key.
+        if o.action.starts_with("gate ") && v["status"] == 200 && !o.action.ends_with("/cancel") {
             let not_run = json!({ "status": { "$not": 200 } });
             if v["$token"] == "none" || v["$token"].get("harness").is_some() {
                 return at("a gate call without a run token ran".into(), RUN_TOKEN, not_run);
             }
-            // MCP discovery runs no call; a cancel route names its call's key in its path.
             let key = v.get("$key").and_then(Value::as_str).unwrap_or_default();
-            if !o.action.contains("mcp/") && !o.action.ends_with("/cancel") {
+            if !o.action.contains("mcp/") {
                 if key.is_empty() {
-                    return at("a gate call with no Idempotency-Key ran".into(), JOURNALED, not_run);
+                    return at("a gate call with no (or an empty) Idempotency-Key ran".into(), JOURNALED, not_run);
                 }
                 if !executed.contains(key) {
                     let why = format!("a gate call under {key} ran, though no intent had answered execute");
@@ -535,11 +549,7 @@ pub fn trial(seed: &Case, rng: &mut Rng) -> (Value, Vec<Value>, Vec<String>) {
     }
     let mut done = vec![];
     for _ in 0..1 + rng.below(3) {
-        let mut next = steps.clone();
-        if let Some(what) = mutate(&mut next, rng) {
-            done.push(what);
-            steps = next;
-        }
+        done.extend(mutate(&mut steps, rng));
     }
     let mut start = script.get("start").cloned().unwrap_or(json!({}));
     if Value::Array(steps.clone()).to_string().contains(OTHER) {
