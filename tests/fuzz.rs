@@ -179,9 +179,13 @@ mod core_api {
         let path = path.as_ref().expect("written");
         let denials = load_denials(&vectors()).unwrap();
         let case = load_case(path, "core-api", &denials).unwrap_or_else(|e| panic!("{e}"));
-        let steps = case.script.as_ref().unwrap()["steps"].as_array().unwrap().len();
+        let steps = case.script.as_ref().unwrap()["steps"]
+            .as_array()
+            .unwrap()
+            .len();
         assert!(steps <= 6, "{why}: not shrunk, {steps} steps");
-        let mutant = connector("inproc:mutant:other-session-readable", &Default::default()).unwrap();
+        let mutant =
+            connector("inproc:mutant:other-session-readable", &Default::default()).unwrap();
         assert!(
             matches!(run_case(&case, &mutant).verdict, Verdict::Fail(_)),
             "{why}: {} does not replay",
@@ -199,8 +203,13 @@ mod core_api {
             "spec": "004_0d5b24e47247e871.txt § 1 Transport (\"x\")",
             "script": { "steps": [ { "connect": {} } ] } }"#;
         let denials = load_denials(&vectors()).unwrap();
-        let case = hcpspec::case::parse_case(std::path::Path::new("hung.json"), text, "core-api", &denials)
-            .unwrap();
+        let case = hcpspec::case::parse_case(
+            std::path::Path::new("hung.json"),
+            text,
+            "core-api",
+            &denials,
+        )
+        .unwrap();
         let shim = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fauxmplementations/hostile_core.py");
         let spec = format!("stdio:python3 {} hangs-upgrade", shim.display());
@@ -243,7 +252,11 @@ mod core_api {
         assert_eq!(b.rule.0, "4b");
         assert_eq!(b.expect, json!({ "$noText": ["aGNwc3BlYy1jYW5hcnk="] }));
         // The decoded bytes are the same leak.
-        let plain = obs(1, "await cancel", json!({ "p": { "reason": "hcpspec-canary" } }));
+        let plain = obs(
+            1,
+            "await cancel",
+            json!({ "p": { "reason": "hcpspec-canary" } }),
+        );
         assert!(broken(&[seeded(), plain], true).is_some());
     }
 
@@ -256,32 +269,64 @@ mod core_api {
         };
         let ok = read(json!({ "ok": true, "r": { "offset": 3, "base64": "", "eof": true } }));
         let b = broken(&[seeded(), ok], true).expect("a read answered ok");
-        assert!(b.why.starts_with("step 1: an artifact.read of another session's"), "{}", b.why);
-        let refused = read(json!({ "ok": false, "e": { "code": "not_found", "message": "art-1" } }));
+        assert!(
+            b.why
+                .starts_with("step 1: an artifact.read of another session's"),
+            "{}",
+            b.why
+        );
+        let refused =
+            read(json!({ "ok": false, "e": { "code": "not_found", "message": "art-1" } }));
         assert_eq!(broken(&[seeded(), refused], true), None);
     }
 
     #[test]
     fn the_oracle_flags_bad_upgrades_and_an_unanswered_one() {
         let up = |status: Value, path: &str, token: Value, api: Value| {
-            obs(0, "connect", json!({ "status": status,
-                "$upgrade": { "status": status, "path": path, "token": token, "api": api } }))
+            obs(
+                0,
+                "connect",
+                json!({ "status": status,
+                "$upgrade": { "status": status, "path": path, "token": token, "api": api } }),
+            )
         };
         let right = "/nylorun/harness/v1";
         let nylorun = json!({ "harness": "nylorun" });
-        assert_eq!(broken(&[up(json!(101), right, nylorun.clone(), json!("1"))], true), None);
+        assert_eq!(
+            broken(&[up(json!(101), right, nylorun.clone(), json!("1"))], true),
+            None
+        );
         for (o, fault) in [
-            (up(json!(101), "/x", nylorun.clone(), json!("1")), "a wrong path"),
+            (
+                up(json!(101), "/x", nylorun.clone(), json!("1")),
+                "a wrong path",
+            ),
             (up(json!(101), right, json!("none"), json!("1")), "no token"),
-            (up(json!(101), right, json!("unknown"), json!("1")), "an unknown token"),
-            (up(json!(101), right, nylorun.clone(), json!(null)), "no Nylorun-Harness-Api"),
+            (
+                up(json!(101), right, json!("unknown"), json!("1")),
+                "an unknown token",
+            ),
+            (
+                up(json!(101), right, nylorun.clone(), json!(null)),
+                "no Nylorun-Harness-Api",
+            ),
         ] {
             let b = broken(&[o], true).expect(fault);
-            assert_eq!(b.why, format!("step 0: an upgrade with {fault} was answered 101"));
+            assert_eq!(
+                b.why,
+                format!("step 0: an upgrade with {fault} was answered 101")
+            );
         }
-        assert_eq!(broken(&[up(json!(404), "/x", json!("none"), json!(null))], true), None);
-        let hung = obs(0, "connect", json!({ "noUpgrade": "the upgrade hung past 3 s",
-            "$upgrade": { "path": right, "token": nylorun, "api": "1" } }));
+        assert_eq!(
+            broken(&[up(json!(404), "/x", json!("none"), json!(null))], true),
+            None
+        );
+        let hung = obs(
+            0,
+            "connect",
+            json!({ "noUpgrade": "the upgrade hung past 3 s",
+            "$upgrade": { "path": right, "token": nylorun, "api": "1" } }),
+        );
         assert!(broken(&[hung], true).unwrap().why.contains("no answer"));
     }
 }

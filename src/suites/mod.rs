@@ -20,6 +20,11 @@ pub struct FuzzReport {
     pub elapsed: std::time::Duration,
 }
 
+/// One trial of a script suite's fuzzer: mutate, play and judge a seed case; a finding (why, the
+/// file written), if any.
+pub type Trial<'a> =
+    dyn FnMut(&Case, &mut crate::mutate::Rng) -> Option<(String, Option<std::path::PathBuf>)> + 'a;
+
 impl FuzzReport {
     /// The loop of a script suite's fuzzer: until `seconds`, `max` trials or `stop`, pick a seed
     /// case and let `trial` mutate, play and judge it; `trial` answers a finding (why, the file
@@ -30,10 +35,7 @@ impl FuzzReport {
         seconds: f64,
         max: Option<u64>,
         stop: &std::sync::atomic::AtomicBool,
-        trial: &mut dyn FnMut(
-            &Case,
-            &mut crate::mutate::Rng,
-        ) -> Option<(String, Option<std::path::PathBuf>)>,
+        trial: &mut Trial,
     ) -> FuzzReport {
         Self::run_until(seeds, seed, seconds, max, None, stop, trial)
     }
@@ -46,10 +48,7 @@ impl FuzzReport {
         max: Option<u64>,
         max_findings: Option<usize>,
         stop: &std::sync::atomic::AtomicBool,
-        trial: &mut dyn FnMut(
-            &Case,
-            &mut crate::mutate::Rng,
-        ) -> Option<(String, Option<std::path::PathBuf>)>,
+        trial: &mut Trial,
     ) -> FuzzReport {
         use crate::mutate::Source;
         let start = std::time::Instant::now();

@@ -2,13 +2,13 @@
 //! scripts, and judge what the core answered by one oracle, [`broken`]. The mutations (pure
 //! functions of the steps and the random source):
 //!
-//! - [`frame`]: unknown methods, parameters of another type or missing, requests repeated or
+//! - `frame`: unknown methods, parameters of another type or missing, requests repeated or
 //!   out of order, non-JSON and binary frames, stray answers and aborts, a malformed intent;
-//! - [`upgrade`]: a `connect` / `hello` on a wrong path, with no, an unknown, a run's or another
+//! - `upgrade`: a `connect` / `hello` on a wrong path, with no, an unknown, a run's or another
 //!   harness's token, without `Nylorun-Harness-Api` or with another value, hello's api or name;
-//! - [`artifact`]: `artifact.read` / `artifact.write` parameters with wrong values, and reads and
+//! - `artifact`: `artifact.read` / `artifact.write` parameters with wrong values, and reads and
 //!   new versions of the artifacts no run may read ([`SECRETS`], seeded before every script);
-//! - [`gate`]: a gate call's route, body fields, `Idempotency-Key` and token.
+//! - `gate`: a gate call's route, body fields, `Idempotency-Key` and token.
 //!
 //! A finding is shrunk (steps past the one that broke the invariant dropped, then steps removed
 //! while the same invariant still breaks) and written as a case file whose breaking step
@@ -42,8 +42,16 @@ const PATH: &str = "/nylorun/harness/v1";
 /// The artifacts no run may read (spec 004 § 4b), seeded before every trial's script: the name
 /// its `artifact.seed` is saved as, its scope, its bytes (a canary no answer may carry).
 pub const SECRETS: &[(&str, &str, &str)] = &[
-    ("secret", "other-session", "hcpspec-canary-other-session-5d1e"),
-    ("unnamedSecret", "tenant-unnamed", "hcpspec-canary-unnamed-tenant-93b0"),
+    (
+        "secret",
+        "other-session",
+        "hcpspec-canary-other-session-5d1e",
+    ),
+    (
+        "unnamedSecret",
+        "tenant-unnamed",
+        "hcpspec-canary-unnamed-tenant-93b0",
+    ),
     ("diskSecret", "agent-disk", "hcpspec-canary-agent-disk-c47a"),
 ];
 
@@ -219,13 +227,25 @@ fn upgrade(steps: &mut Vec<Value>, r: &mut Rng) -> Option<String> {
         .first()
         .map_or(json!(null), |(_, l)| json!(format!("${{{l}.r.run.token}}")));
     let faults = [
-        ("path", json!("/nylorun/harness/v2"), "on /nylorun/harness/v2"),
+        (
+            "path",
+            json!("/nylorun/harness/v2"),
+            "on /nylorun/harness/v2",
+        ),
         ("path", json!("/nylorun/harness"), "on /nylorun/harness"),
         ("path", json!("/"), "on /"),
         ("token", json!(null), "with no token"),
-        ("token", json!("nylorun-unknown-0000000000"), "with an unknown token"),
+        (
+            "token",
+            json!("nylorun-unknown-0000000000"),
+            "with an unknown token",
+        ),
         ("token", run_token, "with a run token"),
-        ("token", json!(format!("${{core.harnesses.{OTHER}}}")), "with another harness's token"),
+        (
+            "token",
+            json!(format!("${{core.harnesses.{OTHER}}}")),
+            "with another harness's token",
+        ),
         ("api", json!(null), "without Nylorun-Harness-Api"),
         ("api", json!("2"), "with Nylorun-Harness-Api: 2"),
         ("api", json!(4), "saying hello with api 4"),
@@ -233,11 +253,20 @@ fn upgrade(steps: &mut Vec<Value>, r: &mut Rng) -> Option<String> {
     ];
     let (k, v, what) = r.pick(&faults).clone();
     let ups: Vec<usize> = (0..steps.len())
-        .filter(|i| steps[*i].get("connect").or(steps[*i].get("hello")).is_some())
+        .filter(|i| {
+            steps[*i]
+                .get("connect")
+                .or(steps[*i].get("hello"))
+                .is_some()
+        })
         .collect();
     if !ups.is_empty() && r.chance(50) {
         let i = *r.pick(&ups);
-        let kind = if steps[i].get("hello").is_some() { "hello" } else { "connect" };
+        let kind = if steps[i].get("hello").is_some() {
+            "hello"
+        } else {
+            "connect"
+        };
         steps[i][kind][k] = v;
         return Some(format!("step {i}: {kind} {what}"));
     }
@@ -264,7 +293,11 @@ fn artifact(steps: &mut Vec<Value>, r: &mut Rng) -> Option<String> {
             let p = json!({ "runId": run, "op": "begin", "name": "fuzz.txt", "artifactId": secret, "base64": "eA==" });
             ("a new version", p)
         };
-        let m = if what == "a read" { "artifact.read" } else { "artifact.write" };
+        let m = if what == "a read" {
+            "artifact.read"
+        } else {
+            "artifact.write"
+        };
         steps.insert(at, json!({ "request": { "m": m, "p": p } }));
         return Some(format!("{what} of {secret} inserted at {at}"));
     }
@@ -333,7 +366,10 @@ fn gate(steps: &mut Vec<Value>, r: &mut Rng) -> Option<String> {
             let run = |f: &str| format!("${{{l}.r.run.{f}}}");
             let intent = json!({ "runId": run("runId"), "effect": { "effectId": effect, "kind": "model", "context": { "invocationId": "fuzz" } }, "requestHash": "fuzz" });
             let body = json!({ "effectId": effect, "invocationId": "fuzz", "call": { "prompt": [], "tools": [], "executionId": run("sessionId") } });
-            steps.insert(at, json!({ "request": { "m": "effect.intent", "p": intent } }));
+            steps.insert(
+                at,
+                json!({ "request": { "m": "effect.intent", "p": intent } }),
+            );
             let call = json!({ "route": "model-calls", "token": run("token"), "key": effect, "body": body });
             steps.insert(at + 1, json!({ "gate": call }));
             (at + 1, format!("a journaled model call inserted at {at}; "))
@@ -348,22 +384,56 @@ fn gate(steps: &mut Vec<Value>, r: &mut Rng) -> Option<String> {
         .filter(|t| *t != token)
         .collect();
     let (at, choices): (&str, Vec<Value>) = match r.below(4) {
-        0 => ("route", ["model-calls", "tool-calls", "http-calls", "mcp/list", "mcp/call", "tool-calls/x/cancel", "no-such-route"].map(|s| json!(s)).to_vec()),
+        0 => (
+            "route",
+            [
+                "model-calls",
+                "tool-calls",
+                "http-calls",
+                "mcp/list",
+                "mcp/call",
+                "tool-calls/x/cancel",
+                "no-such-route",
+            ]
+            .map(|s| json!(s))
+            .to_vec(),
+        ),
         1 => ("key", vec![json!(null), unjournaled.clone(), json!("")]),
         2 => {
-            let mut t = vec![json!(null), json!("${core.harnesses.nylorun}"), json!("nylorun-run-unknown-0000")];
+            let mut t = vec![
+                json!(null),
+                json!("${core.harnesses.nylorun}"),
+                json!("nylorun-run-unknown-0000"),
+            ];
             t.extend(other_run);
             ("token", t)
         }
         _ => {
-            let (field, values) = r.pick(&[
-                ("effectId", vec![unjournaled, json!(7), json!(null)]),
-                ("name", vec![json!(""), json!("no-such-tool"), json!(7)]),
-                ("tool", vec![json!(""), json!("no-such-tool")]),
-                ("server", vec![json!({ "serverName": "undeclared" }), json!({ "serverName": "${fakes.mcp}" }), json!("x"), json!(null)]),
-                ("arguments", vec![json!(null), json!([]), json!("text"), json!({ "n": 100_000_000 })]),
-            ])
-            .clone();
+            let (field, values) = r
+                .pick(&[
+                    ("effectId", vec![unjournaled, json!(7), json!(null)]),
+                    ("name", vec![json!(""), json!("no-such-tool"), json!(7)]),
+                    ("tool", vec![json!(""), json!("no-such-tool")]),
+                    (
+                        "server",
+                        vec![
+                            json!({ "serverName": "undeclared" }),
+                            json!({ "serverName": "${fakes.mcp}" }),
+                            json!("x"),
+                            json!(null),
+                        ],
+                    ),
+                    (
+                        "arguments",
+                        vec![
+                            json!(null),
+                            json!([]),
+                            json!("text"),
+                            json!({ "n": 100_000_000 }),
+                        ],
+                    ),
+                ])
+                .clone();
             let v = r.pick(&values).clone();
             let what = format!("{pre}step {i}: gate body `{field}` {}", short(&v));
             let body = &mut steps[i]["gate"]["body"];
@@ -395,7 +465,12 @@ pub fn broken(obs: &[Observation], up_after: bool) -> Option<Broken> {
     for o in obs {
         let v = &o.value;
         let at = |why: String, rule: Rule, expect: Value| {
-            Some(Broken { step: Some(o.step), why: format!("step {}: {why}", o.step), rule, expect })
+            Some(Broken {
+                step: Some(o.step),
+                why: format!("step {}: {why}", o.step),
+                rule,
+                expect,
+            })
         };
         let what = o.action.split_once(' ').map_or("", |(_, m)| m);
         if let Some(u) = v.get("$upgrade") {
@@ -413,7 +488,8 @@ pub fn broken(obs: &[Observation], up_after: bool) -> Option<Broken> {
             .filter_map(|(f, what)| f.then_some(what))
             .collect();
             if u["status"] == 101 && !faults.is_empty() {
-                let refused = json!({ "status": { "$all": [{ "$type": "integer" }, { "$not": 101 }] } });
+                let refused =
+                    json!({ "status": { "$all": [{ "$type": "integer" }, { "$not": 101 }] } });
                 let why = format!("an upgrade with {} was answered 101", faults.join(" and "));
                 return at(why, UPGRADE, refused);
             }
@@ -423,7 +499,11 @@ pub fn broken(obs: &[Observation], up_after: bool) -> Option<Broken> {
             let whose = &v["$upgrade"]["token"]["harness"];
             let refused = json!({ "ok": { "$not": true } });
             if sent["api"] != 5 {
-                return at(format!("a hello with api {} was answered ok", sent["api"]), HELLO, refused);
+                return at(
+                    format!("a hello with api {} was answered ok", sent["api"]),
+                    HELLO,
+                    refused,
+                );
             }
             if whose.is_string() && sent["name"] != *whose {
                 let why = "a hello naming a harness that is not its token's was answered ok";
@@ -448,8 +528,13 @@ pub fn broken(obs: &[Observation], up_after: bool) -> Option<Broken> {
         if o.action == "control artifact.seed" {
             let scope = v["$sent"]["scope"].as_str().unwrap_or_default();
             if ["other-session", "tenant-unnamed", "agent-disk"].contains(&scope) {
-                let b64 = v["$sent"]["base64"].as_str().unwrap_or_default().to_string();
-                let bytes = base64::engine::general_purpose::STANDARD.decode(&b64).unwrap_or_default();
+                let b64 = v["$sent"]["base64"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(&b64)
+                    .unwrap_or_default();
                 let text = String::from_utf8_lossy(&bytes).to_string();
                 secrets.push((v["artifactId"].clone(), scope.to_string(), b64, text));
             }
@@ -468,11 +553,17 @@ pub fn broken(obs: &[Observation], up_after: bool) -> Option<Broken> {
                     return at(why, SCOPE, json!({ "$noText": leaked }));
                 }
                 let refused = json!({ "ok": false });
-                if o.action == "request artifact.read" && v["ok"] == true && v["$sent"]["artifactId"] == *id {
+                if o.action == "request artifact.read"
+                    && v["ok"] == true
+                    && v["$sent"]["artifactId"] == *id
+                {
                     let why = format!("an artifact.read of {} was answered ok", words(scope));
                     return at(why, SCOPE, refused);
                 }
-                if o.action == "request artifact.write" && v["ok"] == true && v["r"]["artifact"]["artifactId"] == *id {
+                if o.action == "request artifact.write"
+                    && v["ok"] == true
+                    && v["r"]["artifact"]["artifactId"] == *id
+                {
                     let why = format!("a new version of {} was written", words(scope));
                     return at(why, OWN, refused);
                 }
@@ -483,15 +574,25 @@ pub fn broken(obs: &[Observation], up_after: bool) -> Option<Broken> {
         if o.action.starts_with("gate ") && v["status"] == 200 && !o.action.ends_with("/cancel") {
             let not_run = json!({ "status": { "$not": 200 } });
             if v["$token"] == "none" || v["$token"].get("harness").is_some() {
-                return at("a gate call without a run token ran".into(), RUN_TOKEN, not_run);
+                return at(
+                    "a gate call without a run token ran".into(),
+                    RUN_TOKEN,
+                    not_run,
+                );
             }
             let key = v.get("$key").and_then(Value::as_str).unwrap_or_default();
             if !o.action.contains("mcp/") {
                 if key.is_empty() {
-                    return at("a gate call with no (or an empty) Idempotency-Key ran".into(), JOURNALED, not_run);
+                    return at(
+                        "a gate call with no (or an empty) Idempotency-Key ran".into(),
+                        JOURNALED,
+                        not_run,
+                    );
                 }
                 if !executed.contains(key) {
-                    let why = format!("a gate call under {key} ran, though no intent had answered execute");
+                    let why = format!(
+                        "a gate call under {key} ran, though no intent had answered execute"
+                    );
                     return at(why, JOURNALED, not_run);
                 }
             }
@@ -499,7 +600,8 @@ pub fn broken(obs: &[Observation], up_after: bool) -> Option<Broken> {
     }
     (!up_after).then(|| Broken {
         step: None,
-        why: "the core was down after the script (its control shim or its listener did not answer)".into(),
+        why: "the core was down after the script (its control shim or its listener did not answer)"
+            .into(),
         rule: LISTENING,
         expect: Value::Null,
     })
@@ -513,23 +615,36 @@ pub fn run(
     stop: &std::sync::atomic::AtomicBool,
 ) -> Report {
     let seeds: Vec<&Case> = cases.iter().filter(|c| c.script.is_some()).collect();
-    let Budget { seed: from, seconds, trials, findings } = budget;
-    Report::run_until(&seeds, from, seconds, trials, findings, stop, &mut |seed, rng| {
-        let (start, steps, done) = trial(seed, rng);
-        let with = |steps: &[Value]| {
-            let mut case = seed.clone();
-            case.script = Some(json!({ "start": start, "steps": steps }));
-            case
-        };
-        let judge = |steps: &[Value]| {
-            let (obs, up) = super::play_for_fuzz(&with(steps), connect);
-            broken(&obs, up)
-        };
-        let found = judge(&steps)?;
-        let (steps, found) = shrink(steps, found, &judge);
-        let path = out.and_then(|d| write(d, &with(&steps), &found, &done).ok());
-        Some((found.why, path))
-    })
+    let Budget {
+        seed: from,
+        seconds,
+        trials,
+        findings,
+    } = budget;
+    Report::run_until(
+        &seeds,
+        from,
+        seconds,
+        trials,
+        findings,
+        stop,
+        &mut |seed, rng| {
+            let (start, steps, done) = trial(seed, rng);
+            let with = |steps: &[Value]| {
+                let mut case = seed.clone();
+                case.script = Some(json!({ "start": start, "steps": steps }));
+                case
+            };
+            let judge = |steps: &[Value]| {
+                let (obs, up) = super::play_for_fuzz(&with(steps), connect);
+                broken(&obs, up)
+            };
+            let found = judge(&steps)?;
+            let (steps, found) = shrink(steps, found, &judge);
+            let path = out.and_then(|d| write(d, &with(&steps), &found, &done).ok());
+            Some((found.why, path))
+        },
+    )
 }
 
 /// One trial's script: `core.start`'s params, the steps (expectations dropped, the secrets
@@ -611,7 +726,9 @@ fn write(dir: &Path, case: &Case, found: &Broken, done: &[String]) -> std::io::R
             steps[s]["note"] = json!(format!("the invariant: {}", kind_of(&found.why)));
         }
         None => {
-            steps.push(json!({ "control": "core.describe", "expect": { "error": { "$absent": true } } }));
+            steps.push(
+                json!({ "control": "core.describe", "expect": { "error": { "$absent": true } } }),
+            );
             steps.push(json!({ "connect": { "as": "probe" }, "expect": { "status": { "$type": "integer" } } }));
         }
     }

@@ -412,7 +412,9 @@ impl Exec {
             return json!("none");
         };
         let harnesses = self.lookup("core.harnesses").unwrap_or_default();
-        let of = harnesses.as_object().and_then(|m| m.iter().find(|(_, v)| *v == t));
+        let of = harnesses
+            .as_object()
+            .and_then(|m| m.iter().find(|(_, v)| *v == t));
         of.map_or(json!("unknown"), |(id, _)| json!({ "harness": id }))
     }
 
