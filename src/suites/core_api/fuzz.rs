@@ -636,7 +636,7 @@ pub fn run(
                 case
             };
             let judge = |steps: &[Value]| {
-                let (obs, up) = super::play_for_fuzz(&with(steps), connect);
+                let (obs, up) = super::play_for_fuzz(&with(steps), connect)?;
                 broken(&obs, up)
             };
             let found = judge(&steps)?;

@@ -81,14 +81,12 @@ pub fn run_case(case: &Case, connect: &Connector) -> CaseResult {
 }
 
 /// Play a case's script for the fuzzer: its observations, annotated with what was sent
-/// (`$sent`, `$key`), and whether the core was still up after it.
-pub fn play_for_fuzz(case: &Case, connect: &Connector) -> (Vec<Observation>, bool) {
+/// (`$sent`, `$upgrade`, `$key`, `$token`), and whether the core was still up after it; None
+/// when the script could not be played (no control shim, no `core.start`, no fake tools).
+pub fn play_for_fuzz(case: &Case, connect: &Connector) -> Option<(Vec<Observation>, bool)> {
     let mut observations = Vec::new();
-    let up = match connect() {
-        Err(_) => false,
-        Ok(control) => execute(case, control, &mut observations, true).is_ok_and(|(_, up)| up),
-    };
-    (observations, up)
+    let (_, up) = execute(case, connect().ok()?, &mut observations, true).ok()?;
+    Some((observations, up))
 }
 
 fn execute(
@@ -129,7 +127,7 @@ fn execute(
     );
     let started = match start {
         Ok(v) => v,
-        Err(e) if e.not_implemented() => {
+        Err(e) if e.not_implemented() && !fuzzing => {
             return Ok((
                 Verdict::Unimplemented {
                     reason: format!("core.start: {e}"),
