@@ -143,3 +143,191 @@ fn committed_found_cases_load_and_pass_on_the_reference() {
     let (_, contract) = hcpspec::case::load_suite_driving(&vectors(), "hcp-runtime").unwrap();
     assert!(contract.iter().all(|c| c.group != "found"));
 }
+
+mod core_api {
+    //! `hcpspec fuzz --suite core-api`: a mutant found within a few trials, its finding a case
+    //! that fails on the mutant and passes on the reference; the oracle on hand-made observations.
+
+    use super::vectors;
+    use hcpspec::case::{load_case, load_denials, load_suite};
+    use hcpspec::run::{Observation, Verdict};
+    use hcpspec::suites::core_api::fuzz::{self, broken, Budget};
+    use hcpspec::suites::core_api::{connector, run_case};
+    use serde_json::{json, Value};
+    use std::sync::atomic::AtomicBool;
+
+    fn fuzz_on(spec: &str, trials: u64, out: &std::path::Path) -> fuzz::Report {
+        let cases = load_suite(&vectors(), "core-api").unwrap();
+        let connect = connector(spec, &Default::default()).unwrap();
+        let budget = Budget {
+            seed: 1,
+            seconds: 60.0,
+            trials: Some(trials),
+            findings: Some(1),
+        };
+        fuzz::run(&connect, &cases, budget, Some(out), &AtomicBool::new(false))
+    }
+
+    /// Another session's artifact read: found from seed 1 within 40 trials (7 when written), the
+    /// case shrunk and failing on the mutant at the step the finding names.
+    #[test]
+    fn finds_another_sessions_artifact_read_and_writes_a_case_that_replays() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = fuzz_on("inproc:mutant:other-session-readable", 40, dir.path());
+        let (why, _, path) = r.findings.first().expect("the mutant is found");
+        assert!(why.contains("another session's artifact"), "{why}");
+        let path = path.as_ref().expect("written");
+        let denials = load_denials(&vectors()).unwrap();
+        let case = load_case(path, "core-api", &denials).unwrap_or_else(|e| panic!("{e}"));
+        let steps = case.script.as_ref().unwrap()["steps"]
+            .as_array()
+            .unwrap()
+            .len();
+        assert!(steps <= 6, "{why}: not shrunk, {steps} steps");
+        let mutant =
+            connector("inproc:mutant:other-session-readable", &Default::default()).unwrap();
+        assert!(
+            matches!(run_case(&case, &mutant).verdict, Verdict::Fail(_)),
+            "{why}: {} does not replay",
+            path.display()
+        );
+        let reference = connector("inproc:reference", &Default::default()).unwrap();
+        assert_eq!(run_case(&case, &reference).verdict, Verdict::Pass);
+    }
+
+    /// A core that accepts the TCP connection and never answers the upgrade: a finding of the
+    /// upgrade's step (the executor's 3 s deadline), and the core counted down, not an error.
+    #[test]
+    fn a_hung_upgrade_is_a_finding() {
+        let text = r#"{"id": "hung", "title": "t", "section": "1", "level": "MUST",
+            "spec": "004_0d5b24e47247e871.txt § 1 Transport (\"x\")",
+            "script": { "steps": [ { "connect": {} } ] } }"#;
+        let denials = load_denials(&vectors()).unwrap();
+        let case = hcpspec::case::parse_case(
+            std::path::Path::new("hung.json"),
+            text,
+            "core-api",
+            &denials,
+        )
+        .unwrap();
+        let shim = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fauxmplementations/hostile_core.py");
+        let spec = format!("stdio:python3 {} hangs-upgrade", shim.display());
+        let connect = connector(&spec, &Default::default()).unwrap();
+        let (observed, up) =
+            hcpspec::suites::core_api::play_for_fuzz(&case, &connect).expect("played");
+        let b = broken(&observed, up).expect("a finding");
+        assert_eq!(b.why, "step 0: an upgrade got no answer");
+        assert_eq!(b.expect, json!({ "status": { "$type": "integer" } }));
+    }
+
+    fn obs(step: usize, action: &str, value: Value) -> Observation {
+        Observation {
+            step,
+            action: action.into(),
+            value,
+        }
+    }
+
+    /// The seed of another session's artifact, its canary's base64 `aGNwc3BlYy1jYW5hcnk=`.
+    fn seeded() -> Observation {
+        obs(
+            0,
+            "control artifact.seed",
+            json!({ "artifactId": "art-1", "version": 1,
+                "$sent": { "name": "secret", "base64": "aGNwc3BlYy1jYW5hcnk=", "scope": "other-session" } }),
+        )
+    }
+
+    #[test]
+    fn the_oracle_flags_a_canary_in_a_gate_answer() {
+        let leak = obs(
+            1,
+            "gate tool-calls",
+            json!({ "status": 200, "body": { "ok": true, "result": { "text": "aGNwc3BlYy1jYW5hcnk=" } },
+                "$key": "turn-1:0:tool:0", "$token": "unknown" }),
+        );
+        let b = broken(&[seeded(), leak], true).expect("a leak");
+        assert_eq!(b.step, Some(1));
+        assert!(b.why.contains("another session's artifact"), "{}", b.why);
+        assert_eq!(b.rule.0, "4b");
+        assert_eq!(b.expect, json!({ "$noText": ["aGNwc3BlYy1jYW5hcnk="] }));
+        // The decoded bytes are the same leak.
+        let plain = obs(
+            1,
+            "await cancel",
+            json!({ "p": { "reason": "hcpspec-canary" } }),
+        );
+        assert!(broken(&[seeded(), plain], true).is_some());
+    }
+
+    #[test]
+    fn the_oracle_flags_a_read_of_a_secret_answered_ok_and_not_its_not_found() {
+        let read = |answer: Value| {
+            let mut v = answer;
+            v["$sent"] = json!({ "runId": "run-1", "artifactId": "art-1", "offset": 3 });
+            obs(1, "request artifact.read", v)
+        };
+        let ok = read(json!({ "ok": true, "r": { "offset": 3, "base64": "", "eof": true } }));
+        let b = broken(&[seeded(), ok], true).expect("a read answered ok");
+        assert!(
+            b.why
+                .starts_with("step 1: an artifact.read of another session's"),
+            "{}",
+            b.why
+        );
+        let refused =
+            read(json!({ "ok": false, "e": { "code": "not_found", "message": "art-1" } }));
+        assert_eq!(broken(&[seeded(), refused], true), None);
+    }
+
+    #[test]
+    fn the_oracle_flags_bad_upgrades_and_an_unanswered_one() {
+        let up = |status: Value, path: &str, token: Value, api: Value| {
+            obs(
+                0,
+                "connect",
+                json!({ "status": status,
+                "$upgrade": { "status": status, "path": path, "token": token, "api": api } }),
+            )
+        };
+        let right = "/nylorun/harness/v1";
+        let nylorun = json!({ "harness": "nylorun" });
+        assert_eq!(
+            broken(&[up(json!(101), right, nylorun.clone(), json!("1"))], true),
+            None
+        );
+        for (o, fault) in [
+            (
+                up(json!(101), "/x", nylorun.clone(), json!("1")),
+                "a wrong path",
+            ),
+            (up(json!(101), right, json!("none"), json!("1")), "no token"),
+            (
+                up(json!(101), right, json!("unknown"), json!("1")),
+                "an unknown token",
+            ),
+            (
+                up(json!(101), right, nylorun.clone(), json!(null)),
+                "no Nylorun-Harness-Api",
+            ),
+        ] {
+            let b = broken(&[o], true).expect(fault);
+            assert_eq!(
+                b.why,
+                format!("step 0: an upgrade with {fault} was answered 101")
+            );
+        }
+        assert_eq!(
+            broken(&[up(json!(404), "/x", json!("none"), json!(null))], true),
+            None
+        );
+        let hung = obs(
+            0,
+            "connect",
+            json!({ "noUpgrade": "the upgrade hung past 3 s",
+            "$upgrade": { "path": right, "token": nylorun, "api": "1" } }),
+        );
+        assert!(broken(&[hung], true).unwrap().why.contains("no answer"));
+    }
+}

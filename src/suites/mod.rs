@@ -15,8 +15,15 @@ use crate::run::{par_each, CaseResult, Verdict};
 pub struct FuzzReport {
     pub cases: u64,
     pub findings: Vec<(String, String, Option<std::path::PathBuf>)>,
+    /// When each finding was in hand (found, shrunk and written), from the start.
+    pub found_after: Vec<std::time::Duration>,
     pub elapsed: std::time::Duration,
 }
+
+/// One trial of a script suite's fuzzer: mutate, play and judge a seed case; a finding (why, the
+/// file written), if any.
+pub type Trial<'a> =
+    dyn FnMut(&Case, &mut crate::mutate::Rng) -> Option<(String, Option<std::path::PathBuf>)> + 'a;
 
 impl FuzzReport {
     /// The loop of a script suite's fuzzer: until `seconds`, `max` trials or `stop`, pick a seed
@@ -28,10 +35,20 @@ impl FuzzReport {
         seconds: f64,
         max: Option<u64>,
         stop: &std::sync::atomic::AtomicBool,
-        trial: &mut dyn FnMut(
-            &Case,
-            &mut crate::mutate::Rng,
-        ) -> Option<(String, Option<std::path::PathBuf>)>,
+        trial: &mut Trial,
+    ) -> FuzzReport {
+        Self::run_until(seeds, seed, seconds, max, None, stop, trial)
+    }
+
+    /// [`Self::run`], stopping too once `max_findings` findings are in.
+    pub fn run_until(
+        seeds: &[&Case],
+        seed: u64,
+        seconds: f64,
+        max: Option<u64>,
+        max_findings: Option<usize>,
+        stop: &std::sync::atomic::AtomicBool,
+        trial: &mut Trial,
     ) -> FuzzReport {
         use crate::mutate::Source;
         let start = std::time::Instant::now();
@@ -39,17 +56,20 @@ impl FuzzReport {
         let mut report = FuzzReport {
             cases: 0,
             findings: vec![],
+            found_after: vec![],
             elapsed: std::time::Duration::ZERO,
         };
         while !seeds.is_empty()
             && start.elapsed().as_secs_f64() < seconds
             && max.is_none_or(|m| report.cases < m)
+            && max_findings.is_none_or(|m| report.findings.len() < m)
             && !stop.load(std::sync::atomic::Ordering::Relaxed)
         {
             let case = seeds[rng.below(seeds.len())];
             report.cases += 1;
             if let Some((why, path)) = trial(case, &mut rng) {
                 report.findings.push((why, case.name(), path));
+                report.found_after.push(start.elapsed());
             }
         }
         report.elapsed = start.elapsed();

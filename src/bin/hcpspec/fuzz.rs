@@ -57,9 +57,12 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
                 hcpspec::suites::core_api::fuzz::run(
                     &connect,
                     cases,
-                    a.seed,
-                    a.seconds,
-                    a.cases,
+                    hcpspec::suites::core_api::fuzz::Budget {
+                        seed: a.seed,
+                        seconds: a.seconds,
+                        trials: a.cases,
+                        findings: a.max_findings,
+                    },
                     Some(out),
                     &STOP,
                 )
@@ -242,9 +245,10 @@ fn fuzz_script(
         out.join(suite).display()
     );
     let report = run(&cases, &out);
-    for (why, seed, path) in &report.findings {
+    for ((why, seed, path), after) in report.findings.iter().zip(&report.found_after) {
         println!(
-            "finding: {why} (from {seed}): {}",
+            "finding: {why} (from {seed}) after {:.1} s: {}",
+            after.as_secs_f64(),
             path.as_ref()
                 .map_or("(not written)".into(), |p| p.display().to_string())
         );

@@ -1,15 +1,24 @@
-//! `hcpspec fuzz --suite core-api`: mutate what a harness sends a core (unknown methods, wrong
-//! types, missing fields, repeated and reordered requests, non-JSON and binary frames, stray
-//! answers and aborts) on top of the suite's scripts, and check the core's invariants: every
-//! request answered with a result or a code of HARNESS_ERROR_CODES (a `lease` may wait), no gate
-//! call run for an effect no intent of its run had answered `execute`, and the core still up at
-//! the end (its control shim answers, its listener answers). A finding is shrunk (steps removed
-//! while the same invariant still fails) and written as a case file.
+//! `hcpspec fuzz --suite core-api`: mutate what a harness sends a core on top of the suite's
+//! scripts, and judge what the core answered by one oracle, [`broken`]. The mutations (pure
+//! functions of the steps and the random source):
+//!
+//! - `frame`: unknown methods, parameters of another type or missing, requests repeated or
+//!   out of order, non-JSON and binary frames, stray answers and aborts, a malformed intent;
+//! - `upgrade`: a `connect` / `hello` on a wrong path, with no, an unknown, a run's or another
+//!   harness's token, without `Nylorun-Harness-Api` or with another value, hello's api or name;
+//! - `artifact`: `artifact.read` / `artifact.write` parameters with wrong values, and reads and
+//!   new versions of the artifacts no run may read ([`SECRETS`], seeded before every script);
+//! - `gate`: a gate call's route, body fields, `Idempotency-Key` and token.
+//!
+//! A finding is shrunk (steps past the one that broke the invariant dropped, then steps removed
+//! while the same invariant still breaks) and written as a case file whose breaking step
+//! `expect`s the invariant, so that `hcpspec run` fails it on the core it was found on.
 
 use super::Connector;
 use crate::case::Case;
 use crate::mutate::{Rng, Source};
 use crate::run::Observation;
+use base64::Engine;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -27,40 +36,138 @@ pub const CODES: &[&str] = &[
 
 pub use crate::suites::FuzzReport as Report;
 
-/// One mutation of a script's steps: (what it did, the new steps).
-fn mutate(steps: &[Value], r: &mut Rng) -> Option<(String, Vec<Value>)> {
-    let mut steps = steps.to_vec();
-    let reqs: Vec<usize> = (0..steps.len())
-        .filter(|i| steps[*i].get("request").is_some())
-        .collect();
-    let conn = || json!("h");
+/// The harness listener's path (spec 004 § 1).
+const PATH: &str = "/nylorun/harness/v1";
+
+/// The artifacts no run may read (spec 004 § 4b), seeded before every trial's script: the name
+/// its `artifact.seed` is saved as, its scope, its bytes (a canary no answer may carry).
+pub const SECRETS: &[(&str, &str, &str)] = &[
+    (
+        "secret",
+        "other-session",
+        "hcpspec-canary-other-session-5d1e",
+    ),
+    (
+        "unnamedSecret",
+        "tenant-unnamed",
+        "hcpspec-canary-unnamed-tenant-93b0",
+    ),
+    ("diskSecret", "agent-disk", "hcpspec-canary-agent-disk-c47a"),
+];
+
+/// The other harness whose token a mutated upgrade may bring: `core.start` gets it in
+/// `otherHarnesses` when a step names it (it sorts after `nylorun`, the scripts' first harness).
+const OTHER: &str = "other-harness";
+
+/// The invariants' grounds: the section and the sentence of spec 004 each holds by.
+type Rule = (&'static str, &'static str);
+const ANSWERED: Rule = ("1", "§ 1 Transport (\"Error codes (HARNESS_ERROR_CODES): run_not_held, turn_cancelled, ownership_lost, effect_drift, invalid, unavailable, internal, not_found\")");
+const UPGRADE: Rule = ("1", "§ 1 Transport (\"A wrong path is 404, a missing or unknown token 401, a missing header 426, a closed Tenant 503\")");
+const LISTENING: Rule = ("1", "§ 1 Transport (\"A WebSocket to core's harness listener (port 4200 by default), path /nylorun/harness/v1\")");
+const HELLO: Rule = ("2", "§ 2 Work: hello, lease, renew, release (\"Core refuses another api and a name that is not the credential's harness\")");
+const SCOPE: Rule = ("4b", "§ 4b Artifacts (\"Another session's, a Tenant-wide one never named, an Agent's disk versions and a missing one are all the same not_found, so nothing tells you which exist\")");
+const OWN: Rule = ("4b", "§ 4b Artifacts (\"You may write a new file artifact of the session, or a new version of one of its own file artifacts\")");
+const JOURNALED: Rule = ("5", "§ 5 Gates (\"A tool call must be journaled first (effect.intent answered execute), or the gate refuses it: 400 key_required or 409 effect_not_journaled\")");
+const RUN_TOKEN: Rule = ("5", "§ 5 Gates (\"Send Authorization: Bearer <run token> and Idempotency-Key: <effect id> on every call\")");
+
+/// An invariant a played script broke: the step whose observation broke it (none: the core was
+/// down after the script), why, the rule, and what that observation must match instead (the
+/// expectation of the step in the case file).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Broken {
+    pub step: Option<usize>,
+    pub why: String,
+    pub rule: Rule,
+    pub expect: Value,
+}
+
+/// When a fuzz run stops: after `seconds`, `trials` scripts played or `findings` findings.
+pub struct Budget {
+    pub seed: u64,
+    pub seconds: f64,
+    pub trials: Option<u64>,
+    pub findings: Option<usize>,
+}
+
+/// The steps with `key` (for `request`, of a method `m` passes).
+fn steps_with(steps: &[Value], key: &str, m: &dyn Fn(&str) -> bool) -> Vec<usize> {
+    (0..steps.len())
+        .filter(|i| match steps[*i].get(key) {
+            None => false,
+            Some(r) if key == "request" => m(r["m"].as_str().unwrap_or_default()),
+            Some(_) => true,
+        })
+        .collect()
+}
+
+/// One of `items`, if there is any.
+fn any<'a, T>(r: &mut Rng, items: &'a [T]) -> Option<&'a T> {
+    (!items.is_empty()).then(|| r.pick(items))
+}
+
+/// A value as a mutation's description shows it: its JSON, cut at 40 bytes.
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    let mut end = s.len().min(40);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}
+
+/// What the oracle calls an artifact of a scope no run may read.
+fn words(scope: &str) -> &str {
+    match scope {
+        "other-session" => "another session's artifact",
+        "tenant-unnamed" => "a Tenant-wide artifact the session never named",
+        _ => "a version on the Agent's disk",
+    }
+}
+
+/// The steps that take a lease and the name each saves it as.
+fn leases(steps: &[Value]) -> Vec<(usize, String)> {
+    steps_with(steps, "request", &|m| m == "lease")
+        .into_iter()
+        .filter_map(|i| Some((i, steps[i]["save"].as_str()?.to_string())))
+        .collect()
+}
+
+/// One mutation of a script's steps, in place: what it did, or None when it found nothing to
+/// mutate.
+fn mutate(steps: &mut Vec<Value>, r: &mut Rng) -> Option<String> {
+    type Kind = fn(&mut Vec<Value>, &mut Rng) -> Option<String>;
+    let kinds: [Kind; 4] = [frame, upgrade, artifact, gate];
+    // A kind with nothing to mutate in these steps (no gate call, no lease) gives way to another.
+    (0..4).find_map(|_| r.pick(&kinds)(steps, r))
+}
+
+/// What a harness sends on its connection: methods, parameters, order, raw frames.
+fn frame(steps: &mut Vec<Value>, r: &mut Rng) -> Option<String> {
+    let reqs = steps_with(steps, "request", &|_| true);
+    let on = json!("h");
     match r.below(8) {
         0 if !reqs.is_empty() => {
-            let i = reqs[r.below(reqs.len())];
-            steps[i]["request"]["m"] = json!(
-                [
-                    "x.unknown",
-                    "lease.renew",
-                    "effect.outcome",
-                    "artifact.write",
-                    "output",
-                    "hello"
-                ][r.below(6)]
-            );
-            Some((format!("step {i}: another method"), steps))
+            let i = *r.pick(&reqs);
+            let m = *r.pick(&[
+                "x.unknown",
+                "lease.renew",
+                "effect.outcome",
+                "artifact.write",
+                "output",
+                "hello",
+            ]);
+            steps[i]["request"]["m"] = json!(m);
+            Some(format!("step {i}: another method ({m})"))
         }
         1 | 2 if !reqs.is_empty() => {
             // A parameter of a request: of another type, or missing.
-            let i = reqs[r.below(reqs.len())];
+            let i = *r.pick(&reqs);
             let p = steps[i]["request"]["p"].as_object_mut()?;
             let keys: Vec<String> = p.keys().cloned().collect();
-            if keys.is_empty() {
-                return None;
-            }
-            let k = keys[r.below(keys.len())].clone();
-            if r.below(2) == 0 {
+            let k = any(r, &keys)?.clone();
+            if r.chance(50) {
                 p.remove(&k);
-                return Some((format!("step {i}: `{k}` missing"), steps));
+                return Some(format!("step {i}: `{k}` missing"));
             }
             let other = [
                 json!(7),
@@ -70,72 +177,346 @@ fn mutate(steps: &[Value], r: &mut Rng) -> Option<(String, Vec<Value>)> {
                 json!("x".repeat(70_000)),
                 json!(-1),
             ];
-            p.insert(k.clone(), other[r.below(other.len())].clone());
-            Some((format!("step {i}: `{k}` of another type"), steps))
+            p.insert(k.clone(), r.pick(&other).clone());
+            Some(format!("step {i}: `{k}` of another type"))
         }
         3 if !reqs.is_empty() => {
-            let i = reqs[r.below(reqs.len())];
+            let i = *r.pick(&reqs);
             let again = steps[i].clone();
             steps.insert(i + 1, again);
-            Some((format!("step {i} repeated"), steps))
+            Some(format!("step {i} repeated"))
         }
         4 if steps.len() > 2 => {
             let i = 1 + r.below(steps.len() - 1);
             steps.swap(i - 1, i);
-            Some((format!("steps {} and {i} swapped", i - 1), steps))
+            Some(format!("steps {} and {i} swapped", i - 1))
         }
         5 => {
             let at = r.below(steps.len() + 1);
-            let text = [
+            let text = *r.pick(&[
                 "{not json",
                 "{\"t\":\"ping\"}{\"t\":\"ping\"}",
                 "{\"t\":7}",
                 "{\"t\":\"res\",\"id\":987654,\"ok\":true,\"r\":{}}",
                 "{\"t\":\"abort\",\"id\":1}",
                 "[]",
-            ][r.below(6)];
-            steps.insert(at, json!({ "send": { "on": conn(), "text": text } }));
-            Some((format!("raw frame `{text}` at {at}"), steps))
+            ]);
+            steps.insert(at, json!({ "send": { "on": on, "text": text } }));
+            Some(format!("raw frame `{text}` at {at}"))
         }
         6 => {
             let at = r.below(steps.len() + 1);
             steps.insert(
                 at,
-                json!({ "send": { "on": conn(), "binary": "{\"t\":\"ping\"}" } }),
+                json!({ "send": { "on": on, "binary": "{\"t\":\"ping\"}" } }),
             );
-            Some((format!("binary frame at {at}"), steps))
+            Some(format!("binary frame at {at}"))
         }
         _ => {
             let at = r.below(steps.len() + 1);
             steps.insert(at, json!({ "request": { "m": "effect.intent", "p": { "runId": "${lease.r.run.runId}", "effect": { "effectId": "nope", "kind": "tool" }, "requestHash": 5 } } }));
-            Some((format!("a malformed intent at {at}"), steps))
+            Some(format!("a malformed intent at {at}"))
         }
     }
 }
 
-/// The invariant a core broke in one played script, if any.
-pub fn broken(obs: &[Observation], up_after: bool) -> Option<String> {
+/// An upgrade (and hello) with one thing wrong: a script's own `connect` / `hello`, or a `hello`
+/// on a new connection `u` inserted anywhere.
+fn upgrade(steps: &mut Vec<Value>, r: &mut Rng) -> Option<String> {
+    let run_token = leases(steps)
+        .first()
+        .map_or(json!(null), |(_, l)| json!(format!("${{{l}.r.run.token}}")));
+    let faults = [
+        (
+            "path",
+            json!("/nylorun/harness/v2"),
+            "on /nylorun/harness/v2",
+        ),
+        ("path", json!("/nylorun/harness"), "on /nylorun/harness"),
+        ("path", json!("/"), "on /"),
+        ("token", json!(null), "with no token"),
+        (
+            "token",
+            json!("nylorun-unknown-0000000000"),
+            "with an unknown token",
+        ),
+        ("token", run_token, "with a run token"),
+        (
+            "token",
+            json!(format!("${{core.harnesses.{OTHER}}}")),
+            "with another harness's token",
+        ),
+        ("api", json!(null), "without Nylorun-Harness-Api"),
+        ("api", json!("2"), "with Nylorun-Harness-Api: 2"),
+        ("api", json!(4), "saying hello with api 4"),
+        ("name", json!(OTHER), "saying hello as another harness"),
+    ];
+    let (k, v, what) = r.pick(&faults).clone();
+    let ups: Vec<usize> = (0..steps.len())
+        .filter(|i| {
+            steps[*i]
+                .get("connect")
+                .or(steps[*i].get("hello"))
+                .is_some()
+        })
+        .collect();
+    if !ups.is_empty() && r.chance(50) {
+        let i = *r.pick(&ups);
+        let kind = if steps[i].get("hello").is_some() {
+            "hello"
+        } else {
+            "connect"
+        };
+        steps[i][kind][k] = v;
+        return Some(format!("step {i}: {kind} {what}"));
+    }
+    let at = r.below(steps.len() + 1);
+    let mut hello = json!({ "as": "u" });
+    hello[k] = v;
+    steps.insert(at, json!({ "hello": hello }));
+    Some(format!("a hello {what} inserted at {at}"))
+}
+
+/// An artifact request with a meaningful wrong value, or a read (a new version) of a secret
+/// inserted after a lease.
+fn artifact(steps: &mut Vec<Value>, r: &mut Rng) -> Option<String> {
+    let secret = json!(format!("${{{}.artifactId}}", r.pick(SECRETS).0));
+    let leases = leases(steps);
+    let (li, l) = any(r, &leases)?.clone();
+    let turn = |rest: &str| json!(format!("${{{l}.r.run.turnId}}{rest}"));
+    if r.chance(40) {
+        let at = li + 1 + r.below(steps.len() - li);
+        let run = format!("${{{l}.r.run.runId}}");
+        let (what, p) = if r.chance(60) {
+            ("a read", json!({ "runId": run, "artifactId": secret }))
+        } else {
+            let p = json!({ "runId": run, "op": "begin", "name": "fuzz.txt", "artifactId": secret, "base64": "eA==" });
+            ("a new version", p)
+        };
+        let m = if what == "a read" {
+            "artifact.read"
+        } else {
+            "artifact.write"
+        };
+        steps.insert(at, json!({ "request": { "m": m, "p": p } }));
+        return Some(format!("{what} of {secret} inserted at {at}"));
+    }
+    let ids = steps_with(steps, "request", &|m| m.starts_with("artifact."));
+    let i = *any(r, &ids)?;
+    let (k, v) = if steps[i]["request"]["m"] == "artifact.read" {
+        r.pick(&[
+            ("artifactId", secret),
+            ("artifactId", json!("art-0")),
+            ("artifactId", json!("")),
+            ("version", json!(0)),
+            ("version", json!(2)),
+            ("version", json!(99)),
+            ("offset", json!(1)),
+            ("offset", json!(1u64 << 40)),
+            ("offset", json!(-1)),
+            ("length", json!(0)),
+            ("length", json!(-1)),
+            ("length", json!(1u64 << 40)),
+        ])
+        .clone()
+    } else {
+        r.pick(&[
+            ("op", json!("begin")),
+            ("op", json!("chunk")),
+            ("op", json!("commit")),
+            ("op", json!("abort")),
+            ("op", json!("finish")),
+            ("offset", json!(0)),
+            ("offset", json!(1)),
+            ("offset", json!(1u64 << 40)),
+            ("offset", json!(-1)),
+            ("base64", json!("not base64!")),
+            ("base64", json!("")),
+            ("base64", json!("QUFB".repeat(2000))),
+            ("size", json!(1u64 << 62)),
+            ("size", json!(0)),
+            ("size", json!(-1)),
+            ("key", json!("")),
+            ("key", turn(":0:tool:0")),
+            ("effectId", turn(":0:model:0")),
+            ("effectId", turn(":0:tool:97")),
+            ("effectId", json!("another-turn:0:tool:0")),
+            ("artifactId", secret),
+            ("artifactId", json!("art-0")),
+            ("uploadId", json!("upload-0")),
+        ])
+        .clone()
+    };
+    let what = format!("step {i}: {} `{k}` {}", steps[i]["request"]["m"], short(&v));
+    steps[i]["request"]["p"][k] = v;
+    Some(what)
+}
+
+/// A gate call with one thing changed: its route, a body field, its key, its token. A script
+/// with no gate call gets a journaled model call (an intent, then its call) after a lease.
+fn gate(steps: &mut Vec<Value>, r: &mut Rng) -> Option<String> {
+    let leases = leases(steps);
+    let gates = steps_with(steps, "gate", &|_| true);
+    let (i, pre) = match any(r, &gates) {
+        Some(i) => (*i, String::new()),
+        None => {
+            let (li, l) = any(r, &leases)?.clone();
+            let at = li + 1 + r.below(steps.len() - li);
+            let effect = format!("${{{l}.r.run.turnId}}:0:model:7");
+            let run = |f: &str| format!("${{{l}.r.run.{f}}}");
+            let intent = json!({ "runId": run("runId"), "effect": { "effectId": effect, "kind": "model", "context": { "invocationId": "fuzz" } }, "requestHash": "fuzz" });
+            let body = json!({ "effectId": effect, "invocationId": "fuzz", "call": { "prompt": [], "tools": [], "executionId": run("sessionId") } });
+            steps.insert(
+                at,
+                json!({ "request": { "m": "effect.intent", "p": intent } }),
+            );
+            let call = json!({ "route": "model-calls", "token": run("token"), "key": effect, "body": body });
+            steps.insert(at + 1, json!({ "gate": call }));
+            (at + 1, format!("a journaled model call inserted at {at}; "))
+        }
+    };
+    let l = leases.first().map_or("lease", |(_, l)| l.as_str());
+    let unjournaled = json!(format!("${{{l}.r.run.turnId}}:0:tool:99"));
+    let token = steps[i]["gate"]["token"].clone();
+    let other_run: Vec<Value> = leases
+        .iter()
+        .map(|(_, l)| json!(format!("${{{l}.r.run.token}}")))
+        .filter(|t| *t != token)
+        .collect();
+    let (at, choices): (&str, Vec<Value>) = match r.below(4) {
+        0 => (
+            "route",
+            [
+                "model-calls",
+                "tool-calls",
+                "http-calls",
+                "mcp/list",
+                "mcp/call",
+                "tool-calls/x/cancel",
+                "no-such-route",
+            ]
+            .map(|s| json!(s))
+            .to_vec(),
+        ),
+        1 => ("key", vec![json!(null), unjournaled.clone(), json!("")]),
+        2 => {
+            let mut t = vec![
+                json!(null),
+                json!("${core.harnesses.nylorun}"),
+                json!("nylorun-run-unknown-0000"),
+            ];
+            t.extend(other_run);
+            ("token", t)
+        }
+        _ => {
+            let (field, values) = r
+                .pick(&[
+                    ("effectId", vec![unjournaled, json!(7), json!(null)]),
+                    ("name", vec![json!(""), json!("no-such-tool"), json!(7)]),
+                    ("tool", vec![json!(""), json!("no-such-tool")]),
+                    (
+                        "server",
+                        vec![
+                            json!({ "serverName": "undeclared" }),
+                            json!({ "serverName": "${fakes.mcp}" }),
+                            json!("x"),
+                            json!(null),
+                        ],
+                    ),
+                    (
+                        "arguments",
+                        vec![
+                            json!(null),
+                            json!([]),
+                            json!("text"),
+                            json!({ "n": 100_000_000 }),
+                        ],
+                    ),
+                ])
+                .clone();
+            let v = r.pick(&values).clone();
+            let what = format!("{pre}step {i}: gate body `{field}` {}", short(&v));
+            let body = &mut steps[i]["gate"]["body"];
+            if v.is_null() {
+                body.as_object_mut().map(|b| b.remove(field));
+            } else {
+                body[field] = v;
+            }
+            return Some(what);
+        }
+    };
+    let v = r.pick(&choices).clone();
+    let what = format!("{pre}step {i}: gate `{at}` {}", short(&v));
+    let g = steps[i]["gate"].as_object_mut()?;
+    match v.is_null() {
+        true => g.remove(at),
+        false => g.insert(at.to_string(), v),
+    };
+    Some(what)
+}
+
+/// The invariant a core broke in one played script, if any (observations annotated by
+/// `play_for_fuzz`: `$sent`, `$upgrade`, `$key`, `$token`).
+pub fn broken(obs: &[Observation], up_after: bool) -> Option<Broken> {
     let mut executed = std::collections::BTreeSet::new();
+    // The secrets seeded so far: (artifactId, scope, base64 of the bytes, the bytes).
+    let mut secrets: Vec<(Value, String, String, String)> = vec![];
+    let answered = json!({ "$anyOf": [{ "ok": true }, { "ok": false, "e": { "code": { "$anyOf": CODES } } }] });
     for o in obs {
         let v = &o.value;
-        if o.action.starts_with("request") {
-            if o.action == "request lease" && v.get("noAnswer").is_some() {
-                continue;
+        let at = |why: String, rule: Rule, expect: Value| {
+            Some(Broken {
+                step: Some(o.step),
+                why: format!("step {}: {why}", o.step),
+                rule,
+                expect,
+            })
+        };
+        let what = o.action.split_once(' ').map_or("", |(_, m)| m);
+        if let Some(u) = v.get("$upgrade") {
+            let got = json!({ "status": { "$type": "integer" } });
+            if v.get("noUpgrade").is_some() {
+                return at("an upgrade got no answer".into(), LISTENING, got);
             }
-            if v.get("noAnswer").is_some() {
-                return Some(format!(
-                    "step {}: `{}` was never answered",
-                    o.step,
-                    &o.action[8..]
-                ));
+            let faults: Vec<&str> = [
+                (u["path"] != PATH, "a wrong path"),
+                (u["token"] == "none", "no token"),
+                (u["token"] == "unknown", "an unknown token"),
+                (u["api"].is_null(), "no Nylorun-Harness-Api"),
+            ]
+            .into_iter()
+            .filter_map(|(f, what)| f.then_some(what))
+            .collect();
+            if u["status"] == 101 && !faults.is_empty() {
+                let refused =
+                    json!({ "status": { "$all": [{ "$type": "integer" }, { "$not": 101 }] } });
+                let why = format!("an upgrade with {} was answered 101", faults.join(" and "));
+                return at(why, UPGRADE, refused);
+            }
+        }
+        if o.action == "hello" && v["ok"] == true {
+            let sent = &v["$sent"];
+            let whose = &v["$upgrade"]["token"]["harness"];
+            let refused = json!({ "ok": { "$not": true } });
+            if sent["api"] != 5 {
+                return at(
+                    format!("a hello with api {} was answered ok", sent["api"]),
+                    HELLO,
+                    refused,
+                );
+            }
+            if whose.is_string() && sent["name"] != *whose {
+                let why = "a hello naming a harness that is not its token's was answered ok";
+                return at(why.into(), HELLO, refused);
+            }
+        }
+        if o.action.starts_with("request") {
+            if v.get("noAnswer").is_some() && o.action != "request lease" {
+                return at(format!("`{what}` was never answered"), ANSWERED, answered);
             }
             if v["ok"] == false && !v["e"]["code"].as_str().is_some_and(|c| CODES.contains(&c)) {
-                return Some(format!(
-                    "step {}: `{}` refused with a code not in the list: {}",
-                    o.step,
-                    &o.action[8..],
-                    v["e"]
-                ));
+                let why = format!("`{what}` refused with a code not in the list: {}", v["e"]);
+                return at(why, ANSWERED, answered);
             }
         }
         if o.action == "request effect.intent" && v["ok"] == true && v["r"]["status"] == "execute" {
@@ -143,60 +524,156 @@ pub fn broken(obs: &[Observation], up_after: bool) -> Option<String> {
                 executed.insert(id.to_string());
             }
         }
-        if o.action.starts_with("gate ") && v["status"] == 200 {
+        // The artifacts no run may read: seeded (by the fuzzer or the script) with these scopes.
+        if o.action == "control artifact.seed" {
+            let scope = v["$sent"]["scope"].as_str().unwrap_or_default();
+            if ["other-session", "tenant-unnamed", "agent-disk"].contains(&scope) {
+                let b64 = v["$sent"]["base64"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(&b64)
+                    .unwrap_or_default();
+                let text = String::from_utf8_lossy(&bytes).to_string();
+                secrets.push((v["artifactId"].clone(), scope.to_string(), b64, text));
+            }
+        }
+        if !o.action.starts_with("control") && o.action != "fakes" {
+            let mut seen = v.clone();
+            seen.as_object_mut().map(|s| s.remove("$sent"));
+            let seen = seen.to_string();
+            for (id, scope, b64, text) in &secrets {
+                let leaked: Vec<&str> = [b64.as_str(), text.as_str()]
+                    .into_iter()
+                    .filter(|t| t.len() >= 8 && seen.contains(*t))
+                    .collect();
+                if !leaked.is_empty() {
+                    let why = format!("`{}` answered the bytes of {}", o.action, words(scope));
+                    return at(why, SCOPE, json!({ "$noText": leaked }));
+                }
+                let refused = json!({ "ok": false });
+                if o.action == "request artifact.read"
+                    && v["ok"] == true
+                    && v["$sent"]["artifactId"] == *id
+                {
+                    let why = format!("an artifact.read of {} was answered ok", words(scope));
+                    return at(why, SCOPE, refused);
+                }
+                if o.action == "request artifact.write"
+                    && v["ok"] == true
+                    && v["r"]["artifact"]["artifactId"] == *id
+                {
+                    let why = format!("a new version of {} was written", words(scope));
+                    return at(why, OWN, refused);
+                }
+            }
+        }
+        // A cancel route runs no call (it names its call's key in its path); MCP discovery needs
+        // no Idempotency-Key.
+        if o.action.starts_with("gate ") && v["status"] == 200 && !o.action.ends_with("/cancel") {
+            let not_run = json!({ "status": { "$not": 200 } });
+            if v["$token"] == "none" || v["$token"].get("harness").is_some() {
+                return at(
+                    "a gate call without a run token ran".into(),
+                    RUN_TOKEN,
+                    not_run,
+                );
+            }
             let key = v.get("$key").and_then(Value::as_str).unwrap_or_default();
-            if !key.is_empty() && !executed.contains(key) && !o.action.contains("mcp/") {
-                return Some(format!(
-                    "step {}: a gate call under {key} ran, though no intent had answered execute",
-                    o.step
-                ));
+            if !o.action.contains("mcp/") {
+                if key.is_empty() {
+                    return at(
+                        "a gate call with no (or an empty) Idempotency-Key ran".into(),
+                        JOURNALED,
+                        not_run,
+                    );
+                }
+                if !executed.contains(key) {
+                    let why = format!(
+                        "a gate call under {key} ran, though no intent had answered execute"
+                    );
+                    return at(why, JOURNALED, not_run);
+                }
             }
         }
     }
-    (!up_after).then(|| {
-        "the core was down after the script (its control shim or its listener did not answer)"
-            .to_string()
+    (!up_after).then(|| Broken {
+        step: None,
+        why: "the core was down after the script (its control shim or its listener did not answer)"
+            .into(),
+        rule: LISTENING,
+        expect: Value::Null,
     })
 }
 
 pub fn run(
     connect: &Connector,
     cases: &[Case],
-    seed: u64,
-    seconds: f64,
-    max: Option<u64>,
+    budget: Budget,
     out: Option<&Path>,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Report {
     let seeds: Vec<&Case> = cases.iter().filter(|c| c.script.is_some()).collect();
-    Report::run(&seeds, seed, seconds, max, stop, &mut |seed, rng| {
-        let script = seed.script.clone().unwrap_or(json!({}));
-        let mut steps = script["steps"].as_array().cloned().unwrap_or_default();
-        for s in &mut steps {
-            s.as_object_mut().map(|o| o.remove("expect"));
+    let Budget {
+        seed: from,
+        seconds,
+        trials,
+        findings,
+    } = budget;
+    Report::run_until(
+        &seeds,
+        from,
+        seconds,
+        trials,
+        findings,
+        stop,
+        &mut |seed, rng| {
+            let (start, steps, done) = trial(seed, rng);
+            let with = |steps: &[Value]| {
+                let mut case = seed.clone();
+                case.script = Some(json!({ "start": start, "steps": steps }));
+                case
+            };
+            let judge = |steps: &[Value]| {
+                let (obs, up) = super::play_for_fuzz(&with(steps), connect)?;
+                broken(&obs, up)
+            };
+            let found = judge(&steps)?;
+            let (steps, found) = shrink(steps, found, &judge);
+            let path = out.and_then(|d| write(d, &with(&steps), &found, &done).ok());
+            Some((found.why, path))
+        },
+    )
+}
+
+/// One trial's script: `core.start`'s params, the steps (expectations dropped, the secrets
+/// seeded first, one to three mutations), and what the mutations did.
+pub fn trial(seed: &Case, rng: &mut Rng) -> (Value, Vec<Value>, Vec<String>) {
+    let script = seed.script.clone().unwrap_or(json!({}));
+    let mut steps: Vec<Value> = SECRETS
+        .iter()
+        .map(|(name, scope, bytes)| {
+            let base64 = crate::suites::harness_api::artifacts::b64(bytes.as_bytes());
+            json!({ "control": "artifact.seed", "params": { "name": name, "base64": base64, "scope": scope }, "save": name })
+        })
+        .collect();
+    steps.extend(script["steps"].as_array().cloned().unwrap_or_default());
+    for s in &mut steps {
+        s.as_object_mut().map(|o| o.remove("expect"));
+    }
+    let mut done = vec![];
+    for _ in 0..1 + rng.below(3) {
+        done.extend(mutate(&mut steps, rng));
+    }
+    let mut start = script.get("start").cloned().unwrap_or(json!({}));
+    if Value::Array(steps.clone()).to_string().contains(OTHER) {
+        match start["otherHarnesses"].as_array_mut() {
+            Some(a) => a.push(json!(OTHER)),
+            None => start["otherHarnesses"] = json!([OTHER]),
         }
-        let mut done = vec![];
-        for _ in 0..1 + rng.below(3) {
-            if let Some((what, next)) = mutate(&steps, rng) {
-                done.push(what);
-                steps = next;
-            }
-        }
-        let start = script.get("start").cloned().unwrap_or(json!({}));
-        let with = |steps: &[Value]| {
-            let mut case = seed.clone();
-            case.script = Some(json!({ "start": start, "steps": steps }));
-            case
-        };
-        let judge = |steps: &[Value]| {
-            let (obs, up) = super::play_for_fuzz(&with(steps), connect);
-            broken(&obs, up)
-        };
-        let why = judge(&steps)?;
-        let (steps, why) = shrink(steps, why, &judge);
-        let path = out.and_then(|d| write(d, &with(&steps), &why, &done).ok());
-        Some((why, path))
-    })
+    }
+    (start, steps, done)
 }
 
 /// What a finding says, without the step it names (removing steps renumbers them).
@@ -207,39 +684,60 @@ fn kind_of(why: &str) -> &str {
     }
 }
 
-/// Remove steps one at a time while the script still breaks the same invariant.
+/// Drop the steps past the one that broke the invariant (they come after its observation), then
+/// remove steps one at a time while the script still breaks the same invariant.
 fn shrink(
     mut steps: Vec<Value>,
-    mut why: String,
-    judge: &dyn Fn(&[Value]) -> Option<String>,
-) -> (Vec<Value>, String) {
+    mut found: Broken,
+    judge: &dyn Fn(&[Value]) -> Option<Broken>,
+) -> (Vec<Value>, Broken) {
+    if let Some(s) = found.step {
+        steps.truncate(s + 1);
+    }
     let mut i = 0;
     while i < steps.len() {
         let mut fewer = steps.clone();
         fewer.remove(i);
         match judge(&fewer) {
-            Some(w) if kind_of(&w) == kind_of(&why) => {
+            Some(w) if kind_of(&w.why) == kind_of(&found.why) => {
                 steps = fewer;
-                why = w;
+                found = w;
             }
             _ => i += 1,
         }
     }
-    (steps, why)
+    (steps, found)
 }
 
-fn write(dir: &Path, case: &Case, why: &str, done: &[String]) -> std::io::Result<PathBuf> {
+/// The finding as a case: the breaking step expects the invariant (a core found down gets two
+/// probes after the steps, which a down core cannot answer).
+fn write(dir: &Path, case: &Case, found: &Broken, done: &[String]) -> std::io::Result<PathBuf> {
     let dir = dir.join("core-api");
     std::fs::create_dir_all(&dir)?;
     let id = format!(
         "core-{:08x}",
-        crate::hash::fnv1a64(format!("{why}{done:?}{}", case.name()).as_bytes()) as u32
+        crate::hash::fnv1a64(format!("{}{done:?}{}", found.why, case.name()).as_bytes()) as u32
     );
+    let mut script = case.script.clone().unwrap_or_default();
+    let steps = script["steps"].as_array_mut().expect("steps");
+    match found.step {
+        Some(s) => {
+            steps[s]["expect"] = found.expect.clone();
+            steps[s]["note"] = json!(format!("the invariant: {}", kind_of(&found.why)));
+        }
+        None => {
+            steps.push(
+                json!({ "control": "core.describe", "expect": { "error": { "$absent": true } } }),
+            );
+            steps.push(json!({ "connect": { "as": "probe" }, "expect": { "status": { "$type": "integer" } } }));
+        }
+    }
+    let (section, quote) = found.rule;
     let body = json!({
-        "id": id, "title": format!("fuzz finding: {why}"), "section": case.section, "level": "MUST",
-        "spec": case.spec,
+        "id": id, "title": format!("fuzz finding: {}", found.why), "section": section, "level": "MUST",
+        "spec": format!("{} {quote}", case.spec.split(' ').next().unwrap_or("004_0d5b24e47247e871.txt")),
         "assumption": format!("found by hcpspec fuzz --suite core-api from {} ({})", case.name(), done.join("; ")),
-        "script": case.script,
+        "script": script,
     });
     let path = dir.join(format!("{id}.json"));
     std::fs::write(&path, serde_json::to_string_pretty(&body)? + "\n")?;

@@ -81,14 +81,12 @@ pub fn run_case(case: &Case, connect: &Connector) -> CaseResult {
 }
 
 /// Play a case's script for the fuzzer: its observations, annotated with what was sent
-/// (`$sent`, `$key`), and whether the core was still up after it.
-pub fn play_for_fuzz(case: &Case, connect: &Connector) -> (Vec<Observation>, bool) {
+/// (`$sent`, `$upgrade`, `$key`, `$token`), and whether the core was still up after it; None
+/// when the script could not be played (no control shim, no `core.start`, no fake tools).
+pub fn play_for_fuzz(case: &Case, connect: &Connector) -> Option<(Vec<Observation>, bool)> {
     let mut observations = Vec::new();
-    let up = match connect() {
-        Err(_) => false,
-        Ok(control) => execute(case, control, &mut observations, true).is_ok_and(|(_, up)| up),
-    };
-    (observations, up)
+    let (_, up) = execute(case, connect().ok()?, &mut observations, true).ok()?;
+    Some((observations, up))
 }
 
 fn execute(
@@ -129,7 +127,7 @@ fn execute(
     );
     let started = match start {
         Ok(v) => v,
-        Err(e) if e.not_implemented() => {
+        Err(e) if e.not_implemented() && !fuzzing => {
             return Ok((
                 Verdict::Unimplemented {
                     reason: format!("core.start: {e}"),
@@ -161,7 +159,11 @@ fn execute(
         if let Some(name) = step.get("save").and_then(Value::as_str) {
             x.vars.insert(name.into(), observed.clone());
         }
-        let shown = crate::snapshot::contain(&redact_tokens(&observed));
+        // The fuzzer's oracle reads whole observations; reports read them bounded.
+        let shown = match fuzzing {
+            true => redact_tokens(&observed),
+            false => crate::snapshot::contain(&redact_tokens(&observed)),
+        };
         obs.push(Observation {
             step: i,
             action: action.clone(),
@@ -186,7 +188,7 @@ fn execute(
     // answers an upgrade (with 101, or a refusal such as a closed Tenant's 503).
     let up = fuzzing
         && x.control.call("core.describe", json!({})).is_ok()
-        && x.connect(&json!({ "as": "$probe" })).is_ok();
+        && matches!(x.connect(&json!({ "as": "$probe" })), Ok((Ok(_), _)));
     let _ = x.control.call("core.stop", json!({}));
     Ok((verdict, up))
 }
@@ -257,6 +259,10 @@ fn redact_tokens(v: &Value) -> Value {
     }
 }
 
+/// How an upgrade went: its HTTP status, or why the core gave none (it hung past 3 s, or the
+/// connection failed).
+type Upgraded = Result<u16, String>;
+
 enum StepError {
     Unimplemented(String),
     Broken(String),
@@ -279,22 +285,28 @@ impl Exec {
         let broken = StepError::Broken;
         if let Some(m) = step.get("control").and_then(Value::as_str) {
             let params = self.fill(step.get("params").unwrap_or(&json!({})));
+            let sent = params.clone();
             return match self.control(m, params) {
-                Ok(v) => Ok((format!("control {m}"), v)),
+                Ok(mut v) => {
+                    if self.annotate && v.is_object() {
+                        v["$sent"] = sent;
+                    }
+                    Ok((format!("control {m}"), v))
+                }
                 Err(e) if e.not_implemented() => Err(StepError::Unimplemented(format!("{m}: {e}"))),
                 Err(e) => Ok((format!("control {m}"), json!({ "error": e.to_string() }))),
             };
         }
         if let Some(c) = step.get("connect") {
             let c = self.fill(c);
-            let status = self.connect(&c).map_err(broken)?;
-            return Ok(("connect".into(), json!({ "status": status })));
+            let (got, sent) = self.connect(&c).map_err(broken)?;
+            return Ok(("connect".into(), self.upgraded(got, sent)?));
         }
         if let Some(h) = step.get("hello") {
             let h = self.fill(h);
-            let status = self.connect(&h).map_err(broken)?;
-            if status != 101 {
-                return Ok(("hello".into(), json!({ "status": status })));
+            let (got, sent) = self.connect(&h).map_err(broken)?;
+            if got != Ok(101) {
+                return Ok(("hello".into(), self.upgraded(got, sent)?));
             }
             let name = h
                 .get("harness")
@@ -314,7 +326,11 @@ impl Exec {
                 .and_then(Value::as_str)
                 .unwrap_or("h")
                 .to_string();
-            let res = self.request(&on, "hello", p).map_err(broken)?;
+            let mut res = self.request(&on, "hello", p.clone()).map_err(broken)?;
+            if self.annotate {
+                res["$sent"] = p;
+                res["$upgrade"] = sent;
+            }
             return Ok(("hello".into(), res));
         }
         if let Some(r) = step.get("request") {
@@ -371,6 +387,7 @@ impl Exec {
             let mut res = self.gate(&g).map_err(broken)?;
             if self.annotate {
                 res["$key"] = g.get("key").cloned().unwrap_or(Value::Null);
+                res["$token"] = self.whose(g.get("token").and_then(Value::as_str));
             }
             return Ok((format!("gate {}", g["route"].as_str().unwrap_or("")), res));
         }
@@ -431,8 +448,37 @@ impl Exec {
         Err(StepError::Broken(format!("unknown step {step}")))
     }
 
-    /// Open a harness connection; its upgrade status (101 when accepted).
-    fn connect(&mut self, c: &Value) -> Result<u16, String> {
+    /// An upgrade's observation, `{status}`. The fuzzer's has what was sent (`$upgrade`), and
+    /// an upgrade the core left unanswered is `{noUpgrade}` there, not the end of the script.
+    fn upgraded(&self, got: Upgraded, sent: Value) -> Result<Value, StepError> {
+        let mut o = match got {
+            Ok(status) => json!({ "status": status }),
+            Err(e) if self.annotate => json!({ "noUpgrade": e }),
+            Err(e) => return Err(StepError::Broken(e)),
+        };
+        if self.annotate {
+            o["$upgrade"] = sent;
+        }
+        Ok(o)
+    }
+
+    /// Whose a token is: `"none"`, `{"harness": ID}` for a harness token of `core.start`'s
+    /// answer, or `"unknown"` (a run token, or one core never gave).
+    fn whose(&self, token: Option<&str>) -> Value {
+        let Some(t) = token else {
+            return json!("none");
+        };
+        let harnesses = self.lookup("core.harnesses").unwrap_or_default();
+        let of = harnesses
+            .as_object()
+            .and_then(|m| m.iter().find(|(_, v)| *v == t));
+        of.map_or(json!("unknown"), |(id, _)| json!({ "harness": id }))
+    }
+
+    /// Open a harness connection: how the upgrade went (its status, 101 when accepted, or why the
+    /// core gave none), and what was sent `{status?, path, api, token}` (`token` as [`Self::whose`]).
+    /// An error is hcpspec's: it could not build the request.
+    fn connect(&mut self, c: &Value) -> Result<(Upgraded, Value), String> {
         let url = self
             .lookup("core.coreUrl")
             .and_then(|v| v.as_str().map(str::to_string))
@@ -463,6 +509,9 @@ impl Exec {
             .as_str()
             .into_client_request()
             .map_err(|e| e.to_string())?;
+        let mut sent = json!({
+            "path": req.uri().path(), "api": Value::Null, "token": self.whose(token.as_deref())
+        });
         if let Some(t) = token {
             req.headers_mut().insert(
                 "authorization",
@@ -485,6 +534,9 @@ impl Exec {
                     .insert("nylorun-harness-api", "1".parse().expect("static"));
             }
         }
+        if let Some(api) = req.headers().get("nylorun-harness-api") {
+            sent["api"] = json!(api.to_str().unwrap_or_default());
+        }
         let name = c
             .get("as")
             .and_then(Value::as_str)
@@ -494,16 +546,15 @@ impl Exec {
             tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(req)).await
         });
         let ws = match got {
-            Err(_) => return Err("the upgrade hung past 3 s".into()),
+            Err(_) => return Ok((Err("the upgrade hung past 3 s".into()), sent)),
             Ok(Err(tokio_tungstenite::tungstenite::Error::Http(resp))) => {
-                return Ok(resp.status().as_u16())
+                sent["status"] = json!(resp.status().as_u16());
+                return Ok((Ok(resp.status().as_u16()), sent));
             }
-            Ok(Err(e)) => return Err(format!("cannot connect: {e}")),
-            Ok(Ok((ws, resp))) => {
-                let _ = resp;
-                ws
-            }
+            Ok(Err(e)) => return Ok((Err(format!("cannot connect: {e}")), sent)),
+            Ok(Ok((ws, _))) => ws,
         };
+        sent["status"] = json!(101);
         let (mut sink, mut source) = ws.split();
         let (tx, mut out) = mpsc::unbounded_channel::<Message>();
         let (fin, rx) = mpsc::unbounded_channel::<Value>();
@@ -538,7 +589,7 @@ impl Exec {
                 next: 1,
             },
         );
-        Ok(101)
+        Ok((Ok(101), sent))
     }
 
     /// Send a request; core's answer, `{ok, r}` or `{ok, e}`.
