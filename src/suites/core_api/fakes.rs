@@ -63,7 +63,7 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
     let method = req["method"].as_str().unwrap_or_default();
     calls.lock().unwrap_or_else(|e| e.into_inner()).push(json!({
         "via": "mcp", "method": method, "name": p["name"], "arguments": p["arguments"],
-        "meta": p["_meta"], "authorization": header(&h, "authorization"),
+        "meta": p["_meta"], "authorization": header(&h, "authorization"), "traceparent": header(&h, "traceparent"),
     }));
     let result = match method {
         "initialize" => {
@@ -114,7 +114,7 @@ async fn http(
     let args: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     calls.lock().unwrap_or_else(|e| e.into_inner()).push(json!({
         "via": "http", "name": name, "arguments": args,
-        "idempotencyKey": header(&h, "idempotency-key"), "authorization": header(&h, "authorization"),
+        "idempotencyKey": header(&h, "idempotency-key"), "authorization": header(&h, "authorization"), "traceparent": header(&h, "traceparent"),
     }));
     match body_of(&name, &args, &header(&h, "authorization")) {
         Ok(b) => reply(StatusCode::OK, b),

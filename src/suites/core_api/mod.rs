@@ -199,6 +199,8 @@ struct Framing<'a> {
     pad_to: Option<u64>,
     pad_at: &'a str,
     binary: bool,
+    /// The request's id, when the case chooses it (else the connection's next number).
+    id: Option<Value>,
 }
 
 impl Default for Framing<'_> {
@@ -207,6 +209,7 @@ impl Default for Framing<'_> {
             pad_to: None,
             pad_at: "/pad",
             binary: false,
+            id: None,
         }
     }
 }
@@ -351,6 +354,7 @@ impl Exec {
                 pad_to,
                 pad_at: r.get("padAt").and_then(Value::as_str).unwrap_or("/pad"),
                 binary: r.get("binary") == Some(&json!(true)),
+                id: r.get("id").cloned(),
             };
             let mut res = self
                 .request_padded(&on, &m, p.clone(), framing, wait_of(&r))
@@ -608,6 +612,7 @@ impl Exec {
             pad_to,
             pad_at,
             binary,
+            id: chosen,
         }: Framing,
         wait: Duration,
     ) -> Result<Value, String> {
@@ -615,7 +620,7 @@ impl Exec {
             .conns
             .get_mut(on)
             .ok_or_else(|| format!("no connection `{on}`"))?;
-        let id = conn.next;
+        let id = chosen.unwrap_or_else(|| json!(conn.next));
         conn.next += 1;
         const MARK: &str = "@@hcpspec-pad@@";
         let padded = pad_to.is_some() && set_pointer(&mut p, pad_at, json!(MARK));

@@ -225,11 +225,6 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "answers a re-send under the same key anew",
     ),
     (
-        "state-limit-unchecked",
-        "7",
-        "stores state past harnessStateBytes",
-    ),
-    (
         "unknown-mcp-tool-executes",
         "4",
         "answers execute for an MCP tool the session did not discover",
@@ -667,6 +662,11 @@ pub const MUTANTS: &[(&str, &str, &str)] = &[
         "folder-begin-without-max-entries",
         "4b",
         "opens a folder upload without maxEntries",
+    ),
+    (
+        "ids-shared",
+        "1",
+        "takes a harness request whose id is one of core's own requests' for its answer",
     ),
     (
         "binary-frames-read",

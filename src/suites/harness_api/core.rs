@@ -256,6 +256,17 @@ fn frame(g: &mut super::world::World, n: usize, text: &str) {
     if f["t"] != "req" {
         return;
     }
+    // Ids are per sender; the mutant takes a request whose id is one of its own requests' for
+    // that request's answer.
+    let own = |e: &Value| {
+        e["via"] == "frame"
+            && e["from"] == "core"
+            && e["frame"]["t"] == "req"
+            && e["frame"]["id"] == f["id"]
+    };
+    if g.breaks("ids-shared") && g.log.iter().any(own) {
+        return;
+    }
     let m = f["m"].as_str().unwrap_or_default();
     g.trigger(None, Some(m));
     let p = f.get("p").cloned().unwrap_or(Value::Null);

@@ -523,6 +523,7 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
             "redact": !g.breaks("credential-echo-passed"),
             "failureIsError": g.breaks("tool-failure-as-gate-error"),
             "shape": g.breaks("tool-result-shaped"),
+            "traceparent": g.call_traces.get(key).cloned(),
             "dropBinary": g.breaks("binary-parts-dropped"),
         } }),
         0,
@@ -562,6 +563,9 @@ async fn forward(f: &Value) -> (u16, Value) {
         .header("authorization", format!("Bearer {credential}"));
     if !mcp && f["passKey"] == true {
         req = req.header("idempotency-key", key);
+    }
+    if let Some(tp) = f["traceparent"].as_str() {
+        req = req.header("traceparent", tp);
     }
     let Ok(req) = req.body(Full::new(Bytes::from(payload.to_string()))) else {
         return gate_error(502, "unavailable", "the tool's URL is not valid");

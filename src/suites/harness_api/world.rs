@@ -156,6 +156,8 @@ pub struct World {
     turn_meta: BTreeMap<String, Value>,
     /// How many outputs' edits the transcript has folded (core role): its cursor.
     folds: u64,
+    /// The span context of each tool call of a traced turn, by effect id (core role).
+    pub call_traces: BTreeMap<String, String>,
 }
 
 pub struct Upload {
@@ -225,6 +227,7 @@ impl World {
             turn_opts: BTreeMap::new(),
             turn_meta: BTreeMap::new(),
             folds: 0,
+            call_traces: BTreeMap::new(),
         }
     }
 
@@ -1162,6 +1165,23 @@ impl World {
         if matches!(row, Row::Executing { .. }) {
             self.runs[i].executed.insert(eid.clone());
         }
+        // A tool call of a traced turn: its span context, which the Tool Gate sends on too.
+        let mut reply = reply;
+        let kind = effect.pointer("/target/kind").and_then(Value::as_str);
+        if let (Row::Executing { .. }, true, Some(tp)) = (
+            &row,
+            self.core_role && matches!(kind, Some("mcp") | Some("http")),
+            self.turn_meta
+                .get(&self.runs[i].turn_id)
+                .and_then(|m| m["traceparent"].as_str()),
+        ) {
+            // The turn's trace id, a span id of the call's own.
+            let trace = tp.split('-').nth(1).unwrap_or("0").to_string();
+            let span = format!("{:016x}", crate::hash::fnv1a64(eid.as_bytes()));
+            let child = format!("00-{trace}-{span}-01");
+            reply["traceparent"] = json!(child);
+            self.call_traces.insert(eid.clone(), child);
+        }
         self.journal.insert(eid, row);
         Reply::Ok(reply)
     }
@@ -1686,7 +1706,7 @@ impl World {
         if self.breaks("output-keeps-run") {
             return Reply::Ok(json!({ "cursor": "c" }));
         }
-        if size > limit && !self.breaks("state-limit-unchecked") {
+        if size > limit {
             // The turn fails (limit_exceeded): the run is over.
             self.end_run(i, "output");
             return self.over_limit(
