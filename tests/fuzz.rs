@@ -156,10 +156,6 @@ mod core_api {
     use serde_json::{json, Value};
     use std::sync::atomic::AtomicBool;
 
-    fn fuzz_on(spec: &str, trials: u64, out: &std::path::Path) -> fuzz::Report {
-        fuzz_sections(spec, trials, out, &[])
-    }
-
     /// Fuzz from the scripts of these sections only (all with none), so that a test does not
     /// hang on where one seed's trials fall as the suite grows.
     fn fuzz_sections(
