@@ -101,13 +101,13 @@ pub fn writable(path: &std::path::Path) -> Result<(), String> {
     let in_case = real.components().any(|c| {
         c.as_os_str()
             .to_string_lossy()
-            .starts_with(crate::run::CASE_DIR_PREFIX)
+            .starts_with(crate::suites::hcp::CASE_DIR_PREFIX)
     });
     if !in_case {
         return Err(format!(
             "{} is not inside a case's temp dir ({}…)",
             real.display(),
-            crate::run::CASE_DIR_PREFIX
+            crate::suites::hcp::CASE_DIR_PREFIX
         ));
     }
     if path.file_name().is_none() {

@@ -69,22 +69,11 @@ pub struct Case {
     /// the self-check verifies that each of them fails it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub killed_by: Vec<String>,
-    #[serde(default)]
-    pub setup: Setup,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub steps: Vec<Step>,
-    /// A harness-api scenario (docs/harness-api.md § 5): what core and the gates play, and
-    /// the checks judged. Cases of suites that drive harnesses have one instead of steps.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scenario: Option<Value>,
-    /// A core-api script (docs/core-protocol.md): the control calls that arrange a core and what
-    /// hcpspec, as a harness, sends it. Cases of suites that drive cores have one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub script: Option<Value>,
-    /// A host case (docs/host-protocol.md § 5): the calls on an adapter's host shim. Cases of
-    /// the suite that drives host adapters have one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host: Option<Value>,
+    /// What the case's suite drives it with: every member that is not the header above
+    /// (`setup` and `steps` in the contract suite, `scenario`, `script`, `host` in the others),
+    /// read by the suite's own code.
+    #[serde(flatten)]
+    pub body: serde_json::Map<String, Value>,
     /// `contract`, from the directory under `vectors/`.
     #[serde(skip)]
     pub suite: String,
@@ -103,7 +92,48 @@ impl Case {
     }
 }
 
-pub use crate::suites::hcp::steps::{Action, InlinePack, OneOrMany, PackRef, Setup, Step};
+impl Case {
+    /// A member of the suite-owned body.
+    pub fn member(&self, key: &str) -> Option<&Value> {
+        self.body.get(key)
+    }
+}
+
+/// What the loader asks of the suite a case belongs to: the member its body lives in, the schema
+/// it is validated against, and the checks a schema cannot make (matchers, paths).
+pub trait Format: Sync {
+    /// `steps`, `scenario`, `script`, `host`: the member every case of the suite has.
+    fn body(&self) -> &'static str;
+    /// The JSON Schema of a whole case file.
+    fn schema(&self) -> &'static jsonschema::Validator;
+    /// Everything else a case must satisfy, errors as (JSON pointer, message).
+    fn check(&self, case: &Case, denials: &Denials) -> Result<(), (String, String)>;
+    /// The fixtures a case names exist under `vectors` (nothing by default).
+    fn check_fixtures(&self, _case: &Case, _vectors: &Path) -> Result<(), (String, String)> {
+        Ok(())
+    }
+}
+
+/// The matchers under `expect` of every step of `steps` (an array member of a body), checked;
+/// errors point at `/{at}/{i}/expect…`.
+pub fn check_expects(
+    steps: Option<&Value>,
+    at: &str,
+    key: &str,
+    denials: &Denials,
+) -> Result<(), (String, String)> {
+    for (i, step) in steps
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if let Some(e) = step.get(key) {
+            matcher::validate(e, denials).map_err(|(p, m)| (format!("{at}/{i}/{key}{p}"), m))?;
+        }
+    }
+    Ok(())
+}
 
 /// One part of a suite, in the order reports show them: a row of the contract table, say.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,7 +147,7 @@ pub struct Section {
 /// its sections, and the embedded runtimes `hcpspec run` drives when no `--runtime` is given.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Suite {
+pub struct SuiteInfo {
     pub name: String,
     pub title: String,
     #[serde(default)]
@@ -132,7 +162,7 @@ pub struct Suite {
     pub sections: Vec<Section>,
 }
 
-impl Suite {
+impl SuiteInfo {
     /// A section's label for tables: "4 Confirm gate", or the title alone for a named section.
     pub fn label(&self, id: &str) -> String {
         let title = self
@@ -167,25 +197,12 @@ pub fn suite_names(vectors: &Path) -> Result<Vec<String>, CaseError> {
     Ok(names)
 }
 
-/// The first suite (by name) that drives `kind` (`hcp-runtime` …), with its cases: for what is
-/// bound to one kind of implementation (its mutants, variants, benches, spec coverage).
-pub fn load_suite_driving(vectors: &Path, kind: &str) -> Result<(Suite, Vec<Case>), CaseError> {
-    for name in suite_names(vectors)? {
-        let suite = load_suite_info(vectors, &name)?;
-        if suite.drives == kind {
-            let cases = load_suite(vectors, &name)?;
-            return Ok((suite, cases));
-        }
-    }
-    Err(err(vectors, "", format!("no suite drives `{kind}`")))
-}
-
 /// Read `vectors/<name>/suite.json`; its `name` must be its folder's.
-pub fn load_suite_info(vectors: &Path, name: &str) -> Result<Suite, CaseError> {
+pub fn load_suite_info(vectors: &Path, name: &str) -> Result<SuiteInfo, CaseError> {
     let file = vectors.join(name).join("suite.json");
     let text =
         std::fs::read_to_string(&file).map_err(|e| err(&file, "", format!("cannot read: {e}")))?;
-    let suite: Suite = serde_json::from_str(&text).map_err(|e| {
+    let suite: SuiteInfo = serde_json::from_str(&text).map_err(|e| {
         err(
             &file,
             "",
@@ -253,11 +270,17 @@ pub fn load_denials(vectors: &Path) -> Result<Denials, CaseError> {
     })
 }
 
-/// Load one case file and check it completely: schema, id against the file name, matchers.
-pub fn load_case(file: &Path, suite: &str, denials: &Denials) -> Result<Case, CaseError> {
+/// Load one case file of a suite in `format` and check it completely: schema, id against the
+/// file name, the suite's own checks.
+pub fn load_case(
+    file: &Path,
+    suite: &str,
+    format: &dyn Format,
+    denials: &Denials,
+) -> Result<Case, CaseError> {
     let text =
         std::fs::read_to_string(file).map_err(|e| err(file, "", format!("cannot read: {e}")))?;
-    parse_case(file, &text, suite, denials)
+    parse_case(file, &text, suite, format, denials)
 }
 
 /// [`load_case`] on a case's text, as if read from `file` (pure: the fuzz targets call it).
@@ -265,6 +288,7 @@ pub fn parse_case(
     file: &Path,
     text: &str,
     suite: &str,
+    format: &dyn Format,
     denials: &Denials,
 ) -> Result<Case, CaseError> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
@@ -274,16 +298,10 @@ pub fn parse_case(
             format!("line {} column {}: {e}", e.line(), e.column()),
         )
     })?;
-    let validator = if value.get("scenario").is_some() {
-        schema::scenario()
-    } else if value.get("script").is_some() {
-        schema::core_script()
-    } else if value.get("host").is_some() {
-        schema::host_case()
-    } else {
-        schema::case()
-    };
-    if let Some((pointer, message)) = schema::violations(validator, &value).into_iter().next() {
+    if let Some((pointer, message)) = schema::violations(format.schema(), &value)
+        .into_iter()
+        .next()
+    {
         return Err(err(file, &pointer, message));
     }
     let mut case: Case = serde_json::from_value(value).map_err(|e| err(file, "", e.to_string()))?;
@@ -299,38 +317,17 @@ pub fn parse_case(
             format!("id `{}` must equal the file name `{stem}`", case.id),
         ));
     }
-    for (i, step) in case.steps.iter().enumerate() {
-        if let Some(e) = &step.expect {
-            matcher::validate(e, denials)
-                .map_err(|(p, m)| err(file, &format!("/steps/{i}/expect{p}"), m))?;
-        }
+    let key = format.body();
+    if case.member(key).is_none() {
+        return Err(err(
+            file,
+            &format!("/{key}"),
+            format!("a case of this suite has `{key}`"),
+        ));
     }
-    for (key, body) in [("script", &case.script), ("host", &case.host)] {
-        let steps = body.as_ref().and_then(|s| s.get("steps"));
-        for (i, step) in steps
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            if let Some(e) = step.get("expect") {
-                matcher::validate(e, denials)
-                    .map_err(|(p, m)| err(file, &format!("/{key}/steps/{i}/expect{p}"), m))?;
-            }
-        }
-    }
-    let checks = case
-        .scenario
-        .as_ref()
-        .and_then(|s| s.get("checks"))
-        .and_then(Value::as_array);
-    for (i, c) in checks.into_iter().flatten().enumerate() {
-        if let Some(e) = c.get("expect") {
-            matcher::validate(e, denials)
-                .map_err(|(p, m)| err(file, &format!("/scenario/checks/{i}/expect{p}"), m))?;
-        }
-    }
-    paths::check(&case, file)?;
+    format
+        .check(&case, denials)
+        .map_err(|(p, m)| err(file, &p, m))?;
     case.suite = suite.to_string();
     case.group = file
         .parent()
@@ -341,10 +338,14 @@ pub fn parse_case(
     Ok(case)
 }
 
-/// Every case of a suite, sorted by name. Fails on the first malformed file: a bad case must be
-/// fixed, not silently skipped (a run over a partial suite would be a lie).
-pub fn load_suite(vectors: &Path, suite: &str) -> Result<Vec<Case>, CaseError> {
-    let info = load_suite_info(vectors, suite)?;
+/// Every case of a suite in `format`, sorted by name. Fails on the first malformed file: a bad
+/// case must be fixed, not silently skipped (a run over a partial suite would be a lie).
+pub fn load_suite(
+    vectors: &Path,
+    info: &SuiteInfo,
+    format: &dyn Format,
+) -> Result<Vec<Case>, CaseError> {
+    let suite = info.name.as_str();
     let denials = load_denials(vectors)?;
     let root = vectors.join(suite);
     let mut files = Vec::new();
@@ -374,8 +375,10 @@ pub fn load_suite(vectors: &Path, suite: &str) -> Result<Vec<Case>, CaseError> {
     let cases = files
         .iter()
         .map(|f| {
-            let c = load_case(f, suite, &denials)?;
-            paths::check_fixtures(&c, vectors)?;
+            let c = load_case(f, suite, format, &denials)?;
+            format
+                .check_fixtures(&c, vectors)
+                .map_err(|(p, m)| err(f, &p, m))?;
             Ok(c)
         })
         .collect::<Result<Vec<_>, CaseError>>()?;
@@ -394,22 +397,6 @@ pub fn load_suite(vectors: &Path, suite: &str) -> Result<Vec<Case>, CaseError> {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-            ));
-        }
-        let (body, key) = match info.drives.as_str() {
-            crate::suites::harness_api::DRIVES => (c.scenario.is_some(), "scenario"),
-            crate::suites::core_api::DRIVES => (c.script.is_some(), "script"),
-            crate::suites::host::DRIVES => (c.host.is_some(), "host"),
-            _ => (
-                c.scenario.is_none() && c.script.is_none() && c.host.is_none(),
-                "steps",
-            ),
-        };
-        if !body {
-            return Err(err(
-                &c.file,
-                &format!("/{key}"),
-                format!("the suite drives `{}`: its cases have `{key}`", info.drives),
             ));
         }
         if let Some(first) = seen.insert(c.id.as_str(), &c.file) {

@@ -5,7 +5,6 @@
 //! (exit 2), named by file and JSON pointer. The executor checks again before it touches a file
 //! (`suites::hcp::materialize`), for cases that never went through `parse_case` (the fuzzers' own).
 
-use super::{Action, Case, CaseError, PackRef};
 use std::path::{Component, Path};
 
 /// The longest name or relative path a case may give.
@@ -129,62 +128,6 @@ pub fn probe_path(s: &str) -> Result<(), String> {
         "`{}`: a probe reads only inside the case's temp dir: `${{report}}`, `${{report.NAME}}`, `${{tmp}}/FILE` or `${{workdir}}/FILE`",
         shown(s)
     ))
-}
-
-/// Every path the case names, checked without touching the file system.
-pub fn check(case: &Case, file: &Path) -> Result<(), CaseError> {
-    let bad = |pointer: String, message: String| CaseError {
-        file: file.to_path_buf(),
-        pointer,
-        message,
-    };
-    for (i, p) in case.setup.packs.iter().enumerate() {
-        let here = format!("/setup/packs/{i}");
-        match p {
-            PackRef::Fixture(name) => plain_name(name).map_err(|m| bad(here.clone(), m))?,
-            PackRef::Inline(inline) => {
-                if let Some(name) = &inline.name {
-                    plain_name(name).map_err(|m| bad(format!("{here}/name"), m))?;
-                }
-                if let Some(from) = &inline.from {
-                    plain_name(from).map_err(|m| bad(format!("{here}/from"), m))?;
-                }
-                for (field, map) in [("files", &inline.files), ("patch", &inline.patch)] {
-                    for key in map.keys() {
-                        relative_file(key)
-                            .map_err(|m| bad(format!("{here}/{field}/{}", segment(key)), m))?;
-                    }
-                }
-            }
-        }
-    }
-    for (i, step) in case.steps.iter().enumerate() {
-        if let Action::Probe(path) = &step.action {
-            probe_path(path).map_err(|m| bad(format!("/steps/{i}/probe"), m))?;
-        }
-    }
-    Ok(())
-}
-
-/// The fixture packs a case names (by name or `from`), each a directory of `vectors/packs/`
-/// that really is inside it (a symlink out of the vectors tree is refused).
-pub fn check_fixtures(case: &Case, vectors: &Path) -> Result<(), CaseError> {
-    let fixtures = vectors.join("packs");
-    for (i, p) in case.setup.packs.iter().enumerate() {
-        let (name, pointer) = match p {
-            PackRef::Fixture(name) => (name, format!("/setup/packs/{i}")),
-            PackRef::Inline(inline) => match &inline.from {
-                Some(from) => (from, format!("/setup/packs/{i}/from")),
-                None => continue,
-            },
-        };
-        fixture_dir(&fixtures, name).map_err(|message| CaseError {
-            file: case.file.clone(),
-            pointer,
-            message,
-        })?;
-    }
-    Ok(())
 }
 
 /// `fixtures/NAME`, when NAME is a plain name and the directory resolves inside `fixtures`.

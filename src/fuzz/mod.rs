@@ -18,7 +18,8 @@ use crate::mutate::case::{case_json, generate, CaseMeta, FuzzCase};
 use crate::mutate::pack::Fixture;
 use crate::mutate::Rng;
 use crate::report::fnv1a;
-use crate::run::{run_case, CaseResult, RunEnv, Verdict};
+use crate::run::{CaseResult, Verdict};
+use crate::suites::hcp::{run_case, RunEnv};
 use oracle::{Classes, Ctx, Model, Violation};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -320,7 +321,10 @@ impl<'e> Fuzzer<'e> {
             message: v.message.clone(),
             case_index: index,
             after,
-            steps: (steps_before, case.steps.len()),
+            steps: (
+                steps_before,
+                crate::suites::hcp::steps::Body::of(&case).map_or(0, |b| b.steps.len()),
+            ),
             case,
             path,
             reproduces,
@@ -458,5 +462,5 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The reference, judged by its own maps.
 fn reference_claims() -> Claims {
-    crate::run::embedded_claims("reference").unwrap_or_default()
+    crate::suites::hcp::embedded_claims("reference").unwrap_or_default()
 }

@@ -463,7 +463,7 @@ pub fn case_load(data: &[u8]) {
         .unwrap_or_else(|| "fuzz".into());
     let file = PathBuf::from(format!("vectors/found/{id}.json"));
     let file = file.as_path();
-    match crate::case::parse_case(file, &text, "found", denials()) {
+    match crate::case::parse_case(file, &text, "found", &crate::suites::hcp::Contract, denials()) {
         Err(e) => assert!(
             !e.message.is_empty(),
             "case_load: a refusal without a message"
@@ -471,7 +471,7 @@ pub fn case_load(data: &[u8]) {
         Ok(case) => {
             stays_in_its_case(&case);
             let again = case_json(&case).to_string();
-            match crate::case::parse_case(file, &again, "found", denials()) {
+            match crate::case::parse_case(file, &again, "found", &crate::suites::hcp::Contract, denials()) {
                 Ok(c) if c == case => {}
                 other => panic!(
                     "case_load: a loaded case, written again, loads as {other:?}\nfirst: {case:?}"
@@ -498,13 +498,14 @@ fn stays_in_its_case(case: &crate::case::Case) {
             })
             && depth > 0
     }
-    for p in &case.setup.packs {
+    let body = crate::suites::hcp::steps::Body::of(case).expect("a loaded case has a body");
+    for p in &body.setup.packs {
         match p {
-            crate::case::PackRef::Fixture(n) => assert!(
+            crate::suites::hcp::steps::PackRef::Fixture(n) => assert!(
                 inside(n) && !n.contains('/'),
                 "case_load: fixture `{n}` accepted"
             ),
-            crate::case::PackRef::Inline(i) => {
+            crate::suites::hcp::steps::PackRef::Inline(i) => {
                 for n in i.name.iter().chain(&i.from) {
                     assert!(
                         inside(n) && !n.contains('/'),
@@ -517,8 +518,8 @@ fn stays_in_its_case(case: &crate::case::Case) {
             }
         }
     }
-    for s in &case.steps {
-        if let crate::case::Action::Probe(p) = &s.action {
+    for s in &body.steps {
+        if let crate::suites::hcp::steps::Action::Probe(p) = &s.action {
             let rel = p
                 .strip_prefix("${tmp}/")
                 .or_else(|| p.strip_prefix("${workdir}/"))

@@ -4,7 +4,8 @@
 
 use super::pack::{gen_edits, Fixture, PackEdit, PackState};
 use super::{any_json, name, weird_string, Source};
-use crate::case::{Action, Case, Level, OneOrMany, PackRef, Setup, Step};
+use crate::case::{Case, Level};
+use crate::suites::hcp::steps::{Action, Body, OneOrMany, PackRef, Setup, Step};
 use crate::runtime::reference::authz::{ACTIVATE, CONNECT, ELEVATE, EXEC_READ, EXEC_WRITE};
 use crate::runtime::{Grant, MintOutcome, Principal};
 use serde_json::{json, Map, Value};
@@ -246,11 +247,11 @@ impl FuzzCase {
             assumption: meta.assumption,
             requires: vec![],
             killed_by: vec![],
-            setup: Setup { packs, params },
-            steps,
-            scenario: None,
-            script: None,
-            host: None,
+            body: Body {
+                setup: Setup { packs, params },
+                steps,
+            }
+            .into_members(),
             suite: "found".into(),
             group: "found".into(),
             file: meta.file,

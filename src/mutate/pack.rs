@@ -8,7 +8,7 @@
 
 use super::{retype, weird_string, Source};
 use crate::case::patch::set;
-use crate::case::InlinePack;
+use crate::suites::hcp::steps::InlinePack;
 use crate::pack::PackFiles;
 use serde_json::{json, Map, Value};
 use std::path::Path;

@@ -2,71 +2,14 @@
 //! step, match what it saw against the case's expectations, and return a verdict.
 
 pub mod expectations;
-pub mod mutants;
 pub mod parity;
 pub mod plan;
 pub mod result;
 pub mod runner;
 
-use crate::adapter::Adapter;
-use crate::case::matcher::{Claims, Denials};
 use crate::case::{Case, Level};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
-
-pub use crate::suites::hcp::{run_all, run_case, Vars, CASE_DIR_PREFIX};
-
-/// What an embedded runtime claims in `initialize` (its denial and rule maps, its features).
-pub fn embedded_claims(name: &str) -> Option<Claims> {
-    let info = crate::adapter::Inproc::new(name)?
-        .call("initialize", json!({}))
-        .ok()?;
-    Some(Claims::from_initialize(&info))
-}
-
-/// What a run needs besides the cases: where the fixtures are, where the probe is.
-pub struct RunEnv {
-    pub vectors: PathBuf,
-    pub denials: Denials,
-    /// A directory holding `hcpspec-probe` and `other-probe` (a probe that is never
-    /// allow-listed), the runtime's bin search path.
-    pub bin_dir: PathBuf,
-    /// Keep observations whole (paths by their variables, nothing capped or redacted): set by
-    /// the fuzzer, whose oracles judge them and whose findings are cases, not reports.
-    pub uncapped: bool,
-    _bins: tempfile::TempDir,
-}
-
-impl RunEnv {
-    /// `probe` is the hcpspec-probe executable; it is linked into a fresh bin directory twice.
-    pub fn new(vectors: &Path, probe: &Path) -> Result<RunEnv, String> {
-        let denials = crate::case::load_denials(vectors).map_err(|e| e.to_string())?;
-        let probe = probe
-            .canonicalize()
-            .map_err(|e| format!("hcpspec-probe not found at {}: {e}", probe.display()))?;
-        let bins = tempfile::Builder::new()
-            .prefix("hcpspec-bin")
-            .tempdir()
-            .map_err(|e| e.to_string())?;
-        for name in ["hcpspec-probe", "other-probe"] {
-            std::os::unix::fs::symlink(&probe, bins.path().join(name))
-                .map_err(|e| format!("cannot link {name}: {e}"))?;
-        }
-        Ok(RunEnv {
-            vectors: vectors.to_path_buf(),
-            denials,
-            bin_dir: bins.path().to_path_buf(),
-            uncapped: false,
-            _bins: bins,
-        })
-    }
-
-    /// The running `hcpspec` executable, which is the probe when started as `hcpspec-probe`.
-    pub fn self_probe() -> PathBuf {
-        std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hcpspec"))
-    }
-}
+use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "verdict", rename_all = "lowercase")]
@@ -220,7 +163,19 @@ pub fn par_each(
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(case) = cases.get(i) else { break };
-                let result = judge(case);
+                // A panic is the case's error, never the end of the run.
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| judge(case)))
+                    .unwrap_or_else(|_| {
+                        CaseResult::of(
+                            case,
+                            Verdict::Error {
+                                message: "hcpspec panicked while running the case".into(),
+                            },
+                            vec![],
+                            vec![],
+                            std::time::Instant::now(),
+                        )
+                    });
                 on_done(&result);
                 results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(result);
             });

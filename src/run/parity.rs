@@ -6,27 +6,7 @@ use super::result::RuntimeRun;
 use crate::run::{CaseResult, Verdict};
 use serde_json::{json, Value};
 
-/// One case observed differently over two specs of the same runtime.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Difference {
-    pub case: String,
-    pub runtime: String,
-    pub left: String,
-    pub right: String,
-    /// Where they part: a JSON pointer (`/verdict`, `/failure/…`, `/observations/N/value/…`)
-    /// with both values.
-    pub what: String,
-}
-
-impl std::fmt::Display for Difference {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} ({}): {} and {} differ: {}",
-            self.case, self.runtime, self.left, self.right, self.what
-        )
-    }
-}
+pub use super::result::Difference;
 
 /// What parity compares of a result: the verdict's kind, a failure's step, path and actual
 /// value, and every observation. Error texts and timings are the transport's own.

@@ -24,7 +24,7 @@ pub struct RunResult {
     pub runtimes: Vec<RuntimeRun>,
     /// Cases one runtime answered differently over two transports (empty when it ran over one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub parity: Vec<crate::run::parity::Difference>,
+    pub parity: Vec<Difference>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -120,3 +120,26 @@ pub fn counts(results: &[CaseResult], section: &str, level: Option<Level>) -> Su
 
 /// FNV-1a 64 over the given byte strings, as hex.
 pub use crate::hash::fnv1a_parts as fnv1a;
+
+/// One case observed differently over two specs of the same runtime.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Difference {
+    pub case: String,
+    pub runtime: String,
+    pub left: String,
+    pub right: String,
+    /// Where they part: a JSON pointer (`/verdict`, `/failure/…`, `/observations/N/value/…`)
+    /// with both values.
+    pub what: String,
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({}): {} and {} differ: {}",
+            self.case, self.runtime, self.left, self.right, self.what
+        )
+    }
+}
+

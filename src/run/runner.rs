@@ -5,72 +5,29 @@
 
 use super::expectations::{Expect, Expectations, Outcome};
 use super::result::{fnv1a, RunResult, RuntimeRun, Summary};
-use super::{par_each, run_all, Annotations, CaseResult, RunEnv, Verdict};
-use crate::adapter::Connector;
-use crate::case::matcher::Claims;
-use crate::case::{Case, Suite};
+use super::{Annotations, CaseResult, Verdict};
+use crate::case::{Case, SuiteInfo};
 use crate::snapshot::{self, Drift};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-/// One implementation to run the cases on: its spec as the user wrote it, and how to drive it.
-pub struct Target {
-    pub spec: String,
-    pub drive: Drive,
-}
-
-/// How a suite drives what it certifies.
-pub enum Drive {
-    /// A runtime behind a shim: a connector makes a fresh adapter per case.
-    Shim(Connector),
-    /// A harness started per scenario under the launch contract (docs/harness-api.md).
-    Harness(crate::suites::harness_api::Harness),
-    /// A core behind its control shim (docs/core-protocol.md): hcpspec plays the harness.
-    Core(crate::suites::core_api::Connector),
-    /// An adapter behind its host shim (docs/host-protocol.md), linked with recording fakes.
-    Host(crate::suites::host::Connector),
-}
-
-impl Target {
-    pub fn shim(spec: &str, connect: Connector) -> Target {
-        Target {
-            spec: spec.to_string(),
-            drive: Drive::Shim(connect),
-        }
+/// One implementation to run a suite's cases on, as its suite drives it (a runtime behind a shim,
+/// a harness started per scenario, a core behind its control shim …). Built by the suite
+/// (`suites::Suite::target`); the runner asks nothing else of it.
+pub trait Target: Send + Sync {
+    /// The spec as the user wrote it: `inproc:reference`, `stdio:CMD`, `exec:CMD` …
+    fn spec(&self) -> &str;
+    /// What it says it is (`{runtime: {name, version}, protocol, …}`), asked once before any
+    /// case; an error is the target unreachable.
+    fn describe(&self) -> Result<Value, String>;
+    /// How many cases it takes at once when `asked` are wanted.
+    fn jobs(&self, asked: usize) -> usize {
+        asked
     }
-
-    /// The target `spec` names for a suite, by what the suite drives. A bad spec is a usage
-    /// error naming it.
-    pub fn for_suite(
-        suite: &Suite,
-        spec: &str,
-        opts: &crate::adapter::Options,
-    ) -> Result<Target, String> {
-        if suite.drives == crate::suites::core_api::DRIVES {
-            let c = crate::suites::core_api::connector(spec, opts)?;
-            return Ok(Target {
-                spec: spec.to_string(),
-                drive: Drive::Core(c),
-            });
-        }
-        if suite.drives == crate::suites::host::DRIVES {
-            let c = crate::suites::host::connector(spec, opts)?;
-            return Ok(Target {
-                spec: spec.to_string(),
-                drive: Drive::Host(c),
-            });
-        }
-        if suite.drives == crate::suites::harness_api::DRIVES {
-            let h = crate::suites::harness_api::Harness::parse(spec)?;
-            return Ok(Target {
-                spec: spec.to_string(),
-                drive: Drive::Harness(h),
-            });
-        }
-        crate::adapter::connector_with(spec, opts).map(|c| Target::shim(spec, c))
-    }
+    /// Run and judge one case.
+    fn run_case(&self, case: &Case) -> CaseResult;
 }
 
 /// What to do with snapshots.
@@ -90,6 +47,17 @@ pub enum Event<'a> {
         spec: &'a str,
         info: &'a Value,
         cases: usize,
+    },
+    CaseStarted {
+        spec: &'a str,
+        name: &'a str,
+    },
+    /// A case still running after [`Runner::slow`], and again every as long after (nextest's
+    /// SLOW).
+    CaseSlow {
+        spec: &'a str,
+        name: &'a str,
+        elapsed: Duration,
     },
     CaseFinished {
         spec: &'a str,
@@ -133,19 +101,42 @@ pub enum RunError {
 }
 
 pub struct Runner<'a> {
-    pub suite: &'a Suite,
+    pub suite: &'a SuiteInfo,
     pub cases: &'a [Case],
-    pub env: &'a RunEnv,
     pub expectations: &'a Expectations,
     pub snapshots: Snapshots,
     pub jobs: usize,
+    /// A case still running after this is reported slow.
+    pub slow: Duration,
+    /// A case still running after this is an `error` verdict, and the run goes on without it
+    /// (the implementation's own deadlines come first: this one guards the run itself).
+    pub deadline: Duration,
 }
 
-impl Runner<'_> {
+/// When a case is reported slow, by default.
+pub const SLOW: Duration = Duration::from_secs(15);
+/// How long a case may run at most, by default.
+pub const DEADLINE: Duration = Duration::from_secs(300);
+
+impl<'a> Runner<'a> {
+    /// A runner of `cases` with no expectations, no snapshots and the default clocks.
+    pub fn new(suite: &'a SuiteInfo, cases: &'a [Case], expectations: &'a Expectations) -> Self {
+        Runner {
+            suite,
+            cases,
+            expectations,
+            snapshots: Snapshots::Off,
+            jobs: 1,
+            slow: SLOW,
+            deadline: DEADLINE,
+        }
+    }
+
+
     /// Run every case on every target. The result is keyed by case name, never by position.
     pub fn run(
         &self,
-        targets: &[Target],
+        targets: &[Arc<dyn Target>],
         reporter: &mut dyn Reporter,
     ) -> Result<RunResult, RunError> {
         let mut runs = Vec::new();
@@ -171,23 +162,16 @@ impl Runner<'_> {
         })
     }
 
-    fn run_target(&self, t: &Target, reporter: &mut dyn Reporter) -> Result<RuntimeRun, RunError> {
-        let spec = t.spec.as_str();
-        let info = match &t.drive {
-            Drive::Shim(connect) => connect()
-                .and_then(|mut a| {
-                    a.call("initialize", json!({ "protocol": crate::shim::PROTOCOL }))
-                        .map_err(|e| e.to_string())
-                })
-                .map_err(|e| RunError::Unreachable {
-                    spec: spec.into(),
-                    message: snapshot::contain_text(&e),
-                })?,
-            Drive::Harness(_) => crate::suites::harness_api::info(spec),
-            Drive::Core(connect) => describe(spec, connect, "core.describe", "core")?,
-            Drive::Host(connect) => describe(spec, connect, "host.describe", "adapter")?,
-        };
-        let claims = Claims::from_initialize(&info);
+    fn run_target(
+        &self,
+        t: &Arc<dyn Target>,
+        reporter: &mut dyn Reporter,
+    ) -> Result<RuntimeRun, RunError> {
+        let spec = t.spec();
+        let info = t.describe().map_err(|e| RunError::Unreachable {
+            spec: spec.into(),
+            message: snapshot::contain_text(&e),
+        })?;
         // The runtime's name, version and features, as reports keep them.
         let info = snapshot::contain(&info);
         let run_name = info
@@ -208,36 +192,11 @@ impl Runner<'_> {
         });
         let start = Instant::now();
         let shared = Mutex::new(&mut *reporter);
-        let done = |r: &CaseResult| {
+        let event = |e: &Event| {
             let mut rep = shared.lock().unwrap_or_else(|p| p.into_inner());
-            rep.event(&Event::CaseFinished { spec, result: r });
+            rep.event(e);
         };
-        // One HTTP shim of a core or a host adapter holds one case's state at a time.
-        let jobs = match &t.drive {
-            Drive::Core(_) | Drive::Host(_) if spec.starts_with("http://") => 1,
-            _ => self.jobs,
-        };
-        let ran = match &t.drive {
-            Drive::Shim(connect) => run_all(&to_run, self.env, &claims, jobs, connect, &done),
-            Drive::Harness(h) => par_each(
-                &to_run,
-                jobs,
-                &|c| crate::suites::harness_api::run_case(c, h),
-                &done,
-            ),
-            Drive::Core(connect) => par_each(
-                &to_run,
-                jobs,
-                &|c| crate::suites::core_api::run_case(c, connect),
-                &done,
-            ),
-            Drive::Host(connect) => par_each(
-                &to_run,
-                jobs,
-                &|c| crate::suites::host::run_case(c, connect),
-                &done,
-            ),
-        };
+        let ran = self.pool(t, &to_run, spec, &event);
         let mut by_name: std::collections::BTreeMap<String, CaseResult> =
             ran.into_iter().map(|r| (r.name.clone(), r)).collect();
         let mut results = Vec::new();
@@ -274,6 +233,121 @@ impl Runner<'_> {
             cases: self.cases,
         });
         Ok(run)
+    }
+
+    /// Run `cases` on `t`, as many at once as it takes, each on a thread of its own: a panic
+    /// is that case's `error` verdict, and a case past [`Runner::deadline`] is left behind as
+    /// one. Results in case order.
+    fn pool(
+        &self,
+        t: &Arc<dyn Target>,
+        cases: &[Case],
+        spec: &str,
+        event: &(dyn Fn(&Event) + Sync),
+    ) -> Vec<CaseResult> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let cases: Arc<Vec<Case>> = Arc::new(cases.to_vec());
+        let next = AtomicUsize::new(0);
+        let results: Mutex<Vec<Option<CaseResult>>> = Mutex::new(vec![None; cases.len()]);
+        let jobs = t.jobs(self.jobs).max(1).min(cases.len().max(1));
+        std::thread::scope(|s| {
+            for _ in 0..jobs {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= cases.len() {
+                        break;
+                    }
+                    let name = cases[i].name();
+                    event(&Event::CaseStarted { spec, name: &name });
+                    let r = self.one(t, &cases, i, spec, event);
+                    event(&Event::CaseFinished { spec, result: &r });
+                    results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+                });
+            }
+        });
+        results
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// One case on a thread of its own, watched for slowness and the deadline.
+    fn one(
+        &self,
+        t: &Arc<dyn Target>,
+        cases: &Arc<Vec<Case>>,
+        i: usize,
+        spec: &str,
+        event: &(dyn Fn(&Event) + Sync),
+    ) -> CaseResult {
+        use std::sync::mpsc::{channel, RecvTimeoutError};
+        let case = &cases[i];
+        let started = Instant::now();
+        let error = |message: String| {
+            CaseResult::of(
+                case,
+                Verdict::Error {
+                    message: snapshot::contain_text(&message),
+                },
+                vec![],
+                vec![],
+                started,
+            )
+        };
+        let (tx, rx) = channel();
+        let (target, all) = (t.clone(), cases.clone());
+        let spawned = std::thread::Builder::new()
+            .name(format!("case {i}"))
+            .spawn(move || {
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    target.run_case(&all[i])
+                }));
+                let _ = tx.send(r);
+            });
+        if let Err(e) = spawned {
+            return error(format!("hcpspec could not start the case: {e}"));
+        }
+        let mut slow_at = self.slow;
+        loop {
+            let wait = slow_at
+                .min(self.deadline)
+                .saturating_sub(started.elapsed());
+            match rx.recv_timeout(wait) {
+                Ok(Ok(r)) => return r,
+                Ok(Err(panic)) => {
+                    let why = panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_else(|| "(no message)".into());
+                    return error(format!(
+                        "hcpspec panicked while running the case (a defect of hcpspec, not of the implementation): {why}"
+                    ));
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return error("the case ended without a verdict".into())
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    let elapsed = started.elapsed();
+                    if elapsed >= self.deadline {
+                        return error(format!(
+                            "no verdict within {:.0} s: the case was left running",
+                            self.deadline.as_secs_f64()
+                        ));
+                    }
+                    if elapsed >= slow_at {
+                        event(&Event::CaseSlow {
+                            spec,
+                            name: &case.name(),
+                            elapsed,
+                        });
+                        slow_at += self.slow;
+                    }
+                }
+            }
+        }
     }
 
     /// Drift of one case's observations from its snapshot, or none (also when accepting).
@@ -315,26 +389,6 @@ impl RunResult {
                         .is_some_and(|o| o.fails_run(r.level, strict))
             })
     }
-}
-
-/// A shim's `describe` answer (`{protocol, WHAT: {name, version}}`) as the runtime info reports
-/// keep.
-fn describe(
-    spec: &str,
-    connect: &crate::adapter::Connector,
-    method: &str,
-    what: &str,
-) -> Result<Value, RunError> {
-    let d = connect()
-        .and_then(|mut a| a.call(method, json!({})).map_err(|e| e.to_string()))
-        .map_err(|e| RunError::Unreachable {
-            spec: spec.into(),
-            message: snapshot::contain_text(&e),
-        })?;
-    Ok(json!({
-        "runtime": { "name": d[what].get("name").cloned().unwrap_or(json!(spec)), "version": d[what]["version"] },
-        "protocol": d["protocol"],
-    }))
 }
 
 /// The result of a case an expectation skips: not run.

@@ -10,6 +10,7 @@ pub mod reference;
 pub mod stub;
 pub mod variant;
 
+use crate::knob::Knob as _;
 use crate::pack::{Issue, Land, Operation};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -1,25 +1,8 @@
 //! Mutants: the reference runtime with exactly one rule broken. The suite proves each of its
 //! MUST cases able to fail by turning red on at least one mutant of the case's section.
 
-macro_rules! mutants {
-    ($($variant:ident = $name:literal, [$($section:literal),+], $what:literal;)+) => {
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum Mutant { $($variant),+ }
-
-        impl Mutant {
-            pub const ALL: &'static [Mutant] = &[$(Mutant::$variant),+];
-            pub fn name(self) -> &'static str { match self { $(Mutant::$variant => $name),+ } }
-            /// The contract sections whose rule this mutant breaks.
-            pub fn sections(self) -> &'static [&'static str] { match self { $(Mutant::$variant => &[$($section),+]),+ } }
-            pub fn what(self) -> &'static str { match self { $(Mutant::$variant => $what),+ } }
-            pub fn by_name(name: &str) -> Option<Mutant> {
-                Self::ALL.iter().copied().find(|m| m.name() == name)
-            }
-        }
-    };
-}
-
-mutants! {
+crate::mutants! {
+    pub enum Mutant {
     ParseErrorTolerated = "parse-error-tolerated", ["1"], "reads the first JSON value of a pack file and ignores what follows";
     SchemaSkipped = "schema-skipped", ["1"], "loads any JSON serde can read, ignoring the pack schemas (unknown fields, wrong shapes)";
     PolicyInvented = "policy-invented", ["1", "must-not"], "invents a read Policy row per command when policy.json is missing";
@@ -80,4 +63,5 @@ mutants! {
     // Holes a too-loose case would hide.
     AllowListBasename = "allow-list-basename", ["6", "7"], "matches a wrap bin given as a path against the allow-list by its file name";
     ConnectWithoutGrant = "connect-without-grant", ["3"], "mints on connect without checking pack.connect";
+}
 }

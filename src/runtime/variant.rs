@@ -27,6 +27,13 @@ macro_rules! variants {
                 Self::ALL.iter().copied().find(|v| v.name() == name)
             }
         }
+
+        impl $crate::knob::Knob for Variant {
+            const ALL: &'static [Variant] = Variant::ALL;
+            fn name(self) -> &'static str { Variant::name(self) }
+            fn about(self) -> &'static str { Variant::what(self) }
+            fn sections(self) -> &'static [&'static str] { &[] }
+        }
     };
 }
 

@@ -1,14 +1,174 @@
-//! The suites whose vocabulary is code: each folder here is one suite's driver, beside its
-//! folder of vectors.
+//! The suites: each folder here is one suite's code, beside its folder of vectors, and
+//! implements [`Suite`]; [`ALL`] is the registry. Everything else (the loader, the runner, the
+//! self-check, the CLI) asks a suite through the trait and never by its name.
 
 pub mod core_api;
 pub mod harness_api;
 pub mod hcp;
 pub mod host;
+pub mod selfcheck;
 pub mod serve;
 
-use crate::case::{Case, Level};
-use crate::run::{par_each, CaseResult, Verdict};
+use crate::case::{Case, CaseError, Format, SuiteInfo};
+use crate::knob::Info;
+use crate::run::runner::Target;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+/// The suites hcpspec ships: one line each.
+pub static ALL: &[&dyn Suite] = &[
+    &hcp::Contract,
+    &harness_api::HarnessApi,
+    &core_api::CoreApi,
+    &host::Host,
+];
+
+/// Suites registered at run time (a plug-in, or a test's own suite), after [`ALL`].
+static PLUGINS: RwLock<Vec<&'static dyn Suite>> = RwLock::new(Vec::new());
+
+/// One kind of implementation hcpspec certifies, with everything the shared code asks of it:
+/// the case format (through [`Format`]), how a spec becomes a [`Target`], its typed mutants
+/// and variants, and what its targets are called.
+pub trait Suite: Format + Sync {
+    /// The `drives` of a `suite.json` that this code drives: `hcp-runtime`, `harness` …
+    fn drives(&self) -> &'static str;
+    /// What its targets are called in reports: runtime, harness, core, adapter.
+    fn noun(&self) -> &'static str;
+    /// The target a spec names (`inproc:reference`, `inproc:mutant:NAME`, `stdio:CMD` …); a bad
+    /// spec is one line naming it.
+    fn target(&self, spec: &str, ctx: &Context) -> Result<Arc<dyn Target>, String>;
+    /// Its embedded reference's mutants, each with its rule and sections.
+    fn mutants(&self) -> Vec<Info>;
+    /// Its embedded reference's allowed variants, each with the point it decides.
+    fn variants(&self) -> Vec<Info>;
+    /// Whether `--runtime SPEC` without `--suite` runs this suite for a spec that is not
+    /// in-process. A shim over stdio is read as an HCP runtime's: the core and host shims speak
+    /// the same transports, so those suites run only when named.
+    fn runs_unnamed(&self) -> bool {
+        false
+    }
+    /// Cases its self-check runs at once (a suite whose cases mostly wait takes more).
+    fn self_check_jobs(&self) -> usize {
+        2
+    }
+}
+
+/// What building a target may need besides its spec.
+#[derive(Clone)]
+pub struct Context {
+    /// The vectors folder: fixture packs, denial classes.
+    pub vectors: PathBuf,
+    /// The `hcpspec-probe` executable the contract suite's fixture packs run.
+    pub probe: PathBuf,
+    /// Deadlines and caps of the adapters.
+    pub options: crate::adapter::Options,
+}
+
+impl Context {
+    pub fn new(vectors: &Path, probe: &Path) -> Context {
+        Context {
+            vectors: vectors.to_path_buf(),
+            probe: probe.to_path_buf(),
+            options: Default::default(),
+        }
+    }
+}
+
+/// Add a suite to the registry for the rest of the process; a `drives` already taken is refused.
+pub fn register(suite: &'static dyn Suite) -> Result<(), String> {
+    if find(suite.drives()).is_some() {
+        return Err(format!("a suite driving `{}` is already registered", suite.drives()));
+    }
+    PLUGINS
+        .write()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(suite);
+    Ok(())
+}
+
+/// The suite that drives `kind`, if any is registered.
+pub fn find(kind: &str) -> Option<&'static dyn Suite> {
+    let plugins = PLUGINS.read().unwrap_or_else(|p| p.into_inner());
+    ALL.iter()
+        .chain(plugins.iter())
+        .copied()
+        .find(|s| s.drives() == kind)
+}
+
+/// Every registered suite, shipped ones first.
+pub fn registered() -> Vec<&'static dyn Suite> {
+    let plugins = PLUGINS.read().unwrap_or_else(|p| p.into_inner());
+    ALL.iter().chain(plugins.iter()).copied().collect()
+}
+
+/// A folder of vectors loaded: its `suite.json`, the code that drives it, its cases.
+pub struct Loaded {
+    pub info: SuiteInfo,
+    pub suite: &'static dyn Suite,
+    pub cases: Vec<Case>,
+}
+
+/// The code for a `suite.json`, or an error naming its `drives`.
+pub fn of(vectors: &Path, info: &SuiteInfo) -> Result<&'static dyn Suite, CaseError> {
+    find(&info.drives).ok_or_else(|| CaseError {
+        file: vectors.join(&info.name).join("suite.json"),
+        pointer: "/drives".into(),
+        message: format!(
+            "no suite drives `{}` (known: {})",
+            info.drives,
+            registered()
+                .iter()
+                .map(|s| s.drives())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })
+}
+
+/// Load `vectors/<name>/`: its `suite.json` and every case, each checked by its suite's code.
+pub fn load(vectors: &Path, name: &str) -> Result<Loaded, CaseError> {
+    let info = crate::case::load_suite_info(vectors, name)?;
+    let suite = of(vectors, &info)?;
+    let cases = crate::case::load_suite(vectors, &info, suite)?;
+    Ok(Loaded { info, suite, cases })
+}
+
+/// The cases of `vectors/<name>/`.
+pub fn load_suite(vectors: &Path, name: &str) -> Result<Vec<Case>, CaseError> {
+    load(vectors, name).map(|l| l.cases)
+}
+
+/// The first suite (by name) under `vectors` that drives `kind`: for what is bound to one kind
+/// of implementation (its benches, its spec coverage).
+pub fn load_driving(vectors: &Path, kind: &str) -> Result<Loaded, CaseError> {
+    for name in crate::case::suite_names(vectors)? {
+        let info = crate::case::load_suite_info(vectors, &name)?;
+        if info.drives == kind {
+            return load(vectors, &name);
+        }
+    }
+    Err(CaseError {
+        file: vectors.to_path_buf(),
+        pointer: String::new(),
+        message: format!("no suite drives `{kind}`"),
+    })
+}
+
+/// [`crate::case::parse_case`] for a case of the suite that drives `kind`.
+pub fn parse_case(
+    file: &Path,
+    text: &str,
+    suite: &str,
+    kind: &str,
+    denials: &crate::case::matcher::Denials,
+) -> Result<Case, CaseError> {
+    let format = find(kind).ok_or_else(|| CaseError {
+        file: file.to_path_buf(),
+        pointer: String::new(),
+        message: format!("no suite drives `{kind}`"),
+    })?;
+    crate::case::parse_case(file, text, suite, format, denials)
+}
 
 /// What a run of a script suite's fuzzer (core-api, host) found: cases played, findings (why,
 /// the seed case, the file written), time taken.
@@ -77,116 +237,49 @@ impl FuzzReport {
     }
 }
 
-/// The self-check of a suite whose mutants and allowed variants are knobs of one embedded
-/// reference (harness-api, core-api, host): every mutant fails a MUST case of its own section (or of a
-/// case's `killed_by`), every MUST case falls to one, every variant passes every MUST case.
-pub struct SelfCheck {
-    /// What the targets are called in reports: "harness", "core".
-    pub noun: &'static str,
-    /// (name, section, the rule it breaks)
-    pub mutants: &'static [(&'static str, &'static str, &'static str)],
-    /// (name, the open point it decides otherwise)
-    pub variants: &'static [(&'static str, &'static str)],
-    /// Run the embedded target `inproc:SPEC` (`mutant:NAME`, `variant:NAME`) on the cases.
-    run: fn(&str, &[Case]) -> Vec<CaseResult>,
+
+/// A shim's `describe` answer (`{protocol, WHAT: {name, version}}`) as the runtime info reports
+/// keep: for the suites whose shim holds a whole case (core-api, host).
+pub fn describe(
+    spec: &str,
+    connect: &crate::adapter::Connector,
+    method: &str,
+    what: &str,
+) -> Result<serde_json::Value, String> {
+    use serde_json::json;
+    let d = connect().and_then(|mut a| a.call(method, json!({})).map_err(|e| e.to_string()))?;
+    Ok(json!({
+        "runtime": { "name": d[what].get("name").cloned().unwrap_or(json!(spec)), "version": d[what]["version"] },
+        "protocol": d["protocol"],
+    }))
 }
 
-impl SelfCheck {
-    /// The self-check of the suites that drive `drives`, if it has one.
-    pub fn of(drives: &str) -> Option<SelfCheck> {
-        match drives {
-            harness_api::DRIVES => Some(SelfCheck {
-                noun: "harness",
-                mutants: harness_api::reference::MUTANTS,
-                variants: harness_api::reference::VARIANTS,
-                run: |spec, cases| {
-                    let Ok(h) = harness_api::Harness::parse(&format!("inproc:{spec}")) else {
-                        return vec![];
-                    };
-                    par_each(
-                        cases,
-                        harness_api::selfcheck::JOBS,
-                        &|c| harness_api::run_case(c, &h),
-                        &|_| {},
-                    )
-                },
-            }),
-            core_api::DRIVES => Some(SelfCheck {
-                noun: "core",
-                mutants: core_api::reference::MUTANTS,
-                variants: core_api::reference::VARIANTS,
-                run: |spec, cases| {
-                    let Ok(connect) =
-                        core_api::connector(&format!("inproc:{spec}"), &Default::default())
-                    else {
-                        return vec![];
-                    };
-                    par_each(cases, 2, &|c| core_api::run_case(c, &connect), &|_| {})
-                },
-            }),
-            host::DRIVES => Some(SelfCheck {
-                noun: "adapter",
-                mutants: host::reference::MUTANTS,
-                variants: host::reference::VARIANTS,
-                run: |spec, cases| {
-                    let Ok(connect) =
-                        host::connector(&format!("inproc:{spec}"), &Default::default())
-                    else {
-                        return vec![];
-                    };
-                    par_each(cases, 2, &|c| host::run_case(c, &connect), &|_| {})
-                },
-            }),
-            _ => None,
+/// A target whose shim takes one whole case at a time (a core's control shim, a host shim),
+/// a fresh one per case: `run` plays the case on it.
+pub struct ShimTarget {
+    pub spec: String,
+    pub connect: crate::adapter::Connector,
+    /// The shim's `describe` method and the member naming what it serves.
+    pub describe: (&'static str, &'static str),
+    pub run: fn(&Case, &crate::adapter::Connector) -> crate::run::CaseResult,
+}
+
+impl Target for ShimTarget {
+    fn spec(&self) -> &str {
+        &self.spec
+    }
+    fn describe(&self) -> Result<serde_json::Value, String> {
+        describe(&self.spec, &self.connect, self.describe.0, self.describe.1)
+    }
+    fn jobs(&self, asked: usize) -> usize {
+        // One HTTP shim holds one case's state at a time.
+        if self.spec.starts_with("http://") {
+            1
+        } else {
+            asked
         }
     }
-
-    /// The MUST cases of the mutant's own section (or naming it in `killed_by`) that it fails.
-    pub fn kills(&self, mutant: &str, cases: &[Case]) -> Vec<String> {
-        let Some((_, section, _)) = self.mutants.iter().find(|m| m.0 == mutant) else {
-            return vec![];
-        };
-        let own: Vec<Case> = cases
-            .iter()
-            .filter(|c| {
-                c.level == Level::MUST
-                    && (c.section == *section || c.killed_by.iter().any(|k| k == mutant))
-            })
-            .cloned()
-            .collect();
-        (self.run)(&format!("mutant:{mutant}"), &own)
-            .into_iter()
-            .filter(|r| matches!(r.verdict, Verdict::Fail(_)))
-            .map(|r| r.name)
-            .collect()
-    }
-
-    /// The MUST cases the variant does not pass (a skip is no failure: the tool it needs was
-    /// not offered), explained.
-    pub fn variant_failures(&self, variant: &str, cases: &[Case]) -> Vec<String> {
-        let must: Vec<Case> = cases
-            .iter()
-            .filter(|c| c.level == Level::MUST)
-            .cloned()
-            .collect();
-        (self.run)(&format!("variant:{variant}"), &must)
-            .into_iter()
-            .zip(&must)
-            .filter(|(r, _)| !matches!(r.verdict, Verdict::Pass | Verdict::Skip { .. }))
-            .map(|(r, c)| r.explain(c))
-            .collect()
-    }
-
-    /// The MUST cases no mutant of their own section fails, given each mutant's kills.
-    pub fn unkilled<'a>(
-        cases: &'a [Case],
-        kills: impl IntoIterator<Item = &'a String>,
-    ) -> Vec<String> {
-        let killed: std::collections::BTreeSet<&String> = kills.into_iter().collect();
-        cases
-            .iter()
-            .filter(|c| c.level == Level::MUST && !killed.contains(&c.name()))
-            .map(Case::name)
-            .collect()
+    fn run_case(&self, case: &Case) -> crate::run::CaseResult {
+        (self.run)(case, &self.connect)
     }
 }

@@ -2,15 +2,17 @@
 //! the named constants of `hcpspec::exit`.
 
 use hcpspec::adapter;
-use hcpspec::case::{self, Case, Level, Suite};
+use hcpspec::case::{self, Case, Level, SuiteInfo};
 use hcpspec::exit;
 use hcpspec::report::{RunResult, RuntimeRun, Summary};
 use hcpspec::run::expectations::{Expectations, Outcome};
-use hcpspec::run::mutants::KillMatrix;
 use hcpspec::run::plan::Selection;
 use hcpspec::run::runner::{Event, Reporter, RunError, Runner, Snapshots, Target};
-use hcpspec::run::{run_all, CaseResult, RunEnv, Verdict};
-use hcpspec::runtime::mutant::Mutant;
+use hcpspec::run::{CaseResult, Verdict};
+use hcpspec::suites::hcp::RunEnv;
+use hcpspec::suites::selfcheck::SelfCheck;
+use hcpspec::suites::{Context, Loaded, Suite as _};
+use std::sync::Arc;
 use hcpspec::snapshot::{self, Drift};
 use serde_json::{json, Value};
 use std::io::IsTerminal;
@@ -75,7 +77,7 @@ pub fn cores() -> usize {
 
 /// The selected suites (`--suite`, else every suite under the vectors folder) and, for each, its
 /// selected cases. A selection that leaves a suite no case drops that suite, unless it was named.
-fn select(filters: &Filters) -> Result<Vec<(Suite, Vec<Case>)>, String> {
+fn select(filters: &Filters) -> Result<Vec<Loaded>, String> {
     let all = case::suite_names(&filters.vectors).map_err(|e| e.to_string())?;
     for s in &filters.suite {
         if !all.contains(s) {
@@ -123,24 +125,30 @@ fn select(filters: &Filters) -> Result<Vec<(Suite, Vec<Case>)>, String> {
     };
     let mut out = Vec::new();
     for name in &names {
-        let suite = case::load_suite_info(&filters.vectors, name).map_err(|e| e.to_string())?;
-        let cases = case::load_suite(&filters.vectors, name).map_err(|e| e.to_string())?;
-        out.push((suite, cases));
+        out.push(hcpspec::suites::load(&filters.vectors, name).map_err(|e| e.to_string())?);
     }
     // Filters and sections must match somewhere, not in every suite.
-    let cases: Vec<Case> = out.iter().flat_map(|(_, c)| c.clone()).collect();
-    let kept = selection.apply(&cases)?;
+    let cases: Vec<Case> = out.iter().flat_map(|l| l.cases.clone()).collect();
+    let kept: std::collections::BTreeSet<String> =
+        selection.apply(&cases)?.iter().map(|c| c.name()).collect();
     Ok(out
         .into_iter()
-        .map(|(suite, cases)| {
-            let cases: Vec<Case> = cases
-                .into_iter()
-                .filter(|c| kept.iter().any(|k| k.name() == c.name()))
-                .collect();
-            (suite, cases)
+        .map(|mut l| {
+            l.cases.retain(|c| kept.contains(&c.name()));
+            l
         })
-        .filter(|(suite, cases)| !cases.is_empty() || filters.suite.contains(&suite.name))
+        .filter(|l| !l.cases.is_empty() || filters.suite.contains(&l.info.name))
         .collect())
+}
+
+/// What building a target needs: the vectors, this executable as the probe, the adapters'
+/// options.
+fn context(vectors: &Path, options: adapter::Options) -> Context {
+    Context {
+        vectors: vectors.to_path_buf(),
+        probe: RunEnv::self_probe(),
+        options,
+    }
 }
 
 fn env(vectors: &Path) -> Result<RunEnv, String> {
@@ -184,16 +192,19 @@ pub struct RunArgs {
 
 pub fn run(a: &RunArgs) -> Result<i32, String> {
     let suites = select(&a.filters)?;
-    let env = env(&a.filters.vectors)?;
     if a.mutants {
         // Each selected suite's self-check; the run fails when any fails.
+        let ctx = context(&a.filters.vectors, Default::default());
         let mut code = exit::OK;
-        for (suite, cases) in &suites {
-            let c = match hcpspec::suites::SelfCheck::of(&suite.drives) {
-                Some(sc) => print_self_check(&sc, cases),
-                None => print_kill_matrix(suite, cases, &env, a.jobs),
+        for l in &suites {
+            let sc = SelfCheck {
+                suite: l.suite,
+                info: &l.info,
+                cases: &l.cases,
+                ctx: &ctx,
+                jobs: l.suite.self_check_jobs().max(a.jobs),
             };
-            code = code.max(c);
+            code = code.max(print_self_check(&sc)?);
             println!();
         }
         return Ok(code);
@@ -204,7 +215,7 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
     };
     let names: Vec<String> = suites
         .iter()
-        .flat_map(|(_, cases)| cases.iter().map(Case::name))
+        .flat_map(|l| l.cases.iter().map(Case::name))
         .collect();
     for e in expectations.unused(&names) {
         eprintln!("warning: expectation `{}` matches no selected case", e.case);
@@ -226,9 +237,11 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
     };
     // Each suite's targets. `--runtime` without `--suite` runs the suites that drive what it
     // names: a harness (`exec:`) is no HCP runtime, and a shim no harness.
+    let ctx = context(&a.filters.vectors, opts);
     let mut planned = Vec::new();
     let mut first_error = None;
-    for (suite, cases) in &suites {
+    for l in &suites {
+        let (suite, cases) = (&l.info, &l.cases);
         let specs = if a.runtime.is_empty() {
             suite.embedded.clone()
         } else {
@@ -237,19 +250,13 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         // A shim over stdio, HTTP or WebSocket is read as an HCP runtime's unless --suite names
         // the core or host suite: their shims speak the same transports.
         let implicit = a.filters.suite.is_empty() && !a.runtime.is_empty();
-        let shim_suite = [
-            hcpspec::suites::core_api::DRIVES,
-            hcpspec::suites::host::DRIVES,
-        ];
-        if implicit
-            && shim_suite.contains(&suite.drives.as_str())
-            && specs.iter().any(|s| !s.starts_with("inproc:"))
+        if implicit && !l.suite.runs_unnamed() && specs.iter().any(|s| !s.starts_with("inproc:"))
         {
             continue;
         }
         match specs
             .iter()
-            .map(|s| Target::for_suite(suite, s, &opts))
+            .map(|s| l.suite.target(s, &ctx))
             .collect::<Result<Vec<_>, _>>()
         {
             Ok(targets) => planned.push((suite, cases, targets)),
@@ -265,14 +272,9 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
     let several = planned.len() > 1;
     let mut code = exit::OK;
     for (suite, cases, targets) in planned {
-        let runner = Runner {
-            suite,
-            cases,
-            env: &env,
-            expectations: &expectations,
-            snapshots: snapshots.clone(),
-            jobs: a.jobs,
-        };
+        let mut runner = Runner::new(suite, cases, &expectations);
+        runner.snapshots = snapshots.clone();
+        runner.jobs = a.jobs;
         let mut terminal = Terminal::new(suite);
         let result = match runner.run(&targets, &mut terminal) {
             Ok(r) => r,
@@ -317,14 +319,14 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
 /// The terminal: a progress bar (or a line per problem without a terminal), then per runtime a
 /// table per section and an explanation of every failure; drift and parity as they come.
 struct Terminal {
-    suite: Suite,
+    suite: SuiteInfo,
     tty: bool,
     bar: Option<indicatif::ProgressBar>,
     drifted: usize,
 }
 
 impl Terminal {
-    fn new(suite: &Suite) -> Terminal {
+    fn new(suite: &SuiteInfo) -> Terminal {
         Terminal {
             suite: suite.clone(),
             tty: std::io::stderr().is_terminal(),
@@ -400,6 +402,22 @@ impl Reporter for Terminal {
                     None => {}
                 }
             }
+            Event::CaseSlow {
+                spec,
+                name,
+                elapsed,
+            } => {
+                let line = format!(
+                    "SLOW {spec} {} (running for {:.0} s)",
+                    hcpspec::report::printable(name, false),
+                    elapsed.as_secs_f64()
+                );
+                match &self.bar {
+                    Some(b) => b.println(line),
+                    None => eprintln!("hcpspec: {line}"),
+                }
+            }
+            Event::CaseStarted { .. } => {}
             Event::Drifted {
                 spec,
                 result: r,
@@ -492,7 +510,7 @@ pub fn report(results: &[PathBuf], out: &Path) -> Result<i32, String> {
     Ok(exit::OK)
 }
 
-fn print_table(suite: &Suite, spec: &str, run: &hcpspec::report::RuntimeRun) {
+fn print_table(suite: &SuiteInfo, spec: &str, run: &hcpspec::report::RuntimeRun) {
     let text = |p: &str| {
         hcpspec::report::printable(
             run.info.pointer(p).and_then(Value::as_str).unwrap_or("?"),
@@ -551,139 +569,95 @@ fn print_table(suite: &Suite, spec: &str, run: &hcpspec::report::RuntimeRun) {
     }
 }
 
-/// The self-check of a suite whose mutants and variants are knobs of one reference (harness,
-/// core): each mutant against its own section's MUST cases, each variant against all of them.
-fn print_self_check(sc: &hcpspec::suites::SelfCheck, cases: &[Case]) -> i32 {
-    let noun = sc.noun;
+/// A suite's self-check, printed: each mutant against the MUST cases it answers for (its own
+/// sections', and those whose `killed_by` names it), each variant against every MUST case.
+fn print_self_check(sc: &SelfCheck) -> Result<i32, String> {
+    let noun = sc.suite.noun();
+    println!("{} ({})", sc.info.title, sc.info.name);
     println!(
-        "{:<28} {:>7} {:>8}   rule broken",
+        "{:<32} {:>9} {:>9}   rule broken",
         format!("mutant {noun}"),
-        "section",
+        "sections",
         "killed by"
     );
+    let mutants = sc.suite.mutants();
+    let mut kills = hcpspec::suites::selfcheck::Kills::new();
     let mut survivors = 0;
-    let mut killed = Vec::new();
-    for (name, section, what) in sc.mutants {
-        let kills = sc.kills(name, cases);
-        survivors += usize::from(kills.is_empty());
+    for m in &mutants {
+        let k = sc.kills(m)?;
+        survivors += usize::from(k.is_empty());
         println!(
-            "{name:<28} {section:>7} {:>8}   {what}{}",
-            kills.len(),
-            if kills.is_empty() {
-                "  <- SURVIVES"
-            } else {
-                ""
-            }
+            "{:<32} {:>9} {:>9}   {}{}",
+            m.name,
+            m.sections.join(","),
+            k.len(),
+            m.about,
+            if k.is_empty() { "  <- SURVIVES" } else { "" }
         );
-        killed.extend(kills);
+        kills.insert(m.name, k);
     }
-    let unkilled = hcpspec::suites::SelfCheck::unkilled(cases, &killed);
+    let unkilled = sc.unkilled(&kills);
     for c in &unkilled {
         println!("warning: no mutant of its own section (or killed_by) fails MUST case {c}");
     }
-    println!(
-        "\n{:<28} {:>10}",
-        format!("allowed variant {noun}"),
-        "MUST fails"
-    );
+    let claims = sc.false_claims(&kills);
+    for c in &claims {
+        println!("error: {c}");
+    }
+    println!("\n{:<32} {:>10}", format!("allowed variant {noun}"), "MUST fails");
     let mut unfair = 0;
-    for (v, _) in sc.variants {
-        let failed = sc.variant_failures(v, cases);
+    for v in sc.suite.variants() {
+        let failed = sc.variant_failures(&v)?;
         unfair += failed.len();
-        println!("{v:<28} {:>10}", failed.len());
+        println!("{:<32} {:>10}", v.name, failed.len());
         for f in failed {
             println!("  {}", f.lines().next().unwrap_or_default());
         }
     }
     println!(
-        "{} mutant {}, {} killed; {} MUST cases, {} not failed by any mutant",
-        sc.mutants.len(),
-        if noun.ends_with('s') {
-            format!("{noun}es")
-        } else {
-            format!("{noun}s")
-        },
-        sc.mutants.len() - survivors,
-        cases.iter().filter(|c| c.level == Level::MUST).count(),
+        "{} mutants, {} killed; {} MUST cases, {} not failed by any mutant",
+        mutants.len(),
+        mutants.len() - survivors,
+        sc.cases.iter().filter(|c| c.level == Level::MUST).count(),
         unkilled.len()
     );
     // README: exit 1 if a mutant survives, a MUST case falls to no mutant of its own section,
-    // or a variant fails a MUST case.
-    if survivors > 0 || !unkilled.is_empty() || unfair > 0 {
-        exit::FAILURES
-    } else {
-        exit::OK
-    }
+    // a killed_by claim is false, or a variant fails a MUST case.
+    Ok(
+        if survivors > 0 || !unkilled.is_empty() || !claims.is_empty() || unfair > 0 {
+            exit::FAILURES
+        } else {
+            exit::OK
+        },
+    )
 }
 
-fn print_kill_matrix(suite: &Suite, cases: &[Case], env: &RunEnv, jobs: usize) -> i32 {
-    let matrix = KillMatrix::compute(cases, env, jobs);
-    let sections: Vec<&str> = suite.sections.iter().map(|s| s.id.as_str()).collect();
-    print!("{:<30}", "mutant \\ section");
-    for s in &sections {
-        print!("{:>5}", if *s == "must-not" { "mn" } else { s });
-    }
-    println!("   killed");
-    let mut survivors = 0;
-    for &m in Mutant::ALL {
-        print!("{:<30}", m.name());
-        for s in &sections {
-            let n = matrix.failures(m, s);
-            let own = m.sections().contains(s);
-            let cell = match (n, own) {
-                (0, true) => "·!".to_string(),
-                (0, false) => "·".to_string(),
-                (n, true) => format!("{n}*"),
-                (n, false) => n.to_string(),
-            };
-            print!("{cell:>5}");
-        }
-        let killed = !matrix.kills(m).is_empty();
-        survivors += usize::from(!killed);
-        println!(
-            "   {}",
-            if killed {
-                "yes"
-            } else {
-                "NO: survives its own sections"
+/// Every registered suite's mutants and allowed variants (`hcpspec list --mutants`), with the
+/// rule each breaks or the point each decides: `suite  mutant|variant  NAME  SECTIONS  WHAT`.
+pub fn list_mutants(filters: &Filters) -> Result<i32, String> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    for l in select(filters)? {
+        for (kind, knobs) in [("mutant", l.suite.mutants()), ("variant", l.suite.variants())] {
+            for k in knobs {
+                let sections = if k.sections.is_empty() {
+                    "-".to_string()
+                } else {
+                    k.sections.join(",")
+                };
+                if writeln!(
+                    out,
+                    "{}\t{kind}\t{}\t{sections}\t{}",
+                    l.info.name, k.name, k.about
+                )
+                .is_err()
+                {
+                    return Ok(exit::OK);
+                }
             }
-        );
-    }
-    println!(
-        "\n(cell: failed cases; * = the mutant's own section, ·! = own section with no failure)"
-    );
-    let unkilled = matrix.unkilled_must(cases);
-    for c in &unkilled {
-        println!(
-            "warning: no mutant of its own section (or killed_by) fails MUST case {}",
-            c.name()
-        );
-    }
-    let claims = matrix.false_claims(cases);
-    for c in &claims {
-        println!("error: {c}");
-    }
-    println!("\n{:<36} {:>10}", "allowed variant", "MUST fails");
-    let mut unfair = 0;
-    for (name, failed) in hcpspec::run::mutants::variant_failures(cases, env, jobs) {
-        unfair += failed.len();
-        println!("{name:<36} {:>10}", failed.len());
-        for r in failed {
-            println!("  {} {}", r.verdict.label().to_uppercase(), r.name);
         }
     }
-    println!(
-        "{} mutants, {} killed; {} MUST cases, {} not failed by any mutant",
-        Mutant::ALL.len(),
-        Mutant::ALL.len() - survivors,
-        cases.iter().filter(|c| c.level == Level::MUST).count(),
-        unkilled.len()
-    );
-    if survivors > 0 || !claims.is_empty() || !unkilled.is_empty() || unfair > 0 {
-        exit::FAILURES
-    } else {
-        exit::OK
-    }
+    Ok(exit::OK)
 }
 
 pub fn lint(dirs: &[PathBuf]) -> Result<i32, String> {
@@ -725,8 +699,8 @@ pub fn lint(dirs: &[PathBuf]) -> Result<i32, String> {
 pub fn list(filters: &Filters) -> Result<i32, String> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    for (_, cases) in select(filters)? {
-        for c in cases {
+    for l in select(filters)? {
+        for c in l.cases {
             // A closed pipe (`hcpspec list | head`) ends the listing, quietly.
             if writeln!(out, "{}", c.name()).is_err() {
                 return Ok(exit::OK);
@@ -739,7 +713,7 @@ pub fn list(filters: &Filters) -> Result<i32, String> {
 pub fn explain(name: &str, vectors: &Path) -> Result<i32, String> {
     let mut cases = Vec::new();
     for s in case::suite_names(vectors).map_err(|e| e.to_string())? {
-        cases.extend(case::load_suite(vectors, &s).map_err(|e| e.to_string())?);
+        cases.extend(hcpspec::suites::load_suite(vectors, &s).map_err(|e| e.to_string())?);
     }
     let case = cases
         .iter()
@@ -766,41 +740,46 @@ pub fn explain(name: &str, vectors: &Path) -> Result<i32, String> {
     if !case.killed_by.is_empty() {
         println!("  killed by: {}", case.killed_by.join(", "));
     }
-    // The body of a case of the other suites: a harness scenario, a core script, host calls.
-    for (key, body) in [
-        ("scenario", &case.scenario),
-        ("script", &case.script),
-        ("host", &case.host),
-    ] {
-        if let Some(b) = body {
-            let pretty = serde_json::to_string_pretty(b).unwrap_or_default();
-            println!("  {key}:\n    {}", pretty.replace('\n', "\n    "));
-            return Ok(exit::OK);
-        }
-    }
-    println!(
-        "  setup:   {}",
-        serde_json::to_string(&case.setup).unwrap_or_default()
-    );
-    for (i, s) in case.steps.iter().enumerate() {
-        println!(
-            "  step {i}: {}",
-            serde_json::to_string(s).unwrap_or_default()
-        );
+    // The suite-owned body: steps and setup, a harness scenario, a core script, host calls.
+    for (key, body) in &case.body {
+        let pretty = serde_json::to_string_pretty(body).unwrap_or_default();
+        println!("  {key}:\n    {}", pretty.replace('\n', "\n    "));
     }
     Ok(exit::OK)
 }
 
-/// The HCP runtime suite's cases and its description, for the benches.
-pub fn hcp_cases(vectors: &Path) -> Result<(Suite, Vec<Case>), String> {
-    case::load_suite_driving(vectors, "hcp-runtime").map_err(|e| e.to_string())
+/// `cases` on the target `spec` of their suite, through the runner, `jobs` at a time: the
+/// results, and the seconds it took.
+fn timed(
+    l: &Loaded,
+    ctx: &Context,
+    spec: &str,
+    jobs: usize,
+) -> Result<(Vec<CaseResult>, f64), String> {
+    let target: Arc<dyn Target> = l.suite.target(spec, ctx)?;
+    let expectations = Expectations::default();
+    let mut runner = Runner::new(&l.info, &l.cases, &expectations);
+    runner.jobs = jobs;
+    let t = Instant::now();
+    let result = runner
+        .run(&[target], &mut hcpspec::run::runner::Quiet)
+        .map_err(|e| e.to_string())?;
+    let secs = t.elapsed().as_secs_f64();
+    let results: Vec<CaseResult> = result.runtimes.into_iter().flat_map(|r| r.cases).collect();
+    if results.iter().any(|r| !matches!(r.verdict, Verdict::Pass)) {
+        return Err(format!(
+            "the reference fails its own {} suite over {spec}; run `hcpspec run --suite {}` first",
+            l.info.name, l.info.name
+        ));
+    }
+    Ok((results, secs))
 }
 
 pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
-    let (suite, cases) = hcp_cases(vectors)?;
+    let contract = hcpspec::suites::load_driving(vectors, hcpspec::suites::hcp::Contract.drives())
+        .map_err(|e| e.to_string())?;
+    let ctx = context(vectors, Default::default());
     let env = env(vectors)?;
-    let connect = adapter::connector("inproc:reference")?;
-    let claims = hcpspec::run::embedded_claims("reference").unwrap_or_default();
     // Spawn cost of the probe alone, measured in the same run.
     let probe = env.bin_dir.join("hcpspec-probe");
     let spawn_n = 50;
@@ -811,30 +790,22 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
             .map_err(|e| e.to_string())?;
     }
     let spawn_us = t.elapsed().as_micros() as f64 / spawn_n as f64;
+    let n = contract.cases.len();
     let mut best = f64::MAX;
     for _ in 0..iterations.max(1) {
         let before = hcpspec::runtime::adapter::spawns();
-        let t = Instant::now();
-        let results = run_all(&cases, &env, &claims, 1, &connect, &|_| {});
-        let secs = t.elapsed().as_secs_f64();
+        let (_, secs) = timed(&contract, &ctx, "inproc:reference", 1)?;
         let spawned = hcpspec::runtime::adapter::spawns() - before;
-        if results.iter().any(|r| !matches!(r.verdict, Verdict::Pass)) {
-            return Err("the reference fails its own suite; run `hcpspec run` first".into());
-        }
         best = best.min(secs);
         println!(
-            "suite: {} cases in {:.3} s = {:.0} cases/s (1 job); {} probe spawns ≈ {:.3} s of it; the rest {:.3} s",
-            cases.len(),
-            secs,
-            cases.len() as f64 / secs,
+            "suite: {n} cases in {secs:.3} s = {:.0} cases/s (1 job); {} probe spawns ≈ {:.3} s of it; the rest {:.3} s",
+            n as f64 / secs,
             spawned,
             spawned as f64 * spawn_us / 1e6,
             (secs - spawned as f64 * spawn_us / 1e6).max(0.0)
         );
     }
-    let t = Instant::now();
-    let results = run_all(&cases, &env, &claims, cores(), &connect, &|_| {});
-    let par = t.elapsed().as_secs_f64();
+    let (results, par) = timed(&contract, &ctx, "inproc:reference", cores())?;
     println!("probe spawn alone: {spawn_us:.0} µs each (mean of {spawn_n})");
     println!(
         "best of {iterations}: {best:.3} s on 1 job; {:.3} s on {} jobs ({:.0} cases/s)",
@@ -842,57 +813,32 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
         cores(),
         results.len() as f64 / par
     );
-    bench_reports(&suite, &cases, results, par)?;
-    bench_harness(vectors)?;
-    bench_shim_suites(vectors)?;
+    bench_reports(&contract.info, &contract.cases, results, par)?;
+    bench_harness(vectors, &ctx)?;
+    bench_shim_suites(vectors, &ctx)?;
     Ok(exit::OK)
 }
 
 /// The core-api and host suites against their references, in-process and over their stdio shims
 /// (one shim process per case), on 1 job: cases/s and the ratio of the two.
-fn bench_shim_suites(vectors: &Path) -> Result<(), String> {
-    use hcpspec::suites::{core_api, host};
-    type Run = fn(&hcpspec::case::Case, &hcpspec::adapter::Connector) -> hcpspec::run::CaseResult;
-    type Connect =
-        fn(&str, &hcpspec::adapter::Options) -> Result<hcpspec::adapter::Connector, String>;
-    let suites: [(&str, &str, Connect, Run, &str); 2] = [
-        (
-            core_api::DRIVES,
-            "core",
-            core_api::connector,
-            core_api::run_case,
-            "control shim",
-        ),
-        (
-            host::DRIVES,
-            "host",
-            host::connector,
-            host::run_case,
-            "host shim",
-        ),
-    ];
+fn bench_shim_suites(vectors: &Path, ctx: &Context) -> Result<(), String> {
+    use hcpspec::suites::{core_api::CoreApi, host::Host, Suite};
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    for (drives, prefix, connector, run, shim) in suites {
-        let Ok((suite, cases)) = case::load_suite_driving(vectors, drives) else {
+    let suites: [(&dyn Suite, &str, &str); 2] =
+        [(&CoreApi, "core", "control shim"), (&Host, "host", "host shim")];
+    for (suite, prefix, shim) in suites {
+        let Ok(l) = hcpspec::suites::load_driving(vectors, suite.drives()) else {
             continue;
         };
-        let name = suite.name;
+        let name = &l.info.name;
         let stdio = format!("stdio:{} shim --runtime {prefix}:reference", exe.display());
         let mut secs = Vec::new();
         for spec in ["inproc:reference", stdio.as_str()] {
-            let connect = connector(spec, &Default::default())?;
-            let t = Instant::now();
-            let results = hcpspec::run::par_each(&cases, 1, &|k| run(k, &connect), &|_| {});
-            let took = t.elapsed().as_secs_f64();
-            if results.iter().any(|r| !matches!(r.verdict, Verdict::Pass)) {
-                return Err(format!(
-                    "the reference fails its own {name} suite over {spec}"
-                ));
-            }
+            let (_, took) = timed(&l, ctx, spec, 1)?;
             println!(
                 "{name}: {} cases in {took:.2} s = {:.1} cases/s on 1 job ({})",
-                cases.len(),
-                cases.len() as f64 / took,
+                l.cases.len(),
+                l.cases.len() as f64 / took,
                 if spec.starts_with("inproc:") {
                     "in-process".to_string()
                 } else {
@@ -912,21 +858,17 @@ fn bench_shim_suites(vectors: &Path) -> Result<(), String> {
 /// The harness-api suite against the reference harness, scenarios in parallel, each on its own
 /// ports: scenarios/s, and the share of the time that is scripted waiting (held gate answers,
 /// the settle after a scenario's last run) rather than work.
-fn bench_harness(vectors: &Path) -> Result<(), String> {
+fn bench_harness(vectors: &Path, ctx: &Context) -> Result<(), String> {
     use hcpspec::suites::harness_api::{self as h, scenario::Scenario};
-    let Ok((_, cases)) = case::load_suite_driving(vectors, h::DRIVES) else {
+    use hcpspec::suites::Suite;
+    let Ok(l) = hcpspec::suites::load_driving(vectors, h::HarnessApi.drives()) else {
         return Ok(());
     };
-    let harness = h::Harness::parse("inproc:reference")?;
-    for jobs in [1, h::selfcheck::JOBS] {
-        let t = Instant::now();
-        let results = hcpspec::run::par_each(&cases, jobs, &|c| h::run_case(c, &harness), &|_| {});
-        let secs = t.elapsed().as_secs_f64();
-        if results.iter().any(|r| !matches!(r.verdict, Verdict::Pass)) {
-            return Err("the reference harness fails its own suite; run `hcpspec run --suite harness-api` first".into());
-        }
+    for jobs in [1, h::HarnessApi.self_check_jobs()] {
+        let (results, secs) = timed(&l, ctx, "inproc:reference", jobs)?;
         let busy: f64 = results.iter().map(|r| r.micros as f64 / 1e6).sum();
-        let waits: f64 = cases
+        let waits: f64 = l
+            .cases
             .iter()
             .filter_map(|c| h::scenario_of(c).ok())
             .map(|sc: Scenario| {
@@ -936,8 +878,8 @@ fn bench_harness(vectors: &Path) -> Result<(), String> {
             .sum();
         println!(
             "harness-api: {} scenarios in {secs:.2} s on {jobs} job(s) = {:.1} scenarios/s; scripted waits (holds, settle) {:.0}% of the scenarios' time",
-            cases.len(),
-            cases.len() as f64 / secs,
+            l.cases.len(),
+            l.cases.len() as f64 / secs,
             100.0 * waits / busy.max(1e-9)
         );
     }
@@ -947,7 +889,7 @@ fn bench_harness(vectors: &Path) -> Result<(), String> {
 /// Rendering every output for 10 runtimes × the suite, and the cost of snapshot comparison
 /// against the in-process run it annotates (`suite_secs`, measured in the same process).
 fn bench_reports(
-    suite: &Suite,
+    suite: &SuiteInfo,
     cases: &[Case],
     results: Vec<CaseResult>,
     suite_secs: f64,

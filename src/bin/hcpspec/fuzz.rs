@@ -2,7 +2,7 @@
 
 use hcpspec::exit;
 use hcpspec::fuzz::{Config, Finding, Fuzzer, Progress};
-use hcpspec::run::RunEnv;
+use hcpspec::suites::hcp::RunEnv;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -182,7 +182,7 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
 /// `hcpspec fuzz --suite harness-api`: frames and gate answers mutated against a harness.
 fn fuzz_harness(a: &FuzzArgs, suite: &str) -> Result<i32, String> {
     use hcpspec::suites::harness_api::{fuzz as hfuzz, Harness};
-    let cases = hcpspec::case::load_suite(&a.vectors, suite).map_err(|e| e.to_string())?;
+    let cases = hcpspec::suites::load_suite(&a.vectors, suite).map_err(|e| e.to_string())?;
     let out = a.out.clone().unwrap_or_else(|| a.vectors.join("found"));
     let cfg = hfuzz::Config {
         harness: Harness::parse(&a.runtime)?,
@@ -234,7 +234,7 @@ fn fuzz_script(
     what: &str,
     run: &dyn Fn(&[hcpspec::case::Case], &std::path::Path) -> hcpspec::suites::FuzzReport,
 ) -> Result<i32, String> {
-    let cases = hcpspec::case::load_suite(&a.vectors, suite).map_err(|e| e.to_string())?;
+    let cases = hcpspec::suites::load_suite(&a.vectors, suite).map_err(|e| e.to_string())?;
     let out = a.out.clone().unwrap_or_else(|| a.vectors.join("found"));
     let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
     eprintln!(

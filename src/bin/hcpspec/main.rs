@@ -61,6 +61,10 @@ enum Command {
     List {
         #[command(flatten)]
         filters: Filters,
+        /// Print the selected suites' mutants and allowed variants instead, one per line:
+        /// suite, `mutant` or `variant`, name, sections, the rule it breaks or the point it decides.
+        #[arg(long)]
+        mutants: bool,
     },
     /// Print a case's rule, citation and steps.
     Explain {
@@ -96,7 +100,13 @@ fn main() {
         Command::Run(args) => cli::run(&args),
         Command::Report { results, out } => cli::report(&results, &out),
         Command::Lint { pack_dirs } => cli::lint(&pack_dirs),
-        Command::List { filters } => cli::list(&filters),
+        Command::List { filters, mutants } => {
+            if mutants {
+                cli::list_mutants(&filters)
+            } else {
+                cli::list(&filters)
+            }
+        }
         Command::Explain { case, vectors } => cli::explain(&case, &vectors),
         Command::Bench {
             iterations,

@@ -3,7 +3,8 @@
 
 use hcpspec::adapter;
 use hcpspec::exit;
-use hcpspec::run::{run_all, RunEnv, Verdict};
+use hcpspec::run::Verdict;
+use hcpspec::suites::hcp::{run_all, RunEnv};
 use hcpspec::shim::{self, Service, PROTOCOL};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -339,9 +340,11 @@ fn echo_ws(url: &str) -> Result<Call, String> {
 pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let x = exe.display().to_string();
-    let (_, cases) = crate::cli::hcp_cases(vectors)?;
+    let cases = hcpspec::suites::load_driving(vectors, "hcp-runtime")
+        .map_err(|e| e.to_string())?
+        .cases;
     let env = RunEnv::new(vectors, &RunEnv::self_probe())?;
-    let claims = hcpspec::run::embedded_claims("reference").unwrap_or_default();
+    let claims = hcpspec::suites::hcp::embedded_claims("reference").unwrap_or_default();
     let jobs = crate::cli::cores();
     let http = Server::start(&exe, &["--transport", "http", "--runtime", "reference"])?;
     let ws = Server::start(&exe, &["--transport", "ws", "--runtime", "reference"])?;

@@ -5,6 +5,7 @@
 pub mod authz;
 mod hub;
 
+use crate::knob::Knob as _;
 use super::adapter;
 use super::mutant::Mutant;
 use super::variant::{self, Variant};

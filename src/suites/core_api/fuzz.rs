@@ -614,7 +614,7 @@ pub fn run(
     out: Option<&Path>,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Report {
-    let seeds: Vec<&Case> = cases.iter().filter(|c| c.script.is_some()).collect();
+    let seeds: Vec<&Case> = cases.iter().filter(|c| c.member("script").is_some()).collect();
     let Budget {
         seed: from,
         seconds,
@@ -632,7 +632,7 @@ pub fn run(
             let (start, steps, done) = trial(seed, rng);
             let with = |steps: &[Value]| {
                 let mut case = seed.clone();
-                case.script = Some(json!({ "start": start, "steps": steps }));
+                case.body.insert("script".into(), json!({ "start": start, "steps": steps }));
                 case
             };
             let judge = |steps: &[Value]| {
@@ -650,7 +650,7 @@ pub fn run(
 /// One trial's script: `core.start`'s params, the steps (expectations dropped, the secrets
 /// seeded first, one to three mutations), and what the mutations did.
 pub fn trial(seed: &Case, rng: &mut Rng) -> (Value, Vec<Value>, Vec<String>) {
-    let script = seed.script.clone().unwrap_or(json!({}));
+    let script = seed.member("script").cloned().unwrap_or(json!({}));
     let mut steps: Vec<Value> = SECRETS
         .iter()
         .map(|(name, scope, bytes)| {
@@ -718,7 +718,7 @@ fn write(dir: &Path, case: &Case, found: &Broken, done: &[String]) -> std::io::R
         "core-{:08x}",
         crate::hash::fnv1a64(format!("{}{done:?}{}", found.why, case.name()).as_bytes()) as u32
     );
-    let mut script = case.script.clone().unwrap_or_default();
+    let mut script = case.member("script").cloned().unwrap_or_default();
     let steps = script["steps"].as_array_mut().expect("steps");
     match found.step {
         Some(s) => {

@@ -6,6 +6,8 @@
 pub mod fakes;
 pub mod fuzz;
 pub mod reference;
+mod suite;
+pub use suite::CoreApi;
 
 use crate::adapter::{Adapter, CallError};
 use crate::case::matcher::{self, Claims};
@@ -95,7 +97,7 @@ fn execute(
     obs: &mut Vec<Observation>,
     fuzzing: bool,
 ) -> Result<(Verdict, bool), String> {
-    let script = case.script.clone().unwrap_or(json!({}));
+    let script = case.member("script").cloned().unwrap_or(json!({}));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()

@@ -163,7 +163,7 @@ pub fn run(cfg: &Config, cases: &[Case], stop: &std::sync::atomic::AtomicBool) -
         errors: 0,
         elapsed: Duration::ZERO,
     };
-    let seeds: Vec<&Case> = cases.iter().filter(|c| c.scenario.is_some()).collect();
+    let seeds: Vec<&Case> = cases.iter().filter(|c| c.member("scenario").is_some()).collect();
     if seeds.is_empty() {
         return report;
     }
@@ -172,7 +172,7 @@ pub fn run(cfg: &Config, cases: &[Case], stop: &std::sync::atomic::AtomicBool) -
         && !stop.load(std::sync::atomic::Ordering::Relaxed)
     {
         let seed = seeds[rng.below(seeds.len())];
-        let base = seed.scenario.clone().unwrap_or(json!({}));
+        let base = seed.member("scenario").cloned().unwrap_or(json!({}));
         let injections: Vec<Value> = (0..1 + rng.below(3))
             .map(|_| match rng.below(4) {
                 0 => gate_fault(&mut rng),

@@ -11,6 +11,8 @@ pub mod launch;
 pub mod reference;
 pub mod scenario;
 pub mod selfcheck;
+mod suite;
+pub use suite::HarnessApi;
 pub mod tools;
 pub mod world;
 
@@ -33,7 +35,7 @@ pub fn info(spec: &str) -> Value {
 
 /// The scenario of a case, parsed (the loader checked it against its schema).
 pub fn scenario_of(case: &Case) -> Result<Scenario, String> {
-    serde_json::from_value(case.scenario.clone().unwrap_or(json!({})))
+    serde_json::from_value(case.member("scenario").cloned().unwrap_or(json!({})))
         .map_err(|e| format!("{}: /scenario: {e}", case.file.display()))
 }
 
@@ -60,8 +62,7 @@ pub fn run_case(case: &Case, harness: &Harness) -> CaseResult {
 }
 
 fn case_checks(case: &Case) -> Vec<Value> {
-    case.scenario
-        .as_ref()
+    case.member("scenario")
         .and_then(|s| s.get("checks"))
         .and_then(Value::as_array)
         .cloned()

@@ -1,7 +1,8 @@
 //! Turn a case's setup into files: fixture and inline packs under the case's temp directory,
 //! and `${…}` variables into the case's own paths.
 
-use crate::case::{paths, CaseError, InlinePack, PackRef};
+use super::steps::{InlinePack, PackRef};
+use crate::case::{paths, CaseError};
 use regex::Regex;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -4,19 +4,19 @@
 
 mod materialize;
 pub mod steps;
+mod suite;
 
 use crate::adapter::{Adapter, CallError};
 use crate::case::matcher::{self, Claims};
 use crate::case::{Case, CaseError};
-use crate::run::{
-    contain_verdict, par_each, Annotations, CaseResult, Failure, Observation, RunEnv, Verdict,
-};
+use crate::run::{contain_verdict, par_each, Annotations, CaseResult, Failure, Observation, Verdict};
 use serde_json::{json, Map, Value};
 use std::path::Path;
 use std::time::Instant;
-use steps::Action;
+use steps::{Action, Body, Step};
 
 pub use materialize::Vars;
+pub use suite::{embedded_claims, Contract, Runtime, RunEnv};
 
 /// The expectation of a step that states none: it must succeed.
 fn default_expect(action: &Action) -> Option<Value> {
@@ -71,9 +71,16 @@ pub fn run_case(
             ),
         }
     } else {
-        match tempfile::Builder::new().prefix(CASE_DIR_PREFIX).tempdir() {
-            Ok(tmp) => execute(
+        match Body::of(case).and_then(|body| {
+            tempfile::Builder::new()
+                .prefix(CASE_DIR_PREFIX)
+                .tempdir()
+                .map(|tmp| (body, tmp))
+                .map_err(|e| format!("cannot create a temp dir: {e}"))
+        }) {
+            Ok((body, tmp)) => execute(
                 case,
+                &body,
                 adapter,
                 env,
                 claims,
@@ -81,9 +88,7 @@ pub fn run_case(
                 &mut observations,
                 &mut unclassified,
             ),
-            Err(e) => Verdict::Error {
-                message: format!("cannot create a temp dir: {e}"),
-            },
+            Err(message) => Verdict::Error { message },
         }
     };
     // What the runtime said, as reports keep it: secrets redacted, texts capped.
@@ -97,6 +102,7 @@ pub fn run_case(
 
 fn execute(
     case: &Case,
+    body: &Body,
     adapter: &mut dyn Adapter,
     env: &RunEnv,
     claims: &Claims,
@@ -116,7 +122,7 @@ fn execute(
             };
         }
     }
-    let create = match create_params(case, env, &vars, &tmp.join("packs")) {
+    let create = match create_params(case, body, env, &vars, &tmp.join("packs")) {
         Ok(p) => p,
         Err(e) => {
             return Verdict::Error {
@@ -125,14 +131,14 @@ fn execute(
         }
     };
     // Every case starts with install (`runtime.create`); it is implicit when not written.
-    let implicit = crate::case::Step {
+    let implicit = Step {
         action: Action::Install(Map::new()),
         expect: None,
         note: None,
     };
-    let steps: Vec<&crate::case::Step> = match case.steps.first() {
-        Some(s) if matches!(s.action, Action::Install(_)) => case.steps.iter().collect(),
-        _ => std::iter::once(&implicit).chain(&case.steps).collect(),
+    let steps: Vec<&Step> = match body.steps.first() {
+        Some(s) if matches!(s.action, Action::Install(_)) => body.steps.iter().collect(),
+        _ => std::iter::once(&implicit).chain(&body.steps).collect(),
     };
     let redact = crate::snapshot::Redact::new(
         &tmp.display().to_string(),
@@ -213,13 +219,14 @@ fn execute(
 
 fn create_params(
     case: &Case,
+    body: &Body,
     env: &RunEnv,
     vars: &Vars,
     packs_dir: &Path,
 ) -> Result<Value, CaseError> {
     let fixtures = env.vectors.join("packs");
     let mut dirs = Vec::new();
-    for (i, p) in case.setup.packs.iter().enumerate() {
+    for (i, p) in body.setup.packs.iter().enumerate() {
         dirs.push(
             materialize::pack(&case.file, i, p, &fixtures, packs_dir)?
                 .display()
@@ -234,7 +241,7 @@ fn create_params(
         "allowBins": ["hcpspec-probe"],
     });
     let map = params.as_object_mut().expect("object literal");
-    for (k, v) in &case.setup.params {
+    for (k, v) in &body.setup.params {
         map.insert(k.clone(), vars.substitute(v));
     }
     map.insert("packDirs".into(), json!(dirs));

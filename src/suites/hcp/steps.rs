@@ -4,6 +4,31 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// A contract case's body: the packs and Principal it sets up, and its steps.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Body {
+    #[serde(default)]
+    pub setup: Setup,
+    #[serde(default)]
+    pub steps: Vec<Step>,
+}
+
+impl Body {
+    /// The body of `case` (validated when the case was loaded).
+    pub fn of(case: &crate::case::Case) -> Result<Body, String> {
+        serde_json::from_value(Value::Object(case.body.clone()))
+            .map_err(|e| format!("{}: {e}", case.file.display()))
+    }
+
+    /// As a case's body members.
+    pub fn into_members(self) -> Map<String, Value> {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(m)) => m,
+            _ => Map::new(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Setup {
     #[serde(default)]

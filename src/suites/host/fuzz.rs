@@ -402,7 +402,7 @@ fn play(seed: &Case, steps: &[Value], connect: &Connector) -> Option<String> {
         Ok(s) => s,
         Err(e) => return Some(format!("the shim did not start: {e}")),
     };
-    let body = seed.host.clone().unwrap_or(json!({}));
+    let body = seed.member("host").cloned().unwrap_or(json!({}));
     let mut p = match Player::start(&mut *shim, body.get("target")) {
         Ok(p) => p,
         Err(v) => return Some(format!("{v:?}")),
@@ -423,7 +423,7 @@ fn play(seed: &Case, steps: &[Value], connect: &Connector) -> Option<String> {
 }
 
 fn steps_of(seed: &Case) -> Vec<Value> {
-    let mut steps = seed.host.as_ref().map_or(vec![], |h| {
+    let mut steps = seed.member("host").map_or(vec![], |h| {
         h["steps"].as_array().cloned().unwrap_or_default()
     });
     for s in &mut steps {
@@ -472,7 +472,7 @@ pub fn run(
     out: Option<&Path>,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Report {
-    let seeds: Vec<&Case> = cases.iter().filter(|c| c.host.is_some()).collect();
+    let seeds: Vec<&Case> = cases.iter().filter(|c| c.member("host").is_some()).collect();
     Report::run(&seeds, seed, seconds, max, stop, &mut |seed, rng| {
         let base = steps_of(seed);
         let patches: Vec<Patch> = (0..1 + rng.below(3))
@@ -500,7 +500,7 @@ fn write(
         crate::hash::fnv1a64(format!("{why}{done:?}{}", seed.name()).as_bytes()) as u32
     );
     let mut host = json!({ "steps": steps, "invariants": true });
-    if let Some(t) = seed.host.as_ref().and_then(|h| h.get("target")) {
+    if let Some(t) = seed.member("host").and_then(|h| h.get("target")) {
         host["target"] = t.clone();
     }
     let body = json!({

@@ -8,6 +8,8 @@ pub mod fuzz;
 pub mod reference;
 pub mod seams;
 pub mod shim;
+mod suite;
+pub use suite::Host;
 
 use crate::adapter::{Adapter, CallError};
 use crate::case::matcher::{self, Claims};
@@ -173,7 +175,7 @@ impl<'a> Player<'a> {
 /// Play a case's calls; `obs` gets each answer. The verdict, after the always-checks (and, for
 /// a case the fuzzer wrote, its invariants).
 pub fn execute(case: &Case, shim: &mut dyn Adapter, obs: &mut Vec<Observation>) -> Verdict {
-    let body = case.host.clone().unwrap_or(json!({}));
+    let body = case.member("host").cloned().unwrap_or(json!({}));
     let mut p = match Player::start(shim, body.get("target")) {
         Ok(p) => p,
         Err(v) => return v,

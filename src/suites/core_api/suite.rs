@@ -1,0 +1,61 @@
+//! The core-api suite as a [`Suite`]: scripts played on a core behind its control shim.
+
+use crate::case::matcher::Denials;
+use crate::case::{check_expects, Case, Format};
+use crate::knob::Info;
+use crate::run::runner::Target;
+use crate::suites::{Context, ShimTarget, Suite};
+use std::sync::Arc;
+
+/// Harness API v5, core role: hcpspec plays the harness against a core and its gates.
+pub struct CoreApi;
+
+impl Format for CoreApi {
+    fn body(&self) -> &'static str {
+        "script"
+    }
+    fn schema(&self) -> &'static jsonschema::Validator {
+        crate::schema::core_script()
+    }
+    fn check(&self, case: &Case, denials: &Denials) -> Result<(), (String, String)> {
+        let steps = case.member("script").and_then(|s| s.get("steps"));
+        check_expects(steps, "/script/steps", "expect", denials)
+    }
+}
+
+impl Suite for CoreApi {
+    fn drives(&self) -> &'static str {
+        super::DRIVES
+    }
+    fn noun(&self) -> &'static str {
+        "core"
+    }
+    fn target(&self, spec: &str, ctx: &Context) -> Result<Arc<dyn Target>, String> {
+        Ok(Arc::new(ShimTarget {
+            spec: spec.to_string(),
+            connect: super::connector(spec, &ctx.options)?,
+            describe: ("core.describe", "core"),
+            run: super::run_case,
+        }))
+    }
+    fn mutants(&self) -> Vec<Info> {
+        super::reference::MUTANTS
+            .iter()
+            .map(|t| Info {
+                name: t.0,
+                about: t.2,
+                sections: std::slice::from_ref(&t.1),
+            })
+            .collect()
+    }
+    fn variants(&self) -> Vec<Info> {
+        super::reference::VARIANTS
+            .iter()
+            .map(|t| Info {
+                name: t.0,
+                about: t.1,
+                sections: &[],
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,87 @@
+//! The harness-api suite as a [`Suite`]: scenarios played on a harness started per scenario,
+//! hcpspec as its core and gates.
+
+use super::launch::Harness;
+use crate::case::matcher::Denials;
+use crate::case::{check_expects, Case, Format};
+use crate::knob::Info;
+use crate::run::runner::Target;
+use crate::run::CaseResult;
+use crate::suites::{Context, Suite};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Harness API v5, harness role: hcpspec plays core and the gates against a harness.
+pub struct HarnessApi;
+
+impl Format for HarnessApi {
+    fn body(&self) -> &'static str {
+        "scenario"
+    }
+    fn schema(&self) -> &'static jsonschema::Validator {
+        crate::schema::scenario()
+    }
+    fn check(&self, case: &Case, denials: &Denials) -> Result<(), (String, String)> {
+        let checks = case.member("scenario").and_then(|s| s.get("checks"));
+        check_expects(checks, "/scenario/checks", "expect", denials)
+    }
+}
+
+impl Suite for HarnessApi {
+    fn drives(&self) -> &'static str {
+        super::DRIVES
+    }
+    fn noun(&self) -> &'static str {
+        "harness"
+    }
+    fn runs_unnamed(&self) -> bool {
+        true
+    }
+    fn target(&self, spec: &str, _: &Context) -> Result<Arc<dyn Target>, String> {
+        Ok(Arc::new(Launched {
+            spec: spec.to_string(),
+            harness: Harness::parse(spec)?,
+        }))
+    }
+    fn mutants(&self) -> Vec<Info> {
+        super::reference::MUTANTS
+            .iter()
+            .map(|t| Info {
+                name: t.0,
+                about: t.2,
+                sections: std::slice::from_ref(&t.1),
+            })
+            .collect()
+    }
+    fn variants(&self) -> Vec<Info> {
+        super::reference::VARIANTS
+            .iter()
+            .map(|t| Info {
+                name: t.0,
+                about: t.1,
+                sections: &[],
+            })
+            .collect()
+    }
+    fn self_check_jobs(&self) -> usize {
+        super::selfcheck::JOBS
+    }
+}
+
+/// A harness under the launch contract, started afresh for every scenario.
+pub struct Launched {
+    spec: String,
+    harness: Harness,
+}
+
+impl Target for Launched {
+    fn spec(&self) -> &str {
+        &self.spec
+    }
+    fn describe(&self) -> Result<Value, String> {
+        Ok(super::info(&self.spec))
+    }
+    fn run_case(&self, case: &Case) -> CaseResult {
+        super::run_case(case, &self.harness)
+    }
+}

@@ -1,0 +1,61 @@
+//! The host suite as a [`Suite`]: cases played on an adapter behind its host shim, linked with recording fakes.
+
+use crate::case::matcher::Denials;
+use crate::case::{check_expects, Case, Format};
+use crate::knob::Info;
+use crate::run::runner::Target;
+use crate::suites::{Context, ShimTarget, Suite};
+use std::sync::Arc;
+
+/// Host runtime adapters (spec 003): hcpspec calls an adapter through its host shim.
+pub struct Host;
+
+impl Format for Host {
+    fn body(&self) -> &'static str {
+        "host"
+    }
+    fn schema(&self) -> &'static jsonschema::Validator {
+        crate::schema::host_case()
+    }
+    fn check(&self, case: &Case, denials: &Denials) -> Result<(), (String, String)> {
+        let steps = case.member("host").and_then(|s| s.get("steps"));
+        check_expects(steps, "/host/steps", "expect", denials)
+    }
+}
+
+impl Suite for Host {
+    fn drives(&self) -> &'static str {
+        super::DRIVES
+    }
+    fn noun(&self) -> &'static str {
+        "adapter"
+    }
+    fn target(&self, spec: &str, ctx: &Context) -> Result<Arc<dyn Target>, String> {
+        Ok(Arc::new(ShimTarget {
+            spec: spec.to_string(),
+            connect: super::connector(spec, &ctx.options)?,
+            describe: ("host.describe", "adapter"),
+            run: super::run_case,
+        }))
+    }
+    fn mutants(&self) -> Vec<Info> {
+        super::reference::MUTANTS
+            .iter()
+            .map(|t| Info {
+                name: t.0,
+                about: t.2,
+                sections: std::slice::from_ref(&t.1),
+            })
+            .collect()
+    }
+    fn variants(&self) -> Vec<Info> {
+        super::reference::VARIANTS
+            .iter()
+            .map(|t| Info {
+                name: t.0,
+                about: t.1,
+                sections: &[],
+            })
+            .collect()
+    }
+}
