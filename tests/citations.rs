@@ -23,7 +23,7 @@ fn every_case_cites_real_headings_and_quotes() {
     let cases: Vec<hcpspec::case::Case> = hcpspec::case::suite_names(&vectors)
         .expect("suites")
         .iter()
-        .flat_map(|n| hcpspec::case::load_suite(&vectors, n).expect("cases load"))
+        .flat_map(|n| hcpspec::suites::load_suite(&vectors, n).expect("cases load"))
         .collect();
     let heading = Regex::new(r"§ ([^,(;]+)").unwrap();
     let quote = Regex::new(r#"\("(.*?)"\)(?:;|$| and|,| §)"#).unwrap();

@@ -106,7 +106,7 @@ fn ledger_quotes_the_whole_spec_and_names_every_must_case() {
     let path = root.join("vectors").join(SUITE).join("COVERAGE.md");
     let ledger = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let cases = hcpspec::case::load_suite(&root.join("vectors"), SUITE).expect("cases load");
+    let cases = hcpspec::suites::load_suite(&root.join("vectors"), SUITE).expect("cases load");
     let levels: BTreeMap<&str, Level> = cases.iter().map(|c| (c.id.as_str(), c.level)).collect();
 
     let sections = sections(&spec);

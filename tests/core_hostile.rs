@@ -5,7 +5,6 @@
 
 mod common;
 
-use hcpspec::case::parse_case;
 use hcpspec::run::Verdict;
 use hcpspec::suites::core_api::{connector, run_case};
 use std::path::Path;
@@ -27,7 +26,14 @@ fn verdict_of(mode: &str, steps: &str) -> (Verdict, Duration) {
     );
     let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
     let denials = hcpspec::case::load_denials(&vectors).unwrap();
-    let mut case = parse_case(Path::new("hostile.json"), &text, "core-api", &denials).unwrap();
+    let mut case = hcpspec::suites::parse_case(
+        Path::new("hostile.json"),
+        &text,
+        "core-api",
+        "core",
+        &denials,
+    )
+    .unwrap();
     case.group = "hostile".into();
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fauxmplementations/hostile_core.py");

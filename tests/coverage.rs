@@ -63,7 +63,8 @@ fn coverage_table_quotes_the_spec_and_names_real_cases() {
     let coverage = std::fs::read_to_string(&coverage_path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", coverage_path.display()));
     // vectors/COVERAGE.md maps spec 000, the HCP runtime contract.
-    let (_, cases) = hcpspec::case::load_suite_driving(&root.join("vectors"), "hcp-runtime")
+    let (_, cases) = hcpspec::suites::load_driving(&root.join("vectors"), "hcp-runtime")
+        .map(|l| (l.info, l.cases))
         .expect("cases load");
     let levels: BTreeMap<String, Level> = cases.iter().map(|c| (c.name(), c.level)).collect();
 

@@ -5,7 +5,8 @@
 use hcpspec::adapter::Inproc;
 use hcpspec::case::{load_case, load_denials};
 use hcpspec::fuzz::{Config, Fuzzer, Report};
-use hcpspec::run::{run_case, RunEnv, Verdict};
+use hcpspec::run::Verdict;
+use hcpspec::suites::hcp::{run_case, RunEnv};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::OnceLock;
@@ -15,7 +16,7 @@ fn vectors() -> PathBuf {
 }
 
 fn claims(name: &str) -> hcpspec::case::matcher::Claims {
-    hcpspec::run::embedded_claims(name).unwrap()
+    hcpspec::suites::hcp::embedded_claims(name).unwrap()
 }
 
 fn env() -> &'static RunEnv {
@@ -65,7 +66,8 @@ fn finds_mutants_and_writes_reproducing_cases() {
             f.rule
         );
         let path = f.path.as_ref().expect("written");
-        let case = load_case(path, "found", &denials).unwrap_or_else(|e| panic!("{m}: {e}"));
+        let case = load_case(path, "found", &hcpspec::suites::hcp::Contract, &denials)
+            .unwrap_or_else(|e| panic!("{m}: {e}"));
         let on_ref = run_case(
             &case,
             &mut Inproc::new("reference").unwrap(),
@@ -131,7 +133,8 @@ fn committed_found_cases_load_and_pass_on_the_reference() {
         .collect();
     files.sort();
     for f in files {
-        let case = load_case(&f, "found", &denials).unwrap_or_else(|e| panic!("{e}"));
+        let case = load_case(&f, "found", &hcpspec::suites::hcp::Contract, &denials)
+            .unwrap_or_else(|e| panic!("{e}"));
         let r = run_case(
             &case,
             &mut Inproc::new("reference").unwrap(),
@@ -140,7 +143,9 @@ fn committed_found_cases_load_and_pass_on_the_reference() {
         );
         assert_eq!(r.verdict, Verdict::Pass, "{}", r.explain(&case));
     }
-    let (_, contract) = hcpspec::case::load_suite_driving(&vectors(), "hcp-runtime").unwrap();
+    let (_, contract) = hcpspec::suites::load_driving(&vectors(), "hcp-runtime")
+        .map(|l| (l.info, l.cases))
+        .unwrap();
     assert!(contract.iter().all(|c| c.group != "found"));
 }
 
@@ -149,10 +154,11 @@ mod core_api {
     //! that fails on the mutant and passes on the reference; the oracle on hand-made observations.
 
     use super::vectors;
-    use hcpspec::case::{load_case, load_denials, load_suite};
+    use hcpspec::case::{load_case, load_denials};
     use hcpspec::run::{Observation, Verdict};
     use hcpspec::suites::core_api::fuzz::{self, broken, Budget};
     use hcpspec::suites::core_api::{connector, run_case};
+    use hcpspec::suites::load_suite;
     use serde_json::{json, Value};
     use std::sync::atomic::AtomicBool;
 
@@ -194,8 +200,14 @@ mod core_api {
         assert!(why.contains("another session's artifact"), "{why}");
         let path = path.as_ref().expect("written");
         let denials = load_denials(&vectors()).unwrap();
-        let case = load_case(path, "core-api", &denials).unwrap_or_else(|e| panic!("{e}"));
-        let steps = case.script.as_ref().unwrap()["steps"]
+        let case = load_case(
+            path,
+            "core-api",
+            &hcpspec::suites::core_api::CoreApi,
+            &denials,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let steps = case.member("script").unwrap()["steps"]
             .as_array()
             .unwrap()
             .len();
@@ -219,10 +231,11 @@ mod core_api {
             "spec": "004_0d5b24e47247e871.txt § 1 Transport (\"x\")",
             "script": { "steps": [ { "connect": {} } ] } }"#;
         let denials = load_denials(&vectors()).unwrap();
-        let case = hcpspec::case::parse_case(
+        let case = hcpspec::suites::parse_case(
             std::path::Path::new("hung.json"),
             text,
             "core-api",
+            "core",
             &denials,
         )
         .unwrap();

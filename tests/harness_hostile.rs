@@ -3,7 +3,7 @@
 //! verdict with evidence within the scenario's deadline, never a hang of hcpspec, and its
 //! processes are always reaped.
 
-use hcpspec::case::{parse_case, Case};
+use hcpspec::case::Case;
 use hcpspec::run::Verdict;
 use hcpspec::suites::harness_api::{run_case, Harness};
 use std::path::Path;
@@ -19,7 +19,14 @@ fn scenario(deadline_ms: u64) -> Case {
     let denials =
         hcpspec::case::load_denials(&Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors"))
             .unwrap();
-    let mut c = parse_case(Path::new("hostile.json"), &text, "harness-api", &denials).unwrap();
+    let mut c = hcpspec::suites::parse_case(
+        Path::new("hostile.json"),
+        &text,
+        "harness-api",
+        "harness",
+        &denials,
+    )
+    .unwrap();
     c.group = "hostile".into();
     c
 }

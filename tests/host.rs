@@ -5,9 +5,10 @@
 
 mod common;
 
-use hcpspec::case::{load_suite, parse_case, Case};
+use hcpspec::case::Case;
 use hcpspec::run::Verdict;
 use hcpspec::suites::host::{connector, fuzz, run_case};
+use hcpspec::suites::load_suite;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -18,7 +19,9 @@ fn vectors() -> std::path::PathBuf {
 
 fn case(text: &str) -> Case {
     let denials = hcpspec::case::load_denials(&vectors()).unwrap();
-    let mut c = parse_case(Path::new("hostile.json"), text, "host", &denials).unwrap();
+    let mut c =
+        hcpspec::suites::parse_case(Path::new("hostile.json"), text, "host", "host", &denials)
+            .unwrap();
     c.group = "hostile".into();
     c
 }

@@ -164,7 +164,8 @@ fn every_hostile_path_in_a_case_is_refused_before_anything_runs() {
 #[test]
 fn the_executor_refuses_hostile_paths_the_loader_never_saw() {
     let v = root().join("vectors");
-    let env = hcpspec::run::RunEnv::new(&v, Path::new(env!("CARGO_BIN_EXE_hcpspec"))).unwrap();
+    let env =
+        hcpspec::suites::hcp::RunEnv::new(&v, Path::new(env!("CARGO_BIN_EXE_hcpspec"))).unwrap();
     let connect = hcpspec::adapter::connector("inproc:reference").unwrap();
     let victim = std::env::temp_dir().join(format!("hcpspec-hostile-exec-{}", std::process::id()));
     let patched = victim.with_extension("json");
@@ -193,7 +194,7 @@ fn the_executor_refuses_hostile_paths_the_loader_never_saw() {
         c.suite = "hostile".into();
         c.group = "99-hostile".into();
         let mut adapter = connect().unwrap();
-        let r = hcpspec::run::run_case(&c, adapter.as_mut(), &env, &Default::default());
+        let r = hcpspec::suites::hcp::run_case(&c, adapter.as_mut(), &env, &Default::default());
         assert!(
             matches!(r.verdict, hcpspec::run::Verdict::Error { .. }),
             "{case}: {:?}",

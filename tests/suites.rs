@@ -1,14 +1,15 @@
 //! Every suite as a libtest-mimic harness: every case × every embedded runtime of its suite is one
-//! named test (`contract::03-authorize::write-without-grant::reference`), and every mutant is
-//! one test (`mutants::no-confirm-gate`) that passes only when the suite kills it.
+//! named test (`contract::03-authorize::write-without-grant::reference`), and every suite's
+//! self-check is tests of its own: `mutants::SUITE::NAME` passes only when the suite kills that
+//! mutant, `mutants::SUITE::every-must-case-is-killed`, `mutants::SUITE::killed-by-claims-hold`,
+//! and `variants::SUITE::NAME` only when the variant passes every MUST case.
 
-use hcpspec::adapter::{Checked, Inproc};
-use hcpspec::case::{load_suite, load_suite_info, suite_names, Case, Suite};
+use hcpspec::case::{suite_names, Case};
 use hcpspec::run::expectations::Expectations;
-use hcpspec::run::mutants::KillMatrix;
-use hcpspec::run::runner::{Quiet, Runner, Snapshots, Target};
-use hcpspec::run::{run_case, RunEnv, Verdict};
-use hcpspec::runtime::mutant::Mutant;
+use hcpspec::run::runner::{Quiet, Runner};
+use hcpspec::run::Verdict;
+use hcpspec::suites::selfcheck::{Kills, SelfCheck};
+use hcpspec::suites::{Context, Loaded};
 use libtest_mimic::{Arguments, Trial};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -22,22 +23,10 @@ fn snapshot_root() -> std::path::PathBuf {
 /// observations are then read against the checked-in snapshot by insta itself (settings bound
 /// to the case file), so `cargo insta review` and `cargo insta test --unreferenced=reject` work
 /// on what `hcpspec run --snapshots` writes. HCPSPEC_ACCEPT=1 (or INSTA_UPDATE=always) accepts.
-fn judge(
-    suite: &Suite,
-    case: &Case,
-    env: &RunEnv,
-    spec: &str,
-) -> Result<(), libtest_mimic::Failed> {
+fn judge(l: &Loaded, case: &Case, ctx: &Context, spec: &str) -> Result<(), libtest_mimic::Failed> {
     let expectations = Expectations::default();
-    let runner = Runner {
-        suite,
-        cases: std::slice::from_ref(case),
-        env,
-        expectations: &expectations,
-        snapshots: Snapshots::Off,
-        jobs: 1,
-    };
-    let target = Target::for_suite(suite, spec, &Default::default())?;
+    let runner = Runner::new(&l.info, std::slice::from_ref(case), &expectations);
+    let target = l.suite.target(spec, ctx)?;
     let result = runner.run(&[target], &mut Quiet)?;
     let run = &result.runtimes[0];
     let r = &run.cases[0];
@@ -74,16 +63,17 @@ fn judge(
 
 /// Snapshots of no case (a case deleted or renamed, a runtime gone) are reported, so that the
 /// snapshot folder never carries what no test reads.
-fn no_orphan_snapshots(suites: &[(Suite, Vec<Case>)]) -> Result<(), libtest_mimic::Failed> {
+fn no_orphan_snapshots(suites: &[Loaded]) -> Result<(), libtest_mimic::Failed> {
     let root = snapshot_root();
     let mut orphans = Vec::new();
     for rt in std::fs::read_dir(&root)?.flatten() {
         for suite_dir in std::fs::read_dir(rt.path())?.flatten() {
             let name = suite_dir.file_name().to_string_lossy().into_owned();
-            let suite = suites.iter().find(|(s, _)| s.name == name);
+            let suite = suites.iter().find(|l| l.info.name == name);
             let runtimes: Vec<String> = suite
-                .map(|(s, _)| {
-                    s.embedded
+                .map(|l| {
+                    l.info
+                        .embedded
                         .iter()
                         .map(|e| {
                             hcpspec::snapshot::runtime_dir(e.strip_prefix("inproc:").unwrap_or(e))
@@ -95,7 +85,7 @@ fn no_orphan_snapshots(suites: &[(Suite, Vec<Case>)]) -> Result<(), libtest_mimi
                 let p = f.path();
                 let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned());
                 let known = suite
-                    .is_some_and(|(_, cases)| cases.iter().any(|c| Some(&c.id) == stem.as_ref()))
+                    .is_some_and(|l| l.cases.iter().any(|c| Some(&c.id) == stem.as_ref()))
                     && runtimes.contains(&rt.file_name().to_string_lossy().into_owned());
                 if p.extension().is_some_and(|x| x == "snap") && !known {
                     orphans.push(p.display().to_string());
@@ -115,6 +105,17 @@ fn no_orphan_snapshots(suites: &[(Suite, Vec<Case>)]) -> Result<(), libtest_mimi
     }
 }
 
+/// The self-check of one loaded suite.
+fn self_check<'a>(l: &'a Loaded, ctx: &'a Context) -> SelfCheck<'a> {
+    SelfCheck {
+        suite: l.suite,
+        info: &l.info,
+        cases: &l.cases,
+        ctx,
+        jobs: l.suite.self_check_jobs(),
+    }
+}
+
 fn main() {
     let args = Arguments::from_args();
     if std::env::var("HCPSPEC_ACCEPT").is_ok_and(|v| v == "1") {
@@ -122,11 +123,10 @@ fn main() {
         std::env::set_var("INSTA_UPDATE", "always");
     }
     let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
-    // Every suite's cases on its embedded runtimes; the HCP suite's also on mutants and variants.
     let loaded = suite_names(&vectors).and_then(|names| {
         names
             .iter()
-            .map(|n| Ok((load_suite_info(&vectors, n)?, load_suite(&vectors, n)?)))
+            .map(|n| hcpspec::suites::load(&vectors, n))
             .collect::<Result<Vec<_>, _>>()
     });
     let suites = match loaded {
@@ -136,148 +136,93 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let cases: Arc<Vec<Case>> = Arc::new(
-        suites
-            .iter()
-            .filter(|(s, _)| s.drives == "hcp-runtime")
-            .flat_map(|(_, c)| c.clone())
-            .collect(),
-    );
-    let env = match RunEnv::new(&vectors, Path::new(env!("CARGO_BIN_EXE_hcpspec-probe"))) {
-        Ok(e) => Arc::new(e),
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
-        }
-    };
+    let ctx = Arc::new(Context::new(
+        &vectors,
+        Path::new(env!("CARGO_BIN_EXE_hcpspec-probe")),
+    ));
     let mut trials = Vec::new();
     let all = suites.clone();
     trials.push(Trial::test("snapshots::no-orphans", move || {
         no_orphan_snapshots(&all)
     }));
-    for (si, (suite, suite_cases)) in suites.iter().enumerate() {
-        for (i, case) in suite_cases.iter().enumerate() {
-            for spec in &suite.embedded {
+    for (si, l) in suites.iter().enumerate() {
+        for (i, case) in l.cases.iter().enumerate() {
+            for spec in &l.info.embedded {
                 let rt = spec.strip_prefix("inproc:").unwrap_or(spec);
-                let (suites, env, spec) = (suites.clone(), env.clone(), spec.clone());
+                let (suites, ctx, spec) = (suites.clone(), ctx.clone(), spec.clone());
                 trials.push(Trial::test(format!("{}::{rt}", case.name()), move || {
-                    let (suite, cases) = &suites[si];
-                    judge(suite, &cases[i], &env, &spec)
+                    let l = &suites[si];
+                    judge(l, &l.cases[i], &ctx, &spec)
                 }));
             }
         }
     }
-    let matrix: Arc<OnceLock<KillMatrix>> = Arc::new(OnceLock::new());
-    for &m in Mutant::ALL {
-        let (cases, env, matrix) = (cases.clone(), env.clone(), matrix.clone());
-        trials.push(Trial::test(format!("mutants::{}", m.name()), move || {
-            let matrix = matrix.get_or_init(|| KillMatrix::compute(&cases, &env, 2));
-            if matrix.kills(m).is_empty() {
-                return Err(format!(
-                    "mutant {} ({}) passes every MUST case of sections {:?}",
-                    m.name(),
-                    m.what(),
-                    m.sections()
-                )
-                .into());
-            }
-            Ok(())
-        }));
-    }
-    let (cases3, env3, matrix3) = (cases.clone(), env.clone(), matrix.clone());
-    trials.push(Trial::test("mutants::killed-by-claims-hold", move || {
-        let matrix = matrix3.get_or_init(|| KillMatrix::compute(&cases3, &env3, 2));
-        let claims = matrix.false_claims(&cases3);
-        if claims.is_empty() {
-            Ok(())
-        } else {
-            Err(claims.join("\n").into())
-        }
-    }));
-    for v in hcpspec::runtime::variant::Variant::ALL
-        .iter()
-        .map(|v| v.name())
-        .chain(["all"])
-    {
-        let (cases, env) = (cases.clone(), env.clone());
-        trials.push(Trial::test(format!("variants::{v}"), move || {
-            let name = format!("variant:{v}");
-            let claims = hcpspec::run::embedded_claims(&name).expect("embedded variant");
-            let failed: Vec<String> = cases
-                .iter()
-                .filter(|c| c.level == hcpspec::case::Level::MUST)
-                .filter_map(|c| {
-                    let mut a = Checked(Inproc::new(&name).expect("embedded variant"));
-                    let r = run_case(c, &mut a, &env, &claims);
-                    (r.verdict != Verdict::Pass).then(|| r.explain(c))
-                })
-                .collect();
-            if failed.is_empty() {
-                Ok(())
-            } else {
-                Err(format!(
-                    "the allowed variant {v} fails {} MUST case(s): each asserts a choice the spec leaves open\n{}",
-                    failed.len(),
-                    failed.join("\n")
-                )
-                .into())
-            }
-        }));
-    }
-    // The harness and core suites' self-checks: each mutant fails a MUST case of its own
-    // section, every MUST case falls to one, each allowed variant passes every MUST case.
-    for (suite, suite_cases) in suites.iter() {
-        let Some(sc) = hcpspec::suites::SelfCheck::of(&suite.drives) else {
-            continue;
-        };
-        let sc = Arc::new(sc);
-        let cases = Arc::new(suite_cases.clone());
-        let noun = sc.noun;
-        type Kills = std::collections::BTreeMap<&'static str, Vec<String>>;
-        let kills: Arc<OnceLock<Kills>> = Arc::new(OnceLock::new());
-        let compute = |sc: &hcpspec::suites::SelfCheck, cases: &[Case]| -> Kills {
-            sc.mutants
-                .iter()
-                .map(|m| (m.0, sc.kills(m.0, cases)))
-                .collect()
-        };
-        for (m, _, _) in sc.mutants {
-            let (sc, cases, kills) = (sc.clone(), cases.clone(), kills.clone());
-            trials.push(Trial::test(format!("{noun}-mutants::{m}"), move || {
-                if kills.get_or_init(|| compute(&sc, &cases))[m].is_empty() {
-                    return Err(
-                        format!("mutant {noun} {m} passes every MUST case of its section").into(),
-                    );
+    // Every suite's self-check: each mutant fails a MUST case it answers for, every MUST case
+    // falls to one, every killed_by claim holds, each allowed variant passes every MUST case.
+    for (si, l) in suites.iter().enumerate() {
+        let name = l.info.name.clone();
+        let kills: Arc<OnceLock<Result<Kills, String>>> = Arc::new(OnceLock::new());
+        let all_kills =
+            move |suites: &[Loaded], ctx: &Context, kills: &OnceLock<Result<Kills, String>>| {
+                kills
+                    .get_or_init(|| self_check(&suites[si], ctx).all_kills())
+                    .clone()
+            };
+        for m in l.suite.mutants() {
+            let (suites, ctx, kills) = (suites.clone(), ctx.clone(), kills.clone());
+            trials.push(Trial::test(format!("mutants::{name}::{}", m.name), move || {
+                let kills = all_kills(&suites, &ctx, &kills)?;
+                if kills[m.name].is_empty() {
+                    return Err(format!(
+                        "mutant {} ({}) passes every MUST case of sections {:?} and every case naming it in killed_by",
+                        m.name, m.about, m.sections
+                    )
+                    .into());
                 }
                 Ok(())
             }));
         }
-        let (sc2, cases2, kills2) = (sc.clone(), cases.clone(), kills.clone());
+        let (suites2, ctx2, kills2) = (suites.clone(), ctx.clone(), kills.clone());
         trials.push(Trial::test(
-            format!("{noun}-mutants::every-must-case-is-killed"),
+            format!("mutants::{name}::every-must-case-is-killed"),
             move || {
-                let kills = kills2.get_or_init(|| compute(&sc2, &cases2));
-                let unkilled =
-                    hcpspec::suites::SelfCheck::unkilled(&cases2, kills.values().flatten());
+                let kills = all_kills(&suites2, &ctx2, &kills2)?;
+                let unkilled = self_check(&suites2[si], &ctx2).unkilled(&kills);
                 if unkilled.is_empty() {
                     return Ok(());
                 }
                 Err(format!(
-                    "MUST cases no mutant of their section fails:\n  {}",
+                    "MUST cases no mutant of their own section (or killed_by) fails ({}):\n  {}",
+                    unkilled.len(),
                     unkilled.join("\n  ")
                 )
                 .into())
             },
         ));
-        for (v, _) in sc.variants {
-            let (sc, cases) = (sc.clone(), cases.clone());
-            trials.push(Trial::test(format!("{noun}-variants::{v}"), move || {
-                let failed = sc.variant_failures(v, &cases);
+        let (suites3, ctx3, kills3) = (suites.clone(), ctx.clone(), kills.clone());
+        trials.push(Trial::test(
+            format!("mutants::{name}::killed-by-claims-hold"),
+            move || {
+                let kills = all_kills(&suites3, &ctx3, &kills3)?;
+                let claims = self_check(&suites3[si], &ctx3).false_claims(&kills);
+                if claims.is_empty() {
+                    Ok(())
+                } else {
+                    Err(claims.join("\n").into())
+                }
+            },
+        ));
+        for v in l.suite.variants() {
+            let (suites, ctx) = (suites.clone(), ctx.clone());
+            let noun = l.suite.noun();
+            trials.push(Trial::test(format!("variants::{name}::{}", v.name), move || {
+                let failed = self_check(&suites[si], &ctx).variant_failures(&v)?;
                 if failed.is_empty() {
                     return Ok(());
                 }
                 Err(format!(
-                    "the allowed variant {noun} {v} fails {} MUST case(s): each asserts a choice the spec leaves open\n{}",
+                    "the allowed variant {noun} {} fails {} MUST case(s): each asserts a choice the spec leaves open\n{}",
+                    v.name,
                     failed.len(),
                     failed.join("\n")
                 )
@@ -285,27 +230,5 @@ fn main() {
             }));
         }
     }
-    let (cases2, env2, matrix2) = (cases.clone(), env.clone(), matrix.clone());
-    trials.push(Trial::test(
-        "mutants::every-must-case-is-killed",
-        move || {
-            let matrix = matrix2.get_or_init(|| KillMatrix::compute(&cases2, &env2, 2));
-            let unkilled: Vec<String> = matrix
-                .unkilled_must(&cases2)
-                .iter()
-                .map(|c: &&Case| c.name())
-                .collect();
-            if unkilled.is_empty() {
-                Ok(())
-            } else {
-                Err(format!(
-                    "MUST cases no mutant fails ({}):\n  {}",
-                    unkilled.len(),
-                    unkilled.join("\n  ")
-                )
-                .into())
-            }
-        },
-    ));
     libtest_mimic::run(&args, trials).exit();
 }

@@ -4,10 +4,12 @@
 //! misbehaviour must end as a clear verdict, never as a hang or a crash of hcpspec.
 
 use hcpspec::adapter::{self, Options};
-use hcpspec::case::{self, Case, Level};
+use hcpspec::case::{Case, Level};
+use hcpspec::knob::Knob;
 use hcpspec::run::parity;
-use hcpspec::run::{run_all, CaseResult, RunEnv, Verdict};
+use hcpspec::run::{CaseResult, Verdict};
 use hcpspec::runtime::mutant::Mutant;
+use hcpspec::suites::hcp::{run_all, RunEnv};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -22,7 +24,7 @@ fn root() -> &'static Path {
 }
 
 fn claims() -> hcpspec::case::matcher::Claims {
-    hcpspec::run::embedded_claims("reference").unwrap()
+    hcpspec::suites::hcp::embedded_claims("reference").unwrap()
 }
 
 fn env() -> &'static RunEnv {
@@ -39,7 +41,8 @@ fn env() -> &'static RunEnv {
 fn suite() -> &'static [Case] {
     static S: OnceLock<Vec<Case>> = OnceLock::new();
     S.get_or_init(|| {
-        case::load_suite_driving(&root().join("vectors"), "hcp-runtime")
+        hcpspec::suites::load_driving(&root().join("vectors"), "hcp-runtime")
+            .map(|l| (l.info, l.cases))
             .expect("the HCP runtime suite loads")
             .1
     })
@@ -480,7 +483,10 @@ fn parity_flags_a_differing_observation_within_one_runtime() {
     let http = Server::shim("http", "reference");
     let case = suite()
         .iter()
-        .find(|c| c.steps.iter().any(|s| s.action.name() == "exec"))
+        .find(|c| {
+            hcpspec::suites::hcp::steps::Body::of(c)
+                .is_ok_and(|b| b.steps.iter().any(|s| s.action.name() == "exec"))
+        })
         .expect("a case with an exec")
         .clone();
     let a = run_all(
@@ -696,10 +702,12 @@ fn every_shim_schema_compiles_and_names_its_method() {
 #[test]
 fn the_case_state_suites_pass_over_every_transport_with_parity() {
     use hcpspec::run::expectations::Expectations;
-    use hcpspec::run::runner::{Quiet, Runner, Snapshots, Target};
+    use hcpspec::run::runner::{Quiet, Runner};
+    use hcpspec::suites::Context;
     let vectors = root().join("vectors");
     for (drives, prefix) in [("core", "core"), ("host", "host")] {
-        let (suite, cases) = case::load_suite_driving(&vectors, drives).expect("suite loads");
+        let l = hcpspec::suites::load_driving(&vectors, drives).expect("suite loads");
+        let (suite, cases) = (&l.info, &l.cases);
         let runtime = format!("{prefix}:reference");
         let (http, ws) = (Server::shim("http", &runtime), Server::shim("ws", &runtime));
         let specs = [
@@ -708,18 +716,14 @@ fn the_case_state_suites_pass_over_every_transport_with_parity() {
             http.url.clone(),
             ws.url.clone(),
         ];
-        let targets: Vec<Target> = specs
+        let ctx = Context::new(&vectors, Path::new(env!("CARGO_BIN_EXE_hcpspec-probe")));
+        let targets: Vec<_> = specs
             .iter()
-            .map(|s| Target::for_suite(&suite, s, &Options::default()).expect("target"))
+            .map(|s| l.suite.target(s, &ctx).expect("target"))
             .collect();
-        let runner = Runner {
-            suite: &suite,
-            cases: &cases,
-            env: env(),
-            expectations: &Expectations::default(),
-            snapshots: Snapshots::Off,
-            jobs: 2,
-        };
+        let expectations = Expectations::default();
+        let mut runner = Runner::new(suite, cases, &expectations);
+        runner.jobs = 2;
         let result = runner.run(&targets, &mut Quiet).expect("runs");
         for run in &result.runtimes {
             let failed: Vec<&str> = run

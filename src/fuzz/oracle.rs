@@ -18,10 +18,10 @@
 use crate::mutate::case::{FStep, FuzzCase, Slot};
 use crate::mutate::pack::Fixture;
 use crate::pack::{self, Issue, Land, Operation, Pack};
-use crate::suites::hcp::Vars;
 use crate::runtime::adapter::{render_argv, INPROC};
 use crate::runtime::reference::authz::{CAPABILITIES, CONNECT, ELEVATE, EXEC_READ, EXEC_WRITE};
 use crate::runtime::MintOutcome;
+use crate::suites::hcp::Vars;
 use regex::Regex;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};

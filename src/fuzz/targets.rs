@@ -463,7 +463,13 @@ pub fn case_load(data: &[u8]) {
         .unwrap_or_else(|| "fuzz".into());
     let file = PathBuf::from(format!("vectors/found/{id}.json"));
     let file = file.as_path();
-    match crate::case::parse_case(file, &text, "found", &crate::suites::hcp::Contract, denials()) {
+    match crate::case::parse_case(
+        file,
+        &text,
+        "found",
+        &crate::suites::hcp::Contract,
+        denials(),
+    ) {
         Err(e) => assert!(
             !e.message.is_empty(),
             "case_load: a refusal without a message"
@@ -471,7 +477,13 @@ pub fn case_load(data: &[u8]) {
         Ok(case) => {
             stays_in_its_case(&case);
             let again = case_json(&case).to_string();
-            match crate::case::parse_case(file, &again, "found", &crate::suites::hcp::Contract, denials()) {
+            match crate::case::parse_case(
+                file,
+                &again,
+                "found",
+                &crate::suites::hcp::Contract,
+                denials(),
+            ) {
                 Ok(c) if c == case => {}
                 other => panic!(
                     "case_load: a loaded case, written again, loads as {other:?}\nfirst: {case:?}"
@@ -955,7 +967,7 @@ mod tests {
             let mut rng = Rng::new(1);
             let caught =
                 (0..20_000).any(|_| check_authz(&AuthzInput::generate(&mut rng), Some(m)).is_err());
-            assert!(caught, "{} is not caught", m.name());
+            assert!(caught, "{} is not caught", crate::knob::Knob::name(m));
         }
         let mut rng = Rng::new(2);
         for _ in 0..5_000 {

@@ -5,9 +5,9 @@
 use super::pack::{gen_edits, Fixture, PackEdit, PackState};
 use super::{any_json, name, weird_string, Source};
 use crate::case::{Case, Level};
-use crate::suites::hcp::steps::{Action, Body, OneOrMany, PackRef, Setup, Step};
 use crate::runtime::reference::authz::{ACTIVATE, CONNECT, ELEVATE, EXEC_READ, EXEC_WRITE};
 use crate::runtime::{Grant, MintOutcome, Principal};
+use crate::suites::hcp::steps::{Action, Body, OneOrMany, PackRef, Setup, Step};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -693,11 +693,12 @@ mod tests {
             let mut rng = Rng::for_case(9, i);
             let c = generate(&mut rng, &fx, i);
             let case = c.to_case(&fx, CaseMeta::explore(i), &BTreeMap::new());
-            assert_eq!(case.steps.len(), c.layout().len());
+            let body = Body::of(&case).unwrap();
+            assert_eq!(body.steps.len(), c.layout().len());
             let v = case_json(&case);
             let violations = crate::schema::violations(crate::schema::case(), &v);
             assert!(violations.is_empty(), "{violations:?}\n{v:#}");
-            for s in &case.steps {
+            for s in &body.steps {
                 crate::case::matcher::validate(s.expect.as_ref().unwrap(), denials).unwrap();
             }
         }

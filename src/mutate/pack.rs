@@ -8,8 +8,8 @@
 
 use super::{retype, weird_string, Source};
 use crate::case::patch::set;
-use crate::suites::hcp::steps::InlinePack;
 use crate::pack::PackFiles;
+use crate::suites::hcp::steps::InlinePack;
 use serde_json::{json, Map, Value};
 use std::path::Path;
 

@@ -142,4 +142,3 @@ impl std::fmt::Display for Difference {
         )
     }
 }
-

@@ -132,7 +132,6 @@ impl<'a> Runner<'a> {
         }
     }
 
-
     /// Run every case on every target. The result is keyed by case name, never by position.
     pub fn run(
         &self,
@@ -311,9 +310,7 @@ impl<'a> Runner<'a> {
         }
         let mut slow_at = self.slow;
         loop {
-            let wait = slow_at
-                .min(self.deadline)
-                .saturating_sub(started.elapsed());
+            let wait = slow_at.min(self.deadline).saturating_sub(started.elapsed());
             match rx.recv_timeout(wait) {
                 Ok(Ok(r)) => return r,
                 Ok(Err(panic)) => {

@@ -77,7 +77,10 @@ impl Context {
 /// Add a suite to the registry for the rest of the process; a `drives` already taken is refused.
 pub fn register(suite: &'static dyn Suite) -> Result<(), String> {
     if find(suite.drives()).is_some() {
-        return Err(format!("a suite driving `{}` is already registered", suite.drives()));
+        return Err(format!(
+            "a suite driving `{}` is already registered",
+            suite.drives()
+        ));
     }
     PLUGINS
         .write()
@@ -236,7 +239,6 @@ impl FuzzReport {
         report
     }
 }
-
 
 /// A shim's `describe` answer (`{protocol, WHAT: {name, version}}`) as the runtime info reports
 /// keep: for the suites whose shim holds a whole case (core-api, host).

@@ -9,14 +9,14 @@ use hcpspec::run::expectations::{Expectations, Outcome};
 use hcpspec::run::plan::Selection;
 use hcpspec::run::runner::{Event, Reporter, RunError, Runner, Snapshots, Target};
 use hcpspec::run::{CaseResult, Verdict};
+use hcpspec::snapshot::{self, Drift};
 use hcpspec::suites::hcp::RunEnv;
 use hcpspec::suites::selfcheck::SelfCheck;
 use hcpspec::suites::{Context, Loaded, Suite as _};
-use std::sync::Arc;
-use hcpspec::snapshot::{self, Drift};
 use serde_json::{json, Value};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::Filters;
@@ -250,8 +250,7 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         // A shim over stdio, HTTP or WebSocket is read as an HCP runtime's unless --suite names
         // the core or host suite: their shims speak the same transports.
         let implicit = a.filters.suite.is_empty() && !a.runtime.is_empty();
-        if implicit && !l.suite.runs_unnamed() && specs.iter().any(|s| !s.starts_with("inproc:"))
-        {
+        if implicit && !l.suite.runs_unnamed() && specs.iter().any(|s| !s.starts_with("inproc:")) {
             continue;
         }
         match specs
@@ -604,7 +603,11 @@ fn print_self_check(sc: &SelfCheck) -> Result<i32, String> {
     for c in &claims {
         println!("error: {c}");
     }
-    println!("\n{:<32} {:>10}", format!("allowed variant {noun}"), "MUST fails");
+    println!(
+        "\n{:<32} {:>10}",
+        format!("allowed variant {noun}"),
+        "MUST fails"
+    );
     let mut unfair = 0;
     for v in sc.suite.variants() {
         let failed = sc.variant_failures(&v)?;
@@ -638,7 +641,10 @@ pub fn list_mutants(filters: &Filters) -> Result<i32, String> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     for l in select(filters)? {
-        for (kind, knobs) in [("mutant", l.suite.mutants()), ("variant", l.suite.variants())] {
+        for (kind, knobs) in [
+            ("mutant", l.suite.mutants()),
+            ("variant", l.suite.variants()),
+        ] {
             for k in knobs {
                 let sections = if k.sections.is_empty() {
                     "-".to_string()
@@ -824,8 +830,10 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
 fn bench_shim_suites(vectors: &Path, ctx: &Context) -> Result<(), String> {
     use hcpspec::suites::{core_api::CoreApi, host::Host, Suite};
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let suites: [(&dyn Suite, &str, &str); 2] =
-        [(&CoreApi, "core", "control shim"), (&Host, "host", "host shim")];
+    let suites: [(&dyn Suite, &str, &str); 2] = [
+        (&CoreApi, "core", "control shim"),
+        (&Host, "host", "host shim"),
+    ];
     for (suite, prefix, shim) in suites {
         let Ok(l) = hcpspec::suites::load_driving(vectors, suite.drives()) else {
             continue;

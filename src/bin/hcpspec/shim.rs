@@ -4,8 +4,8 @@
 use hcpspec::adapter;
 use hcpspec::exit;
 use hcpspec::run::Verdict;
-use hcpspec::suites::hcp::{run_all, RunEnv};
 use hcpspec::shim::{self, Service, PROTOCOL};
+use hcpspec::suites::hcp::{run_all, RunEnv};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;

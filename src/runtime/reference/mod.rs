@@ -5,11 +5,11 @@
 pub mod authz;
 mod hub;
 
-use crate::knob::Knob as _;
 use super::adapter;
 use super::mutant::Mutant;
 use super::variant::{self, Variant};
 use super::*;
+use crate::knob::Knob as _;
 use crate::pack::{self, BindingMode, Operation, Pack, PackFiles};
 use authz::Subject;
 use hub::{Hub, Minted};

@@ -614,7 +614,10 @@ pub fn run(
     out: Option<&Path>,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Report {
-    let seeds: Vec<&Case> = cases.iter().filter(|c| c.member("script").is_some()).collect();
+    let seeds: Vec<&Case> = cases
+        .iter()
+        .filter(|c| c.member("script").is_some())
+        .collect();
     let Budget {
         seed: from,
         seconds,
@@ -632,7 +635,8 @@ pub fn run(
             let (start, steps, done) = trial(seed, rng);
             let with = |steps: &[Value]| {
                 let mut case = seed.clone();
-                case.body.insert("script".into(), json!({ "start": start, "steps": steps }));
+                case.body
+                    .insert("script".into(), json!({ "start": start, "steps": steps }));
                 case
             };
             let judge = |steps: &[Value]| {

@@ -163,7 +163,10 @@ pub fn run(cfg: &Config, cases: &[Case], stop: &std::sync::atomic::AtomicBool) -
         errors: 0,
         elapsed: Duration::ZERO,
     };
-    let seeds: Vec<&Case> = cases.iter().filter(|c| c.member("scenario").is_some()).collect();
+    let seeds: Vec<&Case> = cases
+        .iter()
+        .filter(|c| c.member("scenario").is_some())
+        .collect();
     if seeds.is_empty() {
         return report;
     }

@@ -9,14 +9,16 @@ mod suite;
 use crate::adapter::{Adapter, CallError};
 use crate::case::matcher::{self, Claims};
 use crate::case::{Case, CaseError};
-use crate::run::{contain_verdict, par_each, Annotations, CaseResult, Failure, Observation, Verdict};
+use crate::run::{
+    contain_verdict, par_each, Annotations, CaseResult, Failure, Observation, Verdict,
+};
 use serde_json::{json, Map, Value};
 use std::path::Path;
 use std::time::Instant;
 use steps::{Action, Body, Step};
 
 pub use materialize::Vars;
-pub use suite::{embedded_claims, Contract, Runtime, RunEnv};
+pub use suite::{embedded_claims, Contract, RunEnv, Runtime};
 
 /// The expectation of a step that states none: it must succeed.
 fn default_expect(action: &Action) -> Option<Value> {

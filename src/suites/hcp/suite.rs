@@ -160,7 +160,6 @@ impl RunEnv {
     }
 }
 
-
 /// Every path the case names, checked without touching the file system.
 fn check_paths(body: &Body) -> Result<(), (String, String)> {
     let bad = |pointer: String, message: String| (pointer, message);
@@ -208,4 +207,3 @@ fn check_fixtures(body: &Body, vectors: &Path) -> Result<(), (String, String)> {
     }
     Ok(())
 }
-

@@ -472,7 +472,10 @@ pub fn run(
     out: Option<&Path>,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Report {
-    let seeds: Vec<&Case> = cases.iter().filter(|c| c.member("host").is_some()).collect();
+    let seeds: Vec<&Case> = cases
+        .iter()
+        .filter(|c| c.member("host").is_some())
+        .collect();
     Report::run(&seeds, seed, seconds, max, stop, &mut |seed, rng| {
         let base = steps_of(seed);
         let patches: Vec<Patch> = (0..1 + rng.below(3))
