@@ -1,0 +1,235 @@
+//! A fifth suite, written here and nowhere else: it implements `hcpspec::suites::Suite`,
+//! registers itself, and then loads, runs, self-checks and lists through the shared code, which
+//! knows nothing of it. This is `docs/architecture.md`'s "Adding a suite", proven.
+
+use hcpspec::case::matcher::{Claims, Denials};
+use hcpspec::case::{Case, Format};
+use hcpspec::knob::{infos, Info, Knobs};
+use hcpspec::run::expectations::Expectations;
+use hcpspec::run::runner::{Quiet, Runner, Target};
+use hcpspec::run::{CaseResult, Failure, Observation, Verdict};
+use hcpspec::suites::selfcheck::SelfCheck;
+use hcpspec::suites::{Context, Suite};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+hcpspec::mutants! {
+    enum Mutant {
+        Mute = "mute", ["1"], "says nothing back";
+        Panics = "panics", ["1"], "panics instead of answering (hcpspec's runner must survive it)";
+    }
+}
+hcpspec::variants! {
+    enum Variant {
+        Slow = "slow", "takes its time (20 ms) before it answers";
+    }
+}
+
+struct Echo;
+
+fn schema() -> &'static jsonschema::Validator {
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    V.get_or_init(|| {
+        jsonschema::validator_for(&json!({
+            "type": "object",
+            "required": ["id", "title", "section", "level", "spec", "echo"],
+            "properties": { "echo": {
+                "type": "object", "required": ["say", "expect"],
+                "properties": { "say": { "type": "string" } }
+            } }
+        }))
+        .expect("schema")
+    })
+}
+
+impl Format for Echo {
+    fn body(&self) -> &'static str {
+        "echo"
+    }
+    fn schema(&self) -> &'static jsonschema::Validator {
+        schema()
+    }
+    fn check(&self, case: &Case, denials: &Denials) -> Result<(), (String, String)> {
+        let e = &case.member("echo").expect("the loader checked")["expect"];
+        hcpspec::case::matcher::validate(e, denials)
+            .map_err(|(p, m)| (format!("/echo/expect{p}"), m))
+    }
+}
+
+impl Suite for Echo {
+    fn drives(&self) -> &'static str {
+        "echo"
+    }
+    fn noun(&self) -> &'static str {
+        "echoer"
+    }
+    fn target(&self, spec: &str, _: &Context) -> Result<Arc<dyn Target>, String> {
+        let name = spec
+            .strip_prefix("inproc:")
+            .ok_or(format!("{spec}: only inproc: echoes"))?;
+        let knobs = Knobs::named(name).ok_or(format!("{spec}: no such echoer"))?;
+        Ok(Arc::new(Echoer {
+            spec: spec.into(),
+            knobs,
+        }))
+    }
+    fn mutants(&self) -> Vec<Info> {
+        infos::<Mutant>()
+    }
+    fn variants(&self) -> Vec<Info> {
+        infos::<Variant>()
+    }
+}
+
+struct Echoer {
+    spec: String,
+    knobs: Knobs<Mutant, Variant>,
+}
+
+impl Target for Echoer {
+    fn spec(&self) -> &str {
+        &self.spec
+    }
+    fn describe(&self) -> Result<Value, String> {
+        Ok(json!({ "runtime": { "name": self.spec }, "protocol": "echo/1" }))
+    }
+    fn run_case(&self, case: &Case) -> CaseResult {
+        let started = Instant::now();
+        let body = case.member("echo").cloned().unwrap_or_default();
+        if self.knobs.breaks(Mutant::Panics) {
+            panic!("the echoer fell over");
+        }
+        if self.knobs.decides(Variant::Slow) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let said = if self.knobs.breaks(Mutant::Mute) {
+            json!(null)
+        } else {
+            body["say"].clone()
+        };
+        let actual = json!({ "said": said });
+        let verdict =
+            match hcpspec::case::matcher::check(&body["expect"], &actual, &Claims::default()) {
+                Ok(_) => Verdict::Pass,
+                Err(m) => Verdict::Fail(Failure {
+                    step: 0,
+                    action: "say".into(),
+                    path: m.path,
+                    message: m.message,
+                    expected: m.expected,
+                    actual: m.actual,
+                }),
+            };
+        let obs = vec![Observation {
+            step: 0,
+            action: "say".into(),
+            value: actual,
+        }];
+        CaseResult::of(case, verdict, obs, vec![], started)
+    }
+}
+
+fn vectors() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/echo/vectors")
+}
+
+fn registered() -> &'static dyn Suite {
+    static ONCE: OnceLock<()> = OnceLock::new();
+    ONCE.get_or_init(|| hcpspec::suites::register(&Echo).expect("echo registers"));
+    hcpspec::suites::find("echo").expect("registered")
+}
+
+#[test]
+fn a_fifth_suite_plugs_in_through_the_registry_alone() {
+    let suite = registered();
+    let l = hcpspec::suites::load(&vectors(), "echo").expect("the echo suite loads");
+    assert_eq!(l.cases.len(), 2);
+    assert_eq!(l.suite.drives(), suite.drives());
+    // Registering the same kind twice is refused.
+    assert!(hcpspec::suites::register(&Echo).is_err());
+    // Its embedded target passes its cases through the one runner.
+    let ctx = Context::new(&vectors(), Path::new(env!("CARGO_BIN_EXE_hcpspec-probe")));
+    let expectations = Expectations::default();
+    let runner = Runner::new(&l.info, &l.cases, &expectations);
+    let target = l.suite.target("inproc:reference", &ctx).unwrap();
+    let result = runner.run(&[target], &mut Quiet).unwrap();
+    assert!(result.runtimes[0]
+        .cases
+        .iter()
+        .all(|r| r.verdict == Verdict::Pass));
+    // And its self-check means what every suite's does.
+    let sc = SelfCheck {
+        suite: l.suite,
+        info: &l.info,
+        cases: &l.cases,
+        ctx: &ctx,
+        jobs: 2,
+    };
+    let kills = sc.all_kills().unwrap();
+    assert_eq!(kills["mute"].len(), 2, "mute fails both cases");
+    assert!(
+        kills["panics"].is_empty(),
+        "a panic is an error verdict, never a kill"
+    );
+    assert!(sc.unkilled(&kills).is_empty());
+    assert!(sc.false_claims(&kills).is_empty());
+    assert!(sc
+        .variant_failures(&infos::<Variant>()[0])
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn a_panicking_case_is_an_error_verdict_and_the_run_goes_on() {
+    registered();
+    let l = hcpspec::suites::load(&vectors(), "echo").unwrap();
+    let ctx = Context::new(&vectors(), Path::new(env!("CARGO_BIN_EXE_hcpspec-probe")));
+    let expectations = Expectations::default();
+    let runner = Runner::new(&l.info, &l.cases, &expectations);
+    let target = l.suite.target("inproc:mutant:panics", &ctx).unwrap();
+    let result = runner.run(&[target], &mut Quiet).unwrap();
+    let cases = &result.runtimes[0].cases;
+    assert_eq!(cases.len(), 2, "every case has a result");
+    for r in cases {
+        match &r.verdict {
+            Verdict::Error { message } => {
+                assert!(message.contains("the echoer fell over"), "{message}")
+            }
+            v => panic!("{}: {v:?}", r.name),
+        }
+    }
+    assert!(result.fails(false), "an error fails the run");
+    // The outputs are still written.
+    let out = tempfile::tempdir().unwrap();
+    hcpspec::report::write_all(&result, out.path()).unwrap();
+    assert!(out.path().join("result.json").is_file());
+}
+
+#[test]
+fn a_case_past_the_deadline_is_an_error_and_slow_cases_are_reported() {
+    registered();
+    let l = hcpspec::suites::load(&vectors(), "echo").unwrap();
+    let ctx = Context::new(&vectors(), Path::new(env!("CARGO_BIN_EXE_hcpspec-probe")));
+    let expectations = Expectations::default();
+    let mut runner = Runner::new(&l.info, &l.cases[..1], &expectations);
+    runner.slow = std::time::Duration::from_millis(2);
+    runner.deadline = std::time::Duration::from_millis(10);
+    struct Slow(Vec<String>);
+    impl hcpspec::run::runner::Reporter for Slow {
+        fn event(&mut self, e: &hcpspec::run::runner::Event<'_>) {
+            if let hcpspec::run::runner::Event::CaseSlow { name, .. } = e {
+                self.0.push(name.to_string());
+            }
+        }
+    }
+    let mut slow = Slow(vec![]);
+    let target = l.suite.target("inproc:variant:slow", &ctx).unwrap();
+    let result = runner.run(&[target], &mut slow).unwrap();
+    match &result.runtimes[0].cases[0].verdict {
+        Verdict::Error { message } => assert!(message.contains("no verdict within"), "{message}"),
+        v => panic!("{v:?}"),
+    }
+    assert!(!slow.0.is_empty(), "the slow case was reported");
+}
