@@ -77,16 +77,37 @@ impl FuzzReport {
     }
 }
 
+/// A (name, section, rule) mutant table as [`Info`](crate::knob::Info)s, for the suites whose
+/// mutants are not yet a type.
+fn tuple_infos(t: &'static [(&'static str, &'static str, &'static str)]) -> Vec<crate::knob::Info> {
+    t.iter()
+        .map(|(name, section, about)| crate::knob::Info {
+            name,
+            about,
+            sections: std::slice::from_ref(section),
+        })
+        .collect()
+}
+
+/// A (name, open point) variant table as [`Info`](crate::knob::Info)s.
+fn tuple_variant_infos(t: &'static [(&'static str, &'static str)]) -> Vec<crate::knob::Info> {
+    t.iter()
+        .map(|(name, about)| crate::knob::Info {
+            name,
+            about,
+            sections: &[],
+        })
+        .collect()
+}
+
 /// The self-check of a suite whose mutants and allowed variants are knobs of one embedded
 /// reference (harness-api, core-api, host): every mutant fails a MUST case of its own section (or of a
 /// case's `killed_by`), every MUST case falls to one, every variant passes every MUST case.
 pub struct SelfCheck {
     /// What the targets are called in reports: "harness", "core".
     pub noun: &'static str,
-    /// (name, section, the rule it breaks)
-    pub mutants: &'static [(&'static str, &'static str, &'static str)],
-    /// (name, the open point it decides otherwise)
-    pub variants: &'static [(&'static str, &'static str)],
+    pub mutants: Vec<crate::knob::Info>,
+    pub variants: Vec<crate::knob::Info>,
     /// Run the embedded target `inproc:SPEC` (`mutant:NAME`, `variant:NAME`) on the cases.
     run: fn(&str, &[Case]) -> Vec<CaseResult>,
 }
@@ -97,8 +118,8 @@ impl SelfCheck {
         match drives {
             harness_api::DRIVES => Some(SelfCheck {
                 noun: "harness",
-                mutants: harness_api::reference::MUTANTS,
-                variants: harness_api::reference::VARIANTS,
+                mutants: tuple_infos(harness_api::reference::MUTANTS),
+                variants: tuple_variant_infos(harness_api::reference::VARIANTS),
                 run: |spec, cases| {
                     let Ok(h) = harness_api::Harness::parse(&format!("inproc:{spec}")) else {
                         return vec![];
@@ -113,8 +134,8 @@ impl SelfCheck {
             }),
             core_api::DRIVES => Some(SelfCheck {
                 noun: "core",
-                mutants: core_api::reference::MUTANTS,
-                variants: core_api::reference::VARIANTS,
+                mutants: tuple_infos(core_api::reference::MUTANTS),
+                variants: tuple_variant_infos(core_api::reference::VARIANTS),
                 run: |spec, cases| {
                     let Ok(connect) =
                         core_api::connector(&format!("inproc:{spec}"), &Default::default())
@@ -126,8 +147,8 @@ impl SelfCheck {
             }),
             host::DRIVES => Some(SelfCheck {
                 noun: "adapter",
-                mutants: host::reference::MUTANTS,
-                variants: host::reference::VARIANTS,
+                mutants: crate::knob::infos::<host::reference::Mutant>(),
+                variants: crate::knob::infos::<host::reference::Variant>(),
                 run: |spec, cases| {
                     let Ok(connect) =
                         host::connector(&format!("inproc:{spec}"), &Default::default())
@@ -143,14 +164,15 @@ impl SelfCheck {
 
     /// The MUST cases of the mutant's own section (or naming it in `killed_by`) that it fails.
     pub fn kills(&self, mutant: &str, cases: &[Case]) -> Vec<String> {
-        let Some((_, section, _)) = self.mutants.iter().find(|m| m.0 == mutant) else {
+        let Some(m) = self.mutants.iter().find(|m| m.name == mutant) else {
             return vec![];
         };
         let own: Vec<Case> = cases
             .iter()
             .filter(|c| {
                 c.level == Level::MUST
-                    && (c.section == *section || c.killed_by.iter().any(|k| k == mutant))
+                    && (m.sections.contains(&c.section.as_str())
+                        || c.killed_by.iter().any(|k| k == mutant))
             })
             .cloned()
             .collect();
