@@ -14,6 +14,7 @@
 //! | `{"$exact": v}` | the actual equals v exactly (no subset) |
 //! | `{"$contains": [e…]}` | the actual is an array and each e matches some element |
 //! | `{"$each": e}` | the actual is an array and every element matches e |
+//! | `{"$count": [n, e]}` | the actual is an array in which exactly n elements match e |
 //! | `{"$len": n}` | the array, object or string has n elements |
 //! | `{"$noText": "s"}` or a list | no string anywhere inside the actual contains s |
 //! | `{"$hasText": "s"}` or a list | for each s, some string (or key) inside the actual contains it |
@@ -36,17 +37,21 @@ use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
+/// Every operator the matcher accepts, in the order of the docs' table: the one list the
+/// fuzzer draws from, the docs' tables (`vectors/README.md` § Matchers and this module's) name
+/// exactly, and [`validate`] accepts (tests below).
 pub const OPERATORS: &[&str] = &[
-    "$count",
     "$regex",
     "$type",
     "$absent",
     "$present",
     "$anyOf",
+    "$all",
     "$not",
     "$exact",
     "$contains",
     "$each",
+    "$count",
     "$len",
     "$noText",
     "$hasText",
@@ -589,6 +594,76 @@ mod tests {
             rules: BTreeMap::from([("skill-present".to_string(), "HARNESS.md".to_string())]),
         }
     }
+    /// A well-formed argument of each operator, for the test that `validate` accepts them all.
+    fn sample(op: &str) -> Value {
+        match op {
+            "$regex" => json!("^a"),
+            "$type" => json!("string"),
+            "$absent" | "$present" => json!(true),
+            "$anyOf" | "$all" | "$contains" => json!([{ "ok": true }]),
+            "$not" | "$each" | "$deep" => json!({ "ok": true }),
+            "$exact" => json!([1]),
+            "$count" => json!([1, { "ok": true }]),
+            "$len" => json!(2),
+            "$noText" | "$hasText" => json!("tok"),
+            "$within" => json!("/w"),
+            "$denial" => json!("confirm"),
+            "$rule" => json!("skill-present"),
+            other => panic!("no sample argument for {other}: add one here"),
+        }
+    }
+
+    /// The operators a Markdown table names: the first `$name` of each row's first cell.
+    fn table_operators(text: &str, prefix: &str) -> std::collections::BTreeSet<String> {
+        let op = Regex::new(r#"^`\{"(\$[A-Za-z]+)""#).unwrap();
+        text.lines()
+            .filter_map(|l| l.strip_prefix(prefix))
+            .filter_map(|l| l.strip_prefix("| "))
+            .filter_map(|l| op.captures(l).map(|c| c[1].to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn operators_are_the_one_list_of_docs_validator_and_source() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let ours: std::collections::BTreeSet<String> =
+            OPERATORS.iter().map(|o| o.to_string()).collect();
+        assert_eq!(ours.len(), OPERATORS.len(), "an operator is listed twice");
+        let readme = std::fs::read_to_string(root.join("vectors/README.md")).unwrap();
+        let matchers = &readme[readme
+            .find("## Matchers")
+            .expect("vectors/README.md § Matchers")..];
+        let matchers = &matchers[..matchers[3..]
+            .find("\n## ")
+            .map_or(matchers.len(), |i| i + 3)];
+        assert_eq!(
+            table_operators(matchers, ""),
+            ours,
+            "vectors/README.md § Matchers"
+        );
+        let source = std::fs::read_to_string(root.join("src/case/matcher.rs")).unwrap();
+        assert_eq!(
+            table_operators(&source, "//! "),
+            ours,
+            "src/case/matcher.rs's doc table"
+        );
+        // Every operator the code above the tests spells is in the list.
+        let code = &source[..source.find("#[cfg(test)]").unwrap()];
+        let spelt = Regex::new(r#""(\$[A-Za-z]+)""#).unwrap();
+        for c in spelt.captures_iter(code) {
+            assert!(
+                ours.contains(&c[1]),
+                "{} is matched on but not in OPERATORS",
+                &c[1]
+            );
+        }
+        for op in OPERATORS {
+            let e = json!({ "a": { *op: sample(op) } });
+            assert_eq!(validate(&e, &d()), Ok(()), "validate refuses {op}");
+        }
+        assert!(validate(&json!({ "$regexp": "a" }), &d()).is_err());
+    }
+
     fn mapped() -> Claims {
         Claims {
             denials: Some(WordMap::new(&BTreeMap::from([

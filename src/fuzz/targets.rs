@@ -594,10 +594,11 @@ fn gen_expect(src: &mut impl Source, depth: usize) -> Value {
                         any_json(src, 1)
                     }
                 }
-                "$anyOf" | "$contains" => {
+                "$anyOf" | "$all" | "$contains" => {
                     Value::Array((0..src.below(3)).map(|_| gen_expect(src, d)).collect())
                 }
-                "$not" | "$each" => gen_expect(src, d),
+                "$not" | "$each" | "$deep" => gen_expect(src, d),
+                "$count" if src.chance(80) => json!([src.below(3), gen_expect(src, d)]),
                 "$len" => {
                     if src.chance(80) {
                         json!(src.below(4))
@@ -605,7 +606,7 @@ fn gen_expect(src: &mut impl Source, depth: usize) -> Value {
                         any_json(src, 1)
                     }
                 }
-                "$noText" => json!(weird_string(src)),
+                "$noText" | "$hasText" => json!(weird_string(src)),
                 "$denial" => {
                     let mut classes: Vec<&String> = denials().classes.keys().collect();
                     let nope = "nope".to_string();
@@ -948,6 +949,39 @@ mod tests {
                 .collect();
             pack_load(&bytes);
             authorize(&bytes);
+        }
+    }
+
+    /// The matcher target draws every operator of the one list, and its invariants hold on
+    /// what it generates.
+    #[test]
+    fn generated_expectations_draw_every_operator() {
+        fn ops(v: &Value, seen: &mut std::collections::BTreeSet<String>) {
+            match v {
+                Value::Object(m) => {
+                    for (k, x) in m {
+                        seen.insert(k.clone());
+                        ops(x, seen);
+                    }
+                }
+                Value::Array(a) => a.iter().for_each(|x| ops(x, seen)),
+                _ => {}
+            }
+        }
+        let mut rng = Rng::new(5);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..3000 {
+            ops(&gen_expect(&mut rng, 3), &mut seen);
+        }
+        for op in matcher::OPERATORS {
+            assert!(
+                seen.contains(*op),
+                "the matcher fuzz target never draws {op}"
+            );
+        }
+        for _ in 0..300 {
+            let bytes: Vec<u8> = (0..96).map(|_| rng.next_u64() as u8 | 1).collect();
+            matcher(&bytes);
         }
     }
 

@@ -1,6 +1,6 @@
 //! hcpspec's reference adapter: spec 003's `harnessruntime` in Rust, over the renderings of
-//! `seams`. Its mutants break one rule each (`MUTANTS`); its variants decide an open point
-//! otherwise (`VARIANTS`). Both are knobs of this one adapter, so each differs from the reference
+//! `seams`. Its mutants break one rule each ([`Mutant`]); its variants decide an open point
+//! otherwise ([`Variant`]). Both are knobs of this one adapter, so each differs from the reference
 //! by exactly its rule.
 
 use super::seams::*;
@@ -9,282 +9,70 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// (name, section, the rule it breaks)
-pub const MUTANTS: &[(&str, &str, &str)] = &[
-    (
-        "attempt-closer-optional",
-        "0",
-        "binds a session whose applier is not an AttemptCloser",
-    ),
-    (
-        "nil-fault-channel-accepted",
-        "0",
-        "binds a session whose fault channel is nil",
-    ),
-    (
-        "no-release-on-refusal",
-        "0",
-        "does not release a session bind refuses",
-    ),
-    (
-        "release-under-launch-context",
-        "0",
-        "releases a refused session under the launch context",
-    ),
-    (
-        "release-error-dropped",
-        "0",
-        "a failed release is not joined to the refusal",
-    ),
-    (
-        "fault-reporter-optional",
-        "0",
-        "treats PersistenceFaultReporter as optional",
-    ),
-    (
-        "abandoner-optional",
-        "0",
-        "treats ResidencyAbandoner as optional",
-    ),
-    (
-        "required-six-unchecked",
-        "0",
-        "binds a session that lacks one of the six required capabilities",
-    ),
-    (
-        "attempt-close-not-forwarded",
-        "0",
-        "the bound AttemptCloser does not forward to harness",
-    ),
-    (
-        "no-legacy-live-pair",
-        "0",
-        "the bound session lacks the older live/reasoning pair",
-    ),
-    (
-        "live-not-relayed",
-        "0",
-        "LiveOptionsSubscriber relays no preview frame",
-    ),
-    (
-        "drops-uncounted",
-        "0",
-        "EphemeralDrops does not count refused preview frames",
-    ),
-    (
-        "principal-dropped-on-interrupt",
-        "0",
-        "an interrupt crosses without its Principal",
-    ),
-    (
-        "metadata-dropped-on-create",
-        "0",
-        "a create crosses without its Metadata",
-    ),
-    (
-        "no-rig-session-id",
-        "0",
-        "a create launches without the binding's RigSessionID",
-    ),
-    (
-        "one-recovery-capability",
-        "0",
-        "the target declares one recovery capability",
-    ),
-    (
-        "one-rig-for-all",
-        "1",
-        "RigPerTenant routes every tenant to one rig",
-    ),
-    (
-        "shared-rig-acme-only",
-        "1",
-        "SharedRig serves one tenant's sessions only",
-    ),
-    (
-        "compat-id-normalised",
-        "1",
-        "the compatibility id is trimmed and lower-cased",
-    ),
-    (
-        "opens-store",
-        "1",
-        "opens the tenant's journal store at bind",
-    ),
-    (
-        "product-decoder-ignored",
-        "1",
-        "WithBlockDecoder's decoder is not used",
-    ),
-    ("unwraps-wrapper", "H0", "binds through a wrapper's Unwrap"),
-    (
-        "request-fields-dropped",
-        "H1",
-        "the rig seam receives only the tenant",
-    ),
-    (
-        "restore-request-dropped",
-        "H2",
-        "a restore's request never reaches the rig seam",
-    ),
-    (
-        "restore-wrong-uuid",
-        "H2",
-        "RestoreSession is given Host's session id, not the rig's UUID",
-    ),
-    (
-        "resume-from-now",
-        "H3",
-        "a non-empty resume point is served from now",
-    ),
-    (
-        "publication-without-tenant",
-        "H4",
-        "a publication lacks the launch's tenant",
-    ),
-    (
-        "publication-rig-session",
-        "H4",
-        "a publication names the rig's session, not Host's",
-    ),
-    (
-        "uncommitted-forwarded",
-        "H4",
-        "forwards deliveries that are not committed publications",
-    ),
-    ("bind-time-epoch", "H5", "the epoch is read once, at bind"),
-    (
-        "residency-epoch",
-        "H5",
-        "Host's residency epoch is stamped as the journal epoch",
-    ),
-    (
-        "epoch-zero-stamped",
-        "H5",
-        "a session holding no grant gets epoch 0",
-    ),
-    (
-        "create-message-dropped",
-        "H6",
-        "a create's first message is dropped",
-    ),
-    (
-        "create-not-represented",
-        "H6",
-        "a create's body reaches the decoder as it came",
-    ),
-    (
-        "restore-with-blocks",
-        "H6",
-        "a restore carries the blocks of its payload",
-    ),
-    (
-        "gate-source-agent",
-        "H6",
-        "a gate_response's source is not the user",
-    ),
-    (
-        "gate-attempt-dropped",
-        "H6",
-        "a gate_response lacks the authorized attempt",
-    ),
-    (
-        "create-refused",
-        "H6",
-        "create and restore are refused (before harness v0.36.0)",
-    ),
-    (
-        "default-decoder-strict",
-        "H6",
-        "the default decoder refuses principal and metadata",
-    ),
-    (
-        "any-kind-admitted",
-        "H6",
-        "a command of an unknown kind is admitted",
-    ),
-    (
-        "empty-input-admitted",
-        "H7",
-        "an input that decodes to no blocks is admitted",
-    ),
-    (
-        "no-default-decoder",
-        "H7",
-        "without WithBlockDecoder every input is refused",
-    ),
-    (
-        "payload-ref-dereferenced",
-        "H8",
-        "the adapter reads a referenced payload's object",
-    ),
-    (
-        "payload-ref-ignored",
-        "H8",
-        "an unresolved PayloadRef is admitted without a payload",
-    ),
-];
+crate::mutants! {
+    /// The rules this adapter's mutants break, one each.
+    pub enum Mutant {
+        AttemptCloserOptional = "attempt-closer-optional", ["0"], "binds a session whose applier is not an AttemptCloser";
+        NilFaultChannelAccepted = "nil-fault-channel-accepted", ["0"], "binds a session whose fault channel is nil";
+        NoReleaseOnRefusal = "no-release-on-refusal", ["0"], "does not release a session bind refuses";
+        ReleaseUnderLaunchContext = "release-under-launch-context", ["0"], "releases a refused session under the launch context";
+        ReleaseErrorDropped = "release-error-dropped", ["0"], "a failed release is not joined to the refusal";
+        FaultReporterOptional = "fault-reporter-optional", ["0"], "treats PersistenceFaultReporter as optional";
+        AbandonerOptional = "abandoner-optional", ["0"], "treats ResidencyAbandoner as optional";
+        RequiredSixUnchecked = "required-six-unchecked", ["0"], "binds a session that lacks one of the six required capabilities";
+        AttemptCloseNotForwarded = "attempt-close-not-forwarded", ["0"], "the bound AttemptCloser does not forward to harness";
+        NoLegacyLivePair = "no-legacy-live-pair", ["0"], "the bound session lacks the older live/reasoning pair";
+        LiveNotRelayed = "live-not-relayed", ["0"], "LiveOptionsSubscriber relays no preview frame";
+        DropsUncounted = "drops-uncounted", ["0"], "EphemeralDrops does not count refused preview frames";
+        PrincipalDroppedOnInterrupt = "principal-dropped-on-interrupt", ["0"], "an interrupt crosses without its Principal";
+        MetadataDroppedOnCreate = "metadata-dropped-on-create", ["0"], "a create crosses without its Metadata";
+        NoRigSessionId = "no-rig-session-id", ["0"], "a create launches without the binding's RigSessionID";
+        OneRecoveryCapability = "one-recovery-capability", ["0"], "the target declares one recovery capability";
+        OneRigForAll = "one-rig-for-all", ["1"], "RigPerTenant routes every tenant to one rig";
+        SharedRigAcmeOnly = "shared-rig-acme-only", ["1"], "SharedRig serves one tenant's sessions only";
+        CompatIdNormalised = "compat-id-normalised", ["1"], "the compatibility id is trimmed and lower-cased";
+        OpensStore = "opens-store", ["1"], "opens the tenant's journal store at bind";
+        ProductDecoderIgnored = "product-decoder-ignored", ["1"], "WithBlockDecoder's decoder is not used";
+        UnwrapsWrapper = "unwraps-wrapper", ["H0"], "binds through a wrapper's Unwrap";
+        WaitIdleNotForwarded = "wait-idle-not-forwarded", ["H0"], "the bound IdleWaiter does not forward WaitIdle to harness";
+        RequestFieldsDropped = "request-fields-dropped", ["H1"], "the rig seam receives only the tenant";
+        RestoreRequestDropped = "restore-request-dropped", ["H2"], "a restore's request never reaches the rig seam";
+        RestoreWrongUuid = "restore-wrong-uuid", ["H2"], "RestoreSession is given Host's session id, not the rig's UUID";
+        ResumeFromNow = "resume-from-now", ["H3"], "a non-empty resume point is served from now";
+        PublicationWithoutTenant = "publication-without-tenant", ["H4"], "a publication lacks the launch's tenant";
+        PublicationRigSession = "publication-rig-session", ["H4"], "a publication names the rig's session, not Host's";
+        UncommittedForwarded = "uncommitted-forwarded", ["H4"], "forwards deliveries that are not committed publications";
+        BindTimeEpoch = "bind-time-epoch", ["H5"], "the epoch is read once, at bind";
+        ResidencyEpoch = "residency-epoch", ["H5"], "Host's residency epoch is stamped as the journal epoch";
+        EpochZeroStamped = "epoch-zero-stamped", ["H5"], "a session holding no grant gets epoch 0";
+        CreateMessageDropped = "create-message-dropped", ["H6"], "a create's first message is dropped";
+        CreateNotRepresented = "create-not-represented", ["H6"], "a create's body reaches the decoder as it came";
+        RestoreWithBlocks = "restore-with-blocks", ["H6"], "a restore carries the blocks of its payload";
+        GateSourceAgent = "gate-source-agent", ["H6"], "a gate_response's source is not the user";
+        GateAttemptDropped = "gate-attempt-dropped", ["H6"], "a gate_response lacks the authorized attempt";
+        CreateRefused = "create-refused", ["H6"], "create and restore are refused (before harness v0.36.0)";
+        DefaultDecoderStrict = "default-decoder-strict", ["H6"], "the default decoder refuses principal and metadata";
+        AnyKindAdmitted = "any-kind-admitted", ["H6"], "a command of an unknown kind is admitted";
+        EmptyInputAdmitted = "empty-input-admitted", ["H7"], "an input that decodes to no blocks is admitted";
+        NoDefaultDecoder = "no-default-decoder", ["H7"], "without WithBlockDecoder every input is refused";
+        PayloadRefDereferenced = "payload-ref-dereferenced", ["H8"], "the adapter reads a referenced payload's object";
+        PayloadRefIgnored = "payload-ref-ignored", ["H8"], "an unresolved PayloadRef is admitted without a payload";
+    }
+}
 
-/// (name, the open point it decides otherwise)
-pub const VARIANTS: &[(&str, &str)] = &[
-    (
-        "probe-epoch-at-bind",
-        "reads the epoch at bind too (and ignores it)",
-    ),
-    (
-        "metadata-everywhere",
-        "Metadata crosses on all five kinds, not only create and input",
-    ),
-    (
-        "represent-principal",
-        "the re-presented create body carries principal and metadata",
-    ),
-    (
-        "other-refusal-kinds",
-        "kinds the spec does not name are all `invalid`",
-    ),
-    (
-        "unknown-tenant-shared",
-        "a tenant without a rig of its own is refused by kind `unsupported`",
-    ),
-];
+crate::variants! {
+    /// The open points this adapter's allowed variants decide otherwise.
+    pub enum Variant {
+        ProbeEpochAtBind = "probe-epoch-at-bind", "reads the epoch at bind too (and ignores it)";
+        MetadataEverywhere = "metadata-everywhere", "Metadata crosses on all five kinds, not only create and input";
+        RepresentPrincipal = "represent-principal", "the re-presented create body carries principal and metadata";
+        OtherRefusalKinds = "other-refusal-kinds", "kinds the spec does not name are all `invalid`";
+        UnknownTenantShared = "unknown-tenant-shared", "a tenant without a rig of its own is refused by kind `unsupported`";
+    }
+}
 
 /// Which mutant or variant this adapter is, if any.
-#[derive(Clone, Copy, Default)]
-pub struct Knob {
-    mutant: Option<&'static str>,
-    variant: Option<&'static str>,
-}
-
-impl Knob {
-    /// `reference`, `mutant:NAME`, `variant:NAME`.
-    pub fn named(name: &str) -> Option<Knob> {
-        if name == "reference" {
-            return Some(Knob::default());
-        }
-        if let Some(m) = name.strip_prefix("mutant:") {
-            let (m, _, _) = MUTANTS.iter().find(|x| x.0 == m)?;
-            return Some(Knob {
-                mutant: Some(m),
-                variant: None,
-            });
-        }
-        let v = name.strip_prefix("variant:")?;
-        let (v, _) = VARIANTS.iter().find(|x| x.0 == v)?;
-        Some(Knob {
-            mutant: None,
-            variant: Some(v),
-        })
-    }
-
-    fn breaks(&self, rule: &str) -> bool {
-        self.mutant == Some(rule)
-    }
-
-    fn decides(&self, point: &str) -> bool {
-        self.variant == Some(point)
-    }
-}
+pub type Knobs = crate::knob::Knobs<Mutant, Variant>;
 
 /// A refusal, as a value.
 #[derive(Debug, Clone)]
@@ -302,8 +90,8 @@ impl Refusal {
     }
 
     /// An open point's refusal: `invalid` under the variant that names every one so.
-    fn open(knob: &Knob, kind: &'static str, message: impl Into<String>) -> Refusal {
-        let kind = if knob.decides("other-refusal-kinds") {
+    fn open(knob: &Knobs, kind: &'static str, message: impl Into<String>) -> Refusal {
+        let kind = if knob.decides(Variant::OtherRefusalKinds) {
             "invalid"
         } else {
             kind
@@ -320,19 +108,19 @@ pub enum Rigs {
 }
 
 impl Rigs {
-    fn rig_for(&self, req: &Request, mode: Mode, k: &Knob) -> Result<Arc<dyn Rig>, Refusal> {
+    fn rig_for(&self, req: &Request, mode: Mode, k: &Knobs) -> Result<Arc<dyn Rig>, Refusal> {
         match self {
-            Rigs::Shared(_) if k.breaks("shared-rig-acme-only") && req.tenant_id != "acme" => {
+            Rigs::Shared(_) if k.breaks(Mutant::SharedRigAcmeOnly) && req.tenant_id != "acme" => {
                 Err(Refusal::new("incapable", "the shared rig serves acme only"))
             }
             Rigs::Shared(r) => Ok(r.clone()),
-            Rigs::PerTenant(m) if k.breaks("one-rig-for-all") => m
+            Rigs::PerTenant(m) if k.breaks(Mutant::OneRigForAll) => m
                 .values()
                 .next()
                 .cloned()
                 .ok_or_else(|| Refusal::new("invalid", "no rigs")),
             Rigs::PerTenant(m) => m.get(&req.tenant_id).cloned().ok_or_else(|| {
-                let kind = if k.decides("unknown-tenant-shared") {
+                let kind = if k.decides(Variant::UnknownTenantShared) {
                     "unsupported"
                 } else {
                     "incapable"
@@ -341,11 +129,11 @@ impl Rigs {
             }),
             Rigs::Func(f) => {
                 let given = match mode {
-                    _ if k.breaks("request-fields-dropped") => Request {
+                    _ if k.breaks(Mutant::RequestFieldsDropped) => Request {
                         tenant_id: req.tenant_id.clone(),
                         ..Request::default()
                     },
-                    Mode::Restore if k.breaks("restore-request-dropped") => Request::default(),
+                    Mode::Restore if k.breaks(Mutant::RestoreRequestDropped) => Request::default(),
                     _ => req.clone(),
                 };
                 f(&given, mode).map_err(|e| Refusal::new("incapable", e))
@@ -360,7 +148,7 @@ pub struct Target {
     compatibility_id: String,
     decoder: Option<BlockDecoder>,
     env: Arc<dyn Environment>,
-    knob: Knob,
+    knob: Knobs,
 }
 
 /// The harness counterparts of the six capabilities every bound session has.
@@ -389,7 +177,7 @@ impl Target {
         compatibility_id: &str,
         decoder: Option<BlockDecoder>,
         env: Arc<dyn Environment>,
-        knob: Knob,
+        knob: Knobs,
     ) -> Target {
         Target {
             rigs,
@@ -401,7 +189,7 @@ impl Target {
     }
 
     pub fn compatibility_id(&self) -> String {
-        if self.knob.breaks("compat-id-normalised") {
+        if self.knob.breaks(Mutant::CompatIdNormalised) {
             return self.compatibility_id.trim().to_lowercase();
         }
         self.compatibility_id.clone()
@@ -409,7 +197,7 @@ impl Target {
 
     /// `department.Recovery`: attempt closing and persistence faults, both held true at bind.
     pub fn recovery(&self) -> Vec<&'static str> {
-        if self.knob.breaks("one-recovery-capability") {
+        if self.knob.breaks(Mutant::OneRecoveryCapability) {
             return vec!["attempt-close"];
         }
         vec!["attempt-close", "persistence-faults"]
@@ -425,35 +213,36 @@ impl Target {
         residency_epoch: u64,
     ) -> Result<Bound, Refusal> {
         let k = &self.knob;
-        if k.breaks("create-refused") {
+        if k.breaks(Mutant::CreateRefused) {
             return Err(Refusal::new(
                 "unsupported",
                 "create and restore are not applied",
             ));
         }
-        if k.breaks("opens-store") {
+        if k.breaks(Mutant::OpensStore) {
             self.env.open_store("journal", &request.tenant_id);
         }
         let rig = self.rigs.rig_for(&request, mode, k)?;
         let session = match mode {
             Mode::Create => {
-                let id = (!k.breaks("no-rig-session-id")).then_some(rig_session_id);
+                let id = (!k.breaks(Mutant::NoRigSessionId)).then_some(rig_session_id);
                 rig.new_session(launch, id)
             }
-            Mode::Restore if k.breaks("restore-wrong-uuid") => {
+            Mode::Restore if k.breaks(Mutant::RestoreWrongUuid) => {
                 rig.restore_session(launch, &request.session_id)
             }
             Mode::Restore => rig.restore_session(launch, rig_session_id),
         }
         .map_err(|e| Refusal::new("incapable", e))?;
         let session = match session.unwrap() {
-            Some(inner) if k.breaks("unwraps-wrapper") => inner,
+            Some(inner) if k.breaks(Mutant::UnwrapsWrapper) => inner,
             _ => session,
         };
         if let Some(missing) = self.missing(&*session) {
             return Err(self.refuse(launch, &*session, missing));
         }
-        let bind_epoch = if k.breaks("bind-time-epoch") || k.decides("probe-epoch-at-bind") {
+        let bind_epoch = if k.breaks(Mutant::BindTimeEpoch) || k.decides(Variant::ProbeEpochAtBind)
+        {
             session.lease_epoch_reporter().and_then(|r| r.lease_epoch())
         } else {
             None
@@ -474,7 +263,7 @@ impl Target {
     fn missing(&self, s: &dyn Session) -> Option<String> {
         let k = &self.knob;
         let has = |cap: &str| match cap {
-            _ if k.breaks("required-six-unchecked") && SIX.contains(&cap) => true,
+            _ if k.breaks(Mutant::RequiredSixUnchecked) && SIX.contains(&cap) => true,
             "IdleWaiter" => s.idle_waiter().is_some(),
             "Liveness" => s.liveness().is_some(),
             "Releaser" => s.releaser().is_some(),
@@ -482,12 +271,12 @@ impl Target {
             "Applier" => s.applier().is_some(),
             "LeaseEpochReporter" => s.lease_epoch_reporter().is_some(),
             "PersistenceFaultReporter" => {
-                s.persistence_fault_reporter().is_some() || k.breaks("fault-reporter-optional")
+                s.persistence_fault_reporter().is_some() || k.breaks(Mutant::FaultReporterOptional)
             }
             "ResidencyAbandoner" => {
-                s.residency_abandoner().is_some() || k.breaks("abandoner-optional")
+                s.residency_abandoner().is_some() || k.breaks(Mutant::AbandonerOptional)
             }
-            _ => s.attempt_closer().is_some() || k.breaks("attempt-closer-optional"),
+            _ => s.attempt_closer().is_some() || k.breaks(Mutant::AttemptCloserOptional),
         };
         if let Some(cap) = SIX.iter().chain(&ALSO).find(|c| !has(c)) {
             return Some(format!("the session is no {cap}"));
@@ -495,7 +284,7 @@ impl Target {
         let nil = s
             .persistence_fault_reporter()
             .is_some_and(|r| !r.has_fault_channel());
-        (nil && !k.breaks("nil-fault-channel-accepted"))
+        (nil && !k.breaks(Mutant::NilFaultChannelAccepted))
             .then(|| "the session's fault channel is nil".to_string())
     }
 
@@ -504,13 +293,16 @@ impl Target {
     fn refuse(&self, launch: Ctx, s: &dyn Session, why: String) -> Refusal {
         let k = &self.knob;
         let mut message = format!("incapable session {}: {why}", s.session_id());
-        if let (Some(r), false) = (s.releaser(), k.breaks("no-release-on-refusal")) {
-            let ctx = if k.breaks("release-under-launch-context") {
+        if let (Some(r), false) = (s.releaser(), k.breaks(Mutant::NoReleaseOnRefusal)) {
+            let ctx = if k.breaks(Mutant::ReleaseUnderLaunchContext) {
                 launch
             } else {
                 Ctx::default()
             };
-            if let (Err(e), false) = (r.release_residency(ctx), k.breaks("release-error-dropped")) {
+            if let (Err(e), false) = (
+                r.release_residency(ctx),
+                k.breaks(Mutant::ReleaseErrorDropped),
+            ) {
                 message = format!("{message}\nrelease: {e}");
             }
         }
@@ -527,7 +319,7 @@ pub struct Bound {
     decoder: Option<BlockDecoder>,
     env: Arc<dyn Environment>,
     drops: AtomicU64,
-    knob: Knob,
+    knob: Knobs,
 }
 
 /// Core's InputRequest, the body the default decoder reads (principal and metadata allowed).
@@ -555,7 +347,7 @@ impl Bound {
             "AttemptCloser",
             "LiveOptionsSubscriber",
         ];
-        if !self.knob.breaks("no-legacy-live-pair") {
+        if !self.knob.breaks(Mutant::NoLegacyLivePair) {
             c.extend(["LiveTextSubscriber", "ReasoningSubscriber"]);
         }
         c.push("EphemeralDrops");
@@ -564,15 +356,15 @@ impl Bound {
 
     fn decode(&self, bytes: &[u8]) -> Result<Vec<Value>, Refusal> {
         let k = &self.knob;
-        if k.breaks("default-decoder-strict") {
+        if k.breaks(Mutant::DefaultDecoderStrict) {
             let body: Value = serde_json::from_slice(bytes).unwrap_or_default();
             if body.get("principal").is_some() || body.get("metadata").is_some() {
                 return Err(Refusal::new("invalid", "unknown field in InputRequest"));
             }
         }
         match &self.decoder {
-            Some(d) if !k.breaks("product-decoder-ignored") => d(bytes),
-            None if k.breaks("no-default-decoder") => Err("no block decoder".into()),
+            Some(d) if !k.breaks(Mutant::ProductDecoderIgnored) => d(bytes),
+            None if k.breaks(Mutant::NoDefaultDecoder) => Err("no block decoder".into()),
             _ => decode_input_blocks(bytes),
         }
         .map_err(|e| Refusal::open(k, "invalid", e))
@@ -582,14 +374,14 @@ impl Bound {
     pub fn apply(&self, cmd: RuntimeCommand) -> Result<(), Refusal> {
         let k = &self.knob;
         let kind = cmd.kind.as_str();
-        if !KINDS.contains(&kind) && !k.breaks("any-kind-admitted") {
+        if !KINDS.contains(&kind) && !k.breaks(Mutant::AnyKindAdmitted) {
             return Err(Refusal::open(
                 k,
                 "invalid",
                 format!("unknown command kind {kind:?}"),
             ));
         }
-        if k.breaks("create-refused") && matches!(kind, "create" | "restore") {
+        if k.breaks(Mutant::CreateRefused) && matches!(kind, "create" | "restore") {
             return Err(Refusal::new(
                 "unsupported",
                 "create and restore are not applied",
@@ -597,9 +389,9 @@ impl Bound {
         }
         let mut payload = cmd.payload.clone();
         if let Some(r) = &cmd.payload_ref {
-            if k.breaks("payload-ref-dereferenced") {
+            if k.breaks(Mutant::PayloadRefDereferenced) {
                 payload = Some(self.env.read_object(r));
-            } else if !k.breaks("payload-ref-ignored") {
+            } else if !k.breaks(Mutant::PayloadRefIgnored) {
                 return Err(Refusal::open(
                     k,
                     "invalid",
@@ -611,7 +403,7 @@ impl Bound {
         let (blocks, gate_response) = match kind {
             "input" => {
                 let b = self.decode(&bytes)?;
-                if b.is_empty() && !k.breaks("empty-input-admitted") {
+                if b.is_empty() && !k.breaks(Mutant::EmptyInputAdmitted) {
                     return Err(Refusal::open(
                         k,
                         "invalid",
@@ -621,24 +413,25 @@ impl Bound {
                 (b, None)
             }
             "create" => (self.create_blocks(&cmd, &bytes)?, None),
-            "restore" if k.breaks("restore-with-blocks") && !bytes.is_empty() => {
+            "restore" if k.breaks(Mutant::RestoreWithBlocks) && !bytes.is_empty() => {
                 (self.decode(&bytes)?, None)
             }
             "gate_response" => (vec![], Some(self.gate_response(&cmd, &bytes)?)),
             _ => (vec![], None),
         };
         let lease_epoch = self.epoch()?;
-        let principal = if k.breaks("principal-dropped-on-interrupt") && kind == "interrupt" {
+        let principal = if k.breaks(Mutant::PrincipalDroppedOnInterrupt) && kind == "interrupt" {
             Value::Null
         } else {
             cmd.principal.clone()
         };
-        let carries = matches!(kind, "create" | "input") || k.decides("metadata-everywhere");
-        let metadata = if carries && !(k.breaks("metadata-dropped-on-create") && kind == "create") {
-            cmd.metadata.clone()
-        } else {
-            Value::Null
-        };
+        let carries = matches!(kind, "create" | "input") || k.decides(Variant::MetadataEverywhere);
+        let metadata =
+            if carries && !(k.breaks(Mutant::MetadataDroppedOnCreate) && kind == "create") {
+                cmd.metadata.clone()
+            } else {
+                Value::Null
+            };
         let admitted = Admitted {
             kind: kind.to_string(),
             blocks,
@@ -679,14 +472,14 @@ impl Bound {
                 ))
             }
         };
-        if blocks.is_empty() || k.breaks("create-message-dropped") {
+        if blocks.is_empty() || k.breaks(Mutant::CreateMessageDropped) {
             return Ok(vec![]);
         }
-        if k.breaks("create-not-represented") {
+        if k.breaks(Mutant::CreateNotRepresented) {
             return self.decode(bytes);
         }
         let mut input = json!({ "blocks": blocks });
-        if k.decides("represent-principal") {
+        if k.decides(Variant::RepresentPrincipal) {
             input["principal"] = cmd.principal.clone();
             input["metadata"] = cmd.metadata.clone();
         }
@@ -706,12 +499,12 @@ impl Bound {
                 "gate_response body: no interactionId",
             ));
         };
-        let source = if k.breaks("gate-source-agent") {
+        let source = if k.breaks(Mutant::GateSourceAgent) {
             "agent"
         } else {
             "user"
         };
-        let attempt = if k.breaks("gate-attempt-dropped") {
+        let attempt = if k.breaks(Mutant::GateAttemptDropped) {
             ""
         } else {
             cmd.attempt.as_str()
@@ -727,10 +520,10 @@ impl Bound {
     /// The journal epoch, read from the session for this command.
     fn epoch(&self) -> Result<u64, Refusal> {
         let k = &self.knob;
-        if k.breaks("residency-epoch") {
+        if k.breaks(Mutant::ResidencyEpoch) {
             return Ok(self.residency_epoch);
         }
-        let read = if k.breaks("bind-time-epoch") {
+        let read = if k.breaks(Mutant::BindTimeEpoch) {
             self.bind_epoch
         } else {
             self.session
@@ -739,7 +532,7 @@ impl Bound {
         };
         match read {
             Some(e) => Ok(e),
-            None if k.breaks("epoch-zero-stamped") => Ok(0),
+            None if k.breaks(Mutant::EpochZeroStamped) => Ok(0),
             None => Err(Refusal::new(
                 "unsupported",
                 "the session reports no held lease grant",
@@ -751,7 +544,7 @@ impl Bound {
     /// cannot be honoured, so it is refused.
     pub fn subscribe(&self, after: &str) -> Result<Vec<Value>, Refusal> {
         let k = &self.knob;
-        if !after.is_empty() && !k.breaks("resume-from-now") {
+        if !after.is_empty() && !k.breaks(Mutant::ResumeFromNow) {
             return Err(Refusal::new(
                 "unsupported",
                 format!("the subscription cannot be positioned after {after:?}"),
@@ -763,7 +556,7 @@ impl Bound {
         Ok(events
             .subscribe()
             .into_iter()
-            .filter(|d| d.committed || k.breaks("uncommitted-forwarded"))
+            .filter(|d| d.committed || k.breaks(Mutant::UncommittedForwarded))
             .map(|d| {
                 let mut p = json!({
                     "tenantId": self.request.tenant_id,
@@ -771,10 +564,10 @@ impl Bound {
                     "eventId": d.event_id, "journalSeq": d.journal_seq,
                     "publicBody": d.public_body, "coveredThrough": d.covered_through,
                 });
-                if k.breaks("publication-without-tenant") {
+                if k.breaks(Mutant::PublicationWithoutTenant) {
                     p.as_object_mut().map(|o| o.remove("tenantId"));
                 }
-                if k.breaks("publication-rig-session") {
+                if k.breaks(Mutant::PublicationRigSession) {
                     p["sessionId"] = json!(self.session.session_id());
                 }
                 p
@@ -784,12 +577,12 @@ impl Bound {
 
     /// Relay the session's preview frames to `take`; a frame it refuses is a drop.
     pub fn live(&self, take: &mut dyn FnMut(Value) -> bool) {
-        if self.knob.breaks("live-not-relayed") {
+        if self.knob.breaks(Mutant::LiveNotRelayed) {
             return;
         }
         if let Some(l) = self.session.live_options() {
             l.subscribe_live(&mut |f| {
-                if !take(f) && !self.knob.breaks("drops-uncounted") {
+                if !take(f) && !self.knob.breaks(Mutant::DropsUncounted) {
                     self.drops.fetch_add(1, Ordering::Relaxed);
                 }
             });
@@ -801,7 +594,7 @@ impl Bound {
     }
 
     pub fn wait_idle(&self) -> Fallible {
-        if self.knob.breaks("wait-idle-not-forwarded") {
+        if self.knob.breaks(Mutant::WaitIdleNotForwarded) {
             return Ok(());
         }
         match self.session.idle_waiter() {
@@ -823,7 +616,7 @@ impl Bound {
 
     /// `department.AttemptCloser`, forwarded to harness's.
     pub fn close_attempt(&self, attempt: &str) -> Fallible {
-        if self.knob.breaks("attempt-close-not-forwarded") {
+        if self.knob.breaks(Mutant::AttemptCloseNotForwarded) {
             return Ok(());
         }
         match self.session.attempt_closer() {

@@ -3,7 +3,7 @@
 //! host:reference` over stdio. The same `call` serves both.
 
 use super::fakes::{FakeEnv, FakeSession, Fakes};
-use super::reference::{Bound, Knob, Refusal, Rigs, Target};
+use super::reference::{Bound, Knobs, Refusal, Rigs, Target};
 use super::seams::{Ctx, Mode, Request, RuntimeCommand};
 use crate::adapter::{Adapter, CallError};
 use crate::shim::RpcError;
@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 pub struct ReferenceHost {
     name: String,
-    knob: Knob,
+    knob: Knobs,
     fakes: Arc<Fakes>,
     target: Option<Target>,
     sessions: BTreeMap<String, Handle>,
@@ -38,7 +38,7 @@ impl ReferenceHost {
     pub fn named(name: &str) -> Option<ReferenceHost> {
         Some(ReferenceHost {
             name: name.to_string(),
-            knob: Knob::named(name)?,
+            knob: Knobs::named(name)?,
             fakes: Arc::default(),
             target: None,
             sessions: BTreeMap::new(),
