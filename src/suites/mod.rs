@@ -47,10 +47,42 @@ pub trait Suite: Format + Sync {
     fn runs_unnamed(&self) -> bool {
         false
     }
+    /// Its black-box fuzzer (`hcpspec fuzz --suite NAME`): mutated cases of its own played on
+    /// `spec`, judged by the suite's invariants, findings written under `out` as cases. None
+    /// when it has none of this shape (the contract suite's is `hcpspec::fuzz`, with jobs and a
+    /// shrinker of its own).
+    fn fuzz(&self, _run: &FuzzRun) -> Option<Result<FuzzReport, String>> {
+        None
+    }
+    /// What `hcpspec shim --runtime PREFIX:NAME` serves of this suite: its embedded targets
+    /// whose shim holds a whole case (a core's control shim, a host shim).
+    fn shim(&self) -> Option<Shim> {
+        None
+    }
     /// Cases its self-check runs at once (a suite whose cases mostly wait takes more).
     fn self_check_jobs(&self) -> usize {
         2
     }
+}
+
+/// One `hcpspec fuzz --suite NAME` run: the target, the seed cases, the budget, where findings go.
+pub struct FuzzRun<'a> {
+    pub spec: &'a str,
+    pub cases: &'a [Case],
+    pub seed: u64,
+    pub seconds: f64,
+    pub trials: Option<u64>,
+    pub findings: Option<usize>,
+    pub out: &'a Path,
+    pub stop: &'a std::sync::atomic::AtomicBool,
+}
+
+/// A suite's embedded shim: `PREFIX:NAME` (`core:reference`, `host:mutant:…`), the protocol it
+/// speaks, and a maker of a fresh one named NAME (`reference`, `mutant:…`, `variant:…`).
+pub struct Shim {
+    pub prefix: &'static str,
+    pub protocol: &'static str,
+    pub make: fn(&str) -> Option<Box<dyn crate::adapter::Adapter>>,
 }
 
 /// What building a target may need besides its spec.
@@ -178,8 +210,11 @@ pub fn parse_case(
 pub struct FuzzReport {
     pub cases: u64,
     pub findings: Vec<(String, String, Option<std::path::PathBuf>)>,
-    /// When each finding was in hand (found, shrunk and written), from the start.
+    /// When each finding was in hand (found, shrunk and written), from the start, where the
+    /// fuzzer keeps it.
     pub found_after: Vec<std::time::Duration>,
+    /// Trials that could not be played (neither a finding nor a pass).
+    pub unplayable: u64,
     pub elapsed: std::time::Duration,
 }
 
@@ -220,6 +255,7 @@ impl FuzzReport {
             cases: 0,
             findings: vec![],
             found_after: vec![],
+            unplayable: 0,
             elapsed: std::time::Duration::ZERO,
         };
         while !seeds.is_empty()

@@ -3,6 +3,7 @@
 use hcpspec::exit;
 use hcpspec::fuzz::{Config, Finding, Fuzzer, Progress};
 use hcpspec::suites::hcp::RunEnv;
+use hcpspec::suites::Suite as _;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -47,40 +48,31 @@ static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
     if let Some(name) = &a.suite {
-        let suite = hcpspec::case::load_suite_info(&a.vectors, name).map_err(|e| e.to_string())?;
-        if suite.drives == hcpspec::suites::harness_api::DRIVES {
-            return fuzz_harness(a, name);
+        let l = hcpspec::suites::load(&a.vectors, name).map_err(|e| e.to_string())?;
+        let out = a.out.clone().unwrap_or_else(|| a.vectors.join("found"));
+        let run = hcpspec::suites::FuzzRun {
+            spec: &a.runtime,
+            cases: &l.cases,
+            seed: a.seed,
+            seconds: a.seconds,
+            trials: a.cases,
+            findings: a.max_findings,
+            out: &out,
+            stop: &STOP,
+        };
+        let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
+        eprintln!(
+            "fuzz: {} against mutated {name} cases from seed {} for {} s; findings go to {}",
+            a.runtime,
+            a.seed,
+            a.seconds,
+            out.join(name).display()
+        );
+        if let Some(report) = l.suite.fuzz(&run) {
+            return print_report(&report?);
         }
-        if suite.drives == hcpspec::suites::core_api::DRIVES {
-            let connect = hcpspec::suites::core_api::connector(&a.runtime, &Default::default())?;
-            return fuzz_script(a, name, "scripts", &|cases, out| {
-                hcpspec::suites::core_api::fuzz::run(
-                    &connect,
-                    cases,
-                    hcpspec::suites::core_api::fuzz::Budget {
-                        seed: a.seed,
-                        seconds: a.seconds,
-                        trials: a.cases,
-                        findings: a.max_findings,
-                    },
-                    Some(out),
-                    &STOP,
-                )
-            });
-        }
-        if suite.drives == hcpspec::suites::host::DRIVES {
-            let connect = hcpspec::suites::host::connector(&a.runtime, &Default::default())?;
-            return fuzz_script(a, name, "cases", &|cases, out| {
-                hcpspec::suites::host::fuzz::run(
-                    &connect,
-                    cases,
-                    a.seed,
-                    a.seconds,
-                    a.cases,
-                    Some(out),
-                    &STOP,
-                )
-            });
+        if l.suite.drives() != hcpspec::suites::hcp::Contract.drives() {
+            return Err(format!("--suite {name}: this suite has no fuzzer"));
         }
     }
     let mut env = RunEnv::new(&a.vectors, &RunEnv::self_probe())?;
@@ -179,85 +171,30 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
     })
 }
 
-/// `hcpspec fuzz --suite harness-api`: frames and gate answers mutated against a harness.
-fn fuzz_harness(a: &FuzzArgs, suite: &str) -> Result<i32, String> {
-    use hcpspec::suites::harness_api::{fuzz as hfuzz, Harness};
-    let cases = hcpspec::suites::load_suite(&a.vectors, suite).map_err(|e| e.to_string())?;
-    let out = a.out.clone().unwrap_or_else(|| a.vectors.join("found"));
-    let cfg = hfuzz::Config {
-        harness: Harness::parse(&a.runtime)?,
-        seed: a.seed,
-        seconds: a.seconds,
-        max_cases: a.cases,
-        out: Some(out.clone()),
-    };
-    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
-    eprintln!(
-        "fuzz: {} against {suite} scenarios from seed {} for {} s; findings go to {}",
-        a.runtime,
-        a.seed,
-        a.seconds,
-        out.join(suite).display()
-    );
-    let report = hfuzz::run(&cfg, &cases, &STOP);
-    for f in &report.findings {
+/// A suite fuzzer's findings and totals; exit 1 on any finding.
+fn print_report(report: &hcpspec::suites::FuzzReport) -> Result<i32, String> {
+    for (i, (why, seed, path)) in report.findings.iter().enumerate() {
+        let after = report
+            .found_after
+            .get(i)
+            .map(|t| format!(" after {:.1} s", t.as_secs_f64()))
+            .unwrap_or_default();
         println!(
-            "finding: {} ({}) from {} with {} injection(s): {}",
-            f.check,
-            f.message,
-            f.seed_case,
-            f.injections,
-            f.path
-                .as_ref()
-                .map_or("(not written)".into(), |p| p.display().to_string())
-        );
-    }
-    println!(
-        "fuzz: {} scenarios in {:.1} s, {} findings, {} could not be played",
-        report.cases,
-        report.elapsed.as_secs_f64(),
-        report.findings.len(),
-        report.errors
-    );
-    Ok(if report.findings.is_empty() {
-        exit::OK
-    } else {
-        exit::FAILURES
-    })
-}
-
-/// `hcpspec fuzz --suite core-api` and `--suite host`: mutated cases against a core or an
-/// adapter behind its shim, judged by its invariants; findings are written as cases.
-fn fuzz_script(
-    a: &FuzzArgs,
-    suite: &str,
-    what: &str,
-    run: &dyn Fn(&[hcpspec::case::Case], &std::path::Path) -> hcpspec::suites::FuzzReport,
-) -> Result<i32, String> {
-    let cases = hcpspec::suites::load_suite(&a.vectors, suite).map_err(|e| e.to_string())?;
-    let out = a.out.clone().unwrap_or_else(|| a.vectors.join("found"));
-    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
-    eprintln!(
-        "fuzz: {} against mutated {suite} {what} from seed {} for {} s; findings go to {}",
-        a.runtime,
-        a.seed,
-        a.seconds,
-        out.join(suite).display()
-    );
-    let report = run(&cases, &out);
-    for ((why, seed, path), after) in report.findings.iter().zip(&report.found_after) {
-        println!(
-            "finding: {why} (from {seed}) after {:.1} s: {}",
-            after.as_secs_f64(),
+            "finding: {why} (from {seed}){after}: {}",
             path.as_ref()
                 .map_or("(not written)".into(), |p| p.display().to_string())
         );
     }
     println!(
-        "fuzz: {} {what} in {:.1} s, {} findings",
+        "fuzz: {} cases in {:.1} s, {} findings{}",
         report.cases,
         report.elapsed.as_secs_f64(),
-        report.findings.len()
+        report.findings.len(),
+        if report.unplayable > 0 {
+            format!(", {} could not be played", report.unplayable)
+        } else {
+            String::new()
+        }
     );
     Ok(if report.findings.is_empty() {
         exit::OK

@@ -107,35 +107,28 @@ fn listen(a: &ShimArgs, what: &str) -> Result<(std::net::TcpListener, String), S
     Ok((listener, url))
 }
 
-/// `core:NAME` or `host:NAME`: an embedded target whose shim holds a whole case.
+/// `PREFIX:NAME` (`core:reference`, `host:mutant:…`): an embedded target of a suite whose shim
+/// holds a whole case, found through the registry.
 fn case_target(runtime: &str) -> Result<Option<(String, hcpspec::suites::serve::Make)>, String> {
-    use hcpspec::adapter::Adapter;
-    use hcpspec::suites::{core_api::reference::ReferenceCore, host::shim::ReferenceHost};
-    let (what, name) = match runtime.split_once(':') {
-        Some((w @ ("core" | "host"), name)) => (w, name.to_string()),
-        _ => return Ok(None),
+    let Some((prefix, name)) = runtime.split_once(':') else {
+        return Ok(None);
     };
-    let make: hcpspec::suites::serve::Make = if what == "core" {
-        ReferenceCore::named(&name).ok_or_else(|| {
-            format!("--runtime {runtime}: no embedded core `{name}` (reference, mutant:NAME, variant:NAME)")
-        })?;
-        std::sync::Arc::new(move || {
-            Box::new(ReferenceCore::named(&name).expect("checked")) as Box<dyn Adapter>
-        })
-    } else {
-        ReferenceHost::named(&name).ok_or_else(|| {
-            format!("--runtime {runtime}: no embedded host adapter `{name}` (reference, mutant:NAME, variant:NAME)")
-        })?;
-        std::sync::Arc::new(move || {
-            Box::new(ReferenceHost::named(&name).expect("checked")) as Box<dyn Adapter>
-        })
+    let Some(shim) = hcpspec::suites::registered()
+        .into_iter()
+        .filter_map(|s| s.shim())
+        .find(|s| s.prefix == prefix)
+    else {
+        return Ok(None);
     };
-    let protocol = if what == "core" {
-        hcpspec::suites::core_api::PROTOCOL
-    } else {
-        hcpspec::suites::host::PROTOCOL
-    };
-    Ok(Some((format!("{runtime} ({protocol})"), make)))
+    if (shim.make)(name).is_none() {
+        return Err(format!(
+            "--runtime {runtime}: no embedded {prefix} `{name}` (reference, mutant:NAME, variant:NAME; `hcpspec list --mutants` names them)"
+        ));
+    }
+    let (make, name) = (shim.make, name.to_string());
+    let maker: hcpspec::suites::serve::Make =
+        std::sync::Arc::new(move || make(&name).expect("checked above"));
+    Ok(Some((format!("{runtime} ({})", shim.protocol), maker)))
 }
 
 fn serve_case_target(

@@ -4,7 +4,7 @@ use crate::case::matcher::Denials;
 use crate::case::{check_expects, Case, Format};
 use crate::knob::Info;
 use crate::run::runner::Target;
-use crate::suites::{Context, ShimTarget, Suite};
+use crate::suites::{Context, FuzzReport, FuzzRun, Shim, ShimTarget, Suite};
 use std::sync::Arc;
 
 /// Harness API v5, core role: hcpspec plays the harness against a core and its gates.
@@ -37,6 +37,35 @@ impl Suite for CoreApi {
             describe: ("core.describe", "core"),
             run: super::run_case,
         }))
+    }
+    fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, String>> {
+        let connect = match super::connector(run.spec, &Default::default()) {
+            Ok(c) => c,
+            Err(e) => return Some(Err(e)),
+        };
+        let budget = super::fuzz::Budget {
+            seed: run.seed,
+            seconds: run.seconds,
+            trials: run.trials,
+            findings: run.findings,
+        };
+        Some(Ok(super::fuzz::run(
+            &connect,
+            run.cases,
+            budget,
+            Some(run.out),
+            run.stop,
+        )))
+    }
+    fn shim(&self) -> Option<Shim> {
+        Some(Shim {
+            prefix: "core",
+            protocol: super::PROTOCOL,
+            make: |name| {
+                super::reference::ReferenceCore::named(name)
+                    .map(|c| Box::new(c) as Box<dyn crate::adapter::Adapter>)
+            },
+        })
     }
     fn mutants(&self) -> Vec<Info> {
         super::reference::MUTANTS

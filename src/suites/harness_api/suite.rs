@@ -7,7 +7,7 @@ use crate::case::{check_expects, Case, Format};
 use crate::knob::Info;
 use crate::run::runner::Target;
 use crate::run::CaseResult;
-use crate::suites::{Context, Suite};
+use crate::suites::{Context, FuzzReport, FuzzRun, Suite};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -62,6 +62,40 @@ impl Suite for HarnessApi {
                 sections: &[],
             })
             .collect()
+    }
+    fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, String>> {
+        let harness = match Harness::parse(run.spec) {
+            Ok(h) => h,
+            Err(e) => return Some(Err(e)),
+        };
+        let cfg = super::fuzz::Config {
+            harness,
+            seed: run.seed,
+            seconds: run.seconds,
+            max_cases: run.trials,
+            out: Some(run.out.to_path_buf()),
+        };
+        let r = super::fuzz::run(&cfg, run.cases, run.stop);
+        Some(Ok(FuzzReport {
+            cases: r.cases,
+            findings: r
+                .findings
+                .into_iter()
+                .map(|f| {
+                    (
+                        format!(
+                            "{} ({}) with {} injection(s)",
+                            f.check, f.message, f.injections
+                        ),
+                        f.seed_case,
+                        f.path,
+                    )
+                })
+                .collect(),
+            found_after: vec![],
+            unplayable: r.errors,
+            elapsed: r.elapsed,
+        }))
     }
     fn self_check_jobs(&self) -> usize {
         super::selfcheck::JOBS

@@ -4,7 +4,7 @@ use crate::case::matcher::Denials;
 use crate::case::{check_expects, Case, Format};
 use crate::knob::{infos, Info};
 use crate::run::runner::Target;
-use crate::suites::{Context, ShimTarget, Suite};
+use crate::suites::{Context, FuzzReport, FuzzRun, Shim, ShimTarget, Suite};
 use std::sync::Arc;
 
 /// Host runtime adapters (spec 003): hcpspec calls an adapter through its host shim.
@@ -37,6 +37,31 @@ impl Suite for Host {
             describe: ("host.describe", "adapter"),
             run: super::run_case,
         }))
+    }
+    fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, String>> {
+        let connect = match super::connector(run.spec, &Default::default()) {
+            Ok(c) => c,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(Ok(super::fuzz::run(
+            &connect,
+            run.cases,
+            run.seed,
+            run.seconds,
+            run.trials,
+            Some(run.out),
+            run.stop,
+        )))
+    }
+    fn shim(&self) -> Option<Shim> {
+        Some(Shim {
+            prefix: "host",
+            protocol: super::PROTOCOL,
+            make: |name| {
+                super::shim::ReferenceHost::named(name)
+                    .map(|h| Box::new(h) as Box<dyn crate::adapter::Adapter>)
+            },
+        })
     }
     fn mutants(&self) -> Vec<Info> {
         infos::<super::reference::Mutant>()
