@@ -27,7 +27,7 @@ for m in $mutants; do
   "$bin" fuzz --suite core-api --runtime "inproc:mutant:$m" --seconds "$budget" --seed "$seed" \
     --max-findings 1 --out "$out/$m" >"$log" 2>/dev/null || true
   line=$(grep -m1 '^finding: ' "$log" || true)
-  scripts=$(sed -n 's/^fuzz: \([0-9]*\) scripts in.*/\1/p' "$log")
+  scripts=$(sed -n 's/^fuzz: \([0-9]*\) cases in.*/\1/p' "$log")
   if [ -n "$line" ]; then
     secs=$(echo "$line" | sed 's/.*) after \([0-9.]*\) s: .*/\1/')
     why=$(echo "$line" | sed 's/^finding: step [0-9]*: //; s/^finding: //; s/ (from .*//')
@@ -40,7 +40,7 @@ done
 "$bin" fuzz --suite core-api --runtime inproc:reference --seconds "$ref_budget" --seed "$seed" \
   --out "$out/reference" >"$out/reference.log" 2>/dev/null || true
 printf '%-26s %7ss %8s  %s\n' reference "$ref_budget" \
-  "$(sed -n 's/^fuzz: \([0-9]*\) scripts in.*/\1/p' "$out/reference.log")" \
+  "$(sed -n 's/^fuzz: \([0-9]*\) cases in.*/\1/p' "$out/reference.log")" \
   "$(grep -c '^finding: ' "$out/reference.log" || true) findings"
 if grep -q '^finding: ' "$out/reference.log"; then
   grep '^finding: ' "$out/reference.log" >&2
