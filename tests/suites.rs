@@ -238,10 +238,10 @@ fn main() {
         let compute = |sc: &hcpspec::suites::SelfCheck, cases: &[Case]| -> Kills {
             sc.mutants
                 .iter()
-                .map(|m| (m.0, sc.kills(m.0, cases)))
+                .map(|m| (m.name, sc.kills(m.name, cases)))
                 .collect()
         };
-        for (m, _, _) in sc.mutants {
+        for m in sc.mutants.iter().map(|m| m.name) {
             let (sc, cases, kills) = (sc.clone(), cases.clone(), kills.clone());
             trials.push(Trial::test(format!("{noun}-mutants::{m}"), move || {
                 if kills.get_or_init(|| compute(&sc, &cases))[m].is_empty() {
@@ -269,7 +269,7 @@ fn main() {
                 .into())
             },
         ));
-        for (v, _) in sc.variants {
+        for v in sc.variants.iter().map(|v| v.name) {
             let (sc, cases) = (sc.clone(), cases.clone());
             trials.push(Trial::test(format!("{noun}-variants::{v}"), move || {
                 let failed = sc.variant_failures(v, &cases);

@@ -6,6 +6,7 @@ pub mod harness_api;
 pub mod hcp;
 pub mod host;
 pub mod serve;
+pub mod world;
 
 use crate::case::{Case, Level};
 use crate::run::{par_each, CaseResult, Verdict};
@@ -83,10 +84,10 @@ impl FuzzReport {
 pub struct SelfCheck {
     /// What the targets are called in reports: "harness", "core".
     pub noun: &'static str,
-    /// (name, section, the rule it breaks)
-    pub mutants: &'static [(&'static str, &'static str, &'static str)],
-    /// (name, the open point it decides otherwise)
-    pub variants: &'static [(&'static str, &'static str)],
+    /// Each mutant: its name, sections, the rule it breaks.
+    pub mutants: Vec<crate::knob::Info>,
+    /// Each variant: its name, the open point it decides otherwise.
+    pub variants: Vec<crate::knob::Info>,
     /// Run the embedded target `inproc:SPEC` (`mutant:NAME`, `variant:NAME`) on the cases.
     run: fn(&str, &[Case]) -> Vec<CaseResult>,
 }
@@ -97,8 +98,8 @@ impl SelfCheck {
         match drives {
             harness_api::DRIVES => Some(SelfCheck {
                 noun: "harness",
-                mutants: harness_api::reference::MUTANTS,
-                variants: harness_api::reference::VARIANTS,
+                mutants: crate::knob::infos::<harness_api::reference::Mutant>(),
+                variants: crate::knob::infos::<harness_api::reference::Variant>(),
                 run: |spec, cases| {
                     let Ok(h) = harness_api::Harness::parse(&format!("inproc:{spec}")) else {
                         return vec![];
@@ -113,8 +114,8 @@ impl SelfCheck {
             }),
             core_api::DRIVES => Some(SelfCheck {
                 noun: "core",
-                mutants: core_api::reference::MUTANTS,
-                variants: core_api::reference::VARIANTS,
+                mutants: crate::knob::infos::<core_api::reference::Mutant>(),
+                variants: crate::knob::infos::<core_api::reference::Variant>(),
                 run: |spec, cases| {
                     let Ok(connect) =
                         core_api::connector(&format!("inproc:{spec}"), &Default::default())
@@ -126,8 +127,22 @@ impl SelfCheck {
             }),
             host::DRIVES => Some(SelfCheck {
                 noun: "adapter",
-                mutants: host::reference::MUTANTS,
-                variants: host::reference::VARIANTS,
+                mutants: host::reference::MUTANTS
+                    .iter()
+                    .map(|(name, section, about)| crate::knob::Info {
+                        name,
+                        about,
+                        sections: std::slice::from_ref(section),
+                    })
+                    .collect(),
+                variants: host::reference::VARIANTS
+                    .iter()
+                    .map(|(name, about)| crate::knob::Info {
+                        name,
+                        about,
+                        sections: &[],
+                    })
+                    .collect(),
                 run: |spec, cases| {
                     let Ok(connect) =
                         host::connector(&format!("inproc:{spec}"), &Default::default())
@@ -143,14 +158,15 @@ impl SelfCheck {
 
     /// The MUST cases of the mutant's own section (or naming it in `killed_by`) that it fails.
     pub fn kills(&self, mutant: &str, cases: &[Case]) -> Vec<String> {
-        let Some((_, section, _)) = self.mutants.iter().find(|m| m.0 == mutant) else {
+        let Some(m) = self.mutants.iter().find(|m| m.name == mutant) else {
             return vec![];
         };
         let own: Vec<Case> = cases
             .iter()
             .filter(|c| {
                 c.level == Level::MUST
-                    && (c.section == *section || c.killed_by.iter().any(|k| k == mutant))
+                    && (m.sections.iter().any(|s| c.section == *s)
+                        || c.killed_by.iter().any(|k| k == mutant))
             })
             .cloned()
             .collect();

@@ -563,7 +563,8 @@ fn print_self_check(sc: &hcpspec::suites::SelfCheck, cases: &[Case]) -> i32 {
     );
     let mut survivors = 0;
     let mut killed = Vec::new();
-    for (name, section, what) in sc.mutants {
+    for m in &sc.mutants {
+        let (name, section, what) = (m.name, m.sections.join(","), m.about);
         let kills = sc.kills(name, cases);
         survivors += usize::from(kills.is_empty());
         println!(
@@ -587,7 +588,7 @@ fn print_self_check(sc: &hcpspec::suites::SelfCheck, cases: &[Case]) -> i32 {
         "MUST fails"
     );
     let mut unfair = 0;
-    for (v, _) in sc.variants {
+    for v in sc.variants.iter().map(|v| v.name) {
         let failed = sc.variant_failures(v, cases);
         unfair += failed.len();
         println!("{v:<28} {:>10}", failed.len());
@@ -913,7 +914,7 @@ fn bench_shim_suites(vectors: &Path) -> Result<(), String> {
 /// ports: scenarios/s, and the share of the time that is scripted waiting (held gate answers,
 /// the settle after a scenario's last run) rather than work.
 fn bench_harness(vectors: &Path) -> Result<(), String> {
-    use hcpspec::suites::harness_api::{self as h, scenario::Scenario};
+    use hcpspec::suites::{harness_api as h, world::scenario::Scenario};
     let Ok((_, cases)) = case::load_suite_driving(vectors, h::DRIVES) else {
         return Ok(());
     };
