@@ -61,7 +61,7 @@ impl Harness {
         match self {
             Harness::Embedded(k) => Ok(Running::Task(tokio::spawn(super::reference::run(
                 env.clone(),
-                k.clone(),
+                *k,
             )))),
             Harness::Exec(argv) => {
                 // hcpspec's own working directory, so that relative paths in CMD work.

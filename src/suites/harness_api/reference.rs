@@ -219,14 +219,13 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
         tx: tx.clone(),
         pending: Arc::default(),
         next: AtomicU64::new(1),
-        k: k.clone(),
+        k,
         sent_lease: AtomicBool::new(false),
     });
     let cancels: Cancels = Arc::default();
     let _reader = {
         let chan = chan.clone();
         let cancels = cancels.clone();
-        let k = k.clone();
         Owned(tokio::spawn(async move {
             while let Some(Ok(m)) = source.next().await {
                 let Message::Text(t) = m else { continue };
@@ -295,14 +294,7 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
             .req("lease", json!({}))
             .await
             .map_err(|e| e.to_string())?;
-        let run = Run::new(
-            &env,
-            &lease,
-            chan.clone(),
-            http.clone(),
-            k.clone(),
-            counter.clone(),
-        );
+        let run = Run::new(&env, &lease, chan.clone(), http.clone(), k, counter.clone());
         run.hold(renew_every, &cancels).await;
         if k.breaks(Mutant::NoLeaseAfterRun) {
             std::future::pending::<()>().await;
