@@ -8,6 +8,7 @@ pub mod hcp;
 pub mod host;
 pub mod selfcheck;
 pub mod serve;
+pub mod world;
 
 use crate::case::{Case, CaseError, Format, SuiteInfo};
 use crate::knob::Info;

@@ -867,7 +867,8 @@ fn bench_shim_suites(vectors: &Path, ctx: &Context) -> Result<(), String> {
 /// ports: scenarios/s, and the share of the time that is scripted waiting (held gate answers,
 /// the settle after a scenario's last run) rather than work.
 fn bench_harness(vectors: &Path, ctx: &Context) -> Result<(), String> {
-    use hcpspec::suites::harness_api::{self as h, scenario::Scenario};
+    use hcpspec::suites::harness_api as h;
+    use hcpspec::suites::world::scenario::Scenario;
     use hcpspec::suites::Suite;
     let Ok(l) = hcpspec::suites::load_driving(vectors, h::HarnessApi.drives()) else {
         return Ok(());

@@ -658,7 +658,7 @@ pub fn trial(seed: &Case, rng: &mut Rng) -> (Value, Vec<Value>, Vec<String>) {
     let mut steps: Vec<Value> = SECRETS
         .iter()
         .map(|(name, scope, bytes)| {
-            let base64 = crate::suites::harness_api::artifacts::b64(bytes.as_bytes());
+            let base64 = crate::suites::world::artifacts::b64(bytes.as_bytes());
             json!({ "control": "artifact.seed", "params": { "name": name, "base64": base64, "scope": scope }, "save": name })
         })
         .collect();

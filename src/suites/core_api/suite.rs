@@ -2,7 +2,7 @@
 
 use crate::case::matcher::Denials;
 use crate::case::{check_expects, Case, Format};
-use crate::knob::Info;
+use crate::knob::{infos, Info};
 use crate::run::runner::Target;
 use crate::suites::{Context, FuzzReport, FuzzRun, Shim, ShimTarget, Suite};
 use std::sync::Arc;
@@ -68,23 +68,9 @@ impl Suite for CoreApi {
         })
     }
     fn mutants(&self) -> Vec<Info> {
-        super::reference::MUTANTS
-            .iter()
-            .map(|t| Info {
-                name: t.0,
-                about: t.2,
-                sections: std::slice::from_ref(&t.1),
-            })
-            .collect()
+        infos::<super::reference::Mutant>()
     }
     fn variants(&self) -> Vec<Info> {
-        super::reference::VARIANTS
-            .iter()
-            .map(|t| Info {
-                name: t.0,
-                about: t.1,
-                sections: &[],
-            })
-            .collect()
+        infos::<super::reference::Variant>()
     }
 }

@@ -6,9 +6,9 @@
 //! (injections removed while it still fails) and written as a scenario file.
 
 use super::launch::Harness;
-use super::scenario::Scenario;
 use crate::case::Case;
 use crate::mutate::{Rng, Source};
+use crate::suites::world::scenario::Scenario;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! cited sentence of spec 004), then the checks the scenario asks for. Only what the text fixes
 //! is asserted; a field the text does not list is a warning, never a failure.
 
-use super::world::effect_id;
+use crate::suites::world::model::effect_id;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -249,18 +249,21 @@ fn connects(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
         } else {
             "no upgrade of the harness was accepted"
         },
-        json!({ "path": super::core::PATH, "status": 101 }),
+        json!({ "path": crate::suites::world::core::PATH, "status": 101 }),
         json!(tried),
     ))
 }
 
 fn upgrade_headers(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     for e in v.p.log.iter().filter(|e| e["via"] == "upgrade") {
-        if e["path"] != super::core::PATH || e["auth"] != "ok" || e["apiHeader"] != "1" {
+        if e["path"] != crate::suites::world::core::PATH
+            || e["auth"] != "ok"
+            || e["apiHeader"] != "1"
+        {
             return Err(fail(
                 "upgrade-headers",
                 format!("an upgrade was refused with {}", e["status"]),
-                json!({ "path": super::core::PATH, "auth": "ok", "apiHeader": "1" }),
+                json!({ "path": crate::suites::world::core::PATH, "auth": "ok", "apiHeader": "1" }),
                 e.clone(),
             ));
         }

@@ -10,25 +10,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// What a harness is given.
-#[derive(Debug, Clone)]
-pub struct LaunchEnv {
-    pub core_url: String,
-    pub token: String,
-    pub gates_url: String,
-    pub name: String,
-}
-
-impl LaunchEnv {
-    pub fn vars(&self) -> [(&'static str, String); 4] {
-        [
-            ("NYLORUN_CORE_URL", self.core_url.clone()),
-            ("NYLORUN_HARNESS_TOKEN", self.token.clone()),
-            ("NYLORUN_GATES_URL", self.gates_url.clone()),
-            ("HARNESS_NAME", self.name.clone()),
-        ]
-    }
-}
+/// What a harness is given: in a module of its own, since the reference harness takes it too
+/// and this module starts the reference harness.
+pub use super::env::LaunchEnv;
 
 /// How much stderr is kept as evidence.
 pub const STDERR_LINES: usize = 40;
@@ -77,7 +61,7 @@ impl Harness {
         match self {
             Harness::Embedded(k) => Ok(Running::Task(tokio::spawn(super::reference::run(
                 env.clone(),
-                k.clone(),
+                *k,
             )))),
             Harness::Exec(argv) => {
                 // hcpspec's own working directory, so that relative paths in CMD work.

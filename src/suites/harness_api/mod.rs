@@ -2,28 +2,24 @@
 //! gates, starts the harness under test per the launch contract, plays the scenario, and judges
 //! every frame and gate call. docs/harness-api.md is the whole contract.
 
-pub mod artifacts;
-pub mod core;
+pub mod env;
 pub mod fuzz;
-pub mod gates;
 pub mod judge;
 pub mod launch;
 pub mod reference;
-pub mod scenario;
 pub mod selfcheck;
 mod suite;
 pub use suite::HarnessApi;
-pub mod tools;
-pub mod world;
 
 use crate::case::Case;
 use crate::run::{CaseResult, Failure, Observation, Verdict};
+use crate::suites::world::model::{self as world, lock, Act, World};
+use crate::suites::world::scenario::Scenario;
+use crate::suites::world::{core, gates};
 pub use launch::Harness;
-use scenario::Scenario;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use world::{lock, Act, World};
 
 /// What `drives` says in the suite.json of a suite of harnesses.
 pub const DRIVES: &str = "harness";

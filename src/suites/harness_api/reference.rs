@@ -4,7 +4,7 @@
 //! which a MUST scenario of its own section must fail) or decide an open point otherwise (a
 //! variant, which every MUST scenario must pass).
 
-use super::launch::LaunchEnv;
+use super::env::LaunchEnv;
 use futures_util::{SinkExt, StreamExt};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
@@ -19,269 +19,115 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
-/// Mutants of the reference harness: name, the section whose MUST scenarios must catch it, and
-/// the rule it breaks.
-pub const MUTANTS: &[(&str, &str, &str)] = &[
-    (
-        "two-messages-per-frame",
-        "1",
-        "sends its first lease and a ping in one text frame",
-    ),
-    (
-        "binary-frames",
-        "1",
-        "sends its frames as binary WebSocket messages",
-    ),
-    (
-        "no-api-header",
-        "1",
-        "upgrades without Nylorun-Harness-Api: 1",
-    ),
-    (
-        "no-ping-answer",
-        "1",
-        "never answers core's ping, so an idle harness falls silent",
-    ),
-    ("api-4", "11", "says hello with api 4"),
-    (
-        "hello-not-first",
-        "2",
-        "asks for a lease before it says hello",
-    ),
-    (
-        "wrong-name",
-        "2",
-        "says hello as `nylorun`, not the credential's harness id",
-    ),
-    (
-        "renew-refusal-ignored",
-        "2",
-        "keeps running a run after lease.renew answered {ok: false}",
-    ),
-    (
-        "old-token-kept",
-        "2",
-        "keeps the first run token after a renewal switched it",
-    ),
-    (
-        "no-lease-after-run",
-        "2",
-        "takes one run and never asks for another",
-    ),
-    (
-        "outcomes-asked-again",
-        "3",
-        "asks core again for outcomes TurnStart already carries",
-    ),
-    (
-        "input-string-only",
-        "3",
-        "fails a turn whose input is not a string",
-    ),
-    (
-        "input-object-only",
-        "3",
-        "fails a turn whose input is a string",
-    ),
-    (
-        "messages-merged",
-        "3",
-        "writes a messages input as one input entry",
-    ),
-    (
-        "unknown-limit-refused",
-        "3",
-        "fails a turn whose limits carry one it does not know",
-    ),
-    (
-        "model-call-unbounded",
-        "3",
-        "pads every model call past modelCallBytes",
-    ),
-    (
-        "fixture-model-bypassed",
-        "3",
-        "answers model calls itself when the fixture model is on",
-    ),
-    (
-        "http-tools-run-locally",
-        "3",
-        "runs HTTP tools itself instead of through the Tool Gate",
-    ),
-    (
-        "no-traceparent",
-        "3",
-        "sends no traceparent on gate calls when TurnStart has a trace",
-    ),
-    (
-        "long-tool-names",
-        "3",
-        "names MCP tools server__tool with no 64-character ceiling",
-    ),
-    (
-        "disabled-tools-offered",
-        "3",
-        "offers the model MCP tools the turn disabled",
-    ),
-    (
-        "no-mcp-discovery",
-        "3",
-        "never discovers the session's MCP servers nor records session.mcp",
-    ),
-    (
-        "gate-before-intent",
-        "4",
-        "calls the gate before its intent is answered",
-    ),
-    (
-        "ids-by-call-order",
-        "4",
-        "names effects by a counter of calls, so a run that starts over asks other ids",
-    ),
-    (
-        "hash-changes-on-replay",
-        "4",
-        "puts the run id in the request hash",
-    ),
-    (
-        "refetch-completed",
-        "4",
-        "calls the gate for an effect whose intent was answered completed",
-    ),
-    (
-        "no-waiting-on-pending",
-        "4",
-        "takes a pending intent as done and completes the turn",
-    ),
-    (
-        "model-intent-with-input",
-        "4",
-        "sends a model intent with its input",
-    ),
-    (
-        "chunk-too-large",
-        "4b",
-        "uploads a spilled result in one chunk past limits.chunkBytes",
-    ),
-    (
-        "no-idempotency-key",
-        "5",
-        "sends gate calls without Idempotency-Key",
-    ),
-    (
-        "commit-after-whole-begin",
-        "4b",
-        "commits again an upload that a begin with base64 already committed",
-    ),
-    (
-        "no-spill",
-        "5b",
-        "reports a tool result past recordEntryBytes whole, never spilling it",
-    ),
-    (
-        "spill-without-effect-id",
-        "5b",
-        "spills a result without the call's effectId",
-    ),
-    (
-        "bad-transcript-kind",
-        "6",
-        "writes transcript entries of a kind the spec does not list",
-    ),
-    ("no-state", "7", "ends a segment with no state"),
-    (
-        "state-too-large",
-        "7",
-        "returns state past limits.harnessStateBytes",
-    ),
-    (
-        "no-gate-cancel",
-        "8",
-        "on cancel, leaves its gate calls running",
-    ),
-    (
-        "no-cancelled-output",
-        "8",
-        "on cancel, releases the run instead of reporting turn.failed",
-    ),
-    (
-        "step-results-unshaped",
-        "5b",
-        "writes a step's results whole, however large their one entry",
-    ),
-    (
-        "cancel-any-run",
-        "8",
-        "stops its run on a cancel that names another run",
-    ),
-    (
-        "no-release-on-shutdown",
-        "8",
-        "on shutdown, reports turn.failed instead of lease.release",
-    ),
-];
-
-/// Allowed variants: open points decided otherwise.
-pub const VARIANTS: &[(&str, &str)] = &[
-    (
-        "other-hash",
-        "another effectRequestHash algorithm (the spec does not print one)",
-    ),
-    (
-        "other-prompt",
-        "another ModelCall prompt shape (the spec does not print one)",
-    ),
-    (
-        "other-transcript",
-        "other transcript entry fields (TranscriptEntrySchema is not printed)",
-    ),
-    (
-        "other-identity",
-        "another effect identity scheme (stable, never by call order)",
-    ),
-    (
-        "other-ping",
-        "answers core's ping with a WebSocket pong control frame, not a ping frame",
-    ),
-    (
-        "other-tool-names",
-        "names tools by a hash of server and tool (tool naming is the harness's)",
-    ),
-];
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Knobs {
-    pub mutant: Option<&'static str>,
-    pub variant: Option<&'static str>,
-}
-
-impl Knobs {
-    /// `reference`, `mutant:NAME`, `variant:NAME`.
-    pub fn named(name: &str) -> Option<Knobs> {
-        if name == "reference" {
-            return Some(Knobs::default());
-        }
-        if let Some(m) = name.strip_prefix("mutant:") {
-            let m = MUTANTS.iter().find(|x| x.0 == m)?.0;
-            return Some(Knobs {
-                mutant: Some(m),
-                variant: None,
-            });
-        }
-        let v = name.strip_prefix("variant:")?;
-        let v = VARIANTS.iter().find(|x| x.0 == v)?.0;
-        Some(Knobs {
-            mutant: None,
-            variant: Some(v),
-        })
-    }
-    fn m(&self, name: &str) -> bool {
-        self.mutant == Some(name)
-    }
-    fn v(&self, name: &str) -> bool {
-        self.variant == Some(name)
+crate::mutants! {
+    /// Mutants of the reference harness: name, the section whose MUST scenarios must catch it,
+    /// and the rule it breaks.
+    pub enum Mutant {
+        TwoMessagesPerFrame = "two-messages-per-frame", ["1"],
+            "sends its first lease and a ping in one text frame";
+        BinaryFrames = "binary-frames", ["1"],
+            "sends its frames as binary WebSocket messages";
+        NoApiHeader = "no-api-header", ["1"],
+            "upgrades without Nylorun-Harness-Api: 1";
+        NoPingAnswer = "no-ping-answer", ["1"],
+            "never answers core's ping, so an idle harness falls silent";
+        Api4 = "api-4", ["11"],
+            "says hello with api 4";
+        HelloNotFirst = "hello-not-first", ["2"],
+            "asks for a lease before it says hello";
+        WrongName = "wrong-name", ["2"],
+            "says hello as `nylorun`, not the credential's harness id";
+        RenewRefusalIgnored = "renew-refusal-ignored", ["2"],
+            "keeps running a run after lease.renew answered {ok: false}";
+        OldTokenKept = "old-token-kept", ["2"],
+            "keeps the first run token after a renewal switched it";
+        NoLeaseAfterRun = "no-lease-after-run", ["2"],
+            "takes one run and never asks for another";
+        OutcomesAskedAgain = "outcomes-asked-again", ["3"],
+            "asks core again for outcomes TurnStart already carries";
+        InputStringOnly = "input-string-only", ["3"],
+            "fails a turn whose input is not a string";
+        InputObjectOnly = "input-object-only", ["3"],
+            "fails a turn whose input is a string";
+        MessagesMerged = "messages-merged", ["3"],
+            "writes a messages input as one input entry";
+        UnknownLimitRefused = "unknown-limit-refused", ["3"],
+            "fails a turn whose limits carry one it does not know";
+        ModelCallUnbounded = "model-call-unbounded", ["3"],
+            "pads every model call past modelCallBytes";
+        FixtureModelBypassed = "fixture-model-bypassed", ["3"],
+            "answers model calls itself when the fixture model is on";
+        HttpToolsRunLocally = "http-tools-run-locally", ["3"],
+            "runs HTTP tools itself instead of through the Tool Gate";
+        NoTraceparent = "no-traceparent", ["3"],
+            "sends no traceparent on gate calls when TurnStart has a trace";
+        LongToolNames = "long-tool-names", ["3"],
+            "names MCP tools server__tool with no 64-character ceiling";
+        DisabledToolsOffered = "disabled-tools-offered", ["3"],
+            "offers the model MCP tools the turn disabled";
+        NoMcpDiscovery = "no-mcp-discovery", ["3"],
+            "never discovers the session's MCP servers nor records session.mcp";
+        GateBeforeIntent = "gate-before-intent", ["4"],
+            "calls the gate before its intent is answered";
+        IdsByCallOrder = "ids-by-call-order", ["4"],
+            "names effects by a counter of calls, so a run that starts over asks other ids";
+        HashChangesOnReplay = "hash-changes-on-replay", ["4"],
+            "puts the run id in the request hash";
+        RefetchCompleted = "refetch-completed", ["4"],
+            "calls the gate for an effect whose intent was answered completed";
+        NoWaitingOnPending = "no-waiting-on-pending", ["4"],
+            "takes a pending intent as done and completes the turn";
+        ModelIntentWithInput = "model-intent-with-input", ["4"],
+            "sends a model intent with its input";
+        ChunkTooLarge = "chunk-too-large", ["4b"],
+            "uploads a spilled result in one chunk past limits.chunkBytes";
+        NoIdempotencyKey = "no-idempotency-key", ["5"],
+            "sends gate calls without Idempotency-Key";
+        CommitAfterWholeBegin = "commit-after-whole-begin", ["4b"],
+            "commits again an upload that a begin with base64 already committed";
+        NoSpill = "no-spill", ["5b"],
+            "reports a tool result past recordEntryBytes whole, never spilling it";
+        SpillWithoutEffectId = "spill-without-effect-id", ["5b"],
+            "spills a result without the call's effectId";
+        BadTranscriptKind = "bad-transcript-kind", ["6"],
+            "writes transcript entries of a kind the spec does not list";
+        NoState = "no-state", ["7"],
+            "ends a segment with no state";
+        StateTooLarge = "state-too-large", ["7"],
+            "returns state past limits.harnessStateBytes";
+        NoGateCancel = "no-gate-cancel", ["8"],
+            "on cancel, leaves its gate calls running";
+        NoCancelledOutput = "no-cancelled-output", ["8"],
+            "on cancel, releases the run instead of reporting turn.failed";
+        StepResultsUnshaped = "step-results-unshaped", ["5b"],
+            "writes a step's results whole, however large their one entry";
+        CancelAnyRun = "cancel-any-run", ["8"],
+            "stops its run on a cancel that names another run";
+        NoReleaseOnShutdown = "no-release-on-shutdown", ["8"],
+            "on shutdown, reports turn.failed instead of lease.release";
     }
 }
+
+crate::variants! {
+    /// Allowed variants: open points decided otherwise.
+    pub enum Variant {
+        OtherHash = "other-hash",
+            "another effectRequestHash algorithm (the spec does not print one)";
+        OtherPrompt = "other-prompt",
+            "another ModelCall prompt shape (the spec does not print one)";
+        OtherTranscript = "other-transcript",
+            "other transcript entry fields (TranscriptEntrySchema is not printed)";
+        OtherIdentity = "other-identity",
+            "another effect identity scheme (stable, never by call order)";
+        OtherPing = "other-ping",
+            "answers core's ping with a WebSocket pong control frame, not a ping frame";
+        OtherToolNames = "other-tool-names",
+            "names tools by a hash of server and tool (tool naming is the harness's)";
+    }
+}
+
+/// Which mutant or variant of the reference harness this is, if any.
+pub type Knobs = crate::knob::Knobs<Mutant, Variant>;
 
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, Value>>>>>;
 
@@ -306,9 +152,9 @@ struct Chan {
 impl Chan {
     fn send(&self, frame: Value) {
         let text = frame.to_string();
-        let msg = if self.k.m("binary-frames") {
+        let msg = if self.k.breaks(Mutant::BinaryFrames) {
             Message::binary(text.into_bytes())
-        } else if self.k.m("two-messages-per-frame")
+        } else if self.k.breaks(Mutant::TwoMessagesPerFrame)
             && frame["m"] == "lease"
             && !self.sent_lease.swap(true, Ordering::Relaxed)
         {
@@ -354,7 +200,7 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
             .parse()
             .map_err(|_| "bad token")?,
     );
-    if !k.m("no-api-header") {
+    if !k.breaks(Mutant::NoApiHeader) {
         h.insert("nylorun-harness-api", "1".parse().expect("static"));
     }
     let (ws, _) = tokio_tungstenite::connect_async(request)
@@ -373,14 +219,13 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
         tx: tx.clone(),
         pending: Arc::default(),
         next: AtomicU64::new(1),
-        k: k.clone(),
+        k,
         sent_lease: AtomicBool::new(false),
     });
     let cancels: Cancels = Arc::default();
     let _reader = {
         let chan = chan.clone();
         let cancels = cancels.clone();
-        let k = k.clone();
         Owned(tokio::spawn(async move {
             while let Some(Ok(m)) = source.next().await {
                 let Message::Text(t) = m else { continue };
@@ -395,15 +240,15 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
                             let _ = w.send(if f["ok"] == true { Ok(f["r"].clone()) } else { Err(f["e"].clone()) });
                         }
                     }
-                    Some("ping") if k.m("no-ping-answer") => {}
-                    Some("ping") if k.v("other-ping") => {
+                    Some("ping") if k.breaks(Mutant::NoPingAnswer) => {}
+                    Some("ping") if k.decides(Variant::OtherPing) => {
                         let _ = chan.tx.send(Message::Pong(Bytes::new()));
                     }
                     Some("ping") => chan.send(json!({ "t": "ping" })),
                     Some("msg") if f["m"] == "cancel" => {
                         let c = cancels.lock().unwrap_or_else(|p| p.into_inner());
                         if let Some((run, tx)) = c.as_ref() {
-                            if f["p"]["runId"] == run.as_str() || k.m("cancel-any-run") {
+                            if f["p"]["runId"] == run.as_str() || k.breaks(Mutant::CancelAnyRun) {
                                 let _ = tx.send(f["p"]["reason"].as_str().unwrap_or("cancel").to_string());
                             }
                         }
@@ -423,7 +268,7 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
                 .clear();
         }))
     };
-    let _early = k.m("hello-not-first").then(|| {
+    let _early = k.breaks(Mutant::HelloNotFirst).then(|| {
         let c = chan.clone();
         Owned(tokio::spawn(async move {
             let _ = c.req("lease", json!({})).await;
@@ -433,8 +278,8 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
         .req(
             "hello",
             json!({
-                "api": if k.m("api-4") { 4 } else { 5 },
-                "name": if k.m("wrong-name") { "nylorun".to_string() } else { env.name.clone() },
+                "api": if k.breaks(Mutant::Api4) { 4 } else { 5 },
+                "name": if k.breaks(Mutant::WrongName) { "nylorun".to_string() } else { env.name.clone() },
                 "version": env!("CARGO_PKG_VERSION"),
                 "features": {}
             }),
@@ -449,16 +294,9 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
             .req("lease", json!({}))
             .await
             .map_err(|e| e.to_string())?;
-        let run = Run::new(
-            &env,
-            &lease,
-            chan.clone(),
-            http.clone(),
-            k.clone(),
-            counter.clone(),
-        );
+        let run = Run::new(&env, &lease, chan.clone(), http.clone(), k, counter.clone());
         run.hold(renew_every, &cancels).await;
-        if k.m("no-lease-after-run") {
+        if k.breaks(Mutant::NoLeaseAfterRun) {
             std::future::pending::<()>().await;
         }
     }
@@ -546,7 +384,7 @@ impl Run {
                     tokio::time::sleep(Duration::from_millis(renew_every)).await;
                     match r.chan.req("lease.renew", json!({ "runId": r.id })).await {
                         Ok(a) if a["ok"] == false => {
-                            if !r.k.m("renew-refusal-ignored") {
+                            if !r.k.breaks(Mutant::RenewRefusalIgnored) {
                                 if let Some(t) = refused_tx.take() {
                                     let _ = t.send(());
                                 }
@@ -555,7 +393,7 @@ impl Run {
                         }
                         Ok(a) => {
                             if let Some(t) = a["token"].as_str() {
-                                if !r.k.m("old-token-kept") {
+                                if !r.k.breaks(Mutant::OldTokenKept) {
                                     *r.token.lock().unwrap_or_else(|p| p.into_inner()) =
                                         t.to_string();
                                 }
@@ -573,10 +411,10 @@ impl Run {
             reason = crx.recv() => {
                 let reason = reason.unwrap_or_else(|| "cancel".into());
                 let release = matches!(reason.as_str(), "shutdown" | "ownership.lost");
-                if release && !self.k.m("no-release-on-shutdown") || !release && self.k.m("no-cancelled-output") {
+                if release && !self.k.breaks(Mutant::NoReleaseOnShutdown) || !release && self.k.breaks(Mutant::NoCancelledOutput) {
                     let _ = self.chan.req("lease.release", json!({ "runId": self.id, "reason": reason })).await;
                 } else {
-                    if !release && !self.k.m("no-gate-cancel") {
+                    if !release && !self.k.breaks(Mutant::NoGateCancel) {
                         self.cancel_gate_calls().await;
                     }
                     self.output(End::Failed(json!({ "status": "cancelled", "reason": reason }))).await;
@@ -619,22 +457,22 @@ impl Run {
         };
         p["runId"] = json!(self.id);
         p["type"] = json!(kind);
-        if self.k.m("no-state") {
+        if self.k.breaks(Mutant::NoState) {
             p.as_object_mut().expect("object").remove("state");
         }
-        if self.k.m("state-too-large") {
+        if self.k.breaks(Mutant::StateTooLarge) {
             p["state"] = json!("s".repeat(state_bytes.min(1 << 24) as usize + 1));
         }
         let _ = self.chan.req("output", p).await;
     }
 
     fn entry(&self, kind: &str, body: Value) -> Value {
-        let kind = if self.k.m("bad-transcript-kind") && kind == "candidate" {
+        let kind = if self.k.breaks(Mutant::BadTranscriptKind) && kind == "candidate" {
             "assistant"
         } else {
             kind
         };
-        if self.k.v("other-transcript") {
+        if self.k.decides(Variant::OtherTranscript) {
             return json!({ "kind": kind, "payload": body, "turnId": self.turn });
         }
         let mut e = json!({ "kind": kind });
@@ -660,7 +498,7 @@ impl Run {
             None => self.discover().await,
         };
         let (tools, targets) = self.tools(&mcp);
-        let outcomes: BTreeMap<String, Value> = if self.k.m("outcomes-asked-again") {
+        let outcomes: BTreeMap<String, Value> = if self.k.breaks(Mutant::OutcomesAskedAgain) {
             BTreeMap::new()
         } else {
             self.start["outcomes"]
@@ -684,14 +522,14 @@ impl Run {
         let unknown_limit = self.start["limits"]
             .as_object()
             .is_some_and(|l| l.keys().any(|k| !known.contains(&k.as_str())));
-        if (self.k.m("input-string-only") && !input.is_string())
-            || (self.k.m("input-object-only") && input.is_string())
-            || (self.k.m("unknown-limit-refused") && unknown_limit)
+        if (self.k.breaks(Mutant::InputStringOnly) && !input.is_string())
+            || (self.k.breaks(Mutant::InputObjectOnly) && input.is_string())
+            || (self.k.breaks(Mutant::UnknownLimitRefused) && unknown_limit)
         {
             return End::Failed(json!({ "status": "failed", "error": "unreadable input" }));
         }
         let messages = match input["kind"].as_str() {
-            Some("messages") if !self.k.m("messages-merged") => {
+            Some("messages") if !self.k.breaks(Mutant::MessagesMerged) => {
                 input["messages"].as_array().cloned().unwrap_or_default()
             }
             _ => vec![input],
@@ -781,7 +619,7 @@ impl Run {
                     Ok(Effected::Done(v)) => {
                         results.push(json!({ "callId": call_id, "result": v }))
                     }
-                    Ok(Effected::Waiting) if self.k.m("no-waiting-on-pending") => {
+                    Ok(Effected::Waiting) if self.k.breaks(Mutant::NoWaitingOnPending) => {
                         results.push(json!({ "callId": call_id, "result": "pending" }))
                     }
                     Ok(Effected::Waiting) => waiting.push(tid),
@@ -801,7 +639,7 @@ impl Run {
                 "tool-results",
                 json!({ "stepId": format!("step-{step}"), "results": results }),
             );
-            if entry.to_string().len() > budget && !self.k.m("step-results-unshaped") {
+            if entry.to_string().len() > budget && !self.k.breaks(Mutant::StepResultsUnshaped) {
                 let each = budget / (results.len() + 1);
                 let shrunk: Vec<Value> = results
                     .iter()
@@ -821,10 +659,10 @@ impl Run {
     /// The identity of an effect within its segment: stable, never by call order (unless the
     /// mutant counts calls).
     fn ident(&self, natural: &str) -> String {
-        if self.k.m("ids-by-call-order") {
+        if self.k.breaks(Mutant::IdsByCallOrder) {
             return self.counter.fetch_add(1, Ordering::Relaxed).to_string();
         }
-        if self.k.v("other-identity") {
+        if self.k.decides(Variant::OtherIdentity) {
             return format!("i{:x}", crate::hash::fnv1a64(natural.as_bytes()));
         }
         natural.to_string()
@@ -832,7 +670,7 @@ impl Run {
 
     fn model_call(&self, history: &[Value], tools: &[Value]) -> Value {
         let instructions = self.start["manifest"]["instructions"].clone();
-        let prompt = if self.k.v("other-prompt") {
+        let prompt = if self.k.decides(Variant::OtherPrompt) {
             json!({ "system": instructions, "turns": history })
         } else {
             let mut p = vec![json!({ "role": "system", "content": instructions })];
@@ -840,7 +678,7 @@ impl Run {
             json!(p)
         };
         let mut call = json!({ "prompt": prompt, "tools": tools, "executionId": self.session });
-        if self.k.m("model-call-unbounded") {
+        if self.k.breaks(Mutant::ModelCallUnbounded) {
             call["padding"] = json!("p".repeat(40_000));
         }
         call
@@ -853,7 +691,7 @@ impl Run {
         for s in mcp["servers"].as_array().into_iter().flatten() {
             let server = s["name"].as_str().unwrap_or_default();
             for t in s["tools"].as_array().into_iter().flatten() {
-                if t["enabled"] == false && !self.k.m("disabled-tools-offered") {
+                if t["enabled"] == false && !self.k.breaks(Mutant::DisabledToolsOffered) {
                     continue;
                 }
                 let raw = t["name"].as_str().unwrap_or_default();
@@ -880,14 +718,14 @@ impl Run {
     }
 
     fn tool_name(&self, server: &str, tool: &str) -> String {
-        if self.k.v("other-tool-names") {
+        if self.k.decides(Variant::OtherToolNames) {
             return format!("t_{:x}_{tool}", crate::hash::fnv1a64(server.as_bytes()))
                 .chars()
                 .take(64)
                 .collect();
         }
         let full = format!("{server}__{tool}");
-        if full.len() <= 64 || self.k.m("long-tool-names") {
+        if full.len() <= 64 || self.k.breaks(Mutant::LongToolNames) {
             return full;
         }
         let suffix = format!("_{:08x}", crate::hash::fnv1a64(full.as_bytes()) as u32);
@@ -901,7 +739,7 @@ impl Run {
             .as_array()
             .cloned()
             .unwrap_or_default();
-        if servers.is_empty() || self.k.m("no-mcp-discovery") {
+        if servers.is_empty() || self.k.breaks(Mutant::NoMcpDiscovery) {
             return json!({ "servers": [] });
         }
         let mut listed = Vec::new();
@@ -929,10 +767,10 @@ impl Run {
 
     fn hash(&self, intent: &Value) -> String {
         let mut intent = intent.clone();
-        if self.k.m("hash-changes-on-replay") {
+        if self.k.breaks(Mutant::HashChangesOnReplay) {
             intent["runId"] = json!(self.id);
         }
-        if self.k.v("other-hash") {
+        if self.k.decides(Variant::OtherHash) {
             return format!(
                 "v2:{:x}",
                 crate::hash::fnv1a64(intent.to_string().as_bytes()).rotate_left(17)
@@ -961,12 +799,12 @@ impl Run {
         let mut hashed = effect.clone();
         if let Some(call) = &model_input {
             hashed["input"] = call.clone();
-            if self.k.m("model-intent-with-input") {
+            if self.k.breaks(Mutant::ModelIntentWithInput) {
                 effect["input"] = call.clone();
             }
         }
         let hash = self.hash(&json!({ "effect": hashed }));
-        if self.k.m("gate-before-intent") {
+        if self.k.breaks(Mutant::GateBeforeIntent) {
             let _ = self.gate(route, Some(&eid), &body).await;
         }
         let answer = self
@@ -979,9 +817,9 @@ impl Run {
         match answer["status"].as_str() {
             Some("execute") => {
                 let bypass = (route == "model-calls"
-                    && self.k.m("fixture-model-bypassed")
+                    && self.k.breaks(Mutant::FixtureModelBypassed)
                     && self.start["options"]["fixtureModel"] == true)
-                    || (route == "http-calls" && self.k.m("http-tools-run-locally"));
+                    || (route == "http-calls" && self.k.breaks(Mutant::HttpToolsRunLocally));
                 let got = if bypass {
                     json!({ "ok": true, "result": "local", "outcome": { "kind": "candidate", "output": [{ "type": "text", "text": "done" }], "finishReason": "stop" } })
                 } else {
@@ -1007,7 +845,7 @@ impl Run {
                 ))
             }
             Some("completed") => {
-                if self.k.m("refetch-completed") {
+                if self.k.breaks(Mutant::RefetchCompleted) {
                     let _ = self.gate(route, Some(&eid), &body).await;
                 }
                 Ok(Effected::Done(answer["outcome"].clone()))
@@ -1021,7 +859,7 @@ impl Run {
     async fn fit(&self, eid: &str, value: Value) -> Value {
         let text = value.to_string();
         let limit = self.limit("recordEntryBytes");
-        if (text.len() as u64) <= limit.saturating_sub(1024) || self.k.m("no-spill") {
+        if (text.len() as u64) <= limit.saturating_sub(1024) || self.k.breaks(Mutant::NoSpill) {
             return value;
         }
         let chunk = self.limit("chunkBytes").max(1) as usize;
@@ -1030,11 +868,11 @@ impl Run {
             "runId": self.id, "op": "begin", "name": format!("{}.json", eid.replace(':', "_")),
             "contentType": "application/json", "size": bytes.len(), "key": eid, "effectId": eid
         });
-        if self.k.m("spill-without-effect-id") {
+        if self.k.breaks(Mutant::SpillWithoutEffectId) {
             begin.as_object_mut().expect("object").remove("effectId");
         }
-        let b64 = |b: &[u8]| super::artifacts::b64(b);
-        let one = bytes.len() <= chunk || self.k.m("chunk-too-large");
+        let b64 = |b: &[u8]| crate::suites::world::artifacts::b64(b);
+        let one = bytes.len() <= chunk || self.k.breaks(Mutant::ChunkTooLarge);
         if one {
             begin["base64"] = json!(b64(bytes));
         }
@@ -1042,7 +880,7 @@ impl Run {
         if let Ok(a) = self.chan.req("artifact.write", begin).await {
             if one || a["status"] == "written" {
                 artifact = a["artifact"]["artifactId"].clone();
-                if self.k.m("commit-after-whole-begin") {
+                if self.k.breaks(Mutant::CommitAfterWholeBegin) {
                     let _ = self
                         .chan
                         .req(
@@ -1090,7 +928,7 @@ impl Run {
             .header("authorization", format!("Bearer {token}"))
             .header("content-type", "application/json");
         if let Some(k) = key {
-            if !self.k.m("no-idempotency-key") {
+            if !self.k.breaks(Mutant::NoIdempotencyKey) {
                 req = req.header("idempotency-key", k);
             }
             self.inflight
@@ -1106,7 +944,7 @@ impl Run {
                 );
         }
         if let Some(tp) = self.start["trace"]["traceparent"].as_str() {
-            if !self.k.m("no-traceparent") {
+            if !self.k.breaks(Mutant::NoTraceparent) {
                 req = req.header("traceparent", tp);
             }
         }

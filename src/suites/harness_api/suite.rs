@@ -4,7 +4,7 @@
 use super::launch::Harness;
 use crate::case::matcher::Denials;
 use crate::case::{check_expects, Case, Format};
-use crate::knob::Info;
+use crate::knob::{infos, Info};
 use crate::run::runner::Target;
 use crate::run::CaseResult;
 use crate::suites::{Context, FuzzReport, FuzzRun, Suite};
@@ -44,24 +44,10 @@ impl Suite for HarnessApi {
         }))
     }
     fn mutants(&self) -> Vec<Info> {
-        super::reference::MUTANTS
-            .iter()
-            .map(|t| Info {
-                name: t.0,
-                about: t.2,
-                sections: std::slice::from_ref(&t.1),
-            })
-            .collect()
+        infos::<super::reference::Mutant>()
     }
     fn variants(&self) -> Vec<Info> {
-        super::reference::VARIANTS
-            .iter()
-            .map(|t| Info {
-                name: t.0,
-                about: t.1,
-                sections: &[],
-            })
-            .collect()
+        infos::<super::reference::Variant>()
     }
     fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, String>> {
         let harness = match Harness::parse(run.spec) {

@@ -1,7 +1,8 @@
 //! hcpspec's core listener (section 1): the WebSocket upgrade checks, one JSON text message per
 //! frame, pings and the silence drop. Requests go to the `World`; every frame is logged.
 
-use super::world::{lock, Conn, Reply, Shared};
+use super::knobs::{Mutant, Variant};
+use super::model::{lock, Conn, Reply, Shared};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -28,12 +29,12 @@ pub async fn serve(listener: TcpListener, w: Shared) {
 
 async fn connection(stream: TcpStream, n: usize, w: Shared) {
     // Every harness token core knows, and the harness id each is bound to.
-    let (tokens, closed, mutant) = {
+    let (tokens, closed, knobs) = {
         let g = lock(&w);
-        (g.credentials(), g.tenant_closed, g.mutant)
+        (g.credentials(), g.tenant_closed, g.knobs)
     };
     let mut credential: Option<String> = None;
-    let breaks = |rule: &str| mutant == Some(rule);
+    let breaks = |m: Mutant| knobs.breaks(m);
     let mut upgrade = json!({ "via": "upgrade", "conn": n });
     let check = |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
         let auth = req
@@ -60,25 +61,25 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
             *r.status_mut() = status;
             r
         };
-        if breaks("every-upgrade-refused") {
+        if breaks(Mutant::EveryUpgradeRefused) {
             return Err(refuse(StatusCode::FORBIDDEN));
         }
-        if req.uri().path() != PATH && !breaks("any-path-accepted") {
+        if req.uri().path() != PATH && !breaks(Mutant::AnyPathAccepted) {
             return Err(refuse(StatusCode::NOT_FOUND));
         }
-        if upgrade["auth"] != "ok" && !breaks("any-token-accepted") {
+        if upgrade["auth"] != "ok" && !breaks(Mutant::AnyTokenAccepted) {
             return Err(refuse(StatusCode::UNAUTHORIZED));
         }
-        if api != Some("1") && !breaks("no-426") {
+        if api != Some("1") && !breaks(Mutant::No426) {
             return Err(refuse(StatusCode::UPGRADE_REQUIRED));
         }
-        if closed && !breaks("closed-tenant-accepted") {
+        if closed && !breaks(Mutant::ClosedTenantAccepted) {
             return Err(refuse(StatusCode::SERVICE_UNAVAILABLE));
         }
         Ok(resp)
     };
     // One message of up to HARNESS_MAX_PAYLOAD (a mutant's: 16 MiB).
-    let max = if breaks("small-frame-limit") {
+    let max = if breaks(Mutant::SmallFrameLimit) {
         16 << 20
     } else {
         MAX_PAYLOAD
@@ -130,7 +131,7 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
                     .get(&n)
                     .map(|c| c.heard.elapsed())
                     .unwrap_or_default();
-                if silent > Duration::from_millis(drop_ms) && !g.breaks("no-silence-drop") {
+                if silent > Duration::from_millis(drop_ms) && !g.breaks(Mutant::NoSilenceDrop) {
                     let ms = silent.as_millis() as u64;
                     g.record(json!({ "via": "core", "event": "drop", "conn": n, "silentMs": ms }));
                     if let Some(c) = g.conns.get(&n) {
@@ -139,7 +140,7 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
                     g.lost(n);
                     return;
                 }
-                if !g.breaks("no-pings") {
+                if !g.breaks(Mutant::NoPings) {
                     g.send(n, json!({ "t": "ping" }));
                 }
             }
@@ -160,10 +161,10 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
         match m {
             Ok(Message::Text(t)) => frame(&mut g, n, t.as_str()),
             // A mutant reads a binary frame as a message.
-            Ok(Message::Binary(b)) if g.breaks("binary-frames-read") => {
+            Ok(Message::Binary(b)) if g.breaks(Mutant::BinaryFramesRead) => {
                 frame(&mut g, n, &String::from_utf8_lossy(&b))
             }
-            Ok(Message::Binary(_)) if g.decides("binary-frames-close") => {
+            Ok(Message::Binary(_)) if g.decides(Variant::BinaryFramesClose) => {
                 let _ = tx.send(Message::Close(None));
                 break;
             }
@@ -235,7 +236,7 @@ pub fn shape(f: &Value) -> Option<String> {
     }
 }
 
-fn frame(g: &mut super::world::World, n: usize, text: &str) {
+fn frame(g: &mut super::model::World, n: usize, text: &str) {
     let f: Value = match serde_json::from_str(text) {
         Ok(f) => f,
         Err(e) => {
@@ -264,7 +265,7 @@ fn frame(g: &mut super::world::World, n: usize, text: &str) {
             && e["frame"]["t"] == "req"
             && e["frame"]["id"] == f["id"]
     };
-    if g.breaks("ids-shared") && g.log.iter().any(own) {
+    if g.breaks(Mutant::IdsShared) && g.log.iter().any(own) {
         return;
     }
     let m = f["m"].as_str().unwrap_or_default();

@@ -2,7 +2,9 @@
 //! everything the harness and hcpspec said. The WebSocket listener (`core.rs`) and the gates
 //! (`gates.rs`) share one `World` behind a lock; every decision of the fake core is here.
 
+use super::knobs::{Mutant, Variant};
 use super::scenario::{Offer, Renew, Scenario};
+use crate::knob::Knobs;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -11,6 +13,9 @@ use tokio::sync::{mpsc, Notify};
 use tokio_tungstenite::tungstenite::Message;
 
 pub const SESSION: &str = "sess-1";
+
+/// Our harness's id, the one a harness token is bound to (§ 1).
+pub const NYLORUN: &str = "nylorun";
 
 /// Something the scenario's driver must do outside the lock: a trigger's act, or the end.
 #[derive(Debug, Clone)]
@@ -110,8 +115,9 @@ pub struct World {
     pub offers: Vec<Offer>,
     /// A Tenant closed by the control protocol: upgrades are refused 503.
     pub tenant_closed: bool,
-    /// A mutant of the reference core (core role): the one rule it breaks.
-    pub mutant: Option<&'static str>,
+    /// Which mutant (the one rule it breaks, core role) or allowed variant (an open point
+    /// decided otherwise) of the reference core this is, if any.
+    pub knobs: Knobs<Mutant, Variant>,
     /// The core role (the reference core of the core-api suite): core decides tool intents by
     /// its target table and policy (`tools.rs`), counts re-sends, and offers a run whose
     /// connection was lost again at the next advance. The harness role's scenarios script these.
@@ -139,8 +145,6 @@ pub struct World {
     /// The approval interactions of paused turns (core role): `{id, server?, tool, toolName,
     /// answer}`, the id the effect id.
     pub approvals: Vec<Value>,
-    /// An allowed variant of the reference core: an open point decided otherwise.
-    pub variant: Option<&'static str>,
     /// The scenario is over: runs keep the state they had, whatever the harness does next.
     pub frozen: bool,
     /// The messages of the turns not offered yet, by offer (core role): a message sent while a
@@ -207,7 +211,7 @@ impl World {
             frozen: false,
             offers: sc_offers,
             tenant_closed: false,
-            mutant: None,
+            knobs: Knobs::default(),
             core_role: false,
             memories: BTreeMap::new(),
             memory_order: Vec::new(),
@@ -220,7 +224,6 @@ impl World {
             approvals: Vec::new(),
             summaries: BTreeSet::new(),
             events: Vec::new(),
-            variant: None,
             inbox: Vec::new(),
             turn_inputs: BTreeMap::new(),
             model_calls: BTreeMap::new(),
@@ -231,14 +234,14 @@ impl World {
         }
     }
 
-    /// Is this the mutant core that breaks `rule`?
-    pub fn breaks(&self, rule: &str) -> bool {
-        self.mutant == Some(rule)
+    /// Is this the mutant core that breaks `m`'s rule?
+    pub fn breaks(&self, m: Mutant) -> bool {
+        self.knobs.breaks(m)
     }
 
-    /// Is this the allowed variant of the reference core that decides `point` otherwise?
-    pub fn decides(&self, point: &str) -> bool {
-        self.variant == Some(point)
+    /// Is this the allowed variant of the reference core that decides `v`'s point otherwise?
+    pub fn decides(&self, v: Variant) -> bool {
+        self.knobs.decides(v)
     }
 
     pub fn now(&self) -> u64 {
@@ -261,9 +264,9 @@ impl World {
 
     /// limit_exceeded, its message naming the limit and its value (§ 1), then `detail`.
     pub fn over_limit(&self, name: &str, limit: u64, detail: &str) -> Reply {
-        let message = if self.breaks("limit-message-without-value") {
+        let message = if self.breaks(Mutant::LimitMessageWithoutValue) {
             format!("{name}{detail}")
-        } else if self.decides("limit-messages-reworded") {
+        } else if self.decides(Variant::LimitMessagesReworded) {
             format!("Limit exceeded{detail}: the Tenant's {name} limit is {limit} bytes, and this is more.")
         } else {
             format!("{name} {limit}{detail}")
@@ -297,7 +300,7 @@ impl World {
             self.runs[idx].ended = Some((at, why.to_string()));
             let (id, conn) = (self.runs[idx].id.clone(), self.runs[idx].conn);
             if self.core_role {
-                super::artifacts::end_uploads_of(self, &id);
+                self.end_uploads_of(&id);
             }
             self.record(
                 json!({ "via": "core", "event": "run-ended", "run": id, "why": why, "conn": conn }),
@@ -314,7 +317,7 @@ impl World {
         self.waiting.retain(|(c, _)| *c != conn);
         for i in 0..self.runs.len() {
             if self.runs[i].conn == conn && self.runs[i].ended.is_none() {
-                if self.core_role && !self.breaks("lost-run-not-offered-again") {
+                if self.core_role && !self.breaks(Mutant::LostRunNotOfferedAgain) {
                     self.offers.push(Offer::Replay);
                 }
                 self.end_run(i, "connection.lost");
@@ -343,12 +346,12 @@ impl World {
             .keys()
             .find(|k| !required.contains(&k.as_str()) && !optional.contains(&k.as_str()))
         {
-            if !self.breaks("schemas-not-strict") {
+            if !self.breaks(Mutant::SchemasNotStrict) {
                 return Some(format!("{m}: unknown member {k}"));
             }
         }
         if let Some(k) = required.iter().find(|k| !o.contains_key(**k)) {
-            if !self.breaks("required-members-unchecked") {
+            if !self.breaks(Mutant::RequiredMembersUnchecked) {
                 return Some(format!("{m}: missing member {k}"));
             }
         }
@@ -362,13 +365,13 @@ impl World {
         let queued = self.active_run().is_some()
             && self.next_offer < self.offers.len()
             && self.offers.last() == Some(&Offer::Turn)
-            && !self.breaks("queued-messages-split");
+            && !self.breaks(Mutant::QueuedMessagesSplit);
         if !queued {
             self.offers.push(Offer::Turn);
         }
         if let Some(m) = message {
             let m = match m {
-                Value::String(t) if self.decides("input-as-text") => json!({ "text": t }),
+                Value::String(t) if self.decides(Variant::InputAsText) => json!({ "text": t }),
                 m => m,
             };
             self.inbox.push((self.offers.len() - 1, m));
@@ -386,12 +389,11 @@ impl World {
             let pinned = self.pinned_harness();
             // A token made for a custom harness id takes none of that harness's runs: they go to
             // the hosts of its Agents' pods (§ 1), which hcpspec does not play.
-            let custom = pinned != crate::suites::core_api::reference::NYLORUN
-                && !self.breaks("custom-token-takes-its-runs");
+            let custom = pinned != NYLORUN && !self.breaks(Mutant::CustomTokenTakesItsRuns);
             let takes = |c: &Conn| {
                 !c.closed
                     && (!self.core_role
-                        || self.breaks("runs-offered-to-any-harness")
+                        || self.breaks(Mutant::RunsOfferedToAnyHarness)
                         || (c.harness.as_deref() == Some(pinned.as_str()) && !custom))
             };
             let Some(pos) = self
@@ -431,7 +433,7 @@ impl World {
                 "runId": id, "sessionId": SESSION, "turnId": turn_id, "epoch": n,
                 "token": token, "tokenExpiresAt": "2099-01-01T00:00:00Z"
             });
-            if self.breaks("grant-without-token") {
+            if self.breaks(Mutant::GrantWithoutToken) {
                 grant.as_object_mut().expect("object").remove("token");
             }
             self.runs.push(Run {
@@ -447,7 +449,7 @@ impl World {
             });
             self.record(json!({ "via": "core", "event": "offer", "run": id }));
             let mut r = json!({ "run": grant, "input": start });
-            if self.breaks("lease-without-input") {
+            if self.breaks(Mutant::LeaseWithoutInput) {
                 r.as_object_mut().expect("object").remove("input");
             }
             self.send(conn, json!({ "t": "res", "id": req, "ok": true, "r": r }));
@@ -459,8 +461,8 @@ impl World {
         let outcomes: Vec<Value> = self
             .journal
             .iter()
-            .filter(|(id, _)| id.starts_with(&prefix) || self.breaks("other-segment-replayed"))
-            .filter(|_| !self.breaks("no-replayed-outcomes"))
+            .filter(|(id, _)| id.starts_with(&prefix) || self.breaks(Mutant::OtherSegmentReplayed))
+            .filter(|_| !self.breaks(Mutant::NoReplayedOutcomes))
             .filter_map(|(id, row)| match row {
                 Row::Completed { hash, outcome } => {
                     Some(json!({ "effectId": id, "requestHash": hash, "outcome": outcome }))
@@ -497,11 +499,12 @@ impl World {
             }
         });
         merge(&mut start, &Value::Object(self.sc.turn.clone()));
-        if !(self.core_role && self.breaks("tenant-limits-not-sent")) {
+        if !(self.core_role && self.breaks(Mutant::TenantLimitsNotSent)) {
             merge(&mut start["limits"], &Value::Object(self.sc.limits.clone()));
         }
         if self.core_role {
-            if self.breaks("limit-defaults-wrong") && !self.sc.limits.contains_key("chunkBytes") {
+            if self.breaks(Mutant::LimitDefaultsWrong) && !self.sc.limits.contains_key("chunkBytes")
+            {
                 start["limits"]["chunkBytes"] = json!(8_388_608);
             }
             // recordEntryBytes' default is its ceiling: a Tenant's larger limit is held to it.
@@ -509,7 +512,7 @@ impl World {
             if start["limits"]["recordEntryBytes"]
                 .as_u64()
                 .is_some_and(|n| n > ceiling)
-                && !self.breaks("record-entry-ceiling-unchecked")
+                && !self.breaks(Mutant::RecordEntryCeilingUnchecked)
             {
                 start["limits"]["recordEntryBytes"] = json!(ceiling);
             }
@@ -523,7 +526,7 @@ impl World {
         }
         if let Some(m) = &self.mcp_facts {
             start["mcp"] = self.mcp_facts_for_turn(m);
-        } else if self.core_role && self.breaks("mcp-facts-before-discovery") {
+        } else if self.core_role && self.breaks(Mutant::McpFactsBeforeDiscovery) {
             start["mcp"] = json!({ "servers": [] });
         }
         if self.core_role {
@@ -563,15 +566,16 @@ impl World {
             let name = server["name"].as_str().unwrap_or_default().to_string();
             if let (Some(i), true) = (
                 server["instructions"].as_str(),
-                self.breaks("server-instructions-cut"),
+                self.breaks(Mutant::ServerInstructionsCut),
             ) {
                 server["instructions"] = json!(i.chars().take(4096).collect::<String>());
             }
             for tool in server["tools"].as_array_mut().into_iter().flatten() {
                 let off = format!("{name}/{}", tool["name"].as_str().unwrap_or_default());
                 let enabled =
-                    !disabled.contains(&off.as_str()) || self.breaks("disabled-tool-in-facts");
-                let deferred = deferred.contains(&off.as_str()) && !self.breaks("deferred-dropped");
+                    !disabled.contains(&off.as_str()) || self.breaks(Mutant::DisabledToolInFacts);
+                let deferred =
+                    deferred.contains(&off.as_str()) && !self.breaks(Mutant::DeferredDropped);
                 if tool.is_object() {
                     tool["enabled"] = json!(enabled);
                     if deferred {
@@ -588,7 +592,7 @@ impl World {
     /// (the turn's message, or `{kind: "messages"}` for messages that waited in the queue), the
     /// harness section's `loop` passed on unread, and never the Agent's runtime section.
     fn turn_facts(&mut self, start: &mut Value, kind: Offer, offered: usize) {
-        if kind == Offer::Segment && !self.breaks("approval-segment-typed-turn-start") {
+        if kind == Offer::Segment && !self.breaks(Mutant::ApprovalSegmentTypedTurnStart) {
             start["type"] = json!("approval.answer");
         }
         let turn = start["checkpoint"]["turnId"]
@@ -609,7 +613,7 @@ impl World {
                 1 => messages.pop(),
                 _ => Some(json!({ "kind": "messages", "messages": messages })),
             };
-            if let Some(input) = input.filter(|_| !self.breaks("input-not-the-message")) {
+            if let Some(input) = input.filter(|_| !self.breaks(Mutant::InputNotTheMessage)) {
                 self.turn_inputs.insert(turn.clone(), input);
             }
             if let Some(o) = self.turn_opts.remove(&offered) {
@@ -621,20 +625,20 @@ impl World {
         if meta["flow"] == true {
             start["engine"] = json!("flow");
             let o = start.as_object_mut().expect("object");
-            if !self.breaks("flow-turn-with-agent") {
+            if !self.breaks(Mutant::FlowTurnWithAgent) {
                 o.remove("agent");
             }
-            if !self.breaks("flow-turn-with-model") {
+            if !self.breaks(Mutant::FlowTurnWithModel) {
                 o.remove("model");
             }
         }
-        if self.sc.no_model && !self.breaks("model-without-tenant-model") {
+        if self.sc.no_model && !self.breaks(Mutant::ModelWithoutTenantModel) {
             start.as_object_mut().expect("object").remove("model");
         }
         // The turn's W3C trace context, when it has one.
         if let Some(tp) = meta
             .get("traceparent")
-            .filter(|_| !self.breaks("trace-dropped"))
+            .filter(|_| !self.breaks(Mutant::TraceDropped))
         {
             start["trace"] = json!({ "traceparent": tp });
             if let Some(ts) = meta.get("tracestate") {
@@ -642,7 +646,7 @@ impl World {
             }
         }
         start["transcript"]["cursor"] = json!(self.cursor());
-        if self.breaks("root-manifest-dropped") {
+        if self.breaks(Mutant::RootManifestDropped) {
             start["routing"]
                 .as_object_mut()
                 .map(|o| o.remove("rootManifest"));
@@ -650,17 +654,17 @@ impl World {
         if let Some(input) = self.turn_inputs.get(&turn) {
             start["checkpoint"]["input"] = input.clone();
         }
-        if self.breaks("checkpoint-other-session") {
+        if self.breaks(Mutant::CheckpointOtherSession) {
             start["checkpoint"]["sessionId"] = json!("sess-other");
         }
         let a = &self.sc.agent;
-        if let Some(l) = a.get("loop").filter(|_| !self.breaks("loop-dropped")) {
+        if let Some(l) = a.get("loop").filter(|_| !self.breaks(Mutant::LoopDropped)) {
             start["loop"] = l.clone();
         }
-        if let (Some(r), true) = (a.get("runtime"), self.breaks("runtime-section-sent")) {
+        if let (Some(r), true) = (a.get("runtime"), self.breaks(Mutant::RuntimeSectionSent)) {
             start["agent"]["runtime"] = r.clone();
         }
-        if self.breaks("fixture-model-text-only") {
+        if self.breaks(Mutant::FixtureModelTextOnly) {
             start["model"]["inputs"] = json!(["text"]);
         }
     }
@@ -680,7 +684,7 @@ impl World {
 
     /// A skill file's hash as the manifest lists it: `sha256:<hex>` of its bytes.
     fn file_hash(&self, bytes: &[u8]) -> String {
-        if self.breaks("skill-file-hash-wrong") {
+        if self.breaks(Mutant::SkillFileHashWrong) {
             return format!("sha256:{:016x}", crate::hash::fnv1a64(bytes));
         }
         format!("sha256:{}", crate::hash::sha256_hex(bytes))
@@ -707,7 +711,7 @@ impl World {
         if !a.is_object() {
             return;
         }
-        let sandbox = a["sandbox"] == true && !self.breaks("sandbox-not-in-turn-start");
+        let sandbox = a["sandbox"] == true && !self.breaks(Mutant::SandboxNotInTurnStart);
         let mut agent = json!({
             "id": a.get("id").cloned().unwrap_or(json!("scenario-agent")),
             "kind": a.get("kind").cloned().unwrap_or(json!(if sandbox { "virtual" } else { "model" })),
@@ -715,13 +719,13 @@ impl World {
         if sandbox {
             agent["sandbox"] = json!({ "workspace": "/workspace" });
         }
-        if a["selfWake"] == true && !self.breaks("self-wake-not-in-turn-start") {
+        if a["selfWake"] == true && !self.breaks(Mutant::SelfWakeNotInTurnStart) {
             agent["selfWake"] = json!(true);
         }
         start["agent"] = agent;
         // The manifest version the session runs: its name is the manifest's id.
         if let Some(name) = a.get("name") {
-            if !self.breaks("manifest-id-not-its-name") {
+            if !self.breaks(Mutant::ManifestIdNotItsName) {
                 start["manifest"]["id"] = name.clone();
             }
             start["definition"] =
@@ -742,7 +746,7 @@ impl World {
                         })
                         .collect();
                     let mut skill = json!({ "name": k["name"], "description": k["description"], "files": files });
-                    if let Some(p) = k.get("plugin").filter(|_| !self.breaks("plugin-dropped-from-skills")) {
+                    if let Some(p) = k.get("plugin").filter(|_| !self.breaks(Mutant::PluginDroppedFromSkills)) {
                         skill["plugin"] = p.clone();
                     }
                     skill
@@ -752,7 +756,8 @@ impl World {
         }
         // The Agent's manifest: its own instructions (the harness section of its version).
         if let Some(i) = a.get("instructions") {
-            start["manifest"]["instructions"] = if self.breaks("manifest-instructions-dropped") {
+            start["manifest"]["instructions"] = if self.breaks(Mutant::ManifestInstructionsDropped)
+            {
                 json!("")
             } else {
                 i.clone()
@@ -766,7 +771,7 @@ impl World {
                 .flatten()
                 .map(|(k, v)| {
                     let value = match v.get("secret") {
-                        Some(secret) if self.breaks("secret-in-turn-start") => secret.clone(),
+                        Some(secret) if self.breaks(Mutant::SecretInTurnStart) => secret.clone(),
                         Some(_) => json!("nylorun_managed"),
                         None => v.get("value").cloned().unwrap_or(Value::Null),
                     };
@@ -778,12 +783,12 @@ impl World {
                 json!({ "ownerId": id, "environmentId": id, "environment": env });
             if let Some(spec) = a
                 .get("sandboxSpec")
-                .filter(|_| !self.breaks("sandbox-spec-dropped"))
+                .filter(|_| !self.breaks(Mutant::SandboxSpecDropped))
             {
                 start["routing"]["sandbox"]["spec"] = spec.clone();
             }
         }
-        if a.get("memory").is_none() && self.breaks("memory-always-in-turn-start") {
+        if a.get("memory").is_none() && self.breaks(Mutant::MemoryAlwaysInTurnStart) {
             start["memory"] = json!({ "access": "read_write", "instructions": "", "index": "" });
         }
         if let Some(access) = a.pointer("/memory/access") {
@@ -793,7 +798,7 @@ impl World {
                 .iter()
                 .filter(|p| self.memories.contains_key(*p))
                 .collect();
-            if !self.breaks("memory-index-oldest-first") {
+            if !self.breaks(Mutant::MemoryIndexOldestFirst) {
                 order.reverse();
             }
             // Within the Runtime limit memoryIndexLines: the newest kept, truncated when some
@@ -804,27 +809,27 @@ impl World {
                 .get("memoryIndexLines")
                 .and_then(Value::as_u64);
             let truncated = most.is_some_and(|n| order.len() as u64 > n)
-                && !self.breaks("memory-index-unlimited");
+                && !self.breaks(Mutant::MemoryIndexUnlimited);
             if let (Some(n), true) = (most, truncated) {
                 order.truncate(n as usize);
             }
             let index: Vec<String> = order
                 .iter()
                 .map(|p| match self.memory_description(p) {
-                    Some(d) if !self.breaks("memory-index-without-description") => {
+                    Some(d) if !self.breaks(Mutant::MemoryIndexWithoutDescription) => {
                         format!("- {p} — {d}")
                     }
                     _ => format!("- {p}"),
                 })
                 .collect();
             start["memory"] = json!({
-                "access": match (self.breaks("memory-access-not-passed"), self.breaks("memory-access-flips") && self.turns > 1) {
+                "access": match (self.breaks(Mutant::MemoryAccessNotPassed), self.breaks(Mutant::MemoryAccessFlips) && self.turns > 1) {
                     (true, _) => json!("read_write"),
                     (_, true) if access == "read_only" => json!("read_write"),
                     (_, true) => json!("read_only"),
                     _ => access.clone(),
                 },
-                "instructions": if self.breaks("memory-instructions-dropped") { json!("") } else { a.pointer("/memory/instructions").cloned().unwrap_or(json!("")) },
+                "instructions": if self.breaks(Mutant::MemoryInstructionsDropped) { json!("") } else { a.pointer("/memory/instructions").cloned().unwrap_or(json!("")) },
                 "index": index.join("\n"),
             });
             if truncated {
@@ -866,7 +871,7 @@ impl World {
         }
         if self.core_role {
             if let Some(why) = self.params_problem(m, p) {
-                let code = if self.decides("refusals-unavailable") {
+                let code = if self.decides(Variant::RefusalsUnavailable) {
                     "unavailable"
                 } else {
                     "invalid"
@@ -877,7 +882,7 @@ impl World {
         match m {
             "hello" => self.hello(conn, p),
             "lease"
-                if self.breaks("lease-answers-at-once")
+                if self.breaks(Mutant::LeaseAnswersAtOnce)
                     && self.active_run().is_none()
                     && self.next_offer >= self.offers.len() =>
             {
@@ -890,10 +895,10 @@ impl World {
             }
             "lease.renew" => self.renew(p),
             "lease.release" => match self.held(p) {
-                Ok(_) if self.breaks("release-keeps-run") => Reply::Ok(json!({})),
+                Ok(_) if self.breaks(Mutant::ReleaseKeepsRun) => Reply::Ok(json!({})),
                 Ok(i) => {
                     // The core role: another owner replays the segment from its journal.
-                    if self.core_role && !self.breaks("released-run-not-replayed") {
+                    if self.core_role && !self.breaks(Mutant::ReleasedRunNotReplayed) {
                         self.offers.push(Offer::Replay);
                     }
                     self.end_run(i, "release");
@@ -904,7 +909,7 @@ impl World {
             "effect.intent" => self.intent(p),
             "effect.outcome" => self.outcome(p),
             "transcript.read" => match self.held(p) {
-                Ok(_) if self.breaks("transcript-without-entries") => {
+                Ok(_) if self.breaks(Mutant::TranscriptWithoutEntries) => {
                     Reply::Ok(json!({ "cursor": "c0" }))
                 }
                 Ok(_) => Reply::Ok(json!({
@@ -915,11 +920,11 @@ impl World {
             },
             "session.mcp" => self.session_mcp(p),
             "definition.file" => self.definition_file(p),
-            "artifact.read" => super::artifacts::read(self, p),
-            "artifact.write" => super::artifacts::write(self, p),
+            "artifact.read" => self.artifact_read(p),
+            "artifact.write" => self.artifact_write(p),
             "output" => self.output(p),
-            _ if self.breaks("unknown-method-ok") => Reply::Ok(json!({})),
-            other if self.decides("unknown-method-not-found") => {
+            _ if self.breaks(Mutant::UnknownMethodOk) => Reply::Ok(json!({})),
+            other if self.decides(Variant::UnknownMethodNotFound) => {
                 Reply::Err("not_found", format!("unknown method `{other}`"))
             }
             other => Reply::Err("invalid", format!("unknown method `{other}`")),
@@ -927,8 +932,8 @@ impl World {
     }
 
     fn hello(&mut self, conn: usize, p: &Value) -> Reply {
-        if p.get("api") != Some(&json!(5)) && !self.breaks("api-4-accepted") {
-            let code = if self.decides("refusals-unavailable") {
+        if p.get("api") != Some(&json!(5)) && !self.breaks(Mutant::Api4Accepted) {
+            let code = if self.decides(Variant::RefusalsUnavailable) {
                 "unavailable"
             } else {
                 "invalid"
@@ -941,9 +946,9 @@ impl World {
             .get(&conn)
             .and_then(|c| c.harness.clone())
             .unwrap_or_else(|| self.sc.harness.clone());
-        if name != bound && !self.breaks("any-name-accepted") {
+        if name != bound && !self.breaks(Mutant::AnyNameAccepted) {
             return Reply::Err(
-                if self.decides("refusals-unavailable") {
+                if self.decides(Variant::RefusalsUnavailable) {
                     "unavailable"
                 } else {
                     "invalid"
@@ -955,7 +960,7 @@ impl World {
             c.hello = true;
             c.workspace = p.pointer("/features/workspace") == Some(&json!(true));
         }
-        let tenant = if self.decides("other-ids") {
+        let tenant = if self.decides(Variant::OtherIds) {
             "t_8f3a"
         } else {
             "tenant-1"
@@ -964,7 +969,7 @@ impl World {
             "api": 5, "tenantId": tenant, "sandbox": { "backend": "none" },
             "renewEveryMs": self.sc.timers.renew_every_ms
         });
-        if self.breaks("hello-without-renew-every") {
+        if self.breaks(Mutant::HelloWithoutRenewEvery) {
             answer
                 .as_object_mut()
                 .expect("object")
@@ -987,16 +992,16 @@ impl World {
         let i = match self.held(p) {
             Ok(i) => i,
             // The text answers a run that is over {ok: false}; run_not_held says it too.
-            Err(_) if self.decides("renew-over-ok-false") => {
+            Err(_) if self.decides(Variant::RenewOverOkFalse) => {
                 return Reply::Ok(json!({ "ok": false }))
             }
             Err(e) => return e,
         };
         let answer = match self.sc.renew.len() {
-            _ if self.breaks("renew-refuses-held-run") => Renew::Refuse,
+            _ if self.breaks(Mutant::RenewRefusesHeldRun) => Renew::Refuse,
             0 => Renew::Ok,
             n => match self.sc.renew[self.renews.min(n - 1)] {
-                Renew::Switch if self.breaks("no-token-switch") => Renew::Ok,
+                Renew::Switch if self.breaks(Mutant::NoTokenSwitch) => Renew::Ok,
                 r => r,
             },
         };
@@ -1049,7 +1054,7 @@ impl World {
             .unwrap_or_default()
             .to_string();
         if let Some(row) = self.journal.get(&eid) {
-            if row.hash() != hash && !self.breaks("no-effect-drift") {
+            if row.hash() != hash && !self.breaks(Mutant::NoEffectDrift) {
                 return Reply::Err(
                     "effect_drift",
                     format!("effect {eid} was asked with another request hash"),
@@ -1096,21 +1101,20 @@ impl World {
                 }
             };
         }
-        let answer = if self.breaks("intent-never-execute") {
+        let answer = if self.breaks(Mutant::IntentNeverExecute) {
             json!("pending")
         } else if self.core_role && effect["kind"] == "tool" {
             self.attempts.insert(eid.clone(), 1);
             self.tool_effects.insert(eid.clone(), effect.clone());
             let before = self.memories.clone();
             let mut memories = std::mem::take(&mut self.memories);
-            let breaks = |r: &str| self.breaks(r);
             let d = super::tools::decide(
                 &self.sc.agent,
                 &self.sc.policy,
                 &self.sc.discover,
                 &effect,
                 &mut memories,
-                &super::tools::Knobs { breaks: &breaks },
+                &self.knobs,
             );
             for (path, _) in memories.iter().filter(|(p, v)| before.get(*p) != Some(*v)) {
                 self.memory_order.retain(|q| q != path);
@@ -1193,13 +1197,13 @@ impl World {
         self.core_role
             && kind.is_some_and(|k| k == "sandbox" || k == "harness")
             && !self.runs[run].executed.contains(eid)
-            && !self.breaks("crashed-call-executes-again")
+            && !self.breaks(Mutant::CrashedCallExecutesAgain)
     }
 
     /// A re-send of a tool call still invoking, past the Runtime limit toolAttempts (the core
     /// role; 3 by default): the call ends as tool.interrupted.
     fn interrupted(&mut self, eid: &str, effect: &Value) -> bool {
-        if !self.core_role || effect["kind"] != "tool" || self.breaks("no-tool-attempts-cap") {
+        if !self.core_role || effect["kind"] != "tool" || self.breaks(Mutant::NoToolAttemptsCap) {
             return false;
         }
         let limit = self
@@ -1207,7 +1211,7 @@ impl World {
             .limits
             .get("toolAttempts")
             .and_then(Value::as_u64)
-            .unwrap_or(if self.breaks("tool-attempts-default-5") {
+            .unwrap_or(if self.breaks(Mutant::ToolAttemptsDefault5) {
                 5
             } else {
                 3
@@ -1221,7 +1225,7 @@ impl World {
     /// harness token) replaced by `[nylorun token redacted]`, other values unchanged (the core
     /// role; "What the log records").
     pub fn redacted(&self, v: &Value) -> Value {
-        if !self.core_role || self.breaks("tokens-not-redacted") {
+        if !self.core_role || self.breaks(Mutant::TokensNotRedacted) {
             return v.clone();
         }
         let tokens: Vec<&str> = self
@@ -1279,13 +1283,13 @@ impl World {
             let Some(effect) = self.held.get(id).cloned() else {
                 continue;
             };
-            if self.breaks("approvals-not-created") {
+            if self.breaks(Mutant::ApprovalsNotCreated) {
                 continue;
             }
             let t = &effect["target"];
             let mut a = json!({
-                "id": if self.breaks("approval-id-not-effect-id") { json!(format!("approval-{}", self.approvals.len() + 1)) } else { json!(id) },
-                "tool": if self.breaks("interaction-names-model-name") { effect["toolName"].clone() } else { t["tool"].clone() },
+                "id": if self.breaks(Mutant::ApprovalIdNotEffectId) { json!(format!("approval-{}", self.approvals.len() + 1)) } else { json!(id) },
+                "tool": if self.breaks(Mutant::InteractionNamesModelName) { effect["toolName"].clone() } else { t["tool"].clone() },
                 "toolName": effect["toolName"], "answer": null,
             });
             if t["kind"] == "mcp" {
@@ -1297,7 +1301,7 @@ impl World {
 
     /// A person answers an approval; once every one is answered, a new segment replays.
     pub fn answer_approval(&mut self, id: &str, approve: bool) -> bool {
-        let ignored = self.breaks("approval-answer-ignored");
+        let ignored = self.breaks(Mutant::ApprovalAnswerIgnored);
         let Some(a) = self.approvals.iter_mut().find(|a| a["id"] == id) else {
             return false;
         };
@@ -1324,18 +1328,18 @@ impl World {
                 && self.summaries.contains(**id)
                 && matches!(self.journal.get(**id), Some(Row::Completed { .. })))
         });
-        if let (Some(id), false) = (bad, self.breaks("compaction-unchecked")) {
+        if let (Some(id), false) = (bad, self.breaks(Mutant::CompactionUnchecked)) {
             return Err(Reply::Err(
                 "invalid",
                 format!("{id} is no completed summary call of this turn"),
             ));
         }
-        if !self.breaks("context-compacted-not-written") {
+        if !self.breaks(Mutant::ContextCompactedNotWritten) {
             let last = ids.last().map(|s| s.to_string());
             let call = last
                 .as_ref()
                 .and_then(|id| self.model_calls.get(id))
-                .filter(|_| !self.breaks("compaction-without-step"))
+                .filter(|_| !self.breaks(Mutant::CompactionWithoutStep))
                 .cloned()
                 .unwrap_or(Value::Null);
             self.events.push(json!({
@@ -1360,12 +1364,12 @@ impl World {
                 .unwrap_or(Value::Null);
             // A tool effect needs callId and invocationId, or no tool.completed is written.
             let ids = context["callId"].is_string() && context["invocationId"].is_string();
-            if !ids && !self.breaks("tool-completed-without-call-id") {
+            if !ids && !self.breaks(Mutant::ToolCompletedWithoutCallId) {
                 continue;
             }
             let call = context["callId"].clone();
             let eid = r["effectId"].as_str().unwrap_or_default();
-            let times = match self.breaks("tool-completed-per-attempt") {
+            let times = match self.breaks(Mutant::ToolCompletedPerAttempt) {
                 true => self.attempts.get(eid).copied().unwrap_or(1),
                 false => 1,
             };
@@ -1382,7 +1386,7 @@ impl World {
         }
         for a in self.artifacts.values().filter(|a| a.get("scope").is_none()) {
             let eid = a["effectId"].as_str().unwrap_or_default();
-            let call = if self.breaks("artifact-event-without-call-id") {
+            let call = if self.breaks(Mutant::ArtifactEventWithoutCallId) {
                 Value::Null
             } else {
                 self.tool_effects
@@ -1395,7 +1399,7 @@ impl World {
                              "artifactId": a["meta"]["artifactId"], "callId": call }),
             );
         }
-        if self.breaks("event-without-source") {
+        if self.breaks(Mutant::EventWithoutSource) {
             for e in &mut out {
                 e.as_object_mut().map(|o| o.remove("source"));
             }
@@ -1422,7 +1426,7 @@ impl World {
                             .and_then(|u| u["url"].as_str())
                             .and_then(|u| u.parse::<hyper::Uri>().ok())
                             .and_then(|u| u.host().map(str::to_string));
-                        if self.breaks("tool-row-http-server-is-tool") {
+                        if self.breaks(Mutant::ToolRowHttpServerIsTool) {
                             json!(name("tool"))
                         } else {
                             json!(host)
@@ -1430,7 +1434,7 @@ impl World {
                     }
                     _ => Value::Null,
                 };
-                let tool = if self.breaks("tool-row-names-model-name") {
+                let tool = if self.breaks(Mutant::ToolRowNamesModelName) {
                     e["toolName"].clone()
                 } else {
                     t["tool"].clone()
@@ -1445,7 +1449,7 @@ impl World {
 
     /// A row's plugin: the Agent Plugin that brought its MCP server or its skill.
     fn row_plugin(&self, effect: &Value) -> Value {
-        if self.breaks("row-plugin-dropped") {
+        if self.breaks(Mutant::RowPluginDropped) {
             return Value::Null;
         }
         let a = &self.sc.agent;
@@ -1471,7 +1475,7 @@ impl World {
             .into_iter()
             .flatten()
             .any(|k| k["name"] == skill);
-        if has || self.breaks("row-skill-unchecked") {
+        if has || self.breaks(Mutant::RowSkillUnchecked) {
             json!(skill)
         } else {
             Value::Null
@@ -1487,7 +1491,7 @@ impl World {
         let mut t = self.transcript.clone();
         for u in &updates {
             let size = u.to_string().len() as u64;
-            if size > limit && !self.breaks("transcript-entry-limit-unchecked") {
+            if size > limit && !self.breaks(Mutant::TranscriptEntryLimitUnchecked) {
                 return Err(self.over_limit(
                     "recordEntryBytes",
                     limit,
@@ -1496,7 +1500,7 @@ impl World {
             }
             if let Some(facts) = u.get("compaction").filter(|_| u["kind"] == "compaction") {
                 self.check_compaction(run, facts)?;
-            } else if self.breaks("compaction-parsed-from-entries")
+            } else if self.breaks(Mutant::CompactionParsedFromEntries)
                 && u["entries"]
                     .as_array()
                     .is_some_and(|e| e.iter().any(|x| x["kind"] == "compaction"))
@@ -1504,7 +1508,7 @@ impl World {
                 self.events.push(json!({ "type": "context.compacted", "source": "harness", "evidence": "checked" }));
             }
             let keep = u["keep"].as_u64().unwrap_or(t.len() as u64) as usize;
-            if !self.breaks("transcript-not-folded") {
+            if !self.breaks(Mutant::TranscriptNotFolded) {
                 t.truncate(keep.min(t.len()));
             }
             let entries = self.redacted(&u["entries"]);
@@ -1531,7 +1535,7 @@ impl World {
     pub fn pinned_harness(&self) -> String {
         self.pinned.clone().unwrap_or_else(|| {
             if self.core_role {
-                crate::suites::core_api::reference::NYLORUN.to_string()
+                NYLORUN.to_string()
             } else {
                 self.sc.harness.clone()
             }
@@ -1540,7 +1544,7 @@ impl World {
 
     /// `{t: "abort", id}`: the harness cancels one request in flight (a waiting lease).
     pub fn abort(&mut self, conn: usize, id: &Value) {
-        if self.breaks("abort-ignored") {
+        if self.breaks(Mutant::AbortIgnored) {
             return;
         }
         self.waiting.retain(|(c, req)| !(*c == conn && req == id));
@@ -1581,7 +1585,7 @@ impl World {
             .unwrap_or(Value::Null);
         let limit = self.runs[i].limit("recordEntryBytes");
         let size = value.to_string().len() as u64;
-        if size > limit && !self.breaks("record-limit-unchecked") {
+        if size > limit && !self.breaks(Mutant::RecordLimitUnchecked) {
             return self.over_limit(
                 "recordEntryBytes",
                 limit,
@@ -1595,7 +1599,7 @@ impl World {
         // The core role: `{error}` when the harness could not learn what happened. A tool call
         // whose fate is unknown fails to the model; a model call becomes uncertain.
         let unknown = self.core_role && p.get("value").is_none() && p.get("error").is_some();
-        if unknown && !self.breaks("unknown-fate-recorded-as-value") {
+        if unknown && !self.breaks(Mutant::UnknownFateRecordedAsValue) {
             let hash = row.hash().to_string();
             if eid.split(':').nth(2) == Some("model") {
                 self.journal.insert(eid.to_string(), Row::Waiting { hash });
@@ -1617,7 +1621,9 @@ impl World {
             Row::Completed { outcome, .. } => {
                 Reply::Ok(json!({ "status": "completed", "outcome": outcome }))
             }
-            Row::Executing { .. } | Row::Waiting { .. } if self.breaks("outcome-not-recorded") => {
+            Row::Executing { .. } | Row::Waiting { .. }
+                if self.breaks(Mutant::OutcomeNotRecorded) =>
+            {
                 Reply::Ok(json!({ "status": "completed", "outcome": value }))
             }
             Row::Executing { hash } | Row::Waiting { hash } => {
@@ -1632,10 +1638,10 @@ impl World {
                 if let Some(c) = self.model_calls.get_mut(eid) {
                     c["endedAt"] = json!(at);
                 }
-                if self.summaries.contains(eid) && self.breaks("summary-message-recorded") {
+                if self.summaries.contains(eid) && self.breaks(Mutant::SummaryMessageRecorded) {
                     self.events.push(json!({ "type": "message.assistant", "source": "harness", "evidence": "claimed", "effectId": eid }));
                 }
-                if self.breaks("outcome-answer-empty") {
+                if self.breaks(Mutant::OutcomeAnswerEmpty) {
                     return Reply::Ok(json!({ "status": "completed" }));
                 }
                 Reply::Ok(json!({ "status": "completed", "outcome": value }))
@@ -1647,7 +1653,7 @@ impl World {
         if let Err(e) = self.held(p) {
             return e;
         }
-        if self.mcp_facts.is_none() || self.breaks("last-snapshot-wins") {
+        if self.mcp_facts.is_none() || self.breaks(Mutant::LastSnapshotWins) {
             if let Some(s) = p.get("snapshot").filter(|s| s.is_object()) {
                 let servers = s.get("servers").cloned().unwrap_or(json!([]));
                 self.mcp_facts = Some(json!({ "servers": servers }));
@@ -1682,7 +1688,7 @@ impl World {
         let chunk = self.runs[i].limit("chunkBytes");
         let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
         let length = p.get("length").and_then(Value::as_u64).unwrap_or(chunk);
-        if length > chunk && !self.breaks("definition-range-unchecked") {
+        if length > chunk && !self.breaks(Mutant::DefinitionRangeUnchecked) {
             return self.over_limit("chunkBytes", chunk, "");
         }
         let bytes = text.as_bytes();
@@ -1691,7 +1697,7 @@ impl World {
         }
         let end = (offset + length).min(bytes.len() as u64);
         Reply::Ok(json!({
-            "base64": super::artifacts::b64(&bytes[offset as usize..end as usize]),
+            "base64": super::b64(&bytes[offset as usize..end as usize]),
             "eof": end == bytes.len() as u64
         }))
     }
@@ -1703,7 +1709,7 @@ impl World {
         };
         let limit = self.runs[i].limit("harnessStateBytes");
         let size = p.get("state").map_or(0, |s| s.to_string().len() as u64);
-        if self.breaks("output-keeps-run") {
+        if self.breaks(Mutant::OutputKeepsRun) {
             return Reply::Ok(json!({ "cursor": "c" }));
         }
         if size > limit {
@@ -1726,15 +1732,15 @@ impl World {
         }
         if let Some(s) = p
             .get("state")
-            .filter(|_| !self.breaks("state-not-returned"))
+            .filter(|_| !self.breaks(Mutant::StateNotReturned))
         {
             self.last_state = s.clone();
         }
-        if self.breaks("outputs-exported") && p["type"] == "turn.completed" {
+        if self.breaks(Mutant::OutputsExported) && p["type"] == "turn.completed" {
             self.events.push(json!({ "type": "artifact.created", "source": "core", "evidence": "recorded", "name": "outputs" }));
         }
         self.end_run(i, "output");
-        if self.breaks("output-without-cursor") {
+        if self.breaks(Mutant::OutputWithoutCursor) {
             return Reply::Ok(json!({}));
         }
         if self.core_role {

@@ -8,6 +8,7 @@
 //! memory: {access}}`, `policy` is `[{server?, tool, answer: "deny" | "hold"}]`, and what the
 //! session discovered on each server is `discover` (`{SERVER: [TOOL…]}`).
 
+use super::knobs::{Mutant, Variant};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -36,10 +37,8 @@ fn strs(v: &Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
-/// The knobs of the reference core that bear on tool intents (its mutants and variants).
-pub struct Knobs<'a> {
-    pub breaks: &'a dyn Fn(&str) -> bool,
-}
+/// The knobs of the reference core (its mutants and variants); some bear on tool intents.
+pub type Knobs = crate::knob::Knobs<Mutant, Variant>;
 
 /// Decide a tool intent: the target table first, then the policy.
 pub fn decide(
@@ -61,7 +60,7 @@ pub fn decide(
             let discovered = discover
                 .get(server)
                 .is_some_and(|d| strs(d).contains(&tool));
-            if !(declared && discovered) && !(k.breaks)("unknown-mcp-tool-executes") {
+            if !(declared && discovered) && !k.breaks(Mutant::UnknownMcpToolExecutes) {
                 return refuse(
                     "tool.unknown",
                     format!("the session discovered no tool {tool} on {server}"),
@@ -69,7 +68,7 @@ pub fn decide(
             }
             let off = format!("{server}/{tool}");
             if strs(&agent["disabled"]).contains(&off.as_str())
-                && !(k.breaks)("disabled-tool-executes")
+                && !k.breaks(Mutant::DisabledToolExecutes)
             {
                 return refuse(
                     "tool.disabled",
@@ -79,7 +78,7 @@ pub fn decide(
         }
         "http" => {
             if !strs(&agent["httpTools"]).contains(&s("tool"))
-                && !(k.breaks)("undeclared-http-tool-executes")
+                && !k.breaks(Mutant::UndeclaredHttpToolExecutes)
             {
                 return refuse(
                     "tool.unavailable",
@@ -88,7 +87,7 @@ pub fn decide(
             }
         }
         "sandbox" => {
-            let has = agent["sandbox"] == true || (k.breaks)("sandbox-without-sandbox-executes");
+            let has = agent["sandbox"] == true || k.breaks(Mutant::SandboxWithoutSandboxExecutes);
             if !has || !SANDBOX_TOOLS.contains(&tool_name) {
                 return refuse(
                     "tool.unavailable",
@@ -99,13 +98,14 @@ pub fn decide(
         // No name is reserved: the mutant takes a harness call named like a runtime operation
         // for one the session lacks.
         "harness"
-            if (k.breaks)("reserved-names") && ["memory", "schedule_wake"].contains(&tool_name) =>
+            if k.breaks(Mutant::ReservedNames)
+                && ["memory", "schedule_wake"].contains(&tool_name) =>
         {
             return refuse("tool.unavailable", format!("{tool_name} is core's"));
         }
         "harness" => return Decision::Execute,
         "runtime" if s("operation") == "schedule_wake" => {
-            if (k.breaks)("schedule-wake-executes") {
+            if k.breaks(Mutant::ScheduleWakeExecutes) {
                 return Decision::Execute;
             }
             if agent["selfWake"] != true {
@@ -130,8 +130,8 @@ pub fn decide(
                 k,
             ));
         }
-        "runtime" if (k.breaks)("other-runtime-operation-executes") => return Decision::Execute,
-        _ if !(k.breaks)("no-target-executes") => {
+        "runtime" if k.breaks(Mutant::OtherRuntimeOperationExecutes) => return Decision::Execute,
+        _ if !k.breaks(Mutant::NoTargetExecutes) => {
             return refuse(
                 "tool.unavailable",
                 "the call names no target core can run".into(),
@@ -144,7 +144,7 @@ pub fn decide(
         "mcp" => (Some(s("server")), s("tool")),
         _ => (None, s("tool")),
     };
-    let name = if (k.breaks)("policy-on-model-name") {
+    let name = if k.breaks(Mutant::PolicyOnModelName) {
         tool_name
     } else {
         tool
@@ -152,8 +152,8 @@ pub fn decide(
     for rule in policy {
         let rs = rule["server"].as_str();
         let matches = rule["tool"].as_str() == Some(name)
-            && (rs.is_none() || rs == server || (k.breaks)("policy-on-model-name"));
-        if !matches || (k.breaks)("policy-ignored") {
+            && (rs.is_none() || rs == server || k.breaks(Mutant::PolicyOnModelName));
+        if !matches || k.breaks(Mutant::PolicyIgnored) {
             continue;
         }
         return match rule["answer"].as_str() {
@@ -185,7 +185,7 @@ fn memory(input: &Value, writable: bool, store: &mut BTreeMap<String, String>, k
         return failure("invalid", "the memory call names no command");
     };
     let inside = |path: &str| {
-        (k.breaks)("memory-outside-allowed")
+        k.breaks(Mutant::MemoryOutsideAllowed)
             || (path == "/memories" || path.starts_with("/memories/")) && !path.contains("..")
     };
     let path_of = |key: &str| -> Result<String, Value> {
@@ -200,7 +200,7 @@ fn memory(input: &Value, writable: bool, store: &mut BTreeMap<String, String>, k
         }
         Ok(path.to_string())
     };
-    if command != "view" && !writable && !(k.breaks)("memory-read-only-writes") {
+    if command != "view" && !writable && !k.breaks(Mutant::MemoryReadOnlyWrites) {
         return failure("memory.forbidden", "this session's memory is read_only");
     }
     let result = (|| -> Result<Value, Value> {
@@ -219,7 +219,10 @@ fn memory(input: &Value, writable: bool, store: &mut BTreeMap<String, String>, k
             "create" => {
                 let path = path_of("path")?;
                 let text = p("file_text")
-                    .or_else(|| (k.breaks)("memory-missing-parameter-accepted").then_some(""))
+                    .or_else(|| {
+                        k.breaks(Mutant::MemoryMissingParameterAccepted)
+                            .then_some("")
+                    })
                     .ok_or_else(|| failure("invalid", "create: missing parameter file_text"))?;
                 store.insert(path, text.to_string());
                 Ok(json!("created"))
@@ -241,7 +244,7 @@ fn memory(input: &Value, writable: bool, store: &mut BTreeMap<String, String>, k
                 if !text.contains(old) {
                     return Err(failure("invalid", "old_str is not in the memory"));
                 }
-                if !(k.breaks)("memory-str-replace-ignored") {
+                if !k.breaks(Mutant::MemoryStrReplaceIgnored) {
                     *text = text.replacen(old, new, 1);
                 }
                 Ok(json!("replaced"))

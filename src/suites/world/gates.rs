@@ -2,7 +2,8 @@
 //! They check the run token, the `Idempotency-Key` and the journal, answer from the scenario's
 //! fixture model and tools, and log every call for the judge.
 
-use super::world::{lock, Shared, World};
+use super::knobs::Mutant;
+use super::model::{lock, Shared, World};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -211,7 +212,7 @@ fn decide(
 ) -> (u16, Value, u64) {
     let deny = |(s, b): (u16, Value)| (s, b, 0);
     let run = run.or_else(|| {
-        g.breaks("any-gate-token")
+        g.breaks(Mutant::AnyGateToken)
             .then(|| g.runs.len().checked_sub(1))
             .flatten()
     });
@@ -223,12 +224,12 @@ fn decide(
         .as_ref()
         .is_some_and(|e| e.1 == "connection.lost");
     if g.runs[i].ended.is_some()
-        && !g.breaks("no-run-stale")
-        && !(lost && g.breaks("lost-run-still-running"))
+        && !g.breaks(Mutant::NoRunStale)
+        && !(lost && g.breaks(Mutant::LostRunStillRunning))
     {
         return deny(gate_error(409, "run_stale", "the run is over"));
     }
-    if auth != "current" && !g.breaks("any-gate-token") {
+    if auth != "current" && !g.breaks(Mutant::AnyGateToken) {
         return deny(gate_error(
             401,
             "unauthorized",
@@ -239,7 +240,7 @@ fn decide(
         return (200, mcp(g, route, body), 0);
     }
     let key = match key {
-        None if g.breaks("key-not-required") => {
+        None if g.breaks(Mutant::KeyNotRequired) => {
             body.get("effectId").and_then(Value::as_str).unwrap_or("")
         }
         None => {
@@ -252,14 +253,14 @@ fn decide(
         Some(k) => k,
     };
     if let Some((s, b)) = g.gate_cache.get(key) {
-        if !g.breaks("resend-other-bytes") {
+        if !g.breaks(Mutant::ResendOtherBytes) {
             return (*s, b.clone(), 0);
         }
         let mut again = b.clone();
         again["resent"] = json!(true);
         return (*s, again, 0);
     }
-    if !g.runs[i].executed.contains(key) && !g.breaks("unjournaled-call-run") {
+    if !g.runs[i].executed.contains(key) && !g.breaks(Mutant::UnjournaledCallRun) {
         return deny(gate_error(
             409,
             "effect_not_journaled",
@@ -271,7 +272,7 @@ fn decide(
     if route == "model-calls"
         && g.core_role
         && size > model_limit
-        && !g.breaks("model-call-bytes-unchecked")
+        && !g.breaks(Mutant::ModelCallBytesUnchecked)
     {
         let message = format!("the body is {size} bytes, past modelCallBytes {model_limit}");
         return deny(gate_error(400, "invalid_request", &message));
@@ -282,13 +283,13 @@ fn decide(
     if matches!(route, "tool-calls" | "http-calls")
         && g.core_role
         && size > tool_limit
-        && !g.breaks("tool-body-size-unchecked")
+        && !g.breaks(Mutant::ToolBodySizeUnchecked)
     {
         let message = format!("the body is {size} bytes, past toolAnswerBytes {tool_limit}");
         return deny(gate_error(413, "invalid_request", &message));
     }
     match route {
-        "model-calls" if g.breaks("model-gate-fails") => {
+        "model-calls" if g.breaks(Mutant::ModelGateFails) => {
             deny(gate_error(500, "internal", "the gate fell over"))
         }
         "model-calls" => model(g, key, body),
@@ -306,10 +307,10 @@ fn mcp(g: &World, route: &str, body: &Value) -> Value {
     let declared = g.sc.agent["mcpServers"]
         .as_array()
         .is_some_and(|a| a.iter().any(|s| s == server));
-    if g.core_role && !declared && !g.breaks("undeclared-mcp-server-connected") {
+    if g.core_role && !declared && !g.breaks(Mutant::UndeclaredMcpServerConnected) {
         return json!({ "ok": false, "error": { "code": "mcp.unknown-server", "message": "the agent declares no such server" } });
     }
-    if g.core_role && g.breaks("undeclared-mcp-server-connected") {
+    if g.core_role && g.breaks(Mutant::UndeclaredMcpServerConnected) {
         return json!({ "ok": true, "result": { "tools": [] } });
     }
     match (route, g.sc.discover.get(server)) {
@@ -343,7 +344,7 @@ fn model(g: &mut World, key: &str, body: &Value) -> (u16, Value, u64) {
             "message": f.get("message").cloned().unwrap_or(json!("the model failed")),
             "retryable": f.get("retryable").cloned().unwrap_or(json!(false)),
         });
-        if g.breaks("failure-without-retryable") {
+        if g.breaks(Mutant::FailureWithoutRetryable) {
             failure.as_object_mut().map(|o| o.remove("retryable"));
         }
         return (200, json!({ "outcome": failure }), reply.hold_ms);
@@ -388,7 +389,7 @@ fn model(g: &mut World, key: &str, body: &Value) -> (u16, Value, u64) {
     if let Some(t) = &reply.text {
         // It repairs no JSON; the mutant closes what the model left open.
         let mut t = t.clone();
-        if g.breaks("model-json-repaired")
+        if g.breaks(Mutant::ModelJsonRepaired)
             && t.starts_with('{')
             && serde_json::from_str::<Value>(&t).is_err()
         {
@@ -494,7 +495,7 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
             format!("http:{tool}"),
         )
     };
-    if !same && !g.breaks("target-mismatch-runs") {
+    if !same && !g.breaks(Mutant::TargetMismatchRuns) {
         let (st, b) = gate_error(
             409,
             "effect_not_journaled",
@@ -505,7 +506,7 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
     let Some(e) = g.sc.endpoints.get(&endpoint).cloned() else {
         return tool(g, route, body);
     };
-    if g.breaks("endpoint-ignored") {
+    if g.breaks(Mutant::EndpointIgnored) {
         return tool(g, route, body);
     }
     let limit = g
@@ -518,13 +519,13 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
         json!({ "$forward": {
             "mcp": route == "tool-calls", "url": e["url"], "credential": e["credential"],
             "key": key, "body": body,
-            "limit": if g.breaks("tool-answer-size-unchecked") { u64::MAX } else { limit },
-            "passKey": !g.breaks("key-not-passed-to-tool"),
-            "redact": !g.breaks("credential-echo-passed"),
-            "failureIsError": g.breaks("tool-failure-as-gate-error"),
-            "shape": g.breaks("tool-result-shaped"),
+            "limit": if g.breaks(Mutant::ToolAnswerSizeUnchecked) { u64::MAX } else { limit },
+            "passKey": !g.breaks(Mutant::KeyNotPassedToTool),
+            "redact": !g.breaks(Mutant::CredentialEchoPassed),
+            "failureIsError": g.breaks(Mutant::ToolFailureAsGateError),
+            "shape": g.breaks(Mutant::ToolResultShaped),
             "traceparent": g.call_traces.get(key).cloned(),
-            "dropBinary": g.breaks("binary-parts-dropped"),
+            "dropBinary": g.breaks(Mutant::BinaryPartsDropped),
         } }),
         0,
     )
@@ -669,7 +670,7 @@ async fn cancel(w: Shared, route: &'static str, key: String, h: HeaderMap) -> Re
     if let Some(n) = g
         .cancels
         .get(&key)
-        .filter(|_| !g.breaks("cancel-route-ignored"))
+        .filter(|_| !g.breaks(Mutant::CancelRouteIgnored))
     {
         n.notify_one();
     }

@@ -2,19 +2,31 @@
 //! session's artifacts only, chunks within `limits.chunkBytes`, offsets received in order, the
 //! last chunk acknowledged again, an idempotent `key`, `effectId` provenance.
 
-use super::world::{Reply, Upload, World};
-use base64::Engine;
+use super::knobs::{Mutant, Variant};
+use super::model::{Reply, Upload, World};
 use serde_json::{json, Value};
 
-pub fn b64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
+pub use super::b64;
+use super::unb64;
+
+// The World answers artifact requests through these methods, so that the model never imports
+// this module back.
+impl World {
+    /// `artifact.read`.
+    pub fn artifact_read(&mut self, p: &Value) -> Reply {
+        read(self, p)
+    }
+    /// `artifact.write`.
+    pub fn artifact_write(&mut self, p: &Value) -> Reply {
+        write(self, p)
+    }
+    /// A run's open uploads, ended with it (they store nothing).
+    pub fn end_uploads_of(&mut self, run: &str) {
+        end_uploads_of(self, run)
+    }
 }
 
-fn unb64(s: &str) -> Option<Vec<u8>> {
-    base64::engine::general_purpose::STANDARD.decode(s).ok()
-}
-
-fn run_of<'a>(w: &'a World, p: &Value) -> Result<&'a super::world::Run, Reply> {
+fn run_of<'a>(w: &'a World, p: &Value) -> Result<&'a super::model::Run, Reply> {
     let id = p.get("runId").and_then(Value::as_str).unwrap_or_default();
     match w.runs.iter().find(|r| r.id == id) {
         Some(r) if r.ended.is_none() => Ok(r),
@@ -35,14 +47,14 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
     // the same not_found as a missing one.
     let visible = |a: &&Value| match a["scope"].as_str() {
         None | Some("session") => true,
-        Some("tenant-named") => !w.breaks("named-tenant-not-found"),
-        Some("other-session") => w.breaks("other-session-readable"),
-        Some("tenant-unnamed") => w.breaks("unnamed-tenant-readable"),
-        Some("agent-disk") => w.breaks("agent-disk-readable"),
+        Some("tenant-named") => !w.breaks(Mutant::NamedTenantNotFound),
+        Some("other-session") => w.breaks(Mutant::OtherSessionReadable),
+        Some("tenant-unnamed") => w.breaks(Mutant::UnnamedTenantReadable),
+        Some("agent-disk") => w.breaks(Mutant::AgentDiskReadable),
         Some(_) => false,
     };
     let Some(a) = w.artifacts.get(id).filter(visible) else {
-        if w.breaks("missing-artifact-invalid") {
+        if w.breaks(Mutant::MissingArtifactInvalid) {
             return Reply::Err("invalid", format!("artifact {id}"));
         }
         return Reply::Err("not_found", format!("artifact {id}"));
@@ -50,7 +62,7 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
     // The version asked for (default the latest); an older one is kept in `older`.
     let wanted = p.get("version").and_then(Value::as_u64);
     let a = match wanted {
-        Some(v) if a["meta"]["version"] != v && !w.breaks("read-version-ignored") => {
+        Some(v) if a["meta"]["version"] != v && !w.breaks(Mutant::ReadVersionIgnored) => {
             let older = a["older"]
                 .as_array()
                 .and_then(|o| o.iter().find(|x| x["meta"]["version"] == v));
@@ -65,22 +77,22 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
     let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
     // length defaults to chunkBytes, and is held to it.
     let length = match p.get("length").and_then(Value::as_u64) {
-        None if w.breaks("read-length-default-unbounded") => u64::MAX,
+        None if w.breaks(Mutant::ReadLengthDefaultUnbounded) => u64::MAX,
         None => chunk,
-        Some(l) if w.breaks("read-length-unbounded") => l,
+        Some(l) if w.breaks(Mutant::ReadLengthUnbounded) => l,
         Some(l) => l.min(chunk),
     };
-    let length = if length == 0 && w.breaks("metadata-read-sends-bytes") {
+    let length = if length == 0 && w.breaks(Mutant::MetadataReadSendsBytes) {
         chunk
     } else {
         length
     };
-    if offset > bytes.len() as u64 && !w.breaks("read-past-end-accepted") {
+    if offset > bytes.len() as u64 && !w.breaks(Mutant::ReadPastEndAccepted) {
         return Reply::Err("invalid", "offset past the end".into());
     }
     let offset = offset.min(bytes.len() as u64);
     // A folder answers its metadata, with no bytes.
-    let folder = a["meta"]["kind"] == "folder" && !w.breaks("folder-read-sends-bytes");
+    let folder = a["meta"]["kind"] == "folder" && !w.breaks(Mutant::FolderReadSendsBytes);
     let end = if folder {
         offset
     } else {
@@ -89,7 +101,7 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
     Reply::Ok(json!({
         "artifact": a["meta"], "offset": offset,
         "base64": b64(&bytes[offset as usize..end as usize]),
-        "eof": (folder || end == bytes.len() as u64) && !w.breaks("eof-never-set")
+        "eof": (folder || end == bytes.len() as u64) && !w.breaks(Mutant::EofNeverSet)
     }))
 }
 
@@ -104,7 +116,9 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
         Some(Some(d)) => Some(d),
         Some(None) => return Reply::Err("invalid", "base64 is not base64".into()),
     };
-    if data.as_ref().is_some_and(|d| d.len() as u64 > chunk) && !w.breaks("chunk-limit-unchecked") {
+    if data.as_ref().is_some_and(|d| d.len() as u64 > chunk)
+        && !w.breaks(Mutant::ChunkLimitUnchecked)
+    {
         return w.over_limit("chunkBytes", chunk, "");
     }
     match op {
@@ -112,7 +126,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
             if let Some(k) = p
                 .get("key")
                 .and_then(Value::as_str)
-                .filter(|_| !w.breaks("key-ignored"))
+                .filter(|_| !w.breaks(Mutant::KeyIgnored))
             {
                 if let Some(id) = w.keys_written.get(k) {
                     return Reply::Ok(
@@ -129,8 +143,8 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 let ok = e.starts_with(&format!("{turn}:"))
                     && e.split(':').nth(2) == Some("tool")
                     && w.journal.contains_key(e);
-                if (!ok && !w.breaks("provenance-unchecked"))
-                    || w.breaks("provenance-always-refused")
+                if (!ok && !w.breaks(Mutant::ProvenanceUnchecked))
+                    || w.breaks(Mutant::ProvenanceAlwaysRefused)
                 {
                     return Reply::Err(
                         "invalid",
@@ -148,7 +162,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                     .artifacts
                     .get(a)
                     .is_some_and(|x| x["scope"].is_null() || x["scope"] == "session");
-                if !own && !w.breaks("versions-any-artifact") {
+                if !own && !w.breaks(Mutant::VersionsAnyArtifact) {
                     return Reply::Err("not_found", format!("artifact {a}"));
                 }
             }
@@ -168,7 +182,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 max: {
                     let file = w.sc.file_bytes.unwrap_or(64 << 20);
                     let (tenant, agent) = left(w);
-                    if w.breaks("max-bytes-is-the-file-limit") {
+                    if w.breaks(Mutant::MaxBytesIsTheFileLimit) {
                         file
                     } else {
                         file.min(tenant).min(agent)
@@ -179,13 +193,13 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 of,
             };
             if let Some(size) = p.get("size").and_then(Value::as_u64) {
-                if size > upload.max && !w.breaks("declared-size-unchecked") {
+                if size > upload.max && !w.breaks(Mutant::DeclaredSizeUnchecked) {
                     return w.over_limit("limitBytes", upload.max, "");
                 }
             }
             let id = w.next_id().replace("core", "upload");
             w.uploads.insert(id.clone(), upload);
-            match data.filter(|_| !w.breaks("begin-body-not-committed")) {
+            match data.filter(|_| !w.breaks(Mutant::BeginBodyNotCommitted)) {
                 Some(d) => {
                     w.uploads.get_mut(&id).expect("just put").bytes = d;
                     commit(w, &id)
@@ -199,7 +213,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                         .find(|r| Some(r.id.as_str()) == p["runId"].as_str())
                         .map_or(10_000, |r| r.limit("folderEntries"));
                     let mut answer = json!({ "uploadId": id, "maxEntries": entries, "maxFileBytes": w.sc.file_bytes.unwrap_or(64 << 20), "maxBytes": max });
-                    if w.breaks("folder-begin-without-max-entries") {
+                    if w.breaks(Mutant::FolderBeginWithoutMaxEntries) {
                         answer.as_object_mut().map(|o| o.remove("maxEntries"));
                     }
                     Reply::Ok(answer)
@@ -215,9 +229,9 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 .get("uploadId")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let twice = w.breaks("repeat-chunk-taken-twice");
-            let survives = w.breaks("upload-survives-run");
-            let unchecked = w.breaks("upload-bytes-unchecked");
+            let twice = w.breaks(Mutant::RepeatChunkTakenTwice);
+            let survives = w.breaks(Mutant::UploadSurvivesRun);
+            let unchecked = w.breaks(Mutant::UploadBytesUnchecked);
             let Some(u) = w.uploads.get_mut(id) else {
                 return Reply::Err("invalid", format!("no upload {id}"));
             };
@@ -260,12 +274,12 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 .get("uploadId")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let gone = if w.breaks("abort-keeps-upload") {
+            let gone = if w.breaks(Mutant::AbortKeepsUpload) {
                 !w.uploads.contains_key(id)
             } else {
                 w.uploads.remove(id).is_none()
             };
-            let status = if gone && !w.breaks("abort-of-gone-upload-refused") {
+            let status = if gone && !w.breaks(Mutant::AbortOfGoneUploadRefused) {
                 "aborted"
             } else if gone {
                 return Reply::Err("invalid", format!("no upload {id}"));
@@ -300,10 +314,10 @@ pub fn seed(w: &mut World, name: &str, bytes: &[u8], scope: &str, kind: &str) ->
 
 /// An artifact's `sha256`: the SHA-256 of its bytes (the mutant's is another hash).
 fn sha256_of(w: &World, bytes: &[u8]) -> String {
-    if w.breaks("artifact-sha256-not-its-bytes") {
+    if w.breaks(Mutant::ArtifactSha256NotItsBytes) {
         return format!("{:016x}", crate::hash::fnv1a64(bytes));
     }
-    if w.decides("sha256-prefixed") {
+    if w.decides(Variant::Sha256Prefixed) {
         return format!("sha256:{}", crate::hash::sha256_hex(bytes));
     }
     crate::hash::sha256_hex(bytes)
@@ -341,9 +355,9 @@ pub fn end_uploads_of(w: &mut World, run: &str) {
         .map(|(id, _)| id.clone())
         .collect();
     for id in open {
-        if w.breaks("open-upload-committed-at-run-end") {
+        if w.breaks(Mutant::OpenUploadCommittedAtRunEnd) {
             let _ = commit(w, &id);
-        } else if !w.breaks("upload-survives-run") {
+        } else if !w.breaks(Mutant::UploadSurvivesRun) {
             w.uploads.remove(&id);
         }
     }
@@ -353,7 +367,7 @@ fn commit(w: &mut World, id: &str) -> Reply {
     // The totals are checked again at commit.
     let (tenant, agent) = left(w);
     let size = w.uploads[id].bytes.len() as u64;
-    if size > tenant.min(agent) && !w.breaks("totals-unchecked-at-commit") {
+    if size > tenant.min(agent) && !w.breaks(Mutant::TotalsUncheckedAtCommit) {
         w.uploads.remove(id);
         let name = if tenant <= agent {
             "tenant_total"

@@ -1,0 +1,374 @@
+//! The reference core's knobs: its mutants (each breaks one rule, which a MUST case of its own
+//! section must catch) and its allowed variants (each decides an open point otherwise, and must
+//! pass every MUST case). The `World`, its listener and gates ask them by member; the core-api
+//! suite names them `inproc:mutant:NAME` and `inproc:variant:NAME`.
+
+crate::mutants! {
+    /// Mutants of the reference core: name, the section whose MUST cases must catch it, the rule.
+    pub enum Mutant {
+        AnyPathAccepted = "any-path-accepted", ["1"],
+            "upgrades on any path instead of answering 404";
+        AnyTokenAccepted = "any-token-accepted", ["1"],
+            "upgrades without a known token instead of answering 401";
+        No426 = "no-426", ["1"],
+            "upgrades without Nylorun-Harness-Api: 1";
+        ClosedTenantAccepted = "closed-tenant-accepted", ["1"],
+            "upgrades a harness of a closed Tenant instead of answering 503";
+        EveryUpgradeRefused = "every-upgrade-refused", ["1"],
+            "refuses even a correct upgrade";
+        UnknownMethodOk = "unknown-method-ok", ["1"],
+            "answers a request of an unknown method ok";
+        HelloWithoutRenewEvery = "hello-without-renew-every", ["2"],
+            "answers hello without renewEveryMs";
+        GrantWithoutToken = "grant-without-token", ["2"],
+            "offers a run without its run token";
+        RenewRefusesHeldRun = "renew-refuses-held-run", ["2"],
+            "answers a renewal of a held run {ok: false}";
+        NoTokenSwitch = "no-token-switch", ["2"],
+            "never switches the run token";
+        ReleaseKeepsRun = "release-keeps-run", ["2"],
+            "keeps a released run held";
+        IntentNeverExecute = "intent-never-execute", ["4"],
+            "answers every new intent pending";
+        OutcomeNotRecorded = "outcome-not-recorded", ["4"],
+            "answers an outcome but records nothing";
+        NoReplayedOutcomes = "no-replayed-outcomes", ["4"],
+            "offers a segment again without its completed outcomes";
+        KeyIgnored = "key-ignored", ["4b"],
+            "writes a new version for a key already written";
+        ProvenanceUnchecked = "provenance-unchecked", ["4b"],
+            "takes any effectId as provenance";
+        ReadPastEndAccepted = "read-past-end-accepted", ["4b"],
+            "answers a read past the end with no bytes";
+        AnyGateToken = "any-gate-token", ["5"],
+            "runs gate calls without the run token";
+        KeyNotRequired = "key-not-required", ["5"],
+            "runs gate calls without Idempotency-Key";
+        OutputKeepsRun = "output-keeps-run", ["7"],
+            "keeps a run held after its output";
+        LeaseWithoutInput = "lease-without-input", ["2"],
+            "offers a run without its TurnStart";
+        OutcomeAnswerEmpty = "outcome-answer-empty", ["4"],
+            "answers an outcome completed without the outcome";
+        EofNeverSet = "eof-never-set", ["4b"],
+            "never says eof on a read";
+        ProvenanceAlwaysRefused = "provenance-always-refused", ["4b"],
+            "refuses every effectId as provenance";
+        BeginBodyNotCommitted = "begin-body-not-committed", ["4b"],
+            "opens an upload for a begin that carries the whole body";
+        MissingArtifactInvalid = "missing-artifact-invalid", ["4b"],
+            "answers a missing artifact invalid, not not_found";
+        ModelGateFails = "model-gate-fails", ["5"],
+            "answers a journaled model call with a gate error";
+        OutputWithoutCursor = "output-without-cursor", ["7"],
+            "answers an output without the cursor";
+        NoPings = "no-pings", ["1"],
+            "never pings a harness";
+        NoSilenceDrop = "no-silence-drop", ["1"],
+            "never drops a harness it has not heard from";
+        LostRunNotOfferedAgain = "lost-run-not-offered-again", ["1"],
+            "leaves a run whose connection was lost unoffered";
+        LastSnapshotWins = "last-snapshot-wins", ["3"],
+            "lets a later session.mcp snapshot replace the first";
+        DefinitionRangeUnchecked = "definition-range-unchecked", ["3"],
+            "answers a definition.file range past chunkBytes";
+        UploadSurvivesRun = "upload-survives-run", ["4b"],
+            "takes chunks of an upload its run left open, from another run";
+        AbortOfGoneUploadRefused = "abort-of-gone-upload-refused", ["4b"],
+            "refuses an abort of an upload already gone";
+        MetadataReadSendsBytes = "metadata-read-sends-bytes", ["4b"],
+            "answers a read of length 0 with bytes";
+        TranscriptWithoutEntries = "transcript-without-entries", ["6"],
+            "answers transcript.read without entries";
+        CancelWithoutReason = "cancel-without-reason", ["8"],
+            "sends cancel without its reason";
+        Api4Accepted = "api-4-accepted", ["2"],
+            "answers hello with api 4";
+        AnyNameAccepted = "any-name-accepted", ["2"],
+            "answers hello naming a harness that is not the credential's";
+        NoEffectDrift = "no-effect-drift", ["4"],
+            "answers an effect asked again with another hash as if it were the same";
+        OtherSegmentReplayed = "other-segment-replayed", ["4"],
+            "replays outcomes of another segment in TurnStart";
+        RecordLimitUnchecked = "record-limit-unchecked", ["4"],
+            "records an outcome past recordEntryBytes";
+        ChunkLimitUnchecked = "chunk-limit-unchecked", ["4b"],
+            "takes an artifact chunk past chunkBytes";
+        RepeatChunkTakenTwice = "repeat-chunk-taken-twice", ["4b"],
+            "takes a repeat of the last chunk twice";
+        UnjournaledCallRun = "unjournaled-call-run", ["5"],
+            "runs a gate call whose intent was not answered execute";
+        NoRunStale = "no-run-stale", ["5"],
+            "runs a gate call of a run that is over";
+        ResendOtherBytes = "resend-other-bytes", ["5"],
+            "answers a re-send under the same key anew";
+        UnknownMcpToolExecutes = "unknown-mcp-tool-executes", ["4"],
+            "answers execute for an MCP tool the session did not discover";
+        DisabledToolExecutes = "disabled-tool-executes", ["4"],
+            "answers execute for a tool the turn's manifest disables";
+        UndeclaredHttpToolExecutes = "undeclared-http-tool-executes", ["4"],
+            "answers execute for an HTTP tool the agent does not declare";
+        SandboxWithoutSandboxExecutes = "sandbox-without-sandbox-executes", ["4"],
+            "answers execute for a sandbox call of a session without one";
+        NoTargetExecutes = "no-target-executes", ["4"],
+            "answers execute for a tool call that names no target";
+        ScheduleWakeExecutes = "schedule-wake-executes", ["4"],
+            "answers schedule_wake execute instead of running it";
+        MemoryOutsideAllowed = "memory-outside-allowed", ["4"],
+            "writes memories outside /memories";
+        MemoryReadOnlyWrites = "memory-read-only-writes", ["4"],
+            "writes a read_only memory";
+        PolicyOnModelName = "policy-on-model-name", ["4"],
+            "matches the tool policy on the name the model called";
+        PolicyIgnored = "policy-ignored", ["4"],
+            "runs every call the tool policy denies or holds";
+        NoToolAttemptsCap = "no-tool-attempts-cap", ["4"],
+            "answers every re-send execute, past toolAttempts";
+        SandboxNotInTurnStart = "sandbox-not-in-turn-start", ["3"],
+            "TurnStart's agent lacks the session's sandbox";
+        SelfWakeNotInTurnStart = "self-wake-not-in-turn-start", ["3"],
+            "TurnStart's agent lacks selfWake";
+        MemoryAccessNotPassed = "memory-access-not-passed", ["3"],
+            "TurnStart's memory says read_write whatever the version sets";
+        AbortIgnored = "abort-ignored", ["8"],
+            "a request the harness aborted stays in flight";
+        TokensNotRedacted = "tokens-not-redacted", ["log"],
+            "records the tokens it signed in what a harness reports";
+        TargetMismatchRuns = "target-mismatch-runs", ["5"],
+            "runs a tool call on another target than its intent's";
+        KeyNotPassedToTool = "key-not-passed-to-tool", ["5"],
+            "hands a tool no idempotency key";
+        CredentialEchoPassed = "credential-echo-passed", ["5"],
+            "passes on a credential a tool's answer echoes";
+        ToolAnswerSizeUnchecked = "tool-answer-size-unchecked", ["5"],
+            "passes on a tool answer past toolAnswerBytes";
+        ToolFailureAsGateError = "tool-failure-as-gate-error", ["5"],
+            "answers a tool's failure with a gate error";
+        EndpointIgnored = "endpoint-ignored", ["5"],
+            "answers a journaled tool call without calling the tool";
+        OtherSessionReadable = "other-session-readable", ["4b"],
+            "reads another session's artifact";
+        NamedTenantNotFound = "named-tenant-not-found", ["4b"],
+            "answers not_found for a Tenant-wide artifact the session named";
+        UnnamedTenantReadable = "unnamed-tenant-readable", ["4b"],
+            "reads a Tenant-wide artifact the session's messages never named";
+        AgentDiskReadable = "agent-disk-readable", ["4b"],
+            "reads an Agent's disk version";
+        DeclaredSizeUnchecked = "declared-size-unchecked", ["4b"],
+            "opens an upload whose declared size is past maxBytes";
+        RunsOfferedToAnyHarness = "runs-offered-to-any-harness", ["2"],
+            "offers a session's runs to connections of another harness";
+        SessionMovesHarness = "session-moves-harness", ["2"],
+            "moves a session to the harness a later message names";
+        SessionReadNoHarness = "session-read-no-harness", ["2"],
+            "GET /v1/sessions/{id} does not name the session's harness";
+        UsageRowPerCall = "usage-row-per-call", ["5"],
+            "meters a re-sent model call twice";
+        CancelRouteIgnored = "cancel-route-ignored", ["5"],
+            "a call's cancel route aborts nothing";
+        TranscriptNotFolded = "transcript-not-folded", ["6"],
+            "appends every edit, ignoring what it keeps";
+        TranscriptEntryLimitUnchecked = "transcript-entry-limit-unchecked", ["6"],
+            "records a transcript update past recordEntryBytes";
+        StateNotReturned = "state-not-returned", ["7"],
+            "gives the next segment no state";
+        ReleasedRunNotReplayed = "released-run-not-replayed", ["8"],
+            "offers a released segment to no other owner";
+        UnknownFateRecordedAsValue = "unknown-fate-recorded-as-value", ["4"],
+            "records an outcome's error as the call's value";
+        ApprovalsNotCreated = "approvals-not-created", ["7"],
+            "pauses a held call's turn with no approval interaction";
+        ApprovalIdNotEffectId = "approval-id-not-effect-id", ["7"],
+            "names an approval interaction by its own id, not the effect id";
+        InteractionNamesModelName = "interaction-names-model-name", ["7"],
+            "names the model's tool name as the interaction's tool";
+        ApprovalAnswerIgnored = "approval-answer-ignored", ["7"],
+            "treats every answer as a denial";
+        ToolRowNamesModelName = "tool-row-names-model-name", ["4"],
+            "a tool call's row names the model's tool name, not the target's identity";
+        ToolRowHttpServerIsTool = "tool-row-http-server-is-tool", ["4"],
+            "an HTTP tool call's row names the tool as its server, not the URL host";
+        CompactionUnchecked = "compaction-unchecked", ["6"],
+            "accepts compaction facts naming a call that is no summary of the turn";
+        ContextCompactedNotWritten = "context-compacted-not-written", ["6"],
+            "writes no context.compacted for a compaction";
+        ArtifactEventWithoutCallId = "artifact-event-without-call-id", ["4b"],
+            "artifact.created does not carry its call's callId";
+        EventWithoutSource = "event-without-source", ["log"],
+            "records events without their source";
+        ManifestInstructionsDropped = "manifest-instructions-dropped", ["3"],
+            "TurnStart's manifest lacks the agent's own instructions";
+        SecretInTurnStart = "secret-in-turn-start", ["3"],
+            "sends an environment_secret's value in TurnStart";
+        MemoryIndexOldestFirst = "memory-index-oldest-first", ["3"],
+            "lists the memory index oldest first";
+        VersionsAnyArtifact = "versions-any-artifact", ["4b"],
+            "writes a new version of another session's artifact";
+        UndeclaredMcpServerConnected = "undeclared-mcp-server-connected", ["5"],
+            "connects an MCP server the agent does not declare (a URL)";
+        TenantLimitsNotSent = "tenant-limits-not-sent", ["3"],
+            "sends default limits, not the Tenant's";
+        MemoryInstructionsDropped = "memory-instructions-dropped", ["3"],
+            "TurnStart's memory lacks the agent's memory instructions";
+        UploadBytesUnchecked = "upload-bytes-unchecked", ["4b"],
+            "takes chunks past an upload's maxBytes";
+        ApprovalSegmentTypedTurnStart = "approval-segment-typed-turn-start", ["3"],
+            "types the segment after a person answered turn.start, not approval.answer";
+        InputNotTheMessage = "input-not-the-message", ["3"],
+            "TurnStart's checkpoint input is not the message the session was sent";
+        QueuedMessagesSplit = "queued-messages-split", ["3"],
+            "offers each message that waited in the queue as a turn of its own";
+        CheckpointOtherSession = "checkpoint-other-session", ["3"],
+            "TurnStart's checkpoint names another session";
+        LoopDropped = "loop-dropped", ["3"],
+            "drops the harness section's loop";
+        RuntimeSectionSent = "runtime-section-sent", ["3"],
+            "sends the Agent's runtime section in TurnStart";
+        FixtureModelTextOnly = "fixture-model-text-only", ["3"],
+            "describes the fixture model as reading text only";
+        DisabledToolInFacts = "disabled-tool-in-facts", ["3"],
+            "marks a tool the turn's manifest disables enabled in the MCP facts";
+        MemoryIndexUnlimited = "memory-index-unlimited", ["3"],
+            "lists every memory in the index, past memoryIndexLines";
+        CrashedCallExecutesAgain = "crashed-call-executes-again", ["4"],
+            "answers execute again for a sandbox call a crash interrupted";
+        ReservedNames = "reserved-names", ["4"],
+            "routes a call named memory or schedule_wake by its name, not its target";
+        MemoryMissingParameterAccepted = "memory-missing-parameter-accepted", ["4"],
+            "creates a memory whose create names no file_text";
+        MemoryStrReplaceIgnored = "memory-str-replace-ignored", ["4"],
+            "answers a memory str_replace without replacing";
+        CustomTokenTakesItsRuns = "custom-token-takes-its-runs", ["1"],
+            "offers a custom harness's runs to a container holding a token for its id";
+        LeaseAnswersAtOnce = "lease-answers-at-once", ["2"],
+            "answers a lease at once when no run is offered";
+        ManifestIdNotItsName = "manifest-id-not-its-name", ["3"],
+            "TurnStart's manifest id is not the manifest's name";
+        SkillFileHashWrong = "skill-file-hash-wrong", ["3"],
+            "lists a skill's files with a hash that is not their SHA-256";
+        SandboxSpecDropped = "sandbox-spec-dropped", ["3"],
+            "TurnStart's routing lacks the sandbox spec the session pinned";
+        MemoryAlwaysInTurnStart = "memory-always-in-turn-start", ["3"],
+            "sends TurnStart memory when the version sets no harness.memory";
+        McpFactsBeforeDiscovery = "mcp-facts-before-discovery", ["3"],
+            "sends MCP facts before the session's servers were discovered";
+        DeferredDropped = "deferred-dropped", ["3"],
+            "drops the manifest's deferred setting from the MCP facts";
+        RowSkillUnchecked = "row-skill-unchecked", ["4"],
+            "a tool call's row names a skill the agent does not have";
+        FlowTurnWithAgent = "flow-turn-with-agent", ["3"],
+            "sends an agent in a flow's TurnStart";
+        FlowTurnWithModel = "flow-turn-with-model", ["3"],
+            "sends a model in a flow's TurnStart";
+        ModelWithoutTenantModel = "model-without-tenant-model", ["3"],
+            "sends a model in TurnStart when the Tenant has none";
+        TraceDropped = "trace-dropped", ["3"],
+            "drops the turn's trace context from TurnStart";
+        RootManifestDropped = "root-manifest-dropped", ["3"],
+            "TurnStart's routing lacks rootManifest";
+        PluginDroppedFromSkills = "plugin-dropped-from-skills", ["3"],
+            "lists a plugin's skill without its plugin";
+        RowPluginDropped = "row-plugin-dropped", ["4"],
+            "a tool call's row lacks the plugin that brought its server";
+        WorkspaceWithoutFeatureServed = "workspace-without-feature-served", ["10"],
+            "serves a session sandbox route through a harness that declared no features.workspace";
+        ArtifactSha256NotItsBytes = "artifact-sha256-not-its-bytes", ["4b"],
+            "names an artifact's sha256 with another hash than its bytes' SHA-256";
+        MaxBytesIsTheFileLimit = "max-bytes-is-the-file-limit", ["4b"],
+            "opens an upload with the file limit as maxBytes, whatever is left of the totals";
+        TotalsUncheckedAtCommit = "totals-unchecked-at-commit", ["4b"],
+            "commits an upload past what is left of the Tenant's total";
+        OpenUploadCommittedAtRunEnd = "open-upload-committed-at-run-end", ["4b"],
+            "stores an upload its run left open when the run ends";
+        AbortKeepsUpload = "abort-keeps-upload", ["4b"],
+            "takes chunks of an upload after its abort";
+        FolderBeginWithoutMaxEntries = "folder-begin-without-max-entries", ["4b"],
+            "opens a folder upload without maxEntries";
+        IdsShared = "ids-shared", ["1"],
+            "takes a harness request whose id is one of core's own requests' for its answer";
+        BinaryFramesRead = "binary-frames-read", ["1"],
+            "reads a binary frame as a message";
+        WorkspaceRequestNotSent = "workspace-request-not-sent", ["10"],
+            "answers a session sandbox route without sending the harness its workspace request";
+        WorkspaceToAnyHarness = "workspace-to-any-harness", ["10"],
+            "sends a session's workspace requests to a custom harness that declared the feature";
+        LostRunStillRunning = "lost-run-still-running", ["1"],
+            "keeps a run whose connection was lost running at the gates";
+        SchemasNotStrict = "schemas-not-strict", ["11"],
+            "answers a request with a member its schema lacks";
+        RequiredMembersUnchecked = "required-members-unchecked", ["0"],
+            "answers a request that lacks a member its schema requires";
+        OutputsExported = "outputs-exported", ["3"],
+            "exports an outputs artifact at a completed turn's end";
+        MemoryAccessFlips = "memory-access-flips", ["3"],
+            "TurnStart's memory access changes from one turn to the next";
+        MemoryIndexWithoutDescription = "memory-index-without-description", ["3"],
+            "leaves a memory's frontmatter description out of its index line";
+        ServerInstructionsCut = "server-instructions-cut", ["3"],
+            "cuts an MCP server's instructions in the facts";
+        LimitDefaultsWrong = "limit-defaults-wrong", ["3"],
+            "sends a chunkBytes default other than 16 MiB";
+        RecordEntryCeilingUnchecked = "record-entry-ceiling-unchecked", ["3"],
+            "lets a Tenant's recordEntryBytes pass its 960 KiB ceiling";
+        ToolAttemptsDefault5 = "tool-attempts-default-5", ["4"],
+            "counts re-sends up to 5 when the Tenant sets no toolAttempts";
+        OtherRuntimeOperationExecutes = "other-runtime-operation-executes", ["4"],
+            "answers execute for a runtime operation other than schedule_wake and memory";
+        ToolCompletedPerAttempt = "tool-completed-per-attempt", ["4"],
+            "writes a tool.completed for every intent of a re-sent call";
+        ModelJsonRepaired = "model-json-repaired", ["5"],
+            "closes the JSON a model's text left open";
+        FailureWithoutRetryable = "failure-without-retryable", ["5"],
+            "answers a model failure without retryable";
+        ToolResultShaped = "tool-result-shaped", ["5"],
+            "cuts a tool result's long text";
+        BinaryPartsDropped = "binary-parts-dropped", ["5"],
+            "drops an MCP answer's image part";
+        CompactionParsedFromEntries = "compaction-parsed-from-entries", ["6"],
+            "writes context.compacted for an unmarked edit whose entries hold a compaction";
+        SummaryMessageRecorded = "summary-message-recorded", ["6"],
+            "records message.assistant for a summary call";
+        CompactionWithoutStep = "compaction-without-step", ["6"],
+            "writes context.compacted without the last summary call's step";
+        ToolCompletedWithoutCallId = "tool-completed-without-call-id", ["4"],
+            "writes tool.completed for a tool effect with no callId";
+        FolderReadSendsBytes = "folder-read-sends-bytes", ["4b"],
+            "answers a read of a folder with its files' bytes";
+        ReadVersionIgnored = "read-version-ignored", ["4b"],
+            "answers a read of an older version with the latest";
+        ReadLengthUnbounded = "read-length-unbounded", ["4b"],
+            "answers a read the length it asks for, past chunkBytes";
+        ReadLengthDefaultUnbounded = "read-length-default-unbounded", ["4b"],
+            "answers a read without length the whole artifact, past chunkBytes";
+        LimitMessageWithoutValue = "limit-message-without-value", ["1"],
+            "names the limit in a limit_exceeded message, but not its value";
+        ModelCallBytesUnchecked = "model-call-bytes-unchecked", ["3"],
+            "runs a model call whose body is past modelCallBytes";
+        ToolBodySizeUnchecked = "tool-body-size-unchecked", ["3"],
+            "calls the tool with a tool call body past toolAnswerBytes";
+        SmallFrameLimit = "small-frame-limit", ["1"],
+            "takes messages of at most 16 MiB, not 64 MiB";
+    }
+}
+
+crate::variants! {
+    /// Allowed variants of the reference core: open points decided otherwise.
+    pub enum Variant {
+        RenewOverOkFalse = "renew-over-ok-false",
+            "answers a renewal of a run that is over {ok: false}, not run_not_held";
+        UnknownMethodNotFound = "unknown-method-not-found",
+            "answers an unknown method not_found, not invalid";
+        RefusalsUnavailable = "refusals-unavailable",
+            "refuses hello, and requests its schemas refuse, with unavailable, not invalid";
+        OtherIds = "other-ids",
+            "names its Tenant otherwise";
+        InputAsText = "input-as-text",
+            "passes a message on as {text} and queued messages as [{text}…], not as strings";
+        Sha256Prefixed = "sha256-prefixed",
+            "names an artifact's sha256 as sha256:<hex>, not bare hex";
+        BinaryFramesClose = "binary-frames-close",
+            "closes the connection on a binary frame, rather than ignoring it";
+        LimitMessagesReworded = "limit-messages-reworded",
+            "words its limit_exceeded messages its own way, with the limit's name and value";
+    }
+}

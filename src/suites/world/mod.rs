@@ -1,0 +1,24 @@
+//! The World of a Harness API core: its runs, journal, artifacts and gates, and the reference
+//! core's mutants and variants. It is the model both suites are built on: the harness-api suite,
+//! where hcpspec plays core to the harness under test, and the core-api suite's reference core.
+//! It imports neither suite.
+
+pub mod artifacts;
+pub mod core;
+pub mod gates;
+pub mod knobs;
+pub mod model;
+pub mod scenario;
+pub mod tools;
+
+/// Bytes as standard base64, as the Harness API carries them.
+pub fn b64(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Standard base64 back to bytes, if it is base64.
+pub fn unb64(s: &str) -> Option<Vec<u8>> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.decode(s).ok()
+}
