@@ -89,3 +89,17 @@ elif MODE == "crashes":
     hello(s)
     print("panic: the harness fell over", file=sys.stderr, flush=True)
     sys.exit(3)
+elif MODE == "leaks":
+    # Repeats the secrets tests/redaction.rs planted, its own token and secret-shaped tokens, in
+    # stderr and in frames, then falls over.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import leaky
+
+    print("leaking: " + json.dumps(leaky.leaks()) + " " + os.environ["NYLORUN_HARNESS_TOKEN"], file=sys.stderr, flush=True)
+    print(leaky.garbage(), file=sys.stderr, flush=True)
+    s, _ = connect()
+    hello(s)
+    frame(s, json.dumps({"t": "req", "id": 2, "m": "lease", "p": leaky.leaks()}))
+    frame(s, json.dumps({"t": "msg", "m": "log", "p": {"token": os.environ["NYLORUN_HARNESS_TOKEN"], **leaky.leaks()}}))
+    time.sleep(0.3)
+    sys.exit(3)

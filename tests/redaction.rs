@@ -1,0 +1,187 @@
+//! No planted secret reaches any output of any suite (docs/security.md, issue 20): values of
+//! hcpspec's environment (as strings, as JSON numbers, inside the quoted excerpt of a non-JSON
+//! line, cut at its byte 160) and tokens of common secret shapes, said by a contract shim, a host
+//! shim, a core's control shim and a harness (in its stderr and its frames), never appear in
+//! result.json, junit.xml, the Markdown and HTML reports, the snapshots or the terminal.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The values planted in hcpspec's environment (tests/fauxmplementations/leaky.py repeats them).
+const PLANTED: &[(&str, &str)] = &[
+    ("HCPSPEC_LEAK_QUOTE", "canary\"q\\uote-7d1e2f0a"),
+    ("HCPSPEC_LEAK_CUT", "canary-cut-9a8b7c6d5e4f"),
+    ("HCPSPEC_LEAK_NUM", "8675309123"),
+    ("HCPSPEC_LEAK_PLAIN", "canary-plain-4c3b2a1f0e"),
+];
+
+/// What no output may hold, in any encoding (JSON, HTML, Markdown escape quotes and
+/// backslashes, so these are the parts no escape touches): the planted values, the cut one
+/// without its last byte, and the secret part of each secret-shaped token leaky.py says.
+const FORBIDDEN: &[&str] = &[
+    "uote-7d1e2f0a",
+    "canary-cut-9a8b7c6d5e4",
+    "8675309123",
+    "canary-plain-4c3b2a1f0e",
+    "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+    "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123",
+    "1234567890-abcdefghijkl",
+    "1234567890-mnopqrstuvwx",
+    "AKIAIOSFODNN7LEAKYXX",
+    "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Jh1Gf0Ed",
+    "leakybearer-0123456789abcdef",
+    "c2lnbmF0dXJlLWNhbmFyeQ",
+    "5f3e2d1c0b9a8877",
+];
+
+/// Every file under `dir`, with its text.
+fn files(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+                out.push((p, text));
+            }
+        }
+    }
+    out
+}
+
+/// Run one case of `suite` on `runtime` with the secrets planted; every output's text, by
+/// name (the terminal's as `terminal`).
+fn outputs(suite: &str, filter: &str, runtime: &str) -> Vec<(String, String)> {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, snaps) = (dir.path().join("out"), dir.path().join("snaps"));
+    let o = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args([
+            "run",
+            "--suite",
+            suite,
+            "--filter",
+            filter,
+            "--runtime",
+            runtime,
+        ])
+        .args(["--timeout", "3", "--accept", "--snapshots"])
+        .arg(&snaps)
+        .arg("--out")
+        .arg(&out)
+        .envs(PLANTED.iter().copied())
+        .current_dir(root())
+        .output()
+        .expect("hcpspec runs");
+    let mut all = vec![(
+        "terminal".to_string(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+    )];
+    for d in [&out, &snaps] {
+        for (p, text) in files(d) {
+            all.push((p.display().to_string(), text));
+        }
+    }
+    let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
+    for kind in ["result.json", "junit.xml", ".md", ".html", ".snap"] {
+        assert!(
+            names.iter().any(|n| n.ends_with(kind)),
+            "{suite}: no {kind} written: {names:?}\n{}",
+            all[0].1
+        );
+    }
+    all
+}
+
+/// No output holds a planted secret; result.json names each of `named` as redacted.
+fn keeps_the_secrets(outputs: &[(String, String)], named: &[&str]) {
+    for (name, text) in outputs {
+        for secret in FORBIDDEN {
+            assert!(!text.contains(secret), "{name} holds `{secret}`:\n{text}");
+        }
+        let re = regex::Regex::new("nylorun-ht-[0-9a-f]{6,}").unwrap();
+        assert!(!re.is_match(text), "{name} holds a harness token:\n{text}");
+    }
+    let result = &outputs
+        .iter()
+        .find(|(n, _)| n.ends_with("result.json"))
+        .unwrap()
+        .1;
+    for var in named {
+        assert!(
+            result.contains(&format!("[redacted: ${var}]")),
+            "result.json does not name {var}:\n{result}"
+        );
+    }
+}
+
+fn leaky(mode: &str) -> String {
+    let script = root().join("tests/fauxmplementations/leaky.py");
+    format!("stdio:python3 {} {mode}", script.display())
+}
+
+#[test]
+fn a_contract_shim_answering_a_line_of_secrets_leaks_none_of_them() {
+    let o = outputs("contract", "list-packs-lists-installed", &leaky("contract"));
+    keeps_the_secrets(&o, &["HCPSPEC_LEAK_QUOTE", "HCPSPEC_LEAK_CUT"]);
+}
+
+#[test]
+fn a_host_shim_answering_secrets_as_strings_numbers_and_garbage_leaks_none_of_them() {
+    let o = outputs(
+        "host",
+        "bound-session-exposes-what-host-needs",
+        &leaky("host"),
+    );
+    keeps_the_secrets(
+        &o,
+        &[
+            "HCPSPEC_LEAK_QUOTE",
+            "HCPSPEC_LEAK_NUM",
+            "HCPSPEC_LEAK_PLAIN",
+        ],
+    );
+}
+
+#[test]
+fn a_core_start_error_full_of_secrets_is_redacted_and_capped() {
+    let o = outputs("core-api", "correct-upgrade-accepted", &leaky("core"));
+    keeps_the_secrets(&o, &["HCPSPEC_LEAK_QUOTE", "HCPSPEC_LEAK_NUM"]);
+    let result = &o
+        .iter()
+        .find(|(n, _)| n.ends_with("result.json"))
+        .unwrap()
+        .1;
+    assert!(
+        !result.contains(&"E".repeat(5000)),
+        "the core.start error is not capped"
+    );
+}
+
+#[test]
+fn a_harness_repeating_secrets_in_stderr_and_frames_leaks_none_of_them() {
+    let script = root().join("tests/fauxmplementations/hostile_harness.py");
+    let o = outputs(
+        "harness-api",
+        "connects-to-the-listener-path",
+        &format!("exec:python3 {} leaks", script.display()),
+    );
+    keeps_the_secrets(
+        &o,
+        &[
+            "HCPSPEC_LEAK_QUOTE",
+            "HCPSPEC_LEAK_NUM",
+            "HCPSPEC_LEAK_PLAIN",
+        ],
+    );
+}
