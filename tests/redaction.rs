@@ -119,7 +119,7 @@ fn keeps_the_secrets(outputs: &[(String, String)], named: &[&str]) {
         .1;
     for var in named {
         assert!(
-            result.contains(&format!("[redacted: ${var}]")),
+            result.contains(&format!("[redacted: ${var}")),
             "result.json does not name {var}:\n{result}"
         );
     }

@@ -101,10 +101,12 @@ pub(crate) fn decode(
     Ok(Ok(frame.get("result").cloned().unwrap_or(Value::Null)))
 }
 
-/// The first 160 bytes of a frame, quoted, with its length when cut.
+/// The first 160 bytes of a frame, quoted, with its length when cut. Redacted before it is cut
+/// or quoted (a secret holding `"` or `\\` is found as it was sent, and one straddling byte 160
+/// leaves nothing behind).
 pub fn excerpt(bytes: &[u8]) -> String {
     const N: usize = 160;
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(N)]);
+    let text = crate::snapshot::excerpt_text(&String::from_utf8_lossy(bytes), N);
     let quoted = serde_json::to_string(&text).unwrap_or_default();
     if bytes.len() > N {
         format!("{quoted}… ({} bytes)", bytes.len())

@@ -22,7 +22,7 @@ pub fn cap(s: &str) -> Cow<'_, str> {
 }
 
 fn cap_at(s: &str, max: usize) -> Cow<'_, str> {
-    if s.len() <= max {
+    if s.len() <= max || is_capped(s, max) {
         return Cow::Borrowed(s);
     }
     let mut end = max;
@@ -30,6 +30,29 @@ fn cap_at(s: &str, max: usize) -> Cow<'_, str> {
         end -= 1;
     }
     Cow::Owned(format!("{}…[cut: {} bytes in all]", &s[..end], s.len()))
+}
+
+/// Already cut by [`cap_at`]: at most `max` bytes, then the cut's marker. Containing twice is
+/// containing once.
+fn is_capped(s: &str, max: usize) -> bool {
+    s.rfind("…[cut: ").is_some_and(|at| {
+        at <= max
+            && s[at..]
+                .strip_prefix("…[cut: ")
+                .and_then(|m| m.strip_suffix(" bytes in all]"))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// At most the first `max` bytes of `s` (on a character boundary), after redaction: the cut
+/// can never leave the head of a secret behind, and no secret survives by straddling it.
+pub fn excerpt_text(s: &str, max: usize) -> String {
+    let redacted = redact_secrets(s, secrets());
+    let mut end = max.min(redacted.len());
+    while !redacted.is_char_boundary(end) {
+        end -= 1;
+    }
+    redacted[..end].to_string()
 }
 
 /// Environment variables whose values are never secrets, and common enough in observations
@@ -103,14 +126,21 @@ pub fn secrets_of(vars: impl IntoIterator<Item = (String, String)>) -> Vec<(Stri
     out
 }
 
-/// Credentials by their shape, whoever's they are: GitHub, AWS, Slack, OpenAI-style keys and PEM
-/// private keys.
+/// Credentials by their shape, whoever's they are: GitHub, AWS, Slack, OpenAI-style keys, JSON
+/// Web Tokens, PEM private keys, and spec 004's: the token after `Bearer` (the harness, run and
+/// host tokens of an upgrade or a gate call), the password of a URL (the egress token in a proxy
+/// URL) and hcpspec's own harness and run tokens (`nylorun-ht-…`, `nylorun-rt-…`). Group `keep`
+/// is what stays before the placeholder, group `tail` what stays after it.
 fn secret_shapes() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(concat!(
             r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}",
-            r"|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{32,})\b",
+            r"|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{32,}",
+            r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+            r"|nylorun-[hr]t-[A-Za-z0-9_-]{6,})\b",
+            r"|(?P<keep>\b[Bb]earer[ \t]+)[A-Za-z0-9._~+/-]{8,}=*",
+            r"|(?P<keepurl>[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@\x22']+:)[^/\s@\x22']{4,}(?P<tail>@)",
             r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"
         ))
         .expect("static regex")
@@ -125,15 +155,42 @@ pub fn redact_secrets<'a>(s: &'a str, secrets: &[(String, String)]) -> Cow<'a, s
         if out.contains(value.as_str()) {
             out = Cow::Owned(out.replace(value.as_str(), &format!("[redacted: ${name}]")));
         }
+        // The value as it is written inside a JSON string (a text quoting JSON), when that
+        // differs: `"` and `\` escaped.
+        if value.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+            let quoted = serde_json::to_string(value).unwrap_or_default();
+            let escaped = &quoted[1..quoted.len().saturating_sub(1).max(1)];
+            if !escaped.is_empty() && out.contains(escaped) {
+                out = Cow::Owned(out.replace(escaped, &format!("[redacted: ${name}]")));
+            }
+        }
     }
     if secret_shapes().is_match(&out) {
         out = Cow::Owned(
             secret_shapes()
-                .replace_all(&out, "[redacted: secret-shaped]")
+                .replace_all(&out, |c: &regex::Captures| {
+                    let part = |g: &str| c.name(g).map_or("", |m| m.as_str());
+                    format!(
+                        "{}{}[redacted: secret-shaped]{}",
+                        part("keep"),
+                        part("keepurl"),
+                        part("tail")
+                    )
+                })
                 .into_owned(),
         );
     }
     out
+}
+
+/// A number whose decimal text holds a value of hcpspec's environment, as the string
+/// [`redact_secrets`] makes of that text; None for any other number.
+pub fn redact_number(n: &serde_json::Number, secrets: &[(String, String)]) -> Option<String> {
+    let text = n.to_string();
+    match redact_secrets(&text, secrets) {
+        Cow::Borrowed(_) => None,
+        Cow::Owned(r) => Some(r),
+    }
 }
 
 /// Any text from a runtime or shim as reports keep it: secrets redacted, then capped.
@@ -199,18 +256,14 @@ fn text(s: &str, r: &Redact) -> String {
     if r.uncapped {
         return paths(s.to_string(), r);
     }
-    // Cut first to a bound that keeps the cut's marker honest, so that path redaction never
-    // walks megabytes.
+    // Secrets first, over the whole text: a cut never leaves the head of a secret behind. Then
+    // cut to a bound that keeps the cut's marker honest, so that path redaction never walks
+    // megabytes.
     let s = if s.len() > 4 * MAX_TEXT {
-        let mut end = 4 * MAX_TEXT;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        return contain_text(&s[..end])
-            .split("…[cut: ")
-            .next()
-            .map(|head| format!("{}…[cut: {} bytes in all]", cap(head), s.len()))
-            .unwrap_or_default();
+        let head = excerpt_text(s, 4 * MAX_TEXT);
+        let head = contain_text(&paths(head, r));
+        let head = head.split("…[cut: ").next().unwrap_or_default();
+        return format!("{}…[cut: {} bytes in all]", cap(head), s.len());
     } else {
         s.to_string()
     };
@@ -255,6 +308,10 @@ pub fn apply(v: &Value, r: &Redact) -> Value {
                 })
                 .collect(),
         ),
+        // 5. A number that spells a value of hcpspec's environment.
+        Value::Number(n) if !r.uncapped => {
+            redact_number(n, secrets()).map_or_else(|| v.clone(), Value::String)
+        }
         other => other.clone(),
     }
 }
@@ -303,6 +360,58 @@ mod tests {
             "[redacted: secret-shaped] and [redacted: secret-shaped]"
         );
         assert_eq!(redact_secrets("nothing here", &env), "nothing here");
+    }
+
+    #[test]
+    fn redacts_spec_004_token_shapes_keeping_what_frames_them() {
+        for (text, want) in [
+            (
+                "Authorization: Bearer leakybearer-0123456789abcdef",
+                "Authorization: Bearer [redacted: secret-shaped]",
+            ),
+            (
+                "HTTPS_PROXY=http://run:egress-token-42@127.0.0.1:3128",
+                "HTTPS_PROXY=http://run:[redacted: secret-shaped]@127.0.0.1:3128",
+            ),
+            ("t=nylorun-ht-5f3e2d1c0b9a", "t=[redacted: secret-shaped]"),
+            ("nylorun-rt-1-s2-abc123", "[redacted: secret-shaped]"),
+            (
+                "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJjYW5hcnkifQ.c2lnbmF0dXJlLWNhbmFyeQ",
+                "[redacted: secret-shaped]",
+            ),
+            ("xoxp-1234567890-mnopqrstuvwx", "[redacted: secret-shaped]"),
+            // What cases assert on stays: header names, ids, placeholders, short words.
+            ("nylorun-harness-api: 1", "nylorun-harness-api: 1"),
+            (
+                "you sent me Bearer [redacted]",
+                "you sent me Bearer [redacted]",
+            ),
+            (
+                "task-0123456789abcdef0123456789abcdef01",
+                "task-0123456789abcdef0123456789abcdef01",
+            ),
+            ("http://127.0.0.1:8080/x", "http://127.0.0.1:8080/x"),
+        ] {
+            assert_eq!(redact_secrets(text, &[]), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn redacts_numbers_and_json_escaped_values_and_cuts_after_redaction() {
+        let env = secrets_of([
+            ("N".to_string(), "8675309123".to_string()),
+            ("Q".to_string(), "ab\"c\\defgh".to_string()),
+        ]);
+        let n: serde_json::Number = serde_json::from_str("8675309123").unwrap();
+        assert_eq!(redact_number(&n, &env).as_deref(), Some("[redacted: $N]"));
+        assert_eq!(redact_number(&serde_json::Number::from(42), &env), None);
+        assert_eq!(
+            redact_secrets(r#"{"q": "ab\"c\\defgh"}"#, &env),
+            r#"{"q": "[redacted: $Q]"}"#
+        );
+        // Contained twice is contained once.
+        let capped = cap(&"x".repeat(MAX_TEXT * 2)).into_owned();
+        assert_eq!(cap(&capped), capped);
     }
 
     #[test]

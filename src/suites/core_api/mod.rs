@@ -79,6 +79,10 @@ pub fn run_case(case: &Case, connect: &Connector) -> CaseResult {
             Err(message) => Verdict::Error { message },
         },
     };
+    // What the core said (a `core.start` error, a failure's evidence), as reports keep it:
+    // secrets redacted, texts capped.
+    let mut verdict = verdict;
+    crate::run::contain_verdict(&mut verdict);
     CaseResult::of(case, verdict, observations, vec![], started)
 }
 

@@ -54,6 +54,21 @@ pub fn run_case(case: &Case, harness: &Harness) -> CaseResult {
             }
         },
     };
+    // What the harness said, as reports keep it (as every suite does): secrets redacted, texts
+    // capped, values bounded, before anything is stored.
+    let mut verdict = verdict;
+    crate::run::contain_verdict(&mut verdict);
+    let observations = observations
+        .into_iter()
+        .map(|o| Observation {
+            value: crate::snapshot::contain(&o.value),
+            ..o
+        })
+        .collect();
+    let warnings = warnings
+        .iter()
+        .map(|w| crate::snapshot::contain_text(w))
+        .collect();
     CaseResult::of(case, verdict, observations, warnings, started)
 }
 

@@ -111,7 +111,7 @@ impl Drop for InFlight {
 async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Response {
     let size = body.len() as u64;
     let body: Value = serde_json::from_slice(&body).unwrap_or_else(
-        |_| json!({ "$text": String::from_utf8_lossy(&body[..body.len().min(256)]) }),
+        |_| json!({ "$text": crate::snapshot::excerpt_text(&String::from_utf8_lossy(&body), 256) }),
     );
     let key = header(&h, "idempotency-key");
     let (entry, decided, hold, notify) = {
