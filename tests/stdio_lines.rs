@@ -65,3 +65,69 @@ fn notifications_before_the_answer_are_skipped() {
     let (r, _) = call("notifies-then-answers");
     assert_eq!(r.unwrap(), json!({}));
 }
+
+/// What `hcpspec shim --runtime RUNTIME` (stdio) answers to `input`, one answer a line.
+fn shim_answers(runtime: &str, input: Vec<u8>) -> Vec<serde_json::Value> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args(["shim", "--runtime", runtime])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A bad line to a whole-case shim, then a good request: a parse error answer, then the answer.
+fn survives(runtime: &str, describe: &str, bad: &[u8]) {
+    let mut input = bad.to_vec();
+    input.extend_from_slice(
+        format!(
+            "\n{{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \"{describe}\", \"params\": {{}}}}\n"
+        )
+        .as_bytes(),
+    );
+    let answers = shim_answers(runtime, input);
+    assert_eq!(answers.len(), 2, "{runtime}: {answers:?}");
+    assert_eq!(
+        answers[0]["error"]["code"], -32700,
+        "{runtime}: {answers:?}"
+    );
+    assert_eq!(answers[1]["id"], 7, "{runtime}: {answers:?}");
+    assert!(answers[1].get("result").is_some(), "{runtime}: {answers:?}");
+}
+
+#[test]
+fn the_embedded_case_shims_answer_invalid_utf8_with_a_parse_error_and_go_on() {
+    let bad = b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"\xff\xfe\", \"params\": {}}";
+    survives("core:reference", "core.describe", bad);
+    survives("host:reference", "host.describe", bad);
+}
+
+#[test]
+fn the_embedded_case_shims_refuse_a_line_past_the_cap_and_go_on() {
+    // A good request padded past the cap: refused for its length, not for what it says.
+    for (runtime, describe) in [
+        ("core:reference", "core.describe"),
+        ("host:reference", "host.describe"),
+    ] {
+        let mut bad = format!(
+            "{{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"{describe}\", \"params\": {{}}}}"
+        )
+        .into_bytes();
+        bad.resize(hcpspec::shim::MAX_MESSAGE + (1 << 20), b' ');
+        survives(runtime, describe, &bad);
+    }
+}
