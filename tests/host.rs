@@ -76,7 +76,16 @@ fn a_host_shim_without_records_is_unimplemented_not_a_pass() {
 fn fuzz_on(spec: &str, cases: Option<u64>, out: Option<&Path>) -> fuzz::Report {
     let all = load_suite(&vectors(), "host").unwrap();
     let connect = connector(spec, &Default::default()).unwrap();
-    fuzz::run(&connect, &all, 7, 60.0, cases, out, &AtomicBool::new(false))
+    fuzz::run(
+        &connect,
+        &all,
+        7,
+        60.0,
+        cases,
+        None,
+        out,
+        &AtomicBool::new(false),
+    )
 }
 
 #[test]

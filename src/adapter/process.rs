@@ -1,77 +1,69 @@
 //! `stdio:CMD` for the suites whose shim holds a whole case's state (a core's control shim, a
 //! host shim): one JSON-RPC 2.0 message per line, one process per case, so cases stay apart. A
 //! shim that hangs past the deadline, closes, or answers garbage is an error naming what it did.
+//!
+//! The pipes are the contract suite's (`stdio::Proc`): a call's deadline runs from the request
+//! and nothing the shim sends renews it; a line is read in bounded chunks and is an error once
+//! past `max_message`; invalid UTF-8 and another request's id are errors that say so.
+//! Notifications (a message with a method and no id) before the answer are skipped.
 
-use crate::adapter::{Adapter, CallError};
+use crate::adapter::stdio::{end_of, Proc};
+use crate::adapter::{Adapter, CallError, Options};
 use crate::shim::RpcError;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::time::Instant;
 
 pub struct Process {
-    child: Child,
-    stdin: ChildStdin,
-    lines: mpsc::Receiver<String>,
+    proc: Proc,
+    opts: Options,
     next: u64,
-    deadline: Duration,
+    /// Set once the shim broke the transport: the pipes are out of step (a late answer, the
+    /// rest of an oversized line), so every later call fails fast.
+    broken: Option<String>,
 }
 
 impl Process {
-    pub fn start(argv: &[String], deadline: Duration) -> Result<Process, String> {
-        let mut child = Command::new(&argv[0])
-            .args(&argv[1..])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("cannot start `{}`: {e}", argv[0]))?;
-        let stdin = child.stdin.take().ok_or("no stdin")?;
-        let stdout = child.stdout.take().ok_or("no stdout")?;
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+    pub fn start(argv: &[String], opts: &Options) -> Result<Process, String> {
         Ok(Process {
-            child,
-            stdin,
-            lines,
+            proc: Proc::spawn(argv)?,
+            opts: opts.clone(),
             next: 1,
-            deadline,
+            broken: None,
         })
     }
-}
 
-impl Adapter for Process {
-    fn call(&mut self, method: &str, params: Value) -> Result<Value, CallError> {
-        let id = self.next;
-        self.next += 1;
-        let msg = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        writeln!(self.stdin, "{msg}")
-            .and_then(|_| self.stdin.flush())
-            .map_err(|e| {
-                CallError::Transport(format!("{method}: the shim closed its stdin: {e}"))
-            })?;
+    /// The answer to request `id`, skipping notifications, by `end`.
+    fn answer(&mut self, method: &str, id: u64, end: Instant) -> Result<Value, CallError> {
+        let (deadline, cap) = (self.opts.timeout, self.opts.max_message);
         loop {
-            let line = self.lines.recv_timeout(self.deadline).map_err(|_| {
-                CallError::Transport(format!(
-                    "{method}: no answer from the shim within {:?}",
-                    self.deadline
-                ))
-            })?;
-            let v: Value = serde_json::from_str(&line).map_err(|e| {
-                CallError::Transport(format!(
+            let line = self
+                .proc
+                .read_line(end, deadline, cap)
+                .map_err(|e| format!("{method}: {e}"))?;
+            if let Err(e) = std::str::from_utf8(&line) {
+                return Err(format!(
+                    "{method}: the shim answered a line that is not UTF-8 (invalid byte at offset {}): {}",
+                    e.valid_up_to(),
+                    crate::adapter::excerpt(&line)
+                )
+                .into());
+            }
+            let v: Value = serde_json::from_slice(&line).map_err(|e| {
+                format!(
                     "{method}: the shim answered a line that is not JSON ({e}): {}",
-                    crate::adapter::excerpt(line.as_bytes())
-                ))
+                    crate::adapter::excerpt(&line)
+                )
             })?;
-            if v["id"] != id {
-                continue;
+            if v.get("id").is_none() && v.get("method").is_some() {
+                continue; // a notification
+            }
+            if v["id"] != json!(id) {
+                return Err(format!(
+                    "{method}: the shim answered with id {}, the request had id {id}: {}",
+                    v["id"],
+                    crate::adapter::excerpt(&line)
+                )
+                .into());
             }
             if let Some(e) = v.get("error") {
                 return Err(CallError::Rpc(RpcError::new(
@@ -84,10 +76,35 @@ impl Adapter for Process {
     }
 }
 
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+impl From<String> for CallError {
+    fn from(e: String) -> Self {
+        CallError::Transport(e)
+    }
+}
+
+impl Adapter for Process {
+    fn call(&mut self, method: &str, params: Value) -> Result<Value, CallError> {
+        if let Some(why) = &self.broken {
+            return Err(CallError::Transport(format!(
+                "{method}: not sent, the shim broke the transport earlier ({why})"
+            )));
+        }
+        let id = self.next;
+        self.next += 1;
+        // The deadline of the whole call, fixed now: writing, then every line read, count.
+        let end = end_of(Instant::now(), self.opts.timeout);
+        let msg = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let mut bytes = msg.to_string().into_bytes();
+        bytes.push(b'\n');
+        let r = self
+            .proc
+            .write(bytes, self.opts.timeout)
+            .map_err(|e| CallError::Transport(format!("{method}: {e}")))
+            .and_then(|()| self.answer(method, id, end));
+        if let Err(CallError::Transport(e)) = &r {
+            self.broken = Some(e.clone());
+        }
+        r
     }
 }
 
@@ -112,9 +129,9 @@ pub fn connector(
         if argv.is_empty() {
             return Err(format!("--runtime {spec}: no command after stdio:"));
         }
-        let deadline = opts.timeout;
+        let opts = opts.clone();
         return Ok(Box::new(move || {
-            Process::start(&argv, deadline).map(|c| Box::new(c) as Box<dyn Adapter>)
+            Process::start(&argv, &opts).map(|c| Box::new(c) as Box<dyn Adapter>)
         }));
     }
     crate::adapter::connector_with(spec, opts)

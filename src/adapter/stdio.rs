@@ -41,7 +41,7 @@ pub(crate) struct Proc {
 }
 
 impl Proc {
-    fn spawn(argv: &[String]) -> Result<Proc, String> {
+    pub(crate) fn spawn(argv: &[String]) -> Result<Proc, String> {
         let command = shell_words::join(argv);
         let (program, args) = argv.split_first().ok_or("stdio: empty command")?;
         let mut child = Command::new(program)
@@ -133,14 +133,77 @@ fn read_log(stderr: impl Read, tail: Arc<Mutex<Tail>>) {
 
 impl Link for Proc {
     fn exchange(&mut self, frame: &str, deadline: Duration, cap: usize) -> Result<Vec<u8>, String> {
-        let start = Instant::now();
+        let end = end_of(Instant::now(), deadline);
         let mut bytes = frame.as_bytes().to_vec();
         bytes.push(b'\n');
         self.write(bytes, deadline)?;
-        // A deadline past what an Instant can hold is as good as none (the CLI bounds it).
-        let end = start
-            .checked_add(deadline)
-            .unwrap_or_else(|| start + Duration::from_secs(86400 * 365));
+        self.read_line(end, deadline, cap)
+    }
+
+    fn diagnose(&mut self) -> String {
+        // Let the log reader catch up: until stderr closes when the process has ended (it
+        // closes with it), a moment for lines still in flight when it runs on.
+        if self.alive() {
+            std::thread::sleep(Duration::from_millis(50));
+        } else {
+            let until = Instant::now() + Duration::from_millis(500);
+            while !self.stderr.lock().map(|t| t.closed).unwrap_or(true) && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        let t = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        if t.lines.is_empty() {
+            format!("`{}` wrote nothing to stderr", self.command)
+        } else {
+            format!(
+                "last stderr lines of `{}`:\n    {}",
+                self.command,
+                t.lines.iter().cloned().collect::<Vec<_>>().join("\n    ")
+            )
+        }
+    }
+}
+
+/// `start + deadline`, or a year from `start` for a deadline past what an Instant can hold
+/// (as good as none; the CLI bounds it).
+pub(crate) fn end_of(start: Instant, deadline: Duration) -> Instant {
+    start
+        .checked_add(deadline)
+        .unwrap_or_else(|| start + Duration::from_secs(86400 * 365))
+}
+
+/// Whether `fd` has something to read (data, or the end) within `within`.
+fn readable(fd: &impl AsRawFd, within: Duration) -> bool {
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = within.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
+    loop {
+        // SAFETY: one valid pollfd for the length of the call.
+        let n = unsafe { libc::poll(&mut p, 1, ms) };
+        if n >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            // POLLHUP and POLLERR count as readable: the read then says what happened.
+            return n > 0;
+        }
+    }
+}
+
+/// A write this small never blocks on an empty pipe (a pipe holds at least one page), and the
+/// pipe is empty between calls: the shim read the last request before answering it.
+const DIRECT_WRITE: usize = 4096;
+
+impl Proc {
+    /// The next line the shim writes (without its newline), by `end`: a line over `cap` bytes
+    /// is an error as soon as `cap` is passed (what was read of it is kept, never more than
+    /// `cap` and a chunk), and so is `end` (`deadline` is how long that was, for the message).
+    pub(crate) fn read_line(
+        &mut self,
+        end: Instant,
+        deadline: Duration,
+        cap: usize,
+    ) -> Result<Vec<u8>, String> {
         let mut chunk = [0u8; 64 << 10];
         let mut scanned = 0;
         loop {
@@ -154,6 +217,13 @@ impl Link for Proc {
                 line.pop();
                 if line.last() == Some(&b'\r') {
                     line.pop();
+                }
+                if line.len() > cap {
+                    return Err(format!(
+                        "the answer is over the size cap of {} ({} bytes)",
+                        size(cap),
+                        line.len()
+                    ));
                 }
                 return Ok(line);
             }
@@ -199,57 +269,10 @@ impl Link for Proc {
         }
     }
 
-    fn diagnose(&mut self) -> String {
-        // Let the log reader catch up: until stderr closes when the process has ended (it
-        // closes with it), a moment for lines still in flight when it runs on.
-        if self.alive() {
-            std::thread::sleep(Duration::from_millis(50));
-        } else {
-            let until = Instant::now() + Duration::from_millis(500);
-            while !self.stderr.lock().map(|t| t.closed).unwrap_or(true) && Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        }
-        let t = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
-        if t.lines.is_empty() {
-            format!("`{}` wrote nothing to stderr", self.command)
-        } else {
-            format!(
-                "last stderr lines of `{}`:\n    {}",
-                self.command,
-                t.lines.iter().cloned().collect::<Vec<_>>().join("\n    ")
-            )
-        }
-    }
-}
-
-/// Whether `fd` has something to read (data, or the end) within `within`.
-fn readable(fd: &impl AsRawFd, within: Duration) -> bool {
-    let mut p = libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = within.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
-    loop {
-        // SAFETY: one valid pollfd for the length of the call.
-        let n = unsafe { libc::poll(&mut p, 1, ms) };
-        if n >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            // POLLHUP and POLLERR count as readable: the read then says what happened.
-            return n > 0;
-        }
-    }
-}
-
-/// A write this small never blocks on an empty pipe (a pipe holds at least one page), and the
-/// pipe is empty between calls: the shim read the last request before answering it.
-const DIRECT_WRITE: usize = 4096;
-
-impl Proc {
     /// Write one frame to the shim's stdin within `deadline`. A small frame is written here; a
     /// larger one on a thread, since a shim that stops reading fills the pipe and would block
     /// the write past any deadline (killing the process unblocks it).
-    fn write(&mut self, bytes: Vec<u8>, deadline: Duration) -> Result<(), String> {
+    pub(crate) fn write(&mut self, bytes: Vec<u8>, deadline: Duration) -> Result<(), String> {
         let Some(mut stdin) = self.stdin.take() else {
             return Err(format!("the shim's stdin is closed; {}", self.exited()));
         };

@@ -6,6 +6,32 @@ use super::{error_frame, Conn, Service, MAX_MESSAGE, PARSE_ERROR};
 use serde_json::Value;
 use std::io::{BufRead, Read, Write};
 
+/// Read the next line of `input` into `line` (cleared first, newline kept), never holding more
+/// than `cap` bytes and a chunk of it: `None` at the end of input, `Some(false)` for a line over
+/// `cap` (its rest read in bounded chunks and dropped), `Some(true)` otherwise.
+pub fn next_line(
+    input: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<Option<bool>> {
+    line.clear();
+    let n = Read::take(input.by_ref(), cap as u64 + 1).read_until(b'\n', line)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if line.len() > cap && line.last() != Some(&b'\n') {
+        line.clear();
+        while Read::take(input.by_ref(), 1 << 16).read_until(b'\n', line)? > 0
+            && line.last() != Some(&b'\n')
+        {
+            line.clear();
+        }
+        line.clear();
+        return Ok(Some(false));
+    }
+    Ok(Some(true))
+}
+
 /// Serve `input` to `output` until `shutdown` or end of input.
 pub fn serve(
     service: &Service,
@@ -15,19 +41,10 @@ pub fn serve(
     let mut conn = Conn::default();
     let mut line = Vec::new();
     loop {
-        line.clear();
-        let n = Read::take(input.by_ref(), MAX_MESSAGE as u64 + 1).read_until(b'\n', &mut line)?;
-        if n == 0 {
+        let Some(fits) = next_line(&mut input, &mut line, MAX_MESSAGE)? else {
             break;
-        }
-        let reply = if line.len() > MAX_MESSAGE && line.last() != Some(&b'\n') {
-            // Skip the rest of the oversized line, then say so.
-            let mut rest = Vec::new();
-            while Read::take(input.by_ref(), 1 << 16).read_until(b'\n', &mut rest)? > 0
-                && rest.last() != Some(&b'\n')
-            {
-                rest.clear();
-            }
+        };
+        let reply = if !fits {
             Some(error_frame(
                 Value::Null,
                 PARSE_ERROR,

@@ -295,6 +295,20 @@ pub fn describe(
     }))
 }
 
+/// Whether a whole-case shim answers its `describe` before a fuzzer plays anything on it: an
+/// error starting "unreachable" (the CLI's exit 3) when it does not, so a shim that cannot be
+/// started or answers garbage is neither a green run nor a flood of findings.
+pub fn reachable(
+    spec: &str,
+    connect: &crate::adapter::Connector,
+    method: &str,
+    what: &str,
+) -> Result<(), String> {
+    describe(spec, connect, method, what)
+        .map(drop)
+        .map_err(|e| format!("unreachable: {spec}: {method} failed, nothing could be played: {e}"))
+}
+
 /// A target whose shim takes one whole case at a time (a core's control shim, a host shim),
 /// a fresh one per case: `run` plays the case on it.
 pub struct ShimTarget {

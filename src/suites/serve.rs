@@ -15,7 +15,7 @@ pub type Make = Arc<dyn Fn() -> Box<dyn Adapter> + Send + Sync>;
 /// One JSON-RPC message in, its answer out.
 pub fn answer(target: &mut dyn Adapter, text: &str) -> String {
     let Ok(req) = serde_json::from_str::<Value>(text) else {
-        return json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32700, "message": "parse error" } }).to_string();
+        return parse_error("parse error: the request is not JSON".into());
     };
     let method = req["method"].as_str().unwrap_or_default();
     let answer = match target.call(method, req.get("params").cloned().unwrap_or(json!({}))) {
@@ -32,12 +32,44 @@ pub fn answer(target: &mut dyn Adapter, text: &str) -> String {
 
 /// Serve one target on stdin/stdout until stdin closes.
 pub fn stdio(target: &mut dyn Adapter) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    for line in std::io::stdin().lock().lines() {
-        writeln!(out, "{}", answer(target, &line?))?;
+    stdio_on(
+        target,
+        std::io::stdin().lock(),
+        std::io::stdout().lock(),
+        crate::shim::MAX_MESSAGE,
+    )
+}
+
+/// Serve one target on `input`/`output` until `input` ends. A line over `cap` bytes (read in
+/// bounded chunks, never held whole) or not UTF-8 gets a parse error answer, and serving goes on.
+pub fn stdio_on(
+    target: &mut dyn Adapter,
+    mut input: impl BufRead,
+    mut out: impl Write,
+    cap: usize,
+) -> std::io::Result<()> {
+    let mut line = Vec::new();
+    while let Some(fits) = crate::shim::stdio::next_line(&mut input, &mut line, cap)? {
+        let reply = if !fits {
+            parse_error(format!("parse error: a request over {cap} bytes"))
+        } else {
+            match std::str::from_utf8(&line) {
+                Ok(text) if text.trim().is_empty() => continue,
+                Ok(text) => answer(target, text.trim()),
+                Err(e) => parse_error(format!(
+                    "parse error: the request is not UTF-8 (invalid byte at offset {})",
+                    e.valid_up_to()
+                )),
+            }
+        };
+        writeln!(out, "{reply}")?;
         out.flush()?;
     }
     Ok(())
+}
+
+fn parse_error(message: String) -> String {
+    crate::shim::error_frame(Value::Null, crate::shim::PARSE_ERROR, message)
 }
 
 /// Serve `POST /rpc` on `listener` (bound to 127.0.0.1): one target for every request.

@@ -68,8 +68,13 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
             a.seconds,
             out.join(name).display()
         );
-        if let Some(report) = l.suite.fuzz(&run) {
-            return print_report(&report?);
+        match l.suite.fuzz(&run) {
+            Some(Err(e)) if e.starts_with("unreachable") => {
+                eprintln!("hcpspec: {e}");
+                return Ok(exit::UNREACHABLE);
+            }
+            Some(report) => return print_report(&report?),
+            None => {}
         }
         if l.suite.drives() != hcpspec::suites::hcp::Contract.drives() {
             return Err(format!("--suite {name}: this suite has no fuzzer"));
@@ -196,6 +201,13 @@ fn print_report(report: &hcpspec::suites::FuzzReport) -> Result<i32, String> {
             String::new()
         }
     );
+    if report.findings.is_empty() && report.cases > 0 && report.unplayable == report.cases {
+        eprintln!(
+            "hcpspec: unreachable: none of the {} fuzz cases could be played (the target could not be started or answered nothing usable)",
+            report.cases
+        );
+        return Ok(exit::UNREACHABLE);
+    }
     Ok(if report.findings.is_empty() {
         exit::OK
     } else {

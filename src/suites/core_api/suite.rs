@@ -43,6 +43,9 @@ impl Suite for CoreApi {
             Ok(c) => c,
             Err(e) => return Some(Err(e)),
         };
+        if let Err(e) = crate::suites::reachable(run.spec, &connect, "core.describe", "core") {
+            return Some(Err(e));
+        }
         let budget = super::fuzz::Budget {
             seed: run.seed,
             seconds: run.seconds,

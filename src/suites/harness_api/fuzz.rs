@@ -28,6 +28,8 @@ pub struct Config {
     pub seed: u64,
     pub seconds: f64,
     pub max_cases: Option<u64>,
+    /// Stop once this many findings are in.
+    pub max_findings: Option<usize>,
     pub out: Option<PathBuf>,
 }
 
@@ -172,6 +174,7 @@ pub fn run(cfg: &Config, cases: &[Case], stop: &std::sync::atomic::AtomicBool) -
     }
     while start.elapsed().as_secs_f64() < cfg.seconds
         && cfg.max_cases.is_none_or(|m| report.cases < m)
+        && cfg.max_findings.is_none_or(|m| report.findings.len() < m)
         && !stop.load(std::sync::atomic::Ordering::Relaxed)
     {
         let seed = seeds[rng.below(seeds.len())];

@@ -59,6 +59,7 @@ impl Suite for HarnessApi {
             seed: run.seed,
             seconds: run.seconds,
             max_cases: run.trials,
+            max_findings: run.findings,
             out: Some(run.out.to_path_buf()),
         };
         let r = super::fuzz::run(&cfg, run.cases, run.stop);

@@ -469,6 +469,7 @@ pub fn run(
     seed: u64,
     seconds: f64,
     max: Option<u64>,
+    max_findings: Option<usize>,
     out: Option<&Path>,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Report {
@@ -476,16 +477,25 @@ pub fn run(
         .iter()
         .filter(|c| c.member("host").is_some())
         .collect();
-    Report::run(&seeds, seed, seconds, max, stop, &mut |seed, rng| {
-        let base = steps_of(seed);
-        let patches: Vec<Patch> = (0..1 + rng.below(3))
-            .filter_map(|_| mutation(&base, rng))
-            .collect();
-        play(seed, &patched(&base, &patches), connect)?;
-        let (patches, why) = shrink(seed, &base, patches, connect);
-        let path = out.and_then(|d| write(d, seed, &patched(&base, &patches), &why, &patches).ok());
-        Some((why, path))
-    })
+    Report::run_until(
+        &seeds,
+        seed,
+        seconds,
+        max,
+        max_findings,
+        stop,
+        &mut |seed, rng| {
+            let base = steps_of(seed);
+            let patches: Vec<Patch> = (0..1 + rng.below(3))
+                .filter_map(|_| mutation(&base, rng))
+                .collect();
+            play(seed, &patched(&base, &patches), connect)?;
+            let (patches, why) = shrink(seed, &base, patches, connect);
+            let path =
+                out.and_then(|d| write(d, seed, &patched(&base, &patches), &why, &patches).ok());
+            Some((why, path))
+        },
+    )
 }
 
 fn write(

@@ -43,12 +43,16 @@ impl Suite for Host {
             Ok(c) => c,
             Err(e) => return Some(Err(e)),
         };
+        if let Err(e) = crate::suites::reachable(run.spec, &connect, "host.describe", "adapter") {
+            return Some(Err(e));
+        }
         Some(Ok(super::fuzz::run(
             &connect,
             run.cases,
             run.seed,
             run.seconds,
             run.trials,
+            run.findings,
             Some(run.out),
             run.stop,
         )))
