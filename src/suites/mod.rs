@@ -110,7 +110,11 @@ impl Context {
 /// Add a suite to the registry for the rest of the process; a `drives` already taken is refused.
 pub fn register(suite: &'static dyn Suite) -> Result<(), String> {
     let mut plugins = PLUGINS.write().unwrap_or_else(|p| p.into_inner());
-    if ALL.iter().chain(plugins.iter()).any(|s| s.drives() == suite.drives()) {
+    if ALL
+        .iter()
+        .chain(plugins.iter())
+        .any(|s| s.drives() == suite.drives())
+    {
         return Err(format!(
             "a suite driving `{}` is already registered",
             suite.drives()
