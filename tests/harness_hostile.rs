@@ -99,8 +99,12 @@ fn a_crash_keeps_the_last_stderr_lines() {
 #[test]
 fn a_hang_ignoring_sigterm_is_killed_with_its_children() {
     let pidfile = tempfile::NamedTempFile::new().unwrap();
-    std::env::set_var("HOSTILE_PIDFILE", pidfile.path());
-    fails_with("hangs-ignoring-sigterm", "still held");
+    // An argument, not a variable: a launched harness gets no variable of hcpspec's but the
+    // minimal set (docs/harness-api.md § 1).
+    fails_with(
+        &format!("hangs-ignoring-sigterm {}", pidfile.path().display()),
+        "still held",
+    );
     let pids: Vec<i32> = std::fs::read_to_string(pidfile.path())
         .unwrap()
         .split_whitespace()

@@ -8,6 +8,7 @@
 //! closed socket) is a `CallError::Transport` that says what came back.
 
 mod http;
+pub mod loopback;
 pub mod process;
 mod rpc;
 mod stdio;

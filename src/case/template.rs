@@ -3,32 +3,104 @@
 
 use serde_json::{json, Map, Value};
 
+/// How large one expansion may grow: the bytes templates put in (a whole-value template counts
+/// its value's JSON size). A case naming a large saved value many times is stopped here, with a
+/// clear error, instead of multiplying it (docs/security.md).
+pub const EXPANSION_CAP: usize = 8 << 20;
+
 /// `${name.path}` in strings: a string that is one whole template becomes the saved value (of any
 /// type); a template inside a longer string becomes its text. An unknown name is `null` / "".
-pub fn fill(vars: &Map<String, Value>, v: &Value) -> Value {
+/// An error when the expansion would put more than [`EXPANSION_CAP`] bytes in.
+pub fn fill(vars: &Map<String, Value>, v: &Value) -> Result<Value, String> {
+    let mut budget = EXPANSION_CAP;
+    fill_within(vars, v, &mut budget)
+}
+
+fn spend(budget: &mut usize, bytes: usize) -> Result<(), String> {
+    *budget = budget.checked_sub(bytes).ok_or_else(|| {
+        format!(
+            "a template expansion past {} MiB: a step names saved values too large or too often",
+            EXPANSION_CAP >> 20
+        )
+    })?;
+    Ok(())
+}
+
+/// The JSON size of a value, stopping early once past `limit`.
+fn size_of(v: &Value, limit: usize) -> usize {
     match v {
+        Value::String(s) => s.len() + 2,
+        Value::Array(a) => {
+            let mut n = 2;
+            for x in a {
+                n += size_of(x, limit) + 1;
+                if n > limit {
+                    break;
+                }
+            }
+            n
+        }
+        Value::Object(o) => {
+            let mut n = 2;
+            for (k, x) in o {
+                n += k.len() + 4 + size_of(x, limit);
+                if n > limit {
+                    break;
+                }
+            }
+            n
+        }
+        other => other.to_string().len(),
+    }
+}
+
+fn fill_within(vars: &Map<String, Value>, v: &Value, budget: &mut usize) -> Result<Value, String> {
+    Ok(match v {
         Value::String(s)
             if s.starts_with("${") && s.ends_with('}') && s.matches("${").count() == 1 =>
         {
-            lookup(vars, &s[2..s.len() - 1]).unwrap_or(Value::Null)
+            let found = lookup(vars, &s[2..s.len() - 1]).unwrap_or(Value::Null);
+            spend(budget, size_of(&found, *budget + 1))?;
+            found
         }
         Value::String(s) if s.contains("${") => {
             static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
             let re = RE.get_or_init(|| regex::Regex::new(r"\$\{([^}]+)\}").expect("static"));
-            json!(
-                re.replace_all(s, |c: &regex::Captures| match lookup(vars, &c[1]) {
+            let mut out = String::new();
+            let mut last = 0;
+            for c in re.captures_iter(s) {
+                let whole = c.get(0).expect("a match");
+                let text = match lookup(vars, &c[1]) {
                     Some(Value::String(t)) => t,
-                    Some(other) => other.to_string(),
+                    Some(other) => {
+                        // Measured before it is written out: a huge value is never serialised.
+                        if size_of(&other, *budget + 1) > *budget {
+                            spend(budget, *budget + 1)?;
+                        }
+                        other.to_string()
+                    }
                     None => String::new(),
-                })
-            )
+                };
+                spend(budget, text.len())?;
+                out.push_str(&s[last..whole.start()]);
+                out.push_str(&text);
+                last = whole.end();
+            }
+            out.push_str(&s[last..]);
+            json!(out)
         }
-        Value::Array(a) => Value::Array(a.iter().map(|x| fill(vars, x)).collect()),
-        Value::Object(o) => {
-            Value::Object(o.iter().map(|(k, x)| (k.clone(), fill(vars, x))).collect())
-        }
+        Value::Array(a) => Value::Array(
+            a.iter()
+                .map(|x| fill_within(vars, x, budget))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| Ok((k.clone(), fill_within(vars, x, budget)?)))
+                .collect::<Result<_, String>>()?,
+        ),
         other => other.clone(),
-    }
+    })
 }
 
 /// The saved value at `name.path.to.value` (array indices as numbers).

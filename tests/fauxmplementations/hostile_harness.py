@@ -77,7 +77,7 @@ elif MODE == "hangs-ignoring-sigterm":
     # Takes a run and never answers; ignores SIGTERM; leaves a child of its own behind.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     child = subprocess.Popen(["sleep", "60"])
-    with open(os.environ["HOSTILE_PIDFILE"], "w") as f:
+    with open(sys.argv[2], "w") as f:
         f.write(f"{os.getpid()} {child.pid}\n")
     s, _ = connect()
     hello(s)

@@ -12,6 +12,9 @@ use std::sync::{Arc, Mutex};
 
 pub type Calls = Arc<Mutex<Vec<Value>>>;
 
+/// The largest answer the `big` tool gives: 8 MiB (the script schema's bound on `n`).
+pub const BIG_MAX: u64 = 8 << 20;
+
 /// The base URLs: `{mcp: "http://127.0.0.1:P/mcp", http: "http://127.0.0.1:P/tools/"}`.
 pub async fn start(calls: Calls) -> std::io::Result<Value> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -40,7 +43,10 @@ fn body_of(name: &str, args: &Value, credential: &Value) -> Result<Value, String
         "echo" => Ok(
             json!({ "text": format!("you sent me {}", credential.as_str().unwrap_or("nothing")) }),
         ),
-        "big" => Ok(json!({ "text": "B".repeat(args["n"].as_u64().unwrap_or(0) as usize) })),
+        // At most BIG_MAX bytes, whatever a case built in memory asks (a file is held at load).
+        "big" => {
+            Ok(json!({ "text": "B".repeat(args["n"].as_u64().unwrap_or(0).min(BIG_MAX) as usize) }))
+        }
         "fail" => Err("the tool failed on purpose".into()),
         "slow" => Ok(json!({ "text": "slow-tool-answer-9b2e" })),
         _ => Ok(json!({ "text": "ok" })),

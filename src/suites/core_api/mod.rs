@@ -9,6 +9,7 @@ pub mod reference;
 mod suite;
 pub use suite::CoreApi;
 
+use crate::adapter::loopback::loopback_origin;
 use crate::adapter::{Adapter, CallError};
 use crate::case::matcher::{self, Claims};
 use crate::case::Case;
@@ -126,11 +127,10 @@ fn execute(
     let urls =
         x.rt.block_on(fakes::start(x.calls.clone()))
             .map_err(|e| format!("the fake tools did not start: {e}"))?;
-    x.vars.insert("fakes".into(), urls);
-    let start = x.control(
-        "core.start",
-        x.fill(script.get("start").unwrap_or(&json!({}))),
-    );
+    x.vars.insert("fakes".into(), urls.clone());
+    let params = x.fill(script.get("start").unwrap_or(&json!({})))?;
+    fake_endpoints_only(&params, &urls)?;
+    let start = x.control("core.start", params);
     let started = match start {
         Ok(v) => v,
         Err(e) if e.not_implemented() && !fuzzing => {
@@ -143,6 +143,11 @@ fn execute(
         }
         Err(e) => return Err(format!("core.start failed: {e}")),
     };
+    for key in ["coreUrl", "gatesUrl"] {
+        if let Some(url) = started.get(key).and_then(Value::as_str) {
+            loopback_origin(url).map_err(|e| format!("core.start's {key}: {e}"))?;
+        }
+    }
     x.vars.insert("core".into(), started);
     let steps = script
         .get("steps")
@@ -176,7 +181,13 @@ fn execute(
             value: shown.clone(),
         });
         if let Some(expect) = step.get("expect") {
-            let expect = x.fill(expect);
+            let expect = match x.fill(expect) {
+                Ok(e) => e,
+                Err(message) => {
+                    verdict = Verdict::Error { message };
+                    break;
+                }
+            };
             if let Err(m) = matcher::check(&expect, &observed, &Claims::default()) {
                 verdict = Verdict::Fail(Failure {
                     step: i,
@@ -197,6 +208,40 @@ fn execute(
         && matches!(x.connect(&json!({ "as": "$probe" })), Ok((Ok(_), _)));
     let _ = x.control.call("core.stop", json!({}));
     Ok((verdict, up))
+}
+
+/// Every endpoint `core.start` is given is one of hcpspec's fake tools: the Tool Gate of the
+/// core under test calls it, and its answer lands in the outputs (a case must not aim a core at
+/// another URL). The load check (the script schema) holds files; this holds cases built in
+/// memory.
+fn fake_endpoints_only(start: &Value, fakes: &Value) -> Result<(), String> {
+    let Some(endpoints) = start.get("endpoints") else {
+        return Ok(());
+    };
+    let Some(endpoints) = endpoints.as_object() else {
+        return Err("core.start: `endpoints` is not an object".into());
+    };
+    let bases: Vec<&str> = ["mcp", "http"]
+        .iter()
+        .filter_map(|k| fakes[*k].as_str())
+        .collect();
+    for (name, e) in endpoints {
+        let url = e.get("url").and_then(Value::as_str).unwrap_or_default();
+        let ok = bases.iter().any(|b| {
+            url.strip_prefix(b).is_some_and(|rest| {
+                rest.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._~-".contains(c))
+            })
+        });
+        if !ok {
+            return Err(format!(
+                "core.start: endpoint `{}` names `{}`, not one of hcpspec's fake tools (${{fakes.mcp}}, ${{fakes.http}}NAME)",
+                crate::snapshot::contain_text(name),
+                crate::snapshot::contain_text(url)
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// How a `request` step frames what it sends: padded to `pad_to` bytes at `pad_at`, and as a
@@ -282,7 +327,7 @@ impl Exec {
         self.control.call(method, params)
     }
 
-    fn fill(&self, v: &Value) -> Value {
+    fn fill(&self, v: &Value) -> Result<Value, String> {
         crate::case::template::fill(&self.vars, v)
     }
 
@@ -293,7 +338,9 @@ impl Exec {
     fn step(&mut self, step: &Value) -> Result<(String, Value), StepError> {
         let broken = StepError::Broken;
         if let Some(m) = step.get("control").and_then(Value::as_str) {
-            let params = self.fill(step.get("params").unwrap_or(&json!({})));
+            let params = self
+                .fill(step.get("params").unwrap_or(&json!({})))
+                .map_err(broken)?;
             let sent = params.clone();
             return match self.control(m, params) {
                 Ok(mut v) => {
@@ -307,12 +354,12 @@ impl Exec {
             };
         }
         if let Some(c) = step.get("connect") {
-            let c = self.fill(c);
+            let c = self.fill(c).map_err(broken)?;
             let (got, sent) = self.connect(&c).map_err(broken)?;
             return Ok(("connect".into(), self.upgraded(got, sent)?));
         }
         if let Some(h) = step.get("hello") {
-            let h = self.fill(h);
+            let h = self.fill(h).map_err(broken)?;
             let (got, sent) = self.connect(&h).map_err(broken)?;
             if got != Ok(101) {
                 return Ok(("hello".into(), self.upgraded(got, sent)?));
@@ -343,7 +390,7 @@ impl Exec {
             return Ok(("hello".into(), res));
         }
         if let Some(r) = step.get("request") {
-            let r = self.fill(r);
+            let r = self.fill(r).map_err(broken)?;
             let on = r
                 .get("on")
                 .and_then(Value::as_str)
@@ -384,7 +431,7 @@ impl Exec {
             return Ok((format!("gateResult {name}"), res));
         }
         if let Some(g) = step.get("gate") {
-            let g = self.fill(g);
+            let g = self.fill(g).map_err(broken)?;
             if let Some(name) = g.get("async").and_then(Value::as_str) {
                 let call = self.gate_call(&g).map_err(broken)?;
                 let handle = self.rt.spawn(call);
@@ -493,6 +540,7 @@ impl Exec {
             .lookup("core.coreUrl")
             .and_then(|v| v.as_str().map(str::to_string))
             .ok_or("core.start gave no coreUrl")?;
+        let origin = loopback_origin(&url).map_err(|e| format!("core.start's coreUrl: {e}"))?;
         let url = match c.get("path").and_then(Value::as_str) {
             Some(p) => {
                 let base = url.split("/nylorun/").next().unwrap_or(&url).to_string();
@@ -500,6 +548,12 @@ impl Exec {
             }
             None => url,
         };
+        // A path names a place on the core's listener, never another host (`@host:port/x`).
+        if loopback_origin(&url).ok().as_ref() != Some(&origin) {
+            return Err(format!(
+                "connect: `{url}` is not on the core's listener ({origin}); a path is `/…` on coreUrl's host and port"
+            ));
+        }
         let token = match (c.get("token"), c.get("harness").and_then(Value::as_str)) {
             (Some(Value::String(t)), _) => Some(t.clone()),
             (Some(Value::Null), _) => None,
@@ -730,8 +784,14 @@ impl Exec {
             .and_then(|v| v.as_str().map(str::to_string))
             .ok_or("core.start gave no gatesUrl")?;
         let route = g["route"].as_str().unwrap_or_default();
-        let mut req = hyper::Request::post(format!("{base}/nylorun/v1/{route}"))
-            .header("content-type", "application/json");
+        let origin = loopback_origin(&base).map_err(|e| format!("core.start's gatesUrl: {e}"))?;
+        let url = format!("{base}/nylorun/v1/{route}");
+        if loopback_origin(&url).ok().as_ref() != Some(&origin) {
+            return Err(format!(
+                "gate: `{url}` is not on the core's gates ({origin}); a route is a path under /nylorun/v1/"
+            ));
+        }
+        let mut req = hyper::Request::post(url).header("content-type", "application/json");
         if let Some(t) = g.get("token").and_then(Value::as_str) {
             req = req.header("authorization", format!("Bearer {t}"));
         }

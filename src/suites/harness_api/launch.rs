@@ -18,6 +18,45 @@ pub use super::env::LaunchEnv;
 pub const STDERR_LINES: usize = 40;
 pub const GRACE: Duration = Duration::from_millis(500);
 
+/// The variables of hcpspec's environment a launched harness keeps (docs/harness-api.md § 1):
+/// what a program, Node and Python need to start, and nothing a CI job keeps secrets in. `NAME*`
+/// is a prefix. Everything else of hcpspec's environment is cleared.
+pub const MINIMAL_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TZ",
+    "TMPDIR",
+    "NODE_PATH",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "VIRTUAL_ENV",
+    "PYENV_ROOT",
+    "PYENV_VERSION",
+];
+
+/// Whether a variable of hcpspec's environment is one of [`MINIMAL_ENV`].
+pub fn kept(name: &str) -> bool {
+    MINIMAL_ENV.iter().any(|k| match k.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => name == *k,
+    })
+}
+
+/// The whole environment of a launched harness: [`MINIMAL_ENV`] from hcpspec's, then the
+/// launch contract's variables.
+pub fn harness_env(env: &LaunchEnv) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    let mut out: Vec<_> = std::env::vars_os()
+        .filter(|(k, _)| k.to_str().is_some_and(kept))
+        .collect();
+    out.extend(env.vars().into_iter().map(|(k, v)| (k.into(), v.into())));
+    out
+}
+
 /// A running harness.
 pub enum Running {
     Process {
@@ -64,10 +103,12 @@ impl Harness {
                 *k,
             )))),
             Harness::Exec(argv) => {
-                // hcpspec's own working directory, so that relative paths in CMD work.
+                // hcpspec's own working directory, so that relative paths in CMD work; its
+                // environment cleared but for the minimal set and the contract's variables.
                 let mut cmd = Command::new(&argv[0]);
                 cmd.args(&argv[1..])
-                    .envs(env.vars())
+                    .env_clear()
+                    .envs(harness_env(env))
                     .stdin(Stdio::null())
                     .stdout(Stdio::null())
                     .stderr(Stdio::piped())

@@ -140,7 +140,8 @@ impl<'a> Player<'a> {
     /// One step's call, with `${…}` filled and `host.bind`'s defaults merged in.
     pub fn call(&mut self, step: &Value) -> Result<Call, (String, CallError)> {
         let method = step["call"].as_str().unwrap_or_default().to_string();
-        let params = template::fill(&self.vars, step.get("params").unwrap_or(&json!({})));
+        let params = template::fill(&self.vars, step.get("params").unwrap_or(&json!({})))
+            .map_err(|e| (method.clone(), CallError::Transport(e)))?;
         let params = if method == "host.bind" {
             merge(&bind_defaults(), &params)
         } else {
@@ -167,7 +168,7 @@ impl<'a> Player<'a> {
             .map_err(|e| broken("host.records", e))
     }
 
-    fn fill(&self, v: &Value) -> Value {
+    fn fill(&self, v: &Value) -> Result<Value, String> {
         template::fill(&self.vars, v)
     }
 }
@@ -194,7 +195,10 @@ pub fn execute(case: &Case, shim: &mut dyn Adapter, obs: &mut Vec<Observation>) 
             value: shown.clone(),
         });
         if let Some(expect) = step.get("expect") {
-            let expect = p.fill(expect);
+            let expect = match p.fill(expect) {
+                Ok(e) => e,
+                Err(message) => return Verdict::Error { message },
+            };
             if let Err(m) = matcher::check(&expect, &call.answer, &Claims::default()) {
                 return Verdict::Fail(Failure {
                     step: i,

@@ -559,6 +559,11 @@ async fn forward(f: &Value) -> (u16, Value) {
                 .unwrap_or(json!({})),
         )
     };
+    // The reference core's Tool Gate calls tools on this machine only: a case names hcpspec's
+    // fake tools, never another address (docs/security.md).
+    if let Err(e) = crate::adapter::loopback::loopback_origin(&url) {
+        return gate_error(502, "unavailable", &format!("the tool's endpoint: {e}"));
+    }
     let mut req = hyper::Request::post(url)
         .header("content-type", "application/json")
         .header("authorization", format!("Bearer {credential}"));
