@@ -2,6 +2,8 @@
 //! a hostile shim (tests/fauxmplementations/hostile_shim.py) and a leaky runtime are each refused
 //! or contained, checked on the file system and in every output.
 
+mod common;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -12,13 +14,20 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Run hcpspec to its end; whatever the hostile input, its peak RSS stays under the bound.
 fn hcpspec(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hcpspec"))
-        .args(args)
-        .envs(envs.iter().copied())
-        .current_dir(root())
-        .output()
-        .expect("hcpspec runs")
+    let (o, peak) = common::output_and_peak_rss(
+        Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+            .args(args)
+            .envs(envs.iter().copied())
+            .current_dir(root()),
+    );
+    assert!(
+        peak < common::RSS_BOUND,
+        "hcpspec {args:?}: peak RSS {} MiB",
+        peak >> 20
+    );
+    o
 }
 
 fn code(o: &Output) -> i32 {
@@ -419,4 +428,37 @@ fn the_markdown_heading_and_cells_are_escaped() {
     let first = md.lines().next().unwrap();
     assert!(first.starts_with("## hcpspec x"), "{first}");
     assert!(!md.contains("\n## injected") && !md.contains("<b>") && !md.contains(" [link](http"));
+}
+
+/// A shim whose answer is a line that never ends (it would be gigabytes): the adapter reads it in
+/// bounded chunks, cuts it at the message cap and says so, in bounded memory and time.
+#[test]
+fn an_endless_answer_line_is_cut_at_the_cap_in_bounded_memory() {
+    let shim = root().join("tests/fauxmplementations/hostile_line.py");
+    let spec = format!("stdio:python3 {} endless-line", shim.display());
+    let out = tempfile::tempdir().unwrap();
+    let t = std::time::Instant::now();
+    let o = hcpspec(
+        &[
+            "run",
+            "--runtime",
+            &spec,
+            "--filter",
+            "01-load::",
+            "--out",
+            out.path().to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(60),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert_ne!(code(&o), 0, "{}", text(&o));
+    assert!(
+        text(&o).contains("8 MiB"),
+        "the cap is not named: {}",
+        text(&o)
+    );
 }
