@@ -423,6 +423,7 @@ fn the_markdown_heading_and_cells_are_escaped() {
         cases_hash: "0".into(),
         runtimes: vec![],
         parity: vec![],
+        strict_expectations: false,
     };
     let md = hcpspec::report::markdown(&r);
     let first = md.lines().next().unwrap();

@@ -3,9 +3,8 @@
 //! drill-down per case with its citation and diff. Every byte that came from a runtime or a
 //! case goes through `esc`.
 
-use super::{counts, outcome, RunResult, Summary};
+use super::{counts, fails_run, state, RunResult, State, Summary};
 use crate::case::Level;
-use crate::run::expectations::Outcome;
 use crate::run::plan::section_label;
 use crate::run::Verdict;
 use std::fmt::Write;
@@ -27,31 +26,20 @@ pub fn esc(s: &str) -> String {
     out
 }
 
-pub fn outcome_label(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Pass => "pass",
-        Outcome::Fail => "fail",
-        Outcome::ExpectedFail => "expected fail",
-        Outcome::Stale => "stale expectation",
-        Outcome::Skip => "skip",
-        Outcome::Unimplemented => "not implemented",
-        Outcome::Error => "error",
-    }
-}
-
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#1d1d1f}h1{font-size:1.6em}\
 table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #d0d0d5;padding:.35em .6em;text-align:left;vertical-align:top}\
 th{background:#f3f3f6}td.ok{background:#e6f6e9}td.bad{background:#fde8e8}td.warn{background:#fff6d6}td.none{color:#999}\
 .n{font-variant-numeric:tabular-nums}small{color:#666}pre{background:#f6f6f8;padding:.6em;overflow:auto;max-height:24em}\
 details{margin:.2em 0}summary{cursor:pointer}.pass{color:#17803d}.fail,.error,.stale{color:#c0282d}.skip{color:#8a6d00}";
 
+/// One mark per cell, as in every rendering: bad when the run fails here, none when nothing
+/// ran, warn when something did not pass.
 fn class(s: &Summary) -> &'static str {
-    let total = s.pass + s.fail + s.expected_fail + s.stale + s.skip + s.unimplemented + s.error;
-    if total == 0 {
-        "none"
-    } else if s.must_fail > 0 {
+    if s.must_fail > 0 {
         "bad"
-    } else if s.fail + s.error + s.stale + s.expected_fail + s.skip + s.unimplemented > 0 {
+    } else if s.ran() == 0 {
+        "none"
+    } else if s.pass < s.total() {
         "warn"
     } else {
         "ok"
@@ -59,11 +47,37 @@ fn class(s: &Summary) -> &'static str {
 }
 
 fn level_line(label: &str, s: &Summary) -> String {
-    let total = s.pass + s.fail + s.expected_fail + s.stale + s.skip + s.unimplemented + s.error;
-    if total == 0 {
+    if s.total() == 0 {
         return String::new();
     }
-    format!("<div>{label} <span class=n>{}/{total}</span></div>", s.pass)
+    format!(
+        "<div>{label} <span class=n>{}/{}</span></div>",
+        s.pass,
+        s.total()
+    )
+}
+
+/// A matrix cell: `pass/total`, the other counts in words, and every count as a `data-*`
+/// attribute (`data-expected-fail`, …, `data-drift`, `data-total`) for a checker.
+fn cell(h: &mut String, s: &Summary, attrs: &str, levels: &str) {
+    let mut data = String::new();
+    for st in State::ALL {
+        let _ = write!(data, " data-{}={}", st.label(), st.count(s));
+    }
+    let _ = write!(
+        h,
+        "<td class={}{attrs}{data} data-drift={} data-total={}><b class=n>{}/{}</b>{levels}",
+        class(s),
+        s.drift,
+        s.total(),
+        s.pass,
+        s.total()
+    );
+    let others = s.others();
+    if !others.is_empty() {
+        let _ = write!(h, "<div><small>{}</small></div>", others.join(" · "));
+    }
+    h.push_str("</td>");
 }
 
 pub fn html(result: &RunResult) -> String {
@@ -109,58 +123,36 @@ pub fn html(result: &RunResult) -> String {
     for (s, title) in &sections {
         let _ = write!(h, "<tr><th>{}</th>", esc(&section_label(s, title)));
         for run in &result.runtimes {
-            let all = counts(&run.cases, s, None);
-            let total = all.pass
-                + all.fail
-                + all.expected_fail
-                + all.stale
-                + all.skip
-                + all.unimplemented
-                + all.error;
-            let _ = write!(
-                h,
-                "<td class={} data-runtime=\"{}\" data-section=\"{}\" data-pass={} data-fail={} data-skip={} data-total={total}><b class=n>{}/{total}</b>{}{}{}</td>",
-                class(&all),
-                esc(&run.runtime),
-                esc(s),
-                all.pass,
-                all.fail + all.error + all.stale,
-                all.skip + all.unimplemented + all.expected_fail,
-                all.pass,
-                level_line("MUST", &counts(&run.cases, s, Some(Level::MUST))),
-                level_line("SHOULD", &counts(&run.cases, s, Some(Level::SHOULD))),
-                level_line("MAY", &counts(&run.cases, s, Some(Level::MAY))),
+            let strict = result.strict_expectations;
+            let levels = [
+                ("MUST", Level::MUST),
+                ("SHOULD", Level::SHOULD),
+                ("MAY", Level::MAY),
+            ]
+            .iter()
+            .map(|(label, l)| level_line(label, &counts(&run.cases, s, Some(*l), strict)))
+            .collect::<String>();
+            cell(
+                &mut h,
+                &counts(&run.cases, s, None, strict),
+                &format!(
+                    " data-runtime=\"{}\" data-section=\"{}\"",
+                    esc(&run.runtime),
+                    esc(s)
+                ),
+                &levels,
             );
-            let profile = all.profile;
-            if profile > 0 {
-                // Inside the cell, after the level lines: reported apart, never a failure.
-                h.truncate(h.len() - "</td>".len());
-                let _ = write!(
-                    h,
-                    "<div>PROFILE deviations <span class=n>{profile}</span></div></td>"
-                );
-            }
         }
         h += "</tr>";
     }
     h += "<tr><th>total</th>";
     for run in &result.runtimes {
-        let s = Summary::of(&run.cases);
-        // PROFILE deviations are no failures: counted apart, out of the total.
-        let profile = if s.profile > 0 {
-            format!(
-                "<div>PROFILE deviations <span class=n>{}</span></div>",
-                s.profile
-            )
-        } else {
-            String::new()
-        };
-        let _ = write!(
-            h,
-            "<td class={}><b class=n>{}/{}</b>{profile}</td>",
-            class(&s),
-            s.pass,
-            run.cases.len() - s.profile
+        let s = Summary::of(&run.cases, result.strict_expectations);
+        cell(
+            &mut h,
+            &s,
+            &format!(" data-runtime=\"{}\" data-section=total", esc(&run.runtime)),
+            "",
         );
     }
     h += "</tr></tbody></table>";
@@ -183,16 +175,17 @@ pub fn html(result: &RunResult) -> String {
     // Drill-down per runtime and section.
     h += "<h2>Cases</h2>";
     for run in &result.runtimes {
-        let s = Summary::of(&run.cases);
+        let s = Summary::of(&run.cases, result.strict_expectations);
         let _ = write!(
             h,
-            "<h3>{}</h3><p>{} pass · {} fail · {} skip · {} error",
+            "<h3>{}</h3><p>{}/{} pass",
             esc(&run.runtime),
             s.pass,
-            s.fail + s.stale,
-            s.skip + s.unimplemented + s.expected_fail,
-            s.error
+            s.total()
         );
+        for other in s.others() {
+            let _ = write!(h, " · {other}");
+        }
         if let Some(f) = run.info.get("features").and_then(|f| f.as_array()) {
             let names: Vec<String> = f.iter().map(|x| esc(x.as_str().unwrap_or("?"))).collect();
             let _ = write!(h, " · claims: {}", names.join(", "));
@@ -200,24 +193,23 @@ pub fn html(result: &RunResult) -> String {
         h += "</p>";
         for (sec, title) in &sections {
             let cases: Vec<_> = run.cases.iter().filter(|c| c.section == *sec).collect();
-            let c = counts(&run.cases, sec, None);
+            let c = counts(&run.cases, sec, None, result.strict_expectations);
             let _ = write!(
                 h,
                 "<details><summary>{} — {}/{}</summary><ul>",
                 esc(&section_label(sec, title)),
                 c.pass,
-                cases.len()
+                c.total()
             );
             for r in cases {
-                let o = outcome(r);
-                let profile = r.level == crate::case::Level::PROFILE
-                    && matches!(o, Outcome::Fail | Outcome::Error | Outcome::Unimplemented);
-                let (css, label) = match o {
-                    _ if profile => ("skip", "profile deviation"),
-                    Outcome::Pass => ("pass", outcome_label(o)),
-                    Outcome::Fail | Outcome::Error | Outcome::Stale => ("fail", outcome_label(o)),
-                    _ => ("skip", outcome_label(o)),
+                let st = state(r);
+                let css = match st {
+                    _ if fails_run(r, result.strict_expectations) => "fail",
+                    State::Pass => "pass",
+                    State::Fail | State::Error | State::Stale => "fail",
+                    _ => "skip",
                 };
+                let label = st.label();
                 let _ = write!(h, "<li><details><summary><span class={css}>{label}</span> {} <small>{:?}</small></summary><p><small>{}</small></p>", esc(&r.name), r.level, esc(&r.spec));
                 match &r.verdict {
                     Verdict::Fail(f) => {

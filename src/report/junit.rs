@@ -1,6 +1,13 @@
-//! JUnit XML for CI test tabs: one testsuite per runtime, one testcase per case.
+//! JUnit XML for CI test tabs: one testsuite per runtime, one testcase per case, and one
+//! testsuite for transport parity when it differs.
+//!
+//! A `<failure>` or `<error>` exists exactly for what makes the run exit 1 ([`fails_run`], a
+//! parity difference): a JUnit-reading gate and the exit code always agree. Everything else
+//! that did not pass (SHOULD, MAY and PROFILE deviations, expected failures, stale
+//! expectations without `--strict-expectations`, skipped and unimplemented non-MUST cases) is
+//! `<skipped>` with its state and reason as the message, as nextest and BoGo do.
 
-use super::{outcome, RunResult};
+use super::{fails_run, outcome, state, RunResult, State};
 use crate::run::expectations::Outcome;
 use crate::run::Verdict;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
@@ -12,6 +19,7 @@ fn x(s: &str) -> String {
 }
 
 pub fn junit(result: &RunResult) -> String {
+    let strict = result.strict_expectations;
     let mut report = Report::new(format!("hcpspec {}", x(&result.suite)));
     for run in &result.runtimes {
         let mut suite = TestSuite::new(x(&run.runtime));
@@ -31,48 +39,67 @@ pub fn junit(result: &RunResult) -> String {
                 Verdict::Skip { reason } | Verdict::Unimplemented { reason } => reason.clone(),
                 Verdict::Pass => String::new(),
             };
-            let status = match outcome(r) {
-                Outcome::Pass => TestCaseStatus::success(),
-                Outcome::Fail | Outcome::Stale => {
-                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                    let msg = if outcome(r) == Outcome::Stale {
+            let drift = match &r.annotations.drift {
+                Some(crate::snapshot::Drift::Changed { diff }) => {
+                    format!("snapshot drift:\n{diff}")
+                }
+                Some(crate::snapshot::Drift::New) => "no snapshot yet".to_string(),
+                None => String::new(),
+            };
+            let st = state(r);
+            let status = if fails_run(r, strict) {
+                let kind = match outcome(r) {
+                    Outcome::Error => NonSuccessKind::Error,
+                    _ => NonSuccessKind::Failure,
+                };
+                let msg = match st {
+                    State::Stale => {
                         "expected to fail, but passes: the expectation is stale".to_string()
-                    } else {
-                        format!("{:?} case failed", r.level)
-                    };
-                    s.set_message(msg).set_description(x(&detail));
-                    s
-                }
-                Outcome::Error => {
-                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
-                    s.set_message(x(&detail));
-                    s
-                }
-                Outcome::Unimplemented if r.level == crate::case::Level::MUST => {
-                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                    s.set_message("MUST case not implemented by the runtime")
-                        .set_description(detail);
-                    s
-                }
-                Outcome::ExpectedFail | Outcome::Skip | Outcome::Unimplemented => {
-                    let mut s = TestCaseStatus::skipped();
-                    let why = r
-                        .annotations
-                        .expectation
-                        .as_ref()
-                        .map(|e| e.reason.clone())
-                        .unwrap_or(detail);
-                    s.set_message(format!(
-                        "{}: {}",
-                        crate::report::html::outcome_label(outcome(r)),
-                        x(&why)
-                    ));
-                    s
-                }
+                    }
+                    State::Pass => "the observations drifted from the snapshot".to_string(),
+                    _ => format!("{:?} case: {}", r.level, st.label()),
+                };
+                let mut s = TestCaseStatus::non_success(kind);
+                s.set_message(msg)
+                    .set_description(x([detail.as_str(), drift.as_str()].join("\n").trim()));
+                s
+            } else if st == State::Pass {
+                TestCaseStatus::success()
+            } else {
+                let why = r
+                    .annotations
+                    .expectation
+                    .as_ref()
+                    .map(|e| e.reason.clone())
+                    .unwrap_or(detail);
+                let mut s = TestCaseStatus::skipped();
+                s.set_message(format!(
+                    "{} ({:?}, does not fail the run): {}",
+                    st.label(),
+                    r.level,
+                    x(&why)
+                ));
+                s
             };
             let mut tc = TestCase::new(x(&r.name), status);
             tc.set_classname(format!("{}.section-{}", x(&run.runtime), x(&r.section)));
             tc.set_time(Duration::from_micros(r.micros));
+            suite.add_test_case(tc);
+        }
+        report.add_test_suite(suite);
+    }
+    if !result.parity.is_empty() {
+        let mut suite = TestSuite::new("transport parity");
+        for d in &result.parity {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            s.set_message(format!(
+                "{} and {} differ: {}",
+                x(&d.left),
+                x(&d.right),
+                x(&d.what)
+            ));
+            let mut tc = TestCase::new(x(&d.case), s);
+            tc.set_classname(format!("parity.{}", x(&d.runtime)));
             suite.add_test_case(tc);
         }
         report.add_test_suite(suite);

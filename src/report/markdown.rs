@@ -1,32 +1,23 @@
 //! A Markdown summary that fits a GitHub job summary: the section matrix, then what failed.
 
-use super::{counts, outcome, RunResult, Summary};
-use crate::run::expectations::Outcome;
+use super::{counts, state, RunResult, State, Summary};
 use crate::run::Verdict;
 
+/// `mark pass/total · N state …`: the counts every rendering shows, with one mark: ❌ the run
+/// fails here, – nothing ran, ⚠️ something did not pass, ✅ all passed.
 fn cell(s: &Summary) -> String {
-    let total = s.pass + s.fail + s.expected_fail + s.stale + s.skip + s.unimplemented + s.error;
-    if total == 0 {
-        return "–".into();
-    }
     let mark = if s.must_fail > 0 {
         "❌"
-    } else if s.fail + s.error + s.stale > 0 {
+    } else if s.ran() == 0 {
+        "–"
+    } else if s.pass < s.total() {
         "⚠️"
     } else {
         "✅"
     };
-    let mut text = format!("{mark} {}/{total}", s.pass);
-    for (n, what) in [
-        (s.fail, "fail"),
-        (s.expected_fail, "xfail"),
-        (s.stale, "stale"),
-        (s.skip + s.unimplemented, "skip"),
-        (s.error, "error"),
-    ] {
-        if n > 0 {
-            text += &format!(" · {n} {what}");
-        }
+    let mut text = format!("{mark} {}/{}", s.pass, s.total());
+    for other in s.others() {
+        text += &format!(" · {other}");
     }
     text
 }
@@ -69,32 +60,37 @@ pub fn markdown(result: &RunResult) -> String {
             md(&crate::run::plan::section_label(s, &sec.title))
         );
         for run in &result.runtimes {
-            out += &format!(" {} |", cell(&counts(&run.cases, s, None)));
+            out += &format!(
+                " {} |",
+                cell(&counts(&run.cases, s, None, result.strict_expectations))
+            );
         }
         out += "\n";
     }
     out += "| **total** |";
     for run in &result.runtimes {
-        out += &format!(" **{}** |", cell(&Summary::of(&run.cases)));
+        out += &format!(
+            " **{}** |",
+            cell(&Summary::of(&run.cases, result.strict_expectations))
+        );
     }
     out += "\n";
     let mut problems = Vec::new();
     let mut profile = Vec::new();
     for run in &result.runtimes {
         for r in &run.cases {
-            let o = outcome(r);
-            let deviates = matches!(o, Outcome::Fail | Outcome::Error | Outcome::Unimplemented);
-            if r.level == crate::case::Level::PROFILE && deviates {
+            let st = state(r);
+            if st == State::Profile {
                 profile.push(format!("| {} | `{}` |", md(&run.runtime), md(&r.name)));
                 continue;
             }
             if matches!(
-                o,
-                Outcome::Fail | Outcome::Error | Outcome::Stale | Outcome::Unimplemented
+                st,
+                State::Fail | State::Error | State::Stale | State::Unimplemented
             ) || r.annotations.drift.is_some()
             {
-                let why = match (&r.verdict, o) {
-                    (_, Outcome::Stale) => "expected to fail, but passes".to_string(),
+                let why = match (&r.verdict, st) {
+                    (_, State::Stale) => "expected to fail, but passes".to_string(),
                     (Verdict::Fail(f), _) => format!(
                         "step {} ({}): {} at `{}`",
                         f.step, f.action, f.message, f.path

@@ -5,13 +5,17 @@ mod badge;
 mod html;
 mod junit;
 mod markdown;
+mod table;
 
 pub use badge::badge;
 pub use html::html;
 pub use junit::junit;
 pub use markdown::markdown;
+pub use table::table;
 
-pub use crate::run::result::{counts, fnv1a, outcome, RunResult, RuntimeRun, Summary, SCHEMA};
+pub use crate::run::result::{
+    counts, fails_run, fnv1a, outcome, state, RunResult, RuntimeRun, State, Summary, SCHEMA,
+};
 use std::path::Path;
 
 /// Text from a runtime, a shim or a result file made safe for a terminal or a one-line field:
@@ -125,7 +129,10 @@ pub fn write_all(result: &RunResult, dir: &Path) -> Result<Vec<std::path::PathBu
     ];
     for run in &result.runtimes {
         let name = crate::snapshot::runtime_dir(&run.name());
-        files.push((dir.join("badges").join(format!("{name}.json")), badge(run)));
+        files.push((
+            dir.join("badges").join(format!("{name}.json")),
+            badge(result, run),
+        ));
     }
     let budget = budget(result);
     if let Some((p, text)) = files.iter().find(|(_, t)| t.len() as u64 > budget) {
@@ -156,6 +163,7 @@ mod tests {
             cases_hash: "0".into(),
             runtimes: vec![],
             parity: vec![],
+            strict_expectations: false,
         };
         let dir = tempfile::tempdir().unwrap();
         assert!(write_all(&result, dir.path()).is_ok());
@@ -190,6 +198,7 @@ mod tests {
                 right: "<stdio:evil>".into(),
                 what: "/observations/1/value/ok: true ≠ false".into(),
             }],
+            strict_expectations: false,
         };
         let json = serde_json::to_value(&result).unwrap();
         assert!(crate::schema::violations(crate::schema::run_result(), &json).is_empty());

@@ -25,6 +25,9 @@ pub struct RunResult {
     /// Cases one runtime answered differently over two transports (empty when it ran over one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parity: Vec<Difference>,
+    /// The run was made with `--strict-expectations`: a stale expectation fails it.
+    #[serde(default)]
+    pub strict_expectations: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,7 +67,8 @@ pub struct Summary {
     /// Class and rule checks the runtime's own maps could not classify.
     #[serde(default)]
     pub unclassified: usize,
-    /// Unexpected MUST failures and errors: what makes a run red.
+    /// Cases that make the run exit 1 ([`fails_run`]): unexpected MUST failures, errors and
+    /// unimplemented cases, drift, stale expectations under `--strict-expectations`.
     pub must_fail: usize,
     pub drift: usize,
     pub micros: u64,
@@ -77,45 +81,147 @@ pub fn outcome(r: &CaseResult) -> Outcome {
         .unwrap_or_else(|| Outcome::of(r, None))
 }
 
+/// What one case result counts as, in every rendering of a run (terminal, result.json,
+/// summary.md, index.html, junit.xml, badges): exactly one of these. Snapshot drift is on top
+/// of it ([`fails_run`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Pass,
+    Fail,
+    ExpectedFail,
+    Stale,
+    Skip,
+    Unimplemented,
+    Error,
+    /// A PROFILE case the runtime decides otherwise than hcpspec's profile: never a failure.
+    Profile,
+}
+
+impl State {
+    pub const ALL: [State; 8] = [
+        State::Pass,
+        State::Fail,
+        State::ExpectedFail,
+        State::Stale,
+        State::Skip,
+        State::Unimplemented,
+        State::Error,
+        State::Profile,
+    ];
+
+    /// The one word for it, in every rendering.
+    pub fn label(self) -> &'static str {
+        match self {
+            State::Pass => "pass",
+            State::Fail => "fail",
+            State::ExpectedFail => "expected-fail",
+            State::Stale => "stale",
+            State::Skip => "skip",
+            State::Unimplemented => "unimplemented",
+            State::Error => "error",
+            State::Profile => "profile",
+        }
+    }
+
+    /// Its count in a summary.
+    pub fn count(self, s: &Summary) -> usize {
+        match self {
+            State::Pass => s.pass,
+            State::Fail => s.fail,
+            State::ExpectedFail => s.expected_fail,
+            State::Stale => s.stale,
+            State::Skip => s.skip,
+            State::Unimplemented => s.unimplemented,
+            State::Error => s.error,
+            State::Profile => s.profile,
+        }
+    }
+}
+
+/// The state of one result.
+pub fn state(r: &CaseResult) -> State {
+    let o = outcome(r);
+    let deviates = matches!(o, Outcome::Fail | Outcome::Unimplemented | Outcome::Error);
+    if r.level == Level::PROFILE && deviates {
+        return State::Profile;
+    }
+    match o {
+        Outcome::Pass => State::Pass,
+        Outcome::Fail => State::Fail,
+        Outcome::ExpectedFail => State::ExpectedFail,
+        Outcome::Stale => State::Stale,
+        Outcome::Skip => State::Skip,
+        Outcome::Unimplemented => State::Unimplemented,
+        Outcome::Error => State::Error,
+    }
+}
+
+/// Does this result make the run exit 1? An unexpected MUST failure, error or unimplemented
+/// case, snapshot drift, a stale expectation under `--strict-expectations`. The one rule for
+/// the exit code, JUnit's failures and every red mark.
+pub fn fails_run(r: &CaseResult, strict: bool) -> bool {
+    r.annotations.drift.is_some() || outcome(r).fails_run(r.level, strict)
+}
+
 impl Summary {
-    pub fn of(results: &[CaseResult]) -> Summary {
+    pub fn of(results: &[CaseResult], strict: bool) -> Summary {
         let mut s = Summary::default();
         for r in results {
-            let o = outcome(r);
             s.unclassified += r.unclassified.len();
-            let deviates = matches!(o, Outcome::Fail | Outcome::Unimplemented | Outcome::Error);
-            if r.level == Level::PROFILE && deviates {
-                s.profile += 1;
-                s.micros += r.micros;
-                continue;
+            match state(r) {
+                State::Pass => s.pass += 1,
+                State::Fail => s.fail += 1,
+                State::ExpectedFail => s.expected_fail += 1,
+                State::Stale => s.stale += 1,
+                State::Skip => s.skip += 1,
+                State::Unimplemented => s.unimplemented += 1,
+                State::Error => s.error += 1,
+                State::Profile => s.profile += 1,
             }
-            match o {
-                Outcome::Pass => s.pass += 1,
-                Outcome::Fail => s.fail += 1,
-                Outcome::ExpectedFail => s.expected_fail += 1,
-                Outcome::Stale => s.stale += 1,
-                Outcome::Skip => s.skip += 1,
-                Outcome::Unimplemented => s.unimplemented += 1,
-                Outcome::Error => s.error += 1,
-            }
-            if o.fails_run(r.level, false) {
-                s.must_fail += 1;
-            }
+            s.must_fail += usize::from(fails_run(r, strict));
             s.drift += usize::from(r.annotations.drift.is_some());
             s.micros += r.micros;
         }
         s
     }
+
+    /// Every case counted: the one denominator of every rendering.
+    pub fn total(&self) -> usize {
+        State::ALL.iter().map(|st| st.count(self)).sum()
+    }
+
+    /// Cases that ran (all but the skipped): a section where none ran is neither green nor red.
+    pub fn ran(&self) -> usize {
+        self.total() - self.skip
+    }
+
+    /// The non-zero counts past `pass`, as `N label` in [`State::ALL`]'s order, then drift.
+    pub fn others(&self) -> Vec<String> {
+        let mut out: Vec<String> = State::ALL[1..]
+            .iter()
+            .filter(|st| st.count(self) > 0)
+            .map(|st| format!("{} {}", st.count(self), st.label()))
+            .collect();
+        if self.drift > 0 {
+            out.push(format!("{} drift", self.drift));
+        }
+        out
+    }
 }
 
 /// Counts per (section, level) for the matrix.
-pub fn counts(results: &[CaseResult], section: &str, level: Option<Level>) -> Summary {
+pub fn counts(
+    results: &[CaseResult],
+    section: &str,
+    level: Option<Level>,
+    strict: bool,
+) -> Summary {
     let rs: Vec<CaseResult> = results
         .iter()
         .filter(|r| r.section == section && level.is_none_or(|l| r.level == l))
         .cloned()
         .collect();
-    Summary::of(&rs)
+    Summary::of(&rs, strict)
 }
 
 /// FNV-1a 64 over the given byte strings, as hex.

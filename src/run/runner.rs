@@ -111,6 +111,8 @@ pub struct Runner<'a> {
     /// A case still running after this is an `error` verdict, and the run goes on without it
     /// (the implementation's own deadlines come first: this one guards the run itself).
     pub deadline: Duration,
+    /// `--strict-expectations`: a stale expectation fails the run.
+    pub strict: bool,
 }
 
 /// When a case is reported slow, by default.
@@ -129,6 +131,7 @@ impl<'a> Runner<'a> {
             jobs: 1,
             slow: SLOW,
             deadline: DEADLINE,
+            strict: false,
         }
     }
 
@@ -158,6 +161,7 @@ impl<'a> Runner<'a> {
             ),
             runtimes: runs,
             parity,
+            strict_expectations: self.strict,
         })
     }
 
@@ -218,7 +222,7 @@ impl<'a> Runner<'a> {
             }
             results.push(r);
         }
-        let mut summary = Summary::of(&results);
+        let mut summary = Summary::of(&results, self.strict);
         summary.micros = start.elapsed().as_micros() as u64;
         let run = RuntimeRun {
             runtime: spec.to_string(),
@@ -375,16 +379,15 @@ impl<'a> Runner<'a> {
 }
 
 impl RunResult {
-    /// Does this result fail a run? Unexpected MUST failures, errors and unimplemented MUST
-    /// cases, drift, stale expectations under `strict`, transport parity differences.
-    pub fn fails(&self, strict: bool) -> bool {
+    /// Does this result fail a run (exit 1)? A case that [`fails_run`](super::result::fails_run),
+    /// or a transport parity difference.
+    pub fn fails(&self) -> bool {
         !self.parity.is_empty()
-            || self.runtimes.iter().flat_map(|r| &r.cases).any(|r| {
-                r.annotations.drift.is_some()
-                    || r.annotations
-                        .outcome
-                        .is_some_and(|o| o.fails_run(r.level, strict))
-            })
+            || self
+                .runtimes
+                .iter()
+                .flat_map(|r| &r.cases)
+                .any(|r| super::result::fails_run(r, self.strict_expectations))
     }
 }
 

@@ -274,7 +274,8 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         let mut runner = Runner::new(suite, cases, &expectations);
         runner.snapshots = snapshots.clone();
         runner.jobs = a.jobs;
-        let mut terminal = Terminal::new(suite);
+        runner.strict = a.strict_expectations;
+        let mut terminal = Terminal::new(suite, a.strict_expectations);
         let result = match runner.run(&targets, &mut terminal) {
             Ok(r) => r,
             Err(RunError::Unreachable { spec, message }) => {
@@ -290,7 +291,7 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
             }
         };
         terminal.finish(&result);
-        if result.fails(a.strict_expectations) {
+        if result.fails() {
             code = exit::FAILURES;
         }
         // One suite writes to --out; several write one folder each under it.
@@ -322,15 +323,17 @@ struct Terminal {
     tty: bool,
     bar: Option<indicatif::ProgressBar>,
     drifted: usize,
+    strict: bool,
 }
 
 impl Terminal {
-    fn new(suite: &SuiteInfo) -> Terminal {
+    fn new(suite: &SuiteInfo, strict: bool) -> Terminal {
         Terminal {
             suite: suite.clone(),
             tty: std::io::stderr().is_terminal(),
             bar: None,
             drifted: 0,
+            strict,
         }
     }
 
@@ -448,7 +451,7 @@ impl Reporter for Terminal {
                 if let Some(b) = self.bar.take() {
                     b.finish_and_clear();
                 }
-                print_table(&self.suite, spec, run);
+                print_table(&self.suite, spec, run, self.strict);
                 explain_problems(cases, run);
             }
             Event::ParityDiffered { difference } => eprintln!("PARITY {difference}"),
@@ -509,7 +512,7 @@ pub fn report(results: &[PathBuf], out: &Path) -> Result<i32, String> {
     Ok(exit::OK)
 }
 
-fn print_table(suite: &SuiteInfo, spec: &str, run: &hcpspec::report::RuntimeRun) {
+fn print_table(suite: &SuiteInfo, spec: &str, run: &hcpspec::report::RuntimeRun, strict: bool) {
     let text = |p: &str| {
         hcpspec::report::printable(
             run.info.pointer(p).and_then(Value::as_str).unwrap_or("?"),
@@ -521,45 +524,8 @@ fn print_table(suite: &SuiteInfo, spec: &str, run: &hcpspec::report::RuntimeRun)
         text("/runtime/name"),
         text("/runtime/version")
     );
-    println!(
-        "  {:<22} {:>5} {:>5} {:>5} {:>6} {:>6} {:>8}",
-        "section", "pass", "fail", "skip", "unimpl", "error", "profile"
-    );
-    for sec in &suite.sections {
-        let rs: Vec<_> = run
-            .cases
-            .iter()
-            .filter(|r| r.section == sec.id)
-            .cloned()
-            .collect();
-        if rs.is_empty() {
-            continue;
-        }
-        let t = Summary::of(&rs);
-        let mark = if t.must_fail > 0 { "✗" } else { "✓" };
-        let label = if sec.id.len() <= 2 {
-            format!("{:>2} {}", sec.id, sec.title)
-        } else {
-            sec.title.clone()
-        };
-        println!(
-            "{mark} {:<22} {:>5} {:>5} {:>5} {:>6} {:>6} {:>8}",
-            label, t.pass, t.fail, t.skip, t.unimplemented, t.error, t.profile
-        );
-    }
+    print!("{}", hcpspec::report::table(&suite.sections, run, strict));
     let summary = &run.summary;
-    println!(
-        "  {:<22} {:>5} {:>5} {:>5} {:>6} {:>6} {:>8}   {} cases in {:.2} s",
-        "total",
-        summary.pass,
-        summary.fail,
-        summary.skip,
-        summary.unimplemented,
-        summary.error,
-        summary.profile,
-        run.cases.len(),
-        summary.micros as f64 / 1e6
-    );
     if summary.unclassified > 0 {
         println!(
             "  {} denial-class or rule check(s) unclassified: the runtime declares no map for them in initialize (docs/shim-protocol.md#initialize); counted, never failed",
@@ -908,7 +874,7 @@ fn bench_reports(
         .map(|i| RuntimeRun {
             runtime: format!("inproc:copy-{i}"),
             info: info.clone(),
-            summary: Summary::of(&results),
+            summary: Summary::of(&results, false),
             cases: results.clone(),
         })
         .collect();
@@ -920,6 +886,7 @@ fn bench_reports(
         cases_hash: String::new(),
         runtimes: runs,
         parity: Vec::new(),
+        strict_expectations: false,
     };
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let t = Instant::now();

@@ -1,0 +1,365 @@
+//! Every rendering of a run tells the same truth (docs/reports.md): generated RunResults of
+//! every state, level, expectation, drift and parity, rendered as result.json, junit.xml,
+//! summary.md, index.html, badges and the terminal table, agree on every count (README,
+//! "Reading the outputs"); JUnit has a failure or error exactly when the run exits 1; a section
+//! where nothing ran is never green.
+//!
+//! The oracle is written here from the documented rule, not taken from the code it judges.
+
+use hcpspec::case::{Level, Section};
+use hcpspec::report::{self, RunResult, RuntimeRun, Summary};
+use hcpspec::run::expectations::{Entry, Expect, Outcome};
+use hcpspec::run::{Annotations, CaseResult, Failure, Verdict};
+use hcpspec::snapshot::Drift;
+use serde_json::json;
+
+/// A tiny deterministic generator (xorshift): the same seeds, the same results, every run.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn case(rng: &mut Rng, i: usize, section: &str) -> CaseResult {
+    let level = [Level::MUST, Level::SHOULD, Level::MAY, Level::PROFILE][rng.below(4) as usize];
+    let verdict = match rng.below(5) {
+        0 | 1 => Verdict::Pass,
+        2 => Verdict::Fail(Failure {
+            step: 1,
+            action: "exec".into(),
+            path: "/ok".into(),
+            message: "differs".into(),
+            expected: json!(true),
+            actual: json!(false),
+        }),
+        3 => Verdict::Error {
+            message: "broke".into(),
+        },
+        _ => Verdict::Unimplemented {
+            reason: "-32601".into(),
+        },
+    };
+    let name = format!("s::{section}::case-{i}");
+    // An expectation on some cases: fail or skip, as `--expectations` declares.
+    let entry = match rng.below(6) {
+        0 => Some(Expect::Fail),
+        1 => Some(Expect::Skip),
+        _ => None,
+    }
+    .map(|expect| Entry {
+        case: name.clone(),
+        expect,
+        reason: "declared".into(),
+        issue: None,
+    });
+    let verdict = match entry.as_ref().map(|e| e.expect) {
+        Some(Expect::Skip) => Verdict::Skip {
+            reason: "declared".into(),
+        },
+        _ => verdict,
+    };
+    let mut r = CaseResult {
+        name,
+        section: section.into(),
+        level,
+        spec: "spec §".into(),
+        verdict,
+        observations: vec![],
+        unclassified: vec![],
+        micros: 10,
+        annotations: Annotations::default(),
+    };
+    r.annotations.outcome = Some(Outcome::of(&r, entry.as_ref()));
+    r.annotations.expectation = entry;
+    r.annotations.drift = match rng.below(10) {
+        0 => Some(Drift::New),
+        1 => Some(Drift::Changed {
+            diff: "-a\n+b".into(),
+        }),
+        _ => None,
+    };
+    r
+}
+
+fn generate(seed: u64) -> RunResult {
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let sections: Vec<Section> = (0..1 + rng.below(4))
+        .map(|i| Section {
+            id: format!("{i}"),
+            title: format!("Section {i}"),
+        })
+        .collect();
+    let runtimes = (0..1 + rng.below(3))
+        .map(|k| {
+            let mut cases = vec![];
+            for s in &sections {
+                // Some sections only skipped, to check they are never shown green.
+                let all_skipped = rng.below(5) == 0;
+                for i in 0..rng.below(6) {
+                    let mut c = case(&mut rng, cases.len() + i as usize, &s.id);
+                    if all_skipped {
+                        c.verdict = Verdict::Skip {
+                            reason: "not selected".into(),
+                        };
+                        c.annotations = Annotations::default();
+                        c.annotations.outcome = Some(Outcome::Skip);
+                    }
+                    cases.push(c);
+                }
+            }
+            RuntimeRun {
+                runtime: format!("inproc:rt-{k}"),
+                info: json!({ "runtime": { "name": format!("rt-{k}"), "version": "1" } }),
+                summary: Summary::default(),
+                cases,
+            }
+        })
+        .collect::<Vec<_>>();
+    let strict = rng.below(2) == 0;
+    let mut result = RunResult {
+        schema: report::SCHEMA.into(),
+        hcpspec_version: "0".into(),
+        suite: "suite-x".into(),
+        sections,
+        cases_hash: "0".into(),
+        runtimes,
+        parity: vec![],
+        strict_expectations: strict,
+    };
+    for run in &mut result.runtimes {
+        run.summary = Summary::of(&run.cases, strict);
+    }
+    if rng.below(8) == 0 {
+        result.parity.push(hcpspec::run::result::Difference {
+            case: "s::0::case-0".into(),
+            runtime: "rt-0".into(),
+            left: "inproc:rt-0".into(),
+            right: "stdio:rt-0".into(),
+            what: "/verdict".into(),
+        });
+    }
+    result
+}
+
+/// The documented rule (README, "Reading the outputs": what fails the run), written out here.
+fn oracle_fails(c: &CaseResult, strict: bool) -> bool {
+    let o = c.annotations.outcome.unwrap();
+    c.annotations.drift.is_some()
+        || (c.level == Level::MUST
+            && matches!(o, Outcome::Fail | Outcome::Error | Outcome::Unimplemented))
+        || (strict && o == Outcome::Stale)
+}
+
+fn attr(tag: &str, name: &str) -> usize {
+    let at = tag
+        .find(&format!(" {name}=\""))
+        .unwrap_or_else(|| panic!("no {name} in {tag}"));
+    let rest = &tag[at + name.len() + 3..];
+    rest[..rest.find('"').unwrap()].parse().unwrap()
+}
+
+/// The counts a Markdown or table cell spells as `N label`.
+fn spelled(s: &Summary) -> Vec<String> {
+    let mut out = vec![];
+    for (n, label) in [
+        (s.fail, "fail"),
+        (s.expected_fail, "expected-fail"),
+        (s.stale, "stale"),
+        (s.skip, "skip"),
+        (s.unimplemented, "unimplemented"),
+        (s.error, "error"),
+        (s.profile, "profile"),
+        (s.drift, "drift"),
+    ] {
+        if n > 0 {
+            out.push(format!("{n} {label}"));
+        }
+    }
+    out
+}
+
+fn check(seed: u64) {
+    let result = generate(seed);
+    let strict = result.strict_expectations;
+    let json: RunResult =
+        serde_json::from_str(&serde_json::to_string(&result).unwrap()).expect("round trip");
+    let fails = !result.parity.is_empty()
+        || result
+            .runtimes
+            .iter()
+            .flat_map(|r| &r.cases)
+            .any(|c| oracle_fails(c, strict));
+    assert_eq!(json.fails(), fails, "seed {seed}: the exit code's rule");
+
+    let junit = report::junit(&result);
+    let html = report::html(&result);
+    let md = report::markdown(&result);
+    for run in &json.runtimes {
+        let s = &run.summary;
+        let total = run.cases.len();
+        let failing = run.cases.iter().filter(|c| oracle_fails(c, strict)).count();
+        assert_eq!(s.must_fail, failing, "seed {seed}: must_fail");
+        assert_eq!(s.total(), total, "seed {seed}: one denominator");
+
+        // JUnit: a failure or error exactly for what fails the run.
+        let tag = junit
+            .lines()
+            .find(|l| l.contains(&format!("<testsuite name=\"{}\"", run.runtime)))
+            .unwrap();
+        assert_eq!(attr(tag, "tests"), total, "seed {seed}: {tag}");
+        assert_eq!(
+            attr(tag, "failures") + attr(tag, "errors"),
+            failing,
+            "seed {seed}: JUnit failures ⇔ exit code: {tag}"
+        );
+        let passing = run
+            .cases
+            .iter()
+            .filter(|c| !oracle_fails(c, strict) && c.annotations.outcome == Some(Outcome::Pass))
+            .count();
+        assert_eq!(
+            attr(tag, "skipped"),
+            total - failing - passing,
+            "seed {seed}"
+        );
+
+        // The HTML matrix's total cell.
+        let needle = format!("data-runtime=\"{}\" data-section=total", run.runtime);
+        let cell = html.split("<td").find(|t| t.contains(&needle)).unwrap();
+        let cell = &cell[..cell.find('>').unwrap()];
+        for (label, n) in [
+            ("pass", s.pass),
+            ("fail", s.fail),
+            ("expected-fail", s.expected_fail),
+            ("stale", s.stale),
+            ("skip", s.skip),
+            ("unimplemented", s.unimplemented),
+            ("error", s.error),
+            ("profile", s.profile),
+            ("drift", s.drift),
+            ("total", total),
+        ] {
+            assert!(
+                cell.contains(&format!(" data-{label}={n} "))
+                    || cell.ends_with(&format!(" data-{label}={n}")),
+                "seed {seed}: html {label}={n} not in {cell}"
+            );
+        }
+        // Its section cells: as many as the sections that have cases, each `pass/total`.
+        for sec in &json.sections {
+            let cases: Vec<_> = run.cases.iter().filter(|c| c.section == sec.id).collect();
+            let needle = format!(
+                "data-runtime=\"{}\" data-section=\"{}\"",
+                run.runtime, sec.id
+            );
+            let found = html.split("<td").find(|t| t.contains(&needle));
+            if cases.is_empty() {
+                continue;
+            }
+            let cell = found.unwrap();
+            let pass = cases
+                .iter()
+                .filter(|c| c.annotations.outcome == Some(Outcome::Pass))
+                .count();
+            assert!(
+                cell.contains(&format!("<b class=n>{pass}/{}</b>", cases.len())),
+                "seed {seed}: html section {}: {cell}",
+                sec.id
+            );
+            let ran = cases
+                .iter()
+                .any(|c| c.annotations.outcome != Some(Outcome::Skip));
+            let failing = cases.iter().any(|c| oracle_fails(c, strict));
+            if !ran && !failing {
+                assert!(
+                    cell.starts_with(" class=none"),
+                    "seed {seed}: nothing ran, yet {cell}"
+                );
+            }
+        }
+
+        // The badge.
+        let badge: serde_json::Value = serde_json::from_str(&report::badge(&result, run)).unwrap();
+        assert_eq!(
+            badge["message"],
+            format!("{}/{total} pass", s.pass),
+            "seed {seed}"
+        );
+        assert_eq!(badge["color"] == "red", failing > 0, "seed {seed}: {badge}");
+
+        // The terminal table's total row.
+        let table = report::table(&json.sections, run, strict);
+        let last = table.lines().last().unwrap();
+        let numbers: Vec<usize> = last
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        assert_eq!(
+            numbers[..10],
+            [
+                s.pass,
+                s.fail,
+                s.expected_fail,
+                s.stale,
+                s.skip,
+                s.unimplemented,
+                s.error,
+                s.profile,
+                s.drift,
+                total
+            ],
+            "seed {seed}: {last}"
+        );
+        for line in table.lines().skip(1) {
+            if line.starts_with('✓') {
+                let n: Vec<usize> = line
+                    .split_whitespace()
+                    .filter_map(|w| w.parse().ok())
+                    .collect();
+                let (skip, total): (usize, usize) = (n[n.len() - 5], n[..n.len() - 1].iter().sum());
+                assert!(
+                    skip < total,
+                    "seed {seed}: ✓ on a row where nothing ran: {line}"
+                );
+            }
+        }
+    }
+    // The Markdown total row: a cell per runtime, `mark pass/total · N label …`.
+    let row = md.lines().find(|l| l.starts_with("| **total** |")).unwrap();
+    let cells: Vec<&str> = row.split(" | ").skip(1).collect();
+    for (run, cell) in json.runtimes.iter().zip(cells) {
+        let s = &run.summary;
+        let cell = cell.trim_matches(|c| c == '*' || c == '|' || c == ' ');
+        let want = format!("{}/{}", s.pass, s.total());
+        assert!(cell.contains(&want), "seed {seed}: md {cell} lacks {want}");
+        for part in spelled(s) {
+            assert!(cell.contains(&part), "seed {seed}: md {cell} lacks {part}");
+        }
+    }
+    // JUnit's totals: every runtime's, and the parity suite's failures.
+    let top = junit.lines().find(|l| l.contains("<testsuites")).unwrap();
+    let failing: usize = json.runtimes.iter().map(|r| r.summary.must_fail).sum();
+    assert_eq!(
+        attr(top, "failures") + attr(top, "errors"),
+        failing + json.parity.len(),
+        "seed {seed}: {top}"
+    );
+    assert_eq!(
+        attr(top, "failures") + attr(top, "errors") > 0,
+        json.fails()
+    );
+}
+
+#[test]
+fn every_rendering_agrees_with_result_json_and_the_exit_code() {
+    for seed in 1..=400 {
+        check(seed);
+    }
+}
