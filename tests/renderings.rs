@@ -1,8 +1,8 @@
-//! Every rendering of a run tells the same truth (README, "Reading the outputs"): generated RunResults of
-//! every state, level, expectation, drift and parity, rendered as result.json, junit.xml,
-//! summary.md, index.html, badges and the terminal table, agree on every count;
-//! JUnit has a failure or error exactly when the run exits 1; a section
-//! where nothing ran is never green.
+//! Every rendering of a run tells the same truth (README, "Reading the outputs"): generated
+//! RunResults of every state, level, expectation, drift and parity, rendered as result.json,
+//! junit.xml, summary.md, index.html, badges and the terminal table, agree on every count;
+//! JUnit has a failure or error exactly when the run exits 1; a section where nothing ran is
+//! never green.
 //!
 //! The oracle is written here from the documented rule, not taken from the code it judges.
 
