@@ -47,9 +47,17 @@ STATES = ["pass", "fail", "expected-fail", "stale", "skip", "unimplemented", "er
 
 
 def expected(result):
-    """(runtime, section or "total") → {state: count, "drift": n, "total": n} from result.json,
+    """(suite, runtime, section or "total") → {state: count, "drift": n, "total": n} from result.json,
     as every rendering counts (README, "Reading the outputs")."""
     out = {}
+    for suite in result["suites"] if "suites" in result else [result]:
+        out.update(expected_of(suite))
+    return out
+
+
+def expected_of(result):
+    out = {}
+    name = result["suite"]
     # The suite's sections travel in the result (older results: the contract's).
     sections = [s["id"] for s in result.get("sections", [])] or SECTIONS_OF_OLD_RESULTS
     outcome = lambda c: c.get("outcome") or {"pass": "pass", "fail": "fail", "skip": "skip", "unimplemented": "unimplemented", "error": "error"}[c["verdict"]]
@@ -66,8 +74,8 @@ def expected(result):
         for s in sections:
             cases = [c for c in run["cases"] if c["section"] == s]
             if cases:
-                out[(run["runtime"], s)] = count(cases)
-        out[(run["runtime"], "total")] = count(run["cases"])
+                out[(name, run["runtime"], s)] = count(cases)
+        out[(name, run["runtime"], "total")] = count(run["cases"])
     return out
 
 
@@ -91,7 +99,7 @@ def main():
                        capture_output=True, timeout=120)
     parser = Cells()
     parser.feed(dom)
-    shown = {(c["data-runtime"], c["data-section"]): c for c in parser.cells}
+    shown = {(c["data-suite"], c["data-runtime"], c["data-section"]): c for c in parser.cells}
     want = expected(result)
     problems = []
     for key, n in sorted(want.items()):

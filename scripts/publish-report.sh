@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerate reports/published/: the compatibility report of the in-repo runtimes, rendered
-# from one RunResult, and checked in headless Chromium (needs Debian's `chromium`).
+# from one result.json, and checked in headless Chromium (needs Debian's `chromium`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release

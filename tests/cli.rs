@@ -46,17 +46,17 @@ fn run_writes_a_result_that_matches_its_schema_and_every_rendering() {
         errors.is_empty(),
         "result.json breaks its schema: {errors:?}"
     );
-    assert_eq!(result["runtimes"].as_array().unwrap().len(), 2);
+    assert_eq!(result["suites"][0]["runtimes"].as_array().unwrap().len(), 2);
     let junit = std::fs::read_to_string(out.path().join("junit.xml")).unwrap();
     assert!(
-        junit.contains("<testsuite name=\"inproc:reference\"")
+        junit.contains("<testsuite name=\"contract inproc:reference\"")
             && junit.contains("contract::04-confirm::"),
         "{junit}"
     );
     let md = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
     assert!(md.contains("| 4 Confirm gate |"), "{md}");
     let badge: Value = serde_json::from_str(
-        &std::fs::read_to_string(out.path().join("badges/reference.json")).unwrap(),
+        &std::fs::read_to_string(out.path().join("badges/contract/reference.json")).unwrap(),
     )
     .unwrap();
     assert_eq!(badge["schemaVersion"], 1);
@@ -79,7 +79,7 @@ fn a_mutant_fails_the_run_and_expectations_turn_it_green_until_stale() {
     let result: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("result.json")).unwrap())
             .unwrap();
-    let failing: Vec<String> = result["runtimes"][0]["cases"]
+    let failing: Vec<String> = result["suites"][0]["runtimes"][0]["cases"]
         .as_array()
         .unwrap()
         .iter()
@@ -325,7 +325,8 @@ fn report_merges_results_into_one_matrix() {
         "--out",
         s(&out),
     ]);
-    assert_eq!(code(&o), 0, "{}", text(&o));
+    // The merged record fails as the mutant's run did: report's exit code is its verdict.
+    assert_eq!(code(&o), 1, "{}", text(&o));
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(
         html.contains("data-runtime=\"inproc:reference\"")
@@ -337,5 +338,169 @@ fn report_merges_results_into_one_matrix() {
     );
     let merged: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
-    assert_eq!(merged["runtimes"].as_array().unwrap().len(), 2);
+    assert_eq!(merged["suites"][0]["runtimes"].as_array().unwrap().len(), 2);
+}
+
+fn summaries(path: &Path) -> Vec<(String, String, Value)> {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut out = vec![];
+    for s in v["suites"].as_array().unwrap() {
+        for r in s["runtimes"].as_array().unwrap() {
+            let mut summary = r["summary"].clone();
+            summary.as_object_mut().unwrap().remove("micros");
+            out.push((
+                s["suite"].as_str().unwrap().to_string(),
+                r["runtime"].as_str().unwrap().to_string(),
+                summary,
+            ));
+        }
+    }
+    out
+}
+
+/// Shards merged are the whole run, case for case; the same file twice, or two results of one
+/// case that disagree, are refused (exit 2); results of two suites make one report.
+#[test]
+fn shards_merge_into_exactly_the_whole_run() {
+    let dir = tmp();
+    let run = |extra: &[&str], out: &Path| {
+        let mut args = vec![
+            "run",
+            "--suite",
+            "contract",
+            "--runtime",
+            "inproc:mutant:no-confirm-gate",
+            "--section",
+            "4",
+            "--section",
+            "5",
+            "--out",
+            s(out),
+        ];
+        args.extend_from_slice(extra);
+        code(&hcpspec(&args))
+    };
+    let (whole, s1, s2) = (
+        dir.path().join("whole"),
+        dir.path().join("s1"),
+        dir.path().join("s2"),
+    );
+    assert_eq!(run(&[], &whole), 1);
+    assert_eq!(run(&["--partition", "1/2"], &s1), 1);
+    run(&["--partition", "2/2"], &s2);
+    for order in [[&s1, &s2], [&s2, &s1]] {
+        let m = dir.path().join("m");
+        let o = hcpspec(&[
+            "report",
+            s(&order[0].join("result.json")),
+            s(&order[1].join("result.json")),
+            "--out",
+            s(&m),
+        ]);
+        assert_eq!(
+            code(&o),
+            1,
+            "the merge fails as the whole run does: {}",
+            text(&o)
+        );
+        assert_eq!(
+            summaries(&m.join("result.json")),
+            summaries(&whole.join("result.json"))
+        );
+        let junit = std::fs::read_to_string(m.join("junit.xml")).unwrap();
+        let whole_junit = std::fs::read_to_string(whole.join("junit.xml")).unwrap();
+        let head = |j: &str| j.lines().nth(1).unwrap().to_string();
+        assert_eq!(head(&junit), head(&whole_junit));
+    }
+    // The same file twice.
+    let o = hcpspec(&[
+        "report",
+        s(&s1.join("result.json")),
+        s(&s1.join("result.json")),
+        "--out",
+        s(&dir.path().join("twice")),
+    ]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("given twice"), "{}", text(&o));
+    // Overlapping results that disagree: the whole run, and a shard of it with one case's
+    // verdict changed by hand.
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(s1.join("result.json")).unwrap()).unwrap();
+    let case = &mut v["suites"][0]["runtimes"][0]["cases"][0];
+    let name = case["name"].as_str().unwrap().to_string();
+    case["verdict"] = "pass".into();
+    case.as_object_mut().unwrap().remove("failure");
+    case.as_object_mut().unwrap().remove("outcome");
+    let edited = dir.path().join("edited.json");
+    std::fs::write(&edited, v.to_string()).unwrap();
+    let o = hcpspec(&[
+        "report",
+        s(&whole.join("result.json")),
+        s(&edited),
+        "--out",
+        s(&dir.path().join("clash")),
+    ]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains(&name), "the case is named: {}", text(&o));
+    // Two suites: one record, a part per suite.
+    let host = dir.path().join("host");
+    assert_eq!(
+        code(&hcpspec(&[
+            "run",
+            "--suite",
+            "host",
+            "--section",
+            "H1",
+            "--out",
+            s(&host)
+        ])),
+        0
+    );
+    let both = dir.path().join("both");
+    let o = hcpspec(&[
+        "report",
+        s(&whole.join("result.json")),
+        s(&host.join("result.json")),
+        "--out",
+        s(&both),
+    ]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    let suites: Vec<String> = summaries(&both.join("result.json"))
+        .into_iter()
+        .map(|(s, _, _)| s)
+        .collect();
+    assert_eq!(suites, ["contract", "host"]);
+    assert!(both.join("badges/host/reference.json").is_file());
+}
+
+/// One run of several suites writes one result.json with every suite in it.
+#[test]
+fn a_run_of_several_suites_writes_one_record() {
+    let out = tmp();
+    let o = hcpspec(&[
+        "run",
+        "--suite",
+        "contract",
+        "--suite",
+        "host",
+        "--section",
+        "4",
+        "--section",
+        "H1",
+        "--out",
+        s(out.path()),
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("result.json")).unwrap())
+            .unwrap();
+    assert!(hcpspec::schema::violations(hcpspec::schema::run_result(), &v).is_empty());
+    let names: Vec<&str> = v["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["suite"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["contract", "host"]);
+    assert!(!out.path().join("contract").exists());
 }

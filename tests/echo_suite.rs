@@ -203,7 +203,7 @@ fn a_panicking_case_is_an_error_verdict_and_the_run_goes_on() {
     assert!(result.fails(), "an error fails the run");
     // The outputs are still written.
     let out = tempfile::tempdir().unwrap();
-    hcpspec::report::write_all(&result, out.path()).unwrap();
+    hcpspec::report::write_all(&hcpspec::report::Report::of(vec![result]), out.path()).unwrap();
     assert!(out.path().join("result.json").is_file());
 }
 

@@ -294,7 +294,7 @@ fn a_runtime_named_dotdot_with_a_7_mib_error_is_contained() {
         result.contains(&format!("…[cut: {} bytes in all]", (7 << 20) + 8)),
         "the cut is marked with the full size"
     );
-    let parsed: hcpspec::report::RunResult = serde_json::from_str(&result).unwrap();
+    let parsed: hcpspec::report::Report = serde_json::from_str(&result).unwrap();
     for (p, len) in &outputs {
         assert!(*len <= hcpspec::report::budget(&parsed), "{}", p.display());
     }
@@ -425,7 +425,7 @@ fn the_markdown_heading_and_cells_are_escaped() {
         parity: vec![],
         strict_expectations: false,
     };
-    let md = hcpspec::report::markdown(&r);
+    let md = hcpspec::report::markdown(&hcpspec::report::Report::of(vec![r]));
     let first = md.lines().next().unwrap();
     assert!(first.starts_with("## hcpspec x"), "{first}");
     assert!(!md.contains("\n## injected") && !md.contains("<b>") && !md.contains(" [link](http"));

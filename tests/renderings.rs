@@ -198,9 +198,10 @@ fn check(seed: u64) {
             .any(|c| oracle_fails(c, strict));
     assert_eq!(json.fails(), fails, "seed {seed}: the exit code's rule");
 
-    let junit = report::junit(&result);
-    let html = report::html(&result);
-    let md = report::markdown(&result);
+    let record = report::Report::of(vec![result.clone()]);
+    let junit = report::junit(&record);
+    let html = report::html(&record);
+    let md = report::markdown(&record);
     for run in &json.runtimes {
         let s = &run.summary;
         let total = run.cases.len();
@@ -211,7 +212,7 @@ fn check(seed: u64) {
         // JUnit: a failure or error exactly for what fails the run.
         let tag = junit
             .lines()
-            .find(|l| l.contains(&format!("<testsuite name=\"{}\"", run.runtime)))
+            .find(|l| l.contains(&format!("<testsuite name=\"suite-x {}\"", run.runtime)))
             .unwrap();
         assert_eq!(attr(tag, "tests"), total, "seed {seed}: {tag}");
         assert_eq!(

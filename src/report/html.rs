@@ -3,7 +3,7 @@
 //! drill-down per case with its citation and diff. Every byte that came from a runtime or a
 //! case goes through `esc`.
 
-use super::{counts, fails_run, state, RunResult, State, Summary};
+use super::{counts, fails_run, state, Report, RunResult, State, Summary};
 use crate::case::Level;
 use crate::run::plan::section_label;
 use crate::run::Verdict;
@@ -80,20 +80,34 @@ fn cell(h: &mut String, s: &Summary, attrs: &str, levels: &str) {
     h.push_str("</td>");
 }
 
-pub fn html(result: &RunResult) -> String {
+/// The page: a part per suite, each its matrix, coverage, cases and parity.
+pub fn html(report: &Report) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
         "<!doctype html><html lang=en><head><meta charset=utf-8><title>hcpspec compatibility report</title><style>{STYLE}</style></head><body>\
-         <h1>hcpspec compatibility report</h1><p>Suite <b>{}</b> · {} runtime(s) · hcpspec {} · cases <code>{}</code></p>",
+         <h1>hcpspec compatibility report</h1><p>hcpspec {} · {} suite(s)</p>",
+        esc(&report.hcpspec_version),
+        report.suites.len()
+    );
+    for result in &report.suites {
+        suite(&mut h, result);
+    }
+    h += "</body></html>\n";
+    h
+}
+
+fn suite(h: &mut String, result: &RunResult) {
+    let _ = write!(
+        h,
+        "<section data-suite=\"{0}\"><h2>Suite {0}</h2><p>{1} runtime(s) · cases <code>{2}</code></p>",
         esc(&result.suite),
         result.runtimes.len(),
-        esc(&result.hcpspec_version),
         esc(&result.cases_hash)
     );
     // The matrix: sections down, runtimes across. data-* attributes let a checker read the
     // numbers without parsing the text.
-    h += "<h2>Matrix</h2><table id=matrix><thead><tr><th>section</th>";
+    *h += "<h3>Matrix</h3><table class=matrix><thead><tr><th>section</th>";
     for run in &result.runtimes {
         let version = run
             .info
@@ -101,14 +115,14 @@ pub fn html(result: &RunResult) -> String {
             .and_then(|v| v.as_str())
             .unwrap_or("");
         let _ = write!(
-            h,
+            *h,
             "<th>{}<br><small>{} {}</small></th>",
             esc(&run.runtime),
             esc(&run.name()),
             esc(version)
         );
     }
-    h += "</tr></thead><tbody>";
+    *h += "</tr></thead><tbody>";
     let sections: Vec<(&str, &str)> = result
         .sections
         .iter()
@@ -133,32 +147,37 @@ pub fn html(result: &RunResult) -> String {
             .map(|(label, l)| level_line(label, &counts(&run.cases, s, Some(*l), strict)))
             .collect::<String>();
             cell(
-                &mut h,
+                h,
                 &counts(&run.cases, s, None, strict),
                 &format!(
-                    " data-runtime=\"{}\" data-section=\"{}\"",
+                    " data-suite=\"{}\" data-runtime=\"{}\" data-section=\"{}\"",
+                    esc(&result.suite),
                     esc(&run.runtime),
                     esc(s)
                 ),
                 &levels,
             );
         }
-        h += "</tr>";
+        *h += "</tr>";
     }
-    h += "<tr><th>total</th>";
+    *h += "<tr><th>total</th>";
     for run in &result.runtimes {
         let s = Summary::of(&run.cases, result.strict_expectations);
         cell(
-            &mut h,
+            h,
             &s,
-            &format!(" data-runtime=\"{}\" data-section=total", esc(&run.runtime)),
+            &format!(
+                " data-suite=\"{}\" data-runtime=\"{}\" data-section=total",
+                esc(&result.suite),
+                esc(&run.runtime)
+            ),
             "",
         );
     }
-    h += "</tr></tbody></table>";
+    *h += "</tr></tbody></table>";
 
     // Requirement coverage: how many cases stand behind each section, by level.
-    h += "<h2>Requirement coverage</h2><table><thead><tr><th>section</th><th>cases</th><th>MUST</th><th>SHOULD</th><th>MAY</th></tr></thead><tbody>";
+    *h += "<h3>Requirement coverage</h3><table><thead><tr><th>section</th><th>cases</th><th>MUST</th><th>SHOULD</th><th>MAY</th></tr></thead><tbody>";
     if let Some(run) = result.runtimes.first() {
         for (s, title) in &sections {
             let n = |l: Option<Level>| {
@@ -170,15 +189,15 @@ pub fn html(result: &RunResult) -> String {
             let _ = write!(h, "<tr><th>{}</th><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>", esc(&section_label(s, title)), n(None), n(Some(Level::MUST)), n(Some(Level::SHOULD)), n(Some(Level::MAY)));
         }
     }
-    h += "</tbody></table>";
+    *h += "</tbody></table>";
 
     // Drill-down per runtime and section.
-    h += "<h2>Cases</h2>";
+    *h += "<h3>Cases</h3>";
     for run in &result.runtimes {
         let s = Summary::of(&run.cases, result.strict_expectations);
         let _ = write!(
-            h,
-            "<h3>{}</h3><p>{}/{} pass",
+            *h,
+            "<h4>{}</h4><p>{}/{} pass",
             esc(&run.runtime),
             s.pass,
             s.total()
@@ -190,7 +209,7 @@ pub fn html(result: &RunResult) -> String {
             let names: Vec<String> = f.iter().map(|x| esc(x.as_str().unwrap_or("?"))).collect();
             let _ = write!(h, " · claims: {}", names.join(", "));
         }
-        h += "</p>";
+        *h += "</p>";
         for (sec, title) in &sections {
             let cases: Vec<_> = run.cases.iter().filter(|c| c.section == *sec).collect();
             let c = counts(&run.cases, sec, None, result.strict_expectations);
@@ -247,15 +266,15 @@ pub fn html(result: &RunResult) -> String {
                 if let Some(crate::snapshot::Drift::Changed { diff }) = &r.annotations.drift {
                     let _ = write!(h, "<p>snapshot drift</p><pre>{}</pre>", esc(diff));
                 } else if r.annotations.drift.is_some() {
-                    h += "<p>no snapshot yet</p>";
+                    *h += "<p>no snapshot yet</p>";
                 }
-                h += "</details></li>";
+                *h += "</details></li>";
             }
-            h += "</ul></details>";
+            *h += "</ul></details>";
         }
     }
     if !result.parity.is_empty() {
-        let _ = write!(h, "<h2>Transport parity</h2><p>{} case(s) observed differently over two transports of one runtime</p><ul>", result.parity.len());
+        let _ = write!(h, "<h3>Transport parity</h3><p>{} case(s) observed differently over two transports of one runtime</p><ul>", result.parity.len());
         for d in &result.parity {
             let _ = write!(
                 h,
@@ -267,10 +286,9 @@ pub fn html(result: &RunResult) -> String {
                 esc(&d.what)
             );
         }
-        h += "</ul>";
+        *h += "</ul>";
     }
-    h += "</body></html>\n";
-    h
+    *h += "</section>";
 }
 
 #[cfg(test)]

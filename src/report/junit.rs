@@ -7,10 +7,10 @@
 //! expectations without `--strict-expectations`, skipped and unimplemented non-MUST cases) is
 //! `<skipped>` with its state and reason as the message, as nextest and BoGo do.
 
-use super::{fails_run, outcome, state, RunResult, State};
+use super::{fails_run, outcome, state, Report, RunResult, State};
 use crate::run::expectations::Outcome;
 use crate::run::Verdict;
-use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
 use std::time::Duration;
 
 /// XML 1.0 cannot carry most control characters, even escaped: show them escaped as text.
@@ -18,11 +18,20 @@ fn x(s: &str) -> String {
     super::printable(s, true)
 }
 
-pub fn junit(result: &RunResult) -> String {
+/// One testsuite per suite and runtime (`SUITE RUNTIME`), then a `SUITE transport parity`
+/// testsuite where a runtime was observed differently over two transports.
+pub fn junit(record: &Report) -> String {
+    let mut report = quick_junit::Report::new("hcpspec");
+    for result in &record.suites {
+        add(&mut report, result);
+    }
+    report.to_string().unwrap_or_default()
+}
+
+fn add(report: &mut quick_junit::Report, result: &RunResult) {
     let strict = result.strict_expectations;
-    let mut report = Report::new(format!("hcpspec {}", x(&result.suite)));
     for run in &result.runtimes {
-        let mut suite = TestSuite::new(x(&run.runtime));
+        let mut suite = TestSuite::new(format!("{} {}", x(&result.suite), x(&run.runtime)));
         for r in &run.cases {
             let detail = match &r.verdict {
                 Verdict::Fail(f) => format!(
@@ -89,7 +98,7 @@ pub fn junit(result: &RunResult) -> String {
         report.add_test_suite(suite);
     }
     if !result.parity.is_empty() {
-        let mut suite = TestSuite::new("transport parity");
+        let mut suite = TestSuite::new(format!("{} transport parity", x(&result.suite)));
         for d in &result.parity {
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
             s.set_message(format!(
@@ -104,5 +113,4 @@ pub fn junit(result: &RunResult) -> String {
         }
         report.add_test_suite(suite);
     }
-    report.to_string().unwrap_or_default()
 }

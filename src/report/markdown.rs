@@ -1,6 +1,6 @@
 //! A Markdown summary that fits a GitHub job summary: the section matrix, then what failed.
 
-use super::{counts, state, RunResult, State, Summary};
+use super::{counts, state, Report, RunResult, State, Summary};
 use crate::run::Verdict;
 
 /// `mark pass/total · N state …`: the counts every rendering shows, with one mark: ❌ the run
@@ -33,7 +33,17 @@ fn md(s: &str) -> String {
         .replace('[', "\\[")
 }
 
-pub fn markdown(result: &RunResult) -> String {
+/// A part per suite, each its section matrix and what failed.
+pub fn markdown(report: &Report) -> String {
+    report
+        .suites
+        .iter()
+        .map(suite)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn suite(result: &RunResult) -> String {
     let mut out = format!(
         "## hcpspec {} — {} runtime(s)\n\n",
         md(&result.suite),

@@ -5,12 +5,14 @@ mod badge;
 mod html;
 mod junit;
 mod markdown;
+mod record;
 mod table;
 
 pub use badge::badge;
 pub use html::html;
 pub use junit::junit;
 pub use markdown::markdown;
+pub use record::{merge, read, Report, REPORT_SCHEMA};
 pub use table::table;
 
 pub use crate::run::result::{
@@ -34,68 +36,27 @@ pub fn printable(s: &str, lines: bool) -> String {
     out
 }
 
-/// Merge several results into one matrix; runtimes keep their order, a later result of the
-/// same runtime spec replaces an earlier one.
-pub fn merge(results: Vec<RunResult>) -> Result<RunResult, String> {
-    let mut out: Option<RunResult> = None;
-    for r in results {
-        match &mut out {
-            None => out = Some(r),
-            Some(acc) => {
-                if acc.suite != r.suite {
-                    return Err(format!(
-                        "cannot merge suite {} with suite {}",
-                        acc.suite, r.suite
-                    ));
-                }
-                if acc.cases_hash != r.cases_hash {
-                    acc.cases_hash = format!("{}+{}", acc.cases_hash, r.cases_hash);
-                }
-                for run in r.runtimes {
-                    acc.runtimes.retain(|x| x.runtime != run.runtime);
-                    acc.runtimes.push(run);
-                }
-                acc.parity.extend(r.parity);
-            }
-        }
-    }
-    out.ok_or_else(|| "no results to merge".to_string())
-}
-
-/// Read a result.json; one line naming the file on any problem.
-pub fn read(path: &Path) -> Result<RunResult, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "{}: line {} column {}: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        )
-    })
-}
-
-/// The size budget of each output file of a result, in bytes: 1 MiB, and 128 KiB for each case
+/// The size budget of each output file of a record, in bytes: 1 MiB, and 128 KiB for each case
 /// result, observation, failure's expected and actual, and parity difference. Observations are
 /// at most 16 KiB pretty-printed and texts 4 KiB (`snapshot::MAX_VALUE`, `MAX_TEXT`), so a run
 /// stays well inside it; a file over it is not written.
-pub fn budget(result: &RunResult) -> u64 {
-    let mut items = result.parity.len() as u64;
-    for run in &result.runtimes {
-        items += 1;
-        for c in &run.cases {
-            items += 1 + c.observations.len() as u64;
-            if matches!(c.verdict, crate::run::Verdict::Fail(_)) {
-                items += 2;
+pub fn budget(report: &Report) -> u64 {
+    let mut items = 0;
+    for result in &report.suites {
+        items += result.parity.len() as u64;
+        for run in &result.runtimes {
+            items += 1;
+            for c in &run.cases {
+                items += 1 + c.observations.len() as u64;
+                if matches!(c.verdict, crate::run::Verdict::Fail(_)) {
+                    items += 2;
+                }
             }
         }
     }
     (1 << 20) + items * (128 << 10)
 }
 
-/// Write every rendering of `result` into `dir`: result.json, junit.xml, summary.md,
-/// index.html and badges/<runtime>.json. Each must fit its [`budget`].
 /// Why the outputs of a run were not written: not bad input, not a failed case.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
@@ -112,29 +73,34 @@ pub enum WriteError {
     },
 }
 
-pub fn write_all(result: &RunResult, dir: &Path) -> Result<Vec<std::path::PathBuf>, WriteError> {
+/// Write every rendering of `report` into `dir`: result.json, junit.xml, summary.md,
+/// index.html and badges/<suite>/<runtime>.json. Each must fit its [`budget`]; nothing is
+/// written when one does not.
+pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<std::path::PathBuf>, WriteError> {
     let io = |p: &Path, e: std::io::Error| WriteError::Io {
         path: p.to_path_buf(),
         source: e,
     };
-    std::fs::create_dir_all(dir.join("badges")).map_err(|e| io(dir, e))?;
     let mut files = vec![
         (
             dir.join("result.json"),
-            serde_json::to_string_pretty(result).unwrap_or_default(),
+            serde_json::to_string_pretty(report).unwrap_or_default(),
         ),
-        (dir.join("junit.xml"), junit(result)),
-        (dir.join("summary.md"), markdown(result)),
-        (dir.join("index.html"), html(result)),
+        (dir.join("junit.xml"), junit(report)),
+        (dir.join("summary.md"), markdown(report)),
+        (dir.join("index.html"), html(report)),
     ];
-    for run in &result.runtimes {
-        let name = crate::snapshot::runtime_dir(&run.name());
-        files.push((
-            dir.join("badges").join(format!("{name}.json")),
-            badge(result, run),
-        ));
+    for result in &report.suites {
+        for run in &result.runtimes {
+            let name = crate::snapshot::runtime_dir(&run.name());
+            let suite = crate::snapshot::runtime_dir(&result.suite);
+            files.push((
+                dir.join("badges").join(suite).join(format!("{name}.json")),
+                badge(result, run),
+            ));
+        }
     }
-    let budget = budget(result);
+    let budget = budget(report);
     if let Some((p, text)) = files.iter().find(|(_, t)| t.len() as u64 > budget) {
         return Err(WriteError::OverBudget {
             path: p.clone(),
@@ -143,6 +109,9 @@ pub fn write_all(result: &RunResult, dir: &Path) -> Result<Vec<std::path::PathBu
         });
     }
     for (p, text) in &files {
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        }
         std::fs::write(p, text).map_err(|e| io(p, e))?;
     }
     Ok(files.into_iter().map(|(p, _)| p).collect())
@@ -166,11 +135,11 @@ mod tests {
             strict_expectations: false,
         };
         let dir = tempfile::tempdir().unwrap();
-        assert!(write_all(&result, dir.path()).is_ok());
+        assert!(write_all(&Report::of(vec![result.clone()]), dir.path()).is_ok());
         // A result that was never contained (read from a file, say): over budget, refused.
         result.suite = "x".repeat(3 << 20);
         let out = tempfile::tempdir().unwrap();
-        let e = write_all(&result, out.path()).unwrap_err();
+        let e = write_all(&Report::of(vec![result]), out.path()).unwrap_err();
         assert!(matches!(e, WriteError::OverBudget { .. }), "{e}");
         assert!(!out.path().join("result.json").exists());
     }
@@ -200,11 +169,13 @@ mod tests {
             }],
             strict_expectations: false,
         };
-        let json = serde_json::to_value(&result).unwrap();
+        let report = Report::of(vec![result]);
+        let json = serde_json::to_value(&report).unwrap();
         assert!(crate::schema::violations(crate::schema::run_result(), &json).is_empty());
-        assert_eq!(json["parity"][0]["right"], "<stdio:evil>");
-        assert!(markdown(&result).contains("Transport parity: 1 difference"));
-        let page = html(&result);
+        assert_eq!(json["suites"][0]["parity"][0]["right"], "<stdio:evil>");
+        assert!(markdown(&report).contains("Transport parity: 1 difference"));
+        assert!(junit(&report).contains("suite-a transport parity"));
+        let page = html(&report);
         assert!(page.contains("&lt;stdio:evil&gt;") && !page.contains("<stdio:evil>"));
     }
 }

@@ -268,8 +268,8 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
     if planned.is_empty() {
         return Err(first_error.unwrap_or_else(|| "no suite selected".into()));
     }
-    let several = planned.len() > 1;
     let mut code = exit::OK;
+    let mut results = Vec::new();
     for (suite, cases, targets) in planned {
         let mut runner = Runner::new(suite, cases, &expectations);
         runner.snapshots = snapshots.clone();
@@ -294,25 +294,22 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         if result.fails() {
             code = exit::FAILURES;
         }
-        // One suite writes to --out; several write one folder each under it.
-        let out = if several {
-            a.out.join(&suite.name)
-        } else {
-            a.out.clone()
-        };
-        let files = match hcpspec::report::write_all(&result, &out) {
-            Ok(f) => f,
-            Err(e) => {
-                eprintln!("hcpspec: the run's outputs were not written: {e}");
-                return Ok(exit::OUTPUT);
-            }
-        };
-        println!(
-            "\nwrote {} ({} files)",
-            out.join("result.json").display(),
-            files.len()
-        );
+        results.push(result);
     }
+    // One record and one set of renderings for the whole run, every suite in it.
+    let report = hcpspec::report::Report::of(results);
+    let files = match hcpspec::report::write_all(&report, &a.out) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("hcpspec: the run's outputs were not written: {e}");
+            return Ok(exit::OUTPUT);
+        }
+    };
+    println!(
+        "\nwrote {} ({} files)",
+        a.out.join("result.json").display(),
+        files.len()
+    );
     Ok(code)
 }
 
@@ -496,7 +493,7 @@ fn explain_problems(cases: &[Case], run: &hcpspec::report::RuntimeRun) {
 pub fn report(results: &[PathBuf], out: &Path) -> Result<i32, String> {
     let read = results
         .iter()
-        .map(|p| hcpspec::report::read(p))
+        .map(|p| hcpspec::report::read(p).map(|r| (p.clone(), r)))
         .collect::<Result<Vec<_>, _>>()?;
     let merged = hcpspec::report::merge(read)?;
     let files = match hcpspec::report::write_all(&merged, out) {
@@ -509,7 +506,12 @@ pub fn report(results: &[PathBuf], out: &Path) -> Result<i32, String> {
     for f in files {
         println!("wrote {}", f.display());
     }
-    Ok(exit::OK)
+    // The merged record's verdict, as its run's exit code would be.
+    Ok(if merged.fails() {
+        exit::FAILURES
+    } else {
+        exit::OK
+    })
 }
 
 fn print_table(suite: &SuiteInfo, spec: &str, run: &hcpspec::report::RuntimeRun, strict: bool) {
@@ -890,7 +892,8 @@ fn bench_reports(
     };
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let t = Instant::now();
-    let files = hcpspec::report::write_all(&result, dir.path()).map_err(|e| e.to_string())?;
+    let files = hcpspec::report::write_all(&hcpspec::report::Report::of(vec![result]), dir.path())
+        .map_err(|e| e.to_string())?;
     let render = t.elapsed().as_secs_f64();
     let bytes: u64 = files
         .iter()
