@@ -137,6 +137,14 @@ struct Exec {
     budget: Duration,
 }
 
+impl Drop for Exec {
+    /// The connections go first: their readers stop at their next frame, so the runtime's
+    /// shutdown does not wait on a core that floods.
+    fn drop(&mut self) {
+        self.conns.clear();
+    }
+}
+
 /// Run one case on the core behind `control`.
 pub fn run_case(case: &Case, connect: &Connector) -> CaseResult {
     run_case_within(case, connect, CASE_BUDGET)
@@ -255,8 +263,7 @@ fn execute(
             break;
         }
         if let Some(name) = step.get("save").and_then(Value::as_str) {
-            if let Err(message) = crate::case::template::save(&mut x.vars, name, observed.clone())
-            {
+            if let Err(message) = crate::case::template::save(&mut x.vars, name, observed.clone()) {
                 verdict = Verdict::Error { message };
                 break;
             }
@@ -535,7 +542,9 @@ impl Exec {
                 .rt
                 .block_on(async move { tokio::time::timeout(left, pending).await })
             {
-                Err(_) => json!({ "error": format!("the gate call `{name}` did not end within the case's budget") }),
+                Err(_) => {
+                    json!({ "error": format!("the gate call `{name}` did not end within the case's budget") })
+                }
                 Ok(r) => r
                     .map_err(|e| StepError::Broken(e.to_string()))?
                     .map_err(StepError::Broken)?,
@@ -613,7 +622,8 @@ impl Exec {
         }
         if let Some(ms) = step.get("wait").and_then(Value::as_u64) {
             let sleep = self.left(Duration::from_millis(ms.min(10_000)));
-            self.rt.block_on(async move { tokio::time::sleep(sleep).await });
+            self.rt
+                .block_on(async move { tokio::time::sleep(sleep).await });
             return Ok(("wait".into(), json!(ms)));
         }
         Err(StepError::Broken(format!("unknown step {step}")))
@@ -774,7 +784,18 @@ impl Exec {
         });
         let counted = unread.clone();
         self.rt.spawn(async move {
+            let mut n = 0u64;
             let end = loop {
+                // A core that floods must not hold the runtime's one worker (the writer, gate
+                // calls in flight) nor its shutdown: yield now and then, and stop once the
+                // connection is gone (its receiver dropped).
+                n += 1;
+                if n.is_multiple_of(64) {
+                    tokio::task::yield_now().await;
+                }
+                if fin.is_closed() {
+                    return;
+                }
                 let t = match source.next().await {
                     None => break json!({ "closed": true }),
                     Some(Err(e)) => break json!({ "closed": true, "error": e.to_string() }),
