@@ -218,6 +218,9 @@ pub struct FuzzReport {
     pub found_after: Vec<std::time::Duration>,
     /// Trials that could not be played (neither a finding nor a pass).
     pub unplayable: u64,
+    /// Why the fuzzer stopped before its budget, when it did: starting "unreachable" when the
+    /// target stopped answering (the CLI's exit 3).
+    pub stopped: Option<String>,
     pub elapsed: std::time::Duration,
 }
 
@@ -259,6 +262,7 @@ impl FuzzReport {
             findings: vec![],
             found_after: vec![],
             unplayable: 0,
+            stopped: None,
             elapsed: std::time::Duration::ZERO,
         };
         while !seeds.is_empty()
