@@ -551,6 +551,7 @@ fn write(
     why: &str,
     patches: &[Patch],
 ) -> std::io::Result<PathBuf> {
+    let why = &crate::snapshot::contain_text(why);
     let dir = dir.join("host");
     std::fs::create_dir_all(&dir)?;
     let done: Vec<&str> = patches.iter().map(|p| p.what.as_str()).collect();
