@@ -45,7 +45,8 @@ fn verdict_of(mode: &str, steps: &str, budget: Duration) -> (Verdict, Duration) 
 /// A failure whose observed value holds `evidence`, within `within`, memory bounded.
 fn fails_showing(mode: &str, steps: &str, evidence: &str, within: Duration) {
     let (v, took) = verdict_of(mode, steps, CASE_BUDGET);
-    eprintln!("{mode}: {took:?}");
+    let peak = common::peak_rss(std::process::id()).unwrap_or(0);
+    eprintln!("{mode}: {took:?}, peak RSS so far {} MiB", peak >> 20);
     assert!(took < within, "{mode}: took {took:?}");
     match v {
         Verdict::Fail(f) => assert!(
