@@ -174,3 +174,18 @@ fn long_error_texts_of_the_control_shim_are_cut() {
         other => panic!("expected an error, got {other:?}"),
     }
 }
+
+#[test]
+fn frames_a_core_leaves_unread_are_capped() {
+    let big = r#"{ "request": { "m": "x", "padTo": 67108864, "waitMs": 100 } }"#;
+    let steps = format!(
+        r#"[ {{ "hello": {{ }} }}, {}, {{ "request": {{ "m": "y", "padTo": 67108864, "waitMs": 100 }}, "expect": {{ "ok": true }} }} ]"#,
+        vec![big; 24].join(", ")
+    );
+    fails_showing(
+        "deaf",
+        &steps,
+        "not sent: the core has not read",
+        Duration::from_secs(30),
+    );
+}

@@ -52,6 +52,11 @@ pub const MAX_FRAME: usize = 2 * crate::shim::MAX_MESSAGE;
 pub const UNREAD_FRAMES: usize = 10_000;
 pub const UNREAD_BYTES: usize = 32 << 20;
 
+/// What hcpspec's steps may have queued on a connection that the core has not read yet: one
+/// request of the largest `padTo` (64 MiB) and more. Past it a step's frame is not sent, and the
+/// step observes `{unsent}`.
+pub const UNSENT_BYTES: usize = 96 << 20;
+
 /// Answers to core's pings waiting to be sent: past them a ping goes unanswered.
 const PING_REPLIES: usize = 4;
 
@@ -86,6 +91,27 @@ struct Unread {
     /// A ping of core's is queued and not yet taken: further ones are not queued (one stands
     /// for many).
     ping_queued: AtomicBool,
+    /// Bytes of hcpspec's frames queued and not yet written to the core.
+    unsent: AtomicUsize,
+}
+
+impl Conn {
+    /// Queue a frame of a step's for the core; an error, and nothing queued, when the core has
+    /// left more than [`UNSENT_BYTES`] unread.
+    fn send(&self, m: Message) -> Result<(), String> {
+        let len = m.len();
+        let queued = self.unread.unsent.fetch_add(len, Ordering::SeqCst);
+        if queued + len > UNSENT_BYTES {
+            self.unread.unsent.fetch_sub(len, Ordering::SeqCst);
+            return Err(format!(
+                "not sent: the core has not read {} MiB hcpspec sent on this connection (core_api::UNSENT_BYTES is {} MiB)",
+                queued >> 20,
+                UNSENT_BYTES >> 20
+            ));
+        }
+        let _ = self.tx.send(m);
+        Ok(())
+    }
 }
 
 impl Unread {
@@ -603,8 +629,13 @@ impl Exec {
                 (None, Some(b)) => Message::binary(b.as_bytes().to_vec()),
                 _ => return Err(StepError::Broken("send: `text` or `binary`".into())),
             };
-            let _ = conn.tx.send(msg);
-            return Ok(("send".into(), json!({ "sent": true })));
+            return Ok((
+                "send".into(),
+                match conn.send(msg) {
+                    Ok(()) => json!({ "sent": true }),
+                    Err(e) => json!({ "sent": false, "unsent": e }),
+                },
+            ));
         }
         if let Some(c) = step.get("close") {
             // A harness that crashes: its connection closes with no goodbye.
@@ -767,19 +798,24 @@ impl Exec {
         let (fin, rx) = mpsc::channel::<(Value, usize)>(UNREAD_FRAMES + 2);
         let unread = Arc::new(Unread::default());
         let silent = c.get("silent") == Some(&json!(true));
+        let written = unread.clone();
         self.rt.spawn(async move {
             loop {
-                let m = tokio::select! {
+                let (m, len) = tokio::select! {
                     biased;
                     m = out.recv() => match m {
-                        Some(m) => m,
+                        Some(m) => {
+                            let len = m.len();
+                            (m, len)
+                        }
                         None => break,
                     },
-                    Some(p) = pings.recv() => p,
+                    Some(p) = pings.recv() => (p, 0),
                 };
                 if sink.send(m).await.is_err() {
                     break;
                 }
+                written.unsent.fetch_sub(len, Ordering::SeqCst);
             }
         });
         let counted = unread.clone();
@@ -879,11 +915,14 @@ impl Exec {
             big.push_str(&text[at + MARK.len()..]);
             text = big;
         }
-        let _ = conn.tx.send(if binary {
+        let sent = conn.send(if binary {
             Message::binary(text.into_bytes())
         } else {
             Message::text(text)
         });
+        if let Err(e) = sent {
+            return Ok(json!({ "unsent": e }));
+        }
         // The deadline is absolute: a flood of frames that are no answer does not renew it
         // (a timeout of nothing left still takes a frame that is ready, so it is checked first).
         let deadline = Instant::now() + wait;
