@@ -77,7 +77,7 @@ fn a_gate_body_sent_a_byte_a_second_ends_at_the_gate_deadline() {
         "gate-drip",
         GATE,
         "the gate's body did not end within 3000 ms",
-        Duration::from_secs(7),
+        Duration::from_secs(12),
     );
 }
 
@@ -110,7 +110,7 @@ fn a_ping_flood_leaves_a_request_its_deadline() {
         "ping-flood",
         HELLO,
         "no answer to `hello` within 3000 ms",
-        Duration::from_secs(7),
+        Duration::from_secs(12),
     );
 }
 
