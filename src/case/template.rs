@@ -8,6 +8,32 @@ use serde_json::{json, Map, Value};
 /// clear error, instead of multiplying it (docs/security.md).
 pub const EXPANSION_CAP: usize = 8 << 20;
 
+/// How much a case's saved values (`save`) may hold in all, their JSON size: templates read
+/// them, so a case saving large values step after step is stopped here (docs/security.md).
+pub const SAVED_CAP: usize = 32 << 20;
+
+/// Keep `value` as `name` for later steps' templates. An error, and nothing kept, when the saved
+/// values would hold more than [`SAVED_CAP`] bytes in all.
+pub fn save(vars: &mut Map<String, Value>, name: &str, value: Value) -> Result<(), String> {
+    let old = vars.insert(name.to_string(), value);
+    let mut total = 0usize;
+    for v in vars.values() {
+        total += size_of(v, SAVED_CAP + 1 - total);
+        if total > SAVED_CAP {
+            match old {
+                Some(o) => vars.insert(name.to_string(), o),
+                None => vars.remove(name),
+            };
+            return Err(format!(
+                "saved values past {} MiB (saving `{}`): a case's steps save too much",
+                SAVED_CAP >> 20,
+                name.chars().take(64).collect::<String>()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `${name.path}` in strings: a string that is one whole template becomes the saved value (of any
 /// type); a template inside a longer string becomes its text. An unknown name is `null` / "".
 /// An error when the expansion would put more than [`EXPANSION_CAP`] bytes in.
@@ -114,4 +140,24 @@ pub fn lookup(vars: &Map<String, Value>, path: &str) -> Option<Value> {
         };
     }
     Some(v.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saved_values_are_capped_in_all() {
+        let mut vars = Map::new();
+        let mb = json!("x".repeat(1 << 20));
+        for i in 0..31 {
+            save(&mut vars, &format!("v{i}"), mb.clone()).unwrap();
+        }
+        let e = save(&mut vars, "big", json!("x".repeat(2 << 20))).unwrap_err();
+        assert!(e.contains("saved values past 32 MiB"), "{e}");
+        assert!(!vars.contains_key("big"));
+        // Saving again under a name replaces its value: no growth.
+        save(&mut vars, "v0", json!("small")).unwrap();
+        save(&mut vars, "big", mb).unwrap();
+    }
 }

@@ -218,6 +218,9 @@ pub struct FuzzReport {
     pub found_after: Vec<std::time::Duration>,
     /// Trials that could not be played (neither a finding nor a pass).
     pub unplayable: u64,
+    /// Why the fuzzer stopped before its budget, when it did: starting "unreachable" when the
+    /// target stopped answering (the CLI's exit 3).
+    pub stopped: Option<String>,
     pub elapsed: std::time::Duration,
 }
 
@@ -259,6 +262,7 @@ impl FuzzReport {
             findings: vec![],
             found_after: vec![],
             unplayable: 0,
+            stopped: None,
             elapsed: std::time::Duration::ZERO,
         };
         while !seeds.is_empty()
@@ -270,6 +274,8 @@ impl FuzzReport {
             let case = seeds[rng.below(seeds.len())];
             report.cases += 1;
             if let Some((why, path)) = trial(case, &mut rng) {
+                // What a finding says quotes the target: cut as reports keep texts.
+                let why = crate::snapshot::contain_text(&why);
                 report.findings.push((why, case.name(), path));
                 report.found_after.push(start.elapsed());
             }

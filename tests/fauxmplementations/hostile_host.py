@@ -1,17 +1,35 @@
 """Host shims that misbehave, for tests/host.rs: each is a verdict with evidence within its
 deadline, never a hang of hcpspec and never a pass.
 
-python3 hostile_host.py MODE: one JSON-RPC message per line on stdin/stdout."""
+python3 hostile_host.py MODE [ARG]: one JSON-RPC message per line on stdin/stdout.
 
-import json, sys
+- refuses-long: -32601 to host.bind with a 7 MiB message;
+- exits-after N: every process exits at its N-th request (a shim that dies mid-case, always);
+- dies-after FILE N: answers until N requests in all were made of every process counted in
+  FILE, then exits at any request (a shim that dies part way through a fuzz run, for good)."""
+
+import json, os, sys
 
 MODE = sys.argv[1]
 if MODE == "exits":
     sys.exit(1)
+seen = 0
 
 for line in sys.stdin:
     req = json.loads(line)
     m = req["method"]
+    seen += 1
+    if MODE == "exits-after" and seen >= int(sys.argv[2]):
+        sys.exit(4)
+    if MODE == "dies-after":
+        with open(sys.argv[2], "a+") as f:
+            f.write("x")
+            f.seek(0)
+            if len(f.read()) > int(sys.argv[3]):
+                sys.exit(4)
+    if MODE == "refuses-long" and m == "host.bind":
+        print(json.dumps({"jsonrpc": "2.0", "id": req["id"], "error": {"code": -32601, "message": "not found " + "E" * (7 << 20)}}), flush=True)
+        continue
     if MODE == "garbage":
         print("this is not JSON-RPC", flush=True)
         continue

@@ -201,6 +201,12 @@ fn print_report(report: &hcpspec::suites::FuzzReport) -> Result<i32, String> {
             String::new()
         }
     );
+    if let Some(why) = &report.stopped {
+        eprintln!("hcpspec: {why}");
+        if why.starts_with("unreachable") {
+            return Ok(exit::UNREACHABLE);
+        }
+    }
     if report.findings.is_empty() && report.cases > 0 && report.unplayable == report.cases {
         eprintln!(
             "hcpspec: unreachable: none of the {} fuzz cases could be played (the target could not be started or answered nothing usable)",

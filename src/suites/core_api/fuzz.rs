@@ -515,7 +515,10 @@ pub fn broken(obs: &[Observation], up_after: bool) -> Option<Broken> {
                 return at(format!("`{what}` was never answered"), ANSWERED, answered);
             }
             if v["ok"] == false && !v["e"]["code"].as_str().is_some_and(|c| CODES.contains(&c)) {
-                let why = format!("`{what}` refused with a code not in the list: {}", v["e"]);
+                let why = format!(
+                    "`{what}` refused with a code not in the list: {}",
+                    crate::snapshot::contain(&v["e"])
+                );
                 return at(why, ANSWERED, answered);
             }
         }

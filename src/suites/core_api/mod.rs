@@ -19,6 +19,8 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -30,6 +32,33 @@ pub const PROTOCOL: &str = "hcpspec-core/1";
 
 /// How long hcpspec waits for an answer, a message or an upgrade.
 const WAIT: Duration = Duration::from_secs(3);
+
+/// A case's whole budget: every wait of a case (an answer, a message, an upgrade, a gate call,
+/// a `wait` step) is at most what is left of it, and a case past it is an error verdict naming
+/// it (docs/security.md).
+pub const CASE_BUDGET: Duration = Duration::from_secs(60);
+
+/// The largest gate answer body hcpspec reads: twice the largest answer of a fake tool
+/// (8 MiB), which a gate may relay. Past it the observation is `{status, error}`.
+pub const GATE_BODY_CAP: usize = 2 * crate::shim::MAX_MESSAGE;
+
+/// The largest WebSocket message (and frame) a core may send: past it the connection is
+/// closed and observed `{closed, error}`.
+pub const MAX_FRAME: usize = 2 * crate::shim::MAX_MESSAGE;
+
+/// What a connection holds unread (frames core sent that no step has taken yet): at most this
+/// many frames and this many bytes. Past either the connection is flooded: hcpspec stops
+/// reading it, and the next request or await on it observes `{flood}`.
+pub const UNREAD_FRAMES: usize = 10_000;
+pub const UNREAD_BYTES: usize = 32 << 20;
+
+/// What hcpspec's steps may have queued on a connection that the core has not read yet: one
+/// request of the largest `padTo` (64 MiB) and more. Past it a step's frame is not sent, and the
+/// step observes `{unsent}`.
+pub const UNSENT_BYTES: usize = 96 << 20;
+
+/// Answers to core's pings waiting to be sent: past them a ping goes unanswered.
+const PING_REPLIES: usize = 4;
 
 /// A connector to a core's control shim: a fresh one per case.
 pub type Connector = crate::adapter::Connector;
@@ -44,10 +73,74 @@ pub fn connector(spec: &str, opts: &crate::adapter::Options) -> Result<Connector
 
 struct Conn {
     tx: mpsc::UnboundedSender<Message>,
-    rx: mpsc::UnboundedReceiver<Value>,
+    /// Core's frames, with the size of their text.
+    rx: mpsc::Receiver<(Value, usize)>,
     /// Frames read while waiting for something else: core's messages and requests.
-    held: Vec<Value>,
+    held: Vec<(Value, usize)>,
+    unread: Arc<Unread>,
     next: u64,
+}
+
+/// What a connection holds unread (queued by its reader, or held), shared with the reader.
+#[derive(Default)]
+struct Unread {
+    frames: AtomicUsize,
+    bytes: AtomicUsize,
+    /// Why the reader stopped: the connection was flooded.
+    flood: Mutex<Option<String>>,
+    /// A ping of core's is queued and not yet taken: further ones are not queued (one stands
+    /// for many).
+    ping_queued: AtomicBool,
+    /// Bytes of hcpspec's frames queued and not yet written to the core.
+    unsent: AtomicUsize,
+}
+
+impl Conn {
+    /// Queue a frame of a step's for the core; an error, and nothing queued, when the core has
+    /// left more than [`UNSENT_BYTES`] unread.
+    fn send(&self, m: Message) -> Result<(), String> {
+        let len = m.len();
+        let queued = self.unread.unsent.fetch_add(len, Ordering::SeqCst);
+        if queued + len > UNSENT_BYTES {
+            self.unread.unsent.fetch_sub(len, Ordering::SeqCst);
+            return Err(format!(
+                "not sent: the core has not read {} MiB hcpspec sent on this connection (core_api::UNSENT_BYTES is {} MiB)",
+                queued >> 20,
+                UNSENT_BYTES >> 20
+            ));
+        }
+        let _ = self.tx.send(m);
+        Ok(())
+    }
+}
+
+impl Unread {
+    /// Count a frame in; an error when that floods the connection.
+    fn admit(&self, len: usize) -> Result<(), String> {
+        let frames = self.frames.fetch_add(1, Ordering::SeqCst) + 1;
+        let bytes = self.bytes.fetch_add(len, Ordering::SeqCst) + len;
+        if frames > UNREAD_FRAMES || bytes > UNREAD_BYTES {
+            return Err(format!(
+                "core sent more than {UNREAD_FRAMES} frames / {} MiB unread: hcpspec stopped reading the connection",
+                UNREAD_BYTES >> 20
+            ));
+        }
+        Ok(())
+    }
+
+    /// A frame taken (answered, skipped, or taken from the held ones).
+    fn release(&self, f: &Value, len: usize) {
+        self.frames.fetch_sub(1, Ordering::SeqCst);
+        self.bytes.fetch_sub(len, Ordering::SeqCst);
+        if f["t"] == "ping" {
+            self.ping_queued.store(false, Ordering::SeqCst);
+        }
+    }
+
+    fn flooded(&self) -> Option<Value> {
+        let f = self.flood.lock().unwrap_or_else(|e| e.into_inner());
+        f.as_ref().map(|why| json!({ "flood": why }))
+    }
 }
 
 struct Exec {
@@ -65,17 +158,33 @@ struct Exec {
     calls: fakes::Calls,
     /// Gate calls in flight (`"async": NAME`), awaited by `gateResult`.
     pending: HashMap<String, tokio::task::JoinHandle<Result<Value, String>>>,
+    /// When the case's budget ends, and the budget.
+    deadline: Instant,
+    budget: Duration,
+}
+
+impl Drop for Exec {
+    /// The connections go first: their readers stop at their next frame, so the runtime's
+    /// shutdown does not wait on a core that floods.
+    fn drop(&mut self) {
+        self.conns.clear();
+    }
 }
 
 /// Run one case on the core behind `control`.
 pub fn run_case(case: &Case, connect: &Connector) -> CaseResult {
+    run_case_within(case, connect, CASE_BUDGET)
+}
+
+/// [`run_case`] with another budget than [`CASE_BUDGET`] (tests use a short one).
+pub fn run_case_within(case: &Case, connect: &Connector, budget: Duration) -> CaseResult {
     let started = Instant::now();
     let mut observations = Vec::new();
     let verdict = match connect() {
         Err(e) => Verdict::Error {
             message: crate::snapshot::contain_text(&e),
         },
-        Ok(control) => match execute(case, control, &mut observations, false) {
+        Ok(control) => match execute(case, control, &mut observations, false, budget) {
             Ok((v, _)) => v,
             Err(message) => Verdict::Error { message },
         },
@@ -92,7 +201,7 @@ pub fn run_case(case: &Case, connect: &Connector) -> CaseResult {
 /// when the script could not be played (no control shim, no `core.start`, no fake tools).
 pub fn play_for_fuzz(case: &Case, connect: &Connector) -> Option<(Vec<Observation>, bool)> {
     let mut observations = Vec::new();
-    let (_, up) = execute(case, connect().ok()?, &mut observations, true).ok()?;
+    let (_, up) = execute(case, connect().ok()?, &mut observations, true, CASE_BUDGET).ok()?;
     Some((observations, up))
 }
 
@@ -101,6 +210,7 @@ fn execute(
     control: Box<dyn Adapter>,
     obs: &mut Vec<Observation>,
     fuzzing: bool,
+    budget: Duration,
 ) -> Result<(Verdict, bool), String> {
     let script = case.member("script").cloned().unwrap_or(json!({}));
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -122,6 +232,8 @@ fn execute(
         annotate: fuzzing,
         calls: Default::default(),
         pending: HashMap::new(),
+        deadline: Instant::now() + budget,
+        budget,
     };
     // The fake tools the core's Tool Gate may call: their URLs are `${fakes.mcp}`, `${fakes.http}`.
     let urls =
@@ -156,6 +268,10 @@ fn execute(
         .unwrap_or_default();
     let mut verdict = Verdict::Pass;
     for (i, step) in steps.iter().enumerate() {
+        if let Some(message) = x.past_budget(i, "before it began") {
+            verdict = Verdict::Error { message };
+            break;
+        }
         let (action, observed) = match x.step(step) {
             Ok(o) => o,
             Err(StepError::Unimplemented(m)) => {
@@ -167,8 +283,16 @@ fn execute(
                 break;
             }
         };
+        // A wait the budget cut short observed nothing to judge: the budget is the verdict.
+        if let Some(message) = x.past_budget(i, &format!("in `{action}`")) {
+            verdict = Verdict::Error { message };
+            break;
+        }
         if let Some(name) = step.get("save").and_then(Value::as_str) {
-            x.vars.insert(name.into(), observed.clone());
+            if let Err(message) = crate::case::template::save(&mut x.vars, name, observed.clone()) {
+                verdict = Verdict::Error { message };
+                break;
+            }
         }
         // The fuzzer's oracle reads whole observations; reports read them bounded.
         let shown = match fuzzing {
@@ -323,6 +447,21 @@ enum StepError {
 }
 
 impl Exec {
+    /// `own`, or what is left of the case's budget when that is less.
+    fn left(&self, own: Duration) -> Duration {
+        own.min(self.deadline.saturating_duration_since(Instant::now()))
+    }
+
+    /// An error message when the case has used its budget up (at step `i`, `when`).
+    fn past_budget(&self, i: usize, when: &str) -> Option<String> {
+        (Instant::now() >= self.deadline).then(|| {
+            format!(
+                "the case passed its budget of {} s (core_api::CASE_BUDGET) at step {i}, {when}: its waits add up to more than a case may take",
+                self.budget.as_secs_f64()
+            )
+        })
+    }
+
     fn control(&mut self, method: &str, params: Value) -> Result<Value, CallError> {
         self.control.call(method, params)
     }
@@ -410,7 +549,7 @@ impl Exec {
                 id: r.get("id").cloned(),
             };
             let mut res = self
-                .request_padded(&on, &m, p.clone(), framing, wait_of(&r))
+                .request_padded(&on, &m, p.clone(), framing, self.left(wait_of(&r)))
                 .map_err(broken)?;
             if self.annotate {
                 res["$sent"] = p;
@@ -423,11 +562,19 @@ impl Exec {
                     "no gate call `{name}` in flight"
                 )));
             };
-            let res = self
+            // The call has its own deadline (from when it started); the budget bounds the rest.
+            let left = self.left(WAIT);
+            let res = match self
                 .rt
-                .block_on(pending)
-                .map_err(|e| StepError::Broken(e.to_string()))?
-                .map_err(StepError::Broken)?;
+                .block_on(async move { tokio::time::timeout(left, pending).await })
+            {
+                Err(_) => {
+                    json!({ "error": format!("the gate call `{name}` did not end within the case's budget") })
+                }
+                Ok(r) => r
+                    .map_err(|e| StepError::Broken(e.to_string()))?
+                    .map_err(StepError::Broken)?,
+            };
             return Ok((format!("gateResult {name}"), res));
         }
         if let Some(g) = step.get("gate") {
@@ -459,7 +606,9 @@ impl Exec {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
-            let f = self.await_msg(&on, &m, wait_of(a)).map_err(broken)?;
+            let f = self
+                .await_msg(&on, &m, self.left(wait_of(a)))
+                .map_err(broken)?;
             return Ok((format!("await {m}"), f));
         }
         if let Some(f) = step.get("send") {
@@ -480,8 +629,13 @@ impl Exec {
                 (None, Some(b)) => Message::binary(b.as_bytes().to_vec()),
                 _ => return Err(StepError::Broken("send: `text` or `binary`".into())),
             };
-            let _ = conn.tx.send(msg);
-            return Ok(("send".into(), json!({ "sent": true })));
+            return Ok((
+                "send".into(),
+                match conn.send(msg) {
+                    Ok(()) => json!({ "sent": true }),
+                    Err(e) => json!({ "sent": false, "unsent": e }),
+                },
+            ));
         }
         if let Some(c) = step.get("close") {
             // A harness that crashes: its connection closes with no goodbye.
@@ -498,8 +652,9 @@ impl Exec {
             return Ok(("fakes".into(), json!({ "calls": calls })));
         }
         if let Some(ms) = step.get("wait").and_then(Value::as_u64) {
+            let sleep = self.left(Duration::from_millis(ms.min(10_000)));
             self.rt
-                .block_on(async move { tokio::time::sleep(Duration::from_millis(ms)).await });
+                .block_on(async move { tokio::time::sleep(sleep).await });
             return Ok(("wait".into(), json!(ms)));
         }
         Err(StepError::Broken(format!("unknown step {step}")))
@@ -606,11 +761,24 @@ impl Exec {
             .and_then(Value::as_str)
             .unwrap_or("h")
             .to_string();
+        let wait = self.left(WAIT);
+        let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+            .max_message_size(Some(MAX_FRAME))
+            .max_frame_size(Some(MAX_FRAME));
         let got = self.rt.block_on(async {
-            tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(req)).await
+            tokio::time::timeout(
+                wait,
+                tokio_tungstenite::connect_async_with_config(req, Some(config), false),
+            )
+            .await
         });
         let ws = match got {
-            Err(_) => return Ok((Err("the upgrade hung past 3 s".into()), sent)),
+            Err(_) => {
+                return Ok((
+                    Err(format!("the upgrade hung past {} ms", wait.as_millis())),
+                    sent,
+                ))
+            }
             Ok(Err(tokio_tungstenite::tungstenite::Error::Http(resp))) => {
                 sent["status"] = json!(resp.status().as_u16());
                 return Ok((Ok(resp.status().as_u16()), sent));
@@ -620,29 +788,76 @@ impl Exec {
         };
         sent["status"] = json!(101);
         let (mut sink, mut source) = ws.split();
+        // What hcpspec sends (its steps' frames) and its answers to core's pings, of which at
+        // most PING_REPLIES wait: a ping flood cannot queue replies without bound, nor hold a
+        // request behind them.
         let (tx, mut out) = mpsc::unbounded_channel::<Message>();
-        let (fin, rx) = mpsc::unbounded_channel::<Value>();
-        let ping = tx.clone();
+        let (ping, mut pings) = mpsc::channel::<Message>(PING_REPLIES);
+        // Core's frames: bounded by UNREAD_FRAMES / UNREAD_BYTES (counted in `unread`, held
+        // ones too), past which the reader stops.
+        let (fin, rx) = mpsc::channel::<(Value, usize)>(UNREAD_FRAMES + 2);
+        let unread = Arc::new(Unread::default());
         let silent = c.get("silent") == Some(&json!(true));
+        let written = unread.clone();
         self.rt.spawn(async move {
-            while let Some(m) = out.recv().await {
+            loop {
+                let (m, len) = tokio::select! {
+                    biased;
+                    m = out.recv() => match m {
+                        Some(m) => {
+                            let len = m.len();
+                            (m, len)
+                        }
+                        None => break,
+                    },
+                    Some(p) = pings.recv() => (p, 0),
+                };
                 if sink.send(m).await.is_err() {
                     break;
                 }
+                written.unsent.fetch_sub(len, Ordering::SeqCst);
             }
         });
+        let counted = unread.clone();
         self.rt.spawn(async move {
-            while let Some(Ok(m)) = source.next().await {
-                if let Message::Text(t) = m {
-                    let f: Value = serde_json::from_str(t.as_str())
-                        .unwrap_or_else(|_| json!({ "text": t.as_str() }));
-                    if f["t"] == "ping" && !silent {
-                        let _ = ping.send(Message::text(r#"{"t":"ping"}"#));
-                    }
-                    let _ = fin.send(f);
+            let mut n = 0u64;
+            let end = loop {
+                // A core that floods must not hold the runtime's one worker (the writer, gate
+                // calls in flight) nor its shutdown: yield now and then, and stop once the
+                // connection is gone (its receiver dropped).
+                n += 1;
+                if n.is_multiple_of(64) {
+                    tokio::task::yield_now().await;
                 }
-            }
-            let _ = fin.send(json!({ "closed": true }));
+                if fin.is_closed() {
+                    return;
+                }
+                let t = match source.next().await {
+                    None => break json!({ "closed": true }),
+                    Some(Err(e)) => break json!({ "closed": true, "error": e.to_string() }),
+                    Some(Ok(Message::Text(t))) => t,
+                    Some(Ok(_)) => continue,
+                };
+                let f: Value = serde_json::from_str(t.as_str())
+                    .unwrap_or_else(|_| json!({ "text": t.as_str() }));
+                if f["t"] == "ping" {
+                    if !silent {
+                        let _ = ping.try_send(Message::text(r#"{"t":"ping"}"#));
+                    }
+                    if counted.ping_queued.swap(true, Ordering::SeqCst) {
+                        continue;
+                    }
+                }
+                let flood = counted
+                    .admit(t.len())
+                    .and_then(|()| fin.try_send((f, t.len())).map_err(|e| e.to_string()));
+                if let Err(why) = flood {
+                    *counted.flood.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+                    return;
+                }
+            };
+            counted.frames.fetch_add(1, Ordering::SeqCst);
+            let _ = fin.try_send((end, 0));
         });
         self.conns.insert(
             name,
@@ -650,6 +865,7 @@ impl Exec {
                 tx,
                 rx,
                 held: vec![],
+                unread,
                 next: 1,
             },
         );
@@ -680,6 +896,9 @@ impl Exec {
             .conns
             .get_mut(on)
             .ok_or_else(|| format!("no connection `{on}`"))?;
+        if let Some(flood) = conn.unread.flooded() {
+            return Ok(flood);
+        }
         let id = chosen.unwrap_or_else(|| json!(conn.next));
         conn.next += 1;
         const MARK: &str = "@@hcpspec-pad@@";
@@ -696,37 +915,66 @@ impl Exec {
             big.push_str(&text[at + MARK.len()..]);
             text = big;
         }
-        let _ = conn.tx.send(if binary {
+        let sent = conn.send(if binary {
             Message::binary(text.into_bytes())
         } else {
             Message::text(text)
         });
+        if let Err(e) = sent {
+            return Ok(json!({ "unsent": e }));
+        }
+        // The deadline is absolute: a flood of frames that are no answer does not renew it
+        // (a timeout of nothing left still takes a frame that is ready, so it is checked first).
         let deadline = Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let f = self
-                .rt
-                .block_on(async { tokio::time::timeout(left, conn.rx.recv()).await });
+            let f = match conn.unread.flooded() {
+                Some(flood) => return Ok(flood),
+                None if left.is_zero() => Err(()),
+                None => self
+                    .rt
+                    .block_on(async { tokio::time::timeout(left, conn.rx.recv()).await })
+                    .map_err(drop),
+            };
             match f {
-                Err(_) => {
+                Err(()) => {
                     // What came instead is the evidence (a few frames, as they came).
-                    let came: Vec<Value> = conn.held.iter().rev().take(3).rev().cloned().collect();
+                    let came: Vec<Value> = conn
+                        .held
+                        .iter()
+                        .rev()
+                        .take(3)
+                        .rev()
+                        .map(|(f, _)| f.clone())
+                        .collect();
                     let mut r = json!({ "noAnswer": format!("no answer to `{m}` within {} ms", wait.as_millis()) });
                     if !came.is_empty() {
                         r["received"] = json!(came);
                     }
                     return Ok(r);
                 }
-                Ok(None) => return Ok(json!({ "closed": true })),
-                Ok(Some(f)) if f.get("closed").is_some() => return Ok(f),
-                Ok(Some(f)) if f["t"] == "ping" => {}
-                Ok(Some(f)) if f["t"] == "res" && f["id"] == id => {
-                    let mut r = f.as_object().cloned().unwrap_or_default();
-                    r.remove("t");
-                    r.remove("id");
-                    return Ok(Value::Object(r));
+                Ok(None) => {
+                    return Ok(conn
+                        .unread
+                        .flooded()
+                        .unwrap_or_else(|| json!({ "closed": true })))
                 }
-                Ok(Some(f)) => conn.held.push(f),
+                Ok(Some((f, len))) => {
+                    let answer = f["t"] == "res" && f["id"] == id;
+                    if f.get("closed").is_some() || f["t"] == "ping" || answer {
+                        conn.unread.release(&f, len);
+                    }
+                    match f {
+                        f if f.get("closed").is_some() => return Ok(f),
+                        f if f["t"] == "ping" => {}
+                        Value::Object(mut r) if answer => {
+                            r.remove("t");
+                            r.remove("id");
+                            return Ok(Value::Object(r));
+                        }
+                        f => conn.held.push((f, len)),
+                    }
+                }
             }
         }
     }
@@ -745,24 +993,36 @@ impl Exec {
                 f["m"] == m
             }
         };
-        if let Some(pos) = conn.held.iter().position(wanted) {
-            return Ok(conn.held.remove(pos));
+        if let Some(pos) = conn.held.iter().position(|(f, _)| wanted(f)) {
+            let (f, len) = conn.held.remove(pos);
+            conn.unread.release(&f, len);
+            return Ok(f);
         }
+        // Absolute, as in `request_padded`.
         let deadline = Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match self
-                .rt
-                .block_on(async { tokio::time::timeout(left, conn.rx.recv()).await })
-            {
-                Err(_) | Ok(None) => {
-                    return Ok(
-                        json!({ "noMessage": format!("no `{m}` within {} ms", wait.as_millis()) }),
-                    )
-                }
-                Ok(Some(f)) if wanted(&f) || f.get("closed").is_some() => return Ok(f),
-                Ok(Some(f)) if f["t"] == "ping" => {}
-                Ok(Some(f)) => conn.held.push(f),
+            let got = match conn.unread.flooded() {
+                Some(flood) => return Ok(flood),
+                None if left.is_zero() => None,
+                None => self
+                    .rt
+                    .block_on(async { tokio::time::timeout(left, conn.rx.recv()).await })
+                    .ok()
+                    .flatten(),
+            };
+            let Some((f, len)) = got else {
+                return Ok(conn.unread.flooded().unwrap_or_else(
+                    || json!({ "noMessage": format!("no `{m}` within {} ms", wait.as_millis()) }),
+                ));
+            };
+            if wanted(&f) || f.get("closed").is_some() || f["t"] == "ping" {
+                conn.unread.release(&f, len);
+            }
+            match f {
+                f if wanted(&f) || f.get("closed").is_some() => return Ok(f),
+                f if f["t"] == "ping" => {}
+                f => conn.held.push((f, len)),
             }
         }
     }
@@ -803,18 +1063,52 @@ impl Exec {
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| e.to_string())?;
         let http = self.http.clone();
+        // One absolute deadline for the whole exchange, the headers and the body.
+        let wait = self.left(WAIT);
         Ok(async move {
-            let resp = tokio::time::timeout(WAIT, http.request(req))
+            let deadline = tokio::time::Instant::now() + wait;
+            let resp = tokio::time::timeout_at(deadline, http.request(req))
                 .await
-                .map_err(|_| "the gate did not answer within 3 s".to_string())?
+                .map_err(|_| format!("the gate did not answer within {} ms", wait.as_millis()))?
                 .map_err(|e| format!("gate: {e}"))?;
             let status = resp.status().as_u16();
-            let bytes = resp
-                .into_body()
-                .collect()
-                .await
-                .map(|b| b.to_bytes())
-                .unwrap_or_default();
+            // The body in frames, to GATE_BODY_CAP: a body past it, or not ended by the deadline,
+            // is observed `{status, error}` (dropping it closes the connection).
+            let mut body = resp.into_body();
+            let mut bytes = Vec::new();
+            let cut = loop {
+                match tokio::time::timeout_at(deadline, body.frame()).await {
+                    Err(_) => {
+                        break Some(format!(
+                            "the gate's body did not end within {} ms ({} bytes came)",
+                            wait.as_millis(),
+                            bytes.len()
+                        ))
+                    }
+                    Ok(None) => break None,
+                    Ok(Some(Err(e))) => {
+                        break Some(format!(
+                            "the gate's body broke after {} bytes: {e}",
+                            bytes.len()
+                        ))
+                    }
+                    Ok(Some(Ok(frame))) => {
+                        let Ok(data) = frame.into_data() else {
+                            continue;
+                        };
+                        if bytes.len() + data.len() > GATE_BODY_CAP {
+                            break Some(format!(
+                                "the gate's body passed {} MiB (core_api::GATE_BODY_CAP)",
+                                GATE_BODY_CAP >> 20
+                            ));
+                        }
+                        bytes.extend_from_slice(&data);
+                    }
+                }
+            };
+            if let Some(error) = cut {
+                return Ok(json!({ "status": status, "error": error }));
+            }
             let body: Value = serde_json::from_slice(&bytes)
                 .unwrap_or_else(|_| json!({ "text": String::from_utf8_lossy(&bytes) }));
             Ok(json!({ "status": status, "body": body, "bytes": crate::hash::fnv1a64(&bytes) }))

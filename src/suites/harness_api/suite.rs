@@ -81,6 +81,7 @@ impl Suite for HarnessApi {
                 .collect(),
             found_after: vec![],
             unplayable: r.errors,
+            stopped: None,
             elapsed: r.elapsed,
         }))
     }

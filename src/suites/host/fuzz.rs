@@ -395,30 +395,26 @@ pub fn broken(calls: &[Call], records: &Value) -> Option<String> {
     None
 }
 
-/// Play `steps` of `seed` (expectations dropped) and judge the invariants. `Err`: the shim broke
-/// (a crash, garbage, a deadline), itself a finding.
-fn play(seed: &Case, steps: &[Value], connect: &Connector) -> Option<String> {
-    let mut shim = match connect() {
-        Ok(s) => s,
-        Err(e) => return Some(format!("the shim did not start: {e}")),
-    };
+/// Play `steps` of `seed` (expectations dropped) and judge the invariants: the broken one, if
+/// any. `Err`: the shim broke (it did not start, crashed, answered garbage, passed a deadline),
+/// what it said cut to a report's size.
+fn play(seed: &Case, steps: &[Value], connect: &Connector) -> Result<Option<String>, String> {
+    let cut = |s: String| crate::snapshot::contain_text(&s);
+    let mut shim = connect().map_err(|e| cut(format!("the shim did not start: {e}")))?;
     let body = seed.member("host").cloned().unwrap_or(json!({}));
-    let mut p = match Player::start(&mut *shim, body.get("target")) {
-        Ok(p) => p,
-        Err(v) => return Some(format!("{v:?}")),
-    };
+    let mut p = Player::start(&mut *shim, body.get("target")).map_err(|v| cut(format!("{v:?}")))?;
     let mut calls = Vec::new();
     for s in steps {
         match p.call(s) {
             Ok(c) => calls.push(c),
             // A handle a refused bind left unbound is the case's error, not the adapter's.
             Err((_, crate::adapter::CallError::Rpc(e))) if e.code == -32602 => {}
-            Err((m, e)) => return Some(format!("{m}: the shim broke: {e}")),
+            Err((m, e)) => return Err(cut(format!("{m}: the shim broke: {e}"))),
         }
     }
     match p.records() {
-        Ok(r) => broken(&calls, &r),
-        Err(v) => Some(format!("the shim broke: {v:?}")),
+        Ok(r) => Ok(broken(&calls, &r)),
+        Err(v) => Err(cut(format!("the shim broke: {v:?}"))),
     }
 }
 
@@ -440,27 +436,32 @@ fn patched(base: &[Value], patches: &[Patch]) -> Vec<Value> {
     steps
 }
 
-/// Drop patches one at a time while the case still fails.
+/// Drop patches one at a time while the case still fails: the patches left, why they fail, and
+/// whether that is the shim breaking.
 fn shrink(
     seed: &Case,
     base: &[Value],
     mut patches: Vec<Patch>,
     connect: &Connector,
-) -> (Vec<Patch>, String) {
-    let mut why = play(seed, &patched(base, &patches), connect).unwrap_or_default();
+) -> (Vec<Patch>, String, bool) {
+    let judge = |patches: &[Patch]| match play(seed, &patched(base, patches), connect) {
+        Ok(w) => w.map(|w| (w, false)),
+        Err(w) => Some((w, true)),
+    };
+    let (mut why, mut broke) = judge(&patches).unwrap_or_default();
     let mut i = 0;
     while i < patches.len() {
         let mut fewer = patches.clone();
         fewer.remove(i);
-        match play(seed, &patched(base, &fewer), connect) {
-            Some(w) => {
+        match judge(&fewer) {
+            Some((w, b)) => {
                 patches = fewer;
-                why = w;
+                (why, broke) = (w, b);
             }
             None => i += 1,
         }
     }
-    (patches, why)
+    (patches, why, broke)
 }
 
 pub fn run(
@@ -477,7 +478,9 @@ pub fn run(
         .iter()
         .filter(|c| c.member("host").is_some())
         .collect();
-    Report::run_until(
+    let mut stopped = None;
+    let mut cases = 0u64;
+    let mut report = Report::run_until(
         &seeds,
         seed,
         seconds,
@@ -485,17 +488,60 @@ pub fn run(
         max_findings,
         stop,
         &mut |seed, rng| {
+            cases += 1;
             let base = steps_of(seed);
             let patches: Vec<Patch> = (0..1 + rng.below(3))
                 .filter_map(|_| mutation(&base, rng))
                 .collect();
-            play(seed, &patched(&base, &patches), connect)?;
-            let (patches, why) = shrink(seed, &base, patches, connect);
+            let broke = match play(seed, &patched(&base, &patches), connect) {
+                Ok(None) => return None,
+                Ok(Some(_)) => None,
+                Err(broke) => Some(broke),
+            };
+            // The shim broke: by this mutation (a finding, shrunk), or whatever it is sent? Then
+            // it has died (unreachable: stop, exit 3) or breaks on its unmutated seed too (one
+            // finding, and stop): never one finding per case.
+            // Whether the shim has died for good (its describe fails on a fresh start): then the
+            // run stops, unreachable.
+            let died = |broke: &str, stopped: &mut Option<String>| {
+                let describe = connect().and_then(|mut s| {
+                    s.call("host.describe", json!({}))
+                        .map_err(|e| e.to_string())
+                });
+                let e = describe.err()?;
+                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                *stopped = Some(format!(
+                    "unreachable: the host shim stopped answering after {cases} fuzz cases: host.describe: {}; the last case: {broke}",
+                    crate::snapshot::contain_text(&e)
+                ));
+                Some(())
+            };
+            if let Some(broke) = broke {
+                if let Err(again) = play(seed, &base, connect) {
+                    if died(&broke, &mut stopped).is_some() {
+                        return None;
+                    }
+                    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                    stopped = Some(format!(
+                        "stopped after {cases} fuzz cases: the host shim breaks on an unmutated seed case, so no mutation can be judged"
+                    ));
+                    let why = format!("the shim breaks on the unmutated seed: {again}");
+                    let path = out.and_then(|d| write(d, seed, &base, &why, &[]).ok());
+                    return Some((why, path));
+                }
+            }
+            let (patches, why, broke) = shrink(seed, &base, patches, connect);
+            // A shim that died while the finding was shrunk: no finding, the run is over.
+            if broke && died(&why, &mut stopped).is_some() {
+                return None;
+            }
             let path =
                 out.and_then(|d| write(d, seed, &patched(&base, &patches), &why, &patches).ok());
             Some((why, path))
         },
-    )
+    );
+    report.stopped = stopped;
+    report
 }
 
 fn write(
@@ -505,6 +551,7 @@ fn write(
     why: &str,
     patches: &[Patch],
 ) -> std::io::Result<PathBuf> {
+    let why = &crate::snapshot::contain_text(why);
     let dir = dir.join("host");
     std::fs::create_dir_all(&dir)?;
     let done: Vec<&str> = patches.iter().map(|p| p.what.as_str()).collect();

@@ -107,6 +107,10 @@ pub fn run_case(case: &Case, connect: &Connector) -> CaseResult {
         },
         Ok(mut shim) => execute(case, &mut *shim, &mut observations),
     };
+    // What the shim said (a -32601 reason, an error's text, a failure's evidence), as reports
+    // keep it: secrets redacted, texts capped.
+    let mut verdict = verdict;
+    crate::run::contain_verdict(&mut verdict);
     CaseResult::of(case, verdict, observations, vec![], started)
 }
 
@@ -152,7 +156,8 @@ impl<'a> Player<'a> {
             Err(e) => return Err((method, e)),
         };
         if let Some(name) = step["save"].as_str() {
-            self.vars.insert(name.into(), answer.clone());
+            template::save(&mut self.vars, name, answer.clone())
+                .map_err(|e| (method.clone(), CallError::Transport(e)))?;
         }
         Ok(Call {
             method,
@@ -239,7 +244,7 @@ pub fn execute(case: &Case, shim: &mut dyn Adapter, obs: &mut Vec<Observation>) 
 fn broken(method: &str, e: CallError) -> Verdict {
     if e.not_implemented() {
         return Verdict::Unimplemented {
-            reason: format!("{method}: {e}"),
+            reason: crate::snapshot::contain_text(&format!("{method}: {e}")),
         };
     }
     Verdict::Error {
