@@ -98,6 +98,14 @@ impl WordMap {
 }
 
 impl Claims {
+    /// Does a denial text fit this runtime's own regex for `class`? None when it cannot be told
+    /// (no denial map, or none for that class): unclassified, never a failure, in `run` and
+    /// `fuzz` alike.
+    pub fn denial_fits(&self, class: &str, text: &str) -> Option<bool> {
+        let entry = self.denials.as_ref()?.0.get(class)?;
+        Some(WordMap::fits(entry, text))
+    }
+
     /// From an `initialize` result: `{denials?: {class: regex}, rules?: {rule: regex}, features}`.
     /// A map member that is not a string is left out (the schema check reports it).
     pub fn from_initialize(info: &Value) -> Claims {

@@ -210,6 +210,7 @@ impl<'e> Fuzzer<'e> {
             model: &model,
             layout: fc.layout(),
             classes: &self.classes,
+            claims: &self.claims,
         };
         let n = ctx.layout.len();
         let obs = Self::observations(&runtime, n);

@@ -227,7 +227,10 @@ pub struct Ctx<'a> {
     pub case: &'a FuzzCase,
     pub model: &'a Model,
     pub layout: Vec<Slot>,
+    /// hcpspec's denial classes (the reference's map): which class the reference's text is.
     pub classes: &'a Classes,
+    /// The runtime's own claims: whether its text fits that class, as `run` judges it.
+    pub claims: &'a crate::case::matcher::Claims,
 }
 
 fn contains_text(v: &Value, needle: &str) -> bool {
@@ -990,8 +993,10 @@ pub fn differential(
                         a["error"].as_str().unwrap_or_default(),
                         b["error"].as_str().unwrap_or_default(),
                     );
+                    // The runtime's text is judged by its own denial map, as `run` judges it:
+                    // without a map for the class it is unclassified, never a finding.
                     if let Some(class) = ctx.classes.of(tb) {
-                        if !ctx.classes.fits(class, ta) {
+                        if ctx.claims.denial_fits(class, ta) == Some(false) {
                             fire(
                                 "differential-denial-class",
                                 k,
