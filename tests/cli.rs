@@ -504,3 +504,39 @@ fn a_run_of_several_suites_writes_one_record() {
     assert_eq!(names, ["contract", "host"]);
     assert!(!out.path().join("contract").exists());
 }
+
+/// `explain` numbers a case's steps as its failures do (the contract's implicit install is
+/// step 0).
+#[test]
+fn explain_numbers_steps_as_failures_do() {
+    let name = "contract::04-confirm::apply-string-true-refused";
+    let o = hcpspec(&[
+        "run",
+        "--runtime",
+        "inproc:mutant:confirm-string-true",
+        "--filter",
+        name,
+        "--out",
+        s(tmp().path()),
+    ]);
+    let failure = text(&o);
+    let at = failure.find("  step ").expect("a failing step");
+    let n: String = failure[at + 7..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    assert!(
+        failure[at..].starts_with(&format!("  step {n} (exec)")),
+        "{failure}"
+    );
+    let explained = text(&hcpspec(&["explain", name]));
+    let at = explained
+        .find(&format!("step {n}:"))
+        .unwrap_or_else(|| panic!("no step {n} in {explained}"));
+    let rest = &explained[at + 5..];
+    let next = rest.find("\"exec\"").unwrap();
+    assert!(
+        !rest[..next].contains("step "),
+        "step {n} is not the exec: {explained}"
+    );
+}

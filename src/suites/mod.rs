@@ -55,6 +55,12 @@ pub trait Suite: Format + Sync {
     fn fuzz(&self, _run: &FuzzRun) -> Option<Result<FuzzReport, String>> {
         None
     }
+    /// The number failures give a case's first written step (`steps[0]`): 0, or 1 where the
+    /// suite plays an implicit first step (the contract's install). `hcpspec explain` numbers
+    /// the steps it prints so.
+    fn first_step(&self, _case: &Case) -> usize {
+        0
+    }
     /// What `hcpspec shim --runtime PREFIX:NAME` serves of this suite: its embedded targets
     /// whose shim holds a whole case (a core's control shim, a host shim).
     fn shim(&self) -> Option<Shim> {

@@ -687,11 +687,12 @@ pub fn list(filters: &Filters) -> Result<i32, String> {
 pub fn explain(name: &str, vectors: &Path) -> Result<i32, String> {
     let mut cases = Vec::new();
     for s in case::suite_names(vectors).map_err(|e| e.to_string())? {
-        cases.extend(hcpspec::suites::load_suite(vectors, &s).map_err(|e| e.to_string())?);
+        let l = hcpspec::suites::load(vectors, &s).map_err(|e| e.to_string())?;
+        cases.extend(l.cases.into_iter().map(|c| (l.suite, c)));
     }
-    let case = cases
+    let (suite, case) = cases
         .iter()
-        .find(|c| c.name() == name || c.id == name || name.starts_with(&(c.name() + "::")))
+        .find(|(_, c)| c.name() == name || c.id == name || name.starts_with(&(c.name() + "::")))
         .ok_or_else(|| format!("no case named {name} (see `hcpspec list`)"))?;
     println!(
         "{}\n  {}\n  level:   {:?}, section {}\n  spec:    {}\n  file:    {}",
@@ -715,9 +716,46 @@ pub fn explain(name: &str, vectors: &Path) -> Result<i32, String> {
         println!("  killed by: {}", case.killed_by.join(", "));
     }
     // The suite-owned body: steps and setup, a harness scenario, a core script, host calls.
+    // Steps (`steps`, `script.steps`, `host.steps`) are numbered as failures number them.
+    let first = suite.first_step(case);
+    let pretty = |v: &Value, indent: &str| {
+        serde_json::to_string_pretty(v)
+            .unwrap_or_default()
+            .replace('\n', &format!("\n{indent}"))
+    };
+    let print_steps = |steps: &[Value], indent: &str| {
+        if first == 1 {
+            println!("{indent}step 0: install (implicit)");
+        }
+        for (i, step) in steps.iter().enumerate() {
+            let inner = format!("{indent}  ");
+            println!(
+                "{indent}step {}:\n{inner}{}",
+                i + first,
+                pretty(step, &inner)
+            );
+        }
+    };
     for (key, body) in &case.body {
-        let pretty = serde_json::to_string_pretty(body).unwrap_or_default();
-        println!("  {key}:\n    {}", pretty.replace('\n', "\n    "));
+        match (key.as_str(), body) {
+            ("steps", Value::Array(steps)) => {
+                println!("  steps:");
+                print_steps(steps, "    ");
+            }
+            (_, Value::Object(m)) if m.get("steps").is_some_and(Value::is_array) => {
+                println!("  {key}:");
+                for (k, v) in m {
+                    match v {
+                        Value::Array(steps) if k == "steps" => {
+                            println!("    steps:");
+                            print_steps(steps, "      ");
+                        }
+                        _ => println!("    {k}: {}", pretty(v, "      ")),
+                    }
+                }
+            }
+            _ => println!("  {key}:\n    {}", pretty(body, "    ")),
+        }
     }
     Ok(exit::OK)
 }

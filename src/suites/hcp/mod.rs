@@ -138,9 +138,9 @@ fn execute(
         expect: None,
         note: None,
     };
-    let steps: Vec<&Step> = match body.steps.first() {
-        Some(s) if matches!(s.action, Action::Install(_)) => body.steps.iter().collect(),
-        _ => std::iter::once(&implicit).chain(&body.steps).collect(),
+    let steps: Vec<&Step> = match implicit_install(&body) {
+        false => body.steps.iter().collect(),
+        true => std::iter::once(&implicit).chain(&body.steps).collect(),
     };
     let redact = crate::snapshot::Redact::new(
         &tmp.display().to_string(),
@@ -352,5 +352,14 @@ where
             },
         },
         on_done,
+    )
+}
+
+/// Whether a case's first written step is not an install, so that the executor plays an
+/// implicit one as step 0 (and the written `steps[i]` is step `i + 1` in failures).
+pub fn implicit_install(body: &steps::Body) -> bool {
+    !matches!(
+        body.steps.first().map(|s| &s.action),
+        Some(steps::Action::Install(_))
     )
 }

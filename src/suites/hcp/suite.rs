@@ -41,6 +41,9 @@ impl Suite for Contract {
     fn drives(&self) -> &'static str {
         "hcp-runtime"
     }
+    fn first_step(&self, case: &Case) -> usize {
+        Body::of(case).map_or(0, |b| usize::from(super::implicit_install(&b)))
+    }
     fn noun(&self) -> &'static str {
         "runtime"
     }
