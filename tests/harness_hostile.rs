@@ -3,6 +3,8 @@
 //! verdict with evidence within the scenario's deadline, never a hang of hcpspec, and its
 //! processes are always reaped.
 
+mod common;
+
 use hcpspec::case::Case;
 use hcpspec::run::Verdict;
 use hcpspec::suites::harness_api::{run_case, Harness};
@@ -40,18 +42,47 @@ fn hostile(mode: &str) -> Harness {
 /// Play the scenario: a failure (never a pass, never an error of hcpspec), within the deadline
 /// and the stop's grace, with this text somewhere in its evidence.
 fn fails_with(mode: &str, evidence: &str) {
+    fails_within(mode, 1500, evidence, None);
+}
+
+/// Play a scenario of `deadline_ms` on a thread of its own; past its deadline and 2 s more (the
+/// stop's grace and kill), the test fails then and there instead of waiting for hcpspec (it
+/// kills the processes named in `pidfile`, if any, so that a failing test leaves none behind).
+fn fails_within(
+    mode: &str,
+    deadline_ms: u64,
+    evidence: &str,
+    pidfile: Option<&Path>,
+) -> hcpspec::run::CaseResult {
     let t = Instant::now();
-    let r = run_case(&scenario(1500), &hostile(mode));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = hostile(mode);
+    std::thread::spawn(move || {
+        let _ = tx.send(run_case(&scenario(deadline_ms), &h));
+    });
+    let bound = Duration::from_millis(deadline_ms + 2000);
+    let Ok(r) = rx.recv_timeout(bound) else {
+        for pid in pidfile.map(pids).unwrap_or_default() {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        panic!("{mode}: the scenario of {deadline_ms} ms was not over after {bound:?}");
+    };
     let took = t.elapsed();
-    assert!(
-        took < Duration::from_millis(1500 + 2000),
-        "{mode}: took {took:?}"
-    );
     let Verdict::Fail(f) = &r.verdict else {
         panic!("{mode}: expected a failure, got {:?}", r.verdict)
     };
     let all = format!("{} {}", f.message, f.actual);
     assert!(all.contains(evidence), "{mode}: `{evidence}` not in {all}");
+    eprintln!("{mode}: over in {took:?}");
+    r
+}
+
+fn pids(pidfile: &Path) -> Vec<i32> {
+    std::fs::read_to_string(pidfile)
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect()
 }
 
 /// Running, not a zombie (an orphan's zombie waits on an init that may never reap it).
@@ -114,4 +145,105 @@ fn a_hang_ignoring_sigterm_is_killed_with_its_children() {
     for pid in pids {
         assert!(!alive(pid), "process {pid} outlived its scenario");
     }
+}
+
+#[test]
+fn a_harness_in_hcpspecs_group_ignoring_sigterm_is_killed_within_the_grace() {
+    let pidfile = tempfile::NamedTempFile::new().unwrap();
+    fails_within(
+        &format!("joins-hcpspec-group {}", pidfile.path().display()),
+        1500,
+        "still held",
+        Some(pidfile.path()),
+    );
+    let pids = pids(pidfile.path());
+    assert_eq!(pids.len(), 1, "the harness wrote its pid");
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!alive(pids[0]), "process {} outlived its scenario", pids[0]);
+}
+
+#[test]
+fn a_setsid_child_and_a_double_forked_daemon_die_with_their_scenario() {
+    let pidfile = tempfile::NamedTempFile::new().unwrap();
+    fails_within(
+        &format!("setsid-grandchild {}", pidfile.path().display()),
+        1500,
+        "still held",
+        Some(pidfile.path()),
+    );
+    let pids = pids(pidfile.path());
+    assert_eq!(
+        pids.len(),
+        3,
+        "the harness, its setsid child and its daemon"
+    );
+    // No wait: the stop itself kills and reaps them.
+    let left: Vec<i32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+    for pid in &left {
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    assert!(
+        left.is_empty(),
+        "processes {left:?} outlived their scenario"
+    );
+    // Not zombies either: hcpspec reaped what was re-parented to it.
+    for pid in &pids {
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists(),
+            "process {pid} is left unreaped"
+        );
+    }
+}
+
+#[test]
+fn a_stderr_line_of_3_gb_without_newline_is_cut_not_held() {
+    let r = fails_within("stderr-without-newline", 2500, "[cut: ", None);
+    let Verdict::Fail(f) = &r.verdict else {
+        unreachable!()
+    };
+    let stderr = f.actual["stderr"].as_array().unwrap();
+    assert!(stderr.len() <= 40, "{} stderr lines kept", stderr.len());
+    assert!(
+        stderr.iter().all(|l| l.as_str().unwrap().len() < 600),
+        "a stderr line past its cap"
+    );
+    common::assert_rss_bounded("a 3 GB stderr line");
+}
+
+#[test]
+fn a_flood_of_big_frames_is_cut_by_its_bytes() {
+    fails_within("big-frame-flood", 4000, "past", None);
+    common::assert_rss_bounded("a flood of 16 MiB frames");
+}
+
+#[test]
+fn a_gate_body_one_byte_a_second_is_cut_at_its_deadline() {
+    fails_within("slow-gate-body", 3500, "gate body", None);
+}
+
+#[test]
+fn a_gate_body_of_3_gb_is_refused_not_buffered() {
+    fails_within("huge-gate-body", 2500, "gate body", None);
+    common::assert_rss_bounded("a 3 GB gate body");
+}
+
+#[test]
+fn a_chatty_harness_records_bounded_observations() {
+    let r = fails_within("chatty", 2500, "", None);
+    let n = r.observations.len();
+    let bytes: usize = r
+        .observations
+        .iter()
+        .map(|o| o.value.to_string().len())
+        .sum();
+    eprintln!("chatty: {n} observations, {bytes} bytes");
+    assert!(n <= 300, "{n} observations recorded");
+    assert!(bytes <= 1 << 20, "{bytes} bytes of observations recorded");
+    let dropped = r
+        .observations
+        .iter()
+        .find(|o| o.action == "dropped")
+        .expect("the drop is counted");
+    assert!(dropped.value["observations"].as_u64().unwrap() > 1000);
+    common::assert_rss_bounded("a chatty harness");
 }

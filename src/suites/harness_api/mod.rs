@@ -6,6 +6,7 @@ pub mod env;
 pub mod fuzz;
 pub mod judge;
 pub mod launch;
+pub mod reap;
 pub mod reference;
 pub mod selfcheck;
 mod suite;
