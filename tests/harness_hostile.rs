@@ -45,8 +45,9 @@ fn fails_with(mode: &str, evidence: &str) {
     fails_within(mode, 1500, evidence, None);
 }
 
-/// Play a scenario of `deadline_ms` on a thread of its own; past its deadline and 2 s more (the
-/// stop's grace and kill), the test fails then and there instead of waiting for hcpspec (it
+/// Play a scenario of `deadline_ms` on a thread of its own; past its deadline and 5 s more (the
+/// stop's grace and kill, and slack for a loaded machine: the floods of the other tests share
+/// its cores), the test fails then and there instead of waiting for hcpspec (it
 /// kills the processes named in `pidfile`, if any, so that a failing test leaves none behind).
 fn fails_within(
     mode: &str,
@@ -54,13 +55,18 @@ fn fails_within(
     evidence: &str,
     pidfile: Option<&Path>,
 ) -> hcpspec::run::CaseResult {
+    // The floods (3 GB through a pipe or a socket) take both cores of a small machine: they run
+    // alone, so that the other scenarios' harnesses start and connect within their deadlines.
+    let heavy = HEAVY.contains(&mode);
+    let _read = (!heavy).then(|| ALONE.read().unwrap_or_else(|p| p.into_inner()));
+    let _write = heavy.then(|| ALONE.write().unwrap_or_else(|p| p.into_inner()));
     let t = Instant::now();
     let (tx, rx) = std::sync::mpsc::channel();
     let h = hostile(mode);
     std::thread::spawn(move || {
         let _ = tx.send(run_case(&scenario(deadline_ms), &h));
     });
-    let bound = Duration::from_millis(deadline_ms + 2000);
+    let bound = Duration::from_millis(deadline_ms + 5000);
     let Ok(r) = rx.recv_timeout(bound) else {
         for pid in pidfile.map(pids).unwrap_or_default() {
             unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -76,6 +82,15 @@ fn fails_within(
     eprintln!("{mode}: over in {took:?}");
     r
 }
+
+static ALONE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+const HEAVY: &[&str] = &[
+    "stderr-without-newline",
+    "big-frame-flood",
+    "huge-gate-body",
+    "chatty",
+    "floods",
+];
 
 fn pids(pidfile: &Path) -> Vec<i32> {
     std::fs::read_to_string(pidfile)
@@ -207,13 +222,13 @@ fn a_stderr_line_of_3_gb_without_newline_is_cut_not_held() {
         stderr.iter().all(|l| l.as_str().unwrap().len() < 600),
         "a stderr line past its cap"
     );
-    common::assert_rss_bounded("a 3 GB stderr line");
+    rss_bounded("a 3 GB stderr line");
 }
 
 #[test]
 fn a_flood_of_big_frames_is_cut_by_its_bytes() {
-    fails_within("big-frame-flood", 4000, "past", None);
-    common::assert_rss_bounded("a flood of 16 MiB frames");
+    fails_within("big-frame-flood", 6000, "past", None);
+    rss_bounded("a flood of 16 MiB frames");
 }
 
 #[test]
@@ -224,12 +239,12 @@ fn a_gate_body_one_byte_a_second_is_cut_at_its_deadline() {
 #[test]
 fn a_gate_body_of_3_gb_is_refused_not_buffered() {
     fails_within("huge-gate-body", 2500, "gate body", None);
-    common::assert_rss_bounded("a 3 GB gate body");
+    rss_bounded("a 3 GB gate body");
 }
 
 #[test]
 fn a_chatty_harness_records_bounded_observations() {
-    let r = fails_within("chatty", 2500, "", None);
+    let r = fails_within("chatty", 2000, "", None);
     let n = r.observations.len();
     let bytes: usize = r
         .observations
@@ -244,6 +259,13 @@ fn a_chatty_harness_records_bounded_observations() {
         .iter()
         .find(|o| o.action == "dropped")
         .expect("the drop is counted");
-    assert!(dropped.value["observations"].as_u64().unwrap() > 1000);
-    common::assert_rss_bounded("a chatty harness");
+    assert!(dropped.value["observations"].as_u64().unwrap() > 4000);
+    rss_bounded("a chatty harness");
+}
+
+/// hcpspec's peak RSS (this test process's VmHWM) within the bound, printed for the record.
+fn rss_bounded(what: &str) {
+    let peak = common::peak_rss(std::process::id()).unwrap_or(0);
+    eprintln!("{what}: peak RSS {} MiB", peak >> 20);
+    common::assert_rss_bounded(what);
 }

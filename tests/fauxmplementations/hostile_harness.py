@@ -59,15 +59,16 @@ def fast_frame(s, data, opcode=1):
     s.sendall(data)
 
 
-def gate(length, head_only=False):
-    """A gate call's head (model-calls) announcing `length` bytes of body; the socket."""
+def gate(length):
+    """A gate call's head (model-calls) announcing `length` bytes of body (None: chunked); the
+    socket."""
     url = urlparse(os.environ["NYLORUN_GATES_URL"])
     s = socket.create_connection((url.hostname, url.port))
     s.sendall(
         (
             f"POST /nylorun/v1/model-calls HTTP/1.1\r\nHost: {url.hostname}:{url.port}\r\n"
             "Content-Type: application/json\r\nIdempotency-Key: k1\r\n"
-            f"Content-Length: {length}\r\n\r\n"
+            + (f"Content-Length: {length}\r\n\r\n" if length is not None else "Transfer-Encoding: chunked\r\n\r\n")
         ).encode()
     )
     return s
@@ -182,9 +183,9 @@ elif MODE == "slow-gate-body":
         pass
     time.sleep(60)
 elif MODE == "huge-gate-body":
-    # A gate call announcing and sending a 3 GB body.
-    s = gate(3 << 30)
-    chunk = b" " * (1 << 20)
+    # A gate call sending a 3 GB body, chunked (no length announced: it must be read to be cut).
+    s = gate(None)
+    chunk = b"100000\r\n" + b" " * (1 << 20) + b"\r\n"
     try:
         for _ in range(3 << 10):
             s.sendall(chunk)
@@ -195,7 +196,7 @@ elif MODE == "chatty":
     # Many small, valid messages: under the flood cut, each one an observation.
     s, _ = connect()
     hello(s)
-    for i in range(15000):
+    for i in range(5000):
         frame(s, json.dumps({"t": "msg", "m": "log", "p": {"i": i, "text": "chatter " * 20}}))
     time.sleep(60)
 elif MODE == "crashes":

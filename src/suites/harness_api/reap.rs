@@ -28,6 +28,13 @@ pub const EVERY: Duration = Duration::from_millis(50);
 /// uninterruptible sleep); the stop never blocks longer.
 pub const KILL_WAIT: Duration = Duration::from_secs(2);
 
+/// The pids of every harness hcpspec runs now: never another harness's process.
+static ROOTS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+fn roots() -> std::sync::MutexGuard<'static, BTreeSet<i32>> {
+    ROOTS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Make hcpspec the child subreaper of its descendants (Linux; once per process).
 pub fn become_subreaper() {
     #[cfg(target_os = "linux")]
@@ -104,6 +111,7 @@ impl Tree {
             stop: Arc::new(AtomicBool::new(false)),
             reaped: Arc::new(AtomicBool::new(false)),
         };
+        roots().insert(t.root);
         if cfg!(target_os = "linux") {
             let w = t.clone();
             std::thread::spawn(move || {
@@ -125,6 +133,11 @@ impl Tree {
     fn snapshot(&self) -> BTreeMap<i32, Proc> {
         let procs = table();
         let me = std::process::id() as i32;
+        let others: BTreeSet<i32> = roots()
+            .iter()
+            .copied()
+            .filter(|r| *r != self.root)
+            .collect();
         let mut seen = self.seen();
         // What was seen and is gone (or whose pid now names another process) is forgotten.
         seen.retain(|pid, start| procs.get(pid).is_some_and(|p| p.start == *start));
@@ -150,6 +163,9 @@ impl Tree {
         }
         let mut found = BTreeSet::new();
         while let Some(pid) = from.pop() {
+            if others.contains(&pid) {
+                continue;
+            }
             if pid != self.root && pid != me && !found.insert(pid) {
                 continue;
             }
@@ -176,7 +192,9 @@ impl Tree {
         loop {
             let gone = root_gone();
             if gone {
-                self.reaped.store(true, Ordering::Relaxed);
+                if !self.reaped.swap(true, Ordering::Relaxed) {
+                    roots().remove(&self.root);
+                }
             } else {
                 unsafe { libc::kill(self.root, libc::SIGKILL) };
             }
