@@ -1,7 +1,8 @@
 //! The launch contract (docs/harness-api.md § 1): a harness program started once per scenario
 //! with `NYLORUN_CORE_URL`, `NYLORUN_HARNESS_TOKEN`, `NYLORUN_GATES_URL` and `HARNESS_NAME`,
-//! stopped with SIGTERM, a grace period, then SIGKILL of its process group. Its last stderr
-//! lines are kept as evidence. Embedded harnesses run as tasks on the scenario's runtime.
+//! stopped with SIGTERM, a grace period, then SIGKILL of everything it started, whatever its
+//! group or session (`reap`). Its last stderr lines are kept as evidence, read in bounded
+//! chunks. Embedded harnesses run as tasks on the scenario's runtime.
 
 use super::reap::{self, Tree};
 use std::collections::VecDeque;
