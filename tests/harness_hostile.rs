@@ -60,6 +60,16 @@ fn fails_within(
     let heavy = HEAVY.contains(&mode);
     let _read = (!heavy).then(|| ALONE.read().unwrap_or_else(|p| p.into_inner()));
     let _write = heavy.then(|| ALONE.write().unwrap_or_else(|p| p.into_inner()));
+    play_within(mode, deadline_ms, evidence, pidfile)
+}
+
+/// [`fails_within`] without taking [`ALONE`] (for a test that holds it itself).
+fn play_within(
+    mode: &str,
+    deadline_ms: u64,
+    evidence: &str,
+    pidfile: Option<&Path>,
+) -> hcpspec::run::CaseResult {
     let t = Instant::now();
     let (tx, rx) = std::sync::mpsc::channel();
     let h = hostile(mode);
@@ -268,4 +278,63 @@ fn rss_bounded(what: &str) {
     let peak = common::peak_rss(std::process::id()).unwrap_or(0);
     eprintln!("{what}: peak RSS {} MiB", peak >> 20);
     common::assert_rss_bounded(what);
+}
+
+#[test]
+fn a_stop_kills_its_own_harness_only_never_another_scenarios() {
+    // A long scenario whose harness has a setsid child and a daemon, and short ones stopped
+    // meanwhile: their reapers must leave the long one's processes alone.
+    // Alone: its timing is its point (the short scenarios run while the long one does).
+    let _alone = ALONE.write().unwrap_or_else(|p| p.into_inner());
+    let pidfile = tempfile::NamedTempFile::new().unwrap();
+    let path = pidfile.path().to_path_buf();
+    let long = std::thread::spawn(move || {
+        play_within(
+            &format!("setsid-grandchild {}", path.display()),
+            8000,
+            // Held, or dropped for its silence: a failure either way.
+            "",
+            Some(&path),
+        )
+    });
+    let t = Instant::now();
+    while pids(pidfile.path()).len() < 3 && t.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let long_pids = pids(pidfile.path());
+    assert_eq!(long_pids.len(), 3, "the long scenario's harness started");
+    // Six, two at a time (they used to share a token with each other and the long one often
+    // enough: each stop then took, and reaped, the other's harness, and waited for it in vain).
+    let short = || {
+        let r = play_within("crashes", 800, "", None);
+        let Verdict::Fail(f) = &r.verdict else {
+            unreachable!()
+        };
+        assert!(
+            !f.actual["stderr"].to_string().contains("after SIGKILL"),
+            "a stop waited for a process not its own: {}",
+            f.actual["stderr"]
+        );
+    };
+    for _ in 0..3 {
+        let other = std::thread::spawn(short);
+        short();
+        other.join().unwrap();
+    }
+    assert!(
+        t.elapsed() < Duration::from_millis(7000),
+        "the short scenarios took {:?}: the long one may be over",
+        t.elapsed()
+    );
+    let dead: Vec<i32> = long_pids.iter().copied().filter(|p| !alive(*p)).collect();
+    assert!(
+        dead.is_empty(),
+        "another scenario's stop killed {dead:?} of the long scenario's {long_pids:?}"
+    );
+    long.join().unwrap();
+    let left: Vec<i32> = long_pids.iter().copied().filter(|p| alive(*p)).collect();
+    assert!(
+        left.is_empty(),
+        "processes {left:?} outlived their scenario"
+    );
 }

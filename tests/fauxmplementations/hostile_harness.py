@@ -126,7 +126,7 @@ elif MODE == "joins-hcpspec-group":
         time.sleep(1)
 elif MODE == "setsid-grandchild":
     # A child in a session of its own, and a double-forked daemon (its parent exits at once, so
-    # it is an orphan), both ignoring SIGTERM; the harness itself hangs.
+    # it is an orphan), both ignoring SIGTERM; the harness itself holds its run, pinging.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     r, w = os.pipe()
     if os.fork() == 0:
@@ -150,7 +150,9 @@ elif MODE == "setsid-grandchild":
     hello(s)
     frame(s, json.dumps({"t": "req", "id": 2, "m": "lease", "p": {}}))
     while True:
-        time.sleep(1)
+        # Heard from (so never dropped for silence): the run is held to the deadline.
+        frame(s, '{"t":"ping"}')
+        time.sleep(0.3)
 elif MODE == "stderr-without-newline":
     # 3 GB of stderr and never a newline.
     chunk = b"E" * (1 << 20)
