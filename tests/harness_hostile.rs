@@ -100,6 +100,7 @@ const HEAVY: &[&str] = &[
     "huge-gate-body",
     "chatty",
     "floods",
+    "never-reads",
 ];
 
 fn pids(pidfile: &Path) -> Vec<i32> {
@@ -239,6 +240,12 @@ fn a_stderr_line_of_3_gb_without_newline_is_cut_not_held() {
 fn a_flood_of_big_frames_is_cut_by_its_bytes() {
     fails_within("big-frame-flood", 6000, "past", None);
     rss_bounded("a flood of 16 MiB frames");
+}
+
+#[test]
+fn a_harness_that_never_reads_has_a_bounded_queue() {
+    fails_within("never-reads", 4000, "does not read core's frames", None);
+    rss_bounded("a harness that never reads its answers");
 }
 
 #[test]

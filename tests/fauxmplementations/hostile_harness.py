@@ -174,6 +174,18 @@ elif MODE == "big-frame-flood":
     except OSError:
         pass
     time.sleep(60)
+elif MODE == "never-reads":
+    # Requests whose answers are big (core echoes an unknown method's name), never reading one.
+    s, _ = connect()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    hello(s)
+    name = "x" * (1 << 20)
+    try:
+        for i in range(120):
+            fast_frame(s, json.dumps({"t": "req", "id": 10 + i, "m": name, "p": {}}).encode())
+    except OSError:
+        pass
+    time.sleep(60)
 elif MODE == "slow-gate-body":
     # A gate call whose body comes one byte a second.
     s = gate(1000)

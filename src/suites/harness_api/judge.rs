@@ -237,6 +237,7 @@ pub fn judge_only(p: &Played, names: &[&str]) -> Option<Fail> {
 
 /// A cap hcpspec holds a harness to (docs/security.md): its messages' bytes in a scenario, what
 /// core may queue to a connection that does not read, a gate body's size and deadline.
+#[allow(clippy::result_large_err)] // a CheckFn, as every check is (they share its warning)
 fn within_caps(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     match v.p.log.iter().find(|e| e["via"] == "cap") {
         Some(e) => Err(fail(
