@@ -3,6 +3,8 @@
 //! verdict with evidence within the scenario's deadline, never a hang of hcpspec, and its
 //! processes are always reaped.
 
+mod common;
+
 use hcpspec::case::Case;
 use hcpspec::run::Verdict;
 use hcpspec::suites::harness_api::{run_case, Harness};
@@ -40,18 +42,73 @@ fn hostile(mode: &str) -> Harness {
 /// Play the scenario: a failure (never a pass, never an error of hcpspec), within the deadline
 /// and the stop's grace, with this text somewhere in its evidence.
 fn fails_with(mode: &str, evidence: &str) {
+    fails_within(mode, 1500, evidence, None);
+}
+
+/// Play a scenario of `deadline_ms` on a thread of its own; past its deadline and 5 s more (the
+/// stop's grace and kill, and slack for a loaded machine: the floods of the other tests share
+/// its cores), the test fails then and there instead of waiting for hcpspec (it
+/// kills the processes named in `pidfile`, if any, so that a failing test leaves none behind).
+fn fails_within(
+    mode: &str,
+    deadline_ms: u64,
+    evidence: &str,
+    pidfile: Option<&Path>,
+) -> hcpspec::run::CaseResult {
+    // The floods (3 GB through a pipe or a socket) take both cores of a small machine: they run
+    // alone, so that the other scenarios' harnesses start and connect within their deadlines.
+    let heavy = HEAVY.contains(&mode);
+    let _read = (!heavy).then(|| ALONE.read().unwrap_or_else(|p| p.into_inner()));
+    let _write = heavy.then(|| ALONE.write().unwrap_or_else(|p| p.into_inner()));
+    play_within(mode, deadline_ms, evidence, pidfile)
+}
+
+/// [`fails_within`] without taking [`ALONE`] (for a test that holds it itself).
+fn play_within(
+    mode: &str,
+    deadline_ms: u64,
+    evidence: &str,
+    pidfile: Option<&Path>,
+) -> hcpspec::run::CaseResult {
     let t = Instant::now();
-    let r = run_case(&scenario(1500), &hostile(mode));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = hostile(mode);
+    std::thread::spawn(move || {
+        let _ = tx.send(run_case(&scenario(deadline_ms), &h));
+    });
+    let bound = Duration::from_millis(deadline_ms + 5000);
+    let Ok(r) = rx.recv_timeout(bound) else {
+        for pid in pidfile.map(pids).unwrap_or_default() {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        panic!("{mode}: the scenario of {deadline_ms} ms was not over after {bound:?}");
+    };
     let took = t.elapsed();
-    assert!(
-        took < Duration::from_millis(1500 + 2000),
-        "{mode}: took {took:?}"
-    );
     let Verdict::Fail(f) = &r.verdict else {
         panic!("{mode}: expected a failure, got {:?}", r.verdict)
     };
     let all = format!("{} {}", f.message, f.actual);
     assert!(all.contains(evidence), "{mode}: `{evidence}` not in {all}");
+    eprintln!("{mode}: over in {took:?}");
+    r
+}
+
+static ALONE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+const HEAVY: &[&str] = &[
+    "stderr-without-newline",
+    "big-frame-flood",
+    "huge-gate-body",
+    "chatty",
+    "floods",
+    "never-reads",
+];
+
+fn pids(pidfile: &Path) -> Vec<i32> {
+    std::fs::read_to_string(pidfile)
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect()
 }
 
 /// Running, not a zombie (an orphan's zombie waits on an init that may never reap it).
@@ -114,4 +171,177 @@ fn a_hang_ignoring_sigterm_is_killed_with_its_children() {
     for pid in pids {
         assert!(!alive(pid), "process {pid} outlived its scenario");
     }
+}
+
+#[test]
+fn a_harness_in_hcpspecs_group_ignoring_sigterm_is_killed_within_the_grace() {
+    let pidfile = tempfile::NamedTempFile::new().unwrap();
+    fails_within(
+        &format!("joins-hcpspec-group {}", pidfile.path().display()),
+        1500,
+        "still held",
+        Some(pidfile.path()),
+    );
+    let pids = pids(pidfile.path());
+    assert_eq!(pids.len(), 1, "the harness wrote its pid");
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!alive(pids[0]), "process {} outlived its scenario", pids[0]);
+}
+
+#[test]
+fn a_setsid_child_and_a_double_forked_daemon_die_with_their_scenario() {
+    let pidfile = tempfile::NamedTempFile::new().unwrap();
+    fails_within(
+        &format!("setsid-grandchild {}", pidfile.path().display()),
+        1500,
+        "still held",
+        Some(pidfile.path()),
+    );
+    let pids = pids(pidfile.path());
+    assert_eq!(
+        pids.len(),
+        3,
+        "the harness, its setsid child and its daemon"
+    );
+    // No wait: the stop itself kills and reaps them.
+    let left: Vec<i32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+    for pid in &left {
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    assert!(
+        left.is_empty(),
+        "processes {left:?} outlived their scenario"
+    );
+    // Not zombies either: hcpspec reaped what was re-parented to it.
+    for pid in &pids {
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists(),
+            "process {pid} is left unreaped"
+        );
+    }
+}
+
+#[test]
+fn a_stderr_line_of_3_gb_without_newline_is_cut_not_held() {
+    let r = fails_within("stderr-without-newline", 2500, "[cut: ", None);
+    let Verdict::Fail(f) = &r.verdict else {
+        unreachable!()
+    };
+    let stderr = f.actual["stderr"].as_array().unwrap();
+    assert!(stderr.len() <= 40, "{} stderr lines kept", stderr.len());
+    assert!(
+        stderr.iter().all(|l| l.as_str().unwrap().len() < 600),
+        "a stderr line past its cap"
+    );
+    rss_bounded("a 3 GB stderr line");
+}
+
+#[test]
+fn a_flood_of_big_frames_is_cut_by_its_bytes() {
+    fails_within("big-frame-flood", 6000, "past", None);
+    rss_bounded("a flood of 16 MiB frames");
+}
+
+#[test]
+fn a_harness_that_never_reads_has_a_bounded_queue() {
+    fails_within("never-reads", 4000, "does not read core's frames", None);
+    rss_bounded("a harness that never reads its answers");
+}
+
+#[test]
+fn a_gate_body_one_byte_a_second_is_cut_at_its_deadline() {
+    fails_within("slow-gate-body", 3500, "gate body", None);
+}
+
+#[test]
+fn a_gate_body_of_3_gb_is_refused_not_buffered() {
+    fails_within("huge-gate-body", 2500, "gate body", None);
+    rss_bounded("a 3 GB gate body");
+}
+
+#[test]
+fn a_chatty_harness_records_bounded_observations() {
+    let r = fails_within("chatty", 2000, "", None);
+    let n = r.observations.len();
+    let bytes: usize = r
+        .observations
+        .iter()
+        .map(|o| o.value.to_string().len())
+        .sum();
+    eprintln!("chatty: {n} observations, {bytes} bytes");
+    assert!(n <= 300, "{n} observations recorded");
+    assert!(bytes <= 1 << 20, "{bytes} bytes of observations recorded");
+    let dropped = r
+        .observations
+        .iter()
+        .find(|o| o.action == "dropped")
+        .expect("the drop is counted");
+    assert!(dropped.value["observations"].as_u64().unwrap() > 4000);
+    rss_bounded("a chatty harness");
+}
+
+/// hcpspec's peak RSS (this test process's VmHWM) within the bound, printed for the record.
+fn rss_bounded(what: &str) {
+    let peak = common::peak_rss(std::process::id()).unwrap_or(0);
+    eprintln!("{what}: peak RSS {} MiB", peak >> 20);
+    common::assert_rss_bounded(what);
+}
+
+#[test]
+fn a_stop_kills_its_own_harness_only_never_another_scenarios() {
+    // A long scenario whose harness has a setsid child and a daemon, and short ones stopped
+    // meanwhile: their reapers must leave the long one's processes alone.
+    // Alone: its timing is its point (the short scenarios run while the long one does).
+    let _alone = ALONE.write().unwrap_or_else(|p| p.into_inner());
+    let pidfile = tempfile::NamedTempFile::new().unwrap();
+    let path = pidfile.path().to_path_buf();
+    let long = std::thread::spawn(move || {
+        play_within(
+            &format!("setsid-grandchild {}", path.display()),
+            8000,
+            // Held, or dropped for its silence: a failure either way.
+            "",
+            Some(&path),
+        )
+    });
+    let t = Instant::now();
+    while pids(pidfile.path()).len() < 3 && t.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let long_pids = pids(pidfile.path());
+    assert_eq!(long_pids.len(), 3, "the long scenario's harness started");
+    // Six, two at a time (they used to share a token with each other and the long one often
+    // enough: each stop then took, and reaped, the other's harness, and waited for it in vain).
+    let short = || {
+        let r = play_within("crashes", 800, "", None);
+        let Verdict::Fail(f) = &r.verdict else {
+            unreachable!()
+        };
+        assert!(
+            !f.actual["stderr"].to_string().contains("after SIGKILL"),
+            "a stop waited for a process not its own: {}",
+            f.actual["stderr"]
+        );
+    };
+    for _ in 0..3 {
+        let other = std::thread::spawn(short);
+        short();
+        other.join().unwrap();
+    }
+    assert!(
+        t.elapsed() < Duration::from_millis(7000),
+        "the short scenarios took {:?}: the long one may be over",
+        t.elapsed()
+    );
+    let dead: Vec<i32> = long_pids.iter().copied().filter(|p| !alive(*p)).collect();
+    assert!(
+        dead.is_empty(),
+        "another scenario's stop killed {dead:?} of the long scenario's {long_pids:?}"
+    );
+    long.join().unwrap();
+    let left: Vec<i32> = long_pids.iter().copied().filter(|p| alive(*p)).collect();
+    assert!(
+        left.is_empty(),
+        "processes {left:?} outlived their scenario"
+    );
 }

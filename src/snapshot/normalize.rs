@@ -202,7 +202,10 @@ pub fn contain_text(s: &str) -> String {
 /// A whole value as reports keep it: every string and key contained, and the value cut to an
 /// excerpt when it is still over [`MAX_VALUE`] pretty-printed.
 pub fn contain(v: &Value) -> Value {
-    bound(apply(v, &Redact::new("", "")))
+    // One Redact for every call: building one compiles a regex (milliseconds in a debug build,
+    // which a chatty harness's thousands of observations would each pay).
+    static NONE: OnceLock<Redact> = OnceLock::new();
+    bound(apply(v, NONE.get_or_init(|| Redact::new("", ""))))
 }
 
 /// An observation over [`MAX_VALUE`] pretty-printed becomes a string: its start, cut and marked.

@@ -45,6 +45,35 @@ def frame(s, payload, opcode=1):
     s.sendall(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
 
 
+def fast_frame(s, data, opcode=1):
+    """A frame with the all-zero mask: its payload goes as it is (fast for big frames)."""
+    n = len(data)
+    head = bytes([0x80 | opcode])
+    if n < 126:
+        head += bytes([0x80 | n])
+    elif n < 65536:
+        head += bytes([0x80 | 126]) + struct.pack(">H", n)
+    else:
+        head += bytes([0x80 | 127]) + struct.pack(">Q", n)
+    s.sendall(head + b"\0\0\0\0")
+    s.sendall(data)
+
+
+def gate(length):
+    """A gate call's head (model-calls) announcing `length` bytes of body (None: chunked); the
+    socket."""
+    url = urlparse(os.environ["NYLORUN_GATES_URL"])
+    s = socket.create_connection((url.hostname, url.port))
+    s.sendall(
+        (
+            f"POST /nylorun/v1/model-calls HTTP/1.1\r\nHost: {url.hostname}:{url.port}\r\n"
+            "Content-Type: application/json\r\nIdempotency-Key: k1\r\n"
+            + (f"Content-Length: {length}\r\n\r\n" if length is not None else "Transfer-Encoding: chunked\r\n\r\n")
+        ).encode()
+    )
+    return s
+
+
 def hello(s):
     frame(s, json.dumps({"t": "req", "id": 1, "m": "hello", "p": {"api": 5, "name": os.environ["HARNESS_NAME"], "version": "0", "features": {}}}))
 
@@ -84,6 +113,106 @@ elif MODE == "hangs-ignoring-sigterm":
     frame(s, json.dumps({"t": "req", "id": 2, "m": "lease", "p": {}}))
     while True:
         time.sleep(1)
+elif MODE == "joins-hcpspec-group":
+    # Leaves its own process group for hcpspec's (its parent's) and ignores SIGTERM.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    os.setpgid(0, os.getpgid(os.getppid()))
+    with open(sys.argv[2], "w") as f:
+        f.write(f"{os.getpid()}\n")
+    s, _ = connect()
+    hello(s)
+    frame(s, json.dumps({"t": "req", "id": 2, "m": "lease", "p": {}}))
+    while True:
+        time.sleep(1)
+elif MODE == "setsid-grandchild":
+    # A child in a session of its own, and a double-forked daemon (its parent exits at once, so
+    # it is an orphan), both ignoring SIGTERM; the harness itself holds its run, pinging.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    r, w = os.pipe()
+    if os.fork() == 0:
+        os.setsid()
+        os.write(w, f"{os.getpid()} ".encode())
+        time.sleep(60)
+        os._exit(0)
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.write(w, f"{os.getpid()} ".encode())
+            time.sleep(60)
+            os._exit(0)
+        os._exit(0)
+    pids = b""
+    while pids.count(b" ") < 2:
+        pids += os.read(r, 64)
+    with open(sys.argv[2], "w") as f:
+        f.write(f"{os.getpid()} {pids.decode()}\n")
+    s, _ = connect()
+    hello(s)
+    frame(s, json.dumps({"t": "req", "id": 2, "m": "lease", "p": {}}))
+    while True:
+        # Heard from (so never dropped for silence): the run is held to the deadline.
+        frame(s, '{"t":"ping"}')
+        time.sleep(0.3)
+elif MODE == "stderr-without-newline":
+    # 3 GB of stderr and never a newline.
+    chunk = b"E" * (1 << 20)
+    try:
+        for _ in range(3 << 10):
+            sys.stderr.buffer.write(chunk)
+    except OSError:
+        pass
+    time.sleep(60)
+elif MODE == "big-frame-flood":
+    # 16 MiB frames, each one JSON message, 3 GB in all: far fewer frames than the count cut.
+    s, _ = connect()
+    hello(s)
+    pad = b"A" * (16 << 20)
+    data = b'{"t":"msg","m":"log","p":{"pad":"' + pad + b'"}}'
+    try:
+        for i in range(192):
+            fast_frame(s, data)
+    except OSError:
+        pass
+    time.sleep(60)
+elif MODE == "never-reads":
+    # Requests whose answers are big (core echoes an unknown method's name), never reading one.
+    s, _ = connect()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    hello(s)
+    name = "x" * (1 << 20)
+    try:
+        for i in range(120):
+            fast_frame(s, json.dumps({"t": "req", "id": 10 + i, "m": name, "p": {}}).encode())
+    except OSError:
+        pass
+    time.sleep(60)
+elif MODE == "slow-gate-body":
+    # A gate call whose body comes one byte a second.
+    s = gate(1000)
+    try:
+        for _ in range(1000):
+            s.sendall(b" ")
+            time.sleep(1)
+    except OSError:
+        pass
+    time.sleep(60)
+elif MODE == "huge-gate-body":
+    # A gate call sending a 3 GB body, chunked (no length announced: it must be read to be cut).
+    s = gate(None)
+    chunk = b"100000\r\n" + b" " * (1 << 20) + b"\r\n"
+    try:
+        for _ in range(3 << 10):
+            s.sendall(chunk)
+    except OSError:
+        pass
+    time.sleep(60)
+elif MODE == "chatty":
+    # Many small, valid messages: under the flood cut, each one an observation.
+    s, _ = connect()
+    hello(s)
+    for i in range(5000):
+        frame(s, json.dumps({"t": "msg", "m": "log", "p": {"i": i, "text": "chatter " * 20}}))
+    time.sleep(60)
 elif MODE == "crashes":
     s, _ = connect()
     hello(s)

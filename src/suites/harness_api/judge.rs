@@ -45,6 +45,7 @@ const SPEC: &str = "004_0d5b24e47247e871.txt";
 
 /// Every check a scenario gets, with the sentence each enforces.
 pub const ALWAYS: &[(&str, &str)] = &[
+    ("within-caps", "§ 1 Transport: \"One JSON text message per frame, at most 64 MiB (HARNESS_MAX_PAYLOAD).\" (and hcpspec's caps on what a harness sends in a scenario, docs/security.md)"),
     ("connects", "§ 1 Transport: \"A WebSocket to core's harness listener (port 4200 by default), path /nylorun/harness/v1.\""),
     ("upgrade-headers", "§ 1 Transport: \"Upgrade headers: Authorization: Bearer <token> and Nylorun-Harness-Api: 1.\""),
     ("one-json-text-message", "§ 1 Transport: \"One JSON text message per frame, at most 64 MiB (HARNESS_MAX_PAYLOAD).\""),
@@ -180,7 +181,8 @@ fn fail(check: &str, message: impl Into<String>, expected: Value, actual: Value)
 type CheckFn = fn(&View, &mut Vec<String>) -> Result<(), Fail>;
 
 /// The checks of every scenario, in the order they are judged.
-const EVERY: [(&str, CheckFn); 23] = [
+const EVERY: [(&str, CheckFn); 24] = [
+    ("within-caps", within_caps),
     ("connects", connects),
     ("upgrade-headers", upgrade_headers),
     ("one-json-text-message", one_json),
@@ -231,6 +233,24 @@ pub fn judge_only(p: &Played, names: &[&str]) -> Option<Fail> {
         .iter()
         .filter(|(n, _)| names.contains(n))
         .find_map(|(_, c)| c(&v, &mut warnings).err())
+}
+
+/// A cap hcpspec holds a harness to (docs/security.md): its messages' bytes in a scenario, what
+/// core may queue to a connection that does not read, a gate body's size and deadline.
+#[allow(clippy::result_large_err)] // a CheckFn, as every check is (they share its warning)
+fn within_caps(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    match v.p.log.iter().find(|e| e["via"] == "cap") {
+        Some(e) => Err(fail(
+            "within-caps",
+            format!(
+                "a cap hcpspec holds a harness to was hit: {}",
+                e["reason"].as_str().unwrap_or("")
+            ),
+            json!("within hcpspec's caps (docs/security.md)"),
+            e.clone(),
+        )),
+        None => Ok(()),
+    }
 }
 
 fn connects(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {

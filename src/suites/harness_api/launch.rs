@@ -1,10 +1,12 @@
 //! The launch contract (docs/harness-api.md § 1): a harness program started once per scenario
 //! with `NYLORUN_CORE_URL`, `NYLORUN_HARNESS_TOKEN`, `NYLORUN_GATES_URL` and `HARNESS_NAME`,
-//! stopped with SIGTERM, a grace period, then SIGKILL of its process group. Its last stderr
-//! lines are kept as evidence. Embedded harnesses run as tasks on the scenario's runtime.
+//! stopped with SIGTERM, a grace period, then SIGKILL of everything it started, whatever its
+//! group or session (`reap`). Its last stderr lines are kept as evidence, read in bounded
+//! chunks. Embedded harnesses run as tasks on the scenario's runtime.
 
+use super::reap::{self, Tree};
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader};
+use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -14,8 +16,10 @@ use std::time::{Duration, Instant};
 /// and this module starts the reference harness.
 pub use super::env::LaunchEnv;
 
-/// How much stderr is kept as evidence.
+/// How much stderr is kept as evidence: the last 40 lines, each of at most 400 bytes (a longer
+/// line is cut, marked with its full size; its rest is read and dropped, never held).
 pub const STDERR_LINES: usize = 40;
+pub const STDERR_LINE_BYTES: usize = 400;
 pub const GRACE: Duration = Duration::from_millis(500);
 
 /// The variables of hcpspec's environment a launched harness keeps (docs/harness-api.md § 1):
@@ -61,7 +65,8 @@ pub fn harness_env(env: &LaunchEnv) -> Vec<(std::ffi::OsString, std::ffi::OsStri
 pub enum Running {
     Process {
         child: Child,
-        stderr: Arc<Mutex<VecDeque<String>>>,
+        stderr: Arc<Mutex<Stderr>>,
+        tree: Tree,
     },
     Task(tokio::task::JoinHandle<()>),
 }
@@ -105,6 +110,7 @@ impl Harness {
             Harness::Exec(argv) => {
                 // hcpspec's own working directory, so that relative paths in CMD work; its
                 // environment cleared but for the minimal set and the contract's variables.
+                reap::become_subreaper();
                 let mut cmd = Command::new(&argv[0]);
                 cmd.args(&argv[1..])
                     .env_clear()
@@ -116,64 +122,151 @@ impl Harness {
                 let mut child = cmd
                     .spawn()
                     .map_err(|e| format!("cannot start `{}`: {e}", argv[0]))?;
-                let stderr = Arc::new(Mutex::new(VecDeque::new()));
+                let stderr = Arc::new(Mutex::new(Stderr::default()));
                 if let Some(err) = child.stderr.take() {
                     let keep = stderr.clone();
-                    std::thread::spawn(move || {
-                        for line in BufReader::new(err).lines().map_while(Result::ok) {
-                            let mut k = keep.lock().unwrap_or_else(|p| p.into_inner());
-                            if k.len() == STDERR_LINES {
-                                k.pop_front();
-                            }
-                            k.push_back(line.chars().take(400).collect());
-                        }
-                    });
+                    std::thread::spawn(move || read_stderr(err, &keep));
                 }
-                Ok(Running::Process { child, stderr })
+                let tree = Tree::watch(child.id(), format!("NYLORUN_HARNESS_TOKEN={}", env.token));
+                Ok(Running::Process {
+                    child,
+                    stderr,
+                    tree,
+                })
             }
         }
     }
 }
 
 impl Running {
-    /// Stop it (SIGTERM, grace, SIGKILL of the group) and return its last stderr lines.
+    /// Stop it: SIGTERM to the harness, its group and every process of its tree, a grace
+    /// period, then SIGKILL of all of them, whatever their group or session (`reap`); never
+    /// blocks past the grace and [`reap::KILL_WAIT`]. Returns its last stderr lines.
     pub fn stop(self, kill_now: bool) -> Vec<String> {
         match self {
             Running::Task(t) => {
                 t.abort();
                 vec![]
             }
-            Running::Process { mut child, stderr } => {
-                let pgid = child.id() as i32;
-                let signal = |s| unsafe { libc::kill(-pgid, s) };
+            Running::Process {
+                mut child,
+                stderr,
+                tree,
+            } => {
+                let pid = child.id() as i32;
+                // Its group, unless it joined hcpspec's own (never signal that).
+                let own = unsafe { libc::getpgid(0) };
+                let group = |s| {
+                    if pid != own {
+                        unsafe { libc::kill(-pid, s) };
+                    }
+                };
+                let mut status = None;
                 if !kill_now {
-                    signal(libc::SIGTERM);
+                    unsafe { libc::kill(pid, libc::SIGTERM) };
+                    group(libc::SIGTERM);
+                    tree.terminate();
                     let until = Instant::now() + GRACE;
                     while Instant::now() < until {
-                        if matches!(child.try_wait(), Ok(Some(_))) {
+                        if let Ok(Some(s)) = child.try_wait() {
+                            status = Some(s);
                             break;
                         }
                         std::thread::sleep(Duration::from_millis(10));
                     }
                 }
-                // The group too: a harness's own children never outlive the scenario.
-                signal(libc::SIGKILL);
-                let status = child.wait().ok();
+                // The group, the harness and every process it started, wherever it went.
+                group(libc::SIGKILL);
+                let left = tree.kill_all(|| {
+                    if status.is_none() {
+                        status = child.try_wait().ok().flatten();
+                    }
+                    status.is_some()
+                });
                 // The reader thread ends at EOF; give it a moment to take the last lines.
                 std::thread::sleep(Duration::from_millis(20));
-                let mut lines: Vec<String> = stderr
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .iter()
-                    .cloned()
-                    .collect();
+                let mut lines = stderr.lock().unwrap_or_else(|p| p.into_inner()).lines();
                 if let Some(s) = status {
                     if !s.success() && s.code().is_some() {
                         lines.push(format!("[hcpspec] the harness exited with {s}"));
                     }
                 }
+                if left > 0 {
+                    lines.push(format!(
+                        "[hcpspec] {left} process(es) of the harness still there {} ms after SIGKILL",
+                        reap::KILL_WAIT.as_millis()
+                    ));
+                }
                 lines
             }
+        }
+    }
+}
+
+/// The harness's last stderr lines, and the line being read.
+#[derive(Default)]
+pub struct Stderr {
+    kept: VecDeque<String>,
+    line: Vec<u8>,
+    /// The full size of the line being read (its bytes past the cap are dropped).
+    len: u64,
+}
+
+impl Stderr {
+    fn push(&mut self, bytes: &[u8]) {
+        for chunk in bytes.split_inclusive(|b| *b == b'\n') {
+            let (part, ends) = match chunk.strip_suffix(b"\n") {
+                Some(p) => (p, true),
+                None => (chunk, false),
+            };
+            let room = STDERR_LINE_BYTES.saturating_sub(self.line.len());
+            self.line.extend_from_slice(&part[..part.len().min(room)]);
+            self.len += part.len() as u64;
+            if ends {
+                self.end_line();
+            }
+        }
+    }
+
+    fn end_line(&mut self) {
+        let mut text = String::from_utf8_lossy(&self.line).into_owned();
+        if self.len > self.line.len() as u64 {
+            text.push_str(&format!("…[cut: {} bytes in all]", self.len));
+        }
+        if self.kept.len() == STDERR_LINES {
+            self.kept.pop_front();
+        }
+        self.kept.push_back(text);
+        self.line.clear();
+        self.len = 0;
+    }
+
+    /// The kept lines, the one being read last.
+    fn lines(&self) -> Vec<String> {
+        let mut s = Stderr {
+            kept: self.kept.clone(),
+            line: self.line.clone(),
+            len: self.len,
+        };
+        if s.len > 0 {
+            s.end_line();
+        }
+        s.kept.into()
+    }
+}
+
+/// Read a harness's stderr in bounded chunks to its end.
+fn read_stderr(mut err: impl Read, keep: &Mutex<Stderr>) {
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        match err.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => keep
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
         }
     }
 }

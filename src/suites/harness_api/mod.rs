@@ -6,6 +6,7 @@ pub mod env;
 pub mod fuzz;
 pub mod judge;
 pub mod launch;
+pub mod reap;
 pub mod reference;
 pub mod selfcheck;
 mod suite;
@@ -58,18 +59,89 @@ pub fn run_case(case: &Case, harness: &Harness) -> CaseResult {
     // capped, values bounded, before anything is stored.
     let mut verdict = verdict;
     crate::run::contain_verdict(&mut verdict);
-    let observations = observations
-        .into_iter()
-        .map(|o| Observation {
-            value: crate::snapshot::contain(&o.value),
-            ..o
-        })
-        .collect();
+    // A chatty harness's frames and gate calls are kept within a budget, the drop counted (cut
+    // by count before they are contained, which is the costly part).
+    let (observations, dropped) = bounded(observations, crate::snapshot::contain);
+    if let (Verdict::Fail(f), Some(d)) = (&mut verdict, &dropped) {
+        f.actual["observationsDropped"] = d.clone();
+    }
     let warnings = warnings
         .iter()
         .map(|w| crate::snapshot::contain_text(w))
         .collect();
     CaseResult::of(case, verdict, observations, warnings, started)
+}
+
+/// What a scenario records of the traffic: its first [`OBSERVE_FIRST`] and last
+/// [`OBSERVE_LAST`] observations, within [`OBSERVE_BYTES`] in all (a quarter of it for the
+/// last); what is left out is one `dropped` observation between them, counted.
+pub const OBSERVE_FIRST: usize = 200;
+pub const OBSERVE_LAST: usize = 50;
+pub const OBSERVE_BYTES: usize = 1 << 20;
+
+fn bounded(
+    obs: Vec<Observation>,
+    contain: impl Fn(&Value) -> Value,
+) -> (Vec<Observation>, Option<Value>) {
+    let n = obs.len();
+    let size = |o: &Observation| o.value.to_string().len() + o.action.len();
+    // By count first: what is dropped is not contained, but its bytes are counted.
+    let mut uncounted = 0;
+    let obs: Vec<Observation> = obs
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, o)| {
+            if i < OBSERVE_FIRST || i >= n.saturating_sub(OBSERVE_LAST) {
+                Some(Observation {
+                    value: contain(&o.value),
+                    ..o
+                })
+            } else {
+                uncounted += size(&o);
+                None
+            }
+        })
+        .collect();
+    let sizes: Vec<usize> = obs.iter().map(size).collect();
+    let total: usize = sizes.iter().sum::<usize>() + uncounted;
+    if obs.len() == n && total <= OBSERVE_BYTES {
+        return (obs, None);
+    }
+    let kept_n = obs.len();
+    // The last ones first, within their count and a quarter of the budget ...
+    let (mut last, mut last_bytes) = (0, 0);
+    for s in sizes.iter().rev().take(OBSERVE_LAST) {
+        if last_bytes + s > OBSERVE_BYTES / 4 {
+            break;
+        }
+        last += 1;
+        last_bytes += s;
+    }
+    // ... then the first ones, within theirs and the rest of it.
+    let (mut first, mut first_bytes) = (0, 0);
+    for s in sizes[..kept_n - last].iter().take(OBSERVE_FIRST) {
+        if first_bytes + s > OBSERVE_BYTES - last_bytes {
+            break;
+        }
+        first += 1;
+        first_bytes += s;
+    }
+    let dropped = json!({
+        "observations": n - first - last,
+        "bytes": total - first_bytes - last_bytes,
+        "kept": format!("the first {first} and the last {last} of {n} ({OBSERVE_FIRST} and {OBSERVE_LAST} at most, {OBSERVE_BYTES} bytes in all)"),
+    });
+    let mut out = Vec::with_capacity(first + last + 1);
+    let mut it = obs.into_iter();
+    out.extend(it.by_ref().take(first));
+    let step = out.last().map_or(0, |o| o.step + 1);
+    out.push(Observation {
+        step,
+        action: "dropped".into(),
+        value: dropped.clone(),
+    });
+    out.extend(it.skip(kept_n - first - last));
+    (out, Some(dropped))
 }
 
 fn case_checks(case: &Case) -> Vec<Value> {
@@ -222,12 +294,7 @@ pub(crate) fn play(
                 core.local_addr().map_err(|e| e.to_string())?,
                 core::PATH
             ),
-            token: format!(
-                "nylorun-ht-{:x}",
-                std::process::id() as u64
-                    ^ Instant::now().elapsed().as_nanos() as u64
-                    ^ 0x9e37_79b9_7f4a_7c15
-            ),
+            token: harness_token(),
             gates_url: format!("http://{}", gates.local_addr().map_err(|e| e.to_string())?),
             name: sc.harness.clone(),
         };
@@ -301,10 +368,13 @@ pub(crate) fn play(
         }
         core_task.abort();
         gates_task.abort();
-        let g = lock(&w);
+        let mut g = lock(&w);
+        // What happened until the end, taken (not copied: it may hold 256 MiB of frames); the
+        // closing itself is not the harness's doing.
+        let mut log = std::mem::take(&mut g.log);
+        log.truncate(end + 1);
         let ended_at = |id: &str| {
-            g.log
-                .iter()
+            log.iter()
                 .position(|e| e["event"] == "run-ended" && e["run"] == id)
         };
         let runs = g
@@ -319,15 +389,30 @@ pub(crate) fn play(
                 ended_at: ended_at(&r.id),
             })
             .collect();
-        // What happened until the end; the closing itself is not the harness's doing.
         let played = judge::Played {
-            log: g.log[..=end].to_vec(),
+            log,
             runs,
             harness: sc.harness.clone(),
             deadline_hit,
         };
         Ok((played, stderr, g.skip.clone()))
     })
+}
+
+/// A harness token of its own for every scenario: 128 random bits and a count. (It was the pid
+/// and a clock's few nanoseconds, so concurrent scenarios could share one, and their processes,
+/// found by their token, be taken for each other's.)
+fn harness_token() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let random = || {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(n);
+        h.write_u32(std::process::id());
+        h.finish()
+    };
+    format!("nylorun-ht-{:016x}{:016x}-{n}", random(), random())
 }
 
 /// How long a finished scenario stays open for late frames (a harness that ignores the end).

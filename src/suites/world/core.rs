@@ -18,6 +18,10 @@ pub const PATH: &str = "/nylorun/harness/v1";
 pub const MAX_PAYLOAD: usize = 64 << 20;
 /// A harness that sends more frames than this in one scenario floods: it is dropped.
 pub const FLOOD: usize = 20_000;
+/// ... or more bytes than this, in all its messages and connections of one scenario: a cap hit.
+pub const FLOOD_BYTES: u64 = 256 << 20;
+/// What core queues to a connection that does not read: past it, a cap hit, and it is dropped.
+pub const QUEUE_BYTES: usize = 64 << 20;
 
 pub async fn serve(listener: TcpListener, w: Shared) {
     let mut n = 0;
@@ -94,12 +98,14 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
     let Ok(ws) = ws else { return };
     let (mut sink, mut source) = ws.split();
     let (tx, mut rx) = mpsc::unbounded_channel::<Message>();
+    let queued = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let (ping_ms, drop_ms) = {
         let mut g = lock(&w);
         g.conns.insert(
             n,
             Conn {
                 tx: tx.clone(),
+                queued: queued.clone(),
                 hello: false,
                 heard: Instant::now(),
                 closed: false,
@@ -112,7 +118,13 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
     let writer = tokio::spawn(async move {
         while let Some(m) = rx.recv().await {
             let close = matches!(m, Message::Close(_));
-            if sink.send(m).await.is_err() || close {
+            let n = match &m {
+                Message::Text(t) => t.len(),
+                _ => 0,
+            };
+            let sent = sink.send(m).await;
+            queued.fetch_sub(n, std::sync::atomic::Ordering::Relaxed);
+            if sent.is_err() || close {
                 break;
             }
         }
@@ -157,6 +169,16 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
             g.record(json!({ "via": "bad-frame", "conn": n, "reason": format!("flood: more than {FLOOD} frames") }));
             let _ = tx.send(Message::Close(None));
             break;
+        }
+        if let Ok(Message::Text(_) | Message::Binary(_)) = &m {
+            g.received += m.as_ref().map_or(0, |m| m.len() as u64);
+            if g.received > FLOOD_BYTES {
+                let got = g.received;
+                g.record(json!({ "via": "cap", "conn": n, "what": "frames",
+                    "reason": format!("flood: {got} bytes of messages, past {FLOOD_BYTES} in one scenario") }));
+                let _ = tx.send(Message::Close(None));
+                break;
+            }
         }
         match m {
             Ok(Message::Text(t)) => frame(&mut g, n, t.as_str()),

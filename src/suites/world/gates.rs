@@ -15,9 +15,31 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
 
+/// A gate body's cap: the spec's default modelCallBytes (32 MiB) and more; past it, 413 and a
+/// cap hit. Read in chunks as it comes, never past the cap.
+pub const BODY_BYTES: usize = 64 << 20;
+/// A gate body is sent whole within this of its head, or it is a cap hit (408): a harness
+/// sending one byte a second holds nothing.
+pub const BODY_DEADLINE: Duration = Duration::from_secs(2);
+
 pub fn router(w: Shared) -> Router {
     let call = |route: &'static str| {
-        move |State(w): State<Shared>, h: HeaderMap, b: Bytes| call(w, route, h, b)
+        move |State(w): State<Shared>, h: HeaderMap, b: axum::body::Body| async move {
+            match body(&h, b).await {
+                Ok(b) => call(w, route, h, b).await,
+                Err(None) => answer(
+                    400,
+                    json!({ "error": { "code": "invalid", "message": "the body was not read" } }),
+                ),
+                Err(Some((status, reason))) => {
+                    lock(&w).record(json!({ "via": "cap", "what": "gate-body", "route": route, "reason": reason }));
+                    answer(
+                        status,
+                        json!({ "error": { "code": "limit_exceeded", "message": reason } }),
+                    )
+                }
+            }
+        }
     };
     let cancel = |route: &'static str| {
         move |State(w): State<Shared>, Path(key): Path<String>, h: HeaderMap| {
@@ -88,6 +110,54 @@ fn header(h: &HeaderMap, name: &str) -> Value {
     h.get(name)
         .and_then(|v| v.to_str().ok())
         .map_or(Value::Null, |s| json!(s))
+}
+
+/// A gate call's body, read in chunks up to [`BODY_BYTES`] and within [`BODY_DEADLINE`]; a cap
+/// hit is its status and reason, a body the client gave up on none.
+async fn body(h: &HeaderMap, b: axum::body::Body) -> Result<Bytes, Option<(u16, String)>> {
+    use futures_util::StreamExt;
+    let announced = h
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(n) = announced.filter(|n| *n > BODY_BYTES as u64) {
+        return Err(Some((
+            413,
+            format!("a gate body of {n} bytes announced, past {BODY_BYTES} (refused, not read)"),
+        )));
+    }
+    let until = tokio::time::Instant::now() + BODY_DEADLINE;
+    let mut stream = b.into_data_stream();
+    let mut buf = Vec::new();
+    loop {
+        match tokio::time::timeout_at(until, stream.next()).await {
+            Err(_) => {
+                return Err(Some((
+                    408,
+                    format!(
+                        "a gate body not sent whole within {} ms of its head ({} of {} bytes came)",
+                        BODY_DEADLINE.as_millis(),
+                        buf.len(),
+                        announced.map_or("?".to_string(), |n| n.to_string())
+                    ),
+                )))
+            }
+            Ok(None) => return Ok(buf.into()),
+            Ok(Some(Err(_))) => return Err(None),
+            Ok(Some(Ok(chunk))) => {
+                if buf.len() + chunk.len() > BODY_BYTES {
+                    return Err(Some((
+                        413,
+                        format!(
+                            "a gate body past {BODY_BYTES} bytes ({} came; read no further)",
+                            buf.len() + chunk.len()
+                        ),
+                    )));
+                }
+                buf.extend_from_slice(&chunk);
+            }
+        }
+    }
 }
 
 /// Decrements the in-flight count however the call ends (a client that hangs up drops it).

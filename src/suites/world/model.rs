@@ -25,6 +25,8 @@ pub enum Act {
 
 pub struct Conn {
     pub tx: mpsc::UnboundedSender<Message>,
+    /// The bytes sent to `tx` not yet written to the socket (`core::QUEUE_BYTES`).
+    pub queued: Arc<std::sync::atomic::AtomicUsize>,
     pub hello: bool,
     pub heard: Instant,
     pub closed: bool,
@@ -147,6 +149,8 @@ pub struct World {
     pub approvals: Vec<Value>,
     /// The scenario is over: runs keep the state they had, whatever the harness does next.
     pub frozen: bool,
+    /// The bytes of every message the harness sent, in all its connections (`core::FLOOD_BYTES`).
+    pub received: u64,
     /// The messages of the turns not offered yet, by offer (core role): a message sent while a
     /// turn runs waits in the session's queue and joins the next turn's.
     pub inbox: Vec<(usize, Value)>,
@@ -209,6 +213,7 @@ impl World {
             mcp_facts: None,
             seq: 0,
             frozen: false,
+            received: 0,
             offers: sc_offers,
             tenant_closed: false,
             knobs: Knobs::default(),
@@ -254,12 +259,25 @@ impl World {
         self.log.len() - 1
     }
 
-    /// Send a frame to a connection and log it.
+    /// Send a frame to a connection and log it. A harness that does not read what it is sent
+    /// has it queued up to `core::QUEUE_BYTES`; past that it is a cap hit and it is dropped.
     pub fn send(&mut self, conn: usize, frame: Value) {
+        use std::sync::atomic::Ordering;
         self.record(json!({ "via": "frame", "conn": conn, "from": "core", "frame": frame }));
-        if let Some(c) = self.conns.get(&conn) {
-            let _ = c.tx.send(Message::text(frame.to_string()));
+        let Some(c) = self.conns.get(&conn) else {
+            return;
+        };
+        let text = frame.to_string();
+        let queued = c.queued.fetch_add(text.len(), Ordering::Relaxed) + text.len();
+        if queued > super::core::QUEUE_BYTES {
+            let _ = c.tx.send(Message::Close(None));
+            let cap = super::core::QUEUE_BYTES;
+            self.record(json!({ "via": "cap", "conn": conn, "what": "queue",
+                "reason": format!("the harness does not read core's frames: {queued} bytes queued to it, past {cap}") }));
+            self.lost(conn);
+            return;
         }
+        let _ = c.tx.send(Message::text(text));
     }
 
     /// limit_exceeded, its message naming the limit and its value (§ 1), then `detail`.
