@@ -20,8 +20,8 @@ pub const MAX_PAYLOAD: usize = 64 << 20;
 pub const FLOOD: usize = 20_000;
 /// ... or more bytes than this, in all its messages and connections of one scenario: a cap hit.
 pub const FLOOD_BYTES: u64 = 256 << 20;
-/// What core queues to a connection that does not read: past it, a cap hit, and it is dropped.
-pub const QUEUE_BYTES: usize = 64 << 20;
+/// What core queues to a connection that does not read (the model keeps the count).
+pub use super::model::QUEUE_BYTES;
 
 pub async fn serve(listener: TcpListener, w: Shared) {
     let mut n = 0;

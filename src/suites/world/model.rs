@@ -12,6 +12,9 @@ use std::time::Instant;
 use tokio::sync::{mpsc, Notify};
 use tokio_tungstenite::tungstenite::Message;
 
+/// What core queues to a connection that does not read: past it, a cap hit, and it is dropped.
+pub const QUEUE_BYTES: usize = 64 << 20;
+
 pub const SESSION: &str = "sess-1";
 
 /// Our harness's id, the one a harness token is bound to (§ 1).
@@ -25,7 +28,7 @@ pub enum Act {
 
 pub struct Conn {
     pub tx: mpsc::UnboundedSender<Message>,
-    /// The bytes sent to `tx` not yet written to the socket (`core::QUEUE_BYTES`).
+    /// The bytes sent to `tx` not yet written to the socket ([`QUEUE_BYTES`]).
     pub queued: Arc<std::sync::atomic::AtomicUsize>,
     pub hello: bool,
     pub heard: Instant,
@@ -260,7 +263,7 @@ impl World {
     }
 
     /// Send a frame to a connection and log it. A harness that does not read what it is sent
-    /// has it queued up to `core::QUEUE_BYTES`; past that it is a cap hit and it is dropped.
+    /// has it queued up to [`QUEUE_BYTES`]; past that it is a cap hit and it is dropped.
     pub fn send(&mut self, conn: usize, frame: Value) {
         use std::sync::atomic::Ordering;
         self.record(json!({ "via": "frame", "conn": conn, "from": "core", "frame": frame }));
@@ -269,9 +272,9 @@ impl World {
         };
         let text = frame.to_string();
         let queued = c.queued.fetch_add(text.len(), Ordering::Relaxed) + text.len();
-        if queued > super::core::QUEUE_BYTES {
+        if queued > QUEUE_BYTES {
             let _ = c.tx.send(Message::Close(None));
-            let cap = super::core::QUEUE_BYTES;
+            let cap = QUEUE_BYTES;
             self.record(json!({ "via": "cap", "conn": conn, "what": "queue",
                 "reason": format!("the harness does not read core's frames: {queued} bytes queued to it, past {cap}") }));
             self.lost(conn);
