@@ -244,7 +244,7 @@ fn a_flood_of_big_frames_is_cut_by_its_bytes() {
 
 #[test]
 fn a_harness_that_never_reads_has_a_bounded_queue() {
-    fails_within("never-reads", 4000, "does not read core's frames", None);
+    fails_within("never-reads", 8000, "does not read core's frames", None);
     rss_bounded("a harness that never reads its answers");
 }
 
