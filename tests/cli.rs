@@ -540,3 +540,22 @@ fn explain_numbers_steps_as_failures_do() {
         "step {n} is not the exec: {explained}"
     );
 }
+
+/// `hcpspec run | head -1`: a closed stdout and stderr are no panic; the run writes its outputs
+/// and exits with its verdict.
+#[test]
+fn a_closed_pipe_is_a_clean_exit() {
+    let out = tmp();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args(["run", "--suite", "host", "--out", s(out.path())])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read ends at once: every line hcpspec prints meets a closed pipe.
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status}");
+    assert!(out.path().join("result.json").is_file());
+}

@@ -4,6 +4,28 @@ use clap::{Parser, Subcommand};
 use hcpspec::exit;
 use std::path::PathBuf;
 
+// stdout and stderr may be closed pipes (`hcpspec run | head -1`): a line that cannot be
+// written is dropped, and the run goes on to write its outputs and exit with its verdict, never
+// a panic. These shadow std's macros in every module of the command.
+macro_rules! println {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+macro_rules! print {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($t)*);
+    }};
+}
+macro_rules! eprintln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 mod cli;
 mod fuzz;
 mod shim;
