@@ -157,9 +157,12 @@ fn env(vectors: &Path) -> Result<RunEnv, String> {
 
 #[derive(clap::Args)]
 pub struct RunArgs {
-    /// Runtime spec: inproc:reference, inproc:stub, inproc:mutant:NAME, stdio:'CMD ARGS',
-    /// http://HOST:PORT, ws://HOST:PORT/PATH; repeatable (one runtime over several transports
-    /// is checked for parity).
+    /// What to certify (default: each suite's embedded targets). Embedded: inproc:reference,
+    /// inproc:stub, inproc:mutant:NAME, inproc:variant:NAME (`hcpspec list --mutants`). A shim
+    /// (an HCP runtime's; a core's or a host's with --suite core-api|host): stdio:'CMD ARGS',
+    /// http://HOST:PORT, ws://HOST:PORT/PATH; `hcpspec shim --runtime core:reference` or
+    /// host:reference serves the embedded ones. A harness (--suite harness-api):
+    /// exec:'CMD ARGS'. Repeatable (one runtime over several transports is checked for parity).
     #[arg(long = "runtime")]
     pub runtime: Vec<String>,
     #[command(flatten)]

@@ -65,7 +65,8 @@ pub struct Filters {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the suite against one or more runtimes (default: inproc:reference and inproc:stub).
+    /// Run the suites against one or more implementations (default: every suite against its
+    /// embedded targets).
     Run(cli::RunArgs),
     /// Render reports (JUnit, Markdown, HTML, badges) from one or more result.json, merged.
     Report {
