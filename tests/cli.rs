@@ -559,3 +559,47 @@ fn a_closed_pipe_is_a_clean_exit() {
     assert_eq!(status.code(), Some(0), "{status}");
     assert!(out.path().join("result.json").is_file());
 }
+
+/// `--name LABEL` names its runtime in every output: the JUnit testsuite, the badge, result.json.
+#[test]
+fn a_label_names_its_runtime_in_every_output() {
+    let out = tmp();
+    let o = hcpspec(&[
+        "run",
+        "--suite",
+        "host",
+        "--runtime",
+        "inproc:reference",
+        "--name",
+        "acme-host",
+        "--out",
+        s(out.path()),
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(
+        text(&o).contains("acme-host = inproc:reference"),
+        "{}",
+        text(&o)
+    );
+    let junit = std::fs::read_to_string(out.path().join("junit.xml")).unwrap();
+    assert!(
+        junit.contains("<testsuite name=\"host acme-host\""),
+        "{junit}"
+    );
+    assert!(out.path().join("badges/host/acme-host.json").is_file());
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("result.json")).unwrap())
+            .unwrap();
+    assert_eq!(v["suites"][0]["runtimes"][0]["label"], "acme-host");
+    assert!(hcpspec::schema::violations(hcpspec::schema::run_result(), &v).is_empty());
+    let more = hcpspec(&[
+        "run",
+        "--name",
+        "a",
+        "--name",
+        "b",
+        "--runtime",
+        "inproc:reference",
+    ]);
+    assert_eq!(code(&more), 2, "{}", text(&more));
+}

@@ -117,7 +117,7 @@ fn suite(h: &mut String, result: &RunResult) {
         let _ = write!(
             *h,
             "<th>{}<br><small>{} {}</small></th>",
-            esc(&run.runtime),
+            esc(run.shown()),
             esc(&run.name()),
             esc(version)
         );
@@ -198,7 +198,7 @@ fn suite(h: &mut String, result: &RunResult) {
         let _ = write!(
             *h,
             "<h4>{}</h4><p>{}/{} pass",
-            esc(&run.runtime),
+            esc(run.shown()),
             s.pass,
             s.total()
         );

@@ -31,7 +31,7 @@ pub fn junit(record: &Report) -> String {
 fn add(report: &mut quick_junit::Report, result: &RunResult) {
     let strict = result.strict_expectations;
     for run in &result.runtimes {
-        let mut suite = TestSuite::new(format!("{} {}", x(&result.suite), x(&run.runtime)));
+        let mut suite = TestSuite::new(format!("{} {}", x(&result.suite), x(run.shown())));
         for r in &run.cases {
             let detail = match &r.verdict {
                 Verdict::Fail(f) => format!(
@@ -91,7 +91,7 @@ fn add(report: &mut quick_junit::Report, result: &RunResult) {
                 s
             };
             let mut tc = TestCase::new(x(&r.name), status);
-            tc.set_classname(format!("{}.section-{}", x(&run.runtime), x(&r.section)));
+            tc.set_classname(format!("{}.section-{}", x(run.shown()), x(&r.section)));
             tc.set_time(Duration::from_micros(r.micros));
             suite.add_test_case(tc);
         }

@@ -51,7 +51,7 @@ fn suite(result: &RunResult) -> String {
     );
     out += "| section |";
     for run in &result.runtimes {
-        out += &format!(" {} |", md(&run.runtime));
+        out += &format!(" {} |", md(run.shown()));
     }
     out += "\n|---|";
     out += &"---|".repeat(result.runtimes.len());
@@ -91,7 +91,7 @@ fn suite(result: &RunResult) -> String {
         for r in &run.cases {
             let st = state(r);
             if st == State::Profile {
-                profile.push(format!("| {} | `{}` |", md(&run.runtime), md(&r.name)));
+                profile.push(format!("| {} | `{}` |", md(run.shown()), md(&r.name)));
                 continue;
             }
             if matches!(
@@ -111,7 +111,7 @@ fn suite(result: &RunResult) -> String {
                 };
                 problems.push(format!(
                     "| {} | `{}` | {:?} | {} | {} |",
-                    md(&run.runtime),
+                    md(run.shown()),
                     md(&r.name),
                     r.level,
                     md(&why),

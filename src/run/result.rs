@@ -34,6 +34,9 @@ pub struct RunResult {
 pub struct RuntimeRun {
     /// The adapter spec, e.g. `inproc:reference`.
     pub runtime: String,
+    /// `--name LABEL`: what every output calls it (and its snapshot and badge folders).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// What the runtime answered to `initialize`: name, version, features it claims.
     pub info: Value,
     pub summary: Summary,
@@ -41,13 +44,23 @@ pub struct RuntimeRun {
 }
 
 impl RuntimeRun {
-    /// The runtime's own name (from `initialize`), else its adapter spec.
+    /// Its `--name`, else the runtime's own name (from `initialize`), else its adapter spec:
+    /// the name of its badge and snapshot folders.
     pub fn name(&self) -> String {
-        self.info
-            .pointer("/runtime/name")
-            .and_then(Value::as_str)
-            .map(String::from)
+        self.label
+            .clone()
+            .or_else(|| {
+                self.info
+                    .pointer("/runtime/name")
+                    .and_then(Value::as_str)
+                    .map(String::from)
+            })
             .unwrap_or_else(|| self.runtime.clone())
+    }
+
+    /// What the renderings head it with: its `--name`, else its adapter spec.
+    pub fn shown(&self) -> &str {
+        self.label.as_deref().unwrap_or(&self.runtime)
     }
 }
 

@@ -113,6 +113,8 @@ pub struct Runner<'a> {
     pub deadline: Duration,
     /// `--strict-expectations`: a stale expectation fails the run.
     pub strict: bool,
+    /// `--name`: a label per target spec, for every output and the snapshot folder.
+    pub labels: std::collections::BTreeMap<String, String>,
 }
 
 /// When a case is reported slow, by default.
@@ -132,6 +134,7 @@ impl<'a> Runner<'a> {
             slow: SLOW,
             deadline: DEADLINE,
             strict: false,
+            labels: Default::default(),
         }
     }
 
@@ -177,11 +180,13 @@ impl<'a> Runner<'a> {
         })?;
         // The runtime's name, version and features, as reports keep them.
         let info = snapshot::contain(&info);
-        let run_name = info
-            .pointer("/runtime/name")
-            .and_then(Value::as_str)
-            .unwrap_or(spec)
-            .to_string();
+        let label = self.labels.get(spec).cloned();
+        let run_name = label.clone().unwrap_or_else(|| {
+            info.pointer("/runtime/name")
+                .and_then(Value::as_str)
+                .unwrap_or(spec)
+                .to_string()
+        });
         let skipped = |c: &Case| {
             self.expectations
                 .lookup(&c.name())
@@ -226,6 +231,7 @@ impl<'a> Runner<'a> {
         summary.micros = start.elapsed().as_micros() as u64;
         let run = RuntimeRun {
             runtime: spec.to_string(),
+            label,
             info,
             summary,
             cases: results,

@@ -165,6 +165,11 @@ pub struct RunArgs {
     /// exec:'CMD ARGS'. Repeatable (one runtime over several transports is checked for parity).
     #[arg(long = "runtime")]
     pub runtime: Vec<String>,
+    /// What every output calls the runtime of the same position (its report column, JUnit
+    /// testsuite, badge and snapshot folder), instead of its spec and `initialize` name;
+    /// repeatable, one per --runtime in order.
+    #[arg(long = "name", value_name = "LABEL", value_parser = label)]
+    pub name: Vec<String>,
     #[command(flatten)]
     pub filters: Filters,
     /// Cases run at once (1 to 256).
@@ -193,7 +198,22 @@ pub struct RunArgs {
     pub timeout: f64,
 }
 
+/// A `--name`: a plain label, at most 64 characters, no control characters.
+fn label(s: &str) -> Result<String, String> {
+    if s.is_empty() || s.chars().count() > 64 || s.chars().any(char::is_control) {
+        return Err("a label is 1 to 64 characters, none of them control characters".into());
+    }
+    Ok(s.to_string())
+}
+
 pub fn run(a: &RunArgs) -> Result<i32, String> {
+    if a.name.len() > a.runtime.len() {
+        return Err(format!(
+            "--name: {} label(s) for {} --runtime(s); a label names the --runtime of its position",
+            a.name.len(),
+            a.runtime.len()
+        ));
+    }
     let suites = select(&a.filters)?;
     if a.mutants {
         // Each selected suite's self-check; the run fails when any fails.
@@ -278,6 +298,12 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         runner.snapshots = snapshots.clone();
         runner.jobs = a.jobs;
         runner.strict = a.strict_expectations;
+        runner.labels = a
+            .runtime
+            .iter()
+            .cloned()
+            .zip(a.name.iter().cloned())
+            .collect();
         let mut terminal = Terminal::new(suite, a.strict_expectations);
         let result = match runner.run(&targets, &mut terminal) {
             Ok(r) => r,
@@ -524,8 +550,12 @@ fn print_table(suite: &SuiteInfo, spec: &str, run: &hcpspec::report::RuntimeRun,
             false,
         )
     };
+    let head = match &run.label {
+        Some(l) => format!("{} = {spec}", hcpspec::report::printable(l, false)),
+        None => spec.to_string(),
+    };
     println!(
-        "\n{spec}  ({} {})",
+        "\n{head}  ({} {})",
         text("/runtime/name"),
         text("/runtime/version")
     );
@@ -916,6 +946,7 @@ fn bench_reports(
     let runs = (0..10)
         .map(|i| RuntimeRun {
             runtime: format!("inproc:copy-{i}"),
+            label: None,
             info: info.clone(),
             summary: Summary::of(&results, false),
             cases: results.clone(),
