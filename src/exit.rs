@@ -11,3 +11,6 @@ pub const UNREACHABLE: i32 = 3;
 /// The run finished, but its outputs (result.json and its renderings, or snapshots) could not be
 /// written.
 pub const OUTPUT: i32 = 4;
+/// The run was interrupted (Ctrl-C): its outputs hold the cases that ran (128 + SIGINT, as a
+/// shell reports it).
+pub const INTERRUPTED: i32 = 130;

@@ -603,3 +603,73 @@ fn a_label_names_its_runtime_in_every_output() {
     ]);
     assert_eq!(code(&more), 2, "{}", text(&more));
 }
+
+/// `--max-fail N` stops after N failing cases; Ctrl-C stops the run, which writes what ran
+/// (the rest skips saying why) and exits 130.
+#[test]
+fn a_stopped_run_writes_what_ran_and_says_why() {
+    let out = tmp();
+    let o = hcpspec(&[
+        "run",
+        "--suite",
+        "contract",
+        "--runtime",
+        "inproc:mutant:no-confirm-gate",
+        "--max-fail",
+        "2",
+        "--jobs",
+        "1",
+        "--out",
+        s(out.path()),
+    ]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("result.json")).unwrap())
+            .unwrap();
+    let run = &v["suites"][0]["runtimes"][0];
+    assert_eq!(run["stopped"], "--max-fail 2 reached");
+    assert_eq!(run["summary"]["must_fail"], 2);
+    assert!(
+        run["summary"]["skip"].as_u64().unwrap() > 100,
+        "{}",
+        run["summary"]
+    );
+    assert!(hcpspec::schema::violations(hcpspec::schema::run_result(), &v).is_empty());
+
+    // Ctrl-C while the harness-api suite runs (its scenarios take seconds).
+    let out = tmp();
+    let child = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args([
+            "run",
+            "--suite",
+            "harness-api",
+            "--jobs",
+            "1",
+            "--out",
+            s(out.path()),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(code(&o), 130, "{}", text(&o));
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("result.json")).unwrap())
+            .unwrap();
+    let run = &v["suites"][0]["runtimes"][0];
+    assert_eq!(run["stopped"], "the run was interrupted (Ctrl-C)");
+    let not_run = run["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            c["reason"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("not run"))
+        })
+        .count();
+    assert!(not_run > 0, "{}", run["summary"]);
+}

@@ -105,6 +105,16 @@ fn suite(h: &mut String, result: &RunResult) {
         result.runtimes.len(),
         esc(&result.cases_hash)
     );
+    for run in &result.runtimes {
+        if let Some(why) = &run.stopped {
+            let _ = write!(
+                *h,
+                "<p class=stale><b>Stopped early</b> on {}: {}; the cases not run are skips.</p>",
+                esc(run.shown()),
+                esc(why)
+            );
+        }
+    }
     // The matrix: sections down, runtimes across. data-* attributes let a checker read the
     // numbers without parsing the text.
     *h += "<h3>Matrix</h3><table class=matrix><thead><tr><th>section</th>";

@@ -49,6 +49,15 @@ fn suite(result: &RunResult) -> String {
         md(&result.suite),
         result.runtimes.len()
     );
+    for run in &result.runtimes {
+        if let Some(why) = &run.stopped {
+            out += &format!(
+                "> **Stopped early** on {}: {}; the cases not run are skips.\n\n",
+                md(run.shown()),
+                md(why)
+            );
+        }
+    }
     out += "| section |";
     for run in &result.runtimes {
         out += &format!(" {} |", md(run.shown()));

@@ -37,6 +37,10 @@ pub struct RuntimeRun {
     /// `--name LABEL`: what every output calls it (and its snapshot and badge folders).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// Why the run stopped before all its cases (Ctrl-C, `--max-fail`): those not run are
+    /// `skip`s saying so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
     /// What the runtime answered to `initialize`: name, version, features it claims.
     pub info: Value,
     pub summary: Summary,

@@ -115,6 +115,13 @@ pub struct Runner<'a> {
     pub strict: bool,
     /// `--name`: a label per target spec, for every output and the snapshot folder.
     pub labels: std::collections::BTreeMap<String, String>,
+    /// Set (by Ctrl-C) to stop: no case starts after it, the running ones finish, and every
+    /// case not run is a `skip` saying why.
+    pub interrupt: Option<&'a std::sync::atomic::AtomicBool>,
+    /// `--max-fail N`: stop as `interrupt` does once N cases failed the run.
+    pub max_fail: Option<usize>,
+    /// Cases that failed the run so far, for `max_fail`.
+    failed: std::sync::atomic::AtomicUsize,
 }
 
 /// When a case is reported slow, by default.
@@ -135,6 +142,9 @@ impl<'a> Runner<'a> {
             deadline: DEADLINE,
             strict: false,
             labels: Default::default(),
+            interrupt: None,
+            max_fail: None,
+            failed: Default::default(),
         }
     }
 
@@ -205,14 +215,16 @@ impl<'a> Runner<'a> {
             rep.event(e);
         };
         let ran = self.pool(t, &to_run, spec, &event);
+        let stopped = self.halted();
         let mut by_name: std::collections::BTreeMap<String, CaseResult> =
             ran.into_iter().map(|r| (r.name.clone(), r)).collect();
         let mut results = Vec::new();
         for c in self.cases {
             let entry = self.expectations.lookup(&c.name()).cloned();
-            let mut r = match by_name.remove(&c.name()) {
-                Some(r) => r,
-                None => skipped_result(c, entry.as_ref()),
+            let mut r = match (by_name.remove(&c.name()), &stopped) {
+                (Some(r), _) => r,
+                (None, Some(why)) if !skipped(c) => not_run(c, why),
+                (None, _) => skipped_result(c, entry.as_ref()),
             };
             r.annotations.outcome = Some(Outcome::of(&r, entry.as_ref()));
             r.annotations.expectation = entry;
@@ -232,6 +244,7 @@ impl<'a> Runner<'a> {
         let run = RuntimeRun {
             runtime: spec.to_string(),
             label,
+            stopped,
             info,
             summary,
             cases: results,
@@ -242,6 +255,19 @@ impl<'a> Runner<'a> {
             cases: self.cases,
         });
         Ok(run)
+    }
+
+    /// Why no more cases start, if the run was stopped.
+    fn halted(&self) -> Option<String> {
+        use std::sync::atomic::Ordering;
+        if self.interrupt.is_some_and(|i| i.load(Ordering::Relaxed)) {
+            return Some("the run was interrupted (Ctrl-C)".into());
+        }
+        let failed = self.failed.load(Ordering::Relaxed);
+        match self.max_fail {
+            Some(n) if failed >= n => Some(format!("--max-fail {n} reached")),
+            _ => None,
+        }
     }
 
     /// Run `cases` on `t`, as many at once as it takes, each on a thread of its own: a panic
@@ -262,14 +288,27 @@ impl<'a> Runner<'a> {
         std::thread::scope(|s| {
             for _ in 0..jobs {
                 s.spawn(|| loop {
+                    if self.halted().is_some() {
+                        break;
+                    }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= cases.len() {
                         break;
                     }
                     let name = cases[i].name();
                     event(&Event::CaseStarted { spec, name: &name });
-                    let r = self.one(t, &cases, i, spec, event);
+                    let mut r = self.one(t, &cases, i, spec, event);
+                    // Ctrl-C reaches a shim in the terminal's process group too: a case it
+                    // broke was interrupted, not judged.
+                    let interrupted = self.interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
+                    if interrupted && matches!(r.verdict, Verdict::Error { .. }) {
+                        r = not_run(&cases[i], "the run was interrupted (Ctrl-C) while it ran");
+                    }
                     event(&Event::CaseFinished { spec, result: &r });
+                    let entry = self.expectations.lookup(&r.name);
+                    if Outcome::of(&r, entry).fails_run(r.level, self.strict) {
+                        self.failed.fetch_add(1, Ordering::Relaxed);
+                    }
                     results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
                 });
             }
@@ -394,6 +433,16 @@ impl RunResult {
                 .iter()
                 .flat_map(|r| &r.cases)
                 .any(|r| super::result::fails_run(r, self.strict_expectations))
+    }
+}
+
+/// The result of a case the run stopped before (`why`: Ctrl-C, `--max-fail`): not run.
+fn not_run(c: &Case, why: &str) -> CaseResult {
+    CaseResult {
+        verdict: Verdict::Skip {
+            reason: format!("not run: {why}"),
+        },
+        ..skipped_result(c, None)
     }
 }
 

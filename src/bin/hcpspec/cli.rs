@@ -165,6 +165,10 @@ pub struct RunArgs {
     /// exec:'CMD ARGS'. Repeatable (one runtime over several transports is checked for parity).
     #[arg(long = "runtime")]
     pub runtime: Vec<String>,
+    /// Stop once N cases failed the run (in a suite): no case starts after it, and those not run
+    /// are skips saying so.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_fail: Option<u64>,
     /// What every output calls the runtime of the same position (its report column, JUnit
     /// testsuite, badge and snapshot folder), instead of its spec and `initialize` name;
     /// repeatable, one per --runtime in order.
@@ -304,6 +308,8 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
             .cloned()
             .zip(a.name.iter().cloned())
             .collect();
+        runner.max_fail = a.max_fail.map(|n| n as usize);
+        runner.interrupt = Some(&crate::INTERRUPTED);
         let mut terminal = Terminal::new(suite, a.strict_expectations);
         let result = match runner.run(&targets, &mut terminal) {
             Ok(r) => r,
@@ -339,6 +345,10 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         a.out.join("result.json").display(),
         files.len()
     );
+    if crate::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("hcpspec: interrupted: the outputs hold the cases that ran, the rest are skips saying so");
+        return Ok(exit::INTERRUPTED);
+    }
     Ok(code)
 }
 
@@ -561,6 +571,9 @@ fn print_table(suite: &SuiteInfo, spec: &str, run: &hcpspec::report::RuntimeRun,
     );
     print!("{}", hcpspec::report::table(&suite.sections, run, strict));
     let summary = &run.summary;
+    if let Some(why) = &run.stopped {
+        println!("  stopped early: {why}; the cases not run are skips");
+    }
     if summary.unclassified > 0 {
         println!(
             "  {} denial-class or rule check(s) unclassified: the runtime declares no map for them in initialize (docs/shim-protocol.md#initialize); counted, never failed",
@@ -947,6 +960,7 @@ fn bench_reports(
         .map(|i| RuntimeRun {
             runtime: format!("inproc:copy-{i}"),
             label: None,
+            stopped: None,
             info: info.clone(),
             summary: Summary::of(&results, false),
             cases: results.clone(),

@@ -30,6 +30,20 @@ mod cli;
 mod fuzz;
 mod shim;
 
+/// Set by the first Ctrl-C: the run starts no more cases, lets the running ones finish (each
+/// within its deadline, its processes stopped), and writes its outputs; a second Ctrl-C exits
+/// at once.
+pub static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_interrupt(_: libc::c_int) {
+    // Only async-signal-safe calls here: an atomic swap, write(2) and _exit(2).
+    if INTERRUPTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        unsafe { libc::_exit(exit::INTERRUPTED) };
+    }
+    let msg = b"\nhcpspec: interrupted: finishing the running cases (Ctrl-C again to quit now)\n";
+    unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+}
+
 #[derive(Parser)]
 #[command(
     name = "hcpspec",
@@ -120,7 +134,16 @@ fn main() {
     }
     let cli = Cli::parse();
     let code = match cli.command {
-        Command::Run(args) => cli::run(&args),
+        Command::Run(args) => {
+            // Only a run stops gracefully; every other command keeps the default (exit at once).
+            unsafe {
+                libc::signal(
+                    libc::SIGINT,
+                    on_interrupt as *const () as libc::sighandler_t,
+                )
+            };
+            cli::run(&args)
+        }
         Command::Report { results, out } => cli::report(&results, &out),
         Command::Lint { pack_dirs } => cli::lint(&pack_dirs),
         Command::List { filters, mutants } => {
