@@ -628,6 +628,12 @@ fn a_stopped_run_writes_what_ran_and_says_why() {
             .unwrap();
     let run = &v["suites"][0]["runtimes"][0];
     assert_eq!(run["stopped"], "--max-fail 2 reached");
+    assert!(
+        text(&o)
+            .contains("2 case(s) failed the run, stopping at:\n       2 × contract exec at /ok"),
+        "the roll-up: {}",
+        text(&o)
+    );
     assert_eq!(run["summary"]["must_fail"], 2);
     assert!(
         run["summary"]["skip"].as_u64().unwrap() > 100,

@@ -331,6 +331,7 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         }
         results.push(result);
     }
+    roll_up(&results);
     // One record and one set of renderings for the whole run, every suite in it.
     let report = hcpspec::report::Report::of(results);
     let files = match hcpspec::report::write_all(&report, &a.out) {
@@ -350,6 +351,53 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         return Ok(exit::INTERRUPTED);
     }
     Ok(code)
+}
+
+/// A red run's last words: where its failing cases stop (the step's action and the pointer of a
+/// failure, an error's or unimplemented method's first words), most first.
+fn roll_up(results: &[hcpspec::report::RunResult]) {
+    let mut at: std::collections::BTreeMap<String, usize> = Default::default();
+    for result in results {
+        for run in &result.runtimes {
+            for r in &run.cases {
+                if !hcpspec::report::fails_run(r, result.strict_expectations) {
+                    continue;
+                }
+                let key = match &r.verdict {
+                    Verdict::Fail(f) => format!("{} at {}", f.action, f.path),
+                    Verdict::Error { message } => {
+                        format!("error: {}", message.chars().take(60).collect::<String>())
+                    }
+                    Verdict::Unimplemented { reason } => {
+                        format!(
+                            "unimplemented: {}",
+                            reason.chars().take(60).collect::<String>()
+                        )
+                    }
+                    _ => "snapshot drift".into(),
+                };
+                *at.entry(format!(
+                    "{} {}",
+                    result.suite,
+                    hcpspec::report::printable(&key, false)
+                ))
+                .or_default() += 1;
+            }
+        }
+    }
+    if at.is_empty() {
+        return;
+    }
+    let mut rows: Vec<(String, usize)> = at.into_iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let total: usize = rows.iter().map(|r| r.1).sum();
+    eprintln!("\n{total} case(s) failed the run, stopping at:");
+    for (key, n) in rows.iter().take(10) {
+        eprintln!("  {n:>4} × {key}");
+    }
+    if rows.len() > 10 {
+        eprintln!("  … and {} more places (see summary.md)", rows.len() - 10);
+    }
 }
 
 /// The terminal: a progress bar (or a line per problem without a terminal), then per runtime a
