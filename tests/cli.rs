@@ -630,7 +630,7 @@ fn a_stopped_run_writes_what_ran_and_says_why() {
     assert_eq!(run["stopped"], "--max-fail 2 reached");
     assert!(
         text(&o)
-            .contains("2 case(s) failed the run, stopping at:\n       2 × contract exec at /ok"),
+            .contains("2 case(s) failed the run, stopping at:\n     2 × contract exec at /ok"),
         "the roll-up: {}",
         text(&o)
     );
