@@ -58,18 +58,25 @@ pub fn merge(results: Vec<RunResult>) -> Result<RunResult, String> {
     out.ok_or_else(|| "no results to merge".to_string())
 }
 
-/// Read a result.json; one line naming the file on any problem.
+/// Read a result.json, as untrusted as any input: a regular file of at most
+/// [`crate::input::MAX_RESULT`] bytes, parsed, then contained as a live run contains what it
+/// keeps ([`RunResult::contain`]): a hand-edited file's floods come out cut and its secrets
+/// redacted. One line naming the file on any problem.
 pub fn read(path: &Path) -> Result<RunResult, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| {
+    let name = printable(&path.display().to_string(), false);
+    let text = crate::input::read_capped(path, crate::input::MAX_RESULT)
+        .map_err(|e| format!("{name}: {e}"))?;
+    let mut result: RunResult = serde_json::from_str(&text).map_err(|e| {
         format!(
-            "{}: line {} column {}: {e}",
-            path.display(),
+            "{name}: line {} column {}: {}",
             e.line(),
-            e.column()
+            e.column(),
+            printable(&crate::snapshot::contain_text(&e.to_string()), false)
         )
-    })
+    })?;
+    drop(text);
+    result.contain();
+    Ok(result)
 }
 
 /// The size budget of each output file of a result, in bytes: 1 MiB, and 128 KiB for each case

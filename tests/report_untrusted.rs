@@ -1,0 +1,300 @@
+//! `hcpspec report` trusts no result file it reads (docs/security.md): each input is a regular
+//! file within `input::MAX_RESULT`, refused with one line naming it otherwise (exit 2), and what
+//! it holds is contained again, as a live run contains what it keeps, before any output is
+//! written. Every test is bounded in time.
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Run hcpspec with `args`, killed after `limit`: its output and how long it took.
+fn hcpspec_within(args: &[&str], limit: Duration) -> (Output, Duration) {
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args(args)
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hcpspec runs");
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("hcpspec {args:?} ran past {limit:?}: killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (child.wait_with_output().unwrap(), start.elapsed())
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Exit 2 and one line on stderr naming `file`, nothing on stdout.
+fn refused_naming(o: &Output, file: &str, why: &str) {
+    let err = stderr(o);
+    assert_eq!(code(o), 2, "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.contains(file), "names {file}: {err}");
+    assert!(err.contains(why), "says `{why}`: {err}");
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+#[test]
+fn report_refuses_dev_zero_at_once() {
+    let out = tempfile::tempdir().unwrap();
+    let (o, took) = hcpspec_within(
+        &["report", "/dev/zero", "--out", out.path().to_str().unwrap()],
+        Duration::from_secs(20),
+    );
+    refused_naming(&o, "/dev/zero", "not a regular file");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert!(!out.path().join("result.json").exists());
+}
+
+#[test]
+fn report_refuses_a_fifo_without_waiting_for_a_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("result.json");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let (o, _) = hcpspec_within(
+        &[
+            "report",
+            fifo.to_str().unwrap(),
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+        ],
+        Duration::from_secs(20),
+    );
+    refused_naming(&o, "result.json", "a FIFO");
+}
+
+#[test]
+fn report_refuses_a_file_over_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.json");
+    let f = std::fs::File::create(&big).unwrap();
+    // Sparse: the size is past the cap without writing it.
+    f.set_len(hcpspec::input::MAX_RESULT + 1).unwrap();
+    let (o, took) = hcpspec_within(
+        &[
+            "report",
+            big.to_str().unwrap(),
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+        ],
+        Duration::from_secs(20),
+    );
+    refused_naming(&o, "big.json", "over the cap of 67108864 bytes");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+#[test]
+fn report_refuses_a_malformed_file_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    // A type error whose message would quote a secret-shaped token and a control character.
+    let token = format!("ghp_{}", "A".repeat(36));
+    std::fs::write(
+        &bad,
+        json!({"suite": "x", "runtimes": format!("{token}\u{1b}[2J")}).to_string(),
+    )
+    .unwrap();
+    let (o, _) = hcpspec_within(
+        &[
+            "report",
+            bad.to_str().unwrap(),
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+        ],
+        Duration::from_secs(20),
+    );
+    refused_naming(&o, "bad.json", "line 1 column");
+    assert!(!stderr(&o).contains(&token) && !stderr(&o).contains('\u{1b}'));
+}
+
+/// A real result.json of the host suite, edited by hand: a 7 MiB string and a GitHub token in
+/// every kind of place a result holds text.
+fn hostile_result(dir: &Path, token: &str) -> PathBuf {
+    let run_out = dir.join("run");
+    let o = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args([
+            "run",
+            "--suite",
+            "host",
+            "--filter",
+            "attempt-close-forwarded",
+            "--out",
+            run_out.to_str().unwrap(),
+        ])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let mut r: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_out.join("result.json")).unwrap())
+            .unwrap();
+    // 7 MiB in three places (the file stays under the cap), 6 KiB in the others.
+    let flood = "E".repeat(7 << 20);
+    let wave = "E".repeat(6 << 10);
+    let planted = format!("see {token} here");
+    r["suite"] = json!(format!("host {token}"));
+    r["sections"][0]["title"] = json!(format!("{wave}{token}"));
+    let run = &mut r["runtimes"][0];
+    run["runtime"] = json!(planted);
+    run["info"]["runtime"]["name"] = json!(format!("{token}/{wave}"));
+    run["info"]["leak"] = json!(planted);
+    let case = &mut run["cases"][0];
+    case["name"] = json!(format!("host::00-overview::{token}"));
+    case["spec"] = json!(wave);
+    case["observations"][0]["value"] = json!({ "flood": flood, "token": planted });
+    case["observations"][0]["action"] = json!(planted);
+    case["unclassified"] = json!([planted]);
+    // A second case: failed, its texts flooded and leaking.
+    let mut failed = case.clone();
+    failed["name"] = json!("host::00-overview::failed");
+    failed["verdict"] = json!("fail");
+    for (k, v) in [
+        ("step", json!(0)),
+        ("action", json!(planted)),
+        ("path", json!(wave)),
+        ("message", json!(planted)),
+        ("expected", json!(wave)),
+        ("actual", json!({ "x": planted, "y": flood })),
+    ] {
+        failed[k] = v;
+    }
+    failed["drift"] = json!({ "drift": "changed", "diff": format!("{token}{wave}{wave}{wave}") });
+    let mut errored = case.clone();
+    errored["name"] = json!("host::00-overview::errored");
+    errored["verdict"] = json!("error");
+    errored["message"] = json!(format!("{token} {flood}"));
+    let cases = run["cases"].as_array_mut().unwrap();
+    cases.push(failed);
+    cases.push(errored);
+    let file = dir.join("edited.json");
+    std::fs::write(&file, serde_json::to_string(&r).unwrap()).unwrap();
+    file
+}
+
+#[test]
+fn report_contains_a_hand_edited_result_in_every_file_it_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = format!("ghp_{}", "x7".repeat(20));
+    let edited = hostile_result(dir.path(), &token);
+    let size = std::fs::metadata(&edited).unwrap().len();
+    assert!(size > 7 << 20, "{size}");
+    let out = dir.path().join("published");
+    let (o, took) = hcpspec_within(
+        &[
+            "report",
+            edited.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    let mut written = vec![
+        out.join("result.json"),
+        out.join("junit.xml"),
+        out.join("summary.md"),
+        out.join("index.html"),
+    ];
+    for e in std::fs::read_dir(out.join("badges")).unwrap() {
+        written.push(e.unwrap().path());
+    }
+    assert!(written.len() >= 5);
+    let mut total = 0;
+    for f in &written {
+        let text = std::fs::read_to_string(f).unwrap();
+        total += text.len();
+        assert!(!text.contains(&token), "{}: the token leaked", f.display());
+        assert!(
+            !text.contains(&"E".repeat(5 << 10)),
+            "{}: a text past 4 KiB was kept",
+            f.display()
+        );
+        assert!(
+            text.len() < 1 << 20,
+            "{}: {} bytes",
+            f.display(),
+            text.len()
+        );
+    }
+    let result = std::fs::read_to_string(out.join("result.json")).unwrap();
+    assert!(result.contains("[redacted: secret-shaped]"));
+    assert!(
+        result.contains("[cut: 7340032 bytes in all]"),
+        "cut and marked"
+    );
+    // The outputs are within a few hundred KiB (the input was over 7 MiB per string).
+    assert!(total < 1 << 20, "{total} bytes in all");
+    // And what report wrote is a result report reads again to the same result.
+    let again = dir.path().join("again");
+    let (o, _) = hcpspec_within(
+        &[
+            "report",
+            out.join("result.json").to_str().unwrap(),
+            "--out",
+            again.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(again.join("result.json")).unwrap(),
+        result,
+        "containing twice is containing once"
+    );
+}
+
+#[test]
+fn report_of_a_live_result_is_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_out = dir.path().join("run");
+    let o = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args(["run", "--suite", "host", "--out", run_out.to_str().unwrap()])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = dir.path().join("published");
+    let (o, _) = hcpspec_within(
+        &[
+            "report",
+            run_out.join("result.json").to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    for f in ["result.json", "junit.xml", "summary.md", "index.html"] {
+        assert_eq!(
+            std::fs::read_to_string(run_out.join(f)).unwrap(),
+            std::fs::read_to_string(out.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}
