@@ -10,6 +10,35 @@ use std::path::Path;
 /// is far smaller: texts are cut at 4 KiB and observations at 16 KiB.
 pub const MAX_RESULT: u64 = 64 << 20;
 
+/// The most JSON values (each key, number, string, array and object counts) a result file
+/// may hold: 2 Mi, some 25 times the contract suite's own result over three runtimes. Parsed,
+/// a JSON value takes some 70 bytes, so a file of 64 MiB of `0,0,0,…` (32 Mi values) would take
+/// gigabytes; within this cap `hcpspec report` stays within a few hundred MiB.
+pub const MAX_RESULT_VALUES: usize = 2 << 20;
+
+/// How many JSON values `text` holds, at most: the bytes outside strings that start one or
+/// follow a separator (`[`, `{`, `,`, `:`), plus one. A quick bound taken before parsing.
+pub fn json_values(text: &str) -> usize {
+    let (mut n, mut in_string, mut escaped) = (1usize, false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b'[' | b'{' | b',' | b':' => n += 1,
+                _ => {}
+            }
+        }
+    }
+    n
+}
+
 /// The largest case file, `suite.json`, `denials.json` or expectations file hcpspec reads, in
 /// bytes (8 MiB).
 pub const MAX_CASE: u64 = 8 << 20;
@@ -100,5 +129,13 @@ mod tests {
         assert!(e.contains("a directory"), "{e}");
         std::fs::write(&f, b"\xff").unwrap();
         assert!(read_capped(&f, 2).unwrap_err().contains("not UTF-8"));
+    }
+
+    #[test]
+    fn json_values_bounds_the_values_of_a_text() {
+        assert_eq!(json_values("0"), 1);
+        assert_eq!(json_values(r#"{"a,[:{": [1, 2, {"b": "\\\"],"}]}"#), 8);
+        let v: serde_json::Value = serde_json::from_str(r#"{"a": [1, 2, {"b": null}]}"#).unwrap();
+        assert!(json_values(&v.to_string()) >= 6);
     }
 }

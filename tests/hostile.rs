@@ -420,3 +420,92 @@ fn the_markdown_heading_and_cells_are_escaped() {
     assert!(first.starts_with("## hcpspec x"), "{first}");
     assert!(!md.contains("\n## injected") && !md.contains("<b>") && !md.contains(" [link](http"));
 }
+
+/// hcpspec with `args`, killed (and the test failed) past `limit`.
+fn hcpspec_within(args: &[&str], limit: std::time::Duration) -> Output {
+    use std::process::Stdio;
+    let start = std::time::Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args(args)
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hcpspec runs");
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("hcpspec {args:?} ran past {limit:?}: killed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Hostile arguments naming files and folders: each one line naming the argument or the file,
+/// exit 2, before anything runs (nothing written), never a panic, a hang or exit 4.
+#[test]
+fn hostile_file_arguments_are_one_line_and_exit_2_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let malformed = dir.path().join("malformed.json");
+    std::fs::write(&malformed, "{\"expectations\": [{\"case\": 3}]").unwrap();
+    let fifo = dir.path().join("fifo.json");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let d = dir.path().to_str().unwrap();
+    let (m, f) = (malformed.to_str().unwrap(), fifo.to_str().unwrap());
+    let cases: &[(&[&str], &str)] = &[
+        (&["--partition", "0/0"], "--partition 0/0"),
+        (&["--partition", "3/2"], "--partition 3/2"),
+        (
+            &["--snapshots", "/dev/null"],
+            "--snapshots /dev/null: not a directory",
+        ),
+        (
+            &["--out", "/dev/null/x"],
+            "--out /dev/null/x: /dev/null is not a directory",
+        ),
+        (&["--expectations", m], "malformed.json: line 1 column"),
+        (&["--expectations", d], "not a regular file (a directory)"),
+        (
+            &["--expectations", "/dev/zero"],
+            "/dev/zero: cannot read: not a regular file",
+        ),
+        (
+            &["--expectations", f],
+            "fifo.json: cannot read: not a regular file (a FIFO)",
+        ),
+        (&["--vectors", "Cargo.toml"], "Cargo.toml"),
+    ];
+    for (extra, says) in cases {
+        let out = dir.path().join("out");
+        let mut args = vec!["run", "--suite", "host"];
+        args.extend_from_slice(extra);
+        if !extra.contains(&"--out") {
+            args.extend(["--out", out.to_str().unwrap()]);
+        }
+        let o = hcpspec_within(&args, std::time::Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), 2, "{extra:?}: {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{extra:?}: one line: {err}"
+        );
+        assert!(err.contains(says), "{extra:?}: `{says}` in {err}");
+        assert!(!err.contains("panicked"), "{extra:?}: {err}");
+        assert!(!out.exists(), "{extra:?}: nothing ran, nothing written");
+    }
+    // `report --out` is checked as `run --out` is.
+    let o = hcpspec_within(
+        &["report", "Cargo.toml", "--out", "/dev/null"],
+        std::time::Duration::from_secs(30),
+    );
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(
+        text(&o).contains("--out /dev/null: not a directory"),
+        "{}",
+        text(&o)
+    );
+}

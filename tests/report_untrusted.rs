@@ -3,6 +3,8 @@
 //! it holds is contained again, as a live run contains what it keeps, before any output is
 //! written. Every test is bounded in time.
 
+mod common;
+
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -296,5 +298,77 @@ fn report_of_a_live_result_is_unchanged() {
             std::fs::read_to_string(out.join(f)).unwrap(),
             "{f}"
         );
+    }
+}
+
+/// A result whose `info` is an array of `n` zeros: few bytes per value.
+fn zeros(n: usize) -> String {
+    let mut s = String::from(
+        r#"{"hcpspec_version":"0","suite":"s","cases_hash":"0","runtimes":[{"runtime":"r","info":["#,
+    );
+    s.push_str(&"0,".repeat(n - 1));
+    s.push_str(
+        r#"0],"summary":{"pass":0,"fail":0,"expected_fail":0,"stale":0,"skip":0,"unimplemented":0,"error":0,"must_fail":0,"drift":0,"micros":0},"cases":[]}]}"#,
+    );
+    s
+}
+
+#[test]
+fn report_refuses_a_file_of_too_many_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let many = dir.path().join("many.json");
+    // 6 MiB, far under the byte cap, but 3 Mi values parsed would be some 200 MiB.
+    std::fs::write(&many, zeros(3 << 20)).unwrap();
+    let (o, took) = hcpspec_within(
+        &[
+            "report",
+            many.to_str().unwrap(),
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+        ],
+        Duration::from_secs(20),
+    );
+    refused_naming(
+        &o,
+        "many.json",
+        "JSON values is over the cap of 2097152 values",
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+#[test]
+fn report_at_the_caps_stays_within_the_memory_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let at_cap = dir.path().join("at-cap.json");
+    std::fs::write(&at_cap, zeros(hcpspec::input::MAX_RESULT_VALUES - 100)).unwrap();
+    let long = dir.path().join("long.json");
+    let text = format!(
+        r#"{{"hcpspec_version":"0","suite":"{}","cases_hash":"0","runtimes":[]}}"#,
+        "E".repeat((hcpspec::input::MAX_RESULT - 100) as usize)
+    );
+    std::fs::write(&long, text).unwrap();
+    for f in [&at_cap, &long] {
+        let start = Instant::now();
+        let (o, peak) = common::output_and_peak_rss(
+            Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+                .arg("report")
+                .arg(f)
+                .arg("--out")
+                .arg(dir.path().join("out")),
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{:?}",
+            start.elapsed()
+        );
+        assert!(
+            peak < common::RSS_BOUND,
+            "{}: peak RSS {} MiB",
+            f.display(),
+            peak >> 20
+        );
+        let result = std::fs::read_to_string(dir.path().join("out/result.json")).unwrap();
+        assert!(result.len() < 64 << 10, "{} bytes", result.len());
     }
 }

@@ -66,6 +66,13 @@ pub fn read(path: &Path) -> Result<RunResult, String> {
     let name = printable(&path.display().to_string(), false);
     let text = crate::input::read_capped(path, crate::input::MAX_RESULT)
         .map_err(|e| format!("{name}: {e}"))?;
+    let values = crate::input::json_values(&text);
+    if values > crate::input::MAX_RESULT_VALUES {
+        return Err(format!(
+            "{name}: {values} JSON values is over the cap of {} values",
+            crate::input::MAX_RESULT_VALUES
+        ));
+    }
     let mut result: RunResult = serde_json::from_str(&text).map_err(|e| {
         format!(
             "{name}: line {} column {}: {}",
