@@ -509,3 +509,74 @@ fn hostile_file_arguments_are_one_line_and_exit_2_before_anything_runs() {
         text(&o)
     );
 }
+
+/// A vectors folder with the real denials and fixture packs, suite `suite`'s suite.json and
+/// only the given hostile cases (in a group of their own).
+fn suite_vectors_with(suite: &str, cases: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let v = root().join("vectors");
+    std::fs::copy(v.join("denials.json"), dir.path().join("denials.json")).unwrap();
+    copy_dir(&v.join("packs"), &dir.path().join("packs"));
+    let group = dir.path().join(suite).join("99-hostile");
+    std::fs::create_dir_all(&group).unwrap();
+    std::fs::copy(
+        v.join(suite).join("suite.json"),
+        dir.path().join(suite).join("suite.json"),
+    )
+    .unwrap();
+    for c in cases {
+        std::fs::copy(
+            root()
+                .join("tests/hostile-vectors")
+                .join(format!("{c}.json")),
+            group.join(format!("{c}.json")),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+/// Schema-valid but type-invalid case content, found by mutating real cases to wrong types at
+/// every JSON pointer: each was an `error` verdict mid-run (exit 1); each is now refused at
+/// load, one line naming the file and the pointer, exit 2, nothing run.
+const TYPE_INVALID: &[(&str, &str, &str)] = &[
+    (
+        "host",
+        "host-session-number",
+        "/host/steps/1/params/session",
+    ),
+    (
+        "host",
+        "host-tenant-number",
+        "/host/steps/0/params/request/tenantId",
+    ),
+    ("host", "host-shape-empty", "/host/target/rigs/shape"),
+];
+
+#[test]
+fn type_invalid_case_content_is_refused_at_load() {
+    for (suite, case, pointer) in TYPE_INVALID {
+        let v = suite_vectors_with(suite, &[case]);
+        let out = tempfile::tempdir().unwrap();
+        let o = hcpspec_within(
+            &[
+                "run",
+                "--suite",
+                suite,
+                "--vectors",
+                v.path().to_str().unwrap(),
+                "--out",
+                out.path().to_str().unwrap(),
+            ],
+            std::time::Duration::from_secs(60),
+        );
+        let t = text(&o);
+        assert_eq!(code(&o), 2, "{case}: {t}");
+        assert_eq!(t.trim_end().lines().count(), 1, "{case}: one line: {t}");
+        assert!(
+            t.contains(&format!("99-hostile/{case}.json:{pointer}: ")),
+            "{case}: names the file and {pointer}: {t}"
+        );
+        assert!(files(out.path()).is_empty(), "{case}: nothing ran");
+    }
+}
