@@ -372,3 +372,70 @@ fn report_at_the_caps_stays_within_the_memory_bound() {
         assert!(result.len() < 64 << 10, "{} bytes", result.len());
     }
 }
+
+/// Bidi controls, zero-width and tag characters in every text of a result: no file `report`
+/// writes holds one raw, in text, attributes (`data-runtime`) or titles (section titles,
+/// `<summary>`) alike; each is shown escaped (`\u{202e}`).
+#[test]
+fn bidi_and_invisible_characters_are_escaped_in_every_rendering() {
+    let dir = tempfile::tempdir().unwrap();
+    let odd = [
+        "\u{202e}",
+        "\u{2067}",
+        "\u{200b}",
+        "\u{2028}",
+        "\u{feff}",
+        "\u{e0041}",
+    ];
+    let all: String = odd.concat();
+    let r = json!({
+        "hcpspec_version": "0",
+        "suite": format!("host{all}"),
+        "sections": [{ "id": "0", "title": format!("Overview{all}") }],
+        "cases_hash": "0",
+        "runtimes": [{
+            "runtime": format!("inproc:evil{all}"),
+            "info": { "runtime": { "name": format!("evil{all}"), "version": format!("1{all}") },
+                      "features": [format!("f{all}")] },
+            "summary": { "pass": 0, "fail": 1, "expected_fail": 0, "stale": 0, "skip": 0,
+                         "unimplemented": 0, "error": 1, "must_fail": 2, "drift": 0, "micros": 0 },
+            "cases": [
+                { "name": format!("host::0::a{all}"), "section": "0", "level": "MUST",
+                  "spec": format!("003 § x{all}"), "verdict": "error",
+                  "message": format!("boom{all}"), "observations": [], "micros": 0 },
+                { "name": format!("host::0::b{all}"), "section": "0", "level": "MUST",
+                  "spec": "003 § y", "verdict": "fail", "step": 0,
+                  "action": format!("host.bind{all}"), "path": format!("/x{all}"),
+                  "message": format!("differs{all}"), "expected": format!("e{all}"),
+                  "actual": { format!("k{all}"): format!("v{all}") },
+                  "observations": [], "micros": 0 }
+            ]
+        }]
+    });
+    let file = dir.path().join("odd.json");
+    std::fs::write(&file, r.to_string()).unwrap();
+    let out = dir.path().join("out");
+    let (o, _) = hcpspec_within(
+        &[
+            "report",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    for f in ["index.html", "summary.md", "junit.xml"] {
+        let text = std::fs::read_to_string(out.join(f)).unwrap();
+        let raw: std::collections::BTreeSet<String> = text
+            .chars()
+            .filter(|&c| c != '\n' && c != '\t' && hcpspec::report::invisible(c))
+            .map(|c| format!("U+{:04X}", c as u32))
+            .collect();
+        assert!(raw.is_empty(), "{f}: raw {raw:?}");
+        assert!(text.contains("\\u{202e}"), "{f}: shown escaped");
+    }
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("data-runtime=\"inproc:evil\\u{202e}\\u{2067}\\u{200b}"));
+    assert!(html.contains("0 Overview\\u{202e}"), "the section title");
+}
