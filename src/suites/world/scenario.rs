@@ -78,6 +78,21 @@ pub struct Scenario {
     pub endpoints: Map<String, Value>,
 }
 
+/// Where `v` (a scenario, or a `core.start`'s params) cannot be read as a [`Scenario`], as
+/// hcpspec's own core and the reference core read it: the pointer (below `at`) of the first
+/// member that cannot, and serde's message. None when it reads. A case that fails here cannot
+/// be played as it means: its suite's `check` refuses it at load.
+pub fn unreadable(v: &Map<String, Value>, at: &str) -> Option<(String, String)> {
+    let whole = serde_json::from_value::<Scenario>(Value::Object(v.clone())).err()?;
+    for (k, x) in v {
+        let one = Map::from_iter([(k.clone(), x.clone())]);
+        if let Err(e) = serde_json::from_value::<Scenario>(Value::Object(one)) {
+            return Some((crate::pointer::push(at, k), e.to_string()));
+        }
+    }
+    Some((at.to_string(), whole.to_string()))
+}
+
 fn default_harness() -> String {
     "acme-harness".into()
 }
