@@ -497,6 +497,27 @@ fn hostile_file_arguments_are_one_line_and_exit_2_before_anything_runs() {
         assert!(!err.contains("panicked"), "{extra:?}: {err}");
         assert!(!out.exists(), "{extra:?}: nothing ran, nothing written");
     }
+    // `fuzz --out` (where findings go) is checked before it fuzzes.
+    let o = hcpspec_within(
+        &[
+            "fuzz",
+            "--suite",
+            "host",
+            "--runtime",
+            "inproc:reference",
+            "--seconds",
+            "1",
+            "--out",
+            "/dev/null/x",
+        ],
+        std::time::Duration::from_secs(30),
+    );
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(
+        text(&o).contains("--out /dev/null/x: /dev/null is not a directory"),
+        "{}",
+        text(&o)
+    );
     // `report --out` is checked as `run --out` is.
     let o = hcpspec_within(
         &["report", "Cargo.toml", "--out", "/dev/null"],

@@ -497,7 +497,7 @@ fn explain_problems(cases: &[Case], run: &hcpspec::report::RuntimeRun) {
 /// A folder hcpspec will write into is one, or can be made: it, or its nearest existing
 /// ancestor, is a directory. Checked before anything runs, so `--out /dev/null/x` is one line
 /// and exit 2, not a whole run and then "not written".
-fn out_dir(flag: &str, dir: &Path) -> Result<(), String> {
+pub fn out_dir(flag: &str, dir: &Path) -> Result<(), String> {
     let shown = || hcpspec::report::printable(&dir.display().to_string(), false);
     let mut at = Some(dir);
     while let Some(p) = at {
