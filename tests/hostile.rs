@@ -558,8 +558,9 @@ fn suite_vectors_with(suite: &str, cases: &[&str]) -> tempfile::TempDir {
 }
 
 /// Schema-valid but type-invalid case content, found by mutating real cases to wrong types at
-/// every JSON pointer: each was an `error` verdict mid-run (exit 1); each is now refused at
-/// load, one line naming the file and the pointer, exit 2, nothing run.
+/// every JSON pointer: each was an `error` (or `unimplemented`) verdict mid-run, exit 1, or a
+/// silent skip; each is now refused at load, one line naming the file and the pointer, exit 2,
+/// nothing run.
 const TYPE_INVALID: &[(&str, &str, &str)] = &[
     (
         "host",
@@ -580,6 +581,17 @@ const TYPE_INVALID: &[(&str, &str, &str)] = &[
         "/script/steps/5/request/on",
     ),
     ("core-api", "core-control-empty", "/script/steps/1/control"),
+    // These two were no error but a silent skip (exit 0): the harness was offered no tool.
+    (
+        "harness-api",
+        "harness-turn-mcp-string",
+        "/scenario/turn/mcp",
+    ),
+    (
+        "harness-api",
+        "harness-http-tool-empty",
+        "/scenario/model/0/toolCalls/0/http",
+    ),
 ];
 
 #[test]
