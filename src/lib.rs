@@ -5,6 +5,7 @@ pub mod case;
 pub mod exit;
 pub mod fuzz;
 pub mod hash;
+pub mod input;
 pub mod knob;
 pub mod mutate;
 pub mod pack;

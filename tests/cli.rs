@@ -629,8 +629,7 @@ fn a_stopped_run_writes_what_ran_and_says_why() {
     let run = &v["suites"][0]["runtimes"][0];
     assert_eq!(run["stopped"], "--max-fail 2 reached");
     assert!(
-        text(&o)
-            .contains("2 case(s) failed the run, stopping at:\n     2 × contract exec at /ok"),
+        text(&o).contains("2 case(s) failed the run, stopping at:\n     2 × contract exec at /ok"),
         "the roll-up: {}",
         text(&o)
     );

@@ -463,3 +463,211 @@ fn an_endless_answer_line_is_cut_at_the_cap_in_bounded_memory() {
         text(&o)
     );
 }
+
+/// hcpspec with `args`, killed (and the test failed) past `limit`.
+fn hcpspec_within(args: &[&str], limit: std::time::Duration) -> Output {
+    use std::process::Stdio;
+    let start = std::time::Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args(args)
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hcpspec runs");
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("hcpspec {args:?} ran past {limit:?}: killed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Hostile arguments naming files and folders: each one line naming the argument or the file,
+/// exit 2, before anything runs (nothing written), never a panic, a hang or exit 4.
+#[test]
+fn hostile_file_arguments_are_one_line_and_exit_2_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let malformed = dir.path().join("malformed.json");
+    std::fs::write(&malformed, "{\"expectations\": [{\"case\": 3}]").unwrap();
+    let fifo = dir.path().join("fifo.json");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let d = dir.path().to_str().unwrap();
+    let (m, f) = (malformed.to_str().unwrap(), fifo.to_str().unwrap());
+    let cases: &[(&[&str], &str)] = &[
+        (&["--partition", "0/0"], "--partition 0/0"),
+        (&["--partition", "3/2"], "--partition 3/2"),
+        (
+            &["--snapshots", "/dev/null"],
+            "--snapshots /dev/null: not a directory",
+        ),
+        (
+            &["--out", "/dev/null/x"],
+            "--out /dev/null/x: /dev/null is not a directory",
+        ),
+        (&["--expectations", m], "malformed.json: line 1 column"),
+        (&["--expectations", d], "not a regular file (a directory)"),
+        (
+            &["--expectations", "/dev/zero"],
+            "/dev/zero: cannot read: not a regular file",
+        ),
+        (
+            &["--expectations", f],
+            "fifo.json: cannot read: not a regular file (a FIFO)",
+        ),
+        (&["--vectors", "Cargo.toml"], "Cargo.toml"),
+    ];
+    for (extra, says) in cases {
+        let out = dir.path().join("out");
+        let mut args = vec!["run", "--suite", "host"];
+        args.extend_from_slice(extra);
+        if !extra.contains(&"--out") {
+            args.extend(["--out", out.to_str().unwrap()]);
+        }
+        let o = hcpspec_within(&args, std::time::Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), 2, "{extra:?}: {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{extra:?}: one line: {err}"
+        );
+        assert!(err.contains(says), "{extra:?}: `{says}` in {err}");
+        assert!(!err.contains("panicked"), "{extra:?}: {err}");
+        assert!(!out.exists(), "{extra:?}: nothing ran, nothing written");
+    }
+    // `fuzz --out` (where findings go) is checked before it fuzzes.
+    let o = hcpspec_within(
+        &[
+            "fuzz",
+            "--suite",
+            "host",
+            "--runtime",
+            "inproc:reference",
+            "--seconds",
+            "1",
+            "--out",
+            "/dev/null/x",
+        ],
+        std::time::Duration::from_secs(30),
+    );
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(
+        text(&o).contains("--out /dev/null/x: /dev/null is not a directory"),
+        "{}",
+        text(&o)
+    );
+    // `report --out` is checked as `run --out` is.
+    let o = hcpspec_within(
+        &["report", "Cargo.toml", "--out", "/dev/null"],
+        std::time::Duration::from_secs(30),
+    );
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(
+        text(&o).contains("--out /dev/null: not a directory"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// A vectors folder with the real denials and fixture packs, suite `suite`'s suite.json and
+/// only the given hostile cases (in a group of their own).
+fn suite_vectors_with(suite: &str, cases: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let v = root().join("vectors");
+    std::fs::copy(v.join("denials.json"), dir.path().join("denials.json")).unwrap();
+    copy_dir(&v.join("packs"), &dir.path().join("packs"));
+    let group = dir.path().join(suite).join("99-hostile");
+    std::fs::create_dir_all(&group).unwrap();
+    std::fs::copy(
+        v.join(suite).join("suite.json"),
+        dir.path().join(suite).join("suite.json"),
+    )
+    .unwrap();
+    for c in cases {
+        std::fs::copy(
+            root()
+                .join("tests/hostile-vectors")
+                .join(format!("{c}.json")),
+            group.join(format!("{c}.json")),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+/// Schema-valid but type-invalid case content, found by mutating real cases to wrong types at
+/// every JSON pointer: each was an `error` (or `unimplemented`) verdict mid-run, exit 1, or a
+/// silent skip; each is now refused at load, one line naming the file and the pointer, exit 2,
+/// nothing run.
+const TYPE_INVALID: &[(&str, &str, &str)] = &[
+    (
+        "host",
+        "host-session-number",
+        "/host/steps/1/params/session",
+    ),
+    (
+        "host",
+        "host-tenant-number",
+        "/host/steps/0/params/request/tenantId",
+    ),
+    ("host", "host-shape-empty", "/host/target/rigs/shape"),
+    ("core-api", "core-discover-string", "/script/start/discover"),
+    ("core-api", "core-policy-map", "/script/start/policy"),
+    (
+        "core-api",
+        "core-connection-unopened",
+        "/script/steps/5/request/on",
+    ),
+    ("core-api", "core-control-empty", "/script/steps/1/control"),
+    // These two were no error but a silent skip (exit 0): the harness was offered no tool.
+    (
+        "harness-api",
+        "harness-turn-mcp-string",
+        "/scenario/turn/mcp",
+    ),
+    (
+        "harness-api",
+        "harness-http-tool-empty",
+        "/scenario/model/0/toolCalls/0/http",
+    ),
+];
+
+#[test]
+fn type_invalid_case_content_is_refused_at_load() {
+    let mut wrong = Vec::new();
+    for (suite, case, pointer) in TYPE_INVALID {
+        let v = suite_vectors_with(suite, &[case]);
+        let out = tempfile::tempdir().unwrap();
+        let o = hcpspec_within(
+            &[
+                "run",
+                "--suite",
+                suite,
+                "--vectors",
+                v.path().to_str().unwrap(),
+                "--out",
+                out.path().to_str().unwrap(),
+            ],
+            std::time::Duration::from_secs(60),
+        );
+        let t = text(&o);
+        let named = format!("99-hostile/{case}.json:{pointer}: ");
+        if code(&o) != 2
+            || t.trim_end().lines().count() != 1
+            || !t.contains(&named)
+            || !files(out.path()).is_empty()
+        {
+            wrong.push(format!(
+                "{case}: exit {}, not one line naming {pointer} (or it ran): {}",
+                code(&o),
+                t.lines().last().unwrap_or("")
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -116,6 +116,8 @@ fn generate(seed: u64) -> RunResult {
             }
             RuntimeRun {
                 runtime: format!("inproc:rt-{k}"),
+                label: None,
+                stopped: None,
                 info: json!({ "runtime": { "name": format!("rt-{k}"), "version": "1" } }),
                 summary: Summary::default(),
                 cases,

@@ -201,7 +201,7 @@ pub fn suite_names(vectors: &Path) -> Result<Vec<String>, CaseError> {
 pub fn load_suite_info(vectors: &Path, name: &str) -> Result<SuiteInfo, CaseError> {
     let file = vectors.join(name).join("suite.json");
     let text =
-        std::fs::read_to_string(&file).map_err(|e| err(&file, "", format!("cannot read: {e}")))?;
+        crate::input::read_capped(&file, crate::input::MAX_CASE).map_err(|e| err(&file, "", e))?;
     let suite: SuiteInfo = serde_json::from_str(&text).map_err(|e| {
         err(
             &file,
@@ -238,7 +238,7 @@ pub fn load_denials(vectors: &Path) -> Result<Denials, CaseError> {
     }
     let file = vectors.join("denials.json");
     let text =
-        std::fs::read_to_string(&file).map_err(|e| err(&file, "", format!("cannot read: {e}")))?;
+        crate::input::read_capped(&file, crate::input::MAX_CASE).map_err(|e| err(&file, "", e))?;
     let v: Value = serde_json::from_str(&text).map_err(|e| {
         err(
             &file,
@@ -279,7 +279,7 @@ pub fn load_case(
     denials: &Denials,
 ) -> Result<Case, CaseError> {
     let text =
-        std::fs::read_to_string(file).map_err(|e| err(file, "", format!("cannot read: {e}")))?;
+        crate::input::read_capped(file, crate::input::MAX_CASE).map_err(|e| err(file, "", e))?;
     parse_case(file, &text, suite, format, denials)
 }
 

@@ -18,8 +18,9 @@ pub fn esc(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            // Control characters are not text: shown escaped, never as bytes.
-            c if c.is_control() && c != '\n' && c != '\t' => out.extend(c.escape_default()),
+            // Control, bidi and invisible characters are not text: shown escaped (`\u{202e}`),
+            // never as they act, in text, attributes and titles alike.
+            c if super::invisible(c) && c != '\n' && c != '\t' => out.extend(c.escape_default()),
             c => out.push(c),
         }
     }

@@ -20,14 +20,30 @@ pub use crate::run::result::{
 };
 use std::path::Path;
 
+/// A character that is not text to show: a control character (ESC, CR, BEL, NUL …), a bidi
+/// control (U+202A–U+202E embeddings and overrides, U+2066–U+2069 isolates, U+200E/U+200F marks,
+/// U+061C), an invisible one (zero-width U+200B–U+200D, U+2060–U+2064, U+FEFF, the soft hyphen
+/// U+00AD, the line and paragraph separators U+2028/U+2029) or a tag character (U+E0000–U+E007F,
+/// invisible text). Every rendering shows these escaped (`\u{202e}`), never as they act.
+pub fn invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2028}' | '\u{2029}' | '\u{061c}' | '\u{feff}' | '\u{ad}'
+            | '\u{e0000}'..='\u{e007f}')
+}
+
 /// Text from a runtime, a shim or a result file made safe for a terminal or a one-line field:
-/// control characters (ESC, CR, BEL, NUL, bidi overrides …) are shown escaped (`\u{1b}`) instead
-/// of acting; newlines and tabs are kept only when `lines`.
+/// control characters (ESC, CR, BEL, NUL, bidi overrides, zero-width and other [`invisible`]
+/// ones) are shown escaped (`\u{1b}`) instead of acting; newlines and tabs are kept only when
+/// `lines`.
 pub fn printable(s: &str, lines: bool) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-        if (lines && (c == '\n' || c == '\t')) || !(c.is_control() || bidi) {
+        if (lines && (c == '\n' || c == '\t')) || !invisible(c) {
             out.push(c);
         } else {
             out.extend(c.escape_default());

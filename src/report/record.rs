@@ -35,20 +35,6 @@ impl Report {
     }
 }
 
-/// A result file as read: the record, or a file of the first shape (one suite's RunResult).
-pub fn from_value(v: Value) -> Result<Report, serde_json::Error> {
-    if v.get("suites").is_some() {
-        serde_json::from_value(v)
-    } else {
-        let one: RunResult = serde_json::from_value(v)?;
-        Ok(Report {
-            schema: REPORT_SCHEMA.into(),
-            hcpspec_version: one.hcpspec_version.clone(),
-            suites: vec![one],
-        })
-    }
-}
-
 /// Two results of one case, as compared by a merge: everything but how long it took.
 fn judged(c: &crate::run::CaseResult) -> Value {
     let mut v = serde_json::to_value(c).unwrap_or_default();
@@ -121,6 +107,7 @@ pub fn merge(inputs: Vec<(PathBuf, Report)>) -> Result<Report, String> {
                     None => {
                         acc.runtimes.push(RuntimeRun {
                             cases: vec![],
+                            summary: Summary::default(),
                             ..run.clone()
                         });
                         acc.runtimes.last_mut().expect("pushed")
@@ -152,9 +139,13 @@ pub fn merge(inputs: Vec<(PathBuf, Report)>) -> Result<Report, String> {
     if suites.is_empty() {
         return Err("no results to merge".into());
     }
+    // One file is its own merge, in its own order; several are ordered by case name.
+    let several = seen.len() > 1;
     for s in &mut suites {
         for run in &mut s.runtimes {
-            run.cases.sort_by(|a, b| a.name.cmp(&b.name));
+            if several {
+                run.cases.sort_by(|a, b| a.name.cmp(&b.name));
+            }
             let micros = run.summary.micros;
             run.summary = Summary::of(&run.cases, s.strict_expectations);
             run.summary.micros = micros;
@@ -163,17 +154,49 @@ pub fn merge(inputs: Vec<(PathBuf, Report)>) -> Result<Report, String> {
     Ok(Report::of(suites))
 }
 
-/// Read a result.json; one line naming the file on any problem.
+/// Read a result.json, as untrusted as any input: a regular file of at most
+/// [`crate::input::MAX_RESULT`] bytes and [`crate::input::MAX_RESULT_VALUES`] JSON values,
+/// parsed, then contained as a live run contains what it keeps ([`RunResult::contain`]): a
+/// hand-edited file's floods come out cut and its secrets redacted. One line naming the file
+/// on any problem.
 pub fn read(path: &Path) -> Result<Report, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| {
+    let name = super::printable(&path.display().to_string(), false);
+    let text = crate::input::read_capped(path, crate::input::MAX_RESULT)
+        .map_err(|e| format!("{name}: {e}"))?;
+    let values = crate::input::json_values(&text);
+    if values > crate::input::MAX_RESULT_VALUES {
+        return Err(format!(
+            "{name}: {values} JSON values is over the cap of {} values",
+            crate::input::MAX_RESULT_VALUES
+        ));
+    }
+    let quiet = |e: serde_json::Error| {
+        super::printable(&crate::snapshot::contain_text(&e.to_string()), false)
+    };
+    let at = |e: serde_json::Error| {
         format!(
-            "{}: line {} column {}: {e}",
-            path.display(),
+            "{name}: line {} column {}: {}",
             e.line(),
-            e.column()
+            e.column(),
+            quiet(e)
         )
-    })?;
-    from_value(v).map_err(|e| format!("{}: not a result of hcpspec: {e}", path.display()))
+    };
+    let v: Value = serde_json::from_str(&text).map_err(at)?;
+    // Read again as its shape, so that a member of the wrong type is named by line and column.
+    let mut report = match v.get("suites") {
+        Some(_) => serde_json::from_str::<Report>(&text).map_err(at)?,
+        None => {
+            let one: RunResult = serde_json::from_str(&text).map_err(at)?;
+            Report {
+                schema: REPORT_SCHEMA.into(),
+                hcpspec_version: one.hcpspec_version.clone(),
+                suites: vec![one],
+            }
+        }
+    };
+    drop((v, text));
+    for r in &mut report.suites {
+        r.contain();
+    }
+    Ok(report)
 }

@@ -50,9 +50,15 @@ pub struct Expectations {
 impl Expectations {
     /// Load and check a file; every problem is one line naming the file and the JSON pointer.
     pub fn load(path: &Path) -> Result<Expectations, String> {
-        let at = |p: &str, m: String| format!("{}:{p}: {m}", path.display());
+        let at = |p: &str, m: String| {
+            if p.is_empty() {
+                format!("{}: {m}", path.display())
+            } else {
+                format!("{}:{p}: {m}", path.display())
+            }
+        };
         let text =
-            std::fs::read_to_string(path).map_err(|e| at("", format!("cannot read: {e}")))?;
+            crate::input::read_capped(path, crate::input::MAX_CASE).map_err(|e| at("", e))?;
         let file: File = serde_json::from_str(&text)
             .map_err(|e| at("", format!("line {} column {}: {e}", e.line(), e.column())))?;
         let mut entries = Vec::new();

@@ -91,6 +91,58 @@ pub struct Summary {
     pub micros: u64,
 }
 
+impl RunResult {
+    /// Contain everything the result holds, as a live run contains what it keeps: every text
+    /// redacted and cut (`snapshot::contain_text`), the runtime's `initialize` answer and every
+    /// observation through `snapshot::contain`, verdicts through `run::contain_verdict`. For a
+    /// result read from a file (`hcpspec report`), which may have been edited by hand.
+    /// Containing twice is containing once, so a live run's result comes out unchanged.
+    pub fn contain(&mut self) {
+        use crate::snapshot::{contain, contain_text};
+        let text = |s: &mut String| *s = contain_text(s);
+        text(&mut self.schema);
+        text(&mut self.hcpspec_version);
+        text(&mut self.suite);
+        text(&mut self.cases_hash);
+        for s in &mut self.sections {
+            text(&mut s.id);
+            text(&mut s.title);
+        }
+        for run in &mut self.runtimes {
+            text(&mut run.runtime);
+            run.info = contain(&run.info);
+            for c in &mut run.cases {
+                text(&mut c.name);
+                text(&mut c.section);
+                text(&mut c.spec);
+                crate::run::contain_verdict(&mut c.verdict);
+                for o in &mut c.observations {
+                    text(&mut o.action);
+                    o.value = contain(&o.value);
+                }
+                c.unclassified.iter_mut().for_each(text);
+                if let Some(e) = &mut c.annotations.expectation {
+                    text(&mut e.case);
+                    text(&mut e.reason);
+                    if let Some(i) = &mut e.issue {
+                        text(i);
+                    }
+                }
+                if let Some(crate::snapshot::Drift::Changed { diff }) = &mut c.annotations.drift {
+                    *diff = crate::snapshot::contain_long(diff);
+                }
+            }
+        }
+        for d in &mut self.parity {
+            text(&mut d.case);
+            text(&mut d.runtime);
+            text(&mut d.left);
+            text(&mut d.right);
+            text(&mut d.what);
+        }
+    }
+}
+
 /// The outcome of a result: as annotated by the run, else from its verdict alone.
 pub fn outcome(r: &CaseResult) -> Outcome {
     r.annotations

@@ -5,8 +5,8 @@
 mod normalize;
 
 pub use normalize::{
-    bound, cap, contain, contain_text, excerpt_text, redact_number, redact_secrets, secrets,
-    Redact, MAX_TEXT, MAX_VALUE,
+    bound, cap, contain, contain_long, contain_text, excerpt_text, redact_number, redact_secrets,
+    secrets, Redact, MAX_TEXT, MAX_VALUE,
 };
 
 use serde::Serialize;

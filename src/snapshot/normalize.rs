@@ -199,6 +199,13 @@ pub fn contain_text(s: &str) -> String {
     cap(&redacted).into_owned()
 }
 
+/// A long text hcpspec made from contained values (a snapshot diff) as reports keep it:
+/// secrets redacted, then cut at [`MAX_VALUE`].
+pub fn contain_long(s: &str) -> String {
+    let redacted = redact_secrets(s, secrets());
+    cap_at(&redacted, MAX_VALUE).into_owned()
+}
+
 /// A whole value as reports keep it: every string and key contained, and the value cut to an
 /// excerpt when it is still over [`MAX_VALUE`] pretty-printed.
 pub fn contain(v: &Value) -> Value {

@@ -257,6 +257,10 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         timeout: std::time::Duration::try_from_secs_f64(a.timeout).map_err(|e| e.to_string())?,
         ..Default::default()
     };
+    out_dir("--out", &a.out)?;
+    if let Some(d) = &a.snapshots {
+        out_dir("--snapshots", d)?;
+    }
     let snapshots = match (&a.snapshots, a.accept) {
         (None, _) => Snapshots::Off,
         (Some(d), false) => Snapshots::Check(d.clone()),
@@ -577,7 +581,31 @@ fn explain_problems(cases: &[Case], run: &hcpspec::report::RuntimeRun) {
     }
 }
 
+/// A folder hcpspec will write into is one, or can be made: it, or its nearest existing
+/// ancestor, is a directory. Checked before anything runs, so `--out /dev/null/x` is one line
+/// and exit 2, not a whole run and then "not written".
+pub fn out_dir(flag: &str, dir: &Path) -> Result<(), String> {
+    let shown = || hcpspec::report::printable(&dir.display().to_string(), false);
+    let mut at = Some(dir);
+    while let Some(p) = at {
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) if p == dir => return Err(format!("{flag} {}: not a directory", shown())),
+            Ok(_) => {
+                return Err(format!(
+                    "{flag} {}: {} is not a directory",
+                    shown(),
+                    p.display()
+                ))
+            }
+            Err(_) => at = p.parent().filter(|q| !q.as_os_str().is_empty()),
+        }
+    }
+    Ok(())
+}
+
 pub fn report(results: &[PathBuf], out: &Path) -> Result<i32, String> {
+    out_dir("--out", out)?;
     let read = results
         .iter()
         .map(|p| hcpspec::report::read(p).map(|r| (p.clone(), r)))

@@ -47,6 +47,9 @@ pub struct FuzzArgs {
 static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
+    if let Some(out) = &a.out {
+        crate::cli::out_dir("--out", out)?;
+    }
     if let Some(name) = &a.suite {
         let l = hcpspec::suites::load(&a.vectors, name).map_err(|e| e.to_string())?;
         let out = a.out.clone().unwrap_or_else(|| a.vectors.join("found"));

@@ -5,6 +5,8 @@ use crate::case::{check_expects, Case, Format};
 use crate::knob::{infos, Info};
 use crate::run::runner::Target;
 use crate::suites::{Context, FuzzReport, FuzzRun, Shim, ShimTarget, Suite};
+use serde_json::Value;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// Harness API v5, core role: hcpspec plays the harness against a core and its gates.
@@ -19,8 +21,83 @@ impl Format for CoreApi {
     }
     fn check(&self, case: &Case, denials: &Denials) -> Result<(), (String, String)> {
         let steps = case.member("script").and_then(|s| s.get("steps"));
-        check_expects(steps, "/script/steps", "expect", denials)
+        check_expects(steps, "/script/steps", "expect", denials)?;
+        // `core.start`'s params as a core reads them: `discover` a map, `policy` a list …
+        if let Some(start) = case
+            .member("script")
+            .and_then(|s| s.get("start"))
+            .and_then(Value::as_object)
+        {
+            if let Some(bad) = crate::suites::world::scenario::unreadable(start, "/script/start") {
+                return Err(bad);
+            }
+        }
+        check_names(steps)
     }
+}
+
+/// Every connection a step uses (`on`, default `h`) was opened by an earlier `connect` or
+/// `hello` (`as`, default `h`) and not closed since; every `gateResult` names a gate call an
+/// earlier `gate` started (`async`) and no other `gateResult` took. Otherwise the step could
+/// only be an error mid-run ("no connection `h2`"): the case is refused at load.
+fn check_names(steps: Option<&Value>) -> Result<(), (String, String)> {
+    let name = |v: &Value, key: &str| {
+        v.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or("h")
+            .to_string()
+    };
+    let mut open = BTreeSet::new();
+    let mut in_flight = BTreeSet::new();
+    for (i, step) in steps
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        for k in ["connect", "hello"] {
+            if let Some(c) = step.get(k) {
+                open.insert(name(c, "as"));
+            }
+        }
+        for k in ["request", "await", "send", "close"] {
+            if let Some(c) = step.get(k) {
+                let on = name(c, "on");
+                if !open.contains(&on) {
+                    let at = if c.get("on").is_some() {
+                        format!("/script/steps/{i}/{k}/on")
+                    } else {
+                        format!("/script/steps/{i}/{k}")
+                    };
+                    return Err((
+                        at,
+                        format!("no connection `{on}`: no earlier connect or hello step opens it (`as`), or a close step closed it"),
+                    ));
+                }
+                if k == "close" {
+                    open.remove(&on);
+                }
+            }
+        }
+        if let Some(n) = step
+            .get("gate")
+            .and_then(|g| g.get("async"))
+            .and_then(Value::as_str)
+        {
+            in_flight.insert(n.to_string());
+        }
+        if let Some(n) = step.get("gateResult").and_then(Value::as_str) {
+            if !in_flight.remove(n) {
+                return Err((
+                    format!("/script/steps/{i}/gateResult"),
+                    format!(
+                        "no gate call `{n}` in flight: no earlier gate step starts it (`async`)"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Suite for CoreApi {

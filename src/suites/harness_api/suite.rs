@@ -23,7 +23,18 @@ impl Format for HarnessApi {
     }
     fn check(&self, case: &Case, denials: &Denials) -> Result<(), (String, String)> {
         let checks = case.member("scenario").and_then(|s| s.get("checks"));
-        check_expects(checks, "/scenario/checks", "expect", denials)
+        check_expects(checks, "/scenario/checks", "expect", denials)?;
+        // The scenario as hcpspec's core reads it (`harness_api::scenario_of` at run): what it
+        // cannot read is refused here, at load, not an error verdict mid-run.
+        match case
+            .member("scenario")
+            .and_then(serde_json::Value::as_object)
+        {
+            Some(sc) => {
+                crate::suites::world::scenario::unreadable(sc, "/scenario").map_or(Ok(()), Err)
+            }
+            None => Ok(()),
+        }
     }
 }
 

@@ -78,6 +78,40 @@ pub struct Scenario {
     pub endpoints: Map<String, Value>,
 }
 
+/// Where `v` (a scenario, or a `core.start`'s params) cannot be read as a [`Scenario`], as
+/// hcpspec's own core and the reference core read it: the pointer (below `at`) of the first
+/// member that cannot, and serde's message. None when it reads. A case that fails here cannot
+/// be played as it means: its suite's `check` refuses it at load.
+///
+/// A member holding a string that is one `${…}` and nothing else is left to run time: such a
+/// template takes its value's JSON type only when it is filled.
+pub fn unreadable(v: &Map<String, Value>, at: &str) -> Option<(String, String)> {
+    let known: Map<String, Value> = v
+        .iter()
+        .filter(|(_, x)| !holds_template(x))
+        .map(|(k, x)| (k.clone(), x.clone()))
+        .collect();
+    let whole = serde_json::from_value::<Scenario>(Value::Object(known.clone())).err()?;
+    for (k, x) in &known {
+        let one = Map::from_iter([(k.clone(), x.clone())]);
+        if let Err(e) = serde_json::from_value::<Scenario>(Value::Object(one)) {
+            return Some((crate::pointer::push(at, k), e.to_string()));
+        }
+    }
+    Some((at.to_string(), whole.to_string()))
+}
+
+fn holds_template(v: &Value) -> bool {
+    match v {
+        Value::String(s) => {
+            s.starts_with("${") && s.ends_with('}') && s[2..].find('}') == Some(s.len() - 3)
+        }
+        Value::Array(a) => a.iter().any(holds_template),
+        Value::Object(m) => m.values().any(holds_template),
+        _ => false,
+    }
+}
+
 fn default_harness() -> String {
     "acme-harness".into()
 }
