@@ -29,7 +29,14 @@ fn insta_reads_what_hcpspec_writes_crlf_included() {
         source: Path::new("vectors/contract/01-load/c1.json"),
     };
     let root = dir.path();
-    hcpspec::snapshot::check(root, "reference", &key, &observations, true).unwrap();
+    hcpspec::snapshot::check(
+        root,
+        "reference",
+        &key,
+        &observations,
+        hcpspec::snapshot::Policy::Accept,
+    )
+    .unwrap();
     let folder = root.join("reference").join("suite-a");
     let body = hcpspec::snapshot::body(key.name, &observations);
     assert!(

@@ -4,7 +4,7 @@
 //! callers of this one path.
 
 use super::expectations::{Expect, Expectations, Outcome};
-use super::result::{fnv1a, RunResult, RuntimeRun, Summary};
+use super::result::{fnv1a, Rules, RunResult, RuntimeRun, Summary};
 use super::{Annotations, CaseResult, Verdict};
 use crate::case::{Case, SuiteInfo};
 use crate::snapshot::{self, Drift};
@@ -34,7 +34,9 @@ pub trait Target: Send + Sync {
 #[derive(Debug, Clone)]
 pub enum Snapshots {
     Off,
-    /// Compare with `DIR/<runtime>/<suite>/`; drift fails the run and leaves a `.snap.new`.
+    /// Compare with `DIR/<runtime>/<suite>/`: a changed snapshot fails the run and leaves a
+    /// `.snap.new`; a missing one is written and reported `new` (under [`Runner::ci`], it fails
+    /// the run and is left as a `.snap.new` instead).
     Check(PathBuf),
     /// Write new and changed snapshots under `DIR` instead of failing.
     Accept(PathBuf),
@@ -113,6 +115,8 @@ pub struct Runner<'a> {
     pub deadline: Duration,
     /// `--strict-expectations`: a stale expectation fails the run.
     pub strict: bool,
+    /// Under CI (`--ci`, or `CI` set): a missing snapshot fails the run.
+    pub ci: bool,
 }
 
 /// When a case is reported slow, by default.
@@ -132,6 +136,7 @@ impl<'a> Runner<'a> {
             slow: SLOW,
             deadline: DEADLINE,
             strict: false,
+            ci: false,
         }
     }
 
@@ -162,6 +167,7 @@ impl<'a> Runner<'a> {
             runtimes: runs,
             parity,
             strict_expectations: self.strict,
+            ci: self.ci,
         })
     }
 
@@ -222,7 +228,7 @@ impl<'a> Runner<'a> {
             }
             results.push(r);
         }
-        let mut summary = Summary::of(&results, self.strict);
+        let mut summary = Summary::of(&results, self.rules());
         summary.micros = start.elapsed().as_micros() as u64;
         let run = RuntimeRun {
             runtime: spec.to_string(),
@@ -358,10 +364,11 @@ impl<'a> Runner<'a> {
         case: &Case,
         r: &CaseResult,
     ) -> Result<Option<(Drift, PathBuf)>, RunError> {
-        let (root, accept) = match &self.snapshots {
+        let (root, policy) = match &self.snapshots {
             Snapshots::Off => return Ok(None),
-            Snapshots::Check(root) => (root, false),
-            Snapshots::Accept(root) => (root, true),
+            Snapshots::Check(root) if self.ci => (root, snapshot::Policy::Ci),
+            Snapshots::Check(root) => (root, snapshot::Policy::Check),
+            Snapshots::Accept(root) => (root, snapshot::Policy::Accept),
         };
         if matches!(r.verdict, Verdict::Skip { .. }) {
             return Ok(None);
@@ -372,9 +379,17 @@ impl<'a> Runner<'a> {
             name: &r.name,
             source: &case.file,
         };
-        let drift = snapshot::check(root, runtime, &key, &r.observations, accept)
+        let drift = snapshot::check(root, runtime, &key, &r.observations, policy)
             .map_err(RunError::Snapshot)?;
-        Ok(drift.filter(|_| !accept))
+        Ok(drift.filter(|_| policy != snapshot::Policy::Accept))
+    }
+
+    /// The rules this runner judges by.
+    pub fn rules(&self) -> Rules {
+        Rules {
+            strict: self.strict,
+            ci: self.ci,
+        }
     }
 }
 
@@ -387,7 +402,7 @@ impl RunResult {
                 .runtimes
                 .iter()
                 .flat_map(|r| &r.cases)
-                .any(|r| super::result::fails_run(r, self.strict_expectations))
+                .any(|r| super::result::fails_run(r, self.rules()))
     }
 }
 
