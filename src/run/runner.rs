@@ -100,6 +100,14 @@ pub enum RunError {
     Unreachable { spec: String, message: String },
     #[error("{0}")]
     Snapshot(String),
+    /// The runtime's `initialize` answer declares something hcpspec cannot use (a bad
+    /// redaction): bad input.
+    #[error("runtime {runtime} ({spec}): initialize's {message}")]
+    Declared {
+        spec: String,
+        runtime: String,
+        message: String,
+    },
 }
 
 pub struct Runner<'a> {
@@ -181,6 +189,8 @@ impl<'a> Runner<'a> {
             spec: spec.into(),
             message: snapshot::contain_text(&e),
         })?;
+        // What the runtime declares random in its observations, applied to every case's.
+        let declared = snapshot::Declared::from_initialize(&info);
         // The runtime's name, version and features, as reports keep them.
         let info = snapshot::contain(&info);
         let run_name = info
@@ -188,6 +198,11 @@ impl<'a> Runner<'a> {
             .and_then(Value::as_str)
             .unwrap_or(spec)
             .to_string();
+        let declared = declared.map_err(|message| RunError::Declared {
+            spec: spec.into(),
+            runtime: run_name.clone(),
+            message: snapshot::contain_text(&message),
+        })?;
         let skipped = |c: &Case| {
             self.expectations
                 .lookup(&c.name())
@@ -215,6 +230,11 @@ impl<'a> Runner<'a> {
                 Some(r) => r,
                 None => skipped_result(c, entry.as_ref()),
             };
+            if !declared.is_empty() {
+                for o in &mut r.observations {
+                    o.value = declared.apply(&o.value);
+                }
+            }
             r.annotations.outcome = Some(Outcome::of(&r, entry.as_ref()));
             r.annotations.expectation = entry;
             if let Some((drift, written)) = self.snapshot(&run_name, c, &r)? {

@@ -6,7 +6,7 @@ mod normalize;
 
 pub use normalize::{
     bound, cap, contain, contain_text, excerpt_text, redact_number, redact_secrets, secrets,
-    Redact, MAX_TEXT, MAX_VALUE,
+    Declared, Redact, MAX_PATTERN, MAX_PLACEHOLDER, MAX_REDACTIONS, MAX_TEXT, MAX_VALUE,
 };
 
 use serde::Serialize;

@@ -305,6 +305,13 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
                 eprintln!("hcpspec: snapshots could not be written: {e}");
                 return Ok(exit::OUTPUT);
             }
+            Err(e @ RunError::Declared { .. }) => {
+                eprintln!(
+                    "hcpspec: {}",
+                    hcpspec::report::printable(&e.to_string(), false)
+                );
+                return Ok(exit::USAGE);
+            }
         };
         terminal.finish(&result);
         if result.fails() {
