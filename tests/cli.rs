@@ -625,3 +625,142 @@ fn a_run_of_several_suites_writes_one_record() {
     assert_eq!(names, ["contract", "host"]);
     assert!(!out.path().join("contract").exists());
 }
+
+/// `hcpspec review ARGS` with `input` piped to its stdin.
+fn review(args: &[&str], input: Option<&str>) -> Output {
+    use std::io::Write;
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hcpspec"));
+    c.arg("review")
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    match input {
+        Some(_) => c.stdin(std::process::Stdio::piped()),
+        None => c.stdin(std::process::Stdio::null()),
+    };
+    let mut child = c.spawn().expect("hcpspec runs");
+    if let Some(text) = input {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn review_accepts_rejects_and_skips_pending_snapshots_without_cargo() {
+    let dir = tmp();
+    let snaps = dir.path().join("snaps");
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--runtime",
+            "inproc:reference",
+            "--filter",
+            "04-confirm",
+            "--out",
+            s(dir.path()),
+            "--snapshots",
+            s(&snaps),
+        ];
+        a.extend_from_slice(extra);
+        hcpspec_ci(&a, None)
+    };
+    assert_eq!(code(&run(&["--accept"])), 0);
+    let all = ending(&snaps, ".snap");
+    assert!(all.len() >= 5, "{all:?}");
+    // Three changed snapshots and one missing, under CI: four pending.
+    let changed = "\"ok\": \"edited\"";
+    for p in &all[..3] {
+        let old = std::fs::read_to_string(p).unwrap();
+        assert!(old.contains("\"ok\": "), "{old}");
+        let edited = old.replacen("\"ok\": true", changed, 1);
+        let edited = edited.replacen("\"ok\": false", changed, 1);
+        std::fs::write(p, edited).unwrap();
+    }
+    std::fs::remove_file(&all[3]).unwrap();
+    assert_eq!(code(&run(&["--ci"])), 1);
+    let pending = ending(&snaps, ".snap.new");
+    assert_eq!(
+        pending,
+        all[..4]
+            .iter()
+            .map(|p| p.with_extension("snap.new"))
+            .collect::<Vec<_>>()
+    );
+    let observed: Vec<String> = pending
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+
+    // No terminal: a list, exit 1, nothing touched, never waiting.
+    let o = review(&["--snapshots", s(&snaps)], None);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    let listed = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(listed.lines().count(), 4, "{listed}");
+    assert!(
+        listed.contains("changed ") && listed.contains("new "),
+        "{listed}"
+    );
+    assert_eq!(ending(&snaps, ".snap.new"), pending);
+
+    // Answers piped in: accept, reject, a word that is no answer (asked again), skip; the
+    // input ends, so the last stays pending too.
+    let o = review(
+        &["--snapshots", s(&snaps), "--stdin"],
+        Some("a\nr\nmaybe\ns\n"),
+    );
+    let t = text(&o);
+    assert_eq!(code(&o), 1, "two still pending: {t}");
+    assert!(
+        t.contains("[1/4]") && t.contains("[4/4]") && t.contains("(new)"),
+        "{t}"
+    );
+    assert!(
+        t.lines().any(|l| l.starts_with('-') && l.contains(changed))
+            && t.lines()
+                .any(|l| l.starts_with('+') && l.contains("\"ok\": ")),
+        "each diff, snapshot → observed: {t}"
+    );
+    assert!(t.contains("answer a, r or s"), "{t}");
+    assert!(t.contains("1 accepted, 1 rejected, 2 skipped"), "{t}");
+    assert_eq!(
+        std::fs::read_to_string(&all[0]).unwrap(),
+        observed[0],
+        "accepted: the .snap.new became the snapshot"
+    );
+    assert!(
+        std::fs::read_to_string(&all[1]).unwrap().contains(changed),
+        "rejected: the snapshot stays as it was"
+    );
+    assert_eq!(ending(&snaps, ".snap.new"), pending[2..].to_vec());
+    assert!(!all[3].exists());
+
+    // The rest in one go; then nothing is pending.
+    let o = review(&["--snapshots", s(&snaps), "--accept-all"], None);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(ending(&snaps, ".snap.new").is_empty());
+    assert_eq!(std::fs::read_to_string(&all[3]).unwrap(), observed[3]);
+    let o = review(&["--snapshots", s(&snaps)], None);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("no pending snapshots"), "{}", text(&o));
+    // Accepted files are snapshots a run agrees with; the rejected one still drifts.
+    let o = run(&[]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    let sum = summary(dir.path());
+    assert_eq!(
+        (sum["drift"].as_u64(), sum["new"].as_u64()),
+        (Some(1), Some(0)),
+        "{sum}"
+    );
+    assert_eq!(ending(&snaps, ".snap.new"), vec![pending[1].clone()]);
+    let o = review(&["--snapshots", s(&snaps), "--reject-all"], None);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(ending(&snaps, ".snap.new").is_empty());
+    let o = review(&["--snapshots", s(&dir.path().join("nowhere"))], None);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+}
