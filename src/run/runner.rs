@@ -102,7 +102,7 @@ pub enum RunError {
     Snapshot(String),
     /// The runtime's `initialize` answer declares something hcpspec cannot use (a bad
     /// redaction): bad input.
-    #[error("runtime {runtime} ({spec}): initialize's {message}")]
+    #[error("runtime {runtime} ({spec}) declares a bad redaction (docs/shim-protocol.md#redactions): {message}")]
     Declared {
         spec: String,
         runtime: String,
