@@ -61,7 +61,7 @@ pub fn seconds(s: &str, zero: bool, hi: f64) -> Result<f64, String> {
     Ok(x)
 }
 
-/// Under CI, as insta decides it: `CI` set to anything but ``, `0` or `false`, or Azure's
+/// Under CI, as insta decides it: `CI` set to anything but empty, `0` or `false`, or Azure's
 /// `TF_BUILD` set.
 pub fn is_ci() -> bool {
     match std::env::var("CI").ok().as_deref() {
