@@ -143,6 +143,43 @@ fn a_mutant_fails_the_run_and_expectations_turn_it_green_until_stale() {
     assert_eq!(code(&o), 1, "{}", text(&o));
 }
 
+/// `hcpspec ARGS` with `CI` set to `ci` (None: unset, as on a laptop) and `TF_BUILD` unset.
+fn hcpspec_ci(args: &[&str], ci: Option<&str>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hcpspec"));
+    c.args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CI")
+        .env_remove("TF_BUILD");
+    if let Some(v) = ci {
+        c.env("CI", v);
+    }
+    c.output().expect("hcpspec runs")
+}
+
+/// The files under `dir` whose name ends with `suffix`.
+fn ending(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut out = vec![];
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.to_string_lossy().ends_with(suffix) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn summary(out: &Path) -> Value {
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    result["suites"][0]["runtimes"][0]["summary"].clone()
+}
+
 #[test]
 fn snapshots_catch_drift_and_accept_writes_them() {
     let dir = tmp();
@@ -164,14 +201,27 @@ fn snapshots_catch_drift_and_accept_writes_them() {
     };
     let run = |extra: &[&str]| {
         let a = args(extra);
-        hcpspec(&a.iter().map(String::as_str).collect::<Vec<_>>())
+        hcpspec_ci(&a.iter().map(String::as_str).collect::<Vec<_>>(), None)
     };
+    // Outside CI a missing snapshot is new: written as the snapshot, reported, never failing.
     let o = run(&[]);
-    assert_eq!(code(&o), 1, "missing snapshots are drift: {}", text(&o));
+    assert_eq!(code(&o), 0, "a new snapshot is not drift: {}", text(&o));
+    assert!(text(&o).contains("NEW "), "{}", text(&o));
+    let written = ending(&snaps, ".snap");
+    assert!(!written.is_empty());
+    assert!(ending(&snaps, ".snap.new").is_empty());
+    let s1 = summary(dir.path());
+    assert_eq!(s1["new"], written.len(), "{s1}");
+    assert_eq!(
+        (s1["drift"].as_u64(), s1["must_fail"].as_u64()),
+        (Some(0), Some(0))
+    );
+    let o = run(&[]);
+    assert_eq!(code(&o), 0, "no drift on the second run: {}", text(&o));
+    assert!(!text(&o).contains("NEW ") && !text(&o).contains("DRIFT"));
+    assert_eq!(summary(dir.path())["new"], 0);
     let o = run(&["--accept"]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    let o = run(&[]);
-    assert_eq!(code(&o), 0, "no drift after accepting: {}", text(&o));
     // Change one accepted snapshot as if the runtime's denial text had changed.
     let snap: PathBuf = std::fs::read_dir(snaps.join("reference/contract"))
         .unwrap()
@@ -194,7 +244,78 @@ fn snapshots_catch_drift_and_accept_writes_them() {
     );
     assert!(
         snap.with_extension("snap.new").exists(),
-        "a pending snapshot for cargo insta review"
+        "a pending snapshot for hcpspec review or cargo insta review"
+    );
+    let s2 = summary(dir.path());
+    assert_eq!(
+        (s2["drift"].as_u64(), s2["new"].as_u64()),
+        (Some(1), Some(0)),
+        "{s2}"
+    );
+}
+
+#[test]
+fn under_ci_a_missing_snapshot_fails_the_run_and_is_left_pending() {
+    for (flag, ci) in [(true, None), (false, Some("true")), (false, Some("1"))] {
+        let dir = tmp();
+        let snaps = dir.path().join("snaps");
+        let mut a = vec![
+            "run",
+            "--runtime",
+            "inproc:reference",
+            "--filter",
+            "04-confirm",
+            "--out",
+            s(dir.path()),
+            "--snapshots",
+            s(&snaps),
+        ];
+        if flag {
+            a.push("--ci");
+        }
+        let o = hcpspec_ci(&a, ci);
+        let t = text(&o);
+        assert_eq!(code(&o), 1, "--ci {flag}, CI={ci:?}: {t}");
+        assert!(t.contains("fails under CI"), "{t}");
+        assert!(
+            ending(&snaps, ".snap").is_empty(),
+            "no snapshot is written under CI"
+        );
+        let pending = ending(&snaps, ".snap.new");
+        assert!(!pending.is_empty());
+        let result: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("result.json")).unwrap())
+                .unwrap();
+        assert_eq!(result["suites"][0]["ci"], true);
+        let sum = &result["suites"][0]["runtimes"][0]["summary"];
+        assert_eq!(sum["new"], pending.len());
+        assert_eq!(sum["must_fail"], pending.len());
+        assert!(hcpspec::schema::violations(hcpspec::schema::run_result(), &result).is_empty());
+        let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+        assert!(junit.contains("no snapshot yet: under CI"), "{junit}");
+    }
+    // CI=false is no CI (as insta reads it): the snapshots are written, the run passes.
+    let dir = tmp();
+    let snaps = dir.path().join("snaps");
+    let o = hcpspec_ci(
+        &[
+            "run",
+            "--runtime",
+            "inproc:reference",
+            "--filter",
+            "04-confirm",
+            "--out",
+            s(dir.path()),
+            "--snapshots",
+            s(&snaps),
+        ],
+        Some("false"),
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert!(
+        !junit.contains("<failure") && !junit.contains("<error"),
+        "a new snapshot outside CI is no JUnit failure: {junit}"
     );
 }
 
@@ -677,4 +798,143 @@ fn a_stopped_run_writes_what_ran_and_says_why() {
         })
         .count();
     assert!(not_run > 0, "{}", run["summary"]);
+}
+
+/// `hcpspec review ARGS` with `input` piped to its stdin.
+fn review(args: &[&str], input: Option<&str>) -> Output {
+    use std::io::Write;
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hcpspec"));
+    c.arg("review")
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    match input {
+        Some(_) => c.stdin(std::process::Stdio::piped()),
+        None => c.stdin(std::process::Stdio::null()),
+    };
+    let mut child = c.spawn().expect("hcpspec runs");
+    if let Some(text) = input {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn review_accepts_rejects_and_skips_pending_snapshots_without_cargo() {
+    let dir = tmp();
+    let snaps = dir.path().join("snaps");
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--runtime",
+            "inproc:reference",
+            "--filter",
+            "04-confirm",
+            "--out",
+            s(dir.path()),
+            "--snapshots",
+            s(&snaps),
+        ];
+        a.extend_from_slice(extra);
+        hcpspec_ci(&a, None)
+    };
+    assert_eq!(code(&run(&["--accept"])), 0);
+    let all = ending(&snaps, ".snap");
+    assert!(all.len() >= 5, "{all:?}");
+    // Three changed snapshots and one missing, under CI: four pending.
+    let changed = "\"ok\": \"edited\"";
+    for p in &all[..3] {
+        let old = std::fs::read_to_string(p).unwrap();
+        assert!(old.contains("\"ok\": "), "{old}");
+        let edited = old.replacen("\"ok\": true", changed, 1);
+        let edited = edited.replacen("\"ok\": false", changed, 1);
+        std::fs::write(p, edited).unwrap();
+    }
+    std::fs::remove_file(&all[3]).unwrap();
+    assert_eq!(code(&run(&["--ci"])), 1);
+    let pending = ending(&snaps, ".snap.new");
+    assert_eq!(
+        pending,
+        all[..4]
+            .iter()
+            .map(|p| p.with_extension("snap.new"))
+            .collect::<Vec<_>>()
+    );
+    let observed: Vec<String> = pending
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+
+    // No terminal: a list, exit 1, nothing touched, never waiting.
+    let o = review(&["--snapshots", s(&snaps)], None);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    let listed = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(listed.lines().count(), 4, "{listed}");
+    assert!(
+        listed.contains("changed ") && listed.contains("new "),
+        "{listed}"
+    );
+    assert_eq!(ending(&snaps, ".snap.new"), pending);
+
+    // Answers piped in: accept, reject, a word that is no answer (asked again), skip; the
+    // input ends, so the last stays pending too.
+    let o = review(
+        &["--snapshots", s(&snaps), "--stdin"],
+        Some("a\nr\nmaybe\ns\n"),
+    );
+    let t = text(&o);
+    assert_eq!(code(&o), 1, "two still pending: {t}");
+    assert!(
+        t.contains("[1/4]") && t.contains("[4/4]") && t.contains("(new)"),
+        "{t}"
+    );
+    assert!(
+        t.lines().any(|l| l.starts_with('-') && l.contains(changed))
+            && t.lines()
+                .any(|l| l.starts_with('+') && l.contains("\"ok\": ")),
+        "each diff, snapshot → observed: {t}"
+    );
+    assert!(t.contains("answer a, r or s"), "{t}");
+    assert!(t.contains("1 accepted, 1 rejected, 2 skipped"), "{t}");
+    assert_eq!(
+        std::fs::read_to_string(&all[0]).unwrap(),
+        observed[0],
+        "accepted: the .snap.new became the snapshot"
+    );
+    assert!(
+        std::fs::read_to_string(&all[1]).unwrap().contains(changed),
+        "rejected: the snapshot stays as it was"
+    );
+    assert_eq!(ending(&snaps, ".snap.new"), pending[2..].to_vec());
+    assert!(!all[3].exists());
+
+    // The rest in one go; then nothing is pending.
+    let o = review(&["--snapshots", s(&snaps), "--accept-all"], None);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(ending(&snaps, ".snap.new").is_empty());
+    assert_eq!(std::fs::read_to_string(&all[3]).unwrap(), observed[3]);
+    let o = review(&["--snapshots", s(&snaps)], None);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("no pending snapshots"), "{}", text(&o));
+    // Accepted files are snapshots a run agrees with; the rejected one still drifts.
+    let o = run(&[]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    let sum = summary(dir.path());
+    assert_eq!(
+        (sum["drift"].as_u64(), sum["new"].as_u64()),
+        (Some(1), Some(0)),
+        "{sum}"
+    );
+    assert_eq!(ending(&snaps, ".snap.new"), vec![pending[1].clone()]);
+    let o = review(&["--snapshots", s(&snaps), "--reject-all"], None);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(ending(&snaps, ".snap.new").is_empty());
+    let o = review(&["--snapshots", s(&dir.path().join("nowhere"))], None);
+    assert_eq!(code(&o), 2, "{}", text(&o));
 }

@@ -424,6 +424,7 @@ fn the_markdown_heading_and_cells_are_escaped() {
         runtimes: vec![],
         parity: vec![],
         strict_expectations: false,
+        ci: false,
     };
     let md = hcpspec::report::markdown(&hcpspec::report::Report::of(vec![r]));
     let first = md.lines().next().unwrap();

@@ -1,8 +1,8 @@
 //! Every rendering of a run tells the same truth (README, "Reading the outputs"): generated
-//! RunResults of every state, level, expectation, drift and parity, rendered as result.json,
-//! junit.xml, summary.md, index.html, badges and the terminal table, agree on every count;
-//! JUnit has a failure or error exactly when the run exits 1; a section where nothing ran is
-//! never green.
+//! RunResults of every state, level, expectation, drift (new and changed, under CI and not) and
+//! parity, rendered as result.json, junit.xml, summary.md, index.html, badges and the terminal
+//! table, agree on every count; JUnit has a failure or error exactly when the run exits 1; a
+//! section where nothing ran is never green.
 //!
 //! The oracle is written here from the documented rule, not taken from the code it judges.
 
@@ -125,6 +125,7 @@ fn generate(seed: u64) -> RunResult {
         })
         .collect::<Vec<_>>();
     let strict = rng.below(2) == 0;
+    let ci = rng.below(2) == 0;
     let mut result = RunResult {
         schema: report::SCHEMA.into(),
         hcpspec_version: "0".into(),
@@ -134,9 +135,11 @@ fn generate(seed: u64) -> RunResult {
         runtimes,
         parity: vec![],
         strict_expectations: strict,
+        ci,
     };
+    let rules = result.rules();
     for run in &mut result.runtimes {
-        run.summary = Summary::of(&run.cases, strict);
+        run.summary = Summary::of(&run.cases, rules);
     }
     if rng.below(8) == 0 {
         result.parity.push(hcpspec::run::result::Difference {
@@ -150,10 +153,16 @@ fn generate(seed: u64) -> RunResult {
     result
 }
 
-/// The documented rule (README, "Reading the outputs": what fails the run), written out here.
-fn oracle_fails(c: &CaseResult, strict: bool) -> bool {
+/// The documented rule (README, "Reading the outputs": what fails the run), written out here:
+/// a changed snapshot always, a new one (no snapshot yet) only under CI.
+fn oracle_fails(c: &CaseResult, strict: bool, ci: bool) -> bool {
     let o = c.annotations.outcome.unwrap();
-    c.annotations.drift.is_some()
+    let drifted = match &c.annotations.drift {
+        Some(Drift::Changed { .. }) => true,
+        Some(Drift::New) => ci,
+        None => false,
+    };
+    drifted
         || (c.level == Level::MUST
             && matches!(o, Outcome::Fail | Outcome::Error | Outcome::Unimplemented))
         || (strict && o == Outcome::Stale)
@@ -179,6 +188,7 @@ fn spelled(s: &Summary) -> Vec<String> {
         (s.error, "error"),
         (s.profile, "profile"),
         (s.drift, "drift"),
+        (s.new, "new"),
     ] {
         if n > 0 {
             out.push(format!("{n} {label}"));
@@ -189,7 +199,7 @@ fn spelled(s: &Summary) -> Vec<String> {
 
 fn check(seed: u64) {
     let result = generate(seed);
-    let strict = result.strict_expectations;
+    let (strict, ci) = (result.strict_expectations, result.ci);
     let json: RunResult =
         serde_json::from_str(&serde_json::to_string(&result).unwrap()).expect("round trip");
     let fails = !result.parity.is_empty()
@@ -197,7 +207,7 @@ fn check(seed: u64) {
             .runtimes
             .iter()
             .flat_map(|r| &r.cases)
-            .any(|c| oracle_fails(c, strict));
+            .any(|c| oracle_fails(c, strict, ci));
     assert_eq!(json.fails(), fails, "seed {seed}: the exit code's rule");
 
     let record = report::Report::of(vec![result.clone()]);
@@ -207,8 +217,27 @@ fn check(seed: u64) {
     for run in &json.runtimes {
         let s = &run.summary;
         let total = run.cases.len();
-        let failing = run.cases.iter().filter(|c| oracle_fails(c, strict)).count();
+        let failing = run
+            .cases
+            .iter()
+            .filter(|c| oracle_fails(c, strict, ci))
+            .count();
         assert_eq!(s.must_fail, failing, "seed {seed}: must_fail");
+        let (changed, new) = (
+            run.cases
+                .iter()
+                .filter(|c| matches!(c.annotations.drift, Some(Drift::Changed { .. })))
+                .count(),
+            run.cases
+                .iter()
+                .filter(|c| c.annotations.drift == Some(Drift::New))
+                .count(),
+        );
+        assert_eq!(
+            (s.drift, s.new),
+            (changed, new),
+            "seed {seed}: drift is changed, new is new"
+        );
         assert_eq!(s.total(), total, "seed {seed}: one denominator");
 
         // JUnit: a failure or error exactly for what fails the run.
@@ -225,7 +254,9 @@ fn check(seed: u64) {
         let passing = run
             .cases
             .iter()
-            .filter(|c| !oracle_fails(c, strict) && c.annotations.outcome == Some(Outcome::Pass))
+            .filter(|c| {
+                !oracle_fails(c, strict, ci) && c.annotations.outcome == Some(Outcome::Pass)
+            })
             .count();
         assert_eq!(
             attr(tag, "skipped"),
@@ -247,6 +278,7 @@ fn check(seed: u64) {
             ("error", s.error),
             ("profile", s.profile),
             ("drift", s.drift),
+            ("new", s.new),
             ("total", total),
         ] {
             assert!(
@@ -279,7 +311,7 @@ fn check(seed: u64) {
             let ran = cases
                 .iter()
                 .any(|c| c.annotations.outcome != Some(Outcome::Skip));
-            let failing = cases.iter().any(|c| oracle_fails(c, strict));
+            let failing = cases.iter().any(|c| oracle_fails(c, strict, ci));
             if !ran && !failing {
                 assert!(
                     cell.starts_with(" class=none"),
@@ -298,14 +330,14 @@ fn check(seed: u64) {
         assert_eq!(badge["color"] == "red", failing > 0, "seed {seed}: {badge}");
 
         // The terminal table's total row.
-        let table = report::table(&json.sections, run, strict);
+        let table = report::table(&json.sections, run, json.rules());
         let last = table.lines().last().unwrap();
         let numbers: Vec<usize> = last
             .split_whitespace()
             .filter_map(|w| w.parse().ok())
             .collect();
         assert_eq!(
-            numbers[..10],
+            numbers[..11],
             [
                 s.pass,
                 s.fail,
@@ -316,6 +348,7 @@ fn check(seed: u64) {
                 s.error,
                 s.profile,
                 s.drift,
+                s.new,
                 total
             ],
             "seed {seed}: {last}"
@@ -326,7 +359,7 @@ fn check(seed: u64) {
                     .split_whitespace()
                     .filter_map(|w| w.parse().ok())
                     .collect();
-                let (skip, total): (usize, usize) = (n[n.len() - 5], n[..n.len() - 1].iter().sum());
+                let (skip, total): (usize, usize) = (n[n.len() - 6], n[..n.len() - 2].iter().sum());
                 assert!(
                     skip < total,
                     "seed {seed}: ✓ on a row where nothing ran: {line}"

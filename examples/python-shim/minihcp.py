@@ -260,6 +260,17 @@ class Reading:
         out = [dict(i, rule=self.rule(i["rule"])) for i in issues]
         return out[::-1] if self.issues_reversed else out
 
+    def redactions(self) -> list[dict]:
+        """What is random in this runtime's observations, for hcpspec's snapshots (initialize's
+        `redactions`): the tokens it mints, and under a fresh jail per exec the jail's and the
+        credential file's names (tempfile's 8 random characters)."""
+        out = [{"pattern": r"\bmini-[0-9a-f]{16}\b", "placeholder": "[minted-token]"}]
+        if self.fresh_jail_per_exec:
+            out.append({"pattern": r"\bjail-[a-z0-9_]{8}", "placeholder": "[jail]"})
+        if self.credential_file:
+            out.append({"pattern": r"\.credential-[a-z0-9_]{8}", "placeholder": ".credential-[random]"})
+        return out
+
     def initialize_maps(self) -> dict:
         """What initialize declares about its own words: nothing for the reference."""
         if self.words is REFERENCE_WORDS:

@@ -140,8 +140,15 @@ class Shim:
             raise RpcError(INVALID_PARAMS, f"unsupported protocol {asked}; this shim speaks {PROTOCOL}")
         features = ["sense", "sandbox", "binding:user", "binding:local", "binding:mothership"]
         runtime = {"name": self.reading.name, "version": minihcp.VERSION}
-        # The denial and lint rule maps, when the reading words them its own way.
-        return {"protocol": PROTOCOL, "runtime": runtime, "features": features, **self.reading.initialize_maps()}
+        # The denial and lint rule maps, when the reading words them its own way, and what is
+        # random in its observations (redacted from hcpspec's snapshots).
+        return {
+            "protocol": PROTOCOL,
+            "runtime": runtime,
+            "features": features,
+            "redactions": self.reading.redactions(),
+            **self.reading.initialize_maps(),
+        }
 
     def m_runtime_create(self, p):
         rt, issues = minihcp.install(config_from(p), self.reading)

@@ -6,7 +6,7 @@ use serde_json::json;
 /// The same numbers as every other rendering: passes over all cases; red when the run fails
 /// for this runtime, yellow when anything did not pass, green otherwise.
 pub fn badge(result: &RunResult, run: &RuntimeRun) -> String {
-    let s = Summary::of(&run.cases, result.strict_expectations);
+    let s = Summary::of(&run.cases, result.rules());
     let color = if s.must_fail > 0 {
         "red"
     } else if s.pass < s.total() {

@@ -59,7 +59,7 @@ fn level_line(label: &str, s: &Summary) -> String {
 }
 
 /// A matrix cell: `pass/total`, the other counts in words, and every count as a `data-*`
-/// attribute (`data-expected-fail`, …, `data-drift`, `data-total`) for a checker.
+/// attribute (`data-expected-fail`, …, `data-drift`, `data-new`, `data-total`) for a checker.
 fn cell(h: &mut String, s: &Summary, attrs: &str, levels: &str) {
     let mut data = String::new();
     for st in State::ALL {
@@ -67,9 +67,10 @@ fn cell(h: &mut String, s: &Summary, attrs: &str, levels: &str) {
     }
     let _ = write!(
         h,
-        "<td class={}{attrs}{data} data-drift={} data-total={}><b class=n>{}/{}</b>{levels}",
+        "<td class={}{attrs}{data} data-drift={} data-new={} data-total={}><b class=n>{}/{}</b>{levels}",
         class(s),
         s.drift,
+        s.new,
         s.total(),
         s.pass,
         s.total()
@@ -148,18 +149,18 @@ fn suite(h: &mut String, result: &RunResult) {
     for (s, title) in &sections {
         let _ = write!(h, "<tr><th>{}</th>", esc(&section_label(s, title)));
         for run in &result.runtimes {
-            let strict = result.strict_expectations;
+            let rules = result.rules();
             let levels = [
                 ("MUST", Level::MUST),
                 ("SHOULD", Level::SHOULD),
                 ("MAY", Level::MAY),
             ]
             .iter()
-            .map(|(label, l)| level_line(label, &counts(&run.cases, s, Some(*l), strict)))
+            .map(|(label, l)| level_line(label, &counts(&run.cases, s, Some(*l), rules)))
             .collect::<String>();
             cell(
                 h,
-                &counts(&run.cases, s, None, strict),
+                &counts(&run.cases, s, None, rules),
                 &format!(
                     " data-suite=\"{}\" data-runtime=\"{}\" data-section=\"{}\"",
                     esc(&result.suite),
@@ -173,7 +174,7 @@ fn suite(h: &mut String, result: &RunResult) {
     }
     *h += "<tr><th>total</th>";
     for run in &result.runtimes {
-        let s = Summary::of(&run.cases, result.strict_expectations);
+        let s = Summary::of(&run.cases, result.rules());
         cell(
             h,
             &s,
@@ -205,7 +206,7 @@ fn suite(h: &mut String, result: &RunResult) {
     // Drill-down per runtime and section.
     *h += "<h3>Cases</h3>";
     for run in &result.runtimes {
-        let s = Summary::of(&run.cases, result.strict_expectations);
+        let s = Summary::of(&run.cases, result.rules());
         let _ = write!(
             *h,
             "<h4>{}</h4><p>{}/{} pass",
@@ -223,7 +224,7 @@ fn suite(h: &mut String, result: &RunResult) {
         *h += "</p>";
         for (sec, title) in &sections {
             let cases: Vec<_> = run.cases.iter().filter(|c| c.section == *sec).collect();
-            let c = counts(&run.cases, sec, None, result.strict_expectations);
+            let c = counts(&run.cases, sec, None, result.rules());
             let _ = write!(
                 h,
                 "<details><summary>{} — {}/{}</summary><ul>",
@@ -234,7 +235,7 @@ fn suite(h: &mut String, result: &RunResult) {
             for r in cases {
                 let st = state(r);
                 let css = match st {
-                    _ if fails_run(r, result.strict_expectations) => "fail",
+                    _ if fails_run(r, result.rules()) => "fail",
                     State::Pass => "pass",
                     State::Fail | State::Error | State::Stale => "fail",
                     _ => "skip",
@@ -277,7 +278,7 @@ fn suite(h: &mut String, result: &RunResult) {
                 if let Some(crate::snapshot::Drift::Changed { diff }) = &r.annotations.drift {
                     let _ = write!(h, "<p>snapshot drift</p><pre>{}</pre>", esc(diff));
                 } else if r.annotations.drift.is_some() {
-                    *h += "<p>no snapshot yet</p>";
+                    *h += "<p>new snapshot (none yet): fails the run only under CI</p>";
                 }
                 *h += "</details></li>";
             }

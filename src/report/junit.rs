@@ -5,7 +5,8 @@
 //! parity difference): a JUnit-reading gate and the exit code always agree. Everything else
 //! that did not pass (SHOULD, MAY and PROFILE deviations, expected failures, stale
 //! expectations without `--strict-expectations`, skipped and unimplemented non-MUST cases) is
-//! `<skipped>` with its state and reason as the message, as nextest and BoGo do.
+//! `<skipped>` with its state and reason as the message, as nextest and BoGo do. A new snapshot
+//! (none yet) is a failure only under CI: outside it a passing case with one is a success.
 
 use super::{fails_run, outcome, state, Report, RunResult, State};
 use crate::run::expectations::Outcome;
@@ -29,7 +30,7 @@ pub fn junit(record: &Report) -> String {
 }
 
 fn add(report: &mut quick_junit::Report, result: &RunResult) {
-    let strict = result.strict_expectations;
+    let rules = result.rules();
     for run in &result.runtimes {
         let mut suite = TestSuite::new(format!("{} {}", x(&result.suite), x(run.shown())));
         for r in &run.cases {
@@ -52,11 +53,13 @@ fn add(report: &mut quick_junit::Report, result: &RunResult) {
                 Some(crate::snapshot::Drift::Changed { diff }) => {
                     format!("snapshot drift:\n{diff}")
                 }
-                Some(crate::snapshot::Drift::New) => "no snapshot yet".to_string(),
+                Some(crate::snapshot::Drift::New) => {
+                    "no snapshot yet (a new snapshot fails the run under CI)".to_string()
+                }
                 None => String::new(),
             };
             let st = state(r);
-            let status = if fails_run(r, strict) {
+            let status = if fails_run(r, rules) {
                 let kind = match outcome(r) {
                     Outcome::Error => NonSuccessKind::Error,
                     _ => NonSuccessKind::Failure,
@@ -64,6 +67,9 @@ fn add(report: &mut quick_junit::Report, result: &RunResult) {
                 let msg = match st {
                     State::Stale => {
                         "expected to fail, but passes: the expectation is stale".to_string()
+                    }
+                    State::Pass if r.annotations.drift == Some(crate::snapshot::Drift::New) => {
+                        "no snapshot yet: under CI a new snapshot fails the run".to_string()
                     }
                     State::Pass => "the observations drifted from the snapshot".to_string(),
                     _ => format!("{:?} case: {}", r.level, st.label()),

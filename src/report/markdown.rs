@@ -1,6 +1,6 @@
 //! A Markdown summary that fits a GitHub job summary: the section matrix, then what failed.
 
-use super::{counts, state, Report, RunResult, State, Summary};
+use super::{counts, fails_run, state, Report, RunResult, State, Summary};
 use crate::run::Verdict;
 
 /// `mark pass/total · N state …`: the counts every rendering shows, with one mark: ❌ the run
@@ -79,19 +79,13 @@ fn suite(result: &RunResult) -> String {
             md(&crate::run::plan::section_label(s, &sec.title))
         );
         for run in &result.runtimes {
-            out += &format!(
-                " {} |",
-                cell(&counts(&run.cases, s, None, result.strict_expectations))
-            );
+            out += &format!(" {} |", cell(&counts(&run.cases, s, None, result.rules())));
         }
         out += "\n";
     }
     out += "| **total** |";
     for run in &result.runtimes {
-        out += &format!(
-            " **{}** |",
-            cell(&Summary::of(&run.cases, result.strict_expectations))
-        );
+        out += &format!(" **{}** |", cell(&Summary::of(&run.cases, result.rules())));
     }
     out += "\n";
     let mut problems = Vec::new();
@@ -106,7 +100,7 @@ fn suite(result: &RunResult) -> String {
             if matches!(
                 st,
                 State::Fail | State::Error | State::Stale | State::Unimplemented
-            ) || r.annotations.drift.is_some()
+            ) || (r.annotations.drift.is_some() && fails_run(r, result.rules()))
             {
                 let why = match (&r.verdict, st) {
                     (_, State::Stale) => "expected to fail, but passes".to_string(),
@@ -116,6 +110,9 @@ fn suite(result: &RunResult) -> String {
                     ),
                     (Verdict::Error { message }, _) => message.clone(),
                     (Verdict::Unimplemented { reason }, _) => format!("unimplemented: {reason}"),
+                    _ if r.annotations.drift == Some(crate::snapshot::Drift::New) => {
+                        "no snapshot yet (a new snapshot fails the run under CI)".to_string()
+                    }
                     _ => "snapshot drift".to_string(),
                 };
                 problems.push(format!(

@@ -16,7 +16,7 @@ pub use record::{merge, read, Report, REPORT_SCHEMA};
 pub use table::table;
 
 pub use crate::run::result::{
-    counts, fails_run, fnv1a, outcome, state, RunResult, RuntimeRun, State, Summary, SCHEMA,
+    counts, fails_run, fnv1a, outcome, state, Rules, RunResult, RuntimeRun, State, Summary, SCHEMA,
 };
 use std::path::Path;
 
@@ -149,6 +149,7 @@ mod tests {
             runtimes: vec![],
             parity: vec![],
             strict_expectations: false,
+            ci: false,
         };
         let dir = tempfile::tempdir().unwrap();
         assert!(write_all(&Report::of(vec![result.clone()]), dir.path()).is_ok());
@@ -184,6 +185,7 @@ mod tests {
                 what: "/observations/1/value/ok: true ≠ false".into(),
             }],
             strict_expectations: false,
+            ci: false,
         };
         let report = Report::of(vec![result]);
         let json = serde_json::to_value(&report).unwrap();

@@ -48,7 +48,7 @@ fn judged(c: &crate::run::CaseResult) -> Value {
 /// or suites): suites by name, runtimes by adapter spec, cases by name. The same file twice is
 /// refused; a case present in two files must agree (its verdict, observations and annotations),
 /// else the merge is refused naming it; one suite's results must agree on
-/// `--strict-expectations`. Summaries are recounted from the merged cases.
+/// `--strict-expectations` and on CI. Summaries are recounted from the merged cases.
 pub fn merge(inputs: Vec<(PathBuf, Report)>) -> Result<Report, String> {
     let mut seen: Vec<PathBuf> = vec![];
     for (p, _) in &inputs {
@@ -84,6 +84,15 @@ pub fn merge(inputs: Vec<(PathBuf, Report)>) -> Result<Report, String> {
                     } else {
                         "without"
                     }
+                ));
+            }
+            if acc.ci != r.ci {
+                return Err(format!(
+                    "{}: suite {} was run {} CI (--ci), an earlier file's {}",
+                    path.display(),
+                    r.suite,
+                    if r.ci { "under" } else { "outside" },
+                    if r.ci { "outside" } else { "under" }
                 ));
             }
             if acc.cases_hash != r.cases_hash
@@ -142,12 +151,13 @@ pub fn merge(inputs: Vec<(PathBuf, Report)>) -> Result<Report, String> {
     // One file is its own merge, in its own order; several are ordered by case name.
     let several = seen.len() > 1;
     for s in &mut suites {
+        let rules = s.rules();
         for run in &mut s.runtimes {
             if several {
                 run.cases.sort_by(|a, b| a.name.cmp(&b.name));
             }
             let micros = run.summary.micros;
-            run.summary = Summary::of(&run.cases, s.strict_expectations);
+            run.summary = Summary::of(&run.cases, rules);
             run.summary.micros = micros;
         }
     }

@@ -1,7 +1,7 @@
 //! The terminal's table of one runtime's run: a row per section, a column per state, in the
 //! same words and counts as every other rendering.
 
-use super::{counts, RuntimeRun, State, Summary};
+use super::{counts, Rules, RuntimeRun, State, Summary};
 use crate::case::Section;
 use std::fmt::Write;
 
@@ -21,11 +21,11 @@ fn row(out: &mut String, mark: &str, label: &str, width: usize, s: &Summary) {
     for st in State::ALL {
         let _ = write!(out, " {:>w$}", st.count(s), w = st.label().len());
     }
-    let _ = write!(out, " {:>5}", s.drift);
+    let _ = write!(out, " {:>5} {:>3}", s.drift, s.new);
 }
 
 /// The header, a row per section that has cases, and the total row.
-pub fn table(sections: &[Section], run: &RuntimeRun, strict: bool) -> String {
+pub fn table(sections: &[Section], run: &RuntimeRun, rules: Rules) -> String {
     let rows: Vec<(String, Summary)> = sections
         .iter()
         .map(|sec| {
@@ -35,7 +35,7 @@ pub fn table(sections: &[Section], run: &RuntimeRun, strict: bool) -> String {
                 sec.title.clone()
             };
             let label = super::printable(&label, false);
-            (label, counts(&run.cases, &sec.id, None, strict))
+            (label, counts(&run.cases, &sec.id, None, rules))
         })
         .filter(|(_, s)| s.total() > 0)
         .collect();
@@ -49,12 +49,12 @@ pub fn table(sections: &[Section], run: &RuntimeRun, strict: bool) -> String {
     for st in State::ALL {
         let _ = write!(out, " {}", st.label());
     }
-    out.push_str(" drift\n");
+    out.push_str(" drift new\n");
     for (label, s) in &rows {
         row(&mut out, mark(s), label, width, s);
         out.push('\n');
     }
-    let s = Summary::of(&run.cases, strict);
+    let s = Summary::of(&run.cases, rules);
     row(&mut out, " ", "total", width, &s);
     let _ = writeln!(
         out,

@@ -4,6 +4,7 @@
 use crate::case::Level;
 use crate::run::expectations::Outcome;
 use crate::run::CaseResult;
+use crate::snapshot::Drift;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -28,6 +29,30 @@ pub struct RunResult {
     /// The run was made with `--strict-expectations`: a stale expectation fails it.
     #[serde(default)]
     pub strict_expectations: bool,
+    /// The run was made under CI (`--ci`, or `CI` set as insta reads it): a missing snapshot
+    /// fails it (and is left as a `.snap.new`). Outside CI a new snapshot is written and
+    /// reported as `new`, never failing the run.
+    #[serde(default)]
+    pub ci: bool,
+}
+
+/// What fails a run besides the verdicts, as the run was made: `--strict-expectations` and CI.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// A stale expectation fails the run.
+    pub strict: bool,
+    /// A new snapshot (none yet) fails the run.
+    pub ci: bool,
+}
+
+impl RunResult {
+    /// The rules this result was run under.
+    pub fn rules(&self) -> Rules {
+        Rules {
+            strict: self.strict_expectations,
+            ci: self.ci,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -85,9 +110,14 @@ pub struct Summary {
     #[serde(default)]
     pub unclassified: usize,
     /// Cases that make the run exit 1 ([`fails_run`]): unexpected MUST failures, errors and
-    /// unimplemented cases, drift, stale expectations under `--strict-expectations`.
+    /// unimplemented cases, changed snapshots, new ones under CI, stale expectations under
+    /// `--strict-expectations`.
     pub must_fail: usize,
+    /// Cases whose observations changed from their snapshot (always fails the run).
     pub drift: usize,
+    /// Cases that had no snapshot yet (fails the run only under CI).
+    #[serde(default)]
+    pub new: usize,
     pub micros: u64,
 }
 
@@ -226,14 +256,19 @@ pub fn state(r: &CaseResult) -> State {
 }
 
 /// Does this result make the run exit 1? An unexpected MUST failure, error or unimplemented
-/// case, snapshot drift, a stale expectation under `--strict-expectations`. The one rule for
-/// the exit code, JUnit's failures and every red mark.
-pub fn fails_run(r: &CaseResult, strict: bool) -> bool {
-    r.annotations.drift.is_some() || outcome(r).fails_run(r.level, strict)
+/// case, a changed snapshot, a new snapshot under CI, a stale expectation under
+/// `--strict-expectations`. The one rule for the exit code, JUnit's failures and every red mark.
+pub fn fails_run(r: &CaseResult, rules: Rules) -> bool {
+    let drifted = match &r.annotations.drift {
+        Some(Drift::Changed { .. }) => true,
+        Some(Drift::New) => rules.ci,
+        None => false,
+    };
+    drifted || outcome(r).fails_run(r.level, rules.strict)
 }
 
 impl Summary {
-    pub fn of(results: &[CaseResult], strict: bool) -> Summary {
+    pub fn of(results: &[CaseResult], rules: Rules) -> Summary {
         let mut s = Summary::default();
         for r in results {
             s.unclassified += r.unclassified.len();
@@ -247,8 +282,12 @@ impl Summary {
                 State::Error => s.error += 1,
                 State::Profile => s.profile += 1,
             }
-            s.must_fail += usize::from(fails_run(r, strict));
-            s.drift += usize::from(r.annotations.drift.is_some());
+            s.must_fail += usize::from(fails_run(r, rules));
+            match r.annotations.drift {
+                Some(Drift::Changed { .. }) => s.drift += 1,
+                Some(Drift::New) => s.new += 1,
+                None => {}
+            }
             s.micros += r.micros;
         }
         s
@@ -264,7 +303,8 @@ impl Summary {
         self.total() - self.skip
     }
 
-    /// The non-zero counts past `pass`, as `N label` in [`State::ALL`]'s order, then drift.
+    /// The non-zero counts past `pass`, as `N label` in [`State::ALL`]'s order, then drift and
+    /// new snapshots.
     pub fn others(&self) -> Vec<String> {
         let mut out: Vec<String> = State::ALL[1..]
             .iter()
@@ -273,6 +313,9 @@ impl Summary {
             .collect();
         if self.drift > 0 {
             out.push(format!("{} drift", self.drift));
+        }
+        if self.new > 0 {
+            out.push(format!("{} new", self.new));
         }
         out
     }
@@ -283,14 +326,14 @@ pub fn counts(
     results: &[CaseResult],
     section: &str,
     level: Option<Level>,
-    strict: bool,
+    rules: Rules,
 ) -> Summary {
     let rs: Vec<CaseResult> = results
         .iter()
         .filter(|r| r.section == section && level.is_none_or(|l| r.level == l))
         .cloned()
         .collect();
-    Summary::of(&rs, strict)
+    Summary::of(&rs, rules)
 }
 
 /// FNV-1a 64 over the given byte strings, as hex.

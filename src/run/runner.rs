@@ -4,7 +4,7 @@
 //! callers of this one path.
 
 use super::expectations::{Expect, Expectations, Outcome};
-use super::result::{fnv1a, RunResult, RuntimeRun, Summary};
+use super::result::{fnv1a, Rules, RunResult, RuntimeRun, Summary};
 use super::{Annotations, CaseResult, Verdict};
 use crate::case::{Case, SuiteInfo};
 use crate::snapshot::{self, Drift};
@@ -34,7 +34,9 @@ pub trait Target: Send + Sync {
 #[derive(Debug, Clone)]
 pub enum Snapshots {
     Off,
-    /// Compare with `DIR/<runtime>/<suite>/`; drift fails the run and leaves a `.snap.new`.
+    /// Compare with `DIR/<runtime>/<suite>/`: a changed snapshot fails the run and leaves a
+    /// `.snap.new`; a missing one is written and reported `new` (under [`Runner::ci`], it fails
+    /// the run and is left as a `.snap.new` instead).
     Check(PathBuf),
     /// Write new and changed snapshots under `DIR` instead of failing.
     Accept(PathBuf),
@@ -98,6 +100,14 @@ pub enum RunError {
     Unreachable { spec: String, message: String },
     #[error("{0}")]
     Snapshot(String),
+    /// The runtime's `initialize` answer declares something hcpspec cannot use (a bad
+    /// redaction): bad input.
+    #[error("runtime {runtime} ({spec}) declares a bad redaction (docs/shim-protocol.md#redactions): {message}")]
+    Declared {
+        spec: String,
+        runtime: String,
+        message: String,
+    },
 }
 
 pub struct Runner<'a> {
@@ -122,6 +132,8 @@ pub struct Runner<'a> {
     pub max_fail: Option<usize>,
     /// Cases that failed the run so far, for `max_fail`.
     failed: std::sync::atomic::AtomicUsize,
+    /// Under CI (`--ci`, or `CI` set): a missing snapshot fails the run.
+    pub ci: bool,
 }
 
 /// When a case is reported slow, by default.
@@ -145,6 +157,7 @@ impl<'a> Runner<'a> {
             interrupt: None,
             max_fail: None,
             failed: Default::default(),
+            ci: false,
         }
     }
 
@@ -175,6 +188,7 @@ impl<'a> Runner<'a> {
             runtimes: runs,
             parity,
             strict_expectations: self.strict,
+            ci: self.ci,
         })
     }
 
@@ -188,6 +202,8 @@ impl<'a> Runner<'a> {
             spec: spec.into(),
             message: snapshot::contain_text(&e),
         })?;
+        // What the runtime declares random in its observations, applied to every case's.
+        let declared = snapshot::Declared::from_initialize(&info);
         // The runtime's name, version and features, as reports keep them.
         let info = snapshot::contain(&info);
         let label = self.labels.get(spec).cloned();
@@ -197,6 +213,11 @@ impl<'a> Runner<'a> {
                 .unwrap_or(spec)
                 .to_string()
         });
+        let declared = declared.map_err(|message| RunError::Declared {
+            spec: spec.into(),
+            runtime: run_name.clone(),
+            message: snapshot::contain_text(&message),
+        })?;
         let skipped = |c: &Case| {
             self.expectations
                 .lookup(&c.name())
@@ -226,6 +247,11 @@ impl<'a> Runner<'a> {
                 (None, Some(why)) if !skipped(c) => not_run(c, why),
                 (None, _) => skipped_result(c, entry.as_ref()),
             };
+            if !declared.is_empty() {
+                for o in &mut r.observations {
+                    o.value = declared.apply(&o.value);
+                }
+            }
             r.annotations.outcome = Some(Outcome::of(&r, entry.as_ref()));
             r.annotations.expectation = entry;
             if let Some((drift, written)) = self.snapshot(&run_name, c, &r)? {
@@ -239,7 +265,7 @@ impl<'a> Runner<'a> {
             }
             results.push(r);
         }
-        let mut summary = Summary::of(&results, self.strict);
+        let mut summary = Summary::of(&results, self.rules());
         summary.micros = start.elapsed().as_micros() as u64;
         let run = RuntimeRun {
             runtime: spec.to_string(),
@@ -403,10 +429,11 @@ impl<'a> Runner<'a> {
         case: &Case,
         r: &CaseResult,
     ) -> Result<Option<(Drift, PathBuf)>, RunError> {
-        let (root, accept) = match &self.snapshots {
+        let (root, policy) = match &self.snapshots {
             Snapshots::Off => return Ok(None),
-            Snapshots::Check(root) => (root, false),
-            Snapshots::Accept(root) => (root, true),
+            Snapshots::Check(root) if self.ci => (root, snapshot::Policy::Ci),
+            Snapshots::Check(root) => (root, snapshot::Policy::Check),
+            Snapshots::Accept(root) => (root, snapshot::Policy::Accept),
         };
         if matches!(r.verdict, Verdict::Skip { .. }) {
             return Ok(None);
@@ -417,9 +444,17 @@ impl<'a> Runner<'a> {
             name: &r.name,
             source: &case.file,
         };
-        let drift = snapshot::check(root, runtime, &key, &r.observations, accept)
+        let drift = snapshot::check(root, runtime, &key, &r.observations, policy)
             .map_err(RunError::Snapshot)?;
-        Ok(drift.filter(|_| !accept))
+        Ok(drift.filter(|_| policy != snapshot::Policy::Accept))
+    }
+
+    /// The rules this runner judges by.
+    pub fn rules(&self) -> Rules {
+        Rules {
+            strict: self.strict,
+            ci: self.ci,
+        }
     }
 }
 
@@ -432,7 +467,7 @@ impl RunResult {
                 .runtimes
                 .iter()
                 .flat_map(|r| &r.cases)
-                .any(|r| super::result::fails_run(r, self.strict_expectations))
+                .any(|r| super::result::fails_run(r, self.rules()))
     }
 }
 

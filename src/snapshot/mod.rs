@@ -6,7 +6,7 @@ mod normalize;
 
 pub use normalize::{
     bound, cap, contain, contain_long, contain_text, excerpt_text, redact_number, redact_secrets,
-    secrets, Redact, MAX_TEXT, MAX_VALUE,
+    secrets, Declared, Redact, MAX_PATTERN, MAX_PLACEHOLDER, MAX_REDACTIONS, MAX_TEXT, MAX_VALUE,
 };
 
 use serde::Serialize;
@@ -54,7 +54,8 @@ pub fn file_text(source: &str, body: &str) -> String {
 
 /// The contents of a `.snap` file (after its header), or None when there is none.
 pub fn read(path: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
+    // A CRLF checkout reads alike (as insta reads it).
+    let text = std::fs::read_to_string(path).ok()?.replace("\r\n", "\n");
     let rest = text.strip_prefix("---\n")?;
     let end = rest.find("\n---\n")?;
     Some(rest[end + 5..].trim_end_matches('\n').to_string())
@@ -105,19 +106,33 @@ pub struct Key<'a> {
     pub source: &'a Path,
 }
 
-/// Check one case's observations against its snapshot under `root`. On drift, write the new
-/// body: as the snapshot itself when `accept`, else as a `.snap.new` beside it (what `cargo insta
-/// review` looks for). Returns the drift and the file written; None when nothing drifted.
+/// What a check writes when a body is new or changed (as insta's `INSTA_UPDATE` and CI do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// `--accept`: every new or changed body becomes the snapshot.
+    Accept,
+    /// Outside CI: a new body is written as the snapshot (reported `new`, not failing); a
+    /// changed one is left as a `.snap.new` beside the snapshot, for review.
+    Check,
+    /// Under CI: nothing becomes a snapshot; new and changed bodies are left as `.snap.new`.
+    Ci,
+}
+
+/// Check one case's observations against its snapshot under `root`. A new or changed body is
+/// written as [`Policy`] says: as the snapshot itself, or as a `.snap.new` beside it (what
+/// `hcpspec review` and `cargo insta review` look for). Returns the drift and the file written;
+/// None when nothing drifted (and then no stale `.snap.new` is left behind).
 pub fn check<T: Serialize + ?Sized>(
     root: &Path,
     runtime: &str,
     key: &Key<'_>,
     observations: &T,
-    accept: bool,
+    policy: Policy,
 ) -> Result<Option<(Drift, PathBuf)>, String> {
     let path = path(root, runtime, key.suite, key.id);
     let body = body(key.name, observations);
     let Some(drift) = compare(&path, &body) else {
+        let _ = std::fs::remove_file(path.with_extension("snap.new"));
         return Ok(None);
     };
     // insta's `source`: the case file, relative to where hcpspec runs when it can be.
@@ -128,9 +143,39 @@ pub fn check<T: Serialize + ?Sized>(
         .unwrap_or(key.source)
         .display()
         .to_string();
+    let accept = match (policy, &drift) {
+        (Policy::Accept, _) | (Policy::Check, Drift::New) => true,
+        (Policy::Check, Drift::Changed { .. }) | (Policy::Ci, _) => false,
+    };
     let written =
         write(&path, &source, &body, accept).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(Some((drift, written)))
+}
+
+/// The `.snap.new` files under `root`, sorted, each with its snapshot's path (which may not
+/// exist yet: a new snapshot). Symbolic links are not followed.
+pub fn pending(root: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            let p = entry.path();
+            if kind.is_dir() {
+                dirs.push(p);
+            } else if kind.is_file() && p.to_string_lossy().ends_with(".snap.new") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The snapshot a `.snap.new` would replace: `x.snap.new` → `x.snap`.
+pub fn accepted_path(pending: &Path) -> PathBuf {
+    pending.with_extension("")
 }
 
 /// A unified line diff of two pretty-printed JSON bodies.
@@ -211,5 +256,51 @@ mod tests {
             Some("{\n  \"a\": 1\n}"),
             "a pending write leaves the snapshot alone"
         );
+    }
+
+    #[test]
+    fn a_new_snapshot_is_written_outside_ci_and_left_pending_under_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = Key {
+            suite: "suite-a",
+            id: "c",
+            name: "suite-a::01::c",
+            source: Path::new("vectors/suite-a/01/c.json"),
+        };
+        let snap = path(dir.path(), "rt", "suite-a", "c");
+        let pending_file = snap.with_extension("snap.new");
+        // Under CI: new, pending, no snapshot.
+        let (drift, written) = check(dir.path(), "rt", &key, &[1], Policy::Ci)
+            .unwrap()
+            .unwrap();
+        assert_eq!((drift, &written), (Drift::New, &pending_file));
+        assert!(!snap.exists());
+        assert_eq!(pending(dir.path()).unwrap(), vec![pending_file.clone()]);
+        assert_eq!(accepted_path(&pending_file), snap);
+        // Outside CI: new, written as the snapshot, the pending one gone.
+        let (drift, written) = check(dir.path(), "rt", &key, &[1], Policy::Check)
+            .unwrap()
+            .unwrap();
+        assert_eq!((drift, &written), (Drift::New, &snap));
+        assert!(!pending_file.exists());
+        assert_eq!(check(dir.path(), "rt", &key, &[1], Policy::Check), Ok(None));
+        // A change is pending in both, the snapshot untouched.
+        for policy in [Policy::Check, Policy::Ci] {
+            let (drift, written) = check(dir.path(), "rt", &key, &[2], policy)
+                .unwrap()
+                .unwrap();
+            assert!(matches!(drift, Drift::Changed { .. }), "{drift:?}");
+            assert_eq!(written, pending_file);
+            assert!(read(&snap).unwrap().contains("1"));
+        }
+        // Agreeing again clears the stale pending file.
+        assert_eq!(check(dir.path(), "rt", &key, &[1], Policy::Ci), Ok(None));
+        assert!(pending(dir.path()).unwrap().is_empty());
+        // A CRLF checkout is the same snapshot, not a new one.
+        let crlf = std::fs::read_to_string(&snap)
+            .unwrap()
+            .replace('\n', "\r\n");
+        std::fs::write(&snap, crlf).unwrap();
+        assert_eq!(check(dir.path(), "rt", &key, &[1], Policy::Ci), Ok(None));
     }
 }

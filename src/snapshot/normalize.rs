@@ -326,6 +326,137 @@ pub fn apply(v: &Value, r: &Redact) -> Value {
     }
 }
 
+/// At most this many redactions a runtime may declare.
+pub const MAX_REDACTIONS: usize = 32;
+/// The longest pattern of a declared redaction, in bytes.
+pub const MAX_PATTERN: usize = 512;
+/// The longest placeholder of a declared redaction, in bytes.
+pub const MAX_PLACEHOLDER: usize = 64;
+
+/// A runtime's own redactions, declared in its `initialize` answer as `redactions: [{pattern,
+/// placeholder}]`: what is random in its observations (a jail's name, a minted token). Applied
+/// after hcpspec's own steps above, to every text and key of its observations: each match of
+/// `pattern` (a `regex` crate regex) becomes `placeholder`, literally.
+#[derive(Debug, Clone, Default)]
+pub struct Declared {
+    rules: Vec<(Regex, String)>,
+}
+
+impl Declared {
+    /// The redactions of an `initialize` answer; none when it declares none. An error names the
+    /// member (`redactions[2].pattern`) and what is wrong with it.
+    pub fn from_initialize(info: &Value) -> Result<Declared, String> {
+        let Some(list) = info.get("redactions") else {
+            return Ok(Declared::default());
+        };
+        let Some(list) = list.as_array() else {
+            return Err(
+                "`redactions`: expected an array of {\"pattern\": REGEX, \"placeholder\": TEXT}"
+                    .into(),
+            );
+        };
+        if list.len() > MAX_REDACTIONS {
+            return Err(format!(
+                "`redactions`: {} redactions, at most {MAX_REDACTIONS}",
+                list.len()
+            ));
+        }
+        let mut rules = Vec::with_capacity(list.len());
+        for (i, item) in list.iter().enumerate() {
+            let at = format!("redactions[{i}]");
+            let Some(m) = item.as_object() else {
+                return Err(format!(
+                    "`{at}`: expected {{\"pattern\": REGEX, \"placeholder\": TEXT}}"
+                ));
+            };
+            if let Some(k) = m
+                .keys()
+                .find(|k| !["pattern", "placeholder"].contains(&k.as_str()))
+            {
+                return Err(format!(
+                    "`{at}`: unknown member `{}` (a redaction has `pattern` and `placeholder`)",
+                    cap_at(k, 64)
+                ));
+            }
+            let text = |member: &str, max: usize| -> Result<String, String> {
+                let v = m
+                    .get(member)
+                    .ok_or_else(|| format!("`{at}.{member}`: missing"))?;
+                let v = v
+                    .as_str()
+                    .ok_or_else(|| format!("`{at}.{member}`: expected a string, got {v}"))?;
+                if v.is_empty() || v.len() > max {
+                    return Err(format!(
+                        "`{at}.{member}`: {} bytes; expected 1 to {max}",
+                        v.len()
+                    ));
+                }
+                Ok(v.to_string())
+            };
+            let pattern = text("pattern", MAX_PATTERN)?;
+            let placeholder = text("placeholder", MAX_PLACEHOLDER)?;
+            if placeholder.chars().any(char::is_control) {
+                return Err(format!(
+                    "`{at}.placeholder`: {placeholder:?} holds a control character"
+                ));
+            }
+            let re = regex::RegexBuilder::new(&pattern)
+                .size_limit(1 << 20)
+                .dfa_size_limit(1 << 20)
+                .build()
+                .map_err(|e| {
+                    let why = e.to_string().replace('\n', " ");
+                    format!(
+                        "`{at}.pattern`: {pattern:?} is not a regex hcpspec reads (Rust's regex crate): {}",
+                        cap_at(why.split_whitespace().collect::<Vec<_>>().join(" ").as_str(), 400)
+                    )
+                })?;
+            if re.is_match("") {
+                return Err(format!(
+                    "`{at}.pattern`: {pattern:?} matches the empty string, so it would redact everywhere"
+                ));
+            }
+            rules.push((re, placeholder));
+        }
+        Ok(Declared { rules })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// One text with every declared redaction applied, in their order.
+    pub fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
+        let mut out = Cow::Borrowed(s);
+        for (re, placeholder) in &self.rules {
+            if re.is_match(&out) {
+                out = Cow::Owned(
+                    re.replace_all(&out, regex::NoExpand(placeholder))
+                        .into_owned(),
+                );
+            }
+        }
+        out
+    }
+
+    /// A value with every text and key redacted.
+    pub fn apply(&self, v: &Value) -> Value {
+        if self.is_empty() {
+            return v.clone();
+        }
+        match v {
+            Value::String(s) => Value::String(self.text(s).into_owned()),
+            Value::Array(a) => Value::Array(a.iter().map(|x| self.apply(x)).collect()),
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .map(|(k, x)| (self.text(k).into_owned(), self.apply(x)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,5 +575,79 @@ mod tests {
                 "dir": "${tmp}/packs/ledger"
             })
         );
+    }
+
+    #[test]
+    fn a_runtime_declares_its_own_redactions_and_bad_ones_are_named() {
+        let info = json!({ "redactions": [
+            { "pattern": "jail-[a-z0-9_]{8}", "placeholder": "[jail]" },
+            { "pattern": "mini-[0-9a-f]{16}", "placeholder": "[$token]" },
+        ]});
+        let d = Declared::from_initialize(&info).unwrap();
+        assert_eq!(
+            d.apply(&json!({
+                "cwd": "${workdir}/jail-ab_3x9zq",
+                "env": { "T": "mini-0123456789abcdef" },
+                "jail-zzzzzzzz": [1, "jail-short"]
+            })),
+            json!({
+                "cwd": "${workdir}/[jail]",
+                "env": { "T": "[$token]" },
+                "[jail]": [1, "jail-short"]
+            }),
+            "matches become the placeholder, literally ($ is no group)"
+        );
+        assert!(Declared::from_initialize(&json!({})).unwrap().is_empty());
+        let many: Vec<_> = (0..=MAX_REDACTIONS)
+            .map(|i| json!({ "pattern": format!("x{i}"), "placeholder": "[x]" }))
+            .collect();
+        for (bad, says) in [
+            (json!("jail-"), "`redactions`: expected an array"),
+            (
+                json!([{ "pattern": "(", "placeholder": "[x]" }]),
+                "`redactions[0].pattern`: \"(\" is not a regex",
+            ),
+            (
+                json!([{ "pattern": "a", "placeholder": "[a]" }, { "pattern": "b*", "placeholder": "[b]" }]),
+                "`redactions[1].pattern`: \"b*\" matches the empty string",
+            ),
+            (
+                json!([{ "pattern": "a" }]),
+                "`redactions[0].placeholder`: missing",
+            ),
+            (
+                json!([{ "pattern": "a", "placeholder": "" }]),
+                "`redactions[0].placeholder`: 0 bytes",
+            ),
+            (
+                json!([{ "pattern": "a", "placeholder": "x".repeat(65) }]),
+                "`redactions[0].placeholder`: 65 bytes; expected 1 to 64",
+            ),
+            (
+                json!([{ "pattern": "a".repeat(513), "placeholder": "[a]" }]),
+                "`redactions[0].pattern`: 513 bytes",
+            ),
+            (
+                json!([{ "pattern": "a", "placeholder": "[\u{1b}]" }]),
+                "holds a control character",
+            ),
+            (
+                json!([{ "pattern": 7, "placeholder": "[a]" }]),
+                "`redactions[0].pattern`: expected a string",
+            ),
+            (
+                json!([{ "pattern": "a", "placeholder": "[a]", "replace": "b" }]),
+                "unknown member `replace`",
+            ),
+            (
+                json!([{ "pattern": "a{1000}{1000}", "placeholder": "[a]" }]),
+                "`redactions[0].pattern`",
+            ),
+            (json!(many), "33 redactions, at most 32"),
+        ] {
+            let e = Declared::from_initialize(&json!({ "redactions": bad })).unwrap_err();
+            assert!(e.contains(says), "{e} lacks {says}");
+            assert!(!e.contains('\n'), "one line: {e}");
+        }
     }
 }

@@ -291,8 +291,8 @@ impl FuzzReport {
     }
 }
 
-/// A shim's `describe` answer (`{protocol, WHAT: {name, version}}`) as the runtime info reports
-/// keep: for the suites whose shim holds a whole case (core-api, host).
+/// A shim's `describe` answer (`{protocol, WHAT: {name, version}, redactions?}`) as the runtime
+/// info reports keep: for the suites whose shim holds a whole case (core-api, host).
 pub fn describe(
     spec: &str,
     connect: &crate::adapter::Connector,
@@ -301,10 +301,16 @@ pub fn describe(
 ) -> Result<serde_json::Value, String> {
     use serde_json::json;
     let d = connect().and_then(|mut a| a.call(method, json!({})).map_err(|e| e.to_string()))?;
-    Ok(json!({
+    let mut info = json!({
         "runtime": { "name": d[what].get("name").cloned().unwrap_or(json!(spec)), "version": d[what]["version"] },
         "protocol": d["protocol"],
-    }))
+    });
+    // What it declares random in its observations (`snapshot::Declared`), as a runtime's
+    // `initialize` does.
+    if let Some(r) = d.get("redactions") {
+        info["redactions"] = r.clone();
+    }
+    Ok(info)
 }
 
 /// Whether a whole-case shim answers its `describe` before a fuzzer plays anything on it: an

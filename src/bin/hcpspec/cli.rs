@@ -4,7 +4,7 @@
 use hcpspec::adapter;
 use hcpspec::case::{self, Case, Level, SuiteInfo};
 use hcpspec::exit;
-use hcpspec::report::{RunResult, RuntimeRun, Summary};
+use hcpspec::report::{Rules, RunResult, RuntimeRun, Summary};
 use hcpspec::run::expectations::{Expectations, Outcome};
 use hcpspec::run::plan::Selection;
 use hcpspec::run::runner::{Event, Reporter, RunError, Runner, Snapshots, Target};
@@ -59,6 +59,16 @@ pub fn seconds(s: &str, zero: bool, hi: f64) -> Result<f64, String> {
         ));
     }
     Ok(x)
+}
+
+/// Under CI, as insta decides it: `CI` set to anything but empty, `0` or `false`, or Azure's
+/// `TF_BUILD` set.
+pub fn is_ci() -> bool {
+    match std::env::var("CI").ok().as_deref() {
+        Some("false") | Some("0") | Some("") => false,
+        None => std::env::var_os("TF_BUILD").is_some(),
+        Some(_) => true,
+    }
 }
 
 pub fn jobs(s: &str) -> Result<usize, String> {
@@ -191,6 +201,10 @@ pub struct RunArgs {
     /// Write new and changed snapshots instead of failing on drift.
     #[arg(long, requires = "snapshots")]
     pub accept: bool,
+    /// Run as CI does (also when the environment's CI is set, as insta reads it): a missing
+    /// snapshot fails the run and is left as a .snap.new instead of being written.
+    #[arg(long)]
+    pub ci: bool,
     /// A runtime's declared known divergences (JSON: case glob → fail or skip, with a reason).
     #[arg(long, value_name = "FILE")]
     pub expectations: Option<PathBuf>,
@@ -261,6 +275,7 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
     if let Some(d) = &a.snapshots {
         out_dir("--snapshots", d)?;
     }
+    let ci = a.ci || is_ci();
     let snapshots = match (&a.snapshots, a.accept) {
         (None, _) => Snapshots::Off,
         (Some(d), false) => Snapshots::Check(d.clone()),
@@ -314,7 +329,8 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
             .collect();
         runner.max_fail = a.max_fail.map(|n| n as usize);
         runner.interrupt = Some(&crate::INTERRUPTED);
-        let mut terminal = Terminal::new(suite, a.strict_expectations);
+        runner.ci = ci;
+        let mut terminal = Terminal::new(suite, runner.rules(), a.snapshots.as_deref());
         let result = match runner.run(&targets, &mut terminal) {
             Ok(r) => r,
             Err(RunError::Unreachable { spec, message }) => {
@@ -327,6 +343,13 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
             Err(e @ RunError::Snapshot(_)) => {
                 eprintln!("hcpspec: snapshots could not be written: {e}");
                 return Ok(exit::OUTPUT);
+            }
+            Err(e @ RunError::Declared { .. }) => {
+                eprintln!(
+                    "hcpspec: {}",
+                    hcpspec::report::printable(&e.to_string(), false)
+                );
+                return Ok(exit::USAGE);
             }
         };
         terminal.finish(&result);
@@ -364,7 +387,7 @@ fn roll_up(results: &[hcpspec::report::RunResult]) {
     for result in results {
         for run in &result.runtimes {
             for r in &run.cases {
-                if !hcpspec::report::fails_run(r, result.strict_expectations) {
+                if !hcpspec::report::fails_run(r, result.rules()) {
                     continue;
                 }
                 let key = match &r.verdict {
@@ -410,18 +433,31 @@ struct Terminal {
     suite: SuiteInfo,
     tty: bool,
     bar: Option<indicatif::ProgressBar>,
-    drifted: usize,
-    strict: bool,
+    /// Cases whose snapshot changed, and cases that had none.
+    changed: usize,
+    new: usize,
+    rules: Rules,
+    snapshots: Option<PathBuf>,
 }
 
 impl Terminal {
-    fn new(suite: &SuiteInfo, strict: bool) -> Terminal {
+    fn new(suite: &SuiteInfo, rules: Rules, snapshots: Option<&Path>) -> Terminal {
         Terminal {
             suite: suite.clone(),
             tty: std::io::stderr().is_terminal(),
             bar: None,
-            drifted: 0,
-            strict,
+            changed: 0,
+            new: 0,
+            rules,
+            snapshots: snapshots.map(Path::to_path_buf),
+        }
+    }
+
+    /// A line above the progress bar, or on stderr.
+    fn say(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.println(line),
+            None => eprintln!("{line}"),
         }
     }
 
@@ -451,8 +487,19 @@ impl Terminal {
                 );
             }
         }
-        if self.drifted > 0 {
-            eprintln!("\n{} case(s) drifted from their snapshots: review the .snap.new files (cargo insta review) or rerun with --accept", self.drifted);
+        let review = self.snapshots.as_ref().map_or_else(String::new, |d| {
+            format!("hcpspec review --snapshots {}", d.display())
+        });
+        if self.new > 0 && self.rules.ci {
+            eprintln!("\n{} new snapshot(s), which fail the run under CI: left as .snap.new; review them ({review}) or run with --accept, then commit them", self.new);
+        } else if self.new > 0 {
+            eprintln!(
+                "\n{} new snapshot(s) written (not a failure): commit them",
+                self.new
+            );
+        }
+        if self.changed > 0 {
+            eprintln!("\n{} case(s) drifted from their snapshots: review the .snap.new files ({review}, or cargo insta review) or rerun with --accept", self.changed);
         }
     }
 }
@@ -513,33 +560,39 @@ impl Reporter for Terminal {
                 result: r,
                 drift,
                 written,
-            } => {
-                self.drifted += 1;
-                match drift {
-                    Drift::New => eprintln!(
-                        "\nDRIFT {} on {spec}: no snapshot yet ({})",
-                        r.name,
+            } => match drift {
+                Drift::New => {
+                    self.new += 1;
+                    let what = if self.rules.ci {
+                        "no snapshot yet, which fails under CI; pending"
+                    } else {
+                        "no snapshot yet; written"
+                    };
+                    self.say(&format!(
+                        "NEW {} on {spec}: {what} {}",
+                        hcpspec::report::printable(&r.name, false),
                         written.display()
-                    ),
-                    Drift::Changed { diff } => {
-                        let diff = if self.tty {
-                            snapshot::colour(diff)
-                        } else {
-                            diff.clone()
-                        };
-                        eprintln!(
-                            "\nDRIFT {} on {spec} (verdict {}):\n{diff}",
-                            r.name,
-                            r.verdict.label()
-                        );
-                    }
+                    ));
                 }
-            }
+                Drift::Changed { diff } => {
+                    self.changed += 1;
+                    let diff = if self.tty {
+                        snapshot::colour(diff)
+                    } else {
+                        diff.clone()
+                    };
+                    eprintln!(
+                        "\nDRIFT {} on {spec} (verdict {}):\n{diff}",
+                        r.name,
+                        r.verdict.label()
+                    );
+                }
+            },
             Event::RuntimeFinished { spec, run, cases } => {
                 if let Some(b) = self.bar.take() {
                     b.finish_and_clear();
                 }
-                print_table(&self.suite, spec, run, self.strict);
+                print_table(&self.suite, spec, run, self.rules);
                 explain_problems(cases, run);
             }
             Event::ParityDiffered { difference } => eprintln!("PARITY {difference}"),
@@ -629,7 +682,7 @@ pub fn report(results: &[PathBuf], out: &Path) -> Result<i32, String> {
     })
 }
 
-fn print_table(suite: &SuiteInfo, spec: &str, run: &hcpspec::report::RuntimeRun, strict: bool) {
+fn print_table(suite: &SuiteInfo, spec: &str, run: &hcpspec::report::RuntimeRun, rules: Rules) {
     let text = |p: &str| {
         hcpspec::report::printable(
             run.info.pointer(p).and_then(Value::as_str).unwrap_or("?"),
@@ -645,7 +698,7 @@ fn print_table(suite: &SuiteInfo, spec: &str, run: &hcpspec::report::RuntimeRun,
         text("/runtime/name"),
         text("/runtime/version")
     );
-    print!("{}", hcpspec::report::table(&suite.sections, run, strict));
+    print!("{}", hcpspec::report::table(&suite.sections, run, rules));
     let summary = &run.summary;
     if let Some(why) = &run.stopped {
         println!("  stopped early: {why}; the cases not run are skips");
@@ -1038,7 +1091,7 @@ fn bench_reports(
             label: None,
             stopped: None,
             info: info.clone(),
-            summary: Summary::of(&results, false),
+            summary: Summary::of(&results, Rules::default()),
             cases: results.clone(),
         })
         .collect();
@@ -1051,6 +1104,7 @@ fn bench_reports(
         runtimes: runs,
         parity: Vec::new(),
         strict_expectations: false,
+        ci: false,
     };
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let t = Instant::now();

@@ -28,6 +28,7 @@ macro_rules! eprintln {
 
 mod cli;
 mod fuzz;
+mod review;
 mod shim;
 
 /// Set by the first Ctrl-C: the run starts no more cases, lets the running ones finish (each
@@ -126,6 +127,9 @@ enum Command {
     /// Fuzz a runtime: mutated packs, grants and exec args, judged by fail-closed invariants and
     /// agreement with the reference; each finding is written as a case under vectors/found/.
     Fuzz(fuzz::FuzzArgs),
+    /// Review the pending snapshots (.snap.new) a run left under DIR: each diff, then accept,
+    /// reject or skip; without a terminal, list them and exit 1 when any is pending.
+    Review(review::ReviewArgs),
 }
 
 fn main() {
@@ -166,6 +170,7 @@ fn main() {
         } => shim::bench_transports(iterations, &vectors),
         Command::Shim(args) => shim::serve(&args),
         Command::Fuzz(args) => fuzz::fuzz(&args),
+        Command::Review(args) => review::review(&args),
     };
     std::process::exit(code.unwrap_or_else(|e| {
         eprintln!("hcpspec: {}", hcpspec::report::printable(&e, true));
