@@ -138,11 +138,11 @@ fn a_case_whose_waits_pass_its_budget_is_an_error_naming_it() {
 fn saved_values_past_their_cap_are_an_error() {
     let mib = "s".repeat(1 << 20);
     let mut steps = vec![format!(
-        r#"{{ "control": "core.echo", "params": {{ "a": "{mib}" }}, "save": "s0" }}"#
+        r#"{{ "control": "session.open", "params": {{ "a": "{mib}" }}, "save": "s0" }}"#
     )];
     for i in 1..=12 {
         steps.push(format!(
-            r#"{{ "control": "core.echo", "params": {{ "a": "${{s0.a}}", "b": "${{s0.a}}", "c": "${{s0.a}}", "d": "${{s0.a}}" }}, "save": "s{i}" }}"#
+            r#"{{ "control": "session.open", "params": {{ "a": "${{s0.a}}", "b": "${{s0.a}}", "c": "${{s0.a}}", "d": "${{s0.a}}" }}, "save": "s{i}" }}"#
         ));
     }
     let (v, _) = verdict_of("echo", &format!("[{}]", steps.join(", ")), CASE_BUDGET);

@@ -67,11 +67,11 @@ impl Adapter for Echo {
 fn saved_values_past_their_cap_are_an_error() {
     let mib = "s".repeat(1 << 20);
     let mut steps = vec![format!(
-        r#"{{ "call": "host.live", "params": {{ "a": "{mib}" }}, "save": "s0" }}"#
+        r#"{{ "call": "host.live", "params": {{ "session": "b1", "a": "{mib}" }}, "save": "s0" }}"#
     )];
     for i in 1..=12 {
         steps.push(format!(
-            r#"{{ "call": "host.live", "params": {{ "a": "${{s0.a}}", "b": "${{s0.a}}", "c": "${{s0.a}}", "d": "${{s0.a}}" }}, "save": "s{i}" }}"#
+            r#"{{ "call": "host.live", "params": {{ "session": "b1", "a": "${{s0.a}}", "b": "${{s0.a}}", "c": "${{s0.a}}", "d": "${{s0.a}}" }}, "save": "s{i}" }}"#
         ));
     }
     let c = case(&format!("[{}]", steps.join(", ")));
@@ -85,7 +85,8 @@ fn saved_values_past_their_cap_are_an_error() {
             format!("{other:?}")
         ),
     }
-    let small = r#"[ { "call": "host.live", "params": { "a": "x" }, "save": "s" } ]"#;
+    let small =
+        r#"[ { "call": "host.live", "params": { "session": "b1", "a": "x" }, "save": "s" } ]"#;
     let v = execute(&case(small), &mut Echo, &mut vec![]);
     assert!(matches!(v, Verdict::Pass), "{v:?}");
 }
