@@ -47,7 +47,7 @@ STATES = ["pass", "fail", "expected-fail", "stale", "skip", "unimplemented", "er
 
 
 def expected(result):
-    """(suite, runtime, section or "total") → {state: count, "drift": n, "total": n} from result.json,
+    """(suite, runtime, section or "total") → {state: count, "drift": n, "new": n, "total": n} from result.json,
     as every rendering counts (README, "Reading the outputs")."""
     out = {}
     for suite in result["suites"] if "suites" in result else [result]:
@@ -66,7 +66,10 @@ def expected_of(result):
 
     def count(cases):
         n = {st: sum(1 for c in cases if state(c) == st) for st in STATES}
-        n["drift"] = sum(1 for c in cases if c.get("drift") is not None)
+        # A changed snapshot is drift; a missing one is new (docs: README "Snapshots").
+        drift = lambda c: (c.get("drift") or {}).get("drift")
+        n["drift"] = sum(1 for c in cases if drift(c) == "changed")
+        n["new"] = sum(1 for c in cases if drift(c) == "new")
         n["total"] = len(cases)
         return n
 

@@ -683,21 +683,21 @@ pub fn report(results: &[PathBuf], out: &Path) -> Result<i32, String> {
 }
 
 fn print_table(suite: &SuiteInfo, spec: &str, run: &hcpspec::report::RuntimeRun, rules: Rules) {
-    let text = |p: &str| {
-        hcpspec::report::printable(
-            run.info.pointer(p).and_then(Value::as_str).unwrap_or("?"),
-            false,
-        )
-    };
     let head = match &run.label {
         Some(l) => format!("{} = {spec}", hcpspec::report::printable(l, false)),
         None => spec.to_string(),
     };
-    println!(
-        "\n{head}  ({} {})",
-        text("/runtime/name"),
-        text("/runtime/version")
-    );
+    // What the implementation said of itself, as far as it said it (a harness says nothing).
+    let said: Vec<String> = ["/runtime/name", "/runtime/version"]
+        .iter()
+        .filter_map(|p| run.info.pointer(p).and_then(Value::as_str))
+        .filter(|t| !spec.ends_with(*t))
+        .map(|t| hcpspec::report::printable(t, false))
+        .collect();
+    match said.is_empty() {
+        true => println!("\n{head}"),
+        false => println!("\n{head}  ({})", said.join(" ")),
+    }
     print!("{}", hcpspec::report::table(&suite.sections, run, rules));
     let summary = &run.summary;
     if let Some(why) = &run.stopped {
