@@ -691,7 +691,7 @@ fn print_table(suite: &SuiteInfo, spec: &str, run: &hcpspec::report::RuntimeRun,
     let said: Vec<String> = ["/runtime/name", "/runtime/version"]
         .iter()
         .filter_map(|p| run.info.pointer(p).and_then(Value::as_str))
-        .filter(|t| !spec.ends_with(*t))
+        .filter(|t| *t != spec)
         .map(|t| hcpspec::report::printable(t, false))
         .collect();
     match said.is_empty() {
