@@ -6,8 +6,7 @@
 mod common;
 
 use hcpspec::run::Verdict;
-use hcpspec::suites::core_api::{connector, run_case};
-use std::path::Path;
+use hcpspec::suites::core_api::run_case;
 use std::time::{Duration, Instant};
 
 fn verdict(mode: &str) -> (Verdict, Duration) {
@@ -19,29 +18,7 @@ fn verdict(mode: &str) -> (Verdict, Duration) {
 
 /// The verdict of a case of these steps on the hostile shim `mode`, and how long it took.
 fn verdict_of(mode: &str, steps: &str) -> (Verdict, Duration) {
-    let text = format!(
-        r#"{{"id": "hostile", "title": "t", "section": "1", "level": "MUST",
-        "spec": "004_0d5b24e47247e871.txt § 1 Transport (\"x\")",
-        "script": {{ "steps": {steps} }} }}"#
-    );
-    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
-    let denials = hcpspec::case::load_denials(&vectors).unwrap();
-    let mut case = hcpspec::suites::parse_case(
-        Path::new("hostile.json"),
-        &text,
-        "core-api",
-        "core",
-        &denials,
-    )
-    .unwrap();
-    case.group = "hostile".into();
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fauxmplementations/hostile_core.py");
-    let opts = hcpspec::adapter::Options {
-        timeout: Duration::from_secs(1),
-        ..Default::default()
-    };
-    let connect = connector(&format!("stdio:python3 {} {mode}", script.display()), &opts).unwrap();
+    let (case, connect) = common::hostile_core_case(mode, steps, Duration::from_secs(1));
     let t = Instant::now();
     let r = run_case(&case, &connect);
     (r.verdict, t.elapsed())

@@ -79,3 +79,40 @@ pub fn output_and_peak_rss(cmd: &mut std::process::Command) -> (std::process::Ou
     done.store(true, std::sync::atomic::Ordering::Relaxed);
     (out, watch.join().expect("watcher"))
 }
+
+/// A core-api case of these `steps` (a JSON array), loaded as `hcpspec run` loads one, and a
+/// connector to the hostile core `tests/fauxmplementations/hostile_core.py MODE` whose calls
+/// have `timeout` each.
+#[allow(dead_code)]
+pub fn hostile_core_case(
+    mode: &str,
+    steps: &str,
+    timeout: Duration,
+) -> (hcpspec::case::Case, hcpspec::suites::core_api::Connector) {
+    use std::path::Path;
+    let text = format!(
+        r#"{{"id": "hostile", "title": "t", "section": "1", "level": "MUST",
+        "spec": "004_0d5b24e47247e871.txt § 1 Transport (\"x\")",
+        "script": {{ "steps": {steps} }} }}"#
+    );
+    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
+    let denials = hcpspec::case::load_denials(&vectors).unwrap();
+    let mut case = hcpspec::suites::parse_case(
+        Path::new("hostile.json"),
+        &text,
+        "core-api",
+        "core",
+        &denials,
+    )
+    .unwrap();
+    case.group = "hostile".into();
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fauxmplementations/hostile_core.py");
+    let opts = hcpspec::adapter::Options {
+        timeout,
+        ..Default::default()
+    };
+    let spec = format!("stdio:python3 {} {mode}", script.display());
+    let connect = hcpspec::suites::core_api::connector(&spec, &opts).unwrap();
+    (case, connect)
+}
