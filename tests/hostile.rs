@@ -467,24 +467,7 @@ fn an_endless_answer_line_is_cut_at_the_cap_in_bounded_memory() {
 
 /// hcpspec with `args`, killed (and the test failed) past `limit`.
 fn hcpspec_within(args: &[&str], limit: std::time::Duration) -> Output {
-    use std::process::Stdio;
-    let start = std::time::Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
-        .args(args)
-        .current_dir(root())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("hcpspec runs");
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("hcpspec {args:?} ran past {limit:?}: killed");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    common::hcpspec_within(args, limit).0
 }
 
 /// Hostile arguments naming files and folders: each one line naming the argument or the file,

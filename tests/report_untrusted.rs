@@ -7,36 +7,14 @@ mod common;
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Run hcpspec with `args`, killed after `limit`: its output and how long it took.
-fn hcpspec_within(args: &[&str], limit: Duration) -> (Output, Duration) {
-    let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
-        .args(args)
-        .current_dir(root())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("hcpspec runs");
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("hcpspec {args:?} ran past {limit:?}: killed");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (child.wait_with_output().unwrap(), start.elapsed())
-}
+use common::hcpspec_within;
 
 fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)

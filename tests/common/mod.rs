@@ -116,3 +116,27 @@ pub fn hostile_core_case(
     let connect = hcpspec::suites::core_api::connector(&spec, &opts).unwrap();
     (case, connect)
 }
+
+/// Run hcpspec with `args` in the crate's root, killed (and the test failed) past `limit`: its
+/// output and how long it took.
+#[allow(dead_code)]
+pub fn hcpspec_within(args: &[&str], limit: Duration) -> (std::process::Output, Duration) {
+    use std::process::{Command, Stdio};
+    let start = std::time::Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hcpspec runs");
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("hcpspec {args:?} ran past {limit:?}: killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (child.wait_with_output().unwrap(), start.elapsed())
+}
