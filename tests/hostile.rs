@@ -619,6 +619,12 @@ const TYPE_INVALID: &[(&str, &str, &str)] = &[
         "harness-http-tool-empty",
         "/scenario/model/0/toolCalls/0/http",
     ),
+    // Judged against a cadence it was not told: a harness renewing every 5 s as told is dropped.
+    (
+        "harness-api",
+        "harness-untold-cadence",
+        "/scenario/timers/renewEveryMs",
+    ),
 ];
 
 #[test]

@@ -23,14 +23,14 @@ crate::mutants! {
     /// Mutants of the reference harness: name, the section whose MUST scenarios must catch it,
     /// and the rule it breaks.
     pub enum Mutant {
+        SilentWhileWaiting = "silent-while-waiting", ["1"],
+            "sends nothing, not even its renewals, while a gate call is in flight";
         TwoMessagesPerFrame = "two-messages-per-frame", ["1"],
             "sends its first lease and a ping in one text frame";
         BinaryFrames = "binary-frames", ["1"],
             "sends its frames as binary WebSocket messages";
         NoApiHeader = "no-api-header", ["1"],
             "upgrades without Nylorun-Harness-Api: 1";
-        NoPingAnswer = "no-ping-answer", ["1"],
-            "never answers core's ping, so an idle harness falls silent";
         Api4 = "api-4", ["11"],
             "says hello with api 4";
         HelloNotFirst = "hello-not-first", ["2"],
@@ -121,6 +121,8 @@ crate::variants! {
             "another effect identity scheme (stable, never by call order)";
         OtherPing = "other-ping",
             "answers core's ping with a WebSocket pong control frame, not a ping frame";
+        NoPingAnswer = "no-ping-answer",
+            "never answers core's ping: the spec does not say a harness answers one";
         OtherToolNames = "other-tool-names",
             "names tools by a hash of server and tool (tool naming is the harness's)";
     }
@@ -147,6 +149,9 @@ struct Chan {
     next: AtomicU64,
     k: Knobs,
     sent_lease: AtomicBool,
+    /// Gate calls in flight, and what a harness blocked by them holds back (a mutant's).
+    gating: AtomicU64,
+    held: Mutex<Vec<Message>>,
 }
 
 impl Chan {
@@ -162,7 +167,23 @@ impl Chan {
         } else {
             Message::text(text)
         };
+        if self.k.breaks(Mutant::SilentWhileWaiting) && self.gating.load(Ordering::SeqCst) > 0 {
+            self.held
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(msg);
+            return;
+        }
         let _ = self.tx.send(msg);
+    }
+
+    /// A gate call ends: a harness blocked by it sends what it held back.
+    fn gated(&self) {
+        if self.gating.fetch_sub(1, Ordering::SeqCst) == 1 {
+            for m in std::mem::take(&mut *self.held.lock().unwrap_or_else(|p| p.into_inner())) {
+                let _ = self.tx.send(m);
+            }
+        }
     }
 
     async fn req(&self, m: &str, p: Value) -> Result<Value, Value> {
@@ -221,6 +242,8 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
         next: AtomicU64::new(1),
         k,
         sent_lease: AtomicBool::new(false),
+        gating: AtomicU64::new(0),
+        held: Mutex::default(),
     });
     let cancels: Cancels = Arc::default();
     let _reader = {
@@ -240,7 +263,7 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
                             let _ = w.send(if f["ok"] == true { Ok(f["r"].clone()) } else { Err(f["e"].clone()) });
                         }
                     }
-                    Some("ping") if k.breaks(Mutant::NoPingAnswer) => {}
+                    Some("ping") if k.decides(Variant::NoPingAnswer) => {}
                     Some("ping") if k.decides(Variant::OtherPing) => {
                         let _ = chan.tx.send(Message::Pong(Bytes::new()));
                     }
@@ -951,11 +974,10 @@ impl Run {
         let req = req
             .body(Full::new(Bytes::from(body.to_string())))
             .map_err(|e| json!({ "code": "internal", "message": e.to_string() }))?;
-        let resp = self
-            .http
-            .request(req)
-            .await
-            .map_err(|e| json!({ "code": "unavailable", "message": e.to_string() }))?;
+        self.chan.gating.fetch_add(1, Ordering::SeqCst);
+        let resp = self.http.request(req).await;
+        self.chan.gated();
+        let resp = resp.map_err(|e| json!({ "code": "unavailable", "message": e.to_string() }))?;
         let status = resp.status();
         let bytes = resp
             .into_body()

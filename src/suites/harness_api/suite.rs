@@ -31,11 +31,32 @@ impl Format for HarnessApi {
             .and_then(serde_json::Value::as_object)
         {
             Some(sc) => {
-                crate::suites::world::scenario::unreadable(sc, "/scenario").map_or(Ok(()), Err)
+                crate::suites::world::scenario::unreadable(sc, "/scenario").map_or(Ok(()), Err)?;
+                told(sc)
             }
             None => Ok(()),
         }
     }
+}
+
+/// A harness is judged "heard from" only by what it was told to send (the spec does not say it
+/// answers pings): a scenario that shortens core's drop tells it to renew at least ten times
+/// per drop window, so a harness renewing as told is never dropped, whatever else it does.
+fn told(sc: &serde_json::Map<String, Value>) -> Result<(), (String, String)> {
+    let t: crate::suites::world::scenario::Timers = match sc.get("timers") {
+        Some(t) => serde_json::from_value(t.clone()).unwrap_or_default(),
+        None => return Ok(()),
+    };
+    if t.renew_every_ms.saturating_mul(10) > t.drop_ms {
+        return Err((
+            "/scenario/timers/renewEveryMs".into(),
+            format!(
+                "renewEveryMs {} is more than a tenth of dropMs {}: scale what the harness is told with core's clocks",
+                t.renew_every_ms, t.drop_ms
+            ),
+        ));
+    }
+    Ok(())
 }
 
 impl Suite for HarnessApi {

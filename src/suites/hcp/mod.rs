@@ -246,10 +246,28 @@ fn create_params(
     for (k, v) in &body.setup.params {
         map.insert(k.clone(), vars.substitute(v));
     }
+    pad_hub(map, 2 * body.steps.len() + 2);
     map.insert("packDirs".into(), json!(dirs));
     map.insert("workdir".into(), json!(vars.workdir));
     map.insert("path".into(), json!([env.bin_dir]));
     Ok(params)
+}
+
+/// Each hub script repeated at its last outcome to `mints` outcomes, more than a case's steps can
+/// mint (a runtime may mint at connect and in every exec), so a script is never used up: a shim
+/// that repeats the last outcome of a used-up script and one that then lets every mint succeed
+/// (what `hcpspec-shim/1` first said) see the same outcomes (docs/shim-protocol.md, CHANGELOG).
+fn pad_hub(params: &mut Map<String, Value>, mints: usize) {
+    let Some(Value::Object(hub)) = params.get_mut("hub") else {
+        return;
+    };
+    for script in hub.values_mut() {
+        if let Value::Array(outcomes) = script {
+            if let Some(last) = outcomes.last().cloned() {
+                outcomes.resize(outcomes.len().max(mints), last);
+            }
+        }
+    }
 }
 
 /// Every file under `dir` (relative path → FNV-1a of its bytes), for `packsUnchanged`.
