@@ -938,3 +938,28 @@ fn review_accepts_rejects_and_skips_pending_snapshots_without_cargo() {
     let o = review(&["--snapshots", s(&dir.path().join("nowhere"))], None);
     assert_eq!(code(&o), 2, "{}", text(&o));
 }
+
+/// A shim stating a protocol hcpspec does not speak is unreachable (exit 3) with one line naming
+/// what it said: its messages would mean something else (docs/CHANGELOG.md), so nothing is played.
+#[test]
+fn a_shim_stating_another_protocol_version_is_refused() {
+    let shim =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fauxmplementations/hostile_host.py");
+    let out = tmp();
+    let target = format!("stdio:python3 {} other-protocol", shim.display());
+    let o = hcpspec(&[
+        "run",
+        "--suite",
+        "host",
+        "--runtime",
+        &target,
+        "--out",
+        s(out.path()),
+    ]);
+    assert_eq!(code(&o), 3, "{}", text(&o));
+    assert!(
+        text(&o).contains("states protocol \"hcpspec-host/2\"; hcpspec speaks hcpspec-host/1"),
+        "{}",
+        text(&o)
+    );
+}

@@ -301,6 +301,18 @@ pub fn describe(
 ) -> Result<serde_json::Value, String> {
     use serde_json::json;
     let d = connect().and_then(|mut a| a.call(method, json!({})).map_err(|e| e.to_string()))?;
+    // The protocol a shim states decides what hcpspec's messages mean (docs/CHANGELOG.md): one
+    // hcpspec does not speak is refused, never driven on a guess.
+    let speaks = match method {
+        "core.describe" => crate::suites::core_api::PROTOCOL,
+        _ => crate::suites::host::PROTOCOL,
+    };
+    if d["protocol"] != speaks {
+        return Err(format!(
+            "{method} states protocol {}; hcpspec speaks {speaks} (docs/CHANGELOG.md)",
+            crate::snapshot::contain_text(&d["protocol"].to_string())
+        ));
+    }
     let mut info = json!({
         "runtime": { "name": d[what].get("name").cloned().unwrap_or(json!(spec)), "version": d[what]["version"] },
         "protocol": d["protocol"],
