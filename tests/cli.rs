@@ -963,3 +963,27 @@ fn a_shim_stating_another_protocol_version_is_refused() {
         text(&o)
     );
 }
+
+/// Every protocol version hcpspec speaks has its section in docs/CHANGELOG.md, and the doc of
+/// each names the version the code speaks.
+#[test]
+fn every_protocol_hcpspec_speaks_has_a_changelog_section() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let log = std::fs::read_to_string(root.join("docs/CHANGELOG.md")).unwrap();
+    for (version, doc) in [
+        (hcpspec::shim::PROTOCOL, "docs/shim-protocol.md"),
+        (hcpspec::suites::core_api::PROTOCOL, "docs/core-protocol.md"),
+        (hcpspec::suites::host::PROTOCOL, "docs/host-protocol.md"),
+    ] {
+        assert!(
+            log.contains(&format!("\n## `{version}`\n")),
+            "docs/CHANGELOG.md has no section for {version}"
+        );
+        let first = std::fs::read_to_string(root.join(doc)).unwrap();
+        let title = first.lines().next().unwrap_or_default();
+        assert!(
+            title.contains(&format!("`{version}`")),
+            "{doc}'s title names not {version}: {title}"
+        );
+    }
+}
