@@ -121,6 +121,8 @@ crate::variants! {
             "another effect identity scheme (stable, never by call order)";
         OtherPing = "other-ping",
             "answers core's ping with a WebSocket pong control frame, not a ping frame";
+        CallsReversed = "calls-reversed",
+            "runs a step's tool calls last to first on every other run, so a segment that starts over asks its effects in another order (the spec fixes their ids, not their order)";
         NoPingAnswer = "no-ping-answer",
             "never answers core's ping: the spec does not say a harness answers one";
         OtherToolNames = "other-tool-names",
@@ -312,12 +314,15 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
     let renew_every = hello["renewEveryMs"].as_u64().unwrap_or(1000).max(1);
     let http = Client::builder(TokioExecutor::new()).build(HttpConnector::new());
     let counter = Arc::new(AtomicU64::new(0));
+    let mut taken = 0u64;
     loop {
         let lease = chan
             .req("lease", json!({}))
             .await
             .map_err(|e| e.to_string())?;
-        let run = Run::new(&env, &lease, chan.clone(), http.clone(), k, counter.clone());
+        let mut run = Run::new(&env, &lease, chan.clone(), http.clone(), k, counter.clone());
+        run.taken = taken;
+        taken += 1;
         run.hold(renew_every, &cancels).await;
         if k.breaks(Mutant::NoLeaseAfterRun) {
             std::future::pending::<()>().await;
@@ -341,6 +346,8 @@ struct Run {
     /// Gate calls in flight: key → the route family of its cancel route.
     inflight: Arc<Mutex<BTreeMap<String, &'static str>>>,
     counter: Arc<AtomicU64>,
+    /// How many runs this connection took before this one.
+    taken: u64,
 }
 
 enum End {
@@ -387,6 +394,7 @@ impl Run {
             k,
             inflight: Arc::default(),
             counter,
+            taken: 0,
         }
     }
 
@@ -592,7 +600,11 @@ impl Run {
                 json!({ "stepId": format!("step-{step}"), "output": blocks }),
             ));
             history.push(json!({ "role": "assistant", "content": blocks }));
-            let calls: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "tool-call").collect();
+            let mut calls: Vec<&Value> =
+                blocks.iter().filter(|b| b["type"] == "tool-call").collect();
+            if self.k.decides(Variant::CallsReversed) && self.taken % 2 == 1 {
+                calls.reverse();
+            }
             if calls.is_empty() {
                 let text = blocks
                     .iter()
