@@ -192,7 +192,10 @@ impl hcpspec::adapter::Adapter for Encoding {
     }
 }
 
-fn encoding(spec: &'static str, encode: Option<serde_json::Value>) -> hcpspec::suites::host::Connector {
+fn encoding(
+    spec: &'static str,
+    encode: Option<serde_json::Value>,
+) -> hcpspec::suites::host::Connector {
     Box::new(move || {
         let inner = connector(spec, &Default::default())?()?;
         Ok(Box::new(Encoding {
@@ -233,7 +236,9 @@ fn a_shim_without_host_encode_is_sent_the_default_encoding() {
         "h7-input-blocks::default-decoder-reads-input-request",
     ] {
         assert!(
-            other.iter().any(|f| f.starts_with(&format!("host::{named}:"))),
+            other
+                .iter()
+                .any(|f| f.starts_with(&format!("host::{named}:"))),
             "{named} passes the other Core without its encoding: {other:#?}"
         );
     }
@@ -278,7 +283,9 @@ fn a_host_encode_answer_without_bytes_is_an_error() {
         serde_json::json!({ "payload": {}, "payloadText": "x" }),
     ] {
         match run_case(gate, &encoding("inproc:reference", Some(bad.clone()))).verdict {
-            Verdict::Error { message } => assert!(message.starts_with("host.encode: "), "{message}"),
+            Verdict::Error { message } => {
+                assert!(message.starts_with("host.encode: "), "{message}")
+            }
             v => panic!("{bad}: {v:?}"),
         }
     }
@@ -293,7 +300,10 @@ fn the_fuzzer_finds_nothing_in_the_variants_of_open_points() {
         let r = fuzz_on(&format!("inproc:variant:{v}"), Some(1500), None);
         assert!(r.findings.is_empty(), "{v}: {:?}", r.findings);
     }
-    for m in ["principal-dropped-other-encoding", "gate-source-agent-other-encoding"] {
+    for m in [
+        "principal-dropped-other-encoding",
+        "gate-source-agent-other-encoding",
+    ] {
         let r = fuzz_on(&format!("inproc:mutant:{m}"), Some(1500), None);
         assert!(!r.findings.is_empty(), "{m}: not found");
     }

@@ -47,7 +47,11 @@ fn block_of_other(b: &Value) -> Result<Value, String> {
         };
         return Ok(json!({ "type": "text", "text": t }));
     }
-    let mut out = b.get("attrs").and_then(Value::as_object).cloned().unwrap_or_default();
+    let mut out = b
+        .get("attrs")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     out.insert("type".into(), kind);
     Ok(Value::Object(out))
 }
@@ -126,13 +130,18 @@ impl Dialect {
                 let Some(id) = o.get("interactionId").and_then(Value::as_str) else {
                     return Err("gate_response body: no interactionId".into());
                 };
-                Ok((id.to_string(), o.get("answer").cloned().unwrap_or(Value::Null)))
+                Ok((
+                    id.to_string(),
+                    o.get("answer").cloned().unwrap_or(Value::Null),
+                ))
             }
             Dialect::Other => {
                 let text = std::str::from_utf8(bytes).map_err(|e| format!("gate body: {e}"))?;
                 let (first, second) = text.split_once('\n').unwrap_or((text, ""));
                 let id = first.strip_prefix("interaction ").filter(|i| !i.is_empty());
-                let answer = second.strip_prefix("answer ").map(serde_json::from_str::<Value>);
+                let answer = second
+                    .strip_prefix("answer ")
+                    .map(serde_json::from_str::<Value>);
                 match (id, answer) {
                     (Some(id), Some(Ok(a))) => Ok((id.to_string(), a)),
                     _ => Err("gate body: not `interaction ID` and `answer JSON` lines".into()),
@@ -181,10 +190,10 @@ impl Dialect {
                 body["answer"]
             ) })),
             ("undecodable", Dialect::Reference) => Ok(json!({ "payloadText": "not json" })),
-            ("undecodable", Dialect::Other) => {
-                Ok(json!({ "payloadText": "not an input request" }))
-            }
-            (other, _) => Err(format!("type: no body {other:?} (input, create, gate_response, undecodable)")),
+            ("undecodable", Dialect::Other) => Ok(json!({ "payloadText": "not an input request" })),
+            (other, _) => Err(format!(
+                "type: no body {other:?} (input, create, gate_response, undecodable)"
+            )),
         }
     }
 }
@@ -208,11 +217,19 @@ mod tests {
             let input = d
                 .encode(&json!({ "type": "input", "blocks": blocks, "principal": { "id": "u" } }))
                 .unwrap();
-            assert_eq!(json!(d.input_blocks(&bytes(&input), true).unwrap()), blocks, "{d:?}");
+            assert_eq!(
+                json!(d.input_blocks(&bytes(&input), true).unwrap()),
+                blocks,
+                "{d:?}"
+            );
             let create = d
                 .encode(&json!({ "type": "create", "blocks": blocks, "createOnly": "t" }))
                 .unwrap();
-            assert_eq!(json!(d.create_blocks(&bytes(&create)).unwrap()), blocks, "{d:?}");
+            assert_eq!(
+                json!(d.create_blocks(&bytes(&create)).unwrap()),
+                blocks,
+                "{d:?}"
+            );
             // A strict InputRequest decoder refuses the create body: it has a create-only member.
             assert!(d.input_blocks(&bytes(&create), true).is_err(), "{d:?}");
             let gate = d
@@ -226,7 +243,12 @@ mod tests {
             assert!(d.input_blocks(&bytes(&bad), false).is_err(), "{d:?}");
         }
         // The two really differ, in every body.
-        let other = Dialect::Other.encode(&json!({ "type": "input", "blocks": blocks })).unwrap();
-        assert!(Dialect::Reference.input_blocks(&bytes(&other), false).unwrap().is_empty());
+        let other = Dialect::Other
+            .encode(&json!({ "type": "input", "blocks": blocks }))
+            .unwrap();
+        assert!(Dialect::Reference
+            .input_blocks(&bytes(&other), false)
+            .unwrap()
+            .is_empty());
     }
 }

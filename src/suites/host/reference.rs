@@ -495,7 +495,9 @@ impl Bound {
         let (id, answer) = dialect(k)
             .gate_body(bytes)
             .map_err(|e| Refusal::open(k, "invalid", e))?;
-        let source = if k.breaks(Mutant::GateSourceAgent) || k.breaks(Mutant::GateSourceAgentOtherEncoding) {
+        let source = if k.breaks(Mutant::GateSourceAgent)
+            || k.breaks(Mutant::GateSourceAgentOtherEncoding)
+        {
             "agent"
         } else {
             "user"

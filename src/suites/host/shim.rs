@@ -69,7 +69,10 @@ impl ReferenceHost {
         };
         let decoder = match p["decoder"].as_str().unwrap_or("default") {
             "default" => None,
-            "product" => Some(self.fakes.product_decoder(super::reference::dialect(&self.knob))),
+            "product" => Some(
+                self.fakes
+                    .product_decoder(super::reference::dialect(&self.knob)),
+            ),
             other => return Err(bad(format!("decoder: unknown {other:?}"))),
         };
         let t = Target::new(
