@@ -107,10 +107,14 @@ impl Dialect {
         }
     }
 
-    /// A CreateRequest's blocks (its other members are the create's own). No bytes: none.
+    /// A CreateRequest's blocks (its other members are the create's own). No bytes: none for
+    /// the reference's Core; the Other Core says zero bytes are no CreateRequest (A24).
     pub fn create_blocks(self, bytes: &[u8]) -> Result<Vec<Value>, String> {
         if bytes.is_empty() {
-            return Ok(vec![]);
+            return match self {
+                Dialect::Reference => Ok(vec![]),
+                Dialect::Other => Err("create body: no bytes are no CreateRequest".into()),
+            };
         }
         let o = object(bytes, "create body")?;
         match self {
