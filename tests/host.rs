@@ -308,3 +308,24 @@ fn the_fuzzer_finds_nothing_in_the_variants_of_open_points() {
         assert!(!r.findings.is_empty(), "{m}: not found");
     }
 }
+
+/// Over stdio too, the Core of another encoding passes the cases the issue named through its
+/// shim's `host.encode` (its gate body crosses as `payloadText`, not JSON).
+#[test]
+fn the_other_core_passes_the_encoding_cases_over_stdio() {
+    let spec = format!(
+        "stdio:{} shim --runtime host:variant:other-body-encoding",
+        env!("CARGO_BIN_EXE_hcpspec")
+    );
+    let connect = connector(&spec, &Default::default()).unwrap();
+    let all = load_suite(&vectors(), "host").unwrap();
+    for id in [
+        "principal-crosses-on-all-five-kinds",
+        "all-five-kinds-cross",
+        "gate-response-from-stored-body",
+        "default-decoder-reads-input-request",
+    ] {
+        let c = all.iter().find(|c| c.id == id).unwrap();
+        assert_eq!(run_case(c, &connect).verdict, Verdict::Pass, "{id}");
+    }
+}
