@@ -168,3 +168,164 @@ fn coverage_quotes_the_spec_and_names_every_must_case() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The reference adapter of a knob, with `host.encode` answered as `encode` says (None: the
+/// method is not found, as in a shim written before it existed).
+struct Encoding {
+    inner: Box<dyn hcpspec::adapter::Adapter>,
+    encode: Option<serde_json::Value>,
+}
+
+impl hcpspec::adapter::Adapter for Encoding {
+    fn call(
+        &mut self,
+        method: &str,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, hcpspec::adapter::CallError> {
+        match (method, &self.encode) {
+            ("host.encode", None) => Err(hcpspec::adapter::CallError::Rpc(
+                hcpspec::shim::RpcError::new(hcpspec::shim::METHOD_NOT_FOUND, "not found"),
+            )),
+            ("host.encode", Some(a)) => Ok(a.clone()),
+            _ => self.inner.call(method, params),
+        }
+    }
+}
+
+fn encoding(
+    spec: &'static str,
+    encode: Option<serde_json::Value>,
+) -> hcpspec::suites::host::Connector {
+    Box::new(move || {
+        let inner = connector(spec, &Default::default())?()?;
+        Ok(Box::new(Encoding {
+            inner,
+            encode: encode.clone(),
+        }) as Box<dyn hcpspec::adapter::Adapter>)
+    })
+}
+
+/// The verdicts of every MUST case on `connect`, failing ones first.
+fn must_failures(connect: &hcpspec::suites::host::Connector) -> Vec<String> {
+    load_suite(&vectors(), "host")
+        .unwrap()
+        .iter()
+        .filter(|c| c.level == hcpspec::case::Level::MUST)
+        .filter_map(|c| {
+            let v = run_case(c, connect).verdict;
+            (v != Verdict::Pass).then(|| format!("{}: {v:?}", c.name()))
+        })
+        .collect()
+}
+
+/// A shim without `host.encode` (the Go example) is sent hcpspec's default encoding, which is
+/// the reference Core's: the reference passes every MUST case through it. The adapter whose Core
+/// encodes otherwise fails the encoding cases through it, and passes once its shim encodes: the
+/// cases judge what the adapter's Core says, not one Core's format.
+#[test]
+fn a_shim_without_host_encode_is_sent_the_default_encoding() {
+    assert_eq!(
+        must_failures(&encoding("inproc:reference", None)),
+        Vec::<String>::new()
+    );
+    let other = must_failures(&encoding("inproc:variant:other-body-encoding", None));
+    for named in [
+        "00-overview::principal-crosses-on-all-five-kinds",
+        "h6-five-kinds::all-five-kinds-cross",
+        "h6-five-kinds::gate-response-from-stored-body",
+        "h7-input-blocks::default-decoder-reads-input-request",
+    ] {
+        assert!(
+            other
+                .iter()
+                .any(|f| f.starts_with(&format!("host::{named}:"))),
+            "{named} passes the other Core without its encoding: {other:#?}"
+        );
+    }
+    let with = connector("inproc:variant:other-body-encoding", &Default::default()).unwrap();
+    assert_eq!(must_failures(&with), Vec::<String>::new());
+}
+
+/// The default encoding is the reference Core's, body by body.
+#[test]
+fn the_default_encoding_is_the_reference_cores() {
+    use hcpspec::suites::host::{core::Dialect, default_encoding};
+    use serde_json::json;
+    let text = json!({ "type": "text", "text": "hi" });
+    for body in [
+        json!({ "type": "input", "blocks": [text] }),
+        json!({ "type": "input", "blocks": [text], "principal": { "id": "u" }, "metadata": { "a": "b" } }),
+        json!({ "type": "create" }),
+        json!({ "type": "create", "blocks": [text], "createOnly": "t" }),
+        json!({ "type": "gate_response", "interactionId": "e-1", "answer": { "approve": true } }),
+        json!({ "type": "undecodable" }),
+    ] {
+        assert_eq!(
+            default_encoding(&body),
+            Dialect::Reference.encode(&body),
+            "{body}"
+        );
+    }
+    assert!(default_encoding(&json!({ "type": "resume" })).is_err());
+}
+
+/// A `host.encode` answer that gives no bytes is an error naming the method, never a pass.
+#[test]
+fn a_host_encode_answer_without_bytes_is_an_error() {
+    let all = load_suite(&vectors(), "host").unwrap();
+    let gate = all
+        .iter()
+        .find(|c| c.id == "gate-response-from-stored-body")
+        .unwrap();
+    for bad in [
+        serde_json::json!({}),
+        serde_json::json!({ "payloadText": 7 }),
+        serde_json::json!({ "payload": {}, "payloadText": "x" }),
+    ] {
+        match run_case(gate, &encoding("inproc:reference", Some(bad.clone()))).verdict {
+            Verdict::Error { message } => {
+                assert!(message.starts_with("host.encode: "), "{message}")
+            }
+            v => panic!("{bad}: {v:?}"),
+        }
+    }
+}
+
+/// Bytes beside a payload reference are an open point (vectors/host/ASSUMPTIONS.md A20): the
+/// fuzzer finds nothing in the variant that admits them, nor in the Core that encodes its bodies
+/// otherwise, and still finds the mutant that admits a reference without bytes.
+#[test]
+fn the_fuzzer_finds_nothing_in_the_variants_of_open_points() {
+    for v in ["payload-ref-with-bytes-admitted", "other-body-encoding"] {
+        let r = fuzz_on(&format!("inproc:variant:{v}"), Some(1500), None);
+        assert!(r.findings.is_empty(), "{v}: {:?}", r.findings);
+    }
+    for m in [
+        "principal-dropped-other-encoding",
+        "gate-source-agent-other-encoding",
+    ] {
+        let r = fuzz_on(&format!("inproc:mutant:{m}"), Some(1500), None);
+        assert!(!r.findings.is_empty(), "{m}: not found");
+    }
+}
+
+/// Over stdio too, the Core of another encoding passes the cases the issue named through its
+/// shim's `host.encode` (its gate body crosses as `payloadText`, not JSON).
+#[test]
+fn the_other_core_passes_the_encoding_cases_over_stdio() {
+    let spec = format!(
+        "stdio:{} shim --runtime host:variant:other-body-encoding",
+        env!("CARGO_BIN_EXE_hcpspec")
+    );
+    let connect = connector(&spec, &Default::default()).unwrap();
+    let all = load_suite(&vectors(), "host").unwrap();
+    for id in [
+        "principal-crosses-on-all-five-kinds",
+        "all-five-kinds-cross",
+        "gate-response-from-stored-body",
+        "default-decoder-reads-input-request",
+    ] {
+        let c = all.iter().find(|c| c.id == id).unwrap();
+        assert_eq!(run_case(c, &connect).verdict, Verdict::Pass, "{id}");
+    }
+}

@@ -3,6 +3,7 @@
 package fakes
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -105,7 +106,8 @@ func forRequest(call string, r department.RigCreateRequest) harness.Rig {
 
 // ---- § 3.5 the product block decoder ----
 
-// ProductDecoder reads an InputRequest's blocks or the product's {"say": TEXT}.
+// ProductDecoder reads Core's InputRequest strictly (a member InputRequest
+// does not have is undecodable) or exactly the product's {"say": TEXT}.
 func ProductDecoder(body []byte) ([]harness.Block, error) {
 	var seen any = string(body)
 	if json.Valid(body) {
@@ -113,19 +115,27 @@ func ProductDecoder(body []byte) ([]harness.Block, error) {
 	}
 	add("decoded", map[string]any{"decoder": "product", "body": seen})
 	var req struct {
-		Blocks []harness.Block `json:"blocks"`
-		Say    *string         `json:"say"`
+		Blocks    []harness.Block   `json:"blocks"`
+		Principal json.RawMessage   `json:"principal"`
+		Metadata  map[string]string `json:"metadata"`
 	}
-	if json.Unmarshal(body, &req) == nil {
-		if req.Blocks != nil {
-			return req.Blocks, nil
-		}
-		if req.Say != nil {
-			b, err := json.Marshal(map[string]string{"type": "text", "text": *req.Say})
-			return []harness.Block{b}, err
-		}
+	if strict(body, &req) == nil && req.Blocks != nil {
+		return req.Blocks, nil
+	}
+	var say struct {
+		Say *string `json:"say"`
+	}
+	if strict(body, &say) == nil && say.Say != nil {
+		b, err := json.Marshal(map[string]string{"type": "text", "text": *say.Say})
+		return []harness.Block{b}, err
 	}
 	return nil, errors.New("undecodable")
+}
+
+func strict(body []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.DisallowUnknownFields()
+	return d.Decode(v)
 }
 
 // ---- the live subscriber of host.live ----

@@ -343,23 +343,27 @@ func (b *bound) SubscribeLiveOptions(ctx context.Context, fn func(json.RawMessag
 	})
 }
 
-// SubscribeLiveText relays the text of {"type": "text"} frames.
+// SubscribeLiveText relays the text of text frames ({"text": S}).
 func (b *bound) SubscribeLiveText(ctx context.Context, fn func(string) bool) error {
 	return b.subscribeTyped(ctx, "text", fn)
 }
 
-// SubscribeReasoning relays the text of {"type": "reasoning"} frames.
+// SubscribeReasoning relays the text of reasoning frames ({"reasoning": S}).
 func (b *bound) SubscribeReasoning(ctx context.Context, fn func(string) bool) error {
 	return b.subscribeTyped(ctx, "reasoning", fn)
 }
 
-func (b *bound) subscribeTyped(ctx context.Context, typ string, fn func(string) bool) error {
+func (b *bound) subscribeTyped(ctx context.Context, kind string, fn func(string) bool) error {
 	return b.SubscribeLiveOptions(ctx, func(f json.RawMessage) bool {
-		var fr struct{ Type, Text string }
-		if json.Unmarshal(f, &fr) != nil || fr.Type != typ {
+		var fr map[string]string
+		if json.Unmarshal(f, &fr) != nil {
+			return true
+		}
+		text, ok := fr[kind]
+		if !ok {
 			return true // not this subscriber's frame, not a drop
 		}
-		return fn(fr.Text)
+		return fn(text)
 	})
 }
 

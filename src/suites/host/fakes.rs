@@ -1,6 +1,7 @@
 //! The recording fakes of docs/host-protocol.md § 3: rigs, the harness session and its applier,
 //! the product decoder, the environment. They record what they receive and never judge it.
 
+use super::core::Dialect;
 use super::seams::*;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -76,8 +77,9 @@ impl Fakes {
         })
     }
 
-    /// The product decoder of § 3.5.
-    pub fn product_decoder(self: &Arc<Self>) -> BlockDecoder {
+    /// The product decoder of § 3.5: strictly the adapter's Core's InputRequest, or the
+    /// product's own `{"say": TEXT}`.
+    pub fn product_decoder(self: &Arc<Self>, core: Dialect) -> BlockDecoder {
         let fakes = self.clone();
         Arc::new(move |bytes: &[u8]| {
             let body = serde_json::from_slice::<Value>(bytes)
@@ -86,9 +88,11 @@ impl Fakes {
                 .log()
                 .decoded
                 .push(json!({ "decoder": "product", "body": body }));
-            match (&body["blocks"], &body["say"]) {
-                (Value::Array(b), _) => Ok(b.clone()),
-                (_, Value::String(t)) => Ok(vec![json!({ "type": "text", "text": t })]),
+            if let Ok(b) = core.input_blocks(bytes, true) {
+                return Ok(b);
+            }
+            match body.as_object().map(|o| (o.len(), o.get("say"))) {
+                Some((1, Some(Value::String(t)))) => Ok(vec![json!({ "type": "text", "text": t })]),
                 _ => Err("undecodable".into()),
             }
         })

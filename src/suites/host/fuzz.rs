@@ -1,9 +1,9 @@
-//! `hcpspec fuzz --suite host`: mutate the suite's cases (command kinds, payloads and payload
-//! references, lease epochs, capability sets, fault channels, resume points, committed flags,
-//! cancelled launches, failing releases) and judge the adapter by its fail-closed invariants
-//! ([`broken`]), never by the reference. A mutation is a patch of one value of one step, so a
-//! finding shrinks by dropping patches while it still fails, and is written as a case that
-//! replays the invariants (`"invariants": true`).
+//! `hcpspec fuzz --suite host`: mutate the suite's cases (command kinds, payloads, abstract
+//! bodies the adapter's Core encodes, payload references, lease epochs, capability sets, fault
+//! channels, resume points, committed flags, cancelled launches, failing releases) and judge the
+//! adapter by its fail-closed invariants ([`broken`]), never by the reference. A mutation is a
+//! patch of one value of one step, so a finding shrinks by dropping patches while it still
+//! fails, and is written as a case that replays the invariants (`"invariants": true`).
 
 use super::{Call, Connector, Player, ALWAYS};
 use crate::case::Case;
@@ -52,6 +52,15 @@ fn apply(steps: &mut [Value], p: &Patch) {
     }
     match (&p.value, v.as_object_mut()) {
         (Some(x), Some(o)) => {
+            // A command gives its bytes or the abstract body they encode, never both.
+            let drop: &[&str] = match last.as_str() {
+                "payload" | "payloadText" => &["body"],
+                "body" => &["payload", "payloadText"],
+                _ => &[],
+            };
+            for k in drop {
+                o.remove(*k);
+            }
             o.insert(last.clone(), x.clone());
         }
         (None, Some(o)) => {
@@ -104,6 +113,25 @@ fn mutation(steps: &[Value], r: &mut Rng) -> Option<Patch> {
                 &["params", "command", "kind"],
                 Some(json!(k)),
                 format!("step {i}: kind {k:?}"),
+            ))
+        }
+        1 if !applies.is_empty() && r.below(2) == 0 => {
+            // An abstract body, in whatever the adapter's Core encodes it (host.encode).
+            let i = pick(r, &applies);
+            let bodies = [
+                json!({ "type": "input", "blocks": [] }),
+                json!({ "type": "input", "blocks": [text("fuzz")], "principal": { "kind": "user", "id": "u-fuzz" } }),
+                json!({ "type": "create" }),
+                json!({ "type": "create", "blocks": [text("fuzz")], "createOnly": "fuzz" }),
+                json!({ "type": "gate_response", "interactionId": "e-1", "answer": null }),
+                json!({ "type": "undecodable" }),
+            ];
+            let b = pick(r, &bodies);
+            Some(patch(
+                i,
+                &["params", "command", "body"],
+                Some(b.clone()),
+                format!("step {i}: body {b}"),
             ))
         }
         1 | 2 if !applies.is_empty() => {
@@ -331,7 +359,12 @@ pub fn broken(calls: &[Call], records: &Value) -> Option<String> {
                         adm["leaseEpoch"]
                     ));
                 }
-                if cmd.get("payloadRef").is_some_and(|r| !r.is_null()) {
+                // A reference with no bytes beside it is unresolved (H8). Bytes beside one may be
+                // its resolved body: spec 003 leaves that open (ASSUMPTIONS A20), so either
+                // answer passes.
+                let bytes = cmd.get("payload").is_some_and(|p| !p.is_null())
+                    || cmd["payloadText"].as_str().is_some_and(|t| !t.is_empty());
+                if cmd.get("payloadRef").is_some_and(|r| !r.is_null()) && !bytes {
                     return Some(format!(
                         "call {i}: a command with an unresolved payload reference was applied"
                     ));

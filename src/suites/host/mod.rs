@@ -3,6 +3,7 @@
 //! the adapter with recording fakes; hcpspec matches each answer, then checks what the fakes
 //! recorded against the always-checks.
 
+pub mod core;
 pub mod fakes;
 pub mod fuzz;
 pub mod reference;
@@ -114,6 +115,58 @@ pub fn run_case(case: &Case, connect: &Connector) -> CaseResult {
     CaseResult::of(case, verdict, observations, vec![], started)
 }
 
+/// hcpspec's encoding of an abstract body (docs/host-protocol.md § 2, `host.encode`) for a shim
+/// that does not implement `host.encode`: the reference Core's, so that such a shim is judged as
+/// before. Written apart from the reference's Core (`core.rs`), which a test holds equal to it.
+pub fn default_encoding(body: &Value) -> Result<Value, String> {
+    let has = |k: &str| body.get(k).filter(|v| !v.is_null()).cloned();
+    let mut o = Map::new();
+    match body["type"].as_str().unwrap_or_default() {
+        "input" => {
+            o.insert("blocks".into(), has("blocks").unwrap_or(json!([])));
+            for k in ["principal", "metadata"] {
+                if let Some(v) = has(k) {
+                    o.insert(k.into(), v);
+                }
+            }
+        }
+        "create" => {
+            if let Some(v) = has("blocks") {
+                o.insert("blocks".into(), v);
+            }
+            if let Some(v) = has("createOnly") {
+                o.insert("title".into(), v);
+            }
+        }
+        "gate_response" => {
+            o.insert("interactionId".into(), body["interactionId"].clone());
+            o.insert("answer".into(), body["answer"].clone());
+        }
+        "undecodable" => return Ok(json!({ "payloadText": "not json" })),
+        other => {
+            return Err(format!(
+                "body: no type {other:?} (input, create, gate_response, undecodable)"
+            ))
+        }
+    }
+    Ok(json!({ "payload": o }))
+}
+
+/// The bytes member `host.encode` answered: exactly one of `payload` (not null) and
+/// `payloadText` (a string).
+fn encoded(answer: &Value) -> Result<(&'static str, Value), String> {
+    let payload = answer.get("payload").filter(|v| !v.is_null());
+    let text = answer.get("payloadText");
+    match (payload, text) {
+        (Some(p), None) => Ok(("payload", p.clone())),
+        (None, Some(t @ Value::String(_))) => Ok(("payloadText", t.clone())),
+        _ => Err(format!(
+            "the answer is not {{payload}} or {{payloadText: string}}: {}",
+            crate::adapter::excerpt(answer.to_string().as_bytes())
+        )),
+    }
+}
+
 /// One call a case made: the method, its params after templates and defaults, the answer.
 pub struct Call {
     pub method: String,
@@ -125,6 +178,8 @@ pub struct Call {
 pub struct Player<'a> {
     shim: &'a mut dyn Adapter,
     vars: Map<String, Value>,
+    /// Whether the shim encodes bodies itself (until it answers `host.encode` with -32601).
+    encodes: bool,
 }
 
 impl<'a> Player<'a> {
@@ -138,7 +193,11 @@ impl<'a> Player<'a> {
             .map_err(|e| broken("host.target", e))?;
         let mut vars = Map::new();
         vars.insert("target".into(), answer);
-        Ok(Player { shim, vars })
+        Ok(Player {
+            shim,
+            vars,
+            encodes: true,
+        })
     }
 
     /// One step's call, with `${…}` filled and `host.bind`'s defaults merged in.
@@ -146,11 +205,23 @@ impl<'a> Player<'a> {
         let method = step["call"].as_str().unwrap_or_default().to_string();
         let params = template::fill(&self.vars, step.get("params").unwrap_or(&json!({})))
             .map_err(|e| (method.clone(), CallError::Transport(e)))?;
-        let params = if method == "host.bind" {
+        let mut params = if method == "host.bind" {
             merge(&bind_defaults(), &params)
         } else {
             params
         };
+        // A command's abstract `body` crosses as the bytes the adapter's Core encodes it in.
+        if method == "host.apply" {
+            let body = params["command"]
+                .as_object_mut()
+                .and_then(|c| c.remove("body"));
+            if let Some(body) = body {
+                let (member, bytes) = self
+                    .encode(&body)
+                    .map_err(|e| ("host.encode".to_string(), e))?;
+                params["command"][member] = bytes;
+            }
+        }
         let answer = match self.shim.call(&method, params.clone()) {
             Ok(a) => a,
             Err(e) => return Err((method, e)),
@@ -164,6 +235,21 @@ impl<'a> Player<'a> {
             params,
             answer,
         })
+    }
+
+    /// `body` in the shim's Core's bytes (`host.encode`), or hcpspec's default encoding for a
+    /// shim that does not implement it.
+    fn encode(&mut self, body: &Value) -> Result<(&'static str, Value), CallError> {
+        if self.encodes {
+            match self.shim.call("host.encode", body.clone()) {
+                Ok(a) => return encoded(&a).map_err(CallError::Transport),
+                Err(e) if e.not_implemented() => self.encodes = false,
+                Err(e) => return Err(e),
+            }
+        }
+        default_encoding(body)
+            .and_then(|a| encoded(&a))
+            .map_err(CallError::Transport)
     }
 
     /// Everything the fakes recorded.

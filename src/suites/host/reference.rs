@@ -3,6 +3,7 @@
 //! otherwise ([`Variant`]). Both are knobs of this one adapter, so each differs from the reference
 //! by exactly its rule.
 
+use super::core::Dialect;
 use super::seams::*;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -57,6 +58,10 @@ crate::mutants! {
         NoDefaultDecoder = "no-default-decoder", ["H7"], "without WithBlockDecoder every input is refused";
         PayloadRefDereferenced = "payload-ref-dereferenced", ["H8"], "the adapter reads a referenced payload's object";
         PayloadRefIgnored = "payload-ref-ignored", ["H8"], "an unresolved PayloadRef is admitted without a payload";
+        // The two rules the encoding cases guard, broken by an adapter whose Core encodes its
+        // bodies otherwise: the cases must still fail them once they speak that Core's format.
+        PrincipalDroppedOtherEncoding = "principal-dropped-other-encoding", ["0"], "on another Core encoding, a gate_response crosses without its Principal";
+        GateSourceAgentOtherEncoding = "gate-source-agent-other-encoding", ["H6"], "on another Core encoding, a gate_response's source is not the user";
     }
 }
 
@@ -68,11 +73,25 @@ crate::variants! {
         RepresentPrincipal = "represent-principal", "the re-presented create body carries principal and metadata";
         OtherRefusalKinds = "other-refusal-kinds", "kinds the spec does not name are all `invalid`";
         UnknownTenantShared = "unknown-tenant-shared", "a tenant without a rig of its own is refused by kind `unsupported`";
+        OtherBodyEncoding = "other-body-encoding", "its Core encodes InputRequest, CreateRequest, blocks and the stored gate body otherwise (its shim answers host.encode)";
+        PayloadRefWithBytesAdmitted = "payload-ref-with-bytes-admitted", "a command carrying payload bytes and a PayloadRef is admitted from its bytes (the reference counts as resolved)";
     }
 }
 
 /// Which mutant or variant this adapter is, if any.
 pub type Knobs = crate::knob::Knobs<Mutant, Variant>;
+
+/// The Core this adapter is built on: the reference's, or another encoding.
+pub fn dialect(k: &Knobs) -> Dialect {
+    let other = k.decides(Variant::OtherBodyEncoding)
+        || k.breaks(Mutant::PrincipalDroppedOtherEncoding)
+        || k.breaks(Mutant::GateSourceAgentOtherEncoding);
+    if other {
+        Dialect::Other
+    } else {
+        Dialect::Reference
+    }
+}
 
 /// A refusal, as a value.
 #[derive(Debug, Clone)]
@@ -322,16 +341,6 @@ pub struct Bound {
     knob: Knobs,
 }
 
-/// Core's InputRequest, the body the default decoder reads (principal and metadata allowed).
-pub fn decode_input_blocks(bytes: &[u8]) -> Result<Vec<Value>, String> {
-    let body: Value = serde_json::from_slice(bytes).map_err(|e| format!("input body: {e}"))?;
-    match body.get("blocks") {
-        Some(Value::Array(b)) => Ok(b.clone()),
-        Some(Value::Null) | None => Ok(vec![]),
-        Some(_) => Err("input body: blocks is not an array".into()),
-    }
-}
-
 impl Bound {
     /// What Host discovers on the bound session.
     pub fn capabilities(&self) -> Vec<&'static str> {
@@ -365,7 +374,8 @@ impl Bound {
         match &self.decoder {
             Some(d) if !k.breaks(Mutant::ProductDecoderIgnored) => d(bytes),
             None if k.breaks(Mutant::NoDefaultDecoder) => Err("no block decoder".into()),
-            _ => decode_input_blocks(bytes),
+            // DecodeInputBlocks: Core's InputRequest, principal and metadata allowed.
+            _ => dialect(k).input_blocks(bytes, false),
         }
         .map_err(|e| Refusal::open(k, "invalid", e))
     }
@@ -388,8 +398,11 @@ impl Bound {
             ));
         }
         let mut payload = cmd.payload.clone();
+        let has_bytes = payload.as_ref().is_some_and(|b| !b.is_empty());
         if let Some(r) = &cmd.payload_ref {
-            if k.breaks(Mutant::PayloadRefDereferenced) {
+            if k.decides(Variant::PayloadRefWithBytesAdmitted) && has_bytes {
+                // Open point (A20): bytes beside a reference are taken as its resolved body.
+            } else if k.breaks(Mutant::PayloadRefDereferenced) {
                 payload = Some(self.env.read_object(r));
             } else if !k.breaks(Mutant::PayloadRefIgnored) {
                 return Err(Refusal::open(
@@ -420,7 +433,9 @@ impl Bound {
             _ => (vec![], None),
         };
         let lease_epoch = self.epoch()?;
-        let principal = if k.breaks(Mutant::PrincipalDroppedOnInterrupt) && kind == "interrupt" {
+        let dropped = (k.breaks(Mutant::PrincipalDroppedOnInterrupt) && kind == "interrupt")
+            || (k.breaks(Mutant::PrincipalDroppedOtherEncoding) && kind == "gate_response");
+        let principal = if dropped {
             Value::Null
         } else {
             cmd.principal.clone()
@@ -456,50 +471,33 @@ impl Bound {
     /// decoder in the input-shaped body.
     fn create_blocks(&self, cmd: &RuntimeCommand, bytes: &[u8]) -> Result<Vec<Value>, Refusal> {
         let k = &self.knob;
-        if bytes.is_empty() {
-            return Ok(vec![]);
-        }
-        let body: Value = serde_json::from_slice(bytes)
-            .map_err(|e| Refusal::open(k, "invalid", format!("create body: {e}")))?;
-        let blocks = match body.get("blocks") {
-            Some(Value::Array(b)) => b.clone(),
-            Some(Value::Null) | None => vec![],
-            Some(_) => {
-                return Err(Refusal::open(
-                    k,
-                    "invalid",
-                    "create body: blocks is not an array",
-                ))
-            }
-        };
+        let blocks = dialect(k)
+            .create_blocks(bytes)
+            .map_err(|e| Refusal::open(k, "invalid", e))?;
         if blocks.is_empty() || k.breaks(Mutant::CreateMessageDropped) {
             return Ok(vec![]);
         }
         if k.breaks(Mutant::CreateNotRepresented) {
             return self.decode(bytes);
         }
-        let mut input = json!({ "blocks": blocks });
-        if k.decides(Variant::RepresentPrincipal) {
-            input["principal"] = cmd.principal.clone();
-            input["metadata"] = cmd.metadata.clone();
-        }
-        self.decode(input.to_string().as_bytes())
+        let (principal, metadata) = if k.decides(Variant::RepresentPrincipal) {
+            (cmd.principal.clone(), cmd.metadata.clone())
+        } else {
+            (Value::Null, Value::Null)
+        };
+        self.decode(&dialect(k).input_request(&blocks, &principal, &metadata))
     }
 
     /// Core's stored gate_response body, decoded: the user is its source, the record's attempt
     /// its attempt.
     fn gate_response(&self, cmd: &RuntimeCommand, bytes: &[u8]) -> Result<Value, Refusal> {
         let k = &self.knob;
-        let body: Value = serde_json::from_slice(bytes)
-            .map_err(|e| Refusal::open(k, "invalid", format!("gate_response body: {e}")))?;
-        let Some(id) = body.get("interactionId").and_then(Value::as_str) else {
-            return Err(Refusal::open(
-                k,
-                "invalid",
-                "gate_response body: no interactionId",
-            ));
-        };
-        let source = if k.breaks(Mutant::GateSourceAgent) {
+        let (id, answer) = dialect(k)
+            .gate_body(bytes)
+            .map_err(|e| Refusal::open(k, "invalid", e))?;
+        let source = if k.breaks(Mutant::GateSourceAgent)
+            || k.breaks(Mutant::GateSourceAgentOtherEncoding)
+        {
             "agent"
         } else {
             "user"
@@ -511,7 +509,7 @@ impl Bound {
         };
         Ok(json!({
             "interactionId": id,
-            "answer": body.get("answer").cloned().unwrap_or(Value::Null),
+            "answer": answer,
             "source": source,
             "attempt": attempt,
         }))

@@ -69,7 +69,10 @@ impl ReferenceHost {
         };
         let decoder = match p["decoder"].as_str().unwrap_or("default") {
             "default" => None,
-            "product" => Some(self.fakes.product_decoder()),
+            "product" => Some(
+                self.fakes
+                    .product_decoder(super::reference::dialect(&self.knob)),
+            ),
             other => return Err(bad(format!("decoder: unknown {other:?}"))),
         };
         let t = Target::new(
@@ -183,6 +186,10 @@ impl Adapter for ReferenceHost {
                 self.sessions.clear();
                 Ok(json!({}))
             }
+            // The reference's Core encodes the bodies a case means (its own, or a variant's).
+            "host.encode" => super::reference::dialect(&self.knob)
+                .encode(&p)
+                .map_err(bad),
             "host.target" => self.target(&p),
             "host.bind" => self.bind(&p),
             "host.apply" => self.apply(&p),

@@ -19,6 +19,27 @@ impl Format for Host {
     }
     fn check(&self, case: &Case, denials: &Denials) -> Result<(), (String, String)> {
         let steps = case.member("host").and_then(|s| s.get("steps"));
+        // A command gives its bytes or the abstract body its Core encodes, never both: which
+        // would cross is nowhere said (docs/host-protocol.md § 5).
+        for (i, step) in steps
+            .and_then(|s| s.as_array())
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let c = &step["params"]["command"];
+            if let Some(raw) = ["payload", "payloadText"]
+                .into_iter()
+                .find(|k| c.get(*k).is_some())
+            {
+                if c.get("body").is_some() {
+                    return Err((
+                        format!("/host/steps/{i}/params/command"),
+                        format!("gives both `body` and `{raw}`: a command gives its bytes or the body its Core encodes, not both"),
+                    ));
+                }
+            }
+        }
         check_expects(steps, "/host/steps", "expect", denials)
     }
 }
