@@ -49,6 +49,9 @@ variants! {
     BinPathAllowed = "bin-path-allowed", "The pack format", "runs a wrap bin given as a path when the allow-list names that exact path";
     NativeLocalAllowList = "native-local-allow-list", "Binding and adapters", "keeps a given bin allow-list under native-local (sandbox: false)";
     ActivationLast = "activation-last", "Authorisation: the five capability axes", "checks activation after the capability axes and the confirm gate, just before the Binding";
+    SenseAfterConnect = "sense-after-connect", "Audit, availability, Sense", "delivers Sense events of a Binding pack only once the pack is connected, and drops them before";
+    TypedArgs = "typed-args", "The pack format", "refuses an exec whose args do not match the types surface.json declares for them, as soon as the verb is known (before activation, grants and the confirm gate)";
+    NarrowActivation = "narrow-activation", "Authorisation: the five capability axes", "activates a pack only with a pack.activate or verb.exec.* grant on it; pack.connect or binding.elevate alone does not imply activation";
     Dialect = "dialect", "Denial texts", "its own words and shapes: other denial texts and lint rule names (declared in its maps), issues in reverse order, extra members in records, results wrapped";
 }
 
@@ -72,6 +75,27 @@ pub fn render_pairs(verb_key: &str, args: &Map<String, Value>) -> Vec<String> {
         });
     }
     argv
+}
+
+/// typed-args: the first arg of `verb_key` that surface.json declares with a type and that the
+/// exec sends as another JSON type. Undeclared args and gate args are not judged (the surface
+/// declares no type for them); an arg declared without a type takes any value.
+pub fn mistyped_arg(pack: &Pack, verb_key: &str, args: &Map<String, Value>) -> Option<String> {
+    let cmd = pack.command(verb_key)?;
+    cmd.args.iter().find_map(|(name, spec)| {
+        let (ty, value) = (spec.ty.as_deref()?, args.get(name)?);
+        let fits = match ty {
+            "string" => value.is_string(),
+            "number" => value.is_number(),
+            // JSON Schema's integer: a number with no fractional part (1.0 included).
+            "integer" => value.is_i64()
+                || value.is_u64()
+                || value.as_f64().is_some_and(|f| f.fract() == 0.0),
+            "boolean" => value.is_boolean(),
+            _ => true,
+        };
+        (!fits).then(|| format!("invalid args: {name} must be of type {ty}"))
+    })
 }
 
 /// spec-lint-rules: the three rules row 2 names, in its own words; nothing else.
