@@ -102,7 +102,7 @@ class Config:
 # Readings: the points the spec leaves open, decided one way or the other
 #
 # A `Reading` is minihcp's answer to every point the spec leaves open. `REFERENCE` decides them
-# as hcpspec's reference does (vectors/schemas/ASSUMPTIONS.md); `OTHER` decides each the other
+# as hcpspec's reference does (vectors/contract/ASSUMPTIONS.md); `OTHER` decides each the other
 # way, as hcpspec's `inproc:variant:all` does. Both must pass every MUST case. The runtime below
 # asks its reading at each open point (`if self.reading.…`), and says every denial through the
 # reading's `Words`.

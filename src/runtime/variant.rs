@@ -20,7 +20,7 @@ macro_rules! variants {
         impl Variant {
             pub const ALL: &'static [Variant] = &[$(Variant::$variant),+];
             pub fn name(self) -> &'static str { match self { $(Variant::$variant => $name),+ } }
-            /// The heading of `vectors/schemas/ASSUMPTIONS.md` whose decision this variant reverses.
+            /// The heading of `vectors/contract/ASSUMPTIONS.md` whose decision this variant reverses.
             pub fn assumption(self) -> &'static str { match self { $(Variant::$variant => $assumption),+ } }
             pub fn what(self) -> &'static str { match self { $(Variant::$variant => $what),+ } }
             pub fn by_name(name: &str) -> Option<Variant> {
