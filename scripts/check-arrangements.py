@@ -7,6 +7,9 @@ Checks, over every case of vectors/contract/** (MUST and PROFILE alike):
 
 - typed-args: every exec arg a command declares with a `type` in surface.json is of that type
   (a runtime may refuse args that are not; allowed variant `typed-args`).
+- declared-args: an exec of a command the wrap names an argv for sends only the args the
+  command declares, `confirm` and `apply` aside (a runtime may refuse others; allowed variant
+  `declared-args-only`); pass-through takes any args.
 - sense-after-connect: every sense step of an installed Binding pack (not public) comes after
   a connect of that pack (a runtime may deliver only once connected; `sense-after-connect`).
 - sense-after-activate: every sense step of an installed pack comes after its activation
@@ -43,6 +46,7 @@ TYPES = {
 }
 
 
+GATE_ARGS = {"confirm", "apply"}
 ACTIVATING = {"pack.activate", "verb.exec.read", "verb.exec.write"}
 
 
@@ -161,9 +165,14 @@ def check(path):
             c = s and command(s, ex.get("verb_key"))
             if not c:
                 continue
+            args = ex.get("args") or {}
+            named = ((s.get("wrap") or {}).get("commands") or {}).get(ex.get("verb_key"))
+            if named is not None:
+                for name in args:
+                    if name not in (c.get("args") or {}) and name not in GATE_ARGS:
+                        report("declared-args", f"step {i}: {ex['pack_id']}.{ex['verb_key']} does not declare arg {name}")
             for name, spec in (c.get("args") or {}).items():
                 want = spec.get("type")
-                args = ex.get("args") or {}
                 if want in TYPES and name in args and not TYPES[want](args[name]):
                     report(
                         "typed-args",

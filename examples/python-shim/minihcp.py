@@ -165,6 +165,7 @@ REFERENCE_WORDS = Words({
     "unknown-inproc": ("unknown-bin", "denied: unknown in-process adapter {bin}"),
     "invalid-args": ("invalid-args", "invalid args: missing {arg}"),
     "mistyped-arg": ("invalid-args", "invalid args: {arg} must be of type {type}"),
+    "undeclared-arg": ("invalid-args", "invalid args: {arg} is not an arg of {verb}"),
     "sense-disabled": ("sense-disabled", "dropped: sense.enable is off"),
     "sense-not-connected": ("not-connected", "dropped: pack {pack} is not connected"),
     "sense-unknown-pack": ("unknown-pack", "dropped: unknown pack {pack}"),
@@ -197,6 +198,7 @@ OTHER_WORDS = Words({
     "unknown-inproc": ("unknown-bin", "no such in-process handler: {bin}"),
     "invalid-args": ("invalid-args", "a required argument is absent: {arg}"),
     "mistyped-arg": ("invalid-args", "an argument has the wrong type: {arg} must be a {type}"),
+    "undeclared-arg": ("invalid-args", "an argument the command does not take: {arg} ({pack}.{verb})"),
     "sense-disabled": ("sense-disabled", "Sense is switched off here"),
     "sense-not-connected": ("not-connected", "no binding yet: {pack} (its Sense waits for connect)"),
     "sense-unknown-pack": ("unknown-pack", "no pack named {pack} is installed"),
@@ -259,6 +261,8 @@ class Reading:
     sense_after_connect: bool = False
     # Exec args: any JSON value / refused unless of the type surface.json declares for them.
     typed_args: bool = False
+    # Exec args of a named wrap command: any / only those it declares (gate args aside).
+    declared_args_only: bool = False
     # Activation: any known grant on the pack implies it / only pack.activate or an exec grant.
     narrow_activation: bool = False
 
@@ -311,6 +315,7 @@ OTHER = Reading(
     activation_last=True,
     sense_after_connect=True,
     typed_args=True,
+    declared_args_only=True,
     narrow_activation=True,
 )
 
@@ -682,6 +687,17 @@ def check_arg_types(pack: Pack, verb_key: str, args: dict, words: Words):
             raise Denied(words("mistyped-arg", arg=name, type=spec["type"]))
 
 
+def check_args_declared(pack: Pack, verb_key: str, args: dict, words: Words):
+    """declared_args_only: a command the wrap names an argv for takes only the args it declares
+    (confirm and apply drive the gate); pass-through takes any."""
+    if verb_key not in pack.wrap.get("commands", {}):
+        return
+    declared = (pack.command(verb_key) or {}).get("args", {})
+    for name in args:
+        if name not in declared and name not in GATE_ARGS:
+            raise Denied(words("undeclared-arg", arg=name, pack=pack.pack_id, verb=verb_key))
+
+
 def echo_adapter(argv: list[str], token: str | None) -> dict:
     """The in-process adapter `echo`: says what it was given, never the token itself."""
     return {"argv": argv, "bound": token is not None}
@@ -972,6 +988,8 @@ class Runtime:
         if self.reading.typed_args and pack.command(verb_key) and verb_key in pack.policy["verbs"]:
             # as soon as the verb is known: before activation, grants and the confirm gate
             check_arg_types(pack, verb_key, args, self.say)
+        if self.reading.declared_args_only and pack.command(verb_key) and verb_key in pack.policy["verbs"]:
+            check_args_declared(pack, verb_key, args, self.say)
         row = self.authorize(pack, verb_key)
         if row.get("confirm") and not (_is_true(args.get("confirm")) or _is_true(args.get("apply"))):
             raise Denied(self.say("confirm", pack=pack.pack_id, verb=verb_key))

@@ -51,6 +51,7 @@ variants! {
     ActivationLast = "activation-last", "Authorisation: the five capability axes", "checks activation after the capability axes and the confirm gate, just before the Binding";
     SenseAfterConnect = "sense-after-connect", "Audit, availability, Sense", "delivers Sense events of a Binding pack only once the pack is connected, and drops them before";
     TypedArgs = "typed-args", "The pack format", "refuses an exec whose args do not match the types surface.json declares for them, as soon as the verb is known (before activation, grants and the confirm gate)";
+    DeclaredArgsOnly = "declared-args-only", "The pack format", "refuses an exec that sends an arg its command does not declare in surface.json (gate args aside) when the wrap names the command's argv, as soon as the verb is known; pass-through forwards what it is given";
     NarrowActivation = "narrow-activation", "Authorisation: the five capability axes", "activates a pack only with a pack.activate or verb.exec.* grant on it; pack.connect or binding.elevate alone does not imply activation";
     Dialect = "dialect", "Denial texts", "its own words and shapes: other denial texts and lint rule names (declared in its maps), issues in reverse order, extra members in records, results wrapped";
 }
@@ -96,6 +97,19 @@ pub fn mistyped_arg(pack: &Pack, verb_key: &str, args: &Map<String, Value>) -> O
         };
         (!fits).then(|| format!("invalid args: {name} must be of type {ty}"))
     })
+}
+
+/// declared-args-only: the first arg a named wrap command does not declare (`confirm` and
+/// `apply` drive the gate and need no declaration). Pass-through commands take any args.
+pub fn undeclared_arg(pack: &Pack, verb_key: &str, args: &Map<String, Value>) -> Option<String> {
+    let cmd = pack.command(verb_key)?;
+    pack.surface.wrap.commands.get(verb_key)?;
+    args.keys()
+        .find(|k| {
+            !cmd.args.contains_key(k.as_str())
+                && !crate::runtime::adapter::GATE_ARGS.contains(&k.as_str())
+        })
+        .map(|k| format!("invalid args: {k} is not an arg of {verb_key}"))
 }
 
 /// spec-lint-rules: the three rules row 2 names, in its own words; nothing else.

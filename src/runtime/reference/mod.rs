@@ -579,6 +579,11 @@ impl Reference {
                 return deny(e);
             }
         }
+        if self.chose(Variant::DeclaredArgsOnly) {
+            if let Some(e) = variant::undeclared_arg(pack, &req.verb_key, &req.args) {
+                return deny(e);
+            }
+        }
         let activated =
             self.activated.contains(&req.pack_id) || self.broken(Mutant::ActivationSkipped);
         if self.broken(Mutant::ConfirmBeforeGrants) {
