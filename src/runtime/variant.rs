@@ -89,9 +89,9 @@ pub fn mistyped_arg(pack: &Pack, verb_key: &str, args: &Map<String, Value>) -> O
             "string" => value.is_string(),
             "number" => value.is_number(),
             // JSON Schema's integer: a number with no fractional part (1.0 included).
-            "integer" => value.is_i64()
-                || value.is_u64()
-                || value.as_f64().is_some_and(|f| f.fract() == 0.0),
+            "integer" => {
+                value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0)
+            }
             "boolean" => value.is_boolean(),
             _ => true,
         };
@@ -250,4 +250,65 @@ pub fn dialect_rule_map() -> BTreeMap<String, String> {
         .iter()
         .map(|r| (r.to_string(), format!("^{}$", dialect_rule(r))))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fixture(name: &str) -> Pack {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("vectors/packs")
+            .join(name);
+        crate::pack::install(&crate::pack::PackFiles::read(&dir)).expect("fixture installs")
+    }
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn typed_args_refuses_only_a_declared_arg_of_another_type() {
+        let ledger = fixture("ledger");
+        let transfer = |v: Value| mistyped_arg(&ledger, "transfer", &args(v));
+        // issue 22: the case that sent "10 EUR" for an arg declared "type": "number".
+        assert!(transfer(json!({"amount": "10 EUR", "report": "r"})).is_some());
+        assert!(transfer(json!({"amount": true, "report": "r"})).is_some());
+        assert!(transfer(json!({"amount": 10, "report": 7})).is_some());
+        assert_eq!(
+            transfer(json!({"amount": 10, "report": "r", "confirm": "yes"})),
+            None
+        );
+        assert_eq!(transfer(json!({"amount": 2.5, "extra": [1]})), None);
+        assert_eq!(transfer(json!({})), None, "presence is not this check's");
+        // JSON Schema's integer: 3 and 3.0, not 2.5.
+        let mut counted = ledger.clone();
+        for c in &mut counted.surface.commands {
+            if let Some(a) = c.args.get_mut("amount") {
+                a.ty = Some("integer".into());
+            }
+        }
+        let count = |v: Value| mistyped_arg(&counted, "transfer", &args(v));
+        assert_eq!(count(json!({"amount": 3})), None);
+        assert_eq!(count(json!({"amount": 3.0})), None);
+        assert!(count(json!({"amount": 2.5})).is_some());
+    }
+
+    #[test]
+    fn declared_args_only_refuses_undeclared_args_of_named_commands_only() {
+        let ledger = fixture("ledger");
+        let balance = |v: Value| undeclared_arg(&ledger, "balance", &args(v));
+        assert_eq!(
+            balance(json!({"report": "r", "confirm": true, "apply": true})),
+            None
+        );
+        assert!(balance(json!({"report": "r", "amount": 10})).is_some());
+        // pass-through forwards whatever it is given.
+        let passthru = fixture("passthru");
+        assert_eq!(
+            undeclared_arg(&passthru, "run", &args(json!({"msg": "a b"}))),
+            None
+        );
+    }
 }
