@@ -102,7 +102,7 @@ class Config:
 # Readings: the points the spec leaves open, decided one way or the other
 #
 # A `Reading` is minihcp's answer to every point the spec leaves open. `REFERENCE` decides them
-# as hcpspec's reference does (vectors/schemas/ASSUMPTIONS.md); `OTHER` decides each the other
+# as hcpspec's reference does (vectors/contract/ASSUMPTIONS.md); `OTHER` decides each the other
 # way, as hcpspec's `inproc:variant:all` does. Both must pass every MUST case. The runtime below
 # asks its reading at each open point (`if self.reading.…`), and says every denial through the
 # reading's `Words`.
@@ -164,7 +164,10 @@ REFERENCE_WORDS = Words({
     "unknown-bin": ("unknown-bin", "denied: unknown bin {bin}"),
     "unknown-inproc": ("unknown-bin", "denied: unknown in-process adapter {bin}"),
     "invalid-args": ("invalid-args", "invalid args: missing {arg}"),
+    "mistyped-arg": ("invalid-args", "invalid args: {arg} must be of type {type}"),
+    "undeclared-arg": ("invalid-args", "invalid args: {arg} is not an arg of {verb}"),
     "sense-disabled": ("sense-disabled", "dropped: sense.enable is off"),
+    "sense-not-connected": ("not-connected", "dropped: pack {pack} is not connected"),
     "sense-unknown-pack": ("unknown-pack", "dropped: unknown pack {pack}"),
     "sense-not-activated": ("not-activated", "dropped: pack {pack} is not activated"),
     "undeclared-trigger": ("undeclared-trigger", "dropped: undeclared trigger {trigger}"),
@@ -194,7 +197,10 @@ OTHER_WORDS = Words({
     "unknown-bin": ("unknown-bin", "no such program: {bin}"),
     "unknown-inproc": ("unknown-bin", "no such in-process handler: {bin}"),
     "invalid-args": ("invalid-args", "a required argument is absent: {arg}"),
+    "mistyped-arg": ("invalid-args", "an argument has the wrong type: {arg} must be a {type}"),
+    "undeclared-arg": ("invalid-args", "an argument the command does not take: {arg} ({pack}.{verb})"),
     "sense-disabled": ("sense-disabled", "Sense is switched off here"),
+    "sense-not-connected": ("not-connected", "no binding yet: {pack} (its Sense waits for connect)"),
     "sense-unknown-pack": ("unknown-pack", "no pack named {pack} is installed"),
     "sense-not-activated": ("not-activated", "inactive pack: {pack}"),
     "undeclared-trigger": ("undeclared-trigger", "trigger not declared by the pack: {pack}/{trigger}"),
@@ -251,6 +257,14 @@ class Reading:
     native_local_keeps_allow_list: bool = False
     # Exec order: activation before the capability axes / after the axes and the confirm gate.
     activation_last: bool = False
+    # Sense of a Binding pack: delivered before connect / dropped until the pack is connected.
+    sense_after_connect: bool = False
+    # Exec args: any JSON value / refused unless of the type surface.json declares for them.
+    typed_args: bool = False
+    # Exec args of a named wrap command: any / only those it declares (gate args aside).
+    declared_args_only: bool = False
+    # Activation: any known grant on the pack implies it / only pack.activate or an exec grant.
+    narrow_activation: bool = False
 
     def rule(self, name: str) -> str:
         return (self.rule_names or {}).get(name, name)
@@ -299,6 +313,10 @@ OTHER = Reading(
     bin_path_allowed=True,
     native_local_keeps_allow_list=True,
     activation_last=True,
+    sense_after_connect=True,
+    typed_args=True,
+    declared_args_only=True,
+    narrow_activation=True,
 )
 
 READINGS = {"reference": REFERENCE, "other": OTHER}
@@ -650,6 +668,36 @@ def render_argv(pack: Pack, verb_key: str, args: dict, reading: Reading = REFERE
     raise Failed(f"no wrap command for {verb_key}")
 
 
+# JSON Schema's meaning of each type surface.json may declare for an arg.
+ARG_TYPES = {
+    "string": lambda v: isinstance(v, str),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer()),
+    "boolean": lambda v: isinstance(v, bool),
+}
+
+
+def check_arg_types(pack: Pack, verb_key: str, args: dict, words: Words):
+    """typed_args: each arg the command declares with a type is of that type; args it does not
+    declare (and gate args) are not judged."""
+    cmd = pack.command(verb_key) or {}
+    for name, spec in cmd.get("args", {}).items():
+        fits = ARG_TYPES.get(spec.get("type"))
+        if fits is not None and name in args and not fits(args[name]):
+            raise Denied(words("mistyped-arg", arg=name, type=spec["type"]))
+
+
+def check_args_declared(pack: Pack, verb_key: str, args: dict, words: Words):
+    """declared_args_only: a command the wrap names an argv for takes only the args it declares
+    (confirm and apply drive the gate); pass-through takes any."""
+    if verb_key not in pack.wrap.get("commands", {}):
+        return
+    declared = (pack.command(verb_key) or {}).get("args", {})
+    for name in args:
+        if name not in declared and name not in GATE_ARGS:
+            raise Denied(words("undeclared-arg", arg=name, pack=pack.pack_id, verb=verb_key))
+
+
 def echo_adapter(argv: list[str], token: str | None) -> dict:
     """The in-process adapter `echo`: says what it was given, never the token itself."""
     return {"argv": argv, "bound": token is not None}
@@ -863,13 +911,19 @@ class Runtime:
     def list_packs(self) -> list[dict]:
         return [dict(p.surface, public=p.public, activated=p.pack_id in self.activated) for p in self.packs.values()]
 
+    def activating(self) -> tuple[str, ...]:
+        """The grants that activate a pack: pack.activate or any other (which implies it), or
+        under narrow_activation only pack.activate and the exec axes."""
+        if self.reading.narrow_activation:
+            return (ACTIVATE, EXEC_READ, EXEC_WRITE)
+        return CAPABILITIES
+
     def activate(self, pack_ids: list[str]) -> list[dict]:
         out = []
         for pack_id in pack_ids:
             if pack_id not in self.packs:
                 out.append(_pack_result(pack_id, self.say("unknown-pack", pack=pack_id)))
-            elif not any(self.holds(c, pack_id) for c in CAPABILITIES):
-                # pack.activate, or any other grant on the pack, which implies it
+            elif not any(self.holds(c, pack_id) for c in self.activating()):
                 out.append(_pack_result(pack_id, self.say("no-grant", pack=pack_id)))
             else:
                 self.activated.add(pack_id)
@@ -931,6 +985,11 @@ class Runtime:
 
     def _run(self, pack: Pack, verb_key: str, args: dict, trail: dict):
         """The pipeline, in the contract's order; any step raises to deny."""
+        if self.reading.typed_args and pack.command(verb_key) and verb_key in pack.policy["verbs"]:
+            # as soon as the verb is known: before activation, grants and the confirm gate
+            check_arg_types(pack, verb_key, args, self.say)
+        if self.reading.declared_args_only and pack.command(verb_key) and verb_key in pack.policy["verbs"]:
+            check_args_declared(pack, verb_key, args, self.say)
         row = self.authorize(pack, verb_key)
         if row.get("confirm") and not (_is_true(args.get("confirm")) or _is_true(args.get("apply"))):
             raise Denied(self.say("confirm", pack=pack.pack_id, verb=verb_key))
@@ -1012,6 +1071,10 @@ class Runtime:
         return self.config.sense_enabled is True
 
     def sense(self, pack_id: str, trigger: str, payload) -> dict:
+        pack = self.packs.get(pack_id)
+        if self.reading.sense_after_connect and pack is not None and pack.binding is not None and pack_id not in self.bindings:
+            # before every other check: a Binding pack's events wait for its Binding
+            return {"accepted": False, "reason": self.say("sense-not-connected", pack=pack_id)}
         if not self.sense_on():
             return {"accepted": False, "reason": self.say("sense-disabled")}
         pack = self.packs.get(pack_id)

@@ -34,6 +34,7 @@ crate::mutants! {
     AvailabilityOptimistic = "availability-optimistic", ["9"], "reports every installed command as executable";
     UndeclaredTriggerDelivered = "undeclared-trigger-delivered", ["10", "must-not"], "accepts Sense triggers the pack does not declare";
     SenseWhileDisabled = "sense-while-disabled", ["10"], "accepts Sense events while sense.enable is off";
+    SenseWhileDisabledAfterConnect = "sense-while-disabled-after-connect", ["10"], "delivers Sense events of a Binding pack only once connected (the allowed choice sense-after-connect) and accepts them although sense.enable is false";
     // Over-strict: each refuses what the spec allows, so the allow-path cases prove they can fail.
     WhitespaceJsonRefused = "whitespace-json-refused", ["1"], "refuses a pack file with whitespace before its JSON value";
     ReadGrantRefused = "read-grant-refused", ["3"], "denies every read, whatever the grants";

@@ -20,7 +20,7 @@ macro_rules! variants {
         impl Variant {
             pub const ALL: &'static [Variant] = &[$(Variant::$variant),+];
             pub fn name(self) -> &'static str { match self { $(Variant::$variant => $name),+ } }
-            /// The heading of `vectors/schemas/ASSUMPTIONS.md` whose decision this variant reverses.
+            /// The heading of `vectors/contract/ASSUMPTIONS.md` whose decision this variant reverses.
             pub fn assumption(self) -> &'static str { match self { $(Variant::$variant => $assumption),+ } }
             pub fn what(self) -> &'static str { match self { $(Variant::$variant => $what),+ } }
             pub fn by_name(name: &str) -> Option<Variant> {
@@ -49,6 +49,10 @@ variants! {
     BinPathAllowed = "bin-path-allowed", "The pack format", "runs a wrap bin given as a path when the allow-list names that exact path";
     NativeLocalAllowList = "native-local-allow-list", "Binding and adapters", "keeps a given bin allow-list under native-local (sandbox: false)";
     ActivationLast = "activation-last", "Authorisation: the five capability axes", "checks activation after the capability axes and the confirm gate, just before the Binding";
+    SenseAfterConnect = "sense-after-connect", "Audit, availability, Sense", "delivers Sense events of a Binding pack only once the pack is connected, and drops them before";
+    TypedArgs = "typed-args", "The pack format", "refuses an exec whose args do not match the types surface.json declares for them, as soon as the verb is known (before activation, grants and the confirm gate)";
+    DeclaredArgsOnly = "declared-args-only", "The pack format", "refuses an exec that sends an arg its command does not declare in surface.json (gate args aside) when the wrap names the command's argv, as soon as the verb is known; pass-through forwards what it is given";
+    NarrowActivation = "narrow-activation", "Authorisation: the five capability axes", "activates a pack only with a pack.activate or verb.exec.* grant on it; pack.connect or binding.elevate alone does not imply activation";
     Dialect = "dialect", "Denial texts", "its own words and shapes: other denial texts and lint rule names (declared in its maps), issues in reverse order, extra members in records, results wrapped";
 }
 
@@ -72,6 +76,40 @@ pub fn render_pairs(verb_key: &str, args: &Map<String, Value>) -> Vec<String> {
         });
     }
     argv
+}
+
+/// typed-args: the first arg of `verb_key` that surface.json declares with a type and that the
+/// exec sends as another JSON type. Undeclared args and gate args are not judged (the surface
+/// declares no type for them); an arg declared without a type takes any value.
+pub fn mistyped_arg(pack: &Pack, verb_key: &str, args: &Map<String, Value>) -> Option<String> {
+    let cmd = pack.command(verb_key)?;
+    cmd.args.iter().find_map(|(name, spec)| {
+        let (ty, value) = (spec.ty.as_deref()?, args.get(name)?);
+        let fits = match ty {
+            "string" => value.is_string(),
+            "number" => value.is_number(),
+            // JSON Schema's integer: a number with no fractional part (1.0 included).
+            "integer" => {
+                value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0)
+            }
+            "boolean" => value.is_boolean(),
+            _ => true,
+        };
+        (!fits).then(|| format!("invalid args: {name} must be of type {ty}"))
+    })
+}
+
+/// declared-args-only: the first arg a named wrap command does not declare (`confirm` and
+/// `apply` drive the gate and need no declaration). Pass-through commands take any args.
+pub fn undeclared_arg(pack: &Pack, verb_key: &str, args: &Map<String, Value>) -> Option<String> {
+    let cmd = pack.command(verb_key)?;
+    pack.surface.wrap.commands.get(verb_key)?;
+    args.keys()
+        .find(|k| {
+            !cmd.args.contains_key(k.as_str())
+                && !crate::runtime::adapter::GATE_ARGS.contains(&k.as_str())
+        })
+        .map(|k| format!("invalid args: {k} is not an arg of {verb_key}"))
 }
 
 /// spec-lint-rules: the three rules row 2 names, in its own words; nothing else.
@@ -212,4 +250,65 @@ pub fn dialect_rule_map() -> BTreeMap<String, String> {
         .iter()
         .map(|r| (r.to_string(), format!("^{}$", dialect_rule(r))))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fixture(name: &str) -> Pack {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("vectors/packs")
+            .join(name);
+        crate::pack::install(&crate::pack::PackFiles::read(&dir)).expect("fixture installs")
+    }
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn typed_args_refuses_only_a_declared_arg_of_another_type() {
+        let ledger = fixture("ledger");
+        let transfer = |v: Value| mistyped_arg(&ledger, "transfer", &args(v));
+        // issue 22: the case that sent "10 EUR" for an arg declared "type": "number".
+        assert!(transfer(json!({"amount": "10 EUR", "report": "r"})).is_some());
+        assert!(transfer(json!({"amount": true, "report": "r"})).is_some());
+        assert!(transfer(json!({"amount": 10, "report": 7})).is_some());
+        assert_eq!(
+            transfer(json!({"amount": 10, "report": "r", "confirm": "yes"})),
+            None
+        );
+        assert_eq!(transfer(json!({"amount": 2.5, "extra": [1]})), None);
+        assert_eq!(transfer(json!({})), None, "presence is not this check's");
+        // JSON Schema's integer: 3 and 3.0, not 2.5.
+        let mut counted = ledger.clone();
+        for c in &mut counted.surface.commands {
+            if let Some(a) = c.args.get_mut("amount") {
+                a.ty = Some("integer".into());
+            }
+        }
+        let count = |v: Value| mistyped_arg(&counted, "transfer", &args(v));
+        assert_eq!(count(json!({"amount": 3})), None);
+        assert_eq!(count(json!({"amount": 3.0})), None);
+        assert!(count(json!({"amount": 2.5})).is_some());
+    }
+
+    #[test]
+    fn declared_args_only_refuses_undeclared_args_of_named_commands_only() {
+        let ledger = fixture("ledger");
+        let balance = |v: Value| undeclared_arg(&ledger, "balance", &args(v));
+        assert_eq!(
+            balance(json!({"report": "r", "confirm": true, "apply": true})),
+            None
+        );
+        assert!(balance(json!({"report": "r", "amount": 10})).is_some());
+        // pass-through forwards whatever it is given.
+        let passthru = fixture("passthru");
+        assert_eq!(
+            undeclared_arg(&passthru, "run", &args(json!({"msg": "a b"}))),
+            None
+        );
+    }
 }

@@ -303,7 +303,12 @@ impl Reference {
     }
 
     fn chose(&self, v: Variant) -> bool {
+        // sense-while-disabled-after-connect is the allowed choice sense-after-connect with one
+        // rule broken: the shape of the runtime issue 22 found, whose bug no case caught while
+        // the Sense cases never connected.
         self.variants.contains(&v)
+            || (v == Variant::SenseAfterConnect
+                && self.broken(Mutant::SenseWhileDisabledAfterConnect))
     }
 
     /// dialect: every reason in its own words.
@@ -338,6 +343,17 @@ impl Reference {
                 pack.pack_id()
             )
         })
+    }
+
+    /// Activation: any known capability on the pack (the reference), or only pack.activate and
+    /// the exec axes (narrow-activation).
+    fn may_activate(&self, pack_id: &str) -> bool {
+        if self.chose(Variant::NarrowActivation) {
+            return [authz::ACTIVATE, authz::EXEC_READ, authz::EXEC_WRITE]
+                .iter()
+                .any(|c| authz::holds(self.subject(), c, pack_id, None, self.mutant));
+        }
+        authz::may_activate(self.subject(), pack_id, self.mutant)
     }
 
     fn subject(&self) -> Subject<'_> {
@@ -557,6 +573,16 @@ impl Reference {
         }
         if operation.is_none() {
             return deny(format!("no policy for {}", req.verb_key));
+        }
+        if self.chose(Variant::TypedArgs) {
+            if let Some(e) = variant::mistyped_arg(pack, &req.verb_key, &req.args) {
+                return deny(e);
+            }
+        }
+        if self.chose(Variant::DeclaredArgsOnly) {
+            if let Some(e) = variant::undeclared_arg(pack, &req.verb_key, &req.args) {
+                return deny(e);
+            }
         }
         let activated =
             self.activated.contains(&req.pack_id) || self.broken(Mutant::ActivationSkipped);
@@ -790,7 +816,7 @@ impl Reference {
             .map(|id| {
                 if !self.packs.contains_key(id) {
                     PackResult::deny(id, format!("unknown pack {id}"))
-                } else if !authz::may_activate(self.subject(), id, self.mutant) {
+                } else if !self.may_activate(id) {
                     PackResult::deny(id, format!("denied: no grant for pack {id}"))
                 } else {
                     self.activated.insert(id.clone());
@@ -908,11 +934,25 @@ impl Reference {
             accepted: false,
             reason: Some(r),
         };
+        // sense-after-connect: a Binding pack's events wait for its Binding, before any other
+        // check, so that a case must connect for every other rule to be what drops an event.
+        if self.chose(Variant::SenseAfterConnect)
+            && self
+                .packs
+                .get(&event.pack_id)
+                .is_some_and(|p| p.needs_binding() && !self.bindings.contains_key(p.pack_id()))
+        {
+            return refuse(format!("dropped: pack {} is not connected", event.pack_id));
+        }
         let enabled = if self.chose(Variant::SenseOnAfterActivation) {
             self.config.sense.enable != Some(false)
         } else {
             self.config.sense.enable == Some(true)
         };
+        // sense-while-disabled-after-connect: an explicit `false` is read as on.
+        let enabled = enabled
+            || (self.broken(Mutant::SenseWhileDisabledAfterConnect)
+                && self.config.sense.enable == Some(false));
         if !enabled && !self.broken(Mutant::SenseWhileDisabled) {
             return refuse("dropped: sense.enable is off".into());
         }
