@@ -53,6 +53,7 @@ variants! {
     TypedArgs = "typed-args", "The pack format", "refuses an exec whose args do not match the types surface.json declares for them, as soon as the verb is known (before activation, grants and the confirm gate)";
     DeclaredArgsOnly = "declared-args-only", "The pack format", "refuses an exec that sends an arg its command does not declare in surface.json (gate args aside) when the wrap names the command's argv, as soon as the verb is known; pass-through forwards what it is given";
     NarrowActivation = "narrow-activation", "Authorisation: the five capability axes", "activates a pack only with a pack.activate or verb.exec.* grant on it; pack.connect or binding.elevate alone does not imply activation";
+    HubUsedUpMints = "hub-used-up-mints", "The hub script (hcpspec's harness)", "its test hub lets every mint succeed once a pack's script is used up, as hcpspec-shim/1's first text said (docs/CHANGELOG.md)";
     Dialect = "dialect", "Denial texts", "its own words and shapes: other denial texts and lint rule names (declared in its maps), issues in reverse order, extra members in records, results wrapped";
 }
 

@@ -7,6 +7,8 @@ use std::collections::{BTreeMap, VecDeque};
 pub struct Hub {
     script: BTreeMap<String, VecDeque<MintOutcome>>,
     minted: u32,
+    /// Variant hub-used-up-mints: a used-up script mints instead of repeating its last outcome.
+    pub used_up_mints: bool,
 }
 
 /// A minted Binding: the token goes to the adapter only; the identity goes to audit.
@@ -24,6 +26,7 @@ impl Hub {
                 .map(|(k, v)| (k.clone(), v.iter().cloned().collect()))
                 .collect(),
             minted: 0,
+            used_up_mints: false,
         }
     }
 
@@ -31,8 +34,9 @@ impl Hub {
     /// the script is used up, or a fresh token for a pack with no script.
     pub fn mint(&mut self, pack_id: &str, hub: &str, principal_id: &str) -> Result<Minted, String> {
         self.minted += 1;
+        let first_text = self.used_up_mints;
         let next = self.script.get_mut(pack_id).and_then(|q| {
-            if q.len() > 1 {
+            if q.len() > 1 || first_text {
                 q.pop_front()
             } else {
                 q.front().cloned()

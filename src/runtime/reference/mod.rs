@@ -125,8 +125,10 @@ impl Factory for ReferenceFactory {
             .then(|| config.environment.get("HCP_GRANTS"))
             .flatten()
             .and_then(|g| serde_json::from_str(g).ok());
+        let mut hub = Hub::new(&config.hub);
+        hub.used_up_mints = vs.contains(&Variant::HubUsedUpMints);
         Ok(Box::new(Reference {
-            hub: Hub::new(&config.hub),
+            hub,
             config,
             packs,
             activated: BTreeSet::new(),
