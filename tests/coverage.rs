@@ -162,3 +162,20 @@ fn cells_split_at_unescaped_bars_only() {
         vec!["1".to_string(), "a | b".into(), "`c`".into()]
     );
 }
+
+/// Every contract case arranges what a runtime may demand (scripts/check-arrangements.py, the
+/// lint behind the allowed variants of issue 22): `cargo test` runs it, not only CI.
+#[test]
+fn contract_cases_arrange_what_a_runtime_may_demand() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let o = std::process::Command::new("python3")
+        .arg(root.join("scripts/check-arrangements.py"))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
