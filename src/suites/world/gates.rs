@@ -565,7 +565,9 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
             format!("http:{tool}"),
         )
     };
-    if !same && !g.breaks(Mutant::TargetMismatchRuns) {
+    // The mutant that runs un-journaled calls runs them whatever they name: no row, no target.
+    let unjournaled = journaled.is_null() && g.breaks(Mutant::UnjournaledCallRun);
+    if !same && !unjournaled && !g.breaks(Mutant::TargetMismatchRuns) {
         let (st, b) = gate_error(
             409,
             "effect_not_journaled",
