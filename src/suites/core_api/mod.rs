@@ -582,10 +582,11 @@ impl Exec {
                 }
             }
             let pad_to = r.get("padTo").and_then(Value::as_u64);
+            let binary = r.get("binary") == Some(&json!(true));
             let framing = Framing {
                 pad_to,
                 pad_at: r.get("padAt").and_then(Value::as_str).unwrap_or("/pad"),
-                binary: r.get("binary") == Some(&json!(true)),
+                binary,
                 id: r.get("id").cloned(),
             };
             let mut res = self
@@ -593,6 +594,9 @@ impl Exec {
                 .map_err(broken)?;
             if self.annotate {
                 res["$sent"] = p;
+                if binary {
+                    res["$binary"] = json!(true);
+                }
             }
             return Ok((format!("request {m}"), res));
         }

@@ -382,5 +382,9 @@ crate::variants! {
             "holds the session's discovery as its recorded MCP snapshot, not apart from it";
         TraceOfItsOwn = "trace-of-its-own",
             "sends TurnStart a trace context of its own, not the message's";
+        ModelGateUnjournaled = "model-gate-unjournaled",
+            "runs a model call no intent answered execute for (§ 5 fixes that refusal for tool calls)";
+        OutcomesByHash = "outcomes-by-hash",
+            "lists TurnStart's outcomes as {requestHash, outcome}, without their effect ids";
     }
 }

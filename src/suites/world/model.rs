@@ -489,6 +489,11 @@ impl World {
             .filter(|(id, _)| id.starts_with(&prefix) || self.breaks(Mutant::OtherSegmentReplayed))
             .filter(|_| !self.breaks(Mutant::NoReplayedOutcomes))
             .filter_map(|(id, row)| match row {
+                // "the completed outcomes of this segment, with their request hashes": the
+                // members are not printed, and the variant names no effect id.
+                Row::Completed { hash, outcome } if self.decides(Variant::OutcomesByHash) => {
+                    Some(json!({ "requestHash": hash, "outcome": outcome }))
+                }
                 Row::Completed { hash, outcome } => {
                     Some(json!({ "effectId": id, "requestHash": hash, "outcome": outcome }))
                 }
