@@ -424,6 +424,16 @@ fn set_pointer(v: &mut Value, pointer: &str, x: Value) -> bool {
     false
 }
 
+/// The harness of `harnesses` (core.start's answer) a step connects as when it names none:
+/// `wanted` (core.start's `harness`, default nylorun) when it is there, else the first member.
+fn default_harness(harnesses: &Value, wanted: &str) -> Option<String> {
+    let o = harnesses.as_object()?;
+    if o.contains_key(wanted) {
+        return Some(wanted.to_string());
+    }
+    o.keys().next().cloned()
+}
+
 /// Run and harness tokens are fresh per core: observations name them `[token]`; a clock's
 /// reading (a number under a key ending in `At`, such as a timing's `startedAt`) differs from
 /// run to run: `[time]`. (Steps read the saved values, which keep both.)
@@ -484,12 +494,7 @@ impl Exec {
     /// nylorun) when `harnesses` has it, else the first member. A shim's JSON library may order
     /// an object's members as it likes, so member order decides only as a last resort.
     fn default_harness(&self) -> Option<String> {
-        let harnesses = self.lookup("core.harnesses")?;
-        let o = harnesses.as_object()?;
-        if o.contains_key(&self.harness) {
-            return Some(self.harness.clone());
-        }
-        o.keys().next().cloned()
+        default_harness(&self.lookup("core.harnesses")?, &self.harness)
     }
 
     /// Where the core reads an intent's `purpose`: core.start's `purposeAt`, a JSON pointer into
@@ -1157,5 +1162,30 @@ impl Exec {
                 .unwrap_or_else(|_| json!({ "text": String::from_utf8_lossy(&bytes) }));
             Ok(json!({ "status": status, "body": body, "bytes": crate::hash::fnv1a64(&bytes) }))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{default_harness, set_pointer};
+    use serde_json::json;
+
+    #[test]
+    fn the_default_harness_is_named_not_the_first_member() {
+        // A Go shim's encoding/json writes map keys sorted: custom-x before nylorun.
+        let h = json!({ "custom-x": "t1", "nylorun": "t2" });
+        assert_eq!(default_harness(&h, "nylorun").as_deref(), Some("nylorun"));
+        assert_eq!(default_harness(&h, "custom-x").as_deref(), Some("custom-x"));
+        assert_eq!(default_harness(&json!({ "only": "t" }), "nylorun").as_deref(), Some("only"));
+        assert_eq!(default_harness(&json!([]), "nylorun"), None);
+    }
+
+    #[test]
+    fn purpose_goes_where_the_pointer_says() {
+        let mut p = json!({ "runId": "r", "effect": { "kind": "model" } });
+        assert!(set_pointer(&mut p, "/effect/purpose", json!("summary")));
+        assert_eq!(p["effect"]["purpose"], "summary");
+        assert!(p.get("purpose").is_none());
+        assert!(!set_pointer(&mut p, "/runId/purpose", json!("summary")), "a string is no object");
     }
 }
