@@ -1176,7 +1176,10 @@ mod tests {
         let h = json!({ "custom-x": "t1", "nylorun": "t2" });
         assert_eq!(default_harness(&h, "nylorun").as_deref(), Some("nylorun"));
         assert_eq!(default_harness(&h, "custom-x").as_deref(), Some("custom-x"));
-        assert_eq!(default_harness(&json!({ "only": "t" }), "nylorun").as_deref(), Some("only"));
+        assert_eq!(
+            default_harness(&json!({ "only": "t" }), "nylorun").as_deref(),
+            Some("only")
+        );
         assert_eq!(default_harness(&json!([]), "nylorun"), None);
     }
 
@@ -1186,6 +1189,9 @@ mod tests {
         assert!(set_pointer(&mut p, "/effect/purpose", json!("summary")));
         assert_eq!(p["effect"]["purpose"], "summary");
         assert!(p.get("purpose").is_none());
-        assert!(!set_pointer(&mut p, "/runId/purpose", json!("summary")), "a string is no object");
+        assert!(
+            !set_pointer(&mut p, "/runId/purpose", json!("summary")),
+            "a string is no object"
+        );
     }
 }

@@ -145,7 +145,8 @@ impl ReferenceCore {
         let router = gates::router(world.clone());
         rt.spawn(async move { axum::serve(gates_l, router).await });
         self.running = Some(Running { rt, world });
-        let mut answer = json!({ "coreUrl": core_url, "gatesUrl": gates_url, "harnesses": harnesses });
+        let mut answer =
+            json!({ "coreUrl": core_url, "gatesUrl": gates_url, "harnesses": harnesses });
         // Where this core reads an intent's purpose (the reference: the default, /purpose).
         if self.knobs.decides(Variant::PurposeOnTheEffect) {
             answer["purposeAt"] = json!("/effect/purpose");

@@ -51,7 +51,10 @@ fn files_misnamed(start: &serde_json::Map<String, Value>) -> Option<(String, Str
         );
         (name != &want).then(|| {
             (
-                format!("/script/start/files/{}", name.replace('~', "~0").replace('/', "~1")),
+                format!(
+                    "/script/start/files/{}",
+                    name.replace('~', "~0").replace('/', "~1")
+                ),
                 format!("a file is named by the SHA-256 of its bytes: `{want}`, not `{name}`"),
             )
         })

@@ -333,7 +333,10 @@ fn decide(
     // § 5 fixes the refusal of an un-journaled *tool* call; the variant's Model Gate runs a
     // model call whether or not its intent was asked.
     let model_unchecked = route == "model-calls" && g.decides(Variant::ModelGateUnjournaled);
-    if !g.runs[i].executed.contains(key) && !g.breaks(Mutant::UnjournaledCallRun) && !model_unchecked {
+    if !g.runs[i].executed.contains(key)
+        && !g.breaks(Mutant::UnjournaledCallRun)
+        && !model_unchecked
+    {
         return deny(gate_error(
             409,
             "effect_not_journaled",

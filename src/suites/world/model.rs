@@ -674,7 +674,8 @@ impl World {
             // § 3 never ties TurnStart's trace to the message's: a core may start its own.
             if self.decides(Variant::TraceOfItsOwn) {
                 let h = crate::hash::fnv1a64(turn.as_bytes());
-                start["trace"] = json!({ "traceparent": format!("00-{h:016x}{:016x}-{h:016x}-01", !h) });
+                start["trace"] =
+                    json!({ "traceparent": format!("00-{h:016x}{:016x}-{h:016x}-01", !h) });
             }
             if self.breaks(Mutant::TraceNotW3c) {
                 start["trace"] = json!({ "traceparent": format!("trace-{turn}") });
@@ -1314,7 +1315,8 @@ impl World {
             .filter(|_| waiting)?;
         let hash = hash.to_string();
         if approve {
-            self.journal.insert(eid.to_string(), Row::Executing { hash });
+            self.journal
+                .insert(eid.to_string(), Row::Executing { hash });
             self.runs[run].executed.insert(eid.to_string());
             return Some(Reply::Ok(json!({ "status": "execute" })));
         }
@@ -1326,7 +1328,9 @@ impl World {
                 outcome: outcome.clone(),
             },
         );
-        Some(Reply::Ok(json!({ "status": "completed", "outcome": outcome })))
+        Some(Reply::Ok(
+            json!({ "status": "completed", "outcome": outcome }),
+        ))
     }
 
     /// A person's answer to the approval of this call, asked in an earlier segment of its turn
