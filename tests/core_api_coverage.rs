@@ -370,3 +370,32 @@ fn uncovered_keeps_only_runs_with_letters_or_digits() {
     assert!(uncovered(line, &["One rule, at most 64 MiB (HARNESS_MAX_PAYLOAD)"]).is_empty());
     assert_eq!(uncovered("a b", &[]), vec!["a b"]);
 }
+
+/// `vectors/core-api/ASSUMPTIONS.md` names every allowed variant of the reference core, and
+/// names none that is not one: an open point decided otherwise is written down, and a row's
+/// variant is one `variants::core-api::NAME` proves.
+#[test]
+fn assumptions_name_every_allowed_variant_and_no_other() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/core-api/ASSUMPTIONS.md");
+    let text = std::fs::read_to_string(&path).expect("ASSUMPTIONS.md");
+    let named: BTreeSet<String> = text
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| Open point") && !l.starts_with("|---"))
+        .filter_map(|l| cells(l).last().map(|c| c.trim().to_string()))
+        .filter_map(|last| {
+            let name = last.strip_prefix('`')?.split('`').next()?.to_string();
+            Some(name)
+        })
+        .collect();
+    let known: BTreeSet<String> =
+        hcpspec::knob::infos::<hcpspec::suites::core_api::reference::Variant>()
+            .into_iter()
+            .map(|i| i.name.to_string())
+            .collect();
+    let missing: Vec<_> = known.difference(&named).collect();
+    let stray: Vec<_> = named.difference(&known).collect();
+    assert!(
+        missing.is_empty() && stray.is_empty(),
+        "ASSUMPTIONS.md: variants with no row {missing:?}; rows naming no variant {stray:?}"
+    );
+}

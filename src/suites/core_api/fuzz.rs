@@ -511,7 +511,9 @@ pub fn broken(obs: &[Observation], up_after: bool) -> Option<Broken> {
             }
         }
         if o.action.starts_with("request") {
-            if v.get("noAnswer").is_some() && o.action != "request lease" {
+            // A lease may wait; a request sent in a binary frame is no message (§ 1: "One JSON
+            // text message per frame"), so core may leave it unanswered.
+            if v.get("noAnswer").is_some() && o.action != "request lease" && v["$binary"] != true {
                 return at(format!("`{what}` was never answered"), ANSWERED, answered);
             }
             if v["ok"] == false && !v["e"]["code"].as_str().is_some_and(|c| CODES.contains(&c)) {
@@ -584,7 +586,11 @@ pub fn broken(obs: &[Observation], up_after: bool) -> Option<Broken> {
                 );
             }
             let key = v.get("$key").and_then(Value::as_str).unwrap_or_default();
-            if !o.action.contains("mcp/") {
+            // The rule binds a tool call ("A tool call must be journaled first"): a Model Gate
+            // that runs an un-journaled model call breaks no sentence, and MCP discovery needs
+            // no Idempotency-Key.
+            let tool_call = o.action == "gate tool-calls" || o.action == "gate http-calls";
+            if tool_call {
                 if key.is_empty() {
                     return at(
                         "a gate call with no (or an empty) Idempotency-Key ran".into(),

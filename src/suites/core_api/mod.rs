@@ -161,6 +161,8 @@ struct Exec {
     /// When the case's budget ends, and the budget.
     deadline: Instant,
     budget: Duration,
+    /// core.start's `harness` (default nylorun): whom a step that names no harness connects as.
+    harness: String,
 }
 
 impl Drop for Exec {
@@ -234,6 +236,7 @@ fn execute(
         pending: HashMap::new(),
         deadline: Instant::now() + budget,
         budget,
+        harness: reference::NYLORUN.to_string(),
     };
     // The fake tools the core's Tool Gate may call: their URLs are `${fakes.mcp}`, `${fakes.http}`.
     let urls =
@@ -242,6 +245,9 @@ fn execute(
     x.vars.insert("fakes".into(), urls.clone());
     let params = x.fill(script.get("start").unwrap_or(&json!({})))?;
     fake_endpoints_only(&params, &urls)?;
+    if let Some(h) = params.get("harness").and_then(Value::as_str) {
+        x.harness = h.to_string();
+    }
     let start = x.control("core.start", params);
     let started = match start {
         Ok(v) => v,
@@ -418,6 +424,16 @@ fn set_pointer(v: &mut Value, pointer: &str, x: Value) -> bool {
     false
 }
 
+/// The harness of `harnesses` (core.start's answer) a step connects as when it names none:
+/// `wanted` (core.start's `harness`, default nylorun) when it is there, else the first member.
+fn default_harness(harnesses: &Value, wanted: &str) -> Option<String> {
+    let o = harnesses.as_object()?;
+    if o.contains_key(wanted) {
+        return Some(wanted.to_string());
+    }
+    o.keys().next().cloned()
+}
+
 /// Run and harness tokens are fresh per core: observations name them `[token]`; a clock's
 /// reading (a number under a key ending in `At`, such as a timing's `startedAt`) differs from
 /// run to run: `[time]`. (Steps read the saved values, which keep both.)
@@ -474,6 +490,28 @@ impl Exec {
         crate::case::template::lookup(&self.vars, path)
     }
 
+    /// The harness a step that names none connects as: core.start's `harness` (default
+    /// nylorun) when `harnesses` has it, else the first member. A shim's JSON library may order
+    /// an object's members as it likes, so member order decides only as a last resort.
+    fn default_harness(&self) -> Option<String> {
+        default_harness(&self.lookup("core.harnesses")?, &self.harness)
+    }
+
+    /// Where the core reads an intent's `purpose`: core.start's `purposeAt`, a JSON pointer into
+    /// `effect.intent`'s params (default `/purpose`, beside runId, effect and requestHash).
+    fn purpose_at(&self) -> Result<String, String> {
+        match self.lookup("core.purposeAt") {
+            None | Some(Value::Null) => Ok("/purpose".into()),
+            Some(Value::String(at)) if at.len() > 1 && at.starts_with('/') && !at.contains("//") => {
+                Ok(at)
+            }
+            Some(other) => Err(format!(
+                "core.start's purposeAt is `{}`, not a JSON pointer such as /purpose or /effect/purpose",
+                crate::snapshot::contain_text(&other.to_string())
+            )),
+        }
+    }
+
     fn step(&mut self, step: &Value) -> Result<(String, Value), StepError> {
         let broken = StepError::Broken;
         if let Some(m) = step.get("control").and_then(Value::as_str) {
@@ -507,10 +545,7 @@ impl Exec {
                 .get("harness")
                 .and_then(Value::as_str)
                 .map(str::to_string)
-                .or_else(|| {
-                    self.lookup("core.harnesses")
-                        .and_then(|m| m.as_object().and_then(|o| o.keys().next().cloned()))
-                });
+                .or_else(|| self.default_harness());
             let p = json!({
                 "api": h.get("api").cloned().unwrap_or(json!(5)),
                 "name": h.get("name").cloned().unwrap_or(json!(name.unwrap_or_default())),
@@ -540,12 +575,23 @@ impl Exec {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
-            let p = r.get("p").cloned().unwrap_or(json!({}));
+            let mut p = r.get("p").cloned().unwrap_or(json!({}));
+            // § 6 names no place for an intent's `purpose`: it goes where the core under test
+            // reads it (core.start's `purposeAt`), so no case fixes the placement.
+            if let Some(purpose) = r.get("purpose") {
+                let at = self.purpose_at().map_err(broken)?;
+                if !set_pointer(&mut p, &at, purpose.clone()) {
+                    return Err(StepError::Broken(format!(
+                        "core.start's purposeAt `{at}` leads through a member of the request that is no object"
+                    )));
+                }
+            }
             let pad_to = r.get("padTo").and_then(Value::as_u64);
+            let binary = r.get("binary") == Some(&json!(true));
             let framing = Framing {
                 pad_to,
                 pad_at: r.get("padAt").and_then(Value::as_str).unwrap_or("/pad"),
-                binary: r.get("binary") == Some(&json!(true)),
+                binary,
                 id: r.get("id").cloned(),
             };
             let mut res = self
@@ -553,6 +599,9 @@ impl Exec {
                 .map_err(broken)?;
             if self.annotate {
                 res["$sent"] = p;
+                if binary {
+                    res["$binary"] = json!(true);
+                }
             }
             return Ok((format!("request {m}"), res));
         }
@@ -647,6 +696,10 @@ impl Exec {
             let _ = conn.tx.send(Message::Close(None));
             return Ok(("close".into(), json!({ "closed": true })));
         }
+        if let Some(v) = step.get("recall") {
+            // Earlier observations, judged together (one reading or another passes).
+            return Ok(("recall".into(), self.fill(v).map_err(broken)?));
+        }
         if step.get("fakes").is_some() {
             let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner()).clone();
             return Ok(("fakes".into(), json!({ "calls": calls })));
@@ -715,13 +768,9 @@ impl Exec {
             (None, Some(h)) => self
                 .lookup("core.harnesses")
                 .and_then(|m| m.get(h).and_then(Value::as_str).map(str::to_string)),
-            _ => self.lookup("core.harnesses").and_then(|m| {
-                m.as_object().and_then(|o| {
-                    o.values()
-                        .next()
-                        .and_then(Value::as_str)
-                        .map(str::to_string)
-                })
+            _ => self.default_harness().and_then(|h| {
+                self.lookup("core.harnesses")
+                    .and_then(|m| m.get(&h).and_then(Value::as_str).map(str::to_string))
             }),
         };
         let mut req = url
@@ -1113,5 +1162,36 @@ impl Exec {
                 .unwrap_or_else(|_| json!({ "text": String::from_utf8_lossy(&bytes) }));
             Ok(json!({ "status": status, "body": body, "bytes": crate::hash::fnv1a64(&bytes) }))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{default_harness, set_pointer};
+    use serde_json::json;
+
+    #[test]
+    fn the_default_harness_is_named_not_the_first_member() {
+        // A Go shim's encoding/json writes map keys sorted: custom-x before nylorun.
+        let h = json!({ "custom-x": "t1", "nylorun": "t2" });
+        assert_eq!(default_harness(&h, "nylorun").as_deref(), Some("nylorun"));
+        assert_eq!(default_harness(&h, "custom-x").as_deref(), Some("custom-x"));
+        assert_eq!(
+            default_harness(&json!({ "only": "t" }), "nylorun").as_deref(),
+            Some("only")
+        );
+        assert_eq!(default_harness(&json!([]), "nylorun"), None);
+    }
+
+    #[test]
+    fn purpose_goes_where_the_pointer_says() {
+        let mut p = json!({ "runId": "r", "effect": { "kind": "model" } });
+        assert!(set_pointer(&mut p, "/effect/purpose", json!("summary")));
+        assert_eq!(p["effect"]["purpose"], "summary");
+        assert!(p.get("purpose").is_none());
+        assert!(
+            !set_pointer(&mut p, "/runId/purpose", json!("summary")),
+            "a string is no object"
+        );
     }
 }

@@ -115,6 +115,25 @@ impl ReferenceCore {
         let mut world = World::new(Arc::new(sc), token.clone(), acts);
         world.knobs = self.knobs;
         world.core_role = true;
+        // A core whose discovery is the recorded snapshot: `discover` is that snapshot, so
+        // TurnStart's mcp is there from the first turn and a later session.mcp does not win.
+        if self.knobs.decides(Variant::DiscoveryIsTheSnapshot) && !world.sc.discover.is_empty() {
+            let servers: Vec<Value> = world
+                .sc
+                .discover
+                .iter()
+                .map(|(name, tools)| {
+                    let tools: Vec<Value> = tools
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|t| json!({ "name": t, "inputSchema": { "type": "object" } }))
+                        .collect();
+                    json!({ "name": name, "tools": tools })
+                })
+                .collect();
+            world.mcp_facts = Some(json!({ "servers": servers }));
+        }
         // Each harness id core holds a token for, and that token.
         let harnesses: serde_json::Map<String, Value> = world
             .credentials()
@@ -126,7 +145,13 @@ impl ReferenceCore {
         let router = gates::router(world.clone());
         rt.spawn(async move { axum::serve(gates_l, router).await });
         self.running = Some(Running { rt, world });
-        Ok(json!({ "coreUrl": core_url, "gatesUrl": gates_url, "harnesses": harnesses }))
+        let mut answer =
+            json!({ "coreUrl": core_url, "gatesUrl": gates_url, "harnesses": harnesses });
+        // Where this core reads an intent's purpose (the reference: the default, /purpose).
+        if self.knobs.decides(Variant::PurposeOnTheEffect) {
+            answer["purposeAt"] = json!("/effect/purpose");
+        }
+        Ok(answer)
     }
 
     fn world(&self) -> Result<&Shared, RpcError> {

@@ -31,9 +31,34 @@ impl Format for CoreApi {
             if let Some(bad) = crate::suites::world::scenario::unreadable(start, "/script/start") {
                 return Err(bad);
             }
+            if let Some(bad) = files_misnamed(start) {
+                return Err(bad);
+            }
         }
         check_names(steps)
     }
+}
+
+/// `core.start`'s `files` name each file by the SHA-256 of its bytes (`sha256:<hex>`): a
+/// content-addressed core stores it under that name and no other, so a made-up one is a
+/// fixture a conforming core cannot hold.
+fn files_misnamed(start: &serde_json::Map<String, Value>) -> Option<(String, String)> {
+    let files = start.get("files")?.as_object()?;
+    files.iter().find_map(|(name, text)| {
+        let want = format!(
+            "sha256:{}",
+            crate::hash::sha256_hex(text.as_str().unwrap_or_default().as_bytes())
+        );
+        (name != &want).then(|| {
+            (
+                format!(
+                    "/script/start/files/{}",
+                    name.replace('~', "~0").replace('/', "~1")
+                ),
+                format!("a file is named by the SHA-256 of its bytes: `{want}`, not `{name}`"),
+            )
+        })
+    })
 }
 
 /// Every connection a step uses (`on`, default `h`) was opened by an earlier `connect` or
@@ -152,5 +177,21 @@ impl Suite for CoreApi {
     }
     fn variants(&self) -> Vec<Info> {
         infos::<super::reference::Variant>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::files_misnamed;
+    use serde_json::json;
+
+    #[test]
+    fn a_file_is_named_by_the_hash_of_its_bytes() {
+        let real = json!({ "files": { "sha256:b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9": "hello world" } });
+        assert_eq!(files_misnamed(real.as_object().unwrap()), None);
+        let fake = json!({ "files": { "sha256:aa": "hello world" } });
+        let (at, why) = files_misnamed(fake.as_object().unwrap()).expect("refused");
+        assert_eq!(at, "/script/start/files/sha256:aa");
+        assert!(why.contains("b94d27b9"), "{why}");
     }
 }

@@ -2,7 +2,7 @@
 //! They check the run token, the `Idempotency-Key` and the journal, answer from the scenario's
 //! fixture model and tools, and log every call for the judge.
 
-use super::knobs::Mutant;
+use super::knobs::{Mutant, Variant};
 use super::model::{lock, Shared, World};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -330,7 +330,13 @@ fn decide(
         again["resent"] = json!(true);
         return (*s, again, 0);
     }
-    if !g.runs[i].executed.contains(key) && !g.breaks(Mutant::UnjournaledCallRun) {
+    // § 5 fixes the refusal of an un-journaled *tool* call; the variant's Model Gate runs a
+    // model call whether or not its intent was asked.
+    let model_unchecked = route == "model-calls" && g.decides(Variant::ModelGateUnjournaled);
+    if !g.runs[i].executed.contains(key)
+        && !g.breaks(Mutant::UnjournaledCallRun)
+        && !model_unchecked
+    {
         return deny(gate_error(
             409,
             "effect_not_journaled",
@@ -565,7 +571,9 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
             format!("http:{tool}"),
         )
     };
-    if !same && !g.breaks(Mutant::TargetMismatchRuns) {
+    // The mutant that runs un-journaled calls runs them whatever they name: no row, no target.
+    let unjournaled = journaled.is_null() && g.breaks(Mutant::UnjournaledCallRun);
+    if !same && !unjournaled && !g.breaks(Mutant::TargetMismatchRuns) {
         let (st, b) = gate_error(
             409,
             "effect_not_journaled",

@@ -262,8 +262,8 @@ crate::mutants! {
             "sends a model in a flow's TurnStart";
         ModelWithoutTenantModel = "model-without-tenant-model", ["3"],
             "sends a model in TurnStart when the Tenant has none";
-        TraceDropped = "trace-dropped", ["3"],
-            "drops the turn's trace context from TurnStart";
+        TraceNotW3c = "trace-not-w3c", ["3"],
+            "sends a TurnStart trace whose traceparent is no W3C trace context";
         RootManifestDropped = "root-manifest-dropped", ["3"],
             "TurnStart's routing lacks rootManifest";
         PluginDroppedFromSkills = "plugin-dropped-from-skills", ["3"],
@@ -370,5 +370,21 @@ crate::variants! {
             "closes the connection on a binary frame, rather than ignoring it";
         LimitMessagesReworded = "limit-messages-reworded",
             "words its limit_exceeded messages its own way, with the limit's name and value";
+        PurposeOnTheEffect = "purpose-on-the-effect",
+            "reads an intent's purpose on its effect object, not beside it (core.start answers purposeAt)";
+        ApprovalAsksTheHeldId = "approval-asks-the-held-id",
+            "answers a held call's approval when the new segment asks the held id, not its identity under the new prefix";
+        OversizedEntryKeepsTheRun = "oversized-entry-keeps-the-run",
+            "refuses an output whose transcript entry is past recordEntryBytes and keeps the run held";
+        DefinitionFileBareHex = "definition-file-bare-hex",
+            "reads definition.file's sha256 as bare hex only, not as the manifest's sha256:<hex>";
+        DiscoveryIsTheSnapshot = "discovery-is-the-snapshot",
+            "holds the session's discovery as its recorded MCP snapshot, not apart from it";
+        TraceOfItsOwn = "trace-of-its-own",
+            "sends TurnStart a trace context of its own, not the message's";
+        ModelGateUnjournaled = "model-gate-unjournaled",
+            "runs a model call no intent answered execute for (§ 5 fixes that refusal for tool calls)";
+        OutcomesByHash = "outcomes-by-hash",
+            "lists TurnStart's outcomes as {requestHash, outcome}, without their effect ids";
     }
 }

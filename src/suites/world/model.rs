@@ -353,6 +353,10 @@ impl World {
             "lease" => (&[], &[]),
             "lease.renew" | "transcript.read" => (&["runId"], &[]),
             "lease.release" => (&["runId", "reason"], &[]),
+            // A core that reads purpose on the effect object knows no such member beside it.
+            "effect.intent" if self.decides(Variant::PurposeOnTheEffect) => {
+                (&["runId", "effect", "requestHash"], &[])
+            }
             "effect.intent" => (&["runId", "effect", "requestHash"], &["purpose"]),
             "effect.outcome" => (&["runId", "effectId"], &["value", "error"]),
             "session.mcp" => (&["runId", "diagnostics"], &["snapshot"]),
@@ -485,6 +489,11 @@ impl World {
             .filter(|(id, _)| id.starts_with(&prefix) || self.breaks(Mutant::OtherSegmentReplayed))
             .filter(|_| !self.breaks(Mutant::NoReplayedOutcomes))
             .filter_map(|(id, row)| match row {
+                // "the completed outcomes of this segment, with their request hashes": the
+                // members are not printed, and the variant names no effect id.
+                Row::Completed { hash, outcome } if self.decides(Variant::OutcomesByHash) => {
+                    Some(json!({ "requestHash": hash, "outcome": outcome }))
+                }
                 Row::Completed { hash, outcome } => {
                     Some(json!({ "effectId": id, "requestHash": hash, "outcome": outcome }))
                 }
@@ -657,13 +666,19 @@ impl World {
             start.as_object_mut().expect("object").remove("model");
         }
         // The turn's W3C trace context, when it has one.
-        if let Some(tp) = meta
-            .get("traceparent")
-            .filter(|_| !self.breaks(Mutant::TraceDropped))
-        {
+        if let Some(tp) = meta.get("traceparent") {
             start["trace"] = json!({ "traceparent": tp });
             if let Some(ts) = meta.get("tracestate") {
                 start["trace"]["tracestate"] = ts.clone();
+            }
+            // § 3 never ties TurnStart's trace to the message's: a core may start its own.
+            if self.decides(Variant::TraceOfItsOwn) {
+                let h = crate::hash::fnv1a64(turn.as_bytes());
+                start["trace"] =
+                    json!({ "traceparent": format!("00-{h:016x}{:016x}-{h:016x}-01", !h) });
+            }
+            if self.breaks(Mutant::TraceNotW3c) {
+                start["trace"] = json!({ "traceparent": format!("trace-{turn}") });
             }
         }
         start["transcript"]["cursor"] = json!(self.cursor());
@@ -1053,10 +1068,13 @@ impl World {
         let Some(eid) = effect_id(&effect) else {
             return Reply::Err("invalid", "the effect names no effectId".into());
         };
-        if self.core_role
-            && effect["kind"] == "model"
-            && (p["purpose"] == "summary" || effect["purpose"] == "summary")
-        {
+        // § 6 says "on its intent" and names no member: the reference reads it beside runId and
+        // effect, its variant on the effect object (each core says where: purposeAt).
+        let purpose = match self.decides(Variant::PurposeOnTheEffect) {
+            true => &effect["purpose"],
+            false => &p["purpose"],
+        };
+        if self.core_role && effect["kind"] == "model" && purpose == "summary" {
             self.summaries.insert(eid.clone());
         }
         if self.core_role && effect["kind"] == "model" && !self.model_calls.contains_key(&eid) {
@@ -1074,6 +1092,9 @@ impl World {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
+        if let Some(reply) = self.held_id_answered(i, &eid, &hash) {
+            return reply;
+        }
         if let Some(row) = self.journal.get(&eid) {
             if row.hash() != hash && !self.breaks(Mutant::NoEffectDrift) {
                 return Reply::Err(
@@ -1279,9 +1300,46 @@ impl World {
         walk(v, &tokens)
     }
 
+    /// The variant that reads § 7's new segment as asking the held call's own id: once its
+    /// approval is answered, that id answers execute (approved) or completed with tool.denied.
+    fn held_id_answered(&mut self, run: usize, eid: &str, hash: &str) -> Option<Reply> {
+        if !self.core_role || !self.decides(Variant::ApprovalAsksTheHeldId) {
+            return None;
+        }
+        let waiting = matches!(self.journal.get(eid), Some(Row::Waiting { hash: h }) if h == hash);
+        let approve = self
+            .approvals
+            .iter()
+            .find(|a| a["id"] == eid)
+            .and_then(|a| a["answer"].as_bool())
+            .filter(|_| waiting)?;
+        let hash = hash.to_string();
+        if approve {
+            self.journal
+                .insert(eid.to_string(), Row::Executing { hash });
+            self.runs[run].executed.insert(eid.to_string());
+            return Some(Reply::Ok(json!({ "status": "execute" })));
+        }
+        let outcome = super::tools::failure("tool.denied", "a person denied this call");
+        self.journal.insert(
+            eid.to_string(),
+            Row::Completed {
+                hash,
+                outcome: outcome.clone(),
+            },
+        );
+        Some(Reply::Ok(
+            json!({ "status": "completed", "outcome": outcome }),
+        ))
+    }
+
     /// A person's answer to the approval of this call, asked in an earlier segment of its turn
-    /// (the same identity: `<turnId>:<any segment>:<kind>:<identity>`).
+    /// (the same identity: `<turnId>:<any segment>:<kind>:<identity>`). The variant that asks
+    /// the held id again takes no answer for another id.
     fn approved(&self, eid: &str) -> Option<bool> {
+        if self.decides(Variant::ApprovalAsksTheHeldId) {
+            return None;
+        }
         let mut parts = eid.splitn(3, ':');
         let (turn, _, rest) = (parts.next()?, parts.next()?, parts.next()?);
         self.approvals.iter().find_map(|a| {
@@ -1506,21 +1564,26 @@ impl World {
     /// The core role: fold an output's TranscriptUpdates (`{keep, entries, length}`, section 6)
     /// into the session's transcript, each within `recordEntryBytes`, tokens redacted. An update
     /// past the limit is refused and nothing of the output is kept.
-    fn fold_transcript(&mut self, run: usize, p: &Value) -> Result<(), Reply> {
+    fn fold_transcript(&mut self, run: usize, p: &Value) -> Result<(), (Reply, bool)> {
         let limit = self.runs[run].limit("recordEntryBytes");
         let updates = p["transcript"].as_array().cloned().unwrap_or_default();
         let mut t = self.transcript.clone();
         for u in &updates {
             let size = u.to_string().len() as u64;
             if size > limit && !self.breaks(Mutant::TranscriptEntryLimitUnchecked) {
-                return Err(self.over_limit(
+                // § 6 prints no end of the turn for this refusal (unlike § 7's state, "or the
+                // turn fails"): the reference ends it, its variant keeps the run held.
+                let fails = !self.decides(Variant::OversizedEntryKeepsTheRun);
+                let refused = self.over_limit(
                     "recordEntryBytes",
                     limit,
                     &format!(": a transcript update is {size} bytes"),
-                ));
+                );
+                return Err((refused, fails));
             }
             if let Some(facts) = u.get("compaction").filter(|_| u["kind"] == "compaction") {
-                self.check_compaction(run, facts)?;
+                // "a call that is not one is invalid, and the turn fails"
+                self.check_compaction(run, facts).map_err(|e| (e, true))?;
             } else if self.breaks(Mutant::CompactionParsedFromEntries)
                 && u["entries"]
                     .as_array()
@@ -1692,14 +1755,22 @@ impl World {
             Err(e) => return e,
         };
         let sha = p.get("sha256").and_then(Value::as_str).unwrap_or_default();
+        // The manifest lists `sha256:<hex>`; § 3 does not say which form definition.file
+        // takes. The reference reads both, its variant bare hex only.
+        let bare_only = self.decides(Variant::DefinitionFileBareHex);
+        let named = match sha.strip_prefix("sha256:") {
+            Some(_) if bare_only => String::new(),
+            Some(_) => sha.to_string(),
+            None => format!("sha256:{sha}"),
+        };
         let skill_file = self
             .skill_files()
             .into_iter()
-            .find(|(h, _)| h == sha || h.strip_prefix("sha256:") == Some(sha));
+            .find(|(h, _)| !named.is_empty() && *h == named);
         let Some(text) = self
             .sc
             .files
-            .get(sha)
+            .get(&named)
             .and_then(Value::as_str)
             .map(str::to_string)
             .or(skill_file.map(|(_, t)| t))
@@ -1743,8 +1814,10 @@ impl World {
             );
         }
         if self.core_role {
-            if let Err(e) = self.fold_transcript(i, p) {
-                self.end_run(i, "output");
+            if let Err((e, fails)) = self.fold_transcript(i, p) {
+                if fails {
+                    self.end_run(i, "output");
+                }
                 return e;
             }
         }
