@@ -64,7 +64,9 @@ def main():
                 print(garbage(), flush=True)
                 continue
         elif mode == "core":
-            if m == "core.start":
+            if m == "core.describe":
+                result = {"protocol": "hcpspec-core/1", "core": {"name": "leaky", "version": "0"}}
+            elif m == "core.start":
                 error = {"code": -32000, "message": "cannot start: " + json.dumps(leaks()) + " " + "E" * 20000}
             else:
                 result = {}
