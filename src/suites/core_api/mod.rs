@@ -5,6 +5,7 @@
 
 pub mod fakes;
 pub mod fuzz;
+pub mod names;
 pub mod reference;
 mod suite;
 pub use suite::CoreApi;
@@ -163,6 +164,8 @@ struct Exec {
     budget: Duration,
     /// core.start's `harness` (default nylorun): whom a step that names no harness connects as.
     harness: String,
+    /// core.start's `names`: what the core calls the members spec 004 does not print.
+    names: names::Names,
 }
 
 impl Drop for Exec {
@@ -237,6 +240,7 @@ fn execute(
         deadline: Instant::now() + budget,
         budget,
         harness: reference::NYLORUN.to_string(),
+        names: names::Names::default(),
     };
     // The fake tools the core's Tool Gate may call: their URLs are `${fakes.mcp}`, `${fakes.http}`.
     let urls =
@@ -266,6 +270,7 @@ fn execute(
             loopback_origin(url).map_err(|e| format!("core.start's {key}: {e}"))?;
         }
     }
+    x.names = names::Names::from_start(started.get("names"))?;
     x.vars.insert("core".into(), started);
     let steps = script
         .get("steps")
@@ -941,6 +946,10 @@ impl Exec {
         }: Framing,
         wait: Duration,
     ) -> Result<Value, String> {
+        const MARK: &str = "@@hcpspec-pad@@";
+        // The mark goes in first: `padAt` is written in hcpspec's names, as the case is.
+        let padded = pad_to.is_some() && set_pointer(&mut p, pad_at, json!(MARK));
+        self.names.sent(m, &mut p)?;
         let conn = self
             .conns
             .get_mut(on)
@@ -950,8 +959,6 @@ impl Exec {
         }
         let id = chosen.unwrap_or_else(|| json!(conn.next));
         conn.next += 1;
-        const MARK: &str = "@@hcpspec-pad@@";
-        let padded = pad_to.is_some() && set_pointer(&mut p, pad_at, json!(MARK));
         let mut text = json!({ "t": "req", "id": id, "m": m, "p": p }).to_string();
         // Splice the padding in at the mark, without building (and escaping) a second copy of a
         // frame of many MiB.
@@ -1019,6 +1026,9 @@ impl Exec {
                         Value::Object(mut r) if answer => {
                             r.remove("t");
                             r.remove("id");
+                            if let Some(x) = r.get_mut("r") {
+                                self.names.answered(m, x);
+                            }
                             return Ok(Value::Object(r));
                         }
                         f => conn.held.push((f, len)),
@@ -1107,7 +1117,9 @@ impl Exec {
         if let Some(k) = g.get("key").and_then(Value::as_str) {
             req = req.header("idempotency-key", k);
         }
-        let body = g.get("body").cloned().unwrap_or(json!({})).to_string();
+        let mut body = g.get("body").cloned().unwrap_or(json!({}));
+        self.names.sent(route, &mut body)?;
+        let body = body.to_string();
         let req = req
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| e.to_string())?;

@@ -151,6 +151,10 @@ impl ReferenceCore {
         if self.knobs.decides(Variant::PurposeOnTheEffect) {
             answer["purposeAt"] = json!("/effect/purpose");
         }
+        // What this core calls the members spec 004 does not print (the reference: hcpspec's).
+        if self.knobs.decides(Variant::OtherWireNames) {
+            answer["names"] = crate::suites::world::wire_names::declared();
+        }
         Ok(answer)
     }
 

@@ -186,6 +186,15 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
     let key = header(&h, "idempotency-key");
     let (entry, decided, hold, notify) = {
         let mut g = lock(&w);
+        // A core of other wire names reads the http-calls body in its own names.
+        let mut refused = None;
+        let body = match g.core_role && g.decides(Variant::OtherWireNames) {
+            false => body,
+            true => super::wire_names::read(route, &body).unwrap_or_else(|why| {
+                refused = Some(gate_error(400, "invalid_request", &why));
+                body
+            }),
+        };
         let (auth, run) = token_of(&g, &h);
         let run_id = run.map(|i| g.runs[i].id.clone());
         let entry = g.record(json!({
@@ -195,7 +204,10 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
         }));
         g.inflight += 1;
         g.trigger(Some(route), None);
-        let mut decided = decide(&mut g, route, auth, run, key.as_str(), &body, size);
+        let mut decided = match refused {
+            Some((status, b)) => (status, b, 0),
+            None => decide(&mut g, route, auth, run, key.as_str(), &body, size),
+        };
         // A scripted fault replaces the answer (raw text travels as a JSON string marker).
         let nth = g.gate_counts.get(route).copied().unwrap_or(0);
         if let Some(f) =

@@ -386,5 +386,7 @@ crate::variants! {
             "runs a model call no intent answered execute for (§ 5 fixes that refusal for tool calls)";
         OutcomesByHash = "outcomes-by-hash",
             "lists TurnStart's outcomes as {requestHash, outcome}, without their effect ids";
+        OtherWireNames = "other-wire-names",
+            "names artifact.write's steps, an output's type, a transcript entry and the http-calls body its own way, and refuses hcpspec's names there (core.start answers names)";
     }
 }

@@ -10,6 +10,7 @@ pub mod knobs;
 pub mod model;
 pub mod scenario;
 pub mod tools;
+pub mod wire_names;
 
 /// Bytes as standard base64, as the Harness API carries them.
 pub fn b64(bytes: &[u8]) -> String {

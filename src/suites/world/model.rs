@@ -915,7 +915,18 @@ impl World {
                 return Reply::Err(code, why);
             }
         }
-        match m {
+        // A core of other wire names reads its own names where spec 004 prints none.
+        let renamed = self.core_role && self.decides(Variant::OtherWireNames);
+        let read;
+        let p = match renamed.then(|| super::wire_names::read(m, p)) {
+            None => p,
+            Some(Ok(q)) => {
+                read = q;
+                &read
+            }
+            Some(Err(why)) => return Reply::Err("invalid", why),
+        };
+        let reply = match m {
             "hello" => self.hello(conn, p),
             "lease"
                 if self.breaks(Mutant::LeaseAnswersAtOnce)
@@ -964,6 +975,10 @@ impl World {
                 Reply::Err("not_found", format!("unknown method `{other}`"))
             }
             other => Reply::Err("invalid", format!("unknown method `{other}`")),
+        };
+        match reply {
+            Reply::Ok(r) if renamed => Reply::Ok(super::wire_names::answer(m, r)),
+            reply => reply,
         }
     }
 
