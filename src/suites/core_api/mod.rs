@@ -1195,6 +1195,79 @@ mod tests {
         assert_eq!(default_harness(&json!([]), "nylorun"), None);
     }
 
+    /// The reference core, its core.start answering `names` as given.
+    struct Named(super::reference::ReferenceCore, serde_json::Value);
+
+    impl crate::adapter::Adapter for Named {
+        fn call(
+            &mut self,
+            method: &str,
+            params: serde_json::Value,
+        ) -> Result<serde_json::Value, crate::adapter::CallError> {
+            let mut r = self.0.call(method, params)?;
+            if method == "core.start" {
+                r["names"] = self.1.clone();
+            }
+            Ok(r)
+        }
+    }
+
+    fn verdict_with_names(names: serde_json::Value, steps: &str) -> crate::run::Verdict {
+        use std::path::Path;
+        let text = format!(
+            r#"{{"id": "names", "title": "t", "section": "1", "level": "MUST",
+            "spec": "004_0d5b24e47247e871.txt § 1 Transport (\"x\")",
+            "script": {{ "steps": {steps} }} }}"#
+        );
+        let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
+        let denials = crate::case::load_denials(&vectors).unwrap();
+        let case =
+            crate::suites::parse_case(Path::new("names.json"), &text, "core-api", "core", &denials)
+                .unwrap();
+        let connect: super::Connector = Box::new(move || {
+            let core = super::reference::ReferenceCore::named("reference").unwrap();
+            Ok(Box::new(Named(core, names.clone())) as Box<dyn crate::adapter::Adapter>)
+        });
+        super::run_case(&case, &connect).verdict
+    }
+
+    #[test]
+    fn bad_names_make_the_case_an_error_naming_them() {
+        let hello = r#"[ { "hello": {}, "expect": { "ok": true } } ]"#;
+        assert!(matches!(
+            verdict_with_names(serde_json::Value::Null, hello),
+            crate::run::Verdict::Pass
+        ));
+        let v = verdict_with_names(json!({ "lease": { "runId": "run" } }), hello);
+        match v {
+            crate::run::Verdict::Error { message } => {
+                assert!(message.starts_with("core.start's names: `lease`"), "{message}")
+            }
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn declared_names_reach_the_core() {
+        // The reference reads hcpspec's names: told its core calls `op` `action`, hcpspec sends
+        // `action`, which the reference does not know ("unknown op").
+        let steps = r#"[ { "hello": {} }, { "control": "session.open" },
+            { "request": { "m": "lease", "p": {} }, "save": "lease" },
+            { "request": { "m": "artifact.write", "p": { "runId": "${lease.r.run.runId}", "op": "begin", "name": "a" } },
+              "expect": { "ok": true } } ]"#;
+        assert!(matches!(
+            verdict_with_names(serde_json::Value::Null, steps),
+            crate::run::Verdict::Pass
+        ));
+        let v = verdict_with_names(json!({ "artifact.write": { "op": "action" } }), steps);
+        match v {
+            crate::run::Verdict::Fail(f) => {
+                assert!(f.actual.to_string().contains("unknown op"), "{}", f.actual)
+            }
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    }
+
     #[test]
     fn purpose_goes_where_the_pointer_says() {
         let mut p = json!({ "runId": "r", "effect": { "kind": "model" } });
