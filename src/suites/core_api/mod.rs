@@ -1241,7 +1241,10 @@ mod tests {
         let v = verdict_with_names(json!({ "lease": { "runId": "run" } }), hello);
         match v {
             crate::run::Verdict::Error { message } => {
-                assert!(message.starts_with("core.start's names: `lease`"), "{message}")
+                assert!(
+                    message.starts_with("core.start's names: `lease`"),
+                    "{message}"
+                )
             }
             other => panic!("expected an error, got {other:?}"),
         }

@@ -164,10 +164,6 @@ impl Names {
         Ok(Names(names))
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// What hcpspec sends on `on` (a request's params, a gate's body), renamed into the core's
     /// names in place. An error when a renamed member meets a member the object already has.
     pub fn sent(&self, on: &str, v: &mut Value) -> Result<(), String> {
@@ -285,8 +281,11 @@ mod tests {
     #[test]
     fn no_names_renames_nothing() {
         let n = Names::from_start(None).unwrap();
-        assert!(n.is_empty());
-        assert!(Names::from_start(Some(&Value::Null)).unwrap().is_empty());
+        assert_eq!(n, Names::default());
+        assert_eq!(
+            Names::from_start(Some(&Value::Null)).unwrap(),
+            Names::default()
+        );
         let mut p = json!({ "op": "begin", "runId": "r" });
         n.sent("artifact.write", &mut p).unwrap();
         assert_eq!(p, json!({ "op": "begin", "runId": "r" }));
