@@ -291,22 +291,26 @@ impl FuzzReport {
     }
 }
 
+/// How a whole-case shim (core-api, host) describes itself: its `describe` method, the member
+/// naming what it serves, and the one protocol hcpspec speaks with it.
+pub struct Describe {
+    pub method: &'static str,
+    pub what: &'static str,
+    pub protocol: &'static str,
+}
+
 /// A shim's `describe` answer (`{protocol, WHAT: {name, version}, redactions?}`) as the runtime
 /// info reports keep: for the suites whose shim holds a whole case (core-api, host).
 pub fn describe(
     spec: &str,
     connect: &crate::adapter::Connector,
-    method: &str,
-    what: &str,
+    how: &Describe,
 ) -> Result<serde_json::Value, String> {
     use serde_json::json;
+    let (method, what, speaks) = (how.method, how.what, how.protocol);
     let d = connect().and_then(|mut a| a.call(method, json!({})).map_err(|e| e.to_string()))?;
     // The protocol a shim states decides what hcpspec's messages mean (docs/CHANGELOG.md): one
     // hcpspec does not speak is refused, never driven on a guess.
-    let speaks = match method {
-        "core.describe" => crate::suites::core_api::PROTOCOL,
-        _ => crate::suites::host::PROTOCOL,
-    };
     if d["protocol"] != speaks {
         return Err(format!(
             "{method} states protocol {}; hcpspec speaks {speaks} (docs/CHANGELOG.md)",
@@ -331,12 +335,14 @@ pub fn describe(
 pub fn reachable(
     spec: &str,
     connect: &crate::adapter::Connector,
-    method: &str,
-    what: &str,
+    how: &Describe,
 ) -> Result<(), String> {
-    describe(spec, connect, method, what)
-        .map(drop)
-        .map_err(|e| format!("unreachable: {spec}: {method} failed, nothing could be played: {e}"))
+    describe(spec, connect, how).map(drop).map_err(|e| {
+        format!(
+            "unreachable: {spec}: {} failed, nothing could be played: {e}",
+            how.method
+        )
+    })
 }
 
 /// A target whose shim takes one whole case at a time (a core's control shim, a host shim),
@@ -344,8 +350,8 @@ pub fn reachable(
 pub struct ShimTarget {
     pub spec: String,
     pub connect: crate::adapter::Connector,
-    /// The shim's `describe` method and the member naming what it serves.
-    pub describe: (&'static str, &'static str),
+    /// How the shim describes itself.
+    pub describe: &'static Describe,
     pub run: fn(&Case, &crate::adapter::Connector) -> crate::run::CaseResult,
 }
 
@@ -354,7 +360,7 @@ impl Target for ShimTarget {
         &self.spec
     }
     fn describe(&self) -> Result<serde_json::Value, String> {
-        describe(&self.spec, &self.connect, self.describe.0, self.describe.1)
+        describe(&self.spec, &self.connect, self.describe)
     }
     fn jobs(&self, asked: usize) -> usize {
         // One HTTP shim holds one case's state at a time.

@@ -31,6 +31,13 @@ use tokio_tungstenite::tungstenite::Message;
 pub const DRIVES: &str = "core";
 pub const PROTOCOL: &str = "hcpspec-core/1";
 
+/// How its shim describes itself, and the protocol hcpspec speaks with it.
+pub const DESCRIBE: crate::suites::Describe = crate::suites::Describe {
+    method: "core.describe",
+    what: "core",
+    protocol: PROTOCOL,
+};
+
 /// How long hcpspec waits for an answer, a message or an upgrade.
 const WAIT: Duration = Duration::from_secs(3);
 

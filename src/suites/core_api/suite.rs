@@ -136,7 +136,7 @@ impl Suite for CoreApi {
         Ok(Arc::new(ShimTarget {
             spec: spec.to_string(),
             connect: super::connector(spec, &ctx.options)?,
-            describe: ("core.describe", "core"),
+            describe: &super::DESCRIBE,
             run: super::run_case,
         }))
     }
@@ -145,7 +145,7 @@ impl Suite for CoreApi {
             Ok(c) => c,
             Err(e) => return Some(Err(e)),
         };
-        if let Err(e) = crate::suites::reachable(run.spec, &connect, "core.describe", "core") {
+        if let Err(e) = crate::suites::reachable(run.spec, &connect, &super::DESCRIBE) {
             return Some(Err(e));
         }
         let budget = super::fuzz::Budget {

@@ -23,6 +23,13 @@ use std::time::Instant;
 pub const DRIVES: &str = "host";
 pub const PROTOCOL: &str = "hcpspec-host/1";
 
+/// How its shim describes itself, and the protocol hcpspec speaks with it.
+pub const DESCRIBE: crate::suites::Describe = crate::suites::Describe {
+    method: "host.describe",
+    what: "adapter",
+    protocol: PROTOCOL,
+};
+
 pub type Connector = crate::adapter::Connector;
 
 /// `inproc:reference` (`mutant:NAME`, `variant:NAME`), `stdio:CMD` (a shim process per case), or

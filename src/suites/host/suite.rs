@@ -55,7 +55,7 @@ impl Suite for Host {
         Ok(Arc::new(ShimTarget {
             spec: spec.to_string(),
             connect: super::connector(spec, &ctx.options)?,
-            describe: ("host.describe", "adapter"),
+            describe: &super::DESCRIBE,
             run: super::run_case,
         }))
     }
@@ -64,7 +64,7 @@ impl Suite for Host {
             Ok(c) => c,
             Err(e) => return Some(Err(e)),
         };
-        if let Err(e) = crate::suites::reachable(run.spec, &connect, "host.describe", "adapter") {
+        if let Err(e) = crate::suites::reachable(run.spec, &connect, &super::DESCRIBE) {
             return Some(Err(e));
         }
         Some(Ok(super::fuzz::run(
