@@ -21,8 +21,6 @@ const PRELUDE: &str = "Intro";
 /// A spec line ending so is a section heading: not a sentence, and not in the ledger.
 const HEADING: &str = "Copy Anchor Link";
 const BINDS: [&str; 6] = ["core", "gates", "harness", "package", "nylorun", "none"];
-const NOT_YET: &str = "not yet:";
-const NOT_CHECKABLE: &str = "not checkable:";
 /// A quote piece shorter than this could cover words it does not mean.
 const MIN_PIECE: usize = 6;
 
@@ -87,15 +85,7 @@ struct Row {
     pieces: Vec<String>,
     binds: String,
     cases: Vec<String>,
-    why: String,
-}
-
-#[derive(Default, Debug, PartialEq)]
-struct Counts {
-    rows: usize,
-    with_cases: usize,
-    not_yet: usize,
-    not_checkable: usize,
+    state: String,
 }
 
 #[test]
@@ -118,7 +108,6 @@ fn ledger_quotes_the_whole_spec_and_names_every_must_case() {
     // The rows: table lines whose first cell is a number, each under its `## ` section.
     let mut rows = Vec::new();
     let mut heading = None::<String>;
-    let mut summary = BTreeMap::new();
     let mut last_section = None::<usize>;
     for (i, line) in ledger.lines().enumerate() {
         let at = format!("COVERAGE.md line {}", i + 1);
@@ -137,32 +126,12 @@ fn ledger_quotes_the_whole_spec_and_names_every_must_case() {
             continue;
         }
         let c = cells(line);
-        if let Some(b) = c
-            .first()
-            .filter(|b| BINDS.contains(&b.as_str()) || *b == "total")
-        {
-            let n: Vec<usize> = c[1..].iter().filter_map(|x| x.parse().ok()).collect();
-            if c.len() != 5 || n.len() != 4 {
-                problems.push(format!("{at}: a summary row is `| binds | rows | with cases | not yet | not checkable |`: {line}"));
-            } else {
-                let counts = Counts {
-                    rows: n[0],
-                    with_cases: n[1],
-                    not_yet: n[2],
-                    not_checkable: n[3],
-                };
-                if summary.insert(b.clone(), counts).is_some() {
-                    problems.push(format!("{at}: a second summary row for `{b}`"));
-                }
-            }
-            continue;
-        }
         let Some(number) = c.first().and_then(|n| n.parse::<u32>().ok()) else {
             continue;
         };
-        if c.len() != 5 {
+        if c.len() != 7 {
             problems.push(format!(
-                "row {number}: {} cells, not 5 (#, sentence, binds, cases, why none)",
+                "row {number}: {} cells, not 7 (#, sentence, binds, cases, state, killer, why none)",
                 c.len()
             ));
             continue;
@@ -192,7 +161,7 @@ fn ledger_quotes_the_whole_spec_and_names_every_must_case() {
                 .captures_iter(&c[3])
                 .map(|m| m[1].to_string())
                 .collect(),
-            why: c[4].clone(),
+            state: c[4].clone(),
         });
     }
     if rows.is_empty() {
@@ -236,18 +205,17 @@ fn ledger_quotes_the_whole_spec_and_names_every_must_case() {
                 ));
             }
         }
+        // The state of a core or gates row is read and judged with every suite's ledger
+        // (`sentences::core-api::ledger` in tests/suites.rs); a row binding another party has none.
         let checked = row.binds == "core" || row.binds == "gates";
-        let reason = row.why.starts_with(NOT_YET) || row.why.starts_with(NOT_CHECKABLE);
-        if checked && row.cases.is_empty() && !reason {
-            problems.push(format!(
-                "row {n}: binds {} and names no case: why none must start `{NOT_CHECKABLE}` or `{NOT_YET}`",
-                row.binds
-            ));
+        let stateless = row.state.is_empty() || row.state == "-";
+        if checked && stateless {
+            problems.push(format!("row {n}: binds {} and has no state", row.binds));
         }
-        if checked && !row.cases.is_empty() && reason {
+        if !checked && !stateless {
             problems.push(format!(
-                "row {n}: names cases and says `{}`; say what they leave with `partly:`",
-                row.why.split(':').next().unwrap_or_default()
+                "row {n}: binds {}, not core or gates: its state is `-`",
+                row.binds
             ));
         }
         if !checked && !row.cases.is_empty() {
@@ -299,39 +267,6 @@ fn ledger_quotes_the_whole_spec_and_names_every_must_case() {
         ));
     }
 
-    // 6: the summary tells the counts as they are.
-    let mut computed: BTreeMap<String, Counts> = BTreeMap::new();
-    for row in &rows {
-        for key in [row.binds.as_str(), "total"] {
-            let c = computed.entry(key.to_string()).or_default();
-            c.rows += 1;
-            if !row.cases.is_empty() {
-                c.with_cases += 1;
-            } else if row.why.starts_with(NOT_YET) {
-                c.not_yet += 1;
-            } else if row.why.starts_with(NOT_CHECKABLE) {
-                c.not_checkable += 1;
-            }
-        }
-    }
-    eprintln!("{SUITE}/COVERAGE.md: | binds | rows | with cases | not yet | not checkable |");
-    for key in BINDS.iter().copied().chain(["total"]) {
-        let c = computed
-            .get(key)
-            .map(|c| (c.rows, c.with_cases, c.not_yet, c.not_checkable));
-        let (r, w, y, k) = c.unwrap_or_default();
-        eprintln!("| {key} | {r} | {w} | {y} | {k} |");
-        let want = computed.remove(key).unwrap_or_default();
-        match summary.get(key) {
-            None => problems.push(format!(
-                "the summary has no row for `{key}`; it is `| {key} | {r} | {w} | {y} | {k} |`"
-            )),
-            Some(s) if *s != want => problems.push(format!(
-                "the summary row for `{key}` says {s:?}; the rows give `| {key} | {r} | {w} | {y} | {k} |`"
-            )),
-            Some(_) => {}
-        }
-    }
     eprintln!(
         "{} of {} cases named ({} MUST cases)",
         named.len(),

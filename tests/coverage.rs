@@ -32,8 +32,8 @@ fn rows(coverage: &str) -> Vec<Row> {
             let number = c.first()?.parse::<u32>().ok()?;
             assert_eq!(
                 c.len(),
-                5,
-                "COVERAGE.md row {number} has {} cells, not 5 (#, sentence, where, cases, why none): {l}",
+                7,
+                "COVERAGE.md row {number} has {} cells, not 7 (#, sentence, where, cases, state, killer, why none): {l}",
                 c.len()
             );
             Some(Row {
@@ -44,7 +44,7 @@ fn rows(coverage: &str) -> Vec<Row> {
                     .find_iter(&c[3])
                     .map(|m| m.as_str().to_string())
                     .collect(),
-                why: c[4].clone(),
+                why: format!("{} {}", c[4], c[6]).trim().to_string(),
             })
         })
         .collect()

@@ -65,6 +65,9 @@ impl Suite for Echo {
     fn noun(&self) -> &'static str {
         "echoer"
     }
+    fn judged(&self, _: &Case, _: &hcpspec::run::Failure) -> hcpspec::suites::Judged {
+        hcpspec::suites::Judged::Written
+    }
     fn target(&self, spec: &str, _: &Context) -> Result<Arc<dyn Target>, String> {
         let name = spec
             .strip_prefix("inproc:")

@@ -8,6 +8,7 @@ use hcpspec::case::{suite_names, Case};
 use hcpspec::run::expectations::Expectations;
 use hcpspec::run::runner::{Quiet, Runner};
 use hcpspec::run::Verdict;
+use hcpspec::suites::ledger;
 use hcpspec::suites::selfcheck::{Kills, SelfCheck};
 use hcpspec::suites::{Context, Loaded};
 use libtest_mimic::{Arguments, Trial};
@@ -116,6 +117,141 @@ fn self_check<'a>(l: &'a Loaded, ctx: &'a Context) -> SelfCheck<'a> {
     }
 }
 
+/// The sentence-level kill matrix of one suite: `sentences::SUITE::ledger` (its ledgers read,
+/// every row's state fits its cases and killer, the summaries and the README count the states
+/// as the rows give them) and `sentences::SUITE::LEDGER::N` for each row naming a killer (the
+/// killer fails one of the row's MUST cases on an expectation the case wrote). Every allowed
+/// variant passes those cases: `variants::SUITE::*` runs every MUST case.
+fn sentence_trials(
+    trials: &mut Vec<Trial>,
+    suites: &Arc<Vec<Loaded>>,
+    si: usize,
+    ctx: &Arc<Context>,
+    vectors: &Path,
+) {
+    let l = &suites[si];
+    let name = l.info.name.clone();
+    let rows = match self_check(l, ctx).ledger(vectors) {
+        Ok(rows) => rows,
+        Err(e) => {
+            trials.push(Trial::test(
+                format!("sentences::{name}::ledger"),
+                move || Err(e.into()),
+            ));
+            return;
+        }
+    };
+    let (all, vectors2) = (suites.clone(), vectors.to_path_buf());
+    let rows2 = rows.clone();
+    trials.push(Trial::test(
+        format!("sentences::{name}::ledger"),
+        move || {
+            let l = &all[si];
+            let mutants: Vec<&str> = l.suite.mutants().iter().map(|m| m.name).collect();
+            let mut problems = ledger::problems(&rows2, &l.cases, &mutants);
+            problems.extend(summaries(&l.info, &rows2, &vectors2));
+            if problems.is_empty() {
+                Ok(())
+            } else {
+                Err(problems.join("\n").into())
+            }
+        },
+    ));
+    for row in rows.into_iter().filter(|r| r.killer.is_some()) {
+        let (suites, ctx) = (suites.clone(), ctx.clone());
+        let trial = format!(
+            "sentences::{name}::{}::{}",
+            row.ledger.trim_start_matches("../"),
+            row.number
+        );
+        trials.push(Trial::test(trial, move || {
+            let proof = self_check(&suites[si], &ctx).prove(&row)?;
+            if !proof.killed_by.is_empty() {
+                return Ok(());
+            }
+            Err(format!(
+                "{} (line {}): killer `{}` survives: it fails none of the row's MUST cases on an expectation the case wrote{}{}\n  sentence: {}",
+                row.at(),
+                row.line,
+                row.killer.as_deref().unwrap_or_default(),
+                if row.checks.is_empty() { String::new() } else { format!(" nor on the checks {:?}", row.checks) },
+                if proof.elsewhere.is_empty() { String::new() } else { format!("; it fails only elsewhere: {}", proof.elsewhere.join(", ")) },
+                row.sentence
+            )
+            .into())
+        }));
+    }
+}
+
+/// Each ledger's summary table (`| state | rows |`) and the README's row for the suite (`| suite |
+/// sentences | covered | …`) against the counts the rows give.
+fn summaries(info: &hcpspec::case::SuiteInfo, rows: &[ledger::Row], vectors: &Path) -> Vec<String> {
+    use ledger::State;
+    let mut problems = Vec::new();
+    for file in &info.ledgers {
+        let mine: Vec<ledger::Row> = rows.iter().filter(|r| &r.ledger == file).cloned().collect();
+        let counts = ledger::counts(&mine);
+        let text = std::fs::read_to_string(vectors.join(&info.name).join(file)).unwrap_or_default();
+        let mut seen = std::collections::BTreeMap::new();
+        let mut table = false;
+        for line in text.lines() {
+            let c = ledger::cells(line);
+            if !line.trim_start().starts_with('|') {
+                table = false;
+                continue;
+            }
+            if c.len() == 2 && c[0] == "state" && c[1] == "rows" {
+                table = true;
+                continue;
+            }
+            if table {
+                if let Some(s) = State::ALL.iter().find(|s| s.label() == c[0]) {
+                    seen.insert(*s, c[1].parse::<usize>().unwrap_or(usize::MAX));
+                } else if c[0] == "total" {
+                    let total = c[1].parse::<usize>().unwrap_or(usize::MAX);
+                    if total != mine.iter().filter(|r| r.state.is_some()).count() {
+                        problems.push(format!(
+                            "{file}: the summary's total is {total}, the rows give {}",
+                            mine.iter().filter(|r| r.state.is_some()).count()
+                        ));
+                    }
+                }
+            }
+        }
+        for s in State::ALL {
+            match seen.get(&s) {
+                Some(n) if *n == counts[&s] => {}
+                Some(n) => problems.push(format!(
+                    "{file}: the summary says {n} `{}`, the rows give {}",
+                    s.label(),
+                    counts[&s]
+                )),
+                None => problems.push(format!(
+                    "{file}: no summary row `| {} | {} |` under `| state | rows |`",
+                    s.label(),
+                    counts[&s]
+                )),
+            }
+        }
+    }
+    // The README's table of sentences: one row per suite.
+    let readme = std::fs::read_to_string(vectors.join("../README.md")).unwrap_or_default();
+    let counts = ledger::counts(rows);
+    let total: usize = counts.values().sum();
+    let mut want = vec![total.to_string()];
+    want.extend(State::ALL.iter().map(|s| counts[s].to_string()));
+    let found = readme.lines().map(ledger::cells).find(|c| {
+        c.first().map(|x| x.trim_matches('`')) == Some(info.name.as_str()) && c.len() == 7
+    });
+    match found {
+        Some(c) if c[1..] == want[..] => {}
+        Some(c) => problems.push(format!("README.md: the sentences row of `{}` says {:?}, the ledgers give {:?} (sentences, then {})", info.name, &c[1..], want, State::ALL.map(State::label).join(", "))),
+        None if info.ledgers.is_empty() => {}
+        None => problems.push(format!("README.md: no row `| {} | {} |` in its table of sentences", info.name, want.join(" | "))),
+    }
+    problems
+}
+
 fn main() {
     let args = Arguments::from_args();
     if std::env::var("HCPSPEC_ACCEPT").is_ok_and(|v| v == "1") {
@@ -212,6 +348,7 @@ fn main() {
                 }
             },
         ));
+        sentence_trials(&mut trials, &suites, si, &ctx, &vectors);
         for v in l.suite.variants() {
             let (suites, ctx) = (suites.clone(), ctx.clone());
             let noun = l.suite.noun();

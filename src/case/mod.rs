@@ -160,6 +160,10 @@ pub struct SuiteInfo {
     #[serde(default)]
     pub embedded: Vec<String>,
     pub sections: Vec<Section>,
+    /// Its ledgers, relative to its folder: the files mapping every sentence of its spec to
+    /// the cases that check it, each row proved by its killer (docs/ledgers.md).
+    #[serde(default)]
+    pub ledgers: Vec<String>,
 }
 
 impl SuiteInfo {

@@ -6,6 +6,7 @@ pub mod core_api;
 pub mod harness_api;
 pub mod hcp;
 pub mod host;
+pub mod ledger;
 pub mod selfcheck;
 pub mod serve;
 pub mod world;
@@ -69,6 +70,47 @@ pub trait Suite: Format + Sync {
     /// Cases its self-check runs at once (a suite whose cases mostly wait takes more).
     fn self_check_jobs(&self) -> usize {
         2
+    }
+    /// What a failure of `case` was on: an expectation the case wrote, a check every case runs,
+    /// or an arrangement (a step written without `expect`, the contract's implicit "must be
+    /// ok", a fuzzer's invariant). Only the first two prove a ledger row's killer.
+    fn judged(&self, case: &Case, failure: &crate::run::Failure) -> Judged;
+    /// The checks every one of its cases runs, by name (host's always-checks, harness-api's
+    /// checks of every scenario): a ledger row may claim one.
+    fn checks(&self) -> Vec<&'static str> {
+        vec![]
+    }
+}
+
+/// What a failure was on (see [`Suite::judged`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Judged {
+    /// An expectation the case wrote: a step's `expect`, a check its scenario lists.
+    Written,
+    /// A check every case of the suite runs, by name.
+    Check(String),
+    /// Arrangement: not what the case is there to check.
+    Arrangement,
+}
+
+/// [`Suite::judged`] for a suite whose cases are steps in an array at `pointer` of the case
+/// (`/steps`, `/script/steps`), the failure's step counted from `first`: a step with `expect`.
+pub fn judged_by_step(
+    case: &Case,
+    failure: &crate::run::Failure,
+    pointer: &str,
+    first: usize,
+) -> Judged {
+    let body = serde_json::Value::Object(case.body.clone());
+    let written = failure
+        .step
+        .checked_sub(first)
+        .and_then(|i| body.pointer(&format!("{pointer}/{i}/expect")))
+        .is_some();
+    if written {
+        Judged::Written
+    } else {
+        Judged::Arrangement
     }
 }
 

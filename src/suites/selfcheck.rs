@@ -116,3 +116,73 @@ impl SelfCheck<'_> {
         out
     }
 }
+
+/// What a ledger row's killer did to the cases the row claims (see [`SelfCheck::prove`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Proof {
+    /// The row's MUST cases it failed on an expectation the case wrote (or, for a check the row
+    /// claims, the MUST cases it failed on that check).
+    pub killed_by: Vec<String>,
+    /// The row's MUST cases it failed elsewhere: on an arrangement, or another check.
+    pub elsewhere: Vec<String>,
+}
+
+impl SelfCheck<'_> {
+    /// Run a ledger row's killer on what the row claims: its MUST cases, and for each check it
+    /// names, every MUST case of the suite (a check every case runs is claimed by all of them).
+    pub fn prove(&self, row: &super::ledger::Row) -> Result<Proof, String> {
+        let killer = row
+            .killer
+            .as_deref()
+            .ok_or_else(|| format!("{}: names no killer", row.at()))?;
+        let cases: Vec<Case> = self
+            .cases
+            .iter()
+            .filter(|c| c.level == Level::MUST)
+            .filter(|c| !row.checks.is_empty() || row.cases.contains(&c.name()))
+            .cloned()
+            .collect();
+        let mut proof = Proof::default();
+        for (r, case) in self
+            .run(&format!("mutant:{killer}"), &cases)?
+            .iter()
+            .zip(&cases)
+        {
+            let Verdict::Fail(f) = &r.verdict else {
+                continue;
+            };
+            let claimed = row.cases.contains(&r.name);
+            let on_it = match self.suite.judged(case, f) {
+                super::Judged::Written => claimed,
+                super::Judged::Check(k) => row.checks.contains(&k),
+                super::Judged::Arrangement => false,
+            };
+            if on_it {
+                proof.killed_by.push(r.name.clone());
+            } else if claimed {
+                proof
+                    .elsewhere
+                    .push(format!("{} (step {}, {})", r.name, f.step, f.action));
+            }
+        }
+        Ok(proof)
+    }
+
+    /// The suite's ledgers, read: every row of every file `suite.json` names.
+    pub fn ledger(&self, vectors: &std::path::Path) -> Result<Vec<super::ledger::Row>, String> {
+        let checks = self.suite.checks();
+        let names = super::ledger::Names {
+            suite: &self.info.name,
+            cases: self.cases,
+            checks: &checks,
+        };
+        let mut rows = Vec::new();
+        for l in &self.info.ledgers {
+            let path = vectors.join(&self.info.name).join(l);
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            rows.extend(super::ledger::parse(l, &text, &names)?);
+        }
+        Ok(rows)
+    }
+}

@@ -132,6 +132,9 @@ impl Suite for CoreApi {
     fn noun(&self) -> &'static str {
         "core"
     }
+    fn judged(&self, case: &Case, failure: &crate::run::Failure) -> crate::suites::Judged {
+        crate::suites::judged_by_step(case, failure, "/script/steps", 0)
+    }
     fn target(&self, spec: &str, ctx: &Context) -> Result<Arc<dyn Target>, String> {
         Ok(Arc::new(ShimTarget {
             spec: spec.to_string(),

@@ -66,6 +66,24 @@ impl Suite for HarnessApi {
     fn noun(&self) -> &'static str {
         "harness"
     }
+    fn judged(&self, case: &Case, failure: &crate::run::Failure) -> crate::suites::Judged {
+        use crate::suites::Judged;
+        let listed = case
+            .member("scenario")
+            .and_then(|s| s.get("checks"))
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|checks| checks.iter().any(|c| c["check"] == failure.action.as_str()));
+        if listed {
+            Judged::Written
+        } else if self.checks().contains(&failure.action.as_str()) {
+            Judged::Check(failure.action.clone())
+        } else {
+            Judged::Arrangement
+        }
+    }
+    fn checks(&self) -> Vec<&'static str> {
+        super::judge::ALWAYS.iter().map(|(name, _)| *name).collect()
+    }
     fn runs_unnamed(&self) -> bool {
         true
     }

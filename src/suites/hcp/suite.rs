@@ -47,6 +47,10 @@ impl Suite for Contract {
     fn noun(&self) -> &'static str {
         "runtime"
     }
+    fn judged(&self, case: &Case, failure: &crate::run::Failure) -> crate::suites::Judged {
+        // The implicit install and a step's implicit "must be ok" are arrangement.
+        crate::suites::judged_by_step(case, failure, "/steps", self.first_step(case))
+    }
     fn runs_unnamed(&self) -> bool {
         true
     }

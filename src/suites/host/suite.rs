@@ -51,6 +51,15 @@ impl Suite for Host {
     fn noun(&self) -> &'static str {
         "adapter"
     }
+    fn judged(&self, case: &Case, failure: &crate::run::Failure) -> crate::suites::Judged {
+        match failure.action.strip_prefix("always-check ") {
+            Some(check) => crate::suites::Judged::Check(check.to_string()),
+            None => crate::suites::judged_by_step(case, failure, "/host/steps", 0),
+        }
+    }
+    fn checks(&self) -> Vec<&'static str> {
+        super::ALWAYS.iter().map(|(name, _, _)| *name).collect()
+    }
     fn target(&self, spec: &str, ctx: &Context) -> Result<Arc<dyn Target>, String> {
         Ok(Arc::new(ShimTarget {
             spec: spec.to_string(),
