@@ -619,6 +619,9 @@ const TYPE_INVALID: &[(&str, &str, &str)] = &[
         "harness-http-tool-empty",
         "/scenario/model/0/toolCalls/0/http",
     ),
+    // Steps without `expect` are arrangement: a case of nothing else would pass anything.
+    ("host", "host-nothing-expected", "/host/steps"),
+    ("core-api", "core-nothing-expected", "/script/steps"),
     // Judged against a cadence it was not told: a harness renewing every 5 s as told is dropped.
     (
         "harness-api",

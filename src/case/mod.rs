@@ -135,6 +135,28 @@ pub fn check_expects(
     Ok(())
 }
 
+/// A case whose steps (an array member of a body, at `at`) check something: some step has `key`.
+/// A step without it is arrangement, so a case with none would pass whatever it met.
+pub fn check_expects_something(
+    steps: Option<&Value>,
+    at: &str,
+    key: &str,
+) -> Result<(), (String, String)> {
+    let steps = steps
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if steps.iter().any(|s| s.get(key).is_some()) {
+        return Ok(());
+    }
+    Err((
+        at.to_string(),
+        format!(
+            "no step has `{key}`: a step without one is arrangement, so the case checks nothing"
+        ),
+    ))
+}
+
 /// One part of a suite, in the order reports show them: a row of the contract table, say.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -22,6 +22,7 @@ impl Format for CoreApi {
     fn check(&self, case: &Case, denials: &Denials) -> Result<(), (String, String)> {
         let steps = case.member("script").and_then(|s| s.get("steps"));
         check_expects(steps, "/script/steps", "expect", denials)?;
+        crate::case::check_expects_something(steps, "/script/steps", "expect")?;
         // `core.start`'s params as a core reads them: `discover` a map, `policy` a list …
         if let Some(start) = case
             .member("script")
