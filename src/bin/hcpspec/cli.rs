@@ -237,6 +237,7 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         // Each selected suite's self-check; the run fails when any fails.
         let ctx = context(&a.filters.vectors, Default::default());
         let mut code = exit::OK;
+        let mut record = Vec::new();
         for l in &suites {
             let sc = SelfCheck {
                 suite: l.suite,
@@ -245,9 +246,24 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
                 ctx: &ctx,
                 jobs: l.suite.self_check_jobs().max(a.jobs),
             };
-            code = code.max(print_self_check(&sc)?);
+            let (c, r) = print_self_check(&sc, &a.filters.vectors)?;
+            code = code.max(c);
+            record.push(r);
             println!();
         }
+        // The self-check's record: what a published report shows ("N of M sentences proven").
+        let out = a.out.join("selfcheck.json");
+        let body = serde_json::json!({ "code": code, "suites": record });
+        if let Err(e) = std::fs::create_dir_all(&a.out).and_then(|_| {
+            std::fs::write(
+                &out,
+                serde_json::to_string_pretty(&body).unwrap_or_default() + "\n",
+            )
+        }) {
+            eprintln!("error: {}: {e}", out.display());
+            return Ok(exit::OUTPUT);
+        }
+        println!("wrote {}", out.display());
         return Ok(code);
     }
     let expectations = match &a.expectations {
@@ -712,8 +728,12 @@ fn print_table(suite: &SuiteInfo, spec: &str, run: &hcpspec::report::RuntimeRun,
 }
 
 /// A suite's self-check, printed: each mutant against the MUST cases it answers for (its own
-/// sections', and those whose `killed_by` names it), each variant against every MUST case.
-fn print_self_check(sc: &SelfCheck) -> Result<i32, String> {
+/// sections', and those whose `killed_by` names it), each variant against every MUST case, then
+/// the sentence matrix (each ledger row's killer against the row's cases). Its exit code, and
+/// its record for `selfcheck.json`.
+fn print_self_check(sc: &SelfCheck, vectors: &Path) -> Result<(i32, serde_json::Value), String> {
+    use hcpspec::suites::ledger;
+    use serde_json::json;
     let noun = sc.suite.noun();
     println!("{} ({})", sc.info.title, sc.info.name);
     println!(
@@ -752,13 +772,15 @@ fn print_self_check(sc: &SelfCheck) -> Result<i32, String> {
         "MUST fails"
     );
     let mut unfair = 0;
+    let mut variants = Vec::new();
     for v in sc.suite.variants() {
         let failed = sc.variant_failures(&v)?;
         unfair += failed.len();
         println!("{:<32} {:>10}", v.name, failed.len());
-        for f in failed {
+        for f in &failed {
             println!("  {}", f.lines().next().unwrap_or_default());
         }
+        variants.push(json!({ "name": v.name, "mustFailed": failed.len() }));
     }
     println!(
         "{} mutants, {} killed; {} MUST cases, {} not failed by any mutant",
@@ -767,15 +789,87 @@ fn print_self_check(sc: &SelfCheck) -> Result<i32, String> {
         sc.cases.iter().filter(|c| c.level == Level::MUST).count(),
         unkilled.len()
     );
+    // The sentence matrix: every ledger row, its killer proven or not.
+    let rows = sc.ledger(vectors)?;
+    let names: Vec<&str> = mutants.iter().map(|m| m.name).collect();
+    let problems = ledger::problems(&rows, sc.cases, &names);
+    for p in &problems {
+        println!("error: {p}");
+    }
+    let mut unproven = 0;
+    let mut sentences = Vec::new();
+    if !rows.is_empty() {
+        println!(
+            "\n{:<22} {:<14} {:<34} killed by",
+            "sentence", "state", "killer"
+        );
+    }
+    for r in &rows {
+        let Some(state) = r.state else { continue };
+        let proof = match &r.killer {
+            Some(_) => Some(sc.prove(r)?),
+            None => None,
+        };
+        let killed_by = proof
+            .as_ref()
+            .map(|p| p.killed_by.clone())
+            .unwrap_or_default();
+        let survives = proof.is_some() && killed_by.is_empty();
+        unproven += usize::from(survives);
+        println!(
+            "{:<22} {:<14} {:<34} {}",
+            format!("{} {}", r.ledger.trim_start_matches("../"), r.number),
+            state.label(),
+            r.killer.as_deref().unwrap_or("-"),
+            match (&proof, survives) {
+                (None, _) => String::new(),
+                (Some(p), true) => format!(
+                    "SURVIVES{}",
+                    if p.elsewhere.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (fails only elsewhere: {})", p.elsewhere.join(", "))
+                    }
+                ),
+                (Some(_), false) => killed_by.join(", "),
+            }
+        );
+        sentences.push(json!({
+            "ledger": r.ledger, "row": r.number, "state": state.label(), "killer": r.killer,
+            "killedBy": killed_by, "elsewhere": proof.map(|p| p.elsewhere).unwrap_or_default(),
+        }));
+    }
+    let counts = ledger::counts(&rows);
+    let total: usize = counts.values().sum();
+    if total > 0 {
+        println!(
+            "{} of {total} sentences proven ({})",
+            counts[&ledger::State::Covered],
+            ledger::State::ALL
+                .iter()
+                .map(|s| format!("{} {}", counts[s], s.label()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     // README: exit 1 if a mutant survives, a MUST case falls to no mutant of its own section,
-    // a killed_by claim is false, or a variant fails a MUST case.
-    Ok(
-        if survivors > 0 || !unkilled.is_empty() || !claims.is_empty() || unfair > 0 {
-            exit::FAILURES
-        } else {
-            exit::OK
-        },
-    )
+    // a killed_by claim is false, a variant fails a MUST case, or a ledger row's killer survives.
+    let failed = survivors > 0
+        || !unkilled.is_empty()
+        || !claims.is_empty()
+        || unfair > 0
+        || unproven > 0
+        || !problems.is_empty();
+    let record = json!({
+        "suite": sc.info.name,
+        "mutants": mutants.iter().map(|m| json!({ "name": m.name, "sections": m.sections, "kills": kills[m.name] })).collect::<Vec<_>>(),
+        "unkilled": unkilled,
+        "variants": variants,
+        "sentences": sentences,
+        "counts": ledger::State::ALL.iter().map(|s| (s.label().to_string(), json!(counts[s]))).collect::<serde_json::Map<_, _>>(),
+        "passed": !failed,
+    });
+    Ok((if failed { exit::FAILURES } else { exit::OK }, record))
 }
 
 /// Every registered suite's mutants and allowed variants (`hcpspec list --mutants`), with the
