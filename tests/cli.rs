@@ -987,3 +987,71 @@ fn every_protocol_hcpspec_speaks_has_a_changelog_section() {
         );
     }
 }
+
+/// The sentence matrix can fail: a ledger row whose killer does not break its sentence makes
+/// `run --mutants` exit 1, name the row as surviving, and record it in `selfcheck.json`; the
+/// row's real killer proves it.
+#[test]
+fn a_ledger_rows_surviving_killer_fails_the_self_check() {
+    let row_with = |killer: &str| {
+        let v = tmp();
+        let copy = Command::new("cp")
+            .args(["-r", "vectors/.", s(v.path())])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .unwrap();
+        assert!(copy.success());
+        let ledger = v.path().join("host/COVERAGE.md");
+        let text = std::fs::read_to_string(&ledger).unwrap();
+        let mut number = String::new();
+        let text: Vec<String> = text
+            .lines()
+            .map(|l| {
+                if !l.contains("`principal-crosses-on-all-five-kinds`") || !number.is_empty() {
+                    return l.to_string();
+                }
+                let cells: Vec<&str> = l.trim_matches('|').split(" | ").collect();
+                number = cells[0].trim().to_string();
+                let n = cells.len();
+                let mut cells: Vec<String> = cells.iter().map(|c| c.trim().to_string()).collect();
+                cells[n - 2] = "covered".into();
+                cells[n - 1] = format!("`{killer}`");
+                format!("| {} |", cells.join(" | "))
+            })
+            .collect();
+        std::fs::write(&ledger, text.join("\n")).unwrap();
+        let out = tmp();
+        let o = hcpspec(&[
+            "run",
+            "--suite",
+            "host",
+            "--mutants",
+            "--vectors",
+            s(v.path()),
+            "--out",
+            s(out.path()),
+        ]);
+        let record: Value = serde_json::from_str(
+            &std::fs::read_to_string(out.path().join("selfcheck.json")).unwrap(),
+        )
+        .unwrap();
+        let row = record["suites"][0]["sentences"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["row"].to_string() == number)
+            .cloned()
+            .unwrap();
+        (o, row)
+    };
+    let (o, row) = row_with("restore-request-dropped");
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(text(&o).contains("SURVIVES"), "{}", text(&o));
+    assert_eq!(row["killedBy"], serde_json::json!([]), "{row}");
+    let (_, row) = row_with("principal-dropped-on-interrupt");
+    assert_eq!(
+        row["killedBy"],
+        serde_json::json!(["host::00-overview::principal-crosses-on-all-five-kinds"]),
+        "{row}"
+    );
+}
