@@ -2,8 +2,9 @@
 //! of the whole spec text: one row per sentence, filed under its section, saying whom it binds
 //! and which cases check it (or why none does). This test checks that every quote is in the
 //! spec, that together the quotes cover every word of the spec, that every core or gates row has
-//! a case or a reason, that every case named exists and every MUST case is named, and that the
-//! summary at the end tells the counts as they are. Data-driven: adding a case or a row means
+//! a case or a reason, that every case named exists and every MUST case is named, and that a row binding neither core
+//! nor gates has no state. States, killers and the summary are every ledger's, checked in
+//! tests/suites.rs (`sentences::core-api::*`). Data-driven: adding a case or a row means
 //! editing the file, nothing here.
 
 mod common;
