@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 pub enum State {
     /// Its killer is proven: it fails a MUST case of the row on an expectation the case wrote.
     Covered,
-    /// Checked in part: the row says what is missing (and its killer, if it names one, is proven).
+    /// Checked in part: its killer proves the part checked, and the row says what is missing.
     Partly,
     /// Only PROFILE cases: hcpspec recommends, the spec leaves the point open.
     ProfileOnly,
@@ -328,9 +328,10 @@ pub fn problems(rows: &[Row], cases: &[Case], mutants: &[&str]) -> Vec<String> {
                 "{at}: `{}` names a killer: a proven killer makes the row `covered` or `partly`",
                 r.state.unwrap().label()
             )),
-            Some(State::Partly) if r.killer.is_some() && !claims => {
-                out.push(format!("{at}: a killer needs a MUST case to fail"))
-            }
+            // Partly is a proof of part of the sentence: nothing proven is `not yet`.
+            Some(State::Partly) if r.killer.is_none() || !claims => out.push(format!(
+                "{at}: `partly` needs the killer that proves the part checked, and a MUST case (or a check) it fails; with none proven the row is `not yet`"
+            )),
             _ => {}
         }
         let Some(k) = r.killer.as_deref() else {
