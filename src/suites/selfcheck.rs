@@ -121,7 +121,7 @@ impl SelfCheck<'_> {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Proof {
     /// The row's MUST cases it failed on an expectation the case wrote (or, for a check the row
-    /// claims, the MUST cases it failed on that check).
+    /// claims, the MUST cases it failed on that check: those of the first batch that had one).
     pub killed_by: Vec<String>,
     /// The row's MUST cases it failed elsewhere: on an arrangement, or another check.
     pub elsewhere: Vec<String>,
@@ -135,34 +135,53 @@ impl SelfCheck<'_> {
             .killer
             .as_deref()
             .ok_or_else(|| format!("{}: names no killer", row.at()))?;
-        let cases: Vec<Case> = self
+        // The row's own cases first; a check it claims is claimed by every MUST case, played in
+        // batches until one proves it (a wait-bound suite has many).
+        let mut cases: Vec<Case> = self
             .cases
             .iter()
-            .filter(|c| c.level == Level::MUST)
-            .filter(|c| !row.checks.is_empty() || row.cases.contains(&c.name()))
+            .filter(|c| c.level == Level::MUST && row.cases.contains(&c.name()))
             .cloned()
             .collect();
+        if !row.checks.is_empty() {
+            cases.extend(
+                self.cases
+                    .iter()
+                    .filter(|c| c.level == Level::MUST && !row.cases.contains(&c.name()))
+                    .cloned(),
+            );
+        }
+        let batch = if row.checks.is_empty() {
+            cases.len().max(1)
+        } else {
+            self.jobs.max(4) * 2
+        };
         let mut proof = Proof::default();
-        for (r, case) in self
-            .run(&format!("mutant:{killer}"), &cases)?
-            .iter()
-            .zip(&cases)
-        {
-            let Verdict::Fail(f) = &r.verdict else {
-                continue;
-            };
-            let claimed = row.cases.contains(&r.name);
-            let on_it = match self.suite.judged(case, f) {
-                super::Judged::Written => claimed,
-                super::Judged::Check(k) => row.checks.contains(&k),
-                super::Judged::Arrangement => false,
-            };
-            if on_it {
-                proof.killed_by.push(r.name.clone());
-            } else if claimed {
-                proof
-                    .elsewhere
-                    .push(format!("{} (step {}, {})", r.name, f.step, f.action));
+        for batch in cases.chunks(batch) {
+            for (r, case) in self
+                .run(&format!("mutant:{killer}"), batch)?
+                .iter()
+                .zip(batch)
+            {
+                let Verdict::Fail(f) = &r.verdict else {
+                    continue;
+                };
+                let claimed = row.cases.contains(&r.name);
+                let on_it = match self.suite.judged(case, f) {
+                    super::Judged::Written => claimed,
+                    super::Judged::Check(k) => row.checks.contains(&k),
+                    super::Judged::Arrangement => false,
+                };
+                if on_it {
+                    proof.killed_by.push(r.name.clone());
+                } else if claimed {
+                    proof
+                        .elsewhere
+                        .push(format!("{} (step {}, {})", r.name, f.step, f.action));
+                }
+            }
+            if !proof.killed_by.is_empty() {
+                break;
             }
         }
         Ok(proof)
