@@ -58,6 +58,17 @@ crate::mutants! {
         NoDefaultDecoder = "no-default-decoder", ["H7"], "without WithBlockDecoder every input is refused";
         PayloadRefDereferenced = "payload-ref-dereferenced", ["H8"], "the adapter reads a referenced payload's object";
         PayloadRefIgnored = "payload-ref-ignored", ["H8"], "an unresolved PayloadRef is admitted without a payload";
+        RecoveryUnheld = "recovery-unheld-at-bind", ["0"], "declares both recovery capabilities but holds neither at bind: binds a session whose applier is no AttemptCloser or whose fault channel is nil";
+        OptionalAsInDepartment = "optional-as-in-department", ["0"], "treats PersistenceFaultReporter and ResidencyAbandoner as optional, as department does";
+        ReleaseErrorReplacesRefusal = "release-error-replaces-refusal", ["0"], "a failed release's error replaces the refusal instead of being joined to it";
+        LegacyPairSilent = "legacy-pair-silent", ["0"], "the older live/reasoning pair is exposed but relays no frame";
+        DoneNotForwarded = "done-not-forwarded", ["0"], "the bound Liveness does not forward Done to harness";
+        ReleaseNotForwarded = "release-not-forwarded", ["0"], "the bound Releaser does not forward ReleaseResidency to harness";
+        SessionIdNotHarness = "session-id-not-harness", ["H0"], "RigSession.ID answers Host's session id, not harness's SessionID";
+        CoveredThroughDropped = "covered-through-dropped", ["H4"], "a publication's CoveredThrough is not the delivery's";
+        GateResponseUndecoded = "gate-response-undecoded", ["H6"], "a gate_response is admitted without harness's decoded answer";
+        GateResponseRefused = "gate-response-refused", ["H6"], "a gate_response is refused (before harness v0.35.0)";
+        EmptyCreateRefused = "empty-create-refused", ["H6"], "a create without blocks (an idle create) is refused";
         // The two rules the encoding cases guard, broken by an adapter whose Core encodes its
         // bodies otherwise: the cases must still fail them once they speak that Core's format.
         PrincipalDroppedOtherEncoding = "principal-dropped-other-encoding", ["0"], "on another Core encoding, a gate_response crosses without its Principal";
@@ -217,9 +228,9 @@ impl Target {
     /// `department.Recovery`: attempt closing and persistence faults, both held true at bind.
     pub fn recovery(&self) -> Vec<&'static str> {
         if self.knob.breaks(Mutant::OneRecoveryCapability) {
-            return vec!["attempt-close"];
+            return vec!["AttemptCloser"];
         }
-        vec!["attempt-close", "persistence-faults"]
+        vec!["AttemptCloser", "PersistenceFaultReporter"]
     }
 
     /// Launch and bind one session, or refuse it (released first).
@@ -290,12 +301,20 @@ impl Target {
             "Applier" => s.applier().is_some(),
             "LeaseEpochReporter" => s.lease_epoch_reporter().is_some(),
             "PersistenceFaultReporter" => {
-                s.persistence_fault_reporter().is_some() || k.breaks(Mutant::FaultReporterOptional)
+                s.persistence_fault_reporter().is_some()
+                    || k.breaks(Mutant::FaultReporterOptional)
+                    || k.breaks(Mutant::OptionalAsInDepartment)
             }
             "ResidencyAbandoner" => {
-                s.residency_abandoner().is_some() || k.breaks(Mutant::AbandonerOptional)
+                s.residency_abandoner().is_some()
+                    || k.breaks(Mutant::AbandonerOptional)
+                    || k.breaks(Mutant::OptionalAsInDepartment)
             }
-            _ => s.attempt_closer().is_some() || k.breaks(Mutant::AttemptCloserOptional),
+            _ => {
+                s.attempt_closer().is_some()
+                    || k.breaks(Mutant::AttemptCloserOptional)
+                    || k.breaks(Mutant::RecoveryUnheld)
+            }
         };
         if let Some(cap) = SIX.iter().chain(&ALSO).find(|c| !has(c)) {
             return Some(format!("the session is no {cap}"));
@@ -303,7 +322,7 @@ impl Target {
         let nil = s
             .persistence_fault_reporter()
             .is_some_and(|r| !r.has_fault_channel());
-        (nil && !k.breaks(Mutant::NilFaultChannelAccepted))
+        (nil && !k.breaks(Mutant::NilFaultChannelAccepted) && !k.breaks(Mutant::RecoveryUnheld))
             .then(|| "the session's fault channel is nil".to_string())
     }
 
@@ -322,7 +341,11 @@ impl Target {
                 r.release_residency(ctx),
                 k.breaks(Mutant::ReleaseErrorDropped),
             ) {
-                message = format!("{message}\nrelease: {e}");
+                message = if k.breaks(Mutant::ReleaseErrorReplacesRefusal) {
+                    format!("release: {e}")
+                } else {
+                    format!("{message}\nrelease: {e}")
+                };
             }
         }
         Refusal::new("incapable", message)
@@ -391,6 +414,9 @@ impl Bound {
                 format!("unknown command kind {kind:?}"),
             ));
         }
+        if k.breaks(Mutant::GateResponseRefused) && kind == "gate_response" {
+            return Err(Refusal::new("unsupported", "gate_response is not applied"));
+        }
         if k.breaks(Mutant::CreateRefused) && matches!(kind, "create" | "restore") {
             return Err(Refusal::new(
                 "unsupported",
@@ -429,6 +455,7 @@ impl Bound {
             "restore" if k.breaks(Mutant::RestoreWithBlocks) && !bytes.is_empty() => {
                 (self.decode(&bytes)?, None)
             }
+            "gate_response" if k.breaks(Mutant::GateResponseUndecoded) => (vec![], None),
             "gate_response" => (vec![], Some(self.gate_response(&cmd, &bytes)?)),
             _ => (vec![], None),
         };
@@ -474,6 +501,12 @@ impl Bound {
         let blocks = dialect(k)
             .create_blocks(bytes)
             .map_err(|e| Refusal::open(k, "invalid", e))?;
+        if blocks.is_empty() && k.breaks(Mutant::EmptyCreateRefused) {
+            return Err(Refusal::new(
+                "invalid",
+                "the create carries no first message",
+            ));
+        }
         if blocks.is_empty() || k.breaks(Mutant::CreateMessageDropped) {
             return Ok(vec![]);
         }
@@ -565,6 +598,9 @@ impl Bound {
                 if k.breaks(Mutant::PublicationWithoutTenant) {
                     p.as_object_mut().map(|o| o.remove("tenantId"));
                 }
+                if k.breaks(Mutant::CoveredThroughDropped) {
+                    p["coveredThrough"] = json!(d.journal_seq);
+                }
                 if k.breaks(Mutant::PublicationRigSession) {
                     p["sessionId"] = json!(self.session.session_id());
                 }
@@ -587,6 +623,31 @@ impl Bound {
         }
     }
 
+    /// The older pair: `LiveTextSubscriber` (`kind` `text`) or `ReasoningSubscriber`
+    /// (`reasoning`) relays the frames of its kind; a frame of another kind is not its own (no
+    /// drop), a frame of its kind the subscriber refuses is.
+    pub fn live_pair(&self, kind: &str, take: &mut dyn FnMut(Value) -> bool) -> Fallible {
+        if self.knob.breaks(Mutant::NoLegacyLivePair) {
+            return Err("the session has no older live/reasoning pair".into());
+        }
+        if self.knob.breaks(Mutant::LegacyPairSilent) {
+            return Ok(());
+        }
+        self.live(&mut |f| match f.get(kind) {
+            Some(_) => take(f),
+            None => true,
+        });
+        Ok(())
+    }
+
+    /// `department.RigSession.ID`: harness's `Session.SessionID`.
+    pub fn id(&self) -> String {
+        if self.knob.breaks(Mutant::SessionIdNotHarness) {
+            return self.request.session_id.clone();
+        }
+        self.session.session_id()
+    }
+
     pub fn ephemeral_drops(&self) -> u64 {
         self.drops.load(Ordering::Relaxed)
     }
@@ -602,10 +663,16 @@ impl Bound {
     }
 
     pub fn done(&self) -> bool {
+        if self.knob.breaks(Mutant::DoneNotForwarded) {
+            return false;
+        }
         self.session.liveness().is_some_and(|l| l.done())
     }
 
     pub fn release(&self) -> Fallible {
+        if self.knob.breaks(Mutant::ReleaseNotForwarded) {
+            return Ok(());
+        }
         match self.session.releaser() {
             Some(r) => r.release_residency(Ctx::default()),
             None => Err("the session is no Releaser".into()),

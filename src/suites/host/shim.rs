@@ -204,7 +204,7 @@ impl Adapter for ReferenceHost {
                 let accept = p["accept"].as_u64().unwrap_or(u64::MAX);
                 let fakes = self.fakes.clone();
                 let mut received = Vec::new();
-                self.handle(&p)?.bound.live(&mut |f| {
+                let mut take = |f: Value| {
                     if (received.len() as u64) < accept {
                         fakes.log().live.push(f.clone());
                         received.push(f);
@@ -212,8 +212,17 @@ impl Adapter for ReferenceHost {
                     } else {
                         false
                     }
-                });
-                Ok(json!({ "received": received }))
+                };
+                let bound = &self.handle(&p)?.bound;
+                let out = match p["relay"].as_str().unwrap_or("options") {
+                    "options" => {
+                        bound.live(&mut take);
+                        Ok(())
+                    }
+                    kind @ ("text" | "reasoning") => bound.live_pair(kind, &mut take),
+                    other => return Err(bad(format!("relay: unknown {other:?}"))),
+                };
+                Ok(done_or_refused(out, json!({ "received": received })))
             }
             "host.drops" => Ok(json!({ "drops": self.handle(&p)?.bound.ephemeral_drops() })),
             "host.waitIdle" => Ok(done_or_refused(
@@ -235,6 +244,7 @@ impl Adapter for ReferenceHost {
                     json!({ "closed": true }),
                 ))
             }
+            "host.id" => Ok(json!({ "id": self.handle(&p)?.bound.id() })),
             "host.capabilities" => {
                 Ok(json!({ "capabilities": self.handle(&p)?.bound.capabilities() }))
             }
