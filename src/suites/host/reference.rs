@@ -68,6 +68,7 @@ crate::mutants! {
         CoveredThroughDropped = "covered-through-dropped", ["H4"], "a publication's CoveredThrough is not the delivery's";
         GateResponseUndecoded = "gate-response-undecoded", ["H6"], "a gate_response is admitted without harness's decoded answer";
         GateResponseRefused = "gate-response-refused", ["H6"], "a gate_response is refused (before harness v0.35.0)";
+        RegistrationAgentDropped = "registration-agent-dropped", ["0"], "Registration registers the target under no agent id";
         EmptyCreateRefused = "empty-create-refused", ["H6"], "a create without blocks (an idle create) is refused";
         // The two rules the encoding cases guard, broken by an adapter whose Core encodes its
         // bodies otherwise: the cases must still fail them once they speak that Core's format.
@@ -179,6 +180,8 @@ pub struct Target {
     decoder: Option<BlockDecoder>,
     env: Arc<dyn Environment>,
     knob: Knobs,
+    /// The department capabilities the product declared, passed through.
+    pub capabilities: Value,
 }
 
 /// The harness counterparts of the six capabilities every bound session has.
@@ -215,7 +218,22 @@ impl Target {
             decoder,
             env,
             knob,
+            capabilities: Value::Null,
         }
+    }
+
+    /// `Registration(agent, target)`: the department registration of this target for `agent`.
+    pub fn registration(&self, agent: &str) -> Value {
+        let agent = if self.knob.breaks(Mutant::RegistrationAgentDropped) {
+            ""
+        } else {
+            agent
+        };
+        json!({
+            "agentId": agent,
+            "compatibilityId": self.compatibility_id(),
+            "capabilities": self.capabilities,
+        })
     }
 
     pub fn compatibility_id(&self) -> String {

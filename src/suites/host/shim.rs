@@ -75,13 +75,14 @@ impl ReferenceHost {
             ),
             other => return Err(bad(format!("decoder: unknown {other:?}"))),
         };
-        let t = Target::new(
+        let mut t = Target::new(
             rigs,
             p["compatibilityId"].as_str().unwrap_or_default(),
             decoder,
             Arc::new(FakeEnv(self.fakes.clone())),
             self.knob,
         );
+        t.capabilities = p.get("capabilities").cloned().unwrap_or(Value::Null);
         let answer = json!({ "compatibilityId": t.compatibility_id(), "recovery": t.recovery() });
         self.target = Some(t);
         Ok(answer)
@@ -243,6 +244,13 @@ impl Adapter for ReferenceHost {
                     self.handle(&p)?.bound.close_attempt(&attempt),
                     json!({ "closed": true }),
                 ))
+            }
+            "host.registration" => {
+                let t = self
+                    .target
+                    .as_ref()
+                    .ok_or_else(|| bad("host.registration before host.target"))?;
+                Ok(t.registration(p["agentId"].as_str().unwrap_or_default()))
             }
             "host.id" => Ok(json!({ "id": self.handle(&p)?.bound.id() })),
             "host.capabilities" => {

@@ -211,6 +211,17 @@ var methods = map[string]func(json.RawMessage) (any, error){
 		}
 		return map[string]any{"compatibilityId": t.CompatibilityID, "recovery": recovery}, nil
 	},
+	"host.registration": func(params json.RawMessage) (any, error) {
+		var p struct{ AgentID string }
+		if err := read(params, &p); err != nil {
+			return nil, err
+		}
+		if target.Rig == nil {
+			return nil, errors.New("host.registration before host.target")
+		}
+		r := harnessruntime.Registration(p.AgentID, target)
+		return map[string]any{"agentId": r.AgentID, "compatibilityId": r.Target.CompatibilityID, "capabilities": r.Target.Capabilities}, nil
+	},
 	"host.bind": func(params json.RawMessage) (any, error) {
 		var p struct {
 			Kind, RigSessionID string
