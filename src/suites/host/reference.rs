@@ -69,6 +69,11 @@ crate::mutants! {
         GateResponseUndecoded = "gate-response-undecoded", ["H6"], "a gate_response is admitted without harness's decoded answer";
         GateResponseRefused = "gate-response-refused", ["H6"], "a gate_response is refused (before harness v0.35.0)";
         RegistrationAgentDropped = "registration-agent-dropped", ["0"], "Registration registers the target under no agent id";
+        NewSessionRestores = "new-session-restores", ["0"], "a create bind launches through the rig's RestoreSession, not its NewSession";
+        RestoreViaNewSession = "restore-via-new-session", ["H2"], "a restore bind launches through the rig's NewSession, not its RestoreSession";
+        SubscriptionNotForwarded = "subscription-not-forwarded", ["H4"], "PublicationSubscriber answers without subscribing to harness's committed public events";
+        ApplyNotForwarded = "apply-not-forwarded", ["0"], "CommandApplier answers applied without handing the command to harness's applier";
+        LeaseEpochResidency = "lease-epoch-residency", ["H5"], "the bound LeaseEpochReporter answers Host's residency epoch, not the session's";
         EmptyCreateRefused = "empty-create-refused", ["H6"], "a create without blocks (an idle create) is refused";
         // The two rules the encoding cases guard, broken by an adapter whose Core encodes its
         // bodies otherwise: the cases must still fail them once they speak that Core's format.
@@ -272,6 +277,12 @@ impl Target {
         }
         let rig = self.rigs.rig_for(&request, mode, k)?;
         let session = match mode {
+            Mode::Create if k.breaks(Mutant::NewSessionRestores) => {
+                rig.restore_session(launch, rig_session_id)
+            }
+            Mode::Restore if k.breaks(Mutant::RestoreViaNewSession) => {
+                rig.new_session(launch, Some(rig_session_id))
+            }
             Mode::Create => {
                 let id = (!k.breaks(Mutant::NoRigSessionId)).then_some(rig_session_id);
                 rig.new_session(launch, id)
@@ -507,6 +518,9 @@ impl Bound {
                 "the session has no command applier",
             ));
         };
+        if k.breaks(Mutant::ApplyNotForwarded) {
+            return Ok(());
+        }
         applier
             .apply_runtime_command(Ctx::default(), admitted)
             .map_err(|e| Refusal::open(k, "invalid", format!("harness: {e}")))
@@ -599,6 +613,9 @@ impl Bound {
                 format!("the subscription cannot be positioned after {after:?}"),
             ));
         }
+        if k.breaks(Mutant::SubscriptionNotForwarded) {
+            return Ok(vec![]);
+        }
         let Some(events) = self.session.events() else {
             return Err(Refusal::new("incapable", "the session publishes no events"));
         };
@@ -656,6 +673,16 @@ impl Bound {
             None => true,
         });
         Ok(())
+    }
+
+    /// `department.LeaseEpochReporter`, forwarded to harness's: `None` is no held grant.
+    pub fn lease_epoch(&self) -> Option<u64> {
+        if self.knob.breaks(Mutant::LeaseEpochResidency) {
+            return Some(self.residency_epoch);
+        }
+        self.session
+            .lease_epoch_reporter()
+            .and_then(|r| r.lease_epoch())
     }
 
     /// `department.RigSession.ID`: harness's `Session.SessionID`.

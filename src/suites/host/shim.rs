@@ -252,6 +252,7 @@ impl Adapter for ReferenceHost {
                     .ok_or_else(|| bad("host.registration before host.target"))?;
                 Ok(t.registration(p["agentId"].as_str().unwrap_or_default()))
             }
+            "host.leaseEpoch" => Ok(json!({ "epoch": self.handle(&p)?.bound.lease_epoch() })),
             "host.id" => Ok(json!({ "id": self.handle(&p)?.bound.id() })),
             "host.capabilities" => {
                 Ok(json!({ "capabilities": self.handle(&p)?.bound.capabilities() }))

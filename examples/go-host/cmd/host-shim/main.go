@@ -375,6 +375,13 @@ var onSession = map[string]func(*bound, json.RawMessage) (any, error){
 		}
 		return refused(b.RigSession.(department.AttemptCloser).CloseAttempt(live(), p.Attempt), map[string]any{"closed": true})
 	},
+	"host.leaseEpoch": func(b *bound, _ json.RawMessage) (any, error) {
+		epoch, held := b.RigSession.(department.LeaseEpochReporter).LeaseEpoch()
+		if !held {
+			return map[string]any{"epoch": nil}, nil
+		}
+		return map[string]any{"epoch": epoch}, nil
+	},
 	"host.id": func(b *bound, _ json.RawMessage) (any, error) {
 		return map[string]any{"id": b.RigSession.ID()}, nil
 	},
