@@ -23,7 +23,7 @@ crate::mutants! {
         RequiredSixUnchecked = "required-six-unchecked", ["0"], "binds a session that lacks one of the six required capabilities";
         AttemptCloseNotForwarded = "attempt-close-not-forwarded", ["0"], "the bound AttemptCloser does not forward to harness";
         NoLegacyLivePair = "no-legacy-live-pair", ["0"], "the bound session lacks the older live/reasoning pair";
-        LiveNotRelayed = "live-not-relayed", ["0"], "LiveOptionsSubscriber relays no preview frame";
+        LiveNotRelayed = "live-not-relayed", ["0"], "no live relay carries a preview frame: LiveOptionsSubscriber relays none, nor does the older pair through it";
         DropsUncounted = "drops-uncounted", ["0"], "EphemeralDrops does not count refused preview frames";
         PrincipalDroppedOnInterrupt = "principal-dropped-on-interrupt", ["0"], "an interrupt crosses without its Principal";
         MetadataDroppedOnCreate = "metadata-dropped-on-create", ["0"], "a create crosses without its Metadata";
