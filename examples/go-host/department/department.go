@@ -55,6 +55,12 @@ type Target struct {
 	Rig             Rig
 }
 
+// Registration is one runtime a registrar hands Host: an agent id and its target.
+type Registration struct {
+	AgentID string
+	Target  Target
+}
+
 // RuntimeCommand is one durable command; Payload is opaque bytes.
 type RuntimeCommand struct {
 	Kind       string

@@ -124,6 +124,12 @@ func (f RigsFunc) RigForRestore(ctx context.Context, r department.RigRestoreRequ
 	return f.ForRestore(ctx, r)
 }
 
+// Registration registers target under agentID (department.Registration), as the package doc's
+// Use example hands it to host.RegistrarFunc.
+func Registration(agentID string, target department.Target) department.Registration {
+	return department.Registration{AgentID: agentID, Target: target}
+}
+
 // Target builds the department target. It declares both recovery capabilities.
 func Target(rigs Rigs, id department.CompatibilityID, caps department.Capabilities, opts ...Option) (department.Target, error) {
 	if rigs == nil {

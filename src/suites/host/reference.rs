@@ -23,7 +23,7 @@ crate::mutants! {
         RequiredSixUnchecked = "required-six-unchecked", ["0"], "binds a session that lacks one of the six required capabilities";
         AttemptCloseNotForwarded = "attempt-close-not-forwarded", ["0"], "the bound AttemptCloser does not forward to harness";
         NoLegacyLivePair = "no-legacy-live-pair", ["0"], "the bound session lacks the older live/reasoning pair";
-        LiveNotRelayed = "live-not-relayed", ["0"], "LiveOptionsSubscriber relays no preview frame";
+        LiveNotRelayed = "live-not-relayed", ["0"], "no live relay carries a preview frame: LiveOptionsSubscriber relays none, nor does the older pair through it";
         DropsUncounted = "drops-uncounted", ["0"], "EphemeralDrops does not count refused preview frames";
         PrincipalDroppedOnInterrupt = "principal-dropped-on-interrupt", ["0"], "an interrupt crosses without its Principal";
         MetadataDroppedOnCreate = "metadata-dropped-on-create", ["0"], "a create crosses without its Metadata";
@@ -58,6 +58,23 @@ crate::mutants! {
         NoDefaultDecoder = "no-default-decoder", ["H7"], "without WithBlockDecoder every input is refused";
         PayloadRefDereferenced = "payload-ref-dereferenced", ["H8"], "the adapter reads a referenced payload's object";
         PayloadRefIgnored = "payload-ref-ignored", ["H8"], "an unresolved PayloadRef is admitted without a payload";
+        RecoveryUnheld = "recovery-unheld-at-bind", ["0"], "declares both recovery capabilities but holds neither at bind: binds a session whose applier is no AttemptCloser or whose fault channel is nil";
+        OptionalAsInDepartment = "optional-as-in-department", ["0"], "treats PersistenceFaultReporter and ResidencyAbandoner as optional, as department does";
+        ReleaseErrorReplacesRefusal = "release-error-replaces-refusal", ["0"], "a failed release's error replaces the refusal instead of being joined to it";
+        LegacyPairSilent = "legacy-pair-silent", ["0"], "the older live/reasoning pair is exposed but relays no frame";
+        DoneNotForwarded = "done-not-forwarded", ["0"], "the bound Liveness does not forward Done to harness";
+        ReleaseNotForwarded = "release-not-forwarded", ["0"], "the bound Releaser does not forward ReleaseResidency to harness";
+        SessionIdNotHarness = "session-id-not-harness", ["H0"], "RigSession.ID answers Host's session id, not harness's SessionID";
+        CoveredThroughDropped = "covered-through-dropped", ["H4"], "a publication's CoveredThrough is not the delivery's";
+        GateResponseUndecoded = "gate-response-undecoded", ["H6"], "a gate_response is admitted without harness's decoded answer";
+        GateResponseRefused = "gate-response-refused", ["H6"], "a gate_response is refused (before harness v0.35.0)";
+        RegistrationAgentDropped = "registration-agent-dropped", ["0"], "Registration registers the target under no agent id";
+        NewSessionRestores = "new-session-restores", ["0"], "a create bind launches through the rig's RestoreSession, not its NewSession";
+        RestoreViaNewSession = "restore-via-new-session", ["H2"], "a restore bind launches through the rig's NewSession, not its RestoreSession";
+        SubscriptionNotForwarded = "subscription-not-forwarded", ["H4"], "PublicationSubscriber answers without subscribing to harness's committed public events";
+        ApplyNotForwarded = "apply-not-forwarded", ["0"], "CommandApplier answers applied without handing the command to harness's applier";
+        LeaseEpochResidency = "lease-epoch-residency", ["H5"], "the bound LeaseEpochReporter answers Host's residency epoch, not the session's";
+        EmptyCreateRefused = "empty-create-refused", ["H6"], "a create without blocks (an idle create) is refused";
         // The two rules the encoding cases guard, broken by an adapter whose Core encodes its
         // bodies otherwise: the cases must still fail them once they speak that Core's format.
         PrincipalDroppedOtherEncoding = "principal-dropped-other-encoding", ["0"], "on another Core encoding, a gate_response crosses without its Principal";
@@ -168,6 +185,8 @@ pub struct Target {
     decoder: Option<BlockDecoder>,
     env: Arc<dyn Environment>,
     knob: Knobs,
+    /// The department capabilities the product declared, passed through.
+    pub capabilities: Value,
 }
 
 /// The harness counterparts of the six capabilities every bound session has.
@@ -204,7 +223,22 @@ impl Target {
             decoder,
             env,
             knob,
+            capabilities: Value::Null,
         }
+    }
+
+    /// `Registration(agent, target)`: the department registration of this target for `agent`.
+    pub fn registration(&self, agent: &str) -> Value {
+        let agent = if self.knob.breaks(Mutant::RegistrationAgentDropped) {
+            ""
+        } else {
+            agent
+        };
+        json!({
+            "agentId": agent,
+            "compatibilityId": self.compatibility_id(),
+            "capabilities": self.capabilities,
+        })
     }
 
     pub fn compatibility_id(&self) -> String {
@@ -217,9 +251,9 @@ impl Target {
     /// `department.Recovery`: attempt closing and persistence faults, both held true at bind.
     pub fn recovery(&self) -> Vec<&'static str> {
         if self.knob.breaks(Mutant::OneRecoveryCapability) {
-            return vec!["attempt-close"];
+            return vec!["AttemptCloser"];
         }
-        vec!["attempt-close", "persistence-faults"]
+        vec!["AttemptCloser", "PersistenceFaultReporter"]
     }
 
     /// Launch and bind one session, or refuse it (released first).
@@ -243,6 +277,12 @@ impl Target {
         }
         let rig = self.rigs.rig_for(&request, mode, k)?;
         let session = match mode {
+            Mode::Create if k.breaks(Mutant::NewSessionRestores) => {
+                rig.restore_session(launch, rig_session_id)
+            }
+            Mode::Restore if k.breaks(Mutant::RestoreViaNewSession) => {
+                rig.new_session(launch, Some(rig_session_id))
+            }
             Mode::Create => {
                 let id = (!k.breaks(Mutant::NoRigSessionId)).then_some(rig_session_id);
                 rig.new_session(launch, id)
@@ -290,12 +330,20 @@ impl Target {
             "Applier" => s.applier().is_some(),
             "LeaseEpochReporter" => s.lease_epoch_reporter().is_some(),
             "PersistenceFaultReporter" => {
-                s.persistence_fault_reporter().is_some() || k.breaks(Mutant::FaultReporterOptional)
+                s.persistence_fault_reporter().is_some()
+                    || k.breaks(Mutant::FaultReporterOptional)
+                    || k.breaks(Mutant::OptionalAsInDepartment)
             }
             "ResidencyAbandoner" => {
-                s.residency_abandoner().is_some() || k.breaks(Mutant::AbandonerOptional)
+                s.residency_abandoner().is_some()
+                    || k.breaks(Mutant::AbandonerOptional)
+                    || k.breaks(Mutant::OptionalAsInDepartment)
             }
-            _ => s.attempt_closer().is_some() || k.breaks(Mutant::AttemptCloserOptional),
+            _ => {
+                s.attempt_closer().is_some()
+                    || k.breaks(Mutant::AttemptCloserOptional)
+                    || k.breaks(Mutant::RecoveryUnheld)
+            }
         };
         if let Some(cap) = SIX.iter().chain(&ALSO).find(|c| !has(c)) {
             return Some(format!("the session is no {cap}"));
@@ -303,7 +351,7 @@ impl Target {
         let nil = s
             .persistence_fault_reporter()
             .is_some_and(|r| !r.has_fault_channel());
-        (nil && !k.breaks(Mutant::NilFaultChannelAccepted))
+        (nil && !k.breaks(Mutant::NilFaultChannelAccepted) && !k.breaks(Mutant::RecoveryUnheld))
             .then(|| "the session's fault channel is nil".to_string())
     }
 
@@ -322,7 +370,11 @@ impl Target {
                 r.release_residency(ctx),
                 k.breaks(Mutant::ReleaseErrorDropped),
             ) {
-                message = format!("{message}\nrelease: {e}");
+                message = if k.breaks(Mutant::ReleaseErrorReplacesRefusal) {
+                    format!("release: {e}")
+                } else {
+                    format!("{message}\nrelease: {e}")
+                };
             }
         }
         Refusal::new("incapable", message)
@@ -391,6 +443,9 @@ impl Bound {
                 format!("unknown command kind {kind:?}"),
             ));
         }
+        if k.breaks(Mutant::GateResponseRefused) && kind == "gate_response" {
+            return Err(Refusal::new("unsupported", "gate_response is not applied"));
+        }
         if k.breaks(Mutant::CreateRefused) && matches!(kind, "create" | "restore") {
             return Err(Refusal::new(
                 "unsupported",
@@ -429,6 +484,7 @@ impl Bound {
             "restore" if k.breaks(Mutant::RestoreWithBlocks) && !bytes.is_empty() => {
                 (self.decode(&bytes)?, None)
             }
+            "gate_response" if k.breaks(Mutant::GateResponseUndecoded) => (vec![], None),
             "gate_response" => (vec![], Some(self.gate_response(&cmd, &bytes)?)),
             _ => (vec![], None),
         };
@@ -462,6 +518,9 @@ impl Bound {
                 "the session has no command applier",
             ));
         };
+        if k.breaks(Mutant::ApplyNotForwarded) {
+            return Ok(());
+        }
         applier
             .apply_runtime_command(Ctx::default(), admitted)
             .map_err(|e| Refusal::open(k, "invalid", format!("harness: {e}")))
@@ -474,6 +533,12 @@ impl Bound {
         let blocks = dialect(k)
             .create_blocks(bytes)
             .map_err(|e| Refusal::open(k, "invalid", e))?;
+        if blocks.is_empty() && k.breaks(Mutant::EmptyCreateRefused) {
+            return Err(Refusal::new(
+                "invalid",
+                "the create carries no first message",
+            ));
+        }
         if blocks.is_empty() || k.breaks(Mutant::CreateMessageDropped) {
             return Ok(vec![]);
         }
@@ -548,6 +613,9 @@ impl Bound {
                 format!("the subscription cannot be positioned after {after:?}"),
             ));
         }
+        if k.breaks(Mutant::SubscriptionNotForwarded) {
+            return Ok(vec![]);
+        }
         let Some(events) = self.session.events() else {
             return Err(Refusal::new("incapable", "the session publishes no events"));
         };
@@ -564,6 +632,9 @@ impl Bound {
                 });
                 if k.breaks(Mutant::PublicationWithoutTenant) {
                     p.as_object_mut().map(|o| o.remove("tenantId"));
+                }
+                if k.breaks(Mutant::CoveredThroughDropped) {
+                    p["coveredThrough"] = json!(d.journal_seq);
                 }
                 if k.breaks(Mutant::PublicationRigSession) {
                     p["sessionId"] = json!(self.session.session_id());
@@ -587,6 +658,41 @@ impl Bound {
         }
     }
 
+    /// The older pair: `LiveTextSubscriber` (`kind` `text`) or `ReasoningSubscriber`
+    /// (`reasoning`) relays the frames of its kind; a frame of another kind is not its own (no
+    /// drop), a frame of its kind the subscriber refuses is.
+    pub fn live_pair(&self, kind: &str, take: &mut dyn FnMut(Value) -> bool) -> Fallible {
+        if self.knob.breaks(Mutant::NoLegacyLivePair) {
+            return Err("the session has no older live/reasoning pair".into());
+        }
+        if self.knob.breaks(Mutant::LegacyPairSilent) {
+            return Ok(());
+        }
+        self.live(&mut |f| match f.get(kind) {
+            Some(_) => take(f),
+            None => true,
+        });
+        Ok(())
+    }
+
+    /// `department.LeaseEpochReporter`, forwarded to harness's: `None` is no held grant.
+    pub fn lease_epoch(&self) -> Option<u64> {
+        if self.knob.breaks(Mutant::LeaseEpochResidency) {
+            return Some(self.residency_epoch);
+        }
+        self.session
+            .lease_epoch_reporter()
+            .and_then(|r| r.lease_epoch())
+    }
+
+    /// `department.RigSession.ID`: harness's `Session.SessionID`.
+    pub fn id(&self) -> String {
+        if self.knob.breaks(Mutant::SessionIdNotHarness) {
+            return self.request.session_id.clone();
+        }
+        self.session.session_id()
+    }
+
     pub fn ephemeral_drops(&self) -> u64 {
         self.drops.load(Ordering::Relaxed)
     }
@@ -602,10 +708,16 @@ impl Bound {
     }
 
     pub fn done(&self) -> bool {
+        if self.knob.breaks(Mutant::DoneNotForwarded) {
+            return false;
+        }
         self.session.liveness().is_some_and(|l| l.done())
     }
 
     pub fn release(&self) -> Fallible {
+        if self.knob.breaks(Mutant::ReleaseNotForwarded) {
+            return Ok(());
+        }
         match self.session.releaser() {
             Some(r) => r.release_residency(Ctx::default()),
             None => Err("the session is no Releaser".into()),

@@ -75,13 +75,14 @@ impl ReferenceHost {
             ),
             other => return Err(bad(format!("decoder: unknown {other:?}"))),
         };
-        let t = Target::new(
+        let mut t = Target::new(
             rigs,
             p["compatibilityId"].as_str().unwrap_or_default(),
             decoder,
             Arc::new(FakeEnv(self.fakes.clone())),
             self.knob,
         );
+        t.capabilities = p.get("capabilities").cloned().unwrap_or(Value::Null);
         let answer = json!({ "compatibilityId": t.compatibility_id(), "recovery": t.recovery() });
         self.target = Some(t);
         Ok(answer)
@@ -204,7 +205,7 @@ impl Adapter for ReferenceHost {
                 let accept = p["accept"].as_u64().unwrap_or(u64::MAX);
                 let fakes = self.fakes.clone();
                 let mut received = Vec::new();
-                self.handle(&p)?.bound.live(&mut |f| {
+                let mut take = |f: Value| {
                     if (received.len() as u64) < accept {
                         fakes.log().live.push(f.clone());
                         received.push(f);
@@ -212,8 +213,17 @@ impl Adapter for ReferenceHost {
                     } else {
                         false
                     }
-                });
-                Ok(json!({ "received": received }))
+                };
+                let bound = &self.handle(&p)?.bound;
+                let out = match p["relay"].as_str().unwrap_or("options") {
+                    "options" => {
+                        bound.live(&mut take);
+                        Ok(())
+                    }
+                    kind @ ("text" | "reasoning") => bound.live_pair(kind, &mut take),
+                    other => return Err(bad(format!("relay: unknown {other:?}"))),
+                };
+                Ok(done_or_refused(out, json!({ "received": received })))
             }
             "host.drops" => Ok(json!({ "drops": self.handle(&p)?.bound.ephemeral_drops() })),
             "host.waitIdle" => Ok(done_or_refused(
@@ -235,6 +245,15 @@ impl Adapter for ReferenceHost {
                     json!({ "closed": true }),
                 ))
             }
+            "host.registration" => {
+                let t = self
+                    .target
+                    .as_ref()
+                    .ok_or_else(|| bad("host.registration before host.target"))?;
+                Ok(t.registration(p["agentId"].as_str().unwrap_or_default()))
+            }
+            "host.leaseEpoch" => Ok(json!({ "epoch": self.handle(&p)?.bound.lease_epoch() })),
+            "host.id" => Ok(json!({ "id": self.handle(&p)?.bound.id() })),
             "host.capabilities" => {
                 Ok(json!({ "capabilities": self.handle(&p)?.bound.capabilities() }))
             }

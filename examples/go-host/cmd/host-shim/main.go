@@ -211,6 +211,17 @@ var methods = map[string]func(json.RawMessage) (any, error){
 		}
 		return map[string]any{"compatibilityId": t.CompatibilityID, "recovery": recovery}, nil
 	},
+	"host.registration": func(params json.RawMessage) (any, error) {
+		var p struct{ AgentID string }
+		if err := read(params, &p); err != nil {
+			return nil, err
+		}
+		if target.Rig == nil {
+			return nil, errors.New("host.registration before host.target")
+		}
+		r := harnessruntime.Registration(p.AgentID, target)
+		return map[string]any{"agentId": r.AgentID, "compatibilityId": r.Target.CompatibilityID, "capabilities": r.Target.Capabilities}, nil
+	},
 	"host.bind": func(params json.RawMessage) (any, error) {
 		var p struct {
 			Kind, RigSessionID string
@@ -301,7 +312,10 @@ var onSession = map[string]func(*bound, json.RawMessage) (any, error){
 		return refused(err, map[string]any{"publications": pubs})
 	},
 	"host.live": func(b *bound, params json.RawMessage) (any, error) {
-		var p struct{ Accept *int }
+		var p struct {
+			Accept *int
+			Relay  string
+		}
 		if err := read(params, &p); err != nil {
 			return nil, err
 		}
@@ -309,10 +323,33 @@ var onSession = map[string]func(*bound, json.RawMessage) (any, error){
 		if p.Accept != nil {
 			sub.Accept = *p.Accept
 		}
-		if err := b.RigSession.(department.LiveOptionsSubscriber).SubscribeLiveOptions(live(), sub.Take); err != nil {
-			log.Printf("host.live: %v", err)
+		// The older pair relays text; the subscriber renders what it took as a frame of its kind.
+		typed := func(kind string) func(string) bool {
+			return func(text string) bool {
+				frame, _ := json.Marshal(map[string]string{kind: text})
+				return sub.Take(frame)
+			}
 		}
-		return map[string]any{"received": sub.Received}, nil
+		var err error
+		switch p.Relay {
+		case "", "options":
+			err = b.RigSession.(department.LiveOptionsSubscriber).SubscribeLiveOptions(live(), sub.Take)
+		case "text":
+			s, ok := b.RigSession.(department.LiveTextSubscriber)
+			if !ok {
+				return refused(errors.New("the session is no LiveTextSubscriber"), nil)
+			}
+			err = s.SubscribeLiveText(live(), typed("text"))
+		case "reasoning":
+			s, ok := b.RigSession.(department.ReasoningSubscriber)
+			if !ok {
+				return refused(errors.New("the session is no ReasoningSubscriber"), nil)
+			}
+			err = s.SubscribeReasoning(live(), typed("reasoning"))
+		default:
+			return nil, paramsError{fmt.Errorf("unknown relay %q", p.Relay)}
+		}
+		return refused(err, map[string]any{"received": sub.Received})
 	},
 	"host.drops": func(b *bound, _ json.RawMessage) (any, error) {
 		return map[string]any{"drops": b.RigSession.(interface{ EphemeralDrops() uint64 }).EphemeralDrops()}, nil
@@ -337,6 +374,16 @@ var onSession = map[string]func(*bound, json.RawMessage) (any, error){
 			return nil, err
 		}
 		return refused(b.RigSession.(department.AttemptCloser).CloseAttempt(live(), p.Attempt), map[string]any{"closed": true})
+	},
+	"host.leaseEpoch": func(b *bound, _ json.RawMessage) (any, error) {
+		epoch, held := b.RigSession.(department.LeaseEpochReporter).LeaseEpoch()
+		if !held {
+			return map[string]any{"epoch": nil}, nil
+		}
+		return map[string]any{"epoch": epoch}, nil
+	},
+	"host.id": func(b *bound, _ json.RawMessage) (any, error) {
+		return map[string]any{"id": b.RigSession.ID()}, nil
 	},
 	"host.capabilities": func(b *bound, _ json.RawMessage) (any, error) {
 		return map[string]any{"capabilities": capabilities(b.RigSession)}, nil
