@@ -29,6 +29,7 @@ crate::mutants! {
         MetadataDroppedOnCreate = "metadata-dropped-on-create", ["0"], "a create crosses without its Metadata";
         NoRigSessionId = "no-rig-session-id", ["0"], "a create launches without the binding's RigSessionID";
         OneRecoveryCapability = "one-recovery-capability", ["0"], "the target declares one recovery capability";
+        RecoveryWrongPair = "recovery-wrong-pair", ["0"], "the target declares two recovery capabilities, attempt closing and residency abandoning, not persistence faults";
         OneRigForAll = "one-rig-for-all", ["1"], "RigPerTenant routes every tenant to one rig";
         SharedRigAcmeOnly = "shared-rig-acme-only", ["1"], "SharedRig serves one tenant's sessions only";
         CompatIdNormalised = "compat-id-normalised", ["1"], "the compatibility id is trimmed and lower-cased";
@@ -248,12 +249,16 @@ impl Target {
         self.compatibility_id.clone()
     }
 
-    /// `department.Recovery`: attempt closing and persistence faults, both held true at bind.
+    /// `department.Recovery`, in this adapter's words: attempt closing and persistence faults,
+    /// both held true at bind.
     pub fn recovery(&self) -> Vec<&'static str> {
         if self.knob.breaks(Mutant::OneRecoveryCapability) {
-            return vec!["AttemptCloser"];
+            return vec!["attempt-close"];
         }
-        vec!["AttemptCloser", "PersistenceFaultReporter"]
+        if self.knob.breaks(Mutant::RecoveryWrongPair) {
+            return vec!["attempt-close", "residency-abandon"];
+        }
+        vec!["attempt-close", "persistence-faults"]
     }
 
     /// Launch and bind one session, or refuse it (released first).

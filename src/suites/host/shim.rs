@@ -245,6 +245,25 @@ impl Adapter for ReferenceHost {
                     json!({ "closed": true }),
                 ))
             }
+            "host.recovery" => {
+                let t = self
+                    .target
+                    .as_ref()
+                    .ok_or_else(|| bad("host.recovery before host.target"))?;
+                // Each of the adapter's recovery values named by the § 3.6 capability bind holds
+                // it true by (docs/host-protocol.md).
+                let named: Vec<&str> = t
+                    .recovery()
+                    .into_iter()
+                    .map(|r| match r {
+                        "attempt-close" => "AttemptCloser",
+                        "persistence-faults" => "PersistenceFaultReporter",
+                        "residency-abandon" => "ResidencyAbandoner",
+                        other => other,
+                    })
+                    .collect();
+                Ok(json!({ "recovery": named }))
+            }
             "host.registration" => {
                 let t = self
                     .target

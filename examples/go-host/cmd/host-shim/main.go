@@ -211,6 +211,17 @@ var methods = map[string]func(json.RawMessage) (any, error){
 		}
 		return map[string]any{"compatibilityId": t.CompatibilityID, "recovery": recovery}, nil
 	},
+	"host.recovery": func(params json.RawMessage) (any, error) {
+		if target.Rig == nil {
+			return nil, errors.New("host.recovery before host.target")
+		}
+		// This adapter's department.Recovery values are the capability names already.
+		recovery := []string{}
+		for _, r := range target.Recovery {
+			recovery = append(recovery, string(r))
+		}
+		return map[string]any{"recovery": recovery}, nil
+	},
 	"host.registration": func(params json.RawMessage) (any, error) {
 		var p struct{ AgentID string }
 		if err := read(params, &p); err != nil {
