@@ -97,6 +97,7 @@ crate::mutants! {
     ConnectedFlagStale = "connected-flag-stale", ["9"], "reports connected: false (with a reason) for a Binding pack, even once it is connected";
     AvailabilityShapeWrong = "availability-shape-wrong", ["9"], "reports every command's operation as read and its land as local";
     SenseSinkUnrecorded = "sense-sink-unrecorded", ["10"], "accepts declared Sense events but records none in the sink";
+    DenialFlaggedOk = "denial-flagged-ok", ["3"], "answers a denied exec with ok: true and the denial in error, so an agent cannot branch on ok";
     PollingOnATimer = "polling-on-a-timer", ["10", "must-not"], "polls every activated pack that declares triggers on a 5 ms timer and records each poll as a Sense event";
 }
 }

@@ -1207,6 +1207,9 @@ impl Runtime for Reference {
             envelope.pack_id = String::new();
             envelope.verb_key = String::new();
         }
+        if self.broken(Mutant::DenialFlaggedOk) && !envelope.ok {
+            envelope.ok = true;
+        }
         if self.broken(Mutant::ReasonlessDenial) && !envelope.ok {
             envelope.error = None;
         }
