@@ -64,5 +64,40 @@ crate::mutants! {
     // Holes a too-loose case would hide.
     AllowListBasename = "allow-list-basename", ["6", "7"], "matches a wrap bin given as a path against the allow-list by its file name";
     ConnectWithoutGrant = "connect-without-grant", ["3"], "mints on connect without checking pack.connect";
+    // Issue 23: one narrow killer per sentence of the ledger (vectors/COVERAGE.md).
+    GrantTenantIgnored = "grant-tenant-ignored", ["3"], "ignores a grant's tenant_id scope (its verb_keys still count)";
+    GrantVerbKeysIgnored = "grant-verb-keys-ignored", ["3"], "ignores a grant's verb_keys scope (its tenant_id still counts)";
+    TenantlessPrincipalAllowed = "tenantless-principal-allowed", ["3"], "lets a tenant-scoped grant hold for a Principal with no tenant";
+    GrantPackIgnored = "grant-pack-ignored", ["3"], "lets a grant on any pack count for every pack";
+    AbsentGrantsAllow = "absent-grants-allow", ["3"], "reads grants left out of runtime.create as a local demo that allows everything (an empty list still denies)";
+    ActivationAuthorisesExec = "activation-authorises-exec", ["3"], "runs any exec of an activated pack without checking verb.exec.read or verb.exec.write";
+    WriteCheckedAsRead = "write-checked-as-read", ["3"], "checks a write verb against verb.exec.read instead of verb.exec.write";
+    ExecGrantAllowsConnect = "exec-grant-allows-connect", ["3"], "takes a verb.exec.* grant on a pack as pack.connect too";
+    ActivationSpreads = "activation-spreads", ["3"], "activating one pack activates every installed pack";
+    ProjectBeforeCapability = "project-before-capability", ["3"], "checks privacy.land brain's project_id before the exec capability";
+    ConfirmBeforeBrain = "confirm-before-brain", ["3"], "checks the confirm gate before privacy.land brain's project_id";
+    BindingBeforeConfirm = "binding-before-confirm", ["4"], "checks the Binding (connected, or minted) before the confirm gate";
+    AdapterBeforeBinding = "adapter-before-binding", ["5"], "checks the adapter's bin before the Binding";
+    EnvelopeWithoutIds = "envelope-without-ids", ["3", "6"], "answers every exec with an envelope whose pack_id and verb_key are empty";
+    UnknownPackBareDenial = "unknown-pack-bare-denial", ["3"], "denies an exec of an unknown pack with an envelope that leaves out pack_id and verb_key";
+    ExecUnimplemented = "exec-unimplemented", ["3", "6"], "has no exec: every exec answers ok: false, not implemented";
+    OnePolicyRowForAll = "one-policy-row-for-all", ["1", "2"], "enforces a pack's first Policy row (by verb_key) for every verb of the pack";
+    HcpVersionUnchecked = "hcp-version-unchecked", ["1"], "installs a surface.json of any hcp version as 1.0";
+    PolicyCoverageUnlinted = "policy-coverage-unlinted", ["2"], "does not lint that Policy covers every command and trigger";
+    SkillUnlinted = "skill-unlinted", ["2"], "does not lint that the Skill is present";
+    WrapUnlinted = "wrap-unlinted", ["2"], "does not lint that wrap has named commands or pass_through";
+    MintFailOpen = "mint-fail-open", ["5"], "connects without a Binding when the hub's mint fails, and runs execs unbound";
+    BindingHubRenamed = "binding-hub-renamed", ["5"], "mints every Binding through a hub of its own, whatever hub the pack names";
+    InprocArgvDropped = "inproc-argv-dropped", ["6"], "calls an in-process adapter without the rendered argv";
+    SandboxOffByDefault = "sandbox-off-by-default", ["7"], "runs native-local when runtime.create leaves sandbox out";
+    AuditWithoutBinding = "audit-without-binding", ["8"], "audits writes without the Binding identity";
+    AuditTokenAsBinding = "audit-token-as-binding", ["8"], "audits the minted token as the write's Binding, not the Binding's identity";
+    PrincipalKindDropped = "principal-kind-dropped", ["8"], "audits the Principal's id without its kind";
+    ActivatedFlagStale = "activated-flag-stale", ["9"], "reports activated: false (with a reason) in availability, even once the pack is activated";
+    ConnectedFlagStale = "connected-flag-stale", ["9"], "reports connected: false (with a reason) for a Binding pack, even once it is connected";
+    AvailabilityShapeWrong = "availability-shape-wrong", ["9"], "reports every command's operation as read and its land as local";
+    SenseSinkUnrecorded = "sense-sink-unrecorded", ["10"], "accepts declared Sense events but records none in the sink";
+    DenialFlaggedOk = "denial-flagged-ok", ["3"], "answers a denied exec with ok: true and the denial in error, so an agent cannot branch on ok";
+    PollingOnATimer = "polling-on-a-timer", ["10", "must-not"], "polls every activated pack that declares triggers on a 5 ms timer and records each poll as a Sense event";
 }
 }

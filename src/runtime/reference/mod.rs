@@ -48,8 +48,11 @@ impl Factory for ReferenceFactory {
         }
     }
 
-    fn create(&self, config: RuntimeConfig) -> Result<Box<dyn Runtime>, Vec<Issue>> {
+    fn create(&self, mut config: RuntimeConfig) -> Result<Box<dyn Runtime>, Vec<Issue>> {
         let m = self.mutant;
+        if m == Some(Mutant::SandboxOffByDefault) && config.sandbox.is_none() {
+            config.sandbox = Some(false);
+        }
         let vs = &self.variants;
         let dirs: Vec<std::path::PathBuf> = if m == Some(Mutant::BadPackDropped) {
             // Keep only the packs that would install on their own, and say nothing of the rest.
@@ -102,8 +105,22 @@ impl Factory for ReferenceFactory {
             } else {
                 files
             };
+            let files = if m == Some(Mutant::HcpVersionUnchecked) {
+                any_hcp_version(files)
+            } else {
+                files
+            };
             match m {
                 Some(Mutant::LintSkipped) => pack::load_files(&files),
+                Some(Mutant::PolicyCoverageUnlinted) => pack::install_with(&files, |p| {
+                    lint_without(p, &["policy-covers-command", "policy-covers-trigger"])
+                }),
+                Some(Mutant::SkillUnlinted) => {
+                    pack::install_with(&files, |p| lint_without(p, &["skill-present"]))
+                }
+                Some(Mutant::WrapUnlinted) => pack::install_with(&files, |p| {
+                    lint_without(p, &["wrap-named-or-pass-through", "wrap-covers-command"])
+                }),
                 Some(Mutant::SchemaSkipped) => unchecked_install(&files),
                 _ if vs.contains(&Variant::SpecLintRules) => {
                     pack::install_with(&files, variant::spec_lint)
@@ -121,10 +138,38 @@ impl Factory for ReferenceFactory {
             }
             other => other?,
         };
+        let mut packs = packs;
+        if m == Some(Mutant::OnePolicyRowForAll) {
+            for p in packs.values_mut() {
+                if let Some(first) = p.policy.verbs.values().next().cloned() {
+                    for row in p.policy.verbs.values_mut() {
+                        *row = first.clone();
+                    }
+                }
+            }
+        }
         let env_grants = (m == Some(Mutant::GrantsFromEnv))
             .then(|| config.environment.get("HCP_GRANTS"))
             .flatten()
             .and_then(|g| serde_json::from_str(g).ok());
+        // absent-grants-allow: no grants at all reads as a demo holding every capability.
+        let env_grants = if m == Some(Mutant::AbsentGrantsAllow) && config.grants.is_none() {
+            Some(
+                packs
+                    .keys()
+                    .flat_map(|p| {
+                        authz::CAPABILITIES.iter().map(|c| Grant {
+                            capability: c.to_string(),
+                            pack_id: p.clone(),
+                            verb_keys: None,
+                            tenant_id: None,
+                        })
+                    })
+                    .collect(),
+            )
+        } else {
+            env_grants
+        };
         let mut hub = Hub::new(&config.hub);
         hub.used_up_mints = vs.contains(&Variant::HubUsedUpMints);
         Ok(Box::new(Reference {
@@ -139,6 +184,7 @@ impl Factory for ReferenceFactory {
             variants: self.variants.clone(),
             public_connected: BTreeSet::new(),
             env_grants,
+            polling_since: None,
         }))
     }
 }
@@ -269,6 +315,27 @@ fn invent_policy(mut files: PackFiles) -> PackFiles {
     files
 }
 
+/// The lint mutants: `pack::lint` without the issues of some rules.
+fn lint_without(p: &Pack, rules: &[&str]) -> Vec<Issue> {
+    pack::lint(p)
+        .into_iter()
+        .filter(|i| !rules.contains(&i.rule.as_str()))
+        .collect()
+}
+
+/// The hcp-version-unchecked mutant: whatever `hcp` a surface.json says, it is read as 1.0.
+fn any_hcp_version(mut files: PackFiles) -> PackFiles {
+    if let Some(bytes) = &mut files.surface {
+        if let Ok(Value::Object(mut o)) = serde_json::from_slice::<Value>(bytes) {
+            if o.get("hcp").is_some_and(Value::is_string) {
+                o.insert("hcp".into(), Value::String("1.0".into()));
+                *bytes = serde_json::to_vec(&o).unwrap_or_default();
+            }
+        }
+    }
+    files
+}
+
 /// The parse-error-tolerated mutant: keep only the first JSON value of each file.
 fn first_values(mut files: PackFiles) -> PackFiles {
     for bytes in [&mut files.surface, &mut files.policy]
@@ -297,6 +364,8 @@ pub struct Reference {
     public_connected: BTreeSet<String>,
     /// grants-from-env: grants read from the runtime's environment.
     env_grants: Option<Vec<Grant>>,
+    /// polling-on-a-timer: when its poller started (the first activation).
+    polling_since: Option<std::time::Instant>,
 }
 
 impl Reference {
@@ -361,7 +430,13 @@ impl Reference {
     fn subject(&self) -> Subject<'_> {
         Subject {
             grants: match &self.env_grants {
-                Some(g) if self.config.grants().is_empty() => g,
+                Some(g)
+                    if self.config.grants().is_empty()
+                        && !(self.broken(Mutant::AbsentGrantsAllow)
+                            && self.config.grants.is_some()) =>
+                {
+                    g
+                }
                 _ => self.config.grants(),
             },
             tenant_id: self.config.tenant_id.as_deref(),
@@ -493,6 +568,9 @@ impl Reference {
         let token = token.filter(|_| !self.broken(Mutant::BindingNotPassed));
         let Some(program) = program else {
             // plan_adapter checked the handler is known.
+            if self.broken(Mutant::InprocArgvDropped) {
+                return Ok(adapter::call_inproc(&[], token.is_some()));
+            }
             return Ok(adapter::call_inproc(&argv, token.is_some()));
         };
         let mut env = adapter::sandbox_env(&self.config.path, &req.pack_id, &req.verb_key, token);
@@ -598,10 +676,57 @@ impl Reference {
         if !activated && !self.chose(Variant::ActivationLast) {
             return deny(format!("denied: pack {} is not activated", req.pack_id));
         }
-        let policy = match authz::authorize_exec(self.subject(), pack, req, self.mutant) {
+        let brain_denial = "denied: privacy.land brain requires project_id";
+        let needs_project = pack
+            .policy
+            .verbs
+            .get(&req.verb_key)
+            .is_some_and(|row| row.privacy.land == pack::Land::Brain)
+            && self.config.project_id.is_none();
+        if self.broken(Mutant::ProjectBeforeCapability) && needs_project {
+            return deny(brain_denial.into());
+        }
+        let early_confirm = self.broken(Mutant::ConfirmBeforeBrain);
+        let authorized = {
+            let mut s = self.subject();
+            // activation-authorises-exec: an activated pack's verbs need no exec grant.
+            let widened: Vec<Grant>;
+            if self.broken(Mutant::ActivationAuthorisesExec) && activated {
+                widened = s
+                    .grants
+                    .iter()
+                    .cloned()
+                    .chain([authz::EXEC_READ, authz::EXEC_WRITE].map(|c| Grant {
+                        capability: c.into(),
+                        pack_id: req.pack_id.clone(),
+                        verb_keys: None,
+                        tenant_id: None,
+                    }))
+                    .collect();
+                s.grants = &widened;
+            }
+            if early_confirm {
+                s.project_id = Some("");
+            }
+            authz::authorize_exec(s, pack, req, self.mutant)
+        };
+        let policy = match authorized {
             Ok(p) => p,
             Err(e) => return deny(e),
         };
+        if early_confirm {
+            if let Err(e) = authz::confirm_gate(policy, &req.args, self.mutant) {
+                return deny(e);
+            }
+            if needs_project {
+                return deny(brain_denial.into());
+            }
+        }
+        if self.broken(Mutant::BindingBeforeConfirm) {
+            if let Err(e) = self.binding_for(pack) {
+                return deny(e);
+            }
+        }
         if self.broken(Mutant::PublicPackMinted) && !pack.needs_binding() {
             let hub = format!("{}-hub", req.pack_id);
             if let Err(e) = self.hub.mint(&req.pack_id, &hub, &self.config.principal.id) {
@@ -625,6 +750,11 @@ impl Reference {
         }
         // mint-in-exec: a Binding for this exec, as the spec's createAcmeRuntime mints it
         // (`const cred = await deps.hub.mint(pack, authz) // fail closed inside`).
+        if self.broken(Mutant::AdapterBeforeBinding) {
+            if let Err(e) = self.plan_adapter(pack, req) {
+                return deny(e);
+            }
+        }
         let binding = if self.chose(Variant::MintInExec) {
             let decl = pack
                 .surface
@@ -647,7 +777,13 @@ impl Reference {
             Ok(b) => b,
             Err(e) => return deny(e),
         };
-        let identity = binding.as_ref().map(|b| b.identity.clone());
+        let identity = binding.as_ref().map(|b| {
+            if self.broken(Mutant::AuditTokenAsBinding) {
+                b.token.clone()
+            } else {
+                b.identity.clone()
+            }
+        });
         let result = self.run_adapter(pack, req, binding.as_ref());
         if late_confirm {
             if let Err(e) = authz::confirm_gate(policy, &req.args, self.mutant) {
@@ -678,11 +814,16 @@ impl Reference {
         self.audit.push(AuditRecord {
             tenant_id: self.config.tenant_id.clone(),
             project_id: self.config.project_id.clone(),
-            principal: (!self.broken(Mutant::AuditWithoutPrincipal))
-                .then(|| self.config.principal.clone()),
+            principal: (!self.broken(Mutant::AuditWithoutPrincipal)).then(|| {
+                let mut p = self.config.principal.clone();
+                if self.broken(Mutant::PrincipalKindDropped) {
+                    p.kind = String::new();
+                }
+                p
+            }),
             pack_id: req.pack_id.clone(),
             verb_key: req.verb_key.clone(),
-            binding,
+            binding: binding.filter(|_| !self.broken(Mutant::AuditWithoutBinding)),
             outcome: outcome.into(),
             error,
         });
@@ -752,13 +893,30 @@ impl Reference {
         if self.broken(Mutant::AvailabilityWithoutReason) || optimistic {
             reasons.clear();
         }
+        let stale_activated = self.broken(Mutant::ActivatedFlagStale);
+        if stale_activated {
+            reasons.insert("activated".into(), "not activated".into());
+        }
+        let stale_connected = self.broken(Mutant::ConnectedFlagStale) && pack.needs_binding();
+        if stale_connected {
+            reasons.insert("connected".into(), "not connected".into());
+        }
+        let shape_wrong = self.broken(Mutant::AvailabilityShapeWrong);
         Some(VerbAvailability {
             verb_key: verb_key.into(),
-            operation: policy.operation,
-            land: policy.privacy.land,
+            operation: if shape_wrong {
+                Operation::Read
+            } else {
+                policy.operation
+            },
+            land: if shape_wrong {
+                pack::Land::Local
+            } else {
+                policy.privacy.land
+            },
             installed: true,
-            activated: activated || optimistic,
-            connected: (connected && !public_unconnected) || optimistic,
+            activated: (activated || optimistic) && !stale_activated,
+            connected: ((connected && !public_unconnected) || optimistic) && !stale_connected,
             executable: blocked.is_none() || optimistic,
             reasons,
         })
@@ -822,6 +980,9 @@ impl Reference {
                     PackResult::deny(id, format!("denied: no grant for pack {id}"))
                 } else {
                     self.activated.insert(id.clone());
+                    if self.broken(Mutant::ActivationSpreads) {
+                        self.activated.extend(self.packs.keys().cloned());
+                    }
                     PackResult::ok(id)
                 }
             })
@@ -847,8 +1008,13 @@ impl Reference {
             return PackResult::ok(pack_id); // public packs skip the mint
         };
         let s = self.subject();
+        let exec_grant_connects = self.broken(Mutant::ExecGrantAllowsConnect)
+            && [authz::EXEC_READ, authz::EXEC_WRITE]
+                .iter()
+                .any(|c| authz::holds(s, c, pack_id, None, self.mutant));
         if !authz::holds(s, authz::CONNECT, pack_id, None, self.mutant)
             && !self.broken(Mutant::ConnectWithoutGrant)
+            && !exec_grant_connects
         {
             return PackResult::deny(
                 pack_id,
@@ -861,8 +1027,16 @@ impl Reference {
         {
             return PackResult::deny(pack_id, e);
         }
+        let mut decl = decl;
+        if self.broken(Mutant::BindingHubRenamed) {
+            decl.hub = "runtime-hub".into();
+        }
         let minted = match self.hub.mint(pack_id, &decl.hub, &self.config.principal.id) {
             Ok(m) => m,
+            Err(_) if self.broken(Mutant::MintFailOpen) => Minted {
+                token: String::new(),
+                identity: String::new(),
+            },
             Err(e) => match self
                 .config
                 .environment
@@ -975,7 +1149,9 @@ impl Reference {
         {
             return refuse(format!("dropped: undeclared trigger {}", event.trigger));
         }
-        self.sink.push(event.clone());
+        if !self.broken(Mutant::SenseSinkUnrecorded) {
+            self.sink.push(event.clone());
+        }
         SenseReceipt {
             accepted: true,
             reason: None,
@@ -993,6 +1169,10 @@ impl Runtime for Reference {
 
     fn activate(&mut self, pack_ids: &[String]) -> Vec<PackResult> {
         let results = self.activate_inner(pack_ids);
+        if self.broken(Mutant::PollingOnATimer) && results.iter().any(|r| r.ok) {
+            self.polling_since
+                .get_or_insert_with(std::time::Instant::now);
+        }
         if self.broken(Mutant::PackRewritten) {
             for dir in &self.config.pack_dirs {
                 let _ = std::fs::write(dir.join(".hcp-state"), "activated\n");
@@ -1016,7 +1196,20 @@ impl Runtime for Reference {
     }
 
     fn exec(&mut self, req: &ExecRequest) -> Envelope {
+        if self.broken(Mutant::ExecUnimplemented) {
+            return Envelope::deny(req, "exec is not implemented");
+        }
         let mut envelope = self.exec_envelope(req);
+        if self.broken(Mutant::EnvelopeWithoutIds)
+            || (self.broken(Mutant::UnknownPackBareDenial)
+                && !self.packs.contains_key(&req.pack_id))
+        {
+            envelope.pack_id = String::new();
+            envelope.verb_key = String::new();
+        }
+        if self.broken(Mutant::DenialFlaggedOk) && !envelope.ok {
+            envelope.ok = true;
+        }
         if self.broken(Mutant::ReasonlessDenial) && !envelope.ok {
             envelope.error = None;
         }
@@ -1073,7 +1266,29 @@ impl Runtime for Reference {
     }
 
     fn sense_sink(&self) -> Vec<SenseEvent> {
-        self.sink.clone()
+        let mut sink = self.sink.clone();
+        // polling-on-a-timer: one event per 5 ms tick since the poller started, for every
+        // activated pack that declares triggers, as if a background poller had recorded them.
+        if let Some(since) = self.polling_since {
+            let ticks = since.elapsed().as_millis() / 5;
+            for id in &self.activated {
+                let trigger = self
+                    .packs
+                    .get(id)
+                    .and_then(|p| p.surface.sense.as_ref())
+                    .and_then(|s| s.triggers.first().cloned());
+                if let Some(trigger) = trigger.filter(|_| self.config.sense.enable == Some(true)) {
+                    for tick in 0..ticks.min(100) {
+                        sink.push(SenseEvent {
+                            pack_id: id.clone(),
+                            trigger: trigger.clone(),
+                            payload: serde_json::json!({ "polled": true, "tick": tick as u64 }),
+                        });
+                    }
+                }
+            }
+        }
+        sink
     }
 
     fn audit(&self) -> Vec<AuditRecord> {

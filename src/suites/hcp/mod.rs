@@ -41,9 +41,12 @@ fn method(action: &Action) -> &'static str {
         Action::Sense(_) => "runtime.sense",
         Action::Sink(_) => "runtime.senseSink",
         Action::Audit(_) => "runtime.audit",
-        Action::Probe(_) | Action::PacksUnchanged(_) => "",
+        Action::Probe(_) | Action::PacksUnchanged(_) | Action::Wait(_) => "",
     }
 }
+
+/// The longest `wait` step: the suite stays fast.
+pub const MAX_WAIT_MS: u64 = 100;
 
 /// The name prefix of a case's temp dir; the probe writes reports only below one.
 pub const CASE_DIR_PREFIX: &str = "hcpspec-case";
@@ -322,6 +325,10 @@ fn observe(
         Action::Exec(req) | Action::Sense(req) => call(adapter, with(vars.substitute(req))),
         Action::ListPacks(_) | Action::Sink(_) | Action::Audit(_) => call(adapter, with(json!({}))),
         Action::Probe(path) => materialize::read_probe(vars, path).map_err(CallError::Transport),
+        Action::Wait(ms) => {
+            std::thread::sleep(std::time::Duration::from_millis((*ms).min(MAX_WAIT_MS)));
+            Ok(json!({ "waited_ms": (*ms).min(MAX_WAIT_MS) }))
+        }
         Action::PacksUnchanged(_) => {
             let now = fingerprint(&vars.tmp.join("packs"));
             let before = packs_at_start;

@@ -83,6 +83,9 @@ pub enum Action {
     Probe(String),
     /// hcpspec's own check that the runtime rewrote none of the case's pack files.
     PacksUnchanged(Map<String, Value>),
+    /// hcpspec waits this many milliseconds and calls nothing: time passes with no action,
+    /// so that what a runtime does on its own (a timer) shows in the next step.
+    Wait(u64),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -115,6 +118,7 @@ impl Action {
             Action::Audit(_) => "audit",
             Action::Probe(_) => "probe",
             Action::PacksUnchanged(_) => "packsUnchanged",
+            Action::Wait(_) => "wait",
         }
     }
 }
