@@ -22,6 +22,7 @@ crate::mutants! {
     ExecWithoutBinding = "exec-without-binding", ["5"], "execs a non-public pack that was never connected";
     UnknownBinAllowed = "unknown-bin-allowed", ["6", "7"], "spawns bins that are not on the allow-list";
     ShellArgv = "shell-argv", ["6"], "renders the argv into one shell string and splits it on whitespace";
+    VerbRunsFirstCommand = "verb-runs-first-command", ["2", "6"], "runs every verb_key of a pack with the wrap template of its first named command";
     BinPathResolved = "bin-path-resolved", ["6"], "resolves a wrap bin given as a path (absolute, or relative to its bin path)";
     InprocUnknownAccepted = "inproc-unknown-accepted", ["6"], "runs an unknown in-process adapter as if it were echo";
     RequiredArgUnchecked = "required-arg-unchecked", ["6"], "renders a missing arg as an empty string instead of denying";

@@ -520,6 +520,10 @@ impl Reference {
                 &req.verb_key,
                 &with_blank_args(pack, &req.verb_key, &req.args),
             )?
+        } else if self.broken(Mutant::VerbRunsFirstCommand) {
+            // Every verb_key addressed as the pack's first command (by verb_key order).
+            let first = pack.surface.wrap.commands.keys().next().cloned();
+            adapter::render_argv(pack, first.as_deref().unwrap_or(&req.verb_key), &req.args)?
         } else {
             adapter::render_argv(pack, &req.verb_key, &req.args)?
         };
