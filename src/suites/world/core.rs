@@ -301,6 +301,10 @@ fn frame(g: &mut super::model::World, n: usize, text: &str) {
     g.trigger(None, Some(m));
     let p = f.get("p").cloned().unwrap_or(Value::Null);
     match g.request(n, &f["id"], m, &p) {
+        Reply::Ok(r) if g.breaks(Mutant::OkFrameMisshapen) => g.send(
+            n,
+            json!({ "t": "res", "id": f["id"], "ok": true, "result": r }),
+        ),
         Reply::Ok(r) => g.send(n, json!({ "t": "res", "id": f["id"], "ok": true, "r": r })),
         Reply::Err(code, message) if g.breaks(Mutant::ErrorFrameMisshapen) => g.send(
             n,

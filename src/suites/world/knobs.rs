@@ -372,6 +372,14 @@ crate::mutants! {
             "pings with {t: \"msg\", m: \"ping\"}, not {t: \"ping\"}";
         HeaderVersion2 = "header-version-2", ["1"],
             "upgrades with Nylorun-Harness-Api: 2 and refuses 1 with 426";
+        RefusedOutcomeRecorded = "refused-outcome-recorded", ["4"],
+            "refuses an outcome past recordEntryBytes, yet records it";
+        OtherValuesRedacted = "other-values-redacted", ["log"],
+            "redacts every string a harness reports, not only the tokens it signed";
+        HelloAnswersApi4 = "hello-answers-api-4", ["2"],
+            "answers hello {api: 4}";
+        OkFrameMisshapen = "ok-frame-misshapen", ["2"],
+            "sends an ok answer's result as result, not r";
     }
 }
 

@@ -1038,7 +1038,7 @@ impl World {
             "tenant-1"
         };
         let mut answer = json!({
-            "api": 5, "tenantId": tenant, "sandbox": { "backend": "none" },
+            "api": if self.breaks(Mutant::HelloAnswersApi4) { 4 } else { 5 }, "tenantId": tenant, "sandbox": { "backend": "none" },
             "renewEveryMs": self.sc.timers.renew_every_ms
         });
         if self.breaks(Mutant::HelloWithoutRenewEvery) {
@@ -1306,6 +1306,19 @@ impl World {
     pub fn redacted(&self, v: &Value) -> Value {
         if !self.core_role || self.breaks(Mutant::TokensNotRedacted) {
             return v.clone();
+        }
+        if self.breaks(Mutant::OtherValuesRedacted) {
+            fn all(v: &Value) -> Value {
+                match v {
+                    Value::String(_) => json!("[nylorun token redacted]"),
+                    Value::Array(a) => Value::Array(a.iter().map(all).collect()),
+                    Value::Object(o) => {
+                        Value::Object(o.iter().map(|(k, x)| (k.clone(), all(x))).collect())
+                    }
+                    other => other.clone(),
+                }
+            }
+            return all(v);
         }
         let tokens: Vec<&str> = self
             .runs
@@ -1707,6 +1720,13 @@ impl World {
         let limit = self.runs[i].limit("recordEntryBytes");
         let size = value.to_string().len() as u64;
         if size > limit && !self.breaks(Mutant::RecordLimitUnchecked) {
+            if self.breaks(Mutant::RefusedOutcomeRecorded) {
+                if let Some(hash) = self.journal.get(eid).map(|r| r.hash().to_string()) {
+                    let outcome = value.clone();
+                    self.journal
+                        .insert(eid.to_string(), Row::Completed { hash, outcome });
+                }
+            }
             return self.over_limit(
                 "recordEntryBytes",
                 limit,
