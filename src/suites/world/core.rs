@@ -74,7 +74,12 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
         if upgrade["auth"] != "ok" && !breaks(Mutant::AnyTokenAccepted) {
             return Err(refuse(StatusCode::UNAUTHORIZED));
         }
-        if api != Some("1") && !breaks(Mutant::No426) {
+        let version = if breaks(Mutant::HeaderVersion2) {
+            "2"
+        } else {
+            "1"
+        };
+        if api != Some(version) && !breaks(Mutant::No426) {
             return Err(refuse(StatusCode::UPGRADE_REQUIRED));
         }
         if closed && !breaks(Mutant::ClosedTenantAccepted) {
@@ -152,7 +157,9 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
                     g.lost(n);
                     return;
                 }
-                if !g.breaks(Mutant::NoPings) {
+                if g.breaks(Mutant::PingFrameMisshapen) {
+                    g.send(n, json!({ "t": "msg", "m": "ping", "p": {} }));
+                } else if !g.breaks(Mutant::NoPings) {
                     g.send(n, json!({ "t": "ping" }));
                 }
             }
@@ -294,7 +301,15 @@ fn frame(g: &mut super::model::World, n: usize, text: &str) {
     g.trigger(None, Some(m));
     let p = f.get("p").cloned().unwrap_or(Value::Null);
     match g.request(n, &f["id"], m, &p) {
+        Reply::Ok(r) if g.breaks(Mutant::OkFrameMisshapen) => g.send(
+            n,
+            json!({ "t": "res", "id": f["id"], "ok": true, "result": r }),
+        ),
         Reply::Ok(r) => g.send(n, json!({ "t": "res", "id": f["id"], "ok": true, "r": r })),
+        Reply::Err(code, message) if g.breaks(Mutant::ErrorFrameMisshapen) => g.send(
+            n,
+            json!({ "t": "res", "id": f["id"], "ok": false, "error": { "code": code, "message": message } }),
+        ),
         Reply::Err(code, message) => g.send(
             n,
             json!({ "t": "res", "id": f["id"], "ok": false, "e": { "code": code, "message": message } }),

@@ -308,6 +308,16 @@ crate::mutants! {
             "cuts an MCP server's instructions in the facts";
         LimitDefaultsWrong = "limit-defaults-wrong", ["3"],
             "sends a chunkBytes default other than 16 MiB";
+        ModelCallDefaultWrong = "model-call-default-wrong", ["3"],
+            "sends a modelCallBytes default other than 32 MiB";
+        ModelFileDefaultWrong = "model-file-default-wrong", ["3"],
+            "sends a modelFileBytes default other than 8 MiB";
+        ToolAnswerDefaultWrong = "tool-answer-default-wrong", ["3"],
+            "sends a toolAnswerBytes default other than 8 MiB";
+        HarnessStateDefaultWrong = "harness-state-default-wrong", ["3"],
+            "sends a harnessStateBytes default other than 256 KiB";
+        FolderEntriesDefaultWrong = "folder-entries-default-wrong", ["3"],
+            "sends a folderEntries default other than 10,000";
         RecordEntryCeilingUnchecked = "record-entry-ceiling-unchecked", ["3"],
             "lets a Tenant's recordEntryBytes pass its 960 KiB ceiling";
         ToolAttemptsDefault5 = "tool-attempts-default-5", ["4"],
@@ -348,6 +358,28 @@ crate::mutants! {
             "calls the tool with a tool call body past toolAnswerBytes";
         SmallFrameLimit = "small-frame-limit", ["1"],
             "takes messages of at most 16 MiB, not 64 MiB";
+        LimitMessageUnnamed = "limit-message-unnamed", ["4"],
+            "leaves the limit's name out of a limit_exceeded message";
+        LimitExceededAsInvalid = "limit-exceeded-as-invalid", ["4"],
+            "answers what passes a limit invalid, not limit_exceeded";
+        RenewOverOk = "renew-over-ok", ["2"],
+            "answers a renewal of a run that is over {ok: true}";
+        UnlistedErrorCode = "unlisted-error-code", ["1"],
+            "answers a request of an unknown method with a code HARNESS_ERROR_CODES does not list";
+        ErrorFrameMisshapen = "error-frame-misshapen", ["1"],
+            "sends an error answer's code and message as error, not e";
+        PingFrameMisshapen = "ping-frame-misshapen", ["1"],
+            "pings with {t: \"msg\", m: \"ping\"}, not {t: \"ping\"}";
+        HeaderVersion2 = "header-version-2", ["1"],
+            "upgrades with Nylorun-Harness-Api: 2 and refuses 1 with 426";
+        RefusedOutcomeRecorded = "refused-outcome-recorded", ["4"],
+            "refuses an outcome past recordEntryBytes, yet records it";
+        OtherValuesRedacted = "other-values-redacted", ["log"],
+            "redacts every string a harness reports, not only the tokens it signed";
+        HelloAnswersApi4 = "hello-answers-api-4", ["2"],
+            "answers hello {api: 4}";
+        OkFrameMisshapen = "ok-frame-misshapen", ["2"],
+            "sends an ok answer's result as result, not r";
     }
 }
 

@@ -287,11 +287,16 @@ impl World {
     pub fn over_limit(&self, name: &str, limit: u64, detail: &str) -> Reply {
         let message = if self.breaks(Mutant::LimitMessageWithoutValue) {
             format!("{name}{detail}")
+        } else if self.breaks(Mutant::LimitMessageUnnamed) {
+            format!("{limit}{detail}")
         } else if self.decides(Variant::LimitMessagesReworded) {
             format!("Limit exceeded{detail}: the Tenant's {name} limit is {limit} bytes, and this is more.")
         } else {
             format!("{name} {limit}{detail}")
         };
+        if self.breaks(Mutant::LimitExceededAsInvalid) {
+            return Reply::Err("invalid", message);
+        }
         Reply::Err("limit_exceeded", message)
     }
 
@@ -533,9 +538,22 @@ impl World {
             merge(&mut start["limits"], &Value::Object(self.sc.limits.clone()));
         }
         if self.core_role {
-            if self.breaks(Mutant::LimitDefaultsWrong) && !self.sc.limits.contains_key("chunkBytes")
-            {
-                start["limits"]["chunkBytes"] = json!(8_388_608);
+            // Each mutant sends one default otherwise (a Tenant that sets the limit is unchanged).
+            for (m, name, wrong) in [
+                (Mutant::LimitDefaultsWrong, "chunkBytes", 8_388_608u64),
+                (Mutant::ModelCallDefaultWrong, "modelCallBytes", 16_777_216),
+                (Mutant::ModelFileDefaultWrong, "modelFileBytes", 4_194_304),
+                (Mutant::ToolAnswerDefaultWrong, "toolAnswerBytes", 4_194_304),
+                (
+                    Mutant::HarnessStateDefaultWrong,
+                    "harnessStateBytes",
+                    131_072,
+                ),
+                (Mutant::FolderEntriesDefaultWrong, "folderEntries", 1_000),
+            ] {
+                if self.breaks(m) && !self.sc.limits.contains_key(name) {
+                    start["limits"][name] = json!(wrong);
+                }
             }
             // recordEntryBytes' default is its ceiling: a Tenant's larger limit is held to it.
             let ceiling = 983_040;
@@ -971,6 +989,9 @@ impl World {
             "artifact.write" => self.artifact_write(p),
             "output" => self.output(p),
             _ if self.breaks(Mutant::UnknownMethodOk) => Reply::Ok(json!({})),
+            other if self.breaks(Mutant::UnlistedErrorCode) => {
+                Reply::Err("method_not_found", format!("unknown method `{other}`"))
+            }
             other if self.decides(Variant::UnknownMethodNotFound) => {
                 Reply::Err("not_found", format!("unknown method `{other}`"))
             }
@@ -1017,7 +1038,7 @@ impl World {
             "tenant-1"
         };
         let mut answer = json!({
-            "api": 5, "tenantId": tenant, "sandbox": { "backend": "none" },
+            "api": if self.breaks(Mutant::HelloAnswersApi4) { 4 } else { 5 }, "tenantId": tenant, "sandbox": { "backend": "none" },
             "renewEveryMs": self.sc.timers.renew_every_ms
         });
         if self.breaks(Mutant::HelloWithoutRenewEvery) {
@@ -1042,6 +1063,7 @@ impl World {
     fn renew(&mut self, p: &Value) -> Reply {
         let i = match self.held(p) {
             Ok(i) => i,
+            Err(_) if self.breaks(Mutant::RenewOverOk) => return Reply::Ok(json!({ "ok": true })),
             // The text answers a run that is over {ok: false}; run_not_held says it too.
             Err(_) if self.decides(Variant::RenewOverOkFalse) => {
                 return Reply::Ok(json!({ "ok": false }))
@@ -1284,6 +1306,19 @@ impl World {
     pub fn redacted(&self, v: &Value) -> Value {
         if !self.core_role || self.breaks(Mutant::TokensNotRedacted) {
             return v.clone();
+        }
+        if self.breaks(Mutant::OtherValuesRedacted) {
+            fn all(v: &Value) -> Value {
+                match v {
+                    Value::String(_) => json!("[nylorun token redacted]"),
+                    Value::Array(a) => Value::Array(a.iter().map(all).collect()),
+                    Value::Object(o) => {
+                        Value::Object(o.iter().map(|(k, x)| (k.clone(), all(x))).collect())
+                    }
+                    other => other.clone(),
+                }
+            }
+            return all(v);
         }
         let tokens: Vec<&str> = self
             .runs
@@ -1685,6 +1720,13 @@ impl World {
         let limit = self.runs[i].limit("recordEntryBytes");
         let size = value.to_string().len() as u64;
         if size > limit && !self.breaks(Mutant::RecordLimitUnchecked) {
+            if self.breaks(Mutant::RefusedOutcomeRecorded) {
+                if let Some(hash) = self.journal.get(eid).map(|r| r.hash().to_string()) {
+                    let outcome = value.clone();
+                    self.journal
+                        .insert(eid.to_string(), Row::Completed { hash, outcome });
+                }
+            }
             return self.over_limit(
                 "recordEntryBytes",
                 limit,
