@@ -98,7 +98,12 @@ fn a_3_gb_frame_closes_the_connection_naming_the_cap() {
 
 #[test]
 fn a_case_whose_waits_pass_its_budget_is_an_error_naming_it() {
-    let awaits = vec![r#"{ "await": { "m": "never", "waitMs": 10000 } }"#; 13].join(", ");
+    // The last wait checks something (a case of arrangement only is refused at load); the
+    // budget ends the case before it.
+    let mut awaits = vec![r#"{ "await": { "m": "never", "waitMs": 10000 } }"#; 12];
+    awaits
+        .push(r#"{ "await": { "m": "never", "waitMs": 10000 }, "expect": { "noAnswer": true } }"#);
+    let awaits = awaits.join(", ");
     let steps = format!(r#"[ {{ "hello": {{}} }}, {awaits} ]"#);
     let (v, took) = verdict_of("deaf", &steps, Duration::from_secs(4));
     assert!(took < Duration::from_secs(8), "took {took:?}");
@@ -122,6 +127,8 @@ fn saved_values_past_their_cap_are_an_error() {
             r#"{{ "control": "session.open", "params": {{ "a": "${{s0.a}}", "b": "${{s0.a}}", "c": "${{s0.a}}", "d": "${{s0.a}}" }}, "save": "s{i}" }}"#
         ));
     }
+    // Something to check (a case of arrangement only is refused at load), never reached.
+    steps.push(r#"{ "control": "session.open", "expect": { "ok": true } }"#.to_string());
     let (v, _) = verdict_of("echo", &format!("[{}]", steps.join(", ")), CASE_BUDGET);
     match v {
         Verdict::Error { message } => {

@@ -142,7 +142,8 @@ fn a_connect_path_naming_another_host_is_a_bad_case() {
             "/script/steps/0/hello/path",
         );
     }
-    load(json!({ "steps": [ { "connect": { "path": "/nylorun/harness/v2" } } ] })).unwrap();
+    load(json!({ "steps": [ { "connect": { "path": "/nylorun/harness/v2" }, "expect": { "status": 404 } } ] }))
+        .unwrap();
 }
 
 #[test]

@@ -255,7 +255,7 @@ mod core_api {
     fn a_hung_upgrade_is_a_finding() {
         let text = r#"{"id": "hung", "title": "t", "section": "1", "level": "MUST",
             "spec": "004_0d5b24e47247e871.txt § 1 Transport (\"x\")",
-            "script": { "steps": [ { "connect": {} } ] } }"#;
+            "script": { "steps": [ { "connect": {}, "expect": { "status": 101 } } ] } }"#;
         let denials = load_denials(&vectors()).unwrap();
         let case = hcpspec::suites::parse_case(
             std::path::Path::new("hung.json"),

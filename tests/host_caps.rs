@@ -44,7 +44,10 @@ fn a_7_mib_method_not_found_reaches_the_verdict_cut() {
         ..Default::default()
     };
     let connect = connector(&hostile("refuses-long"), &opts).unwrap();
-    let r = run_case(&case(r#"[ { "call": "host.bind" } ]"#), &connect);
+    let r = run_case(
+        &case(r#"[ { "call": "host.bind", "expect": {} } ]"#),
+        &connect,
+    );
     match &r.verdict {
         Verdict::Unimplemented { reason } => {
             assert!(reason.len() < 8 << 10, "{} bytes", reason.len());
@@ -74,6 +77,8 @@ fn saved_values_past_their_cap_are_an_error() {
             r#"{{ "call": "host.live", "params": {{ "session": "b1", "a": "${{s0.a}}", "b": "${{s0.a}}", "c": "${{s0.a}}", "d": "${{s0.a}}" }}, "save": "s{i}" }}"#
         ));
     }
+    // Something to check (a case of arrangement only is refused at load), never reached.
+    steps.push(r#"{ "call": "host.drops", "params": { "session": "b1" }, "expect": {} }"#.into());
     let c = case(&format!("[{}]", steps.join(", ")));
     let v = execute(&c, &mut Echo, &mut vec![]);
     match v {
@@ -85,8 +90,7 @@ fn saved_values_past_their_cap_are_an_error() {
             format!("{other:?}")
         ),
     }
-    let small =
-        r#"[ { "call": "host.live", "params": { "session": "b1", "a": "x" }, "save": "s" } ]"#;
+    let small = r#"[ { "call": "host.live", "params": { "session": "b1", "a": "x" }, "save": "s", "expect": {} } ]"#;
     let v = execute(&case(small), &mut Echo, &mut vec![]);
     assert!(matches!(v, Verdict::Pass), "{v:?}");
 }
@@ -112,7 +116,14 @@ fn a_fuzz_run_whose_shim_dies_for_good_is_exit_3() {
     let count = dir.path().join("count");
     let (code, stdout, stderr) = fuzz(&hostile(&format!("dies-after {} 40", count.display())));
     assert_eq!(code, Some(hcpspec::exit::UNREACHABLE), "{stdout}\n{stderr}");
-    assert!(stdout.matches("finding:").count() <= 1, "{stdout}");
+    // Findings of the cases it answered are real; once it died, no case is a finding.
+    assert!(
+        !stdout
+            .lines()
+            .filter(|l| l.starts_with("finding:"))
+            .any(|l| l.contains("closed its stdout") || l.contains("transport")),
+        "{stdout}"
+    );
     assert!(stderr.contains("stopped answering"), "{stderr}");
 }
 
