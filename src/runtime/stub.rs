@@ -162,6 +162,19 @@ impl Runtime for Stub {
             .collect()
     }
 
+    fn get_pack(&self, pack_id: &str) -> Option<Value> {
+        // The spec's `getPack: (id) => deps.catalog.get(id)`.
+        self.catalog
+            .get(pack_id)
+            .map(|p| serde_json::to_value(&p.surface).unwrap_or_default())
+    }
+
+    fn skill(&self, pack_id: &str) -> Option<String> {
+        self.catalog
+            .get(pack_id)
+            .map(|p| p.skill.clone().unwrap_or_default())
+    }
+
     fn activate(&mut self, pack_ids: &[String]) -> Vec<PackResult> {
         let mut out = Vec::new();
         for id in pack_ids {
