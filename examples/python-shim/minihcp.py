@@ -911,6 +911,26 @@ class Runtime:
     def list_packs(self) -> list[dict]:
         return [dict(p.surface, public=p.public, activated=p.pack_id in self.activated) for p in self.packs.values()]
 
+    def get_pack(self, pack_id: str) -> dict | None:
+        """The driver's getPack: the pack as list_packs lists it, None when not installed."""
+        return next((p for p in self.list_packs() if p.get("pack_id") == pack_id), None)
+
+    def skill(self, pack_id: str) -> dict | None:
+        """The Skill a harness sees: the pack's HARNESS.md as loaded."""
+        pack = self.packs.get(pack_id)
+        if pack is None:
+            return None
+        return {"pack_id": pack_id, "skill": pack.skill or ""}
+
+    def cli(self, command: str, args: dict) -> dict:
+        """The CLI face: the command whose `command` (its CLI twin) is `command`, run as its
+        verb_key is run through the JSON face."""
+        for pack in self.packs.values():
+            for c in pack.surface.get("commands", []):
+                if c.get("command") == command:
+                    return self.exec(pack.pack_id, c["verb_key"], args)
+        return _envelope("", "", error=f"unknown command {command}")
+
     def activating(self) -> tuple[str, ...]:
         """The grants that activate a pack: pack.activate or any other (which implies it), or
         under narrow_activation only pack.activate and the exec axes."""

@@ -138,7 +138,7 @@ class Shim:
         asked = p.str("protocol", None)
         if asked not in (None, PROTOCOL):
             raise RpcError(INVALID_PARAMS, f"unsupported protocol {asked}; this shim speaks {PROTOCOL}")
-        features = ["sense", "sandbox", "binding:user", "binding:local", "binding:mothership"]
+        features = ["sense", "sandbox", "binding:user", "binding:local", "binding:mothership", "cli"]
         runtime = {"name": self.reading.name, "version": minihcp.VERSION}
         # The denial and lint rule maps, when the reading words them its own way, and what is
         # random in its observations (redacted from hcpspec's snapshots).
@@ -182,6 +182,15 @@ class Shim:
     def m_runtime_listPacks(self, p):
         return self.runtime(p).list_packs()
 
+    def m_runtime_getPack(self, p):
+        return self.runtime(p).get_pack(p.str("pack_id"))
+
+    def m_runtime_skill(self, p):
+        return self.runtime(p).skill(p.str("pack_id"))
+
+    def m_runtime_cli(self, p):
+        return self.runtime(p).cli(p.str("command"), p.obj("args", {}))
+
     def m_runtime_senseSink(self, p):
         return self.runtime(p).sense_sink()
 
@@ -212,6 +221,9 @@ class Shim:
         "runtime.availability": m_runtime_availability,
         "runtime.sense": m_runtime_sense,
         "runtime.listPacks": m_runtime_listPacks,
+        "runtime.getPack": m_runtime_getPack,
+        "runtime.skill": m_runtime_skill,
+        "runtime.cli": m_runtime_cli,
         "runtime.senseSink": m_runtime_senseSink,
         "runtime.audit": m_runtime_audit,
         "runtime.dispose": m_runtime_dispose,

@@ -103,6 +103,15 @@ pub struct ExecRequest {
     pub args: Map<String, Value>,
 }
 
+/// A command line for the CLI face: the command's `command` string (`"ledger balance"`) and
+/// the same args the JSON face takes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CliRequest {
+    pub command: String,
+    #[serde(default)]
+    pub args: Map<String, Value>,
+}
+
 /// The exec envelope the contract fixes: `{ ok, pack_id, verb_key, result?, error? }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Envelope {
@@ -309,6 +318,21 @@ pub fn rule_map() -> BTreeMap<String, String> {
 /// the read-outs a conformance suite needs (availability, audit, sink).
 pub trait Runtime: Send {
     fn list_packs(&self) -> Vec<Value>;
+    /// The driver's `getPack`: the installed pack `pack_id` as `list_packs` lists it, or None
+    /// when no such pack is installed (the spec's `if (!pack)`).
+    fn get_pack(&self, pack_id: &str) -> Option<Value> {
+        self.list_packs()
+            .into_iter()
+            .find(|p| p.get("pack_id").and_then(Value::as_str) == Some(pack_id))
+    }
+    /// The Skill a harness sees for `pack_id`: its `HARNESS.md` as loaded; None when no such
+    /// pack is installed.
+    fn skill(&self, pack_id: &str) -> Option<String>;
+    /// The CLI face: run the command whose `command` (its CLI twin) is `req.command`, as the JSON
+    /// face runs its `verb_key`. None when the runtime exposes no CLI face.
+    fn cli(&mut self, _req: &CliRequest) -> Option<Envelope> {
+        None
+    }
     fn activate(&mut self, pack_ids: &[String]) -> Vec<PackResult>;
     fn connect(&mut self, pack_id: &str) -> PackResult;
     fn exec(&mut self, req: &ExecRequest) -> Envelope;

@@ -99,6 +99,10 @@ crate::mutants! {
     AvailabilityShapeWrong = "availability-shape-wrong", ["9"], "reports every command's operation as read and its land as local";
     SenseSinkUnrecorded = "sense-sink-unrecorded", ["10"], "accepts declared Sense events but records none in the sink";
     DenialFlaggedOk = "denial-flagged-ok", ["3"], "answers a denied exec with ok: true and the denial in error, so an agent cannot branch on ok";
+    GetPackFirstInstalled = "get-pack-first-installed", ["1"], "answers getPack of any installed pack_id with the first pack it lists";
+    SkillNotExposed = "skill-not-exposed", ["1"], "loads and lints HARNESS.md but shows the harness a Skill of its own making (the pack's name as a heading)";
+    CliRunsAnotherCommand = "cli-runs-another-command", ["6"], "its CLI face runs the command after the one named (the JSON face is right)";
+    CliFaceUnimplemented = "cli-face-unimplemented", ["6"], "claims a CLI face (the feature cli) and answers every command through it ok: false, not implemented";
     PollingOnATimer = "polling-on-a-timer", ["10", "must-not"], "polls every activated pack that declares triggers on a 5 ms timer and records each poll as a Sense event";
 }
 }

@@ -16,7 +16,11 @@ impl Factory for StubFactory {
         RuntimeInfo {
             name: "stub".into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            features: FEATURES.iter().map(|f| f.to_string()).collect(),
+            features: FEATURES
+                .iter()
+                .chain(&["cli"])
+                .map(|f| f.to_string())
+                .collect(),
             denials: Some(denial_map()),
             rules: Some(rule_map()),
         }
@@ -160,6 +164,44 @@ impl Runtime for Stub {
             .values()
             .map(|p| serde_json::to_value(&p.surface).unwrap_or_default())
             .collect()
+    }
+
+    fn get_pack(&self, pack_id: &str) -> Option<Value> {
+        // The spec's `getPack: (id) => deps.catalog.get(id)`.
+        self.catalog
+            .get(pack_id)
+            .map(|p| serde_json::to_value(&p.surface).unwrap_or_default())
+    }
+
+    fn skill(&self, pack_id: &str) -> Option<String> {
+        self.catalog
+            .get(pack_id)
+            .map(|p| p.skill.clone().unwrap_or_default())
+    }
+
+    fn cli(&mut self, req: &CliRequest) -> Option<Envelope> {
+        // The CLI twin: the catalog's command whose `command` is the line's, then `exec`.
+        let found = self.catalog.values().find_map(|p| {
+            p.surface
+                .commands
+                .iter()
+                .find(|c| c.command.as_deref() == Some(req.command.as_str()))
+                .map(|c| (p.pack_id().to_string(), c.verb_key.clone()))
+        });
+        Some(match found {
+            Some((pack_id, verb_key)) => self.exec(&ExecRequest {
+                pack_id,
+                verb_key,
+                args: req.args.clone(),
+            }),
+            None => Envelope {
+                ok: false,
+                pack_id: String::new(),
+                verb_key: String::new(),
+                result: None,
+                error: Some(format!("unknown command {}", req.command)),
+            },
+        })
     }
 
     fn activate(&mut self, pack_ids: &[String]) -> Vec<PackResult> {

@@ -10,7 +10,7 @@ pub mod stdio;
 pub mod ws;
 
 use crate::pack::{self, PackFiles};
-use crate::runtime::{ExecRequest, Factory, Runtime, RuntimeConfig, SenseEvent};
+use crate::runtime::{CliRequest, ExecRequest, Factory, Runtime, RuntimeConfig, SenseEvent};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -88,6 +88,13 @@ struct SenseParams {
     runtime_id: String,
     #[serde(flatten)]
     event: SenseEvent,
+}
+
+#[derive(Deserialize)]
+struct CliParams {
+    runtime_id: String,
+    #[serde(flatten)]
+    req: CliRequest,
 }
 
 #[derive(Deserialize)]
@@ -182,6 +189,27 @@ impl Session {
             "runtime.availability" => {
                 let a: WithPack = params(p)?;
                 self.with(&a.runtime_id, |rt| rt.availability(&a.pack_id))
+            }
+            "runtime.getPack" => {
+                let a: WithPack = params(p)?;
+                self.with(&a.runtime_id, |rt| rt.get_pack(&a.pack_id))
+            }
+            "runtime.skill" => {
+                let a: WithPack = params(p)?;
+                self.with(&a.runtime_id, |rt| {
+                    rt.skill(&a.pack_id)
+                        .map(|skill| json!({ "pack_id": a.pack_id, "skill": skill }))
+                })
+            }
+            "runtime.cli" => {
+                let a: CliParams = params(p)?;
+                match self.with(&a.runtime_id, |rt| rt.cli(&a.req))? {
+                    Value::Null => Err(RpcError::new(
+                        METHOD_NOT_FOUND,
+                        "method not found: runtime.cli (this runtime exposes no CLI face)",
+                    )),
+                    v => Ok(v),
+                }
             }
             "runtime.sense" => {
                 let a: SenseParams = params(p)?;

@@ -34,7 +34,11 @@ impl Factory for ReferenceFactory {
         RuntimeInfo {
             name,
             version: env!("CARGO_PKG_VERSION").into(),
-            features: FEATURES.iter().map(|f| f.to_string()).collect(),
+            features: FEATURES
+                .iter()
+                .chain(REFERENCE_FEATURES)
+                .map(|f| f.to_string())
+                .collect(),
             denials: Some(if dialect {
                 variant::dialect_denial_map()
             } else {
@@ -349,6 +353,9 @@ fn first_values(mut files: PackFiles) -> PackFiles {
     }
     files
 }
+
+/// The optional features the reference claims beyond [`FEATURES`]: its CLI face.
+const REFERENCE_FEATURES: &[&str] = &["cli"];
 
 pub struct Reference {
     config: RuntimeConfig,
@@ -1169,6 +1176,64 @@ impl Runtime for Reference {
             return vec![];
         }
         self.list_packs_inner()
+    }
+
+    fn get_pack(&self, pack_id: &str) -> Option<Value> {
+        let packs = self.list_packs();
+        if self.broken(Mutant::GetPackFirstInstalled) && self.packs.contains_key(pack_id) {
+            return packs.into_iter().next();
+        }
+        packs
+            .into_iter()
+            .find(|p| p.get("pack_id").and_then(Value::as_str) == Some(pack_id))
+    }
+
+    fn skill(&self, pack_id: &str) -> Option<String> {
+        let pack = self.packs.get(pack_id)?;
+        if self.broken(Mutant::SkillNotExposed) {
+            // Loaded (and linted), but the harness is shown a Skill of the runtime's own making.
+            let name = pack.surface.name.as_deref().unwrap_or(pack_id);
+            return Some(format!("# {name}\n"));
+        }
+        Some(pack.skill.clone().unwrap_or_default())
+    }
+
+    fn cli(&mut self, req: &CliRequest) -> Option<Envelope> {
+        if self.broken(Mutant::CliFaceUnimplemented) {
+            return Some(Envelope {
+                ok: false,
+                pack_id: String::new(),
+                verb_key: String::new(),
+                result: None,
+                error: Some("the CLI face is not implemented".into()),
+            });
+        }
+        let found = self.packs.values().find_map(|p| {
+            let cmds = &p.surface.commands;
+            let i = cmds
+                .iter()
+                .position(|c| c.command.as_deref() == Some(req.command.as_str()))?;
+            let i = if self.broken(Mutant::CliRunsAnotherCommand) {
+                (i + 1) % cmds.len()
+            } else {
+                i
+            };
+            Some((p.pack_id().to_string(), cmds[i].verb_key.clone()))
+        });
+        Some(match found {
+            Some((pack_id, verb_key)) => self.exec(&ExecRequest {
+                pack_id,
+                verb_key,
+                args: req.args.clone(),
+            }),
+            None => Envelope {
+                ok: false,
+                pack_id: String::new(),
+                verb_key: String::new(),
+                result: None,
+                error: Some(self.words(format!("unknown command {}", req.command))),
+            },
+        })
     }
 
     fn activate(&mut self, pack_ids: &[String]) -> Vec<PackResult> {

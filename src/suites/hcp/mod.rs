@@ -23,7 +23,9 @@ pub use suite::{embedded_claims, Contract, RunEnv, Runtime};
 /// The expectation of a step that states none: it must succeed.
 fn default_expect(action: &Action) -> Option<Value> {
     match action {
-        Action::Install(_) | Action::Connect(_) | Action::Exec(_) => Some(json!({ "ok": true })),
+        Action::Install(_) | Action::Connect(_) | Action::Exec(_) | Action::Cli(_) => {
+            Some(json!({ "ok": true }))
+        }
         Action::PacksUnchanged(_) => Some(json!({ "changed": [] })),
         Action::Activate(_) => Some(json!({ "$each": { "ok": true } })),
         _ => None,
@@ -38,6 +40,9 @@ fn method(action: &Action) -> &'static str {
         Action::Exec(_) => "runtime.exec",
         Action::Availability(_) => "runtime.availability",
         Action::ListPacks(_) => "runtime.listPacks",
+        Action::GetPack(_) => "runtime.getPack",
+        Action::Skill(_) => "runtime.skill",
+        Action::Cli(_) => "runtime.cli",
         Action::Sense(_) => "runtime.sense",
         Action::Sink(_) => "runtime.senseSink",
         Action::Audit(_) => "runtime.audit",
@@ -319,10 +324,12 @@ fn observe(
     match action {
         Action::Install(_) => adapter.call("runtime.create", create.clone()),
         Action::Activate(ids) => call(adapter, with(json!({ "pack_ids": ids.to_vec() }))),
-        Action::Connect(p) | Action::Availability(p) => {
+        Action::Connect(p) | Action::Availability(p) | Action::GetPack(p) | Action::Skill(p) => {
             call(adapter, with(json!({ "pack_id": p })))
         }
-        Action::Exec(req) | Action::Sense(req) => call(adapter, with(vars.substitute(req))),
+        Action::Exec(req) | Action::Sense(req) | Action::Cli(req) => {
+            call(adapter, with(vars.substitute(req)))
+        }
         Action::ListPacks(_) | Action::Sink(_) | Action::Audit(_) => call(adapter, with(json!({}))),
         Action::Probe(path) => materialize::read_probe(vars, path).map_err(CallError::Transport),
         Action::Wait(ms) => {

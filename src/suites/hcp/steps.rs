@@ -77,6 +77,12 @@ pub enum Action {
     Exec(Value),
     Availability(String),
     ListPacks(Map<String, Value>),
+    /// The driver's `getPack` for one pack_id.
+    GetPack(String),
+    /// The Skill a harness sees for one pack_id.
+    Skill(String),
+    /// A command through the CLI face: `{command, args}`.
+    Cli(Value),
     Sense(Value),
     Sink(Map<String, Value>),
     Audit(Map<String, Value>),
@@ -113,6 +119,9 @@ impl Action {
             Action::Exec(_) => "exec",
             Action::Availability(_) => "availability",
             Action::ListPacks(_) => "listPacks",
+            Action::GetPack(_) => "getPack",
+            Action::Skill(_) => "skill",
+            Action::Cli(_) => "cli",
             Action::Sense(_) => "sense",
             Action::Sink(_) => "sink",
             Action::Audit(_) => "audit",
