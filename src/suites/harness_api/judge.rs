@@ -183,13 +183,17 @@ type CheckFn = fn(&View, &mut Vec<String>) -> Result<(), Fail>;
 /// The checks of every scenario, in the order they are judged.
 const EVERY: [(&str, CheckFn); 24] = [
     ("within-caps", within_caps),
-    ("connects", connects),
+    // A refused upgrade is named by its headers first: `connects` is for a harness that never
+    // got through for another reason.
     ("upgrade-headers", upgrade_headers),
+    ("connects", connects),
     ("one-json-text-message", one_json),
     ("ids-per-sender", ids_per_sender),
     ("hello-first", hello),
-    ("journaled-first", journaled_first),
+    // A call without its key is named by the key first: `journaled-first` is for a keyed call
+    // no intent had answered execute.
     ("idempotency-key", idempotency_key),
+    ("journaled-first", journaled_first),
     ("run-token", run_token),
     ("effect-id-shape", effect_id_shape),
     ("model-intent-without-input", model_without_input),

@@ -105,6 +105,24 @@ crate::mutants! {
             "stops its run on a cancel that names another run";
         NoReleaseOnShutdown = "no-release-on-shutdown", ["8"],
             "on shutdown, reports turn.failed instead of lease.release";
+        HelloDeclaresTools = "hello-declares-tools", ["2"],
+            "declares its tools in hello";
+        ContinueRefused = "continue-refused", ["3"],
+            "fails a turn whose input is {kind: \"continue\"}";
+        OfferedNameCalled = "offered-name-called", ["3"],
+            "calls an MCP tool by the name it offered the model, not its raw name on the server";
+        NoInvocationId = "no-invocation-id", ["4"],
+            "sends a model intent without invocationId";
+        NoCallId = "no-call-id", ["4"],
+            "sends a tool intent without the model's callId";
+        EffectIdWithoutSegment = "effect-id-without-segment", ["4"],
+            "names effects <turnId>:<kind>:<identity>, without the segment";
+        ExecutionIdIsRun = "execution-id-is-run", ["5"],
+            "sends the run id as the ModelCall's executionId, not the session id";
+        WaitingWithoutIds = "waiting-without-ids", ["7"],
+            "ends a waiting segment with no effectIds";
+        HttpCancelRoute = "http-cancel-route", ["8"],
+            "cancels an HTTP call on http-calls/{key}/cancel, not tool-calls/{key}/cancel";
     }
 }
 
@@ -293,24 +311,21 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
                 .clear();
         }))
     };
-    let _early = k.breaks(Mutant::HelloNotFirst).then(|| {
-        let c = chan.clone();
-        Owned(tokio::spawn(async move {
-            let _ = c.req("lease", json!({})).await;
-        }))
+    if k.breaks(Mutant::HelloNotFirst) {
+        // Sent before hello, in order; its answer has no waiter.
+        let id = chan.next.fetch_add(1, Ordering::Relaxed);
+        chan.send(json!({ "t": "req", "id": id, "m": "lease", "p": {} }));
+    }
+    let mut said = json!({
+        "api": if k.breaks(Mutant::Api4) { 4 } else { 5 },
+        "name": if k.breaks(Mutant::WrongName) { "nylorun".to_string() } else { env.name.clone() },
+        "version": env!("CARGO_PKG_VERSION"),
+        "features": {}
     });
-    let hello = chan
-        .req(
-            "hello",
-            json!({
-                "api": if k.breaks(Mutant::Api4) { 4 } else { 5 },
-                "name": if k.breaks(Mutant::WrongName) { "nylorun".to_string() } else { env.name.clone() },
-                "version": env!("CARGO_PKG_VERSION"),
-                "features": {}
-            }),
-        )
-        .await
-        .map_err(|e| e.to_string())?;
+    if k.breaks(Mutant::HelloDeclaresTools) {
+        said["tools"] = json!([{ "name": "search" }]);
+    }
+    let hello = chan.req("hello", said).await.map_err(|e| e.to_string())?;
     let renew_every = hello["renewEveryMs"].as_u64().unwrap_or(1000).max(1);
     let http = Client::builder(TokioExecutor::new()).build(HttpConnector::new());
     let counter = Arc::new(AtomicU64::new(0));
@@ -476,7 +491,11 @@ impl Run {
                 steps,
             } => (
                 "turn.waiting",
-                json!({ "transcript": self.updates(entries), "effectIds": ids, "state": { "steps": steps } }),
+                json!({
+                    "transcript": self.updates(entries),
+                    "effectIds": if self.k.breaks(Mutant::WaitingWithoutIds) { vec![] } else { ids },
+                    "state": { "steps": steps }
+                }),
             ),
             End::Failed(why) => {
                 let mut p = json!({ "transcript": [], "state": { "steps": 0 } });
@@ -556,6 +575,7 @@ impl Run {
         if (self.k.breaks(Mutant::InputStringOnly) && !input.is_string())
             || (self.k.breaks(Mutant::InputObjectOnly) && input.is_string())
             || (self.k.breaks(Mutant::UnknownLimitRefused) && unknown_limit)
+            || (self.k.breaks(Mutant::ContinueRefused) && input["kind"] == "continue")
         {
             return End::Failed(json!({ "status": "failed", "error": "unreadable input" }));
         }
@@ -575,9 +595,12 @@ impl Run {
             .collect();
         for step in 0..12u64 {
             let ident = self.ident(&format!("{step}"));
-            let eid = format!("{}:{}:model:{ident}", self.turn, self.segment);
+            let eid = self.effect_id("model", &ident);
             let call = self.model_call(&history, &tools);
-            let effect = json!({ "effectId": eid, "kind": "model", "context": { "invocationId": format!("step-{step}") } });
+            let mut effect = json!({ "effectId": eid, "kind": "model", "context": { "invocationId": format!("step-{step}") } });
+            if self.k.breaks(Mutant::NoInvocationId) {
+                effect["context"] = json!({});
+            }
             let body =
                 json!({ "effectId": eid, "invocationId": format!("step-{step}"), "call": call });
             let candidate = match self
@@ -626,23 +649,22 @@ impl Run {
                     results.push(json!({ "callId": call_id, "error": "no such tool" }));
                     continue;
                 };
-                let tid = format!(
-                    "{}:{}:tool:{}",
-                    self.turn,
-                    self.segment,
-                    self.ident(&call_id)
-                );
+                let tid = self.effect_id("tool", &self.ident(&call_id));
                 let input = c["input"].clone();
-                let effect = json!({
+                let mut effect = json!({
                     "effectId": tid, "kind": "tool", "toolName": name, "target": target, "input": input,
                     "context": { "callId": call_id, "invocationId": format!("step-{step}") }
                 });
+                if self.k.breaks(Mutant::NoCallId) {
+                    effect["context"] = json!({ "invocationId": format!("step-{step}") });
+                }
                 let (route, body) = match target["kind"].as_str() {
                     Some("mcp") => (
                         "tool-calls",
                         json!({
                             "server": { "serverName": target["server"] }, "effectId": tid,
-                            "name": target["tool"], "arguments": input
+                            "name": if self.k.breaks(Mutant::OfferedNameCalled) { json!(name) } else { target["tool"].clone() },
+                            "arguments": input
                         }),
                     ),
                     _ => (
@@ -691,6 +713,14 @@ impl Run {
         End::Failed(json!({ "status": "failed", "error": "too many steps" }))
     }
 
+    /// `<turnId>:<segment>:<kind>:<identity>` (without the segment: the mutant's).
+    fn effect_id(&self, kind: &str, ident: &str) -> String {
+        if self.k.breaks(Mutant::EffectIdWithoutSegment) {
+            return format!("{}:{kind}:{ident}", self.turn);
+        }
+        format!("{}:{}:{kind}:{ident}", self.turn, self.segment)
+    }
+
     /// The identity of an effect within its segment: stable, never by call order (unless the
     /// mutant counts calls).
     fn ident(&self, natural: &str) -> String {
@@ -712,7 +742,12 @@ impl Run {
             p.extend(history.iter().cloned());
             json!(p)
         };
-        let mut call = json!({ "prompt": prompt, "tools": tools, "executionId": self.session });
+        let execution = if self.k.breaks(Mutant::ExecutionIdIsRun) {
+            &self.id
+        } else {
+            &self.session
+        };
+        let mut call = json!({ "prompt": prompt, "tools": tools, "executionId": execution });
         if self.k.breaks(Mutant::ModelCallUnbounded) {
             call["padding"] = json!("p".repeat(40_000));
         }
@@ -973,6 +1008,8 @@ impl Run {
                     k.to_string(),
                     if route == "model-calls" {
                         "model-calls"
+                    } else if route == "http-calls" && self.k.breaks(Mutant::HttpCancelRoute) {
+                        "http-calls"
                     } else {
                         "tool-calls"
                     },
