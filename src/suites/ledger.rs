@@ -77,8 +77,9 @@ pub struct Row {
     pub checks: Vec<String>,
     /// The mutant that breaks exactly its sentence.
     pub killer: Option<String>,
-    /// The row whose killer it shares, when both quote one rule (`(as row N)` in the killer cell).
-    pub shares: Option<u32>,
+    /// The row whose killer it shares, when both quote one rule: its ledger and number (`(as row
+    /// N)` in the killer cell, or `(as FILE row N)` for a row of another of the suite's ledgers).
+    pub shares: Option<(String, u32)>,
 }
 
 impl Row {
@@ -260,13 +261,23 @@ pub fn parse(ledger: &str, text: &str, names: &Names) -> Result<Vec<Row>, String
         if killer.is_none() && !killer_cell.is_empty() && killer_cell != "-" {
             return Err(format!("{at}: the killer is a mutant's name in backticks"));
         }
-        let shares = match killer_cell.split_once("(as row ") {
-            Some((_, rest)) => Some(
-                rest.trim_end_matches(')')
+        // `(as row N)`, or `(as FILE row N)` for a row of another ledger of the suite.
+        let shares = match killer_cell.split_once("(as ") {
+            Some((_, rest)) => {
+                let rest = rest.trim_end().trim_end_matches(')');
+                let (file, n) = rest.rsplit_once("row ").ok_or_else(|| {
+                    format!("{at}: write a shared killer `(as row N)` or `(as FILE row N)`")
+                })?;
+                let n = n
                     .trim()
                     .parse::<u32>()
-                    .map_err(|_| format!("{at}: `(as row N)` needs a row number"))?,
-            ),
+                    .map_err(|_| format!("{at}: `(as row N)` needs a row number"))?;
+                let file = match file.trim() {
+                    "" => ledger.to_string(),
+                    f => f.to_string(),
+                };
+                Some((file, n))
+            }
             None => None,
         };
         rows.push(Row {
@@ -300,7 +311,6 @@ pub fn problems(rows: &[Row], cases: &[Case], mutants: &[&str]) -> Vec<String> {
     let level = |name: &str| cases.iter().find(|c| c.name() == name).map(|c| c.level);
     let mut out = Vec::new();
     let mut numbers = BTreeMap::new();
-    let mut first_with: BTreeMap<&str, &Row> = BTreeMap::new();
     for r in rows {
         let at = r.at();
         if numbers.insert((&r.ledger, r.number), ()).is_some() {
@@ -340,21 +350,33 @@ pub fn problems(rows: &[Row], cases: &[Case], mutants: &[&str]) -> Vec<String> {
         if !mutants.contains(&k) {
             out.push(format!("{at}: killer `{k}` is no mutant of the suite"));
         }
-        match (first_with.get(k), r.shares) {
-            (None, None) => {
-                first_with.insert(k, r);
-            }
-            (None, Some(n)) => out.push(format!(
-                "{at}: `(as row {n})`, but no earlier row has killer `{k}`"
-            )),
-            (Some(first), shares) if shares != Some(first.number) || first.ledger != r.ledger => {
+    }
+    // One row owns each killer; every other row naming it quotes the same rule and says whose.
+    let mut by_killer: BTreeMap<&str, Vec<&Row>> = BTreeMap::new();
+    for r in rows {
+        if let Some(k) = r.killer.as_deref() {
+            by_killer.entry(k).or_default().push(r);
+        }
+    }
+    for (k, group) in by_killer {
+        let owners: Vec<&&Row> = group.iter().filter(|r| r.shares.is_none()).collect();
+        let [owner] = owners.as_slice() else {
+            let rows: Vec<String> = group.iter().map(|r| r.at()).collect();
+            out.push(format!(
+                "killer `{k}` of {}: one row owns it, the others quote the same rule and say so with `(as row N)` or `(as FILE row N)`",
+                rows.join(", ")
+            ));
+            continue;
+        };
+        for r in group.iter().filter(|r| r.shares.is_some()) {
+            if r.shares.as_ref() != Some(&(owner.ledger.clone(), owner.number)) {
+                let (f, n) = r.shares.clone().unwrap_or_default();
                 out.push(format!(
-                    "{at}: killer `{k}` is {}'s too; rows share a killer only when they quote one rule, written `(as row {})`",
-                    first.at(),
-                    first.number
-                ))
+                    "{}: `(as {f} row {n})`, but the row with killer `{k}` is {}",
+                    r.at(),
+                    owner.at()
+                ));
             }
-            _ => {}
         }
     }
     out
@@ -411,9 +433,27 @@ mod tests {
         assert_eq!(rows[0].cases, ["s::g::one", "s::g::two"]);
         assert_eq!(rows[0].killer.as_deref(), Some("m1"));
         assert_eq!(
-            (rows[1].state, rows[1].why.as_str(), rows[1].shares),
-            (Some(State::Partly), "no case of c", Some(1))
+            (rows[1].state, rows[1].why.as_str(), rows[1].shares.clone()),
+            (
+                Some(State::Partly),
+                "no case of c",
+                Some(("L.md".into(), 1))
+            )
         );
+        // A row of another ledger quoting the same rule says whose killer it shares.
+        let other = "| # | check | state | killer |\n|---|---|---|---|\n| 7 | `always` | covered | `m1` (as L.md row 1) |\n";
+        let mut all = rows.clone();
+        all.extend(parse("M.md", other, &names).unwrap());
+        assert_eq!(all[4].checks, ["always"]);
+        assert!(
+            problems(&all, &cases, &["m1"]).is_empty(),
+            "{:?}",
+            problems(&all, &cases, &["m1"])
+        );
+        let wrong = other.replace("L.md row 1", "L.md row 2");
+        let mut all = rows.clone();
+        all.extend(parse("M.md", &wrong, &names).unwrap());
+        assert_eq!(problems(&all, &cases, &["m1"]).len(), 1);
         assert_eq!(
             (rows[2].state, rows[2].why.as_str()),
             (Some(State::NotCheckable), "outside")
