@@ -12,4 +12,5 @@ pub fn plain(text: &str) -> String {
 
 /// The cells of a Markdown table line, split at every `|` not written `\|`: the ledgers' own
 /// reading (`hcpspec::suites::ledger::cells`).
+#[allow(unused_imports)] // each test binary uses a part
 pub use hcpspec::suites::ledger::cells;
