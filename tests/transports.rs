@@ -136,9 +136,14 @@ fn quick() -> Options {
     }
 }
 
-fn error_of(r: &CaseResult) -> &str {
+/// What a broken call made of the case: an error verdict's message, or, for an exec the shim
+/// answered with an error (the runtime threw where a value is due), the failure and what it saw.
+fn error_of(r: &CaseResult) -> String {
     match &r.verdict {
-        Verdict::Error { message } => message,
+        Verdict::Error { message } => message.clone(),
+        Verdict::Fail(f) if f.actual.get("thrown").is_some() => {
+            format!("{} {}", f.message, f.actual)
+        }
         other => panic!("{}: expected an error verdict, got {other:?}", r.name),
     }
 }

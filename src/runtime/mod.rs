@@ -336,6 +336,11 @@ pub trait Runtime: Send {
     fn activate(&mut self, pack_ids: &[String]) -> Vec<PackResult>;
     fn connect(&mut self, pack_id: &str) -> PackResult;
     fn exec(&mut self, req: &ExecRequest) -> Envelope;
+    /// `exec` as the driver answers it: the envelope, or an exception thrown instead (its
+    /// message), which a shim answers as a JSON-RPC error. A conforming runtime never throws.
+    fn exec_or_throw(&mut self, req: &ExecRequest) -> Result<Envelope, String> {
+        Ok(self.exec(req))
+    }
     fn availability(&self, pack_id: &str) -> PackAvailability;
     fn sense(&mut self, event: &SenseEvent) -> SenseReceipt;
     fn sense_sink(&self) -> Vec<SenseEvent>;

@@ -98,6 +98,7 @@ crate::mutants! {
     ConnectedFlagStale = "connected-flag-stale", ["9"], "reports connected: false (with a reason) for a Binding pack, even once it is connected";
     AvailabilityShapeWrong = "availability-shape-wrong", ["9"], "reports every command's operation as read and its land as local";
     SenseSinkUnrecorded = "sense-sink-unrecorded", ["10"], "accepts declared Sense events but records none in the sink";
+    DenialThrown = "denial-thrown", ["3"], "throws an exception for a denied exec instead of answering the denial envelope";
     DenialFlaggedOk = "denial-flagged-ok", ["3"], "answers a denied exec with ok: true and the denial in error, so an agent cannot branch on ok";
     GetPackFirstInstalled = "get-pack-first-installed", ["1"], "answers getPack of any installed pack_id with the first pack it lists";
     SkillNotExposed = "skill-not-exposed", ["1"], "loads and lints HARNESS.md but shows the harness a Skill of its own making (the pack's name as a heading)";

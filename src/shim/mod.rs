@@ -184,7 +184,18 @@ impl Session {
             }
             "runtime.exec" => {
                 let a: ExecParams = params(p)?;
-                self.with(&a.runtime_id, |rt| rt.exec(&a.req))
+                // A runtime that throws is answered as a shim answers an exception: -32603.
+                let mut thrown = None;
+                let v = self.with(&a.runtime_id, |rt| {
+                    rt.exec_or_throw(&a.req).map_err(|t| thrown = Some(t)).ok()
+                })?;
+                match thrown {
+                    Some(t) => Err(RpcError::new(
+                        INTERNAL_ERROR,
+                        format!("the runtime threw: {t}"),
+                    )),
+                    None => Ok(v),
+                }
             }
             "runtime.availability" => {
                 let a: WithPack = params(p)?;

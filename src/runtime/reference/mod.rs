@@ -1264,6 +1264,14 @@ impl Runtime for Reference {
         }
     }
 
+    fn exec_or_throw(&mut self, req: &ExecRequest) -> Result<Envelope, String> {
+        let envelope = self.exec(req);
+        if self.broken(Mutant::DenialThrown) && !envelope.ok {
+            return Err(envelope.error.unwrap_or_default());
+        }
+        Ok(envelope)
+    }
+
     fn exec(&mut self, req: &ExecRequest) -> Envelope {
         if self.broken(Mutant::ExecUnimplemented) {
             return Envelope::deny(req, "exec is not implemented");

@@ -327,9 +327,16 @@ fn observe(
         Action::Connect(p) | Action::Availability(p) | Action::GetPack(p) | Action::Skill(p) => {
             call(adapter, with(json!({ "pack_id": p })))
         }
-        Action::Exec(req) | Action::Sense(req) | Action::Cli(req) => {
-            call(adapter, with(vars.substitute(req)))
-        }
+        // An exec answered with an error (but "not implemented") is the runtime throwing where
+        // the contract wants a value (spec 000: "denials come back as values an agent can branch
+        // on, never as thrown exceptions"): observed as `{thrown}`, which no envelope matches.
+        Action::Exec(req) | Action::Cli(req) => match call(adapter, with(vars.substitute(req))) {
+            Err(CallError::Rpc(e)) if !CallError::Rpc(e.clone()).not_implemented() => {
+                Ok(json!({ "thrown": { "code": e.code, "message": e.message } }))
+            }
+            other => other,
+        },
+        Action::Sense(req) => call(adapter, with(vars.substitute(req))),
         Action::ListPacks(_) | Action::Sink(_) | Action::Audit(_) => call(adapter, with(json!({}))),
         Action::Probe(path) => materialize::read_probe(vars, path).map_err(CallError::Transport),
         Action::Wait(ms) => {
