@@ -98,11 +98,15 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
     } else {
         offset.saturating_add(length).min(bytes.len() as u64)
     };
-    Reply::Ok(json!({
+    let mut answer = json!({
         "artifact": a["meta"], "offset": offset,
         "base64": b64(&bytes[offset as usize..end as usize]),
         "eof": (folder || end == bytes.len() as u64) && !w.breaks(Mutant::EofNeverSet)
-    }))
+    });
+    if w.breaks(Mutant::ReadAnswerWithoutOffset) {
+        answer.as_object_mut().map(|o| o.remove("offset"));
+    }
+    Reply::Ok(answer)
 }
 
 pub fn write(w: &mut World, p: &Value) -> Reply {

@@ -257,6 +257,21 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
     }
     {
         let mut g = lock(&w);
+        if status != 200 && g.breaks(Mutant::GateErrorMisshapen) {
+            if let Some(e) = out.get("error").cloned().filter(Value::is_object) {
+                out = e;
+            }
+        }
+        if status == 200
+            && route != "model-calls"
+            && out["ok"] == true
+            && g.breaks(Mutant::ToolAnswerMisshapen)
+        {
+            if let Some(o) = out.as_object_mut() {
+                let result = o.remove("result").unwrap_or(Value::Null);
+                o.insert("value".into(), result);
+            }
+        }
         let at = g.now();
         // Where in the log the answer falls (milliseconds are too coarse to order it).
         let seq = g.log.len();
@@ -349,6 +364,13 @@ fn decide(
         && !g.breaks(Mutant::UnjournaledCallRun)
         && !model_unchecked
     {
+        if g.breaks(Mutant::UnjournaledRefused403) {
+            return deny(gate_error(
+                403,
+                "forbidden",
+                "no intent of this run answered execute for this key",
+            ));
+        }
         return deny(gate_error(
             409,
             "effect_not_journaled",

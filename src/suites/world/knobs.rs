@@ -380,6 +380,30 @@ crate::mutants! {
             "answers hello {api: 4}";
         OkFrameMisshapen = "ok-frame-misshapen", ["2"],
             "sends an ok answer's result as result, not r";
+        SandboxOwnerDropped = "sandbox-owner-dropped", ["3"],
+            "sends routing.sandbox without ownerId";
+        ModelProviderDropped = "model-provider-dropped", ["3"],
+            "sends TurnStart's model without its provider";
+        ReadAnswerWithoutOffset = "read-answer-without-offset", ["4b"],
+            "answers artifact.read without offset";
+        ToolRowKindIsTheEffects = "tool-row-kind-is-the-effects", ["4"],
+            "names a tool call's row by the effect's kind (tool), not the target's";
+        GateErrorMisshapen = "gate-error-misshapen", ["5"],
+            "answers a gate error {code, message}, not {error: {code, message}}";
+        UnjournaledRefused403 = "unjournaled-refused-403", ["5"],
+            "refuses an un-journaled call 403 forbidden, not 409 effect_not_journaled";
+        ToolAnswerMisshapen = "tool-answer-misshapen", ["5"],
+            "answers a tool call that succeeded {ok: true, value}, not {ok: true, result}";
+        PolicyDenialNotToolDenied = "policy-denial-not-tool-denied", ["4"],
+            "answers a call the policy denies completed with tool.forbidden, not tool.denied";
+        HeldCallRefused = "held-call-refused", ["4"],
+            "answers a call the policy holds completed with a failure, not pending";
+        PendingStatusRenamed = "pending-status-renamed", ["4"],
+            "answers an intent that waits {status: \"waiting\"}, not pending";
+        MemoryFailureWithoutText = "memory-failure-without-text", ["4"],
+            "answers a memory call that fails with a failure that has no text (no code, no message)";
+        ApprovalDenialNotToolDenied = "approval-denial-not-tool-denied", ["7"],
+            "answers a call a person denied completed with tool.rejected, not tool.denied";
     }
 }
 

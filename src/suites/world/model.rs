@@ -534,6 +534,9 @@ impl World {
             }
         });
         merge(&mut start, &Value::Object(self.sc.turn.clone()));
+        if self.core_role && self.breaks(Mutant::ModelProviderDropped) {
+            start["model"].as_object_mut().map(|o| o.remove("provider"));
+        }
         if !(self.core_role && self.breaks(Mutant::TenantLimitsNotSent)) {
             merge(&mut start["limits"], &Value::Object(self.sc.limits.clone()));
         }
@@ -835,6 +838,11 @@ impl World {
             let id = a.get("id").cloned().unwrap_or(json!("scenario-agent"));
             start["routing"]["sandbox"] =
                 json!({ "ownerId": id, "environmentId": id, "environment": env });
+            if self.breaks(Mutant::SandboxOwnerDropped) {
+                start["routing"]["sandbox"]
+                    .as_object_mut()
+                    .map(|o| o.remove("ownerId"));
+            }
             if let Some(spec) = a
                 .get("sandboxSpec")
                 .filter(|_| !self.breaks(Mutant::SandboxSpecDropped))
@@ -1146,6 +1154,9 @@ impl World {
                 Row::Waiting { .. } if self.uncertain.contains(&eid) => {
                     Reply::Ok(json!({ "status": "uncertain" }))
                 }
+                Row::Waiting { .. } if self.breaks(Mutant::PendingStatusRenamed) => {
+                    Reply::Ok(json!({ "status": "waiting" }))
+                }
                 Row::Waiting { .. } => Reply::Ok(json!({ "status": "pending" })),
                 Row::Executing { .. }
                     if self.crashed(i, &eid) || self.interrupted(&eid, &effect) =>
@@ -1203,7 +1214,12 @@ impl World {
             match (self.approved(&eid), d) {
                 (Some(true), _) => json!("execute"),
                 (Some(false), _) => {
-                    json!({ "completed": super::tools::failure("tool.denied", "a person denied this call") })
+                    let code = if self.breaks(Mutant::ApprovalDenialNotToolDenied) {
+                        "tool.rejected"
+                    } else {
+                        "tool.denied"
+                    };
+                    json!({ "completed": super::tools::failure(code, "a person denied this call") })
                 }
                 (None, super::tools::Decision::Execute) => json!("execute"),
                 (None, super::tools::Decision::Pending) => {
@@ -1216,6 +1232,9 @@ impl World {
             self.rule_for(&effect)
         };
         let (row, reply) = match answer.as_str() {
+            Some("pending") if self.breaks(Mutant::PendingStatusRenamed) => {
+                (Row::Waiting { hash }, json!({ "status": "waiting" }))
+            }
             Some("pending") | Some("uncertain") => {
                 (Row::Waiting { hash }, json!({ "status": answer }))
             }
@@ -1370,7 +1389,12 @@ impl World {
             self.runs[run].executed.insert(eid.to_string());
             return Some(Reply::Ok(json!({ "status": "execute" })));
         }
-        let outcome = super::tools::failure("tool.denied", "a person denied this call");
+        let code = if self.breaks(Mutant::ApprovalDenialNotToolDenied) {
+            "tool.rejected"
+        } else {
+            "tool.denied"
+        };
+        let outcome = super::tools::failure(code, "a person denied this call");
         self.journal.insert(
             eid.to_string(),
             Row::Completed {
@@ -1568,8 +1592,13 @@ impl World {
                 } else {
                     t["tool"].clone()
                 };
+                let kind = if self.breaks(Mutant::ToolRowKindIsTheEffects) {
+                    e["kind"].clone()
+                } else {
+                    t["kind"].clone()
+                };
                 Some(json!({
-                    "effectId": eid, "kind": t["kind"], "server": server, "tool": tool,
+                    "effectId": eid, "kind": kind, "server": server, "tool": tool,
                     "toolName": e["toolName"], "skill": self.row_skill(e), "plugin": self.row_plugin(e),
                 }))
             })

@@ -123,12 +123,11 @@ pub fn decide(
                     "the session's version does not set harness.memory".into(),
                 );
             };
-            return Decision::Completed(memory(
-                &effect["input"],
-                access == "read_write",
-                memories,
-                k,
-            ));
+            let answer = memory(&effect["input"], access == "read_write", memories, k);
+            if answer["kind"] == "failed" && k.breaks(Mutant::MemoryFailureWithoutText) {
+                return Decision::Completed(json!({ "kind": "failed" }));
+            }
+            return Decision::Completed(answer);
         }
         "runtime" if k.breaks(Mutant::OtherRuntimeOperationExecutes) => return Decision::Execute,
         _ if !k.breaks(Mutant::NoTargetExecutes) => {
@@ -157,6 +156,14 @@ pub fn decide(
             continue;
         }
         return match rule["answer"].as_str() {
+            _ if rule["answer"] != "hold" && k.breaks(Mutant::PolicyDenialNotToolDenied) => refuse(
+                "tool.forbidden",
+                "the Tenant's tool policy denies this call".into(),
+            ),
+            Some("hold") if k.breaks(Mutant::HeldCallRefused) => refuse(
+                "tool.held",
+                "the Tenant's tool policy holds this call for a person".into(),
+            ),
             Some("hold") => Decision::Pending,
             _ => refuse(
                 "tool.denied",
