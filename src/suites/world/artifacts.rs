@@ -103,6 +103,9 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
         "base64": b64(&bytes[offset as usize..end as usize]),
         "eof": (folder || end == bytes.len() as u64) && !w.breaks(Mutant::EofNeverSet)
     });
+    if !folder && offset == bytes.len() as u64 && w.breaks(Mutant::ReadAtTheEndSendsBytes) {
+        answer["base64"] = json!(b64(&bytes));
+    }
     if w.breaks(Mutant::ReadAnswerWithoutOffset) {
         answer.as_object_mut().map(|o| o.remove("offset"));
     }
@@ -134,7 +137,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
             {
                 if let Some(id) = w.keys_written.get(k) {
                     return Reply::Ok(
-                        json!({ "status": "written", "created": false, "artifact": w.artifacts[id]["meta"] }),
+                        json!({ "status": "written", "created": w.breaks(Mutant::RepeatedKeyAnswersCreated), "artifact": w.artifacts[id]["meta"] }),
                     );
                 }
             }
@@ -234,6 +237,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             let twice = w.breaks(Mutant::RepeatChunkTakenTwice);
+            let any_offset = w.breaks(Mutant::ChunkOffsetUnchecked);
             let survives = w.breaks(Mutant::UploadSurvivesRun);
             let unchecked = w.breaks(Mutant::UploadBytesUnchecked);
             let Some(u) = w.uploads.get_mut(id) else {
@@ -248,7 +252,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
             if u.last == Some((offset, d.len())) && !twice {
                 return Reply::Ok(json!({ "received": u.bytes.len() }));
             }
-            if offset != u.bytes.len() as u64 && !twice {
+            if offset != u.bytes.len() as u64 && !twice && !any_offset {
                 return Reply::Err(
                     "invalid",
                     format!("offset {offset}: {} bytes received", u.bytes.len()),

@@ -404,6 +404,16 @@ crate::mutants! {
             "answers a memory call that fails with a failure that has no text (no code, no message)";
         ApprovalDenialNotToolDenied = "approval-denial-not-tool-denied", ["7"],
             "answers a call a person denied completed with tool.rejected, not tool.denied";
+        ReadAtTheEndSendsBytes = "read-at-the-end-sends-bytes", ["4b"],
+            "answers a read at the end with the file's bytes (and eof: true)";
+        RepeatedKeyAnswersCreated = "repeated-key-answers-created", ["4b"],
+            "answers a begin with a key already written created: true (the same version)";
+        ChunkOffsetUnchecked = "chunk-offset-unchecked", ["4b"],
+            "takes a chunk at any offset (a repeat of the last still taken once)";
+        SandboxEnvironmentDropped = "sandbox-environment-dropped", ["3"],
+            "sends routing.sandbox without its environment";
+        LimitBytesMessageBare = "limit-bytes-message-bare", ["4b"],
+            "refuses an upload past limitBytes with a message naming neither limitBytes nor its value";
     }
 }
 

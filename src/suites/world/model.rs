@@ -285,7 +285,9 @@ impl World {
 
     /// limit_exceeded, its message naming the limit and its value (§ 1), then `detail`.
     pub fn over_limit(&self, name: &str, limit: u64, detail: &str) -> Reply {
-        let message = if self.breaks(Mutant::LimitMessageWithoutValue) {
+        let message = if name == "limitBytes" && self.breaks(Mutant::LimitBytesMessageBare) {
+            "the upload is too large".to_string()
+        } else if self.breaks(Mutant::LimitMessageWithoutValue) {
             format!("{name}{detail}")
         } else if self.breaks(Mutant::LimitMessageUnnamed) {
             format!("{limit}{detail}")
@@ -838,6 +840,11 @@ impl World {
             let id = a.get("id").cloned().unwrap_or(json!("scenario-agent"));
             start["routing"]["sandbox"] =
                 json!({ "ownerId": id, "environmentId": id, "environment": env });
+            if self.breaks(Mutant::SandboxEnvironmentDropped) {
+                start["routing"]["sandbox"]
+                    .as_object_mut()
+                    .map(|o| o.remove("environment"));
+            }
             if self.breaks(Mutant::SandboxOwnerDropped) {
                 start["routing"]["sandbox"]
                     .as_object_mut()
