@@ -123,6 +123,36 @@ crate::mutants! {
             "ends a waiting segment with no effectIds";
         HttpCancelRoute = "http-cancel-route", ["8"],
             "cancels an HTTP call on http-calls/{key}/cancel, not tool-calls/{key}/cancel";
+        NeverConnects = "never-connects", ["1"],
+            "never opens its WebSocket to core's harness listener";
+        ReusedRequestId = "reused-request-id", ["1"],
+            "before its first output, sends a lease twice under one id (both waiting: core has no run to offer)";
+        FrameOfAnotherShape = "frame-of-another-shape", ["1"],
+            "sends its first lease as a frame of no FrameSchema kind ({t: \"request\"})";
+        ReleaseWithoutReason = "release-without-reason", ["2"],
+            "sends lease.release without its reason";
+        OutcomeWithoutRunId = "outcome-without-run-id", ["4"],
+            "sends effect.outcome without runId";
+        RejoinNotSent = "rejoin-not-sent", ["4"],
+            "records a call answered {execute, rejoin: true} as an error instead of sending it again";
+        ToolFailureAsGateError = "tool-failure-as-gate-error", ["4"],
+            "takes a tool's {ok: false, error} answer as a gate error, recording no outcome";
+        ToolIntentUntargeted = "tool-intent-untargeted", ["4"],
+            "sends tool intents without toolName and target";
+        ChunksReversed = "chunks-reversed", ["4b"],
+            "uploads a spilled result's chunks last to first";
+        SpillNamesAnotherEffect = "spill-names-another-effect", ["4b"],
+            "spills a result with an effectId the run never journaled";
+        McpServerByUrl = "mcp-server-by-url", ["5"],
+            "names MCP servers by a URL, not {serverName}";
+        ModelCallWithoutInvocationId = "model-call-without-invocation-id", ["5"],
+            "sends model-calls bodies without invocationId";
+        UpdatesWithoutLength = "updates-without-length", ["6"],
+            "reports TranscriptUpdates without length";
+        OutputWithoutTranscript = "output-without-transcript", ["7"],
+            "ends a segment with an output that carries no transcript";
+        CompletedLeftHeld = "completed-left-held", ["7"],
+            "never sends the output of a completed segment, and holds its run";
     }
 }
 
@@ -176,6 +206,13 @@ struct Chan {
 
 impl Chan {
     fn send(&self, frame: Value) {
+        let mut frame = frame;
+        if self.k.breaks(Mutant::FrameOfAnotherShape)
+            && frame["m"] == "lease"
+            && !self.sent_lease.swap(true, Ordering::Relaxed)
+        {
+            frame["t"] = json!("request");
+        }
         let text = frame.to_string();
         let msg = if self.k.breaks(Mutant::BinaryFrames) {
             Message::binary(text.into_bytes())
@@ -229,6 +266,9 @@ pub async fn run(env: LaunchEnv, k: Knobs) {
 }
 
 async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
+    if k.breaks(Mutant::NeverConnects) {
+        return Ok(());
+    }
     let mut request = env
         .core_url
         .as_str()
@@ -453,12 +493,21 @@ impl Run {
         let work = self.segment();
         tokio::pin!(work);
         tokio::select! {
-            end = &mut work => self.output(end).await,
+            end = &mut work => {
+                if self.k.breaks(Mutant::CompletedLeftHeld) && matches!(end, End::Completed { .. }) {
+                    std::future::pending::<()>().await;
+                }
+                self.output(end).await
+            }
             reason = crx.recv() => {
                 let reason = reason.unwrap_or_else(|| "cancel".into());
                 let release = matches!(reason.as_str(), "shutdown" | "ownership.lost");
                 if release && !self.k.breaks(Mutant::NoReleaseOnShutdown) || !release && self.k.breaks(Mutant::NoCancelledOutput) {
-                    let _ = self.chan.req("lease.release", json!({ "runId": self.id, "reason": reason })).await;
+                    let mut p = json!({ "runId": self.id, "reason": reason });
+                    if self.k.breaks(Mutant::ReleaseWithoutReason) {
+                        p.as_object_mut().expect("object").remove("reason");
+                    }
+                    let _ = self.chan.req("lease.release", p).await;
                 } else {
                     if !release && !self.k.breaks(Mutant::NoGateCancel) {
                         self.cancel_gate_calls().await;
@@ -513,6 +562,17 @@ impl Run {
         if self.k.breaks(Mutant::StateTooLarge) {
             p["state"] = json!("s".repeat(state_bytes.min(1 << 24) as usize + 1));
         }
+        if self.k.breaks(Mutant::OutputWithoutTranscript) {
+            p.as_object_mut().expect("object").remove("transcript");
+        }
+        if self.k.breaks(Mutant::ReusedRequestId) && self.taken == 0 {
+            // Core has no run to offer while this one is held, so both wait: one id, two requests.
+            let id = self.chan.next.fetch_add(1, Ordering::Relaxed);
+            for _ in 0..2 {
+                self.chan
+                    .send(json!({ "t": "req", "id": id, "m": "lease", "p": {} }));
+            }
+        }
         let _ = self.chan.req("output", p).await;
     }
 
@@ -534,6 +594,9 @@ impl Run {
 
     fn updates(&self, entries: Vec<Value>) -> Value {
         let n = entries.len();
+        if self.k.breaks(Mutant::UpdatesWithoutLength) {
+            return json!([{ "keep": 0, "entries": entries }]);
+        }
         json!([{ "keep": 0, "entries": entries, "length": n }])
     }
 
@@ -601,8 +664,11 @@ impl Run {
             if self.k.breaks(Mutant::NoInvocationId) {
                 effect["context"] = json!({});
             }
-            let body =
+            let mut body =
                 json!({ "effectId": eid, "invocationId": format!("step-{step}"), "call": call });
+            if self.k.breaks(Mutant::ModelCallWithoutInvocationId) {
+                body.as_object_mut().expect("object").remove("invocationId");
+            }
             let candidate = match self
                 .effect(effect, Some(call), &outcomes, "model-calls", body)
                 .await
@@ -655,6 +721,11 @@ impl Run {
                     "effectId": tid, "kind": "tool", "toolName": name, "target": target, "input": input,
                     "context": { "callId": call_id, "invocationId": format!("step-{step}") }
                 });
+                if self.k.breaks(Mutant::ToolIntentUntargeted) {
+                    let o = effect.as_object_mut().expect("object");
+                    o.remove("toolName");
+                    o.remove("target");
+                }
                 if self.k.breaks(Mutant::NoCallId) {
                     effect["context"] = json!({ "invocationId": format!("step-{step}") });
                 }
@@ -662,7 +733,7 @@ impl Run {
                     Some("mcp") => (
                         "tool-calls",
                         json!({
-                            "server": { "serverName": target["server"] }, "effectId": tid,
+                            "server": self.server(&target["server"]), "effectId": tid,
                             "name": if self.k.breaks(Mutant::OfferedNameCalled) { json!(name) } else { target["tool"].clone() },
                             "arguments": input
                         }),
@@ -787,6 +858,14 @@ impl Run {
         (tools, targets)
     }
 
+    /// How a gate call names an MCP server: `{serverName}` (by a URL: the mutant's).
+    fn server(&self, name: &Value) -> Value {
+        if self.k.breaks(Mutant::McpServerByUrl) {
+            return json!({ "url": format!("{}/mcp/{}", self.gates, name.as_str().unwrap_or_default()) });
+        }
+        json!({ "serverName": name })
+    }
+
     fn tool_name(&self, server: &str, tool: &str) -> String {
         if self.k.decides(Variant::OtherToolNames) {
             return format!("t_{:x}_{tool}", crate::hash::fnv1a64(server.as_bytes()))
@@ -815,7 +894,7 @@ impl Run {
         let mut listed = Vec::new();
         for s in servers {
             let name = s["name"].clone();
-            let server = json!({ "server": { "serverName": name } });
+            let server = json!({ "server": self.server(&name) });
             let _ = self.gate("mcp/connect", None, &server).await;
             if let Ok(a) = self.gate("mcp/list", None, &server).await {
                 listed.push(json!({ "name": name, "tools": a["result"]["tools"] }));
@@ -885,6 +964,17 @@ impl Run {
             )
             .await?;
         match answer["status"].as_str() {
+            Some("execute") if answer["rejoin"] == true && self.k.breaks(Mutant::RejoinNotSent) => {
+                let error =
+                    json!({ "code": "rejoin", "message": "left running by a previous owner" });
+                self.chan
+                    .req(
+                        "effect.outcome",
+                        json!({ "runId": self.id, "effectId": eid, "error": error }),
+                    )
+                    .await?;
+                Ok(Effected::Done(json!({ "ok": false, "error": error })))
+            }
             Some("execute") => {
                 let bypass = (route == "model-calls"
                     && self.k.breaks(Mutant::FixtureModelBypassed)
@@ -895,6 +985,12 @@ impl Run {
                 } else {
                     self.gate(route, Some(&eid), &body).await?
                 };
+                if route != "model-calls"
+                    && got["ok"] == false
+                    && self.k.breaks(Mutant::ToolFailureAsGateError)
+                {
+                    return Err(got["error"].clone());
+                }
                 let mut value = if route == "model-calls" {
                     got["outcome"].clone()
                 } else {
@@ -903,13 +999,11 @@ impl Run {
                 if route != "model-calls" {
                     value = self.fit(&eid, value).await;
                 }
-                let recorded = self
-                    .chan
-                    .req(
-                        "effect.outcome",
-                        json!({ "runId": self.id, "effectId": eid, "value": value }),
-                    )
-                    .await?;
+                let mut outcome = json!({ "runId": self.id, "effectId": eid, "value": value });
+                if self.k.breaks(Mutant::OutcomeWithoutRunId) {
+                    outcome.as_object_mut().expect("object").remove("runId");
+                }
+                let recorded = self.chan.req("effect.outcome", outcome).await?;
                 Ok(Effected::Done(
                     recorded.get("outcome").cloned().unwrap_or(value),
                 ))
@@ -938,6 +1032,9 @@ impl Run {
             "runId": self.id, "op": "begin", "name": format!("{}.json", eid.replace(':', "_")),
             "contentType": "application/json", "size": bytes.len(), "key": eid, "effectId": eid
         });
+        if self.k.breaks(Mutant::SpillNamesAnotherEffect) {
+            begin["effectId"] = json!(format!("{eid}-unjournaled"));
+        }
         if self.k.breaks(Mutant::SpillWithoutEffectId) {
             begin.as_object_mut().expect("object").remove("effectId");
         }
@@ -961,7 +1058,11 @@ impl Run {
                 }
             } else if let Some(upload) = a["uploadId"].as_str() {
                 let mut ok = true;
-                for (i, part) in bytes.chunks(chunk).enumerate() {
+                let mut parts: Vec<(usize, &[u8])> = bytes.chunks(chunk).enumerate().collect();
+                if self.k.breaks(Mutant::ChunksReversed) {
+                    parts.reverse();
+                }
+                for (i, part) in parts {
                     let c = json!({ "runId": self.id, "op": "chunk", "uploadId": upload, "offset": i * chunk, "base64": b64(part) });
                     if self.chan.req("artifact.write", c).await.is_err() {
                         ok = false;
