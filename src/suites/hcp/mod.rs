@@ -331,7 +331,7 @@ fn observe(
         // the contract wants a value (spec 000: "denials come back as values an agent can branch
         // on, never as thrown exceptions"): observed as `{thrown}`, which no envelope matches.
         Action::Exec(req) | Action::Cli(req) => match call(adapter, with(vars.substitute(req))) {
-            Err(CallError::Rpc(e)) if !CallError::Rpc(e.clone()).not_implemented() => {
+            Err(CallError::Rpc(e)) if e.code != crate::shim::METHOD_NOT_FOUND => {
                 Ok(json!({ "thrown": { "code": e.code, "message": e.message } }))
             }
             other => other,
