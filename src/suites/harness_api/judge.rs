@@ -95,6 +95,9 @@ pub const ASKED: &[&str] = &[
     "gate",
     "answeredOk",
     "inputEntries",
+    "renewals",
+    "modelSaw",
+    "entries",
 ];
 
 struct View<'a> {
@@ -488,26 +491,69 @@ fn replay_without_asking(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     Ok(())
 }
 
+/// What an intent asked for, as far as it can be seen: its effect, and for a model effect the
+/// ModelCall its run sent the Model Gate under that key after it (`None` when it sent none).
+fn request_of<'a>(v: &View<'a>, r: &Req<'a>, id: &str) -> (&'a Value, Option<&'a Value>) {
+    let effect = &r.f["p"]["effect"];
+    if effect["kind"] != "model" {
+        return (effect, Some(effect));
+    }
+    let call = v
+        .gates()
+        .find(|(i, g)| {
+            *i > r.at
+                && g["route"] == "model-calls"
+                && g["key"] == id
+                && g["run"] == r.f["p"]["runId"]
+        })
+        .and_then(|(_, g)| g["body"].get("call"));
+    (effect, call)
+}
+
 fn request_hash(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
-    let mut by_id: BTreeMap<String, (String, &Value)> = BTreeMap::new();
+    // Each effect id's earlier intents: (hash, params, effect, ModelCall if seen).
+    type Asked<'a> = (String, &'a Value, &'a Value, Option<&'a Value>);
+    let mut by_id: BTreeMap<String, Vec<Asked>> = BTreeMap::new();
     let mut by_hash: BTreeMap<String, String> = BTreeMap::new();
     for (r, id, _) in v.intents() {
         let hash = r.f["p"]["requestHash"]
             .as_str()
             .unwrap_or_default()
             .to_string();
-        if let Some((h, first)) = by_id.get(&id) {
-            if *h != hash {
+        let (effect, call) = request_of(v, &r, &id);
+        let model = effect["kind"] == "model";
+        for (h, first, e0, c0) in by_id.get(&id).into_iter().flatten() {
+            // The same request: the same effect, and for a model effect the same ModelCall
+            // (unknown when one of them reached no gate: then it is not judged).
+            let calls = match (c0, call) {
+                (Some(a), Some(b)) => Some(a == &b),
+                _ => None,
+            };
+            let same = *e0 == effect && (!model || calls == Some(true));
+            let differs = *e0 != effect || calls == Some(false);
+            if same && *h != hash {
                 return Err(fail(
                     "request-hash",
-                    format!("effect {id} asked again with another request hash"),
+                    format!(
+                        "effect {id} asked again for the same request with another request hash"
+                    ),
                     (*first).clone(),
                     r.f["p"].clone(),
                 ));
             }
-            continue;
+            if differs && *h == hash {
+                return Err(fail(
+                    "request-hash",
+                    format!(
+                        "effect {id} asked again for another request ({}) with the same request hash",
+                        if *e0 != effect { "another effect" } else { "another ModelCall" }
+                    ),
+                    json!({ "first": first, "ModelCall": c0 }),
+                    json!({ "again": r.f["p"], "ModelCall": call }),
+                ));
+            }
         }
-        if let Some(other) = by_hash.get(&hash) {
+        if let Some(other) = by_hash.get(&hash).filter(|o| **o != id) {
             return Err(fail(
                 "request-hash",
                 format!(
@@ -517,7 +563,10 @@ fn request_hash(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
                 r.f["p"].clone(),
             ));
         }
-        by_id.insert(id.clone(), (hash.clone(), &r.f["p"]));
+        by_id
+            .entry(id.clone())
+            .or_default()
+            .push((hash.clone(), &r.f["p"], effect, call));
         by_hash.insert(hash, id);
     }
     Ok(())
@@ -632,20 +681,33 @@ fn record_entry(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     for r in v.reqs() {
         let Some(run) = v.run_of(&r) else { continue };
         let limit = run.limit("recordEntryBytes");
-        let sized: Vec<&Value> = match r.f["m"].as_str() {
-            Some("effect.outcome") => r.f["p"].get("value").into_iter().collect(),
-            Some("output") => entries(&r.f["p"]),
+        // "one entry of the record, as JSON: an effect.outcome value, a transcript update": a
+        // transcript entry, and each TranscriptUpdate that carries entries (§ 3, § 6).
+        let sized: Vec<(&str, &Value)> = match r.f["m"].as_str() {
+            Some("effect.outcome") => r.f["p"]
+                .get("value")
+                .into_iter()
+                .map(|x| ("effect.outcome value", x))
+                .collect(),
+            Some("output") => entries(&r.f["p"])
+                .into_iter()
+                .map(|x| ("transcript entry", x))
+                .chain(
+                    r.f["p"]["transcript"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|u| ("transcript update", u)),
+                )
+                .collect(),
             _ => vec![],
         };
-        for s in sized {
+        for (what, s) in sized {
             let n = s.to_string().len() as u64;
             if n > limit {
                 return Err(fail(
                     "record-entry-bytes",
-                    format!(
-                        "a `{}` entry of {n} bytes past recordEntryBytes {limit}",
-                        r.f["m"].as_str().unwrap_or("")
-                    ),
+                    format!("a {what} of {n} bytes past recordEntryBytes {limit}"),
                     json!({ "recordEntryBytes": limit }),
                     json!({ "bytes": n }),
                 ));
@@ -700,25 +762,47 @@ fn tool_names(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
 }
 
 fn disabled_tools(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
-    let mut disabled = BTreeSet::new();
+    // A disabled tool is known by what the harness cannot rename without misleading the model:
+    // its description, or its input schema where no enabled tool shares it (names are free).
+    let (mut off, mut on) = (Vec::new(), Vec::new());
     for run in &v.p.runs {
         for s in run.start["mcp"]["servers"].as_array().into_iter().flatten() {
             for t in s["tools"].as_array().into_iter().flatten() {
                 if t["enabled"] == false {
-                    if let Some(d) = t["description"].as_str() {
-                        disabled.insert(d.to_string());
-                    }
+                    off.push(t);
+                } else {
+                    on.push(t);
                 }
             }
         }
     }
+    let schema_of = |t: &Value| t.get("inputSchema").filter(|s| s.is_object()).cloned();
     for t in offered(v) {
         let d = t["description"].as_str().unwrap_or_default();
-        if disabled.iter().any(|x| d.contains(x.as_str())) {
+        let by_description = off.iter().any(|x| {
+            x["description"]
+                .as_str()
+                .is_some_and(|x| !x.is_empty() && d.contains(x))
+        });
+        let schema = ["inputSchema", "input_schema", "parameters", "schema"]
+            .iter()
+            .find_map(|k| t.get(*k).filter(|s| s.is_object()));
+        let by_schema = schema.is_some_and(|s| {
+            off.iter().any(|x| schema_of(x).as_ref() == Some(s))
+                && !on.iter().any(|x| schema_of(x).as_ref() == Some(s))
+        });
+        if by_description || by_schema {
             return Err(fail(
                 "disabled-tools-skipped",
-                "the model was offered a tool the turn disabled",
-                json!("no disabled tool"),
+                format!(
+                    "the model was offered a tool the turn disabled (known by its {})",
+                    if by_description {
+                        "description"
+                    } else {
+                        "input schema"
+                    }
+                ),
+                json!("no disabled tool, under any name"),
                 t.clone(),
             ));
         }
@@ -772,7 +856,12 @@ fn chunk_bytes(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
 }
 
 fn traceparent(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
-    for (_, g) in v.gates() {
+    // Every gate call: discovery, effects and their cancel routes.
+    let calls =
+        v.p.log
+            .iter()
+            .filter(|e| e["via"] == "gate" || e["via"] == "gate-cancel");
+    for g in calls {
         let Some(run) = g["run"].as_str().and_then(|id| v.run(id)) else {
             continue;
         };
@@ -817,6 +906,16 @@ fn field_warnings(v: &View, w: &mut Vec<String>) -> Result<(), Fail> {
         }
     }
     Ok(())
+}
+
+/// Find `s` within a string anywhere in `v` (or in a string that holds JSON).
+fn contains_text(v: &Value, s: &str) -> bool {
+    match v {
+        Value::String(x) => x.contains(s),
+        Value::Array(a) => a.iter().any(|x| contains_text(x, s)),
+        Value::Object(o) => o.values().any(|x| contains_text(x, s)),
+        _ => false,
+    }
 }
 
 /// Find a string value equal to `s` anywhere in `v`.
@@ -1211,6 +1310,131 @@ fn asked(v: &View, c: &Value) -> Result<(), Fail> {
                     out.f["p"]["transcript"].clone(),
                 ))
             }
+        }
+        // § 2 "lease.renew {runId} every renewEveryMs": a held run is renewed at least every
+        // two periods on average (the slack is for load, never for a slower cadence).
+        "renewals" => {
+            let period =
+                v.p.log
+                    .iter()
+                    .find_map(|e| {
+                        (e["via"] == "frame" && e["from"] == "core")
+                            .then(|| e["frame"]["r"]["renewEveryMs"].as_u64())
+                            .flatten()
+                    })
+                    .unwrap_or(1000)
+                    .max(1);
+            for run in nth_run(c) {
+                let at = |e: &Value| e["at"].as_u64().unwrap_or(0);
+                let Some(from) =
+                    v.p.log
+                        .iter()
+                        .find(|e| e["event"] == "offer" && e["run"] == run.id.as_str())
+                else {
+                    continue;
+                };
+                let until = run
+                    .ended
+                    .as_ref()
+                    .map_or_else(|| v.p.log.last().map_or(0, at), |e| e.0);
+                let held = until.saturating_sub(at(from));
+                let want = (held / (2 * period)).saturating_sub(1);
+                let n = v
+                    .reqs_of("lease.renew")
+                    .filter(|r| r.f["p"]["runId"] == run.id.as_str())
+                    .count() as u64;
+                if n < want {
+                    return Err(miss(
+                        format!(
+                            "{} was held {held} ms and renewed {n} times: renewEveryMs is {period}",
+                            run.id
+                        ),
+                        json!({ "renewals": format!("at least {want} (one every {period} ms, with twice the period's slack)") }),
+                        json!({ "renewals": n, "heldMs": held }),
+                    ));
+                }
+            }
+            Ok(())
+        }
+        // The model was shown `text` (a tool's result, an outcome the journal answered): some
+        // model call after the first carries it, in any member (the prompt's shape is open).
+        "modelSaw" => {
+            let want = c["text"].as_str().unwrap_or_default();
+            let calls: Vec<&Value> = v
+                .gates()
+                .filter(|(_, g)| g["route"] == "model-calls")
+                .map(|(_, g)| &g["body"])
+                .collect();
+            if calls.iter().skip(1).any(|b| contains_text(b, want)) {
+                Ok(())
+            } else {
+                Err(miss(
+                    format!("no model call after the first carries `{want}`"),
+                    c.clone(),
+                    json!({ "modelCalls": calls.len() }),
+                ))
+            }
+        }
+        // § 6: each model step writes its candidate, a step with tool calls one tool-results
+        // entry, a completed turn its final (compaction entries aside). The steps are the run's
+        // model calls, whose answers hcpspec's Model Gate wrote.
+        "entries" => {
+            for run in nth_run(c) {
+                let mut calls: Vec<(&str, &Value)> = Vec::new();
+                for (_, g) in v
+                    .gates()
+                    .filter(|(_, g)| g["route"] == "model-calls" && g["run"] == run.id.as_str())
+                {
+                    let key = g["key"].as_str().unwrap_or_default();
+                    if !calls.iter().any(|(k, _)| *k == key) {
+                        calls.push((key, &g["answer"]));
+                    }
+                }
+                let with_tools = calls
+                    .iter()
+                    .filter(|(_, a)| {
+                        a["outcome"]["output"]
+                            .as_array()
+                            .is_some_and(|o| o.iter().any(|b| b["type"] == "tool-call"))
+                    })
+                    .count();
+                let Some(out) = v
+                    .reqs_of("output")
+                    .find(|r| r.f["p"]["runId"] == run.id.as_str())
+                else {
+                    return Err(miss(
+                        format!("{} has no output", run.id),
+                        c.clone(),
+                        Value::Null,
+                    ));
+                };
+                let kinds: Vec<&str> = entries(&out.f["p"])
+                    .iter()
+                    .filter_map(|e| e["kind"].as_str())
+                    .collect();
+                let count = |k: &str| kinds.iter().filter(|x| **x == k).count();
+                let completed = has_text(&out.f["p"], "turn.completed");
+                let want = json!({
+                    "candidate": calls.len(), "tool-results": with_tools,
+                    "final": usize::from(completed)
+                });
+                let seen = json!({
+                    "candidate": count("candidate"), "tool-results": count("tool-results"),
+                    "final": count("final")
+                });
+                if want != seen {
+                    return Err(miss(
+                        format!(
+                            "{}'s transcript has {seen} entries for {} model steps ({with_tools} with tool calls)",
+                            run.id,
+                            calls.len()
+                        ),
+                        want,
+                        json!({ "counts": seen, "kinds": kinds }),
+                    ));
+                }
+            }
+            Ok(())
         }
         other => Err(miss(
             format!("unknown check `{other}`"),

@@ -153,6 +153,45 @@ crate::mutants! {
             "ends a segment with an output that carries no transcript";
         CompletedLeftHeld = "completed-left-held", ["7"],
             "never sends the output of a completed segment, and holds its run";
+        // Issue 24: every harness-bound sentence, one mutant each.
+        GateBodyPast64Mib = "gate-body-past-64-mib", ["1"],
+            "sends its first model call with a body past 64 MiB";
+        LeaseInputIgnored = "lease-input-ignored", ["2"],
+            "takes the run of lease's answer but not its input (TurnStart), and fails the turn for want of one";
+        ReleaseAfterOutput = "release-after-output", ["2"],
+            "on shutdown, reports turn.failed and then gives the run back with lease.release";
+        RenewsAtAThird = "renews-at-a-third", ["2"],
+            "renews a held run every three renewEveryMs";
+        DisabledToolsRedescribed = "disabled-tools-redescribed", ["3"],
+            "offers the model MCP tools the turn disabled, under a description of its own";
+        OwnListingKept = "own-listing-kept", ["3"],
+            "runs with the tools its own discovery listed, not the facts session.mcp answered";
+        CompletedOutcomeDropped = "completed-outcome-dropped", ["4"],
+            "on a completed answer, goes on with an empty result, not the journal's outcome";
+        DenialFailsTurn = "denial-fails-turn", ["4"],
+            "fails the turn when a tool call is answered completed with a tool.denied failure";
+        HashOfIdOnly = "hash-of-id-only", ["4"],
+            "hashes the effect id alone, not the whole request";
+        ModelHashWithoutCall = "model-hash-without-call", ["4"],
+            "hashes a model intent without its ModelCall as input";
+        UnknownFateAsValue = "unknown-fate-as-value", ["4"],
+            "records a tool call whose gate answer it could not read as a value, not {error}";
+        SpillNamesTheModelEffect = "spill-names-the-model-effect", ["4b"],
+            "spills a result with its step's model effect id, not the call's";
+        ResultsSplit = "results-split", ["5b"],
+            "writes each of a step's tool results as a tool-results entry of its own";
+        UpdatesUnpacked = "updates-unpacked", ["6"],
+            "reports a segment's edits as one TranscriptUpdate, however large";
+        TranscriptReadPerStep = "transcript-read-per-step", ["6"],
+            "reads the transcript again before every model step";
+        OutputTwice = "output-twice", ["7"],
+            "sends a completed segment's output twice";
+        ReplayRefused = "replay-refused", ["8"],
+            "fails a segment another owner started (a TurnStart carrying outcomes)";
+        WrongBearer = "wrong-bearer", ["9"],
+            "connects with its harness name, not the token it was given, as the WebSocket bearer";
+        OtherPath = "other-path", ["11"],
+            "upgrades on /nylorun/harness/v2, not /nylorun/harness/v1";
     }
 }
 
@@ -269,17 +308,29 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
     if k.breaks(Mutant::NeverConnects) {
         return Ok(());
     }
-    let mut request = env
-        .core_url
+    let url = if k.breaks(Mutant::OtherPath) {
+        env.core_url
+            .replace("/nylorun/harness/v1", "/nylorun/harness/v2")
+    } else {
+        env.core_url.clone()
+    };
+    let mut request = url
         .as_str()
         .into_client_request()
         .map_err(|e| e.to_string())?;
     let h = request.headers_mut();
     h.insert(
         "authorization",
-        format!("Bearer {}", env.token)
-            .parse()
-            .map_err(|_| "bad token")?,
+        format!(
+            "Bearer {}",
+            if k.breaks(Mutant::WrongBearer) {
+                &env.name
+            } else {
+                &env.token
+            }
+        )
+        .parse()
+        .map_err(|_| "bad token")?,
     );
     if !k.breaks(Mutant::NoApiHeader) {
         h.insert("nylorun-harness-api", "1".parse().expect("static"));
@@ -403,6 +454,8 @@ struct Run {
     counter: Arc<AtomicU64>,
     /// How many runs this connection took before this one.
     taken: u64,
+    /// The transcript's length as this segment read it: what its edits keep.
+    kept: Arc<AtomicU64>,
 }
 
 enum End {
@@ -435,7 +488,11 @@ impl Run {
     ) -> Run {
         let g = &lease["run"];
         let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
-        let start = lease["input"].clone();
+        let start = if k.breaks(Mutant::LeaseInputIgnored) {
+            json!({})
+        } else {
+            lease["input"].clone()
+        };
         Run {
             id: s(&g["runId"]),
             token: Arc::new(Mutex::new(s(&g["token"]))),
@@ -450,6 +507,7 @@ impl Run {
             inflight: Arc::default(),
             counter,
             taken: 0,
+            kept: Arc::default(),
         }
     }
 
@@ -467,7 +525,12 @@ impl Run {
             Owned(tokio::spawn(async move {
                 let mut refused_tx = Some(refused_tx);
                 loop {
-                    tokio::time::sleep(Duration::from_millis(renew_every)).await;
+                    let every = if r.k.breaks(Mutant::RenewsAtAThird) {
+                        3 * renew_every
+                    } else {
+                        renew_every
+                    };
+                    tokio::time::sleep(Duration::from_millis(every)).await;
                     match r.chan.req("lease.renew", json!({ "runId": r.id })).await {
                         Ok(a) if a["ok"] == false => {
                             if !r.k.breaks(Mutant::RenewRefusalIgnored) {
@@ -497,12 +560,19 @@ impl Run {
                 if self.k.breaks(Mutant::CompletedLeftHeld) && matches!(end, End::Completed { .. }) {
                     std::future::pending::<()>().await;
                 }
-                self.output(end).await
+                let twice = self.k.breaks(Mutant::OutputTwice) && matches!(end, End::Completed { .. });
+                let p = self.output(end).await;
+                if twice {
+                    let _ = self.chan.req("output", p).await;
+                }
             }
             reason = crx.recv() => {
                 let reason = reason.unwrap_or_else(|| "cancel".into());
                 let release = matches!(reason.as_str(), "shutdown" | "ownership.lost");
-                if release && !self.k.breaks(Mutant::NoReleaseOnShutdown) || !release && self.k.breaks(Mutant::NoCancelledOutput) {
+                if release && self.k.breaks(Mutant::ReleaseAfterOutput) {
+                    self.output(End::Failed(json!({ "status": "cancelled", "reason": reason }))).await;
+                    let _ = self.chan.req("lease.release", json!({ "runId": self.id, "reason": reason })).await;
+                } else if release && !self.k.breaks(Mutant::NoReleaseOnShutdown) || !release && self.k.breaks(Mutant::NoCancelledOutput) {
                     let mut p = json!({ "runId": self.id, "reason": reason });
                     if self.k.breaks(Mutant::ReleaseWithoutReason) {
                         p.as_object_mut().expect("object").remove("reason");
@@ -520,7 +590,8 @@ impl Run {
         *cancels.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
-    async fn output(&self, end: End) {
+    /// Send the segment's one output; its params are returned.
+    async fn output(&self, end: End) -> Value {
         let state_bytes = self.limit("harnessStateBytes");
         let (kind, mut p) = match end {
             End::Completed {
@@ -573,7 +644,8 @@ impl Run {
                     .send(json!({ "t": "req", "id": id, "m": "lease", "p": {} }));
             }
         }
-        let _ = self.chan.req("output", p).await;
+        let _ = self.chan.req("output", p.clone()).await;
+        p
     }
 
     fn entry(&self, kind: &str, body: Value) -> Value {
@@ -592,20 +664,54 @@ impl Run {
         e
     }
 
+    /// The segment's edits as TranscriptUpdates after the entries it read: each update (one
+    /// entry of the record) filled up to recordEntryBytes, an entry larger than it one of its own.
     fn updates(&self, entries: Vec<Value>) -> Value {
-        let n = entries.len();
+        let keep = self.kept.load(Ordering::Relaxed) as usize;
         if self.k.breaks(Mutant::UpdatesWithoutLength) {
-            return json!([{ "keep": 0, "entries": entries }]);
+            return json!([{ "keep": keep, "entries": entries }]);
         }
-        json!([{ "keep": 0, "entries": entries, "length": n }])
+        let n = entries.len();
+        if self.k.breaks(Mutant::UpdatesUnpacked) {
+            return json!([{ "keep": keep, "entries": entries, "length": keep + n }]);
+        }
+        let limit = self.limit("recordEntryBytes") as usize;
+        let update = |base: usize, e: &[Value]| json!({ "keep": base, "entries": e, "length": base + e.len() });
+        let (mut out, mut base, mut cur) = (Vec::new(), keep, Vec::new());
+        for e in entries {
+            cur.push(e);
+            if cur.len() > 1 && update(base, &cur).to_string().len() > limit {
+                let e = cur.pop().expect("pushed");
+                out.push(update(base, &cur));
+                base += cur.len();
+                cur = vec![e];
+            }
+        }
+        if !cur.is_empty() || out.is_empty() {
+            out.push(update(base, &cur));
+        }
+        json!(out)
     }
 
     /// The segment's loop: model, tools, model … until a final answer or a wait.
     async fn segment(&self) -> End {
-        let _ = self
+        if self.start.get("checkpoint").is_none() {
+            return End::Failed(json!({ "status": "failed", "error": "no TurnStart" }));
+        }
+        let replayed = self.start["outcomes"]
+            .as_array()
+            .is_some_and(|o| !o.is_empty());
+        if self.k.breaks(Mutant::ReplayRefused) && replayed {
+            return End::Failed(json!({ "status": "failed", "error": "another owner's segment" }));
+        }
+        if let Ok(read) = self
             .chan
             .req("transcript.read", json!({ "runId": self.id }))
-            .await;
+            .await
+        {
+            let n = read["entries"].as_array().map_or(0, Vec::len);
+            self.kept.store(n as u64, Ordering::Relaxed);
+        }
         let mcp = match self.start.get("mcp").filter(|m| m.is_object()) {
             Some(m) => m.clone(),
             None => self.discover().await,
@@ -657,6 +763,12 @@ impl Run {
             .map(|m| json!({ "role": "user", "content": m }))
             .collect();
         for step in 0..12u64 {
+            if step > 0 && self.k.breaks(Mutant::TranscriptReadPerStep) {
+                let _ = self
+                    .chan
+                    .req("transcript.read", json!({ "runId": self.id }))
+                    .await;
+            }
             let ident = self.ident(&format!("{step}"));
             let eid = self.effect_id("model", &ident);
             let call = self.model_call(&history, &tools);
@@ -744,6 +856,12 @@ impl Run {
                     ),
                 };
                 match self.effect(effect, None, &outcomes, route, body).await {
+                    Ok(Effected::Done(v))
+                        if self.k.breaks(Mutant::DenialFailsTurn)
+                            && v.to_string().contains("tool.denied") =>
+                    {
+                        return End::Failed(json!({ "status": "failed", "error": v }));
+                    }
                     Ok(Effected::Done(v)) => {
                         results.push(json!({ "callId": call_id, "result": v }))
                     }
@@ -778,7 +896,16 @@ impl Run {
                     json!({ "stepId": format!("step-{step}"), "results": shrunk }),
                 );
             }
-            entries.push(entry);
+            if self.k.breaks(Mutant::ResultsSplit) {
+                for r in &results {
+                    entries.push(self.entry(
+                        "tool-results",
+                        json!({ "stepId": format!("step-{step}"), "results": [r] }),
+                    ));
+                }
+            } else {
+                entries.push(entry);
+            }
             history.push(json!({ "role": "tool", "content": results }));
         }
         End::Failed(json!({ "status": "failed", "error": "too many steps" }))
@@ -832,12 +959,21 @@ impl Run {
         for s in mcp["servers"].as_array().into_iter().flatten() {
             let server = s["name"].as_str().unwrap_or_default();
             for t in s["tools"].as_array().into_iter().flatten() {
-                if t["enabled"] == false && !self.k.breaks(Mutant::DisabledToolsOffered) {
+                let redescribed = self.k.breaks(Mutant::DisabledToolsRedescribed);
+                if t["enabled"] == false
+                    && !self.k.breaks(Mutant::DisabledToolsOffered)
+                    && !redescribed
+                {
                     continue;
                 }
                 let raw = t["name"].as_str().unwrap_or_default();
                 let name = self.tool_name(server, raw);
-                tools.push(json!({ "name": name, "description": t["description"], "inputSchema": t["inputSchema"] }));
+                let description = if t["enabled"] == false && redescribed {
+                    json!(format!("a tool of {server}"))
+                } else {
+                    t["description"].clone()
+                };
+                tools.push(json!({ "name": name, "description": description, "inputSchema": t["inputSchema"] }));
                 targets.insert(
                     name,
                     json!({ "kind": "mcp", "server": server, "tool": raw }),
@@ -909,7 +1045,9 @@ impl Run {
             )
             .await
         {
-            Ok(a) if a["mcp"].is_object() => a["mcp"].clone(),
+            Ok(a) if a["mcp"].is_object() && !self.k.breaks(Mutant::OwnListingKept) => {
+                a["mcp"].clone()
+            }
             _ => json!({ "servers": listed }),
         }
     }
@@ -918,6 +1056,10 @@ impl Run {
         let mut intent = intent.clone();
         if self.k.breaks(Mutant::HashChangesOnReplay) {
             intent["runId"] = json!(self.id);
+        }
+        if self.k.breaks(Mutant::HashOfIdOnly) {
+            let id = intent["effect"]["effectId"].as_str().unwrap_or_default();
+            return format!("fnv1a:{:016x}", crate::hash::fnv1a64(id.as_bytes()));
         }
         if self.k.decides(Variant::OtherHash) {
             return format!(
@@ -947,7 +1089,9 @@ impl Run {
         // A model effect is hashed with its ModelCall as input, and sent without it.
         let mut hashed = effect.clone();
         if let Some(call) = &model_input {
-            hashed["input"] = call.clone();
+            if !self.k.breaks(Mutant::ModelHashWithoutCall) {
+                hashed["input"] = call.clone();
+            }
             if self.k.breaks(Mutant::ModelIntentWithInput) {
                 effect["input"] = call.clone();
             }
@@ -983,7 +1127,28 @@ impl Run {
                 let got = if bypass {
                     json!({ "ok": true, "result": "local", "outcome": { "kind": "candidate", "output": [{ "type": "text", "text": "done" }], "finishReason": "stop" } })
                 } else {
-                    self.gate(route, Some(&eid), &body).await?
+                    match self.gate(route, Some(&eid), &body).await {
+                        Ok(got) => got,
+                        // A tool call's fate it could not learn is recorded as {error} (a model
+                        // call's fails the segment); a run that is over takes nothing more.
+                        Err(e) if route != "model-calls" && e["code"] != "run_stale" => {
+                            let mut outcome = json!({ "runId": self.id, "effectId": eid });
+                            let key = if self.k.breaks(Mutant::UnknownFateAsValue) {
+                                "value"
+                            } else {
+                                "error"
+                            };
+                            outcome[key] = e.clone();
+                            let recorded = self.chan.req("effect.outcome", outcome).await?;
+                            return Ok(Effected::Done(
+                                recorded
+                                    .get("outcome")
+                                    .cloned()
+                                    .unwrap_or(json!({ "ok": false, "error": e })),
+                            ));
+                        }
+                        Err(e) => return Err(e),
+                    }
                 };
                 if route != "model-calls"
                     && got["ok"] == false
@@ -1012,6 +1177,9 @@ impl Run {
                 if self.k.breaks(Mutant::RefetchCompleted) {
                     let _ = self.gate(route, Some(&eid), &body).await;
                 }
+                if self.k.breaks(Mutant::CompletedOutcomeDropped) {
+                    return Ok(Effected::Done(json!({})));
+                }
                 Ok(Effected::Done(answer["outcome"].clone()))
             }
             _ => Ok(Effected::Waiting),
@@ -1032,6 +1200,9 @@ impl Run {
             "runId": self.id, "op": "begin", "name": format!("{}.json", eid.replace(':', "_")),
             "contentType": "application/json", "size": bytes.len(), "key": eid, "effectId": eid
         });
+        if self.k.breaks(Mutant::SpillNamesTheModelEffect) {
+            begin["effectId"] = json!(self.effect_id("model", &self.ident("0")));
+        }
         if self.k.breaks(Mutant::SpillNamesAnotherEffect) {
             begin["effectId"] = json!(format!("{eid}-unjournaled"));
         }
@@ -1121,8 +1292,14 @@ impl Run {
                 req = req.header("traceparent", tp);
             }
         }
+        let mut text = body.to_string();
+        if self.k.breaks(Mutant::GateBodyPast64Mib) && route == "model-calls" {
+            let mut padded = body.clone();
+            padded["padding"] = json!("p".repeat(64 << 20));
+            text = padded.to_string();
+        }
         let req = req
-            .body(Full::new(Bytes::from(body.to_string())))
+            .body(Full::new(Bytes::from(text)))
             .map_err(|e| json!({ "code": "internal", "message": e.to_string() }))?;
         self.chan.gating.fetch_add(1, Ordering::SeqCst);
         let resp = self.http.request(req).await;
@@ -1145,7 +1322,9 @@ impl Run {
         if status.is_success() {
             Ok(v)
         } else {
-            Err(v.get("error").cloned().unwrap_or(v))
+            Err(v.get("error").filter(|e| e.is_object()).cloned().unwrap_or_else(|| {
+                json!({ "code": "unavailable", "message": format!("the gate answered {status}") })
+            }))
         }
     }
 

@@ -782,8 +782,12 @@ fn cut_texts(v: &Value, most: usize) -> Value {
 
 async fn cancel(w: Shared, route: &'static str, key: String, h: HeaderMap) -> Response {
     let mut g = lock(&w);
-    let (auth, _) = token_of(&g, &h);
-    g.record(json!({ "via": "gate-cancel", "route": route, "key": key, "auth": auth }));
+    let (auth, run) = token_of(&g, &h);
+    let run_id = run.map(|i| g.runs[i].id.clone());
+    g.record(json!({
+        "via": "gate-cancel", "route": route, "key": key, "auth": auth, "run": run_id,
+        "traceparent": header(&h, "traceparent")
+    }));
     if let Some(n) = g
         .cancels
         .get(&key)

@@ -458,6 +458,9 @@ impl World {
             let id = format!("run-{n}");
             let token = format!("nylorun-rt-{n}-{:x}", fresh());
             let mut start = self.turn_start(&turn_id, segment);
+            if let Some(o) = self.sc.turn_by_offer.get(offered) {
+                merge(&mut start, &Value::Object(o.clone()));
+            }
             if self.core_role {
                 self.turn_facts(&mut start, kind, offered);
             }
@@ -1829,6 +1832,12 @@ impl World {
     fn session_mcp(&mut self, p: &Value) -> Reply {
         if let Err(e) = self.held(p) {
             return e;
+        }
+        // A snapshot another owner recorded first (the harness role's scenario) wins.
+        if self.mcp_facts.is_none() {
+            if let Some(first) = self.sc.mcp_recorded.as_ref().filter(|_| !self.core_role) {
+                self.mcp_facts = Some(first.clone());
+            }
         }
         if self.mcp_facts.is_none() || self.breaks(Mutant::LastSnapshotWins) {
             if let Some(s) = p.get("snapshot").filter(|s| s.is_object()) {

@@ -21,6 +21,14 @@ pub struct Scenario {
     /// Fields merged into every TurnStart core offers.
     #[serde(default)]
     pub turn: Map<String, Value>,
+    /// Fields merged into one offer's TurnStart, by the offer's place (after `turn`): a replay
+    /// whose request changed, say.
+    #[serde(default)]
+    pub turn_by_offer: Vec<Map<String, Value>>,
+    /// The MCP snapshot another owner recorded first: core answers the first `session.mcp`
+    /// with its facts (the harness role; "The first snapshot recorded wins").
+    #[serde(default)]
+    pub mcp_recorded: Option<Value>,
     /// The runs core offers, in order.
     #[serde(default = "default_offers")]
     pub offers: Vec<Offer>,
