@@ -91,10 +91,12 @@ function httpPost(urlString, headers, body, signal, retried = false) {
     const url = new URL(urlString);
     const data = Buffer.from(body, 'utf8');
     const mod = url.protocol === 'https:' ? https : http;
+    let answered = false;
     const req = mod.request(
       url,
       { method: 'POST', headers: { ...headers, 'Content-Length': data.length }, agent: AGENTS[url.protocol], signal },
       (res) => {
+        answered = true;
         const chunks = [];
         res.on('data', (c) => chunks.push(c));
         res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
@@ -102,14 +104,18 @@ function httpPost(urlString, headers, body, signal, retried = false) {
       },
     );
     req.on('error', (err) => {
-      // The same key and body again: the gate joins or answers the same call.
-      if (!retried && req.reusedSocket && !(signal && signal.aborted) && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
+      // A kept-alive socket the server had closed before it answered anything: the same key
+      // and body again. Once an answer began, a break is a lost hop (the caller asks again).
+      if (!retried && !answered && req.reusedSocket && !(signal && signal.aborted) && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
         httpPost(urlString, headers, body, signal, true).then(resolve, reject);
       } else reject(err);
     });
     req.end(data);
   });
 }
+
+/** Sends of one tool call whose gate hop was lost, before its fate is recorded as unknown. */
+const LOST_HOP_ATTEMPTS = 3;
 
 class RpcError extends Error {
   constructor(code, message) {
@@ -889,11 +895,22 @@ class Harness {
     }
 
     let res;
-    try {
-      res = await this.gatePost(run, route, body, effectId);
-    } catch (err) {
-      if (err instanceof Stopped) throw err;
-      return this.recordToolError(ctx, effectId, { code: 'unavailable', message: `the Tool Gate could not be reached: ${err.message}` });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        res = await this.gatePost(run, route, body, effectId);
+        break;
+      } catch (err) {
+        if (err instanceof Stopped) throw err;
+        if (attempt >= LOST_HOP_ATTEMPTS) {
+          return this.recordToolError(ctx, effectId, { code: 'unavailable', message: `the Tool Gate could not be reached: ${err.message}` });
+        }
+        // § 4: "When a gate hop is lost, ask the same intent again." Core counts the re-send.
+        const again = await this.runRequest(run, 'effect.intent', { runId: run.runId, effect, requestHash });
+        const st = isObject(again) ? again.status : undefined;
+        if (st === 'completed') return { status: st, effectId, value: again.outcome };
+        if (st === 'pending' || st === 'uncertain') return { status: st, effectId };
+        if (st !== 'execute') throw new RpcError('invalid', `an intent answer this harness does not know: ${safeJson(again)}`);
+      }
     }
     if (res.status === 409 && gateErrorOf(res).code === 'run_stale') throw Object.assign(new Error('run_stale'), { runStale: true });
     if (res.status !== 200 || !isObject(res.json) || typeof res.json.ok !== 'boolean') {

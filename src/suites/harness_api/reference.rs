@@ -192,6 +192,8 @@ crate::mutants! {
             "connects with its harness name, not the token it was given, as the WebSocket bearer";
         OtherPath = "other-path", ["11"],
             "upgrades on /nylorun/harness/v2, not /nylorun/harness/v1";
+        LostHopNotAskedAgain = "lost-hop-not-asked-again", ["4"],
+            "records a tool call whose gate hop was lost as {error}, never asking its intent again";
     }
 }
 
@@ -1127,7 +1129,31 @@ impl Run {
                 let got = if bypass {
                     json!({ "ok": true, "result": "local", "outcome": { "kind": "candidate", "output": [{ "type": "text", "text": "done" }], "finishReason": "stop" } })
                 } else {
-                    match self.gate(route, Some(&eid), &body).await {
+                    let mut got = self.gate(route, Some(&eid), &body).await;
+                    // § 4 "When a gate hop is lost, ask the same intent again."
+                    let mut attempts = 1;
+                    while route != "model-calls"
+                        && attempts < LOST_HOP_ATTEMPTS
+                        && got.as_ref().is_err_and(|e| e["code"] == LOST)
+                        && !self.k.breaks(Mutant::LostHopNotAskedAgain)
+                    {
+                        attempts += 1;
+                        let again = self
+                            .chan
+                            .req(
+                                "effect.intent",
+                                json!({ "runId": self.id, "effect": effect, "requestHash": hash }),
+                            )
+                            .await?;
+                        match again["status"].as_str() {
+                            Some("execute") => got = self.gate(route, Some(&eid), &body).await,
+                            Some("completed") => {
+                                return Ok(Effected::Done(again["outcome"].clone()))
+                            }
+                            _ => return Ok(Effected::Waiting),
+                        }
+                    }
+                    match got {
                         Ok(got) => got,
                         // A tool call's fate it could not learn is recorded as {error} (a model
                         // call's fails the segment); a run that is over takes nothing more.
@@ -1304,14 +1330,16 @@ impl Run {
         self.chan.gating.fetch_add(1, Ordering::SeqCst);
         let resp = self.http.request(req).await;
         self.chan.gated();
-        let resp = resp.map_err(|e| json!({ "code": "unavailable", "message": e.to_string() }))?;
+        // No answer, or one that broke off: the hop is lost, and the call's fate unknown.
+        let lost = |e: String| json!({ "code": LOST, "message": e });
+        let resp = resp.map_err(|e| lost(e.to_string()))?;
         let status = resp.status();
         let bytes = resp
             .into_body()
             .collect()
             .await
             .map(|b| b.to_bytes())
-            .unwrap_or_default();
+            .map_err(|e| lost(e.to_string()))?;
         if let Some(k) = key {
             self.inflight
                 .lock()
@@ -1352,6 +1380,12 @@ impl Run {
         }
     }
 }
+
+/// The error of a gate call whose hop was lost (the reference's own code).
+const LOST: &str = "hop.lost";
+
+/// How often a lost hop's intent is asked again before its fate is recorded as unknown.
+const LOST_HOP_ATTEMPTS: usize = 3;
 
 /// JSON with object keys sorted, the reference's input to its request hash.
 fn canonical(v: &Value) -> String {

@@ -79,6 +79,26 @@ fn answer(status: u16, body: Value) -> Response {
         .into_response()
 }
 
+/// A lost hop: a 200 head announcing a body that breaks off, so the client learns nothing of
+/// the call's fate (the connection is cut).
+fn lost_hop() -> Response {
+    // The head and a first byte go out before the break, so the client knows it was heard.
+    let broken = futures_util::stream::unfold(0, |n| async move {
+        match n {
+            0 => Some((Ok(Bytes::from_static(b"{")), 1)),
+            1 => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                Some((Err(std::io::Error::other("the hop is lost")), 2))
+            }
+            _ => None,
+        }
+    });
+    let mut r = axum::body::Body::from_stream(broken).into_response();
+    r.headers_mut()
+        .insert("content-length", axum::http::HeaderValue::from_static("64"));
+    r
+}
+
 fn gate_error(status: u16, code: &str, message: &str) -> (u16, Value) {
     (
         status,
@@ -210,11 +230,17 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
         };
         // A scripted fault replaces the answer (raw text travels as a JSON string marker).
         let nth = g.gate_counts.get(route).copied().unwrap_or(0);
-        if let Some(f) =
+        let fault =
             g.sc.gate_faults
                 .iter()
                 .find(|f| f.route == route && f.nth == nth)
-        {
+                .cloned();
+        if fault.as_ref().is_some_and(|f| f.lose) {
+            g.log[entry]["lost"] = json!(true);
+            g.inflight -= 1;
+            return lost_hop();
+        }
+        if let Some(f) = fault {
             let body = match (&f.body, &f.text) {
                 (_, Some(t)) => json!({ "$raw": t }),
                 (Some(b), None) => b.clone(),

@@ -273,6 +273,10 @@ pub struct GateFault {
     /// … or as raw text (not JSON).
     #[serde(default)]
     pub text: Option<String>,
+    /// Lose the hop instead: the answer's head goes, its body never completes (the status and
+    /// body above are not sent).
+    #[serde(default)]
+    pub lose: bool,
 }
 
 fn first() -> usize {
