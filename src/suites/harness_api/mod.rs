@@ -450,6 +450,9 @@ fn act(w: &world::Shared, a: &Value) {
     } else if let Some(t) = a.get("sendText").and_then(Value::as_str) {
         g.record(json!({ "via": "core-raw", "conn": conn, "text": t }));
         if let Some(c) = g.conns.get(&conn) {
+            // Counted as queued like every text core sends: the writer takes it off when sent.
+            c.queued
+                .fetch_add(t.len(), std::sync::atomic::Ordering::Relaxed);
             let _ =
                 c.tx.send(tokio_tungstenite::tungstenite::Message::text(t.to_string()));
         }
