@@ -916,7 +916,7 @@ class Harness {
     if (res.status !== 200 || !isObject(res.json) || typeof res.json.ok !== 'boolean') {
       return this.recordToolError(ctx, effectId, gateErrorOf(res));
     }
-    let value = res.json;
+    let value = await this.storeParts(ctx, effectId, res.json);
     if (jsonBytes(value) > run.recordEntryBytes) value = await this.spill(ctx, effectId, value);
     const recorded = await this.runRequest(run, 'effect.outcome', { runId: run.runId, effectId, value });
     return { status: 'completed', effectId, value: isObject(recorded) && recorded.outcome !== undefined ? recorded.outcome : value };
@@ -933,36 +933,80 @@ class Harness {
 
   /** Stores a value's whole JSON as an artifact and returns the preview that replaces it. */
   async spill(ctx, effectId, value) {
-    const { run } = ctx;
     const json = JSON.stringify(value);
     const bytes = Buffer.from(json, 'utf8');
     const name = `tool-result-${effectId.split(':').pop().replace(/[^A-Za-z0-9._-]/g, '_') || 'call'}.json`;
-    const begin = { runId: run.runId, op: 'begin', name, contentType: 'application/json', size: bytes.length, key: effectId, effectId };
-    let artifactId;
     try {
-      if (bytes.length <= run.chunkBytes) {
-        const written = await this.runRequest(run, 'artifact.write', { ...begin, base64: bytes.toString('base64') });
-        artifactId = artifactIdOf(written);
-      } else {
-        const opened = await this.runRequest(run, 'artifact.write', begin);
-        artifactId = artifactIdOf(opened);
-        if (!artifactId) {
-          const uploadId = isObject(opened) ? opened.uploadId : undefined;
-          if (!uploadId) throw new RpcError('invalid', `artifact.write begin answered no uploadId: ${safeJson(opened)}`);
-          for (let offset = 0; offset < bytes.length; offset += run.chunkBytes) {
-            const chunk = bytes.subarray(offset, Math.min(bytes.length, offset + run.chunkBytes));
-            await this.runRequest(run, 'artifact.write', { runId: run.runId, op: 'chunk', uploadId, offset, base64: chunk.toString('base64') });
-          }
-          const committed = await this.runRequest(run, 'artifact.write', { runId: run.runId, op: 'commit', uploadId });
-          artifactId = artifactIdOf(committed);
-        }
-      }
+      const { artifactId } = await this.store(ctx, effectId, name, 'application/json', bytes, effectId);
+      return { truncated: true, artifactId, size: bytes.length, preview: json.slice(0, PREVIEW_CHARS) };
     } catch (err) {
       if (err instanceof Stopped || (err instanceof RpcError && RUN_OVER_CODES.has(err.code))) throw err;
-      log(`run ${run.runId}: storing ${effectId} failed: ${err.message}`);
+      log(`run ${ctx.run.runId}: storing ${effectId} failed: ${err.message}`);
       return { truncated: true, size: bytes.length, preview: json.slice(0, PREVIEW_CHARS), dropped: err.message.slice(0, 200) };
     }
-    return { truncated: true, artifactId, size: bytes.length, preview: json.slice(0, PREVIEW_CHARS) };
+  }
+
+  /**
+   * § 5b "An MCP image, audio or blob resource part is base64 in the answer. Store it, and send an
+   * image to the model as a file only when turn.start.model reads images." This harness sends the
+   * model no files: each stored part becomes a note naming its artifact.
+   */
+  async storeParts(ctx, effectId, value) {
+    const content = isObject(value) && isObject(value.result) && Array.isArray(value.result.content) ? value.result.content : null;
+    if (!content) return value;
+    const parts = [];
+    for (const [i, part] of content.entries()) {
+      const blob = isObject(part) && (part.type === 'image' || part.type === 'audio') && typeof part.data === 'string'
+        ? { data: part.data, mimeType: part.mimeType }
+        : isObject(part) && part.type === 'resource' && isObject(part.resource) && typeof part.resource.blob === 'string'
+          ? { data: part.resource.blob, mimeType: part.resource.mimeType }
+          : null;
+      if (!blob) {
+        parts.push(part);
+        continue;
+      }
+      const bytes = Buffer.from(blob.data, 'base64');
+      const mimeType = typeof blob.mimeType === 'string' ? blob.mimeType : 'application/octet-stream';
+      // Keyed by the call and the bytes' hash: a call run again writes nothing new.
+      const key = `${effectId}:${i}:${crypto.createHash('sha256').update(bytes).digest('hex')}`;
+      try {
+        const { artifactId, version } = await this.store(ctx, effectId, `part-${i}`, mimeType, bytes, key);
+        parts.push({ type: 'text', text: `[${part.type} ${mimeType}, ${bytes.length} bytes, stored as artifact ${artifactId} version ${version}]` });
+      } catch (err) {
+        if (err instanceof Stopped || (err instanceof RpcError && RUN_OVER_CODES.has(err.code))) throw err;
+        parts.push({ type: 'text', text: `[${part.type} ${mimeType}, ${bytes.length} bytes, not stored: ${err.message.slice(0, 200)}]` });
+      }
+    }
+    return { ...value, result: { ...value.result, content: parts } };
+  }
+
+  /** Writes bytes as a file artifact with the call's effectId: one begin, or chunks and a commit. */
+  async store(ctx, effectId, name, contentType, bytes, key) {
+    const { run } = ctx;
+    const begin = { runId: run.runId, op: 'begin', name, contentType, size: bytes.length, key, effectId };
+    let artifactId;
+    let version;
+    if (bytes.length <= run.chunkBytes) {
+      const written = await this.runRequest(run, 'artifact.write', { ...begin, base64: bytes.toString('base64') });
+      artifactId = artifactIdOf(written);
+      version = versionOf(written);
+    } else {
+      const opened = await this.runRequest(run, 'artifact.write', begin);
+      artifactId = artifactIdOf(opened);
+      version = versionOf(opened);
+      if (!artifactId) {
+        const uploadId = isObject(opened) ? opened.uploadId : undefined;
+        if (!uploadId) throw new RpcError('invalid', `artifact.write begin answered no uploadId: ${safeJson(opened)}`);
+        for (let offset = 0; offset < bytes.length; offset += run.chunkBytes) {
+          const chunk = bytes.subarray(offset, Math.min(bytes.length, offset + run.chunkBytes));
+          await this.runRequest(run, 'artifact.write', { runId: run.runId, op: 'chunk', uploadId, offset, base64: chunk.toString('base64') });
+        }
+        const committed = await this.runRequest(run, 'artifact.write', { runId: run.runId, op: 'commit', uploadId });
+        artifactId = artifactIdOf(committed);
+        version = versionOf(committed);
+      }
+    }
+    return { artifactId, version };
   }
 
   /** Keeps a step's tool-results entry within recordEntryBytes, spilling its largest results. */
@@ -1129,6 +1173,13 @@ function gateErrorOf(res) {
     code: typeof e.code === 'string' ? e.code : `http_${res.status}`,
     message: typeof e.message === 'string' ? e.message : (res.text || '').slice(0, 200),
   };
+}
+
+function versionOf(answer) {
+  if (!isObject(answer)) return undefined;
+  if (Number.isInteger(answer.version)) return answer.version;
+  if (isObject(answer.artifact) && Number.isInteger(answer.artifact.version)) return answer.artifact.version;
+  return undefined;
 }
 
 function artifactIdOf(answer) {

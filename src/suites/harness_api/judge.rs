@@ -70,6 +70,9 @@ pub const ALWAYS: &[(&str, &str)] = &[
     ("model-call-bytes", "§ 3 Input: \"modelCallBytes: a Model Gate call's body (default 32 MiB; past it, 400).\"; \"Keep within them, or core refuses what passes one\""),
     ("chunk-bytes", "§ 3 Input: \"chunkBytes: one definition.file range, artifact.read answer or artifact.write chunk (section 4b): ask for and send at most this many bytes\""),
     ("traceparent", "§ 3 Input: \"Send it as traceparent on your gate calls, and as TRACEPARENT to processes you start.\""),
+    ("tool-targets", "§ 3 Input: \"Offer sandbox tools, and write a note on the sandbox, only then.\"; § 4 Record: a sandbox call runs when \"The session has a sandbox and toolName is one of bash, read, write, edit, grep, glob\", schedule_wake when \"The session's version sets runtime.selfWake\", memory when \"The session's version sets harness.memory\""),
+    ("memory-view-only", "§ 3 Input: \"offer only view for read_only and to agents used as tools\""),
+    ("compaction", "§ 6 Transcript: \"compaction: a summary that replaced the older part. It is always first.\"; \"send each model call that writes a summary with purpose: \"summary\" on its intent\"; \"mark the edit that replaced the history kind: \"compaction\", with compaction: {trigger, tokensBefore, tokensAfter, summaryEffectIds}\"; \"summaryEffectIds are the completed summary calls of this turn that wrote it, in order\""),
 ];
 
 pub fn cite(check: &str) -> &'static str {
@@ -98,6 +101,8 @@ pub const ASKED: &[&str] = &[
     "renewals",
     "modelSaw",
     "entries",
+    "partsStored",
+    "noImageFile",
 ];
 
 struct View<'a> {
@@ -184,7 +189,7 @@ fn fail(check: &str, message: impl Into<String>, expected: Value, actual: Value)
 type CheckFn = fn(&View, &mut Vec<String>) -> Result<(), Fail>;
 
 /// The checks of every scenario, in the order they are judged.
-const EVERY: [(&str, CheckFn); 24] = [
+const EVERY: [(&str, CheckFn); 27] = [
     ("within-caps", within_caps),
     // A refused upgrade is named by its headers first: `connects` is for a harness that never
     // got through for another reason.
@@ -212,6 +217,9 @@ const EVERY: [(&str, CheckFn); 24] = [
     ("model-call-bytes", model_call_bytes),
     ("chunk-bytes", chunk_bytes),
     ("traceparent", traceparent),
+    ("tool-targets", tool_targets),
+    ("memory-view-only", memory_view_only),
+    ("compaction", compaction),
     ("field-warnings", field_warnings),
 ];
 
@@ -879,6 +887,174 @@ fn traceparent(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     Ok(())
 }
 
+/// The sandbox's and core's own tools, asked for only when the turn has them: a sandbox call
+/// (one of the six tools) only with `agent.sandbox`, `schedule_wake` only with
+/// `agent.selfWake`, memory only with `memory`.
+fn tool_targets(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    const SANDBOX: [&str; 6] = ["bash", "read", "write", "edit", "grep", "glob"];
+    for (r, id, _) in v.intents() {
+        let Some(run) = v.run_of(&r) else { continue };
+        let effect = &r.f["p"]["effect"];
+        let t = &effect["target"];
+        let s = &run.start;
+        let why = match (t["kind"].as_str(), t["operation"].as_str()) {
+            (Some("sandbox"), _) if s["agent"].get("sandbox").is_none_or(Value::is_null) => {
+                "a sandbox call, though TurnStart's agent has no sandbox"
+            }
+            (Some("sandbox"), _)
+                if !effect["toolName"]
+                    .as_str()
+                    .is_some_and(|n| SANDBOX.contains(&n)) =>
+            {
+                "a sandbox call whose toolName is none of bash, read, write, edit, grep, glob"
+            }
+            (Some("runtime"), Some("schedule_wake")) if s["agent"]["selfWake"] != true => {
+                "a schedule_wake call, though TurnStart's agent has no selfWake"
+            }
+            (Some("runtime"), Some("memory")) if !s["memory"].is_object() => {
+                "a memory call, though TurnStart has no memory"
+            }
+            _ => continue,
+        };
+        return Err(fail(
+            "tool-targets",
+            format!("{why} ({id})"),
+            json!({ "agent": s.get("agent"), "memory": s.get("memory") }),
+            r.f["p"].clone(),
+        ));
+    }
+    Ok(())
+}
+
+/// With `memory.access` read_only, no tool offered the model holds the memory tool's write
+/// commands: found by its input schema (a `command` whose enum holds `view` and a write), since
+/// its name is the harness's.
+fn memory_view_only(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    const WRITES: [&str; 5] = ["create", "str_replace", "insert", "delete", "rename"];
+    for (_, g) in v.gates().filter(|(_, g)| g["route"] == "model-calls") {
+        let Some(run) = g["run"].as_str().and_then(|id| v.run(id)) else {
+            continue;
+        };
+        if run.start["memory"]["access"] != "read_only" {
+            continue;
+        }
+        for t in g["body"]["call"]["tools"].as_array().into_iter().flatten() {
+            let commands = ["inputSchema", "input_schema", "parameters", "schema"]
+                .iter()
+                .find_map(|k| t[*k]["properties"]["command"]["enum"].as_array());
+            let writes = commands.is_some_and(|c| {
+                c.iter().any(|x| x == "view")
+                    && c.iter()
+                        .any(|x| x.as_str().is_some_and(|x| WRITES.contains(&x)))
+            });
+            if writes {
+                return Err(fail(
+                    "memory-view-only",
+                    "a memory tool offering writes, though memory.access is read_only",
+                    json!({ "command": ["view"] }),
+                    t.clone(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A harness that compacts (none must): its compaction entry only first, in the edit that
+/// replaced the history (`keep: 0`), that edit marked `kind: "compaction"` with facts whose
+/// `summaryEffectIds` are this turn's completed model calls marked `purpose: "summary"`, in
+/// the order they were asked.
+fn compaction(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
+    let bad = |message: String, expected: Value, actual: Value| {
+        Err(fail("compaction", message, expected, actual))
+    };
+    for r in v.reqs_of("output") {
+        let Some(run) = v.run_of(&r) else { continue };
+        let updates: Vec<&Value> = r.f["p"]["transcript"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .collect();
+        for (i, u) in updates.iter().enumerate() {
+            let es = u["entries"].as_array().cloned().unwrap_or_default();
+            for (j, e) in es.iter().enumerate() {
+                if e["kind"] == "compaction" && (i != 0 || j != 0 || u["keep"] != 0) {
+                    return bad(
+                        "a compaction entry that is not first in the transcript".into(),
+                        json!("the first entry of the edit that replaced the history (keep: 0)"),
+                        json!({ "update": i, "entry": j, "keep": u["keep"] }),
+                    );
+                }
+            }
+        }
+        let Some(first) = updates.first() else {
+            continue;
+        };
+        let holds = first["entries"][0]["kind"] == "compaction";
+        let marked = first["kind"] == "compaction";
+        if !holds && !marked {
+            continue;
+        }
+        if holds != marked {
+            return bad(
+                if holds {
+                    "the edit that replaced the history is not marked kind: \"compaction\"".into()
+                } else {
+                    "an edit marked kind: \"compaction\" that holds no compaction entry first"
+                        .into()
+                },
+                json!({ "kind": "compaction", "entries": [{ "kind": "compaction" }] }),
+                json!({ "kind": first["kind"], "keep": first["keep"], "first": first["entries"][0]["kind"] }),
+            );
+        }
+        let ids: Vec<&str> = first["compaction"]["summaryEffectIds"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        // This turn's summary calls, as they were asked, and whether each completed.
+        let turn = format!("{}:", run.turn_id);
+        let summaries: Vec<(String, bool)> = v
+            .intents()
+            .into_iter()
+            .filter(|(q, id, _)| {
+                q.at < r.at
+                    && id.starts_with(&turn)
+                    && q.f["p"]["effect"]["kind"] == "model"
+                    && (q.f["p"]["purpose"] == "summary"
+                        || q.f["p"]["effect"]["purpose"] == "summary")
+            })
+            .map(|(_, id, a)| {
+                let done = a.is_some_and(|a| a["r"]["status"] == "completed")
+                    || v.reqs_of("effect.outcome").any(|o| {
+                        o.at < r.at
+                            && o.f["p"]["effectId"] == id.as_str()
+                            && v.answer(&o).is_some_and(|a| a["ok"] == true)
+                    });
+                (id, done)
+            })
+            .collect();
+        let order: Vec<&str> = summaries
+            .iter()
+            .filter(|(_, d)| *d)
+            .map(|(id, _)| id.as_str())
+            .collect();
+        let named_in_order = ids.iter().all(|id| order.contains(id))
+            && ids.windows(2).all(|w| {
+                order.iter().position(|x| x == &w[0]) < order.iter().position(|x| x == &w[1])
+            });
+        if ids.is_empty() || !named_in_order {
+            return bad(
+                "the compaction's summaryEffectIds are not this turn's completed summary calls (model intents marked purpose: \"summary\"), in order".into(),
+                json!({ "summaryEffectIds": order }),
+                first["compaction"].clone(),
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Fields the text does not list: warnings only.
 fn field_warnings(v: &View, w: &mut Vec<String>) -> Result<(), Fail> {
     let listed: &[(&str, &[&str])] = &[
@@ -906,6 +1082,60 @@ fn field_warnings(v: &View, w: &mut Vec<String>) -> Result<(), Fail> {
         }
     }
     Ok(())
+}
+
+/// The bytes the harness stored, by the effectId it named: a begin with its base64, or an
+/// upload's chunks in offset order.
+fn stored_bytes(v: &View) -> Vec<(String, Vec<u8>)> {
+    let unb64 = |x: &Value| {
+        x.as_str()
+            .and_then(crate::suites::world::unb64)
+            .unwrap_or_default()
+    };
+    let writes: Vec<Req> = v.reqs_of("artifact.write").collect();
+    let mut out = Vec::new();
+    for w in writes.iter().filter(|w| w.f["p"]["op"] == "begin") {
+        let eid = w.f["p"]["effectId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if w.f["p"].get("base64").is_some() {
+            out.push((eid, unb64(&w.f["p"]["base64"])));
+            continue;
+        }
+        let Some(upload) = v
+            .answer(w)
+            .map(|a| a["r"]["uploadId"].clone())
+            .filter(|u| u.is_string())
+        else {
+            continue;
+        };
+        let mut chunks: Vec<(u64, Vec<u8>)> = writes
+            .iter()
+            .filter(|c| c.f["p"]["op"] == "chunk" && c.f["p"]["uploadId"] == upload)
+            .map(|c| {
+                (
+                    c.f["p"]["offset"].as_u64().unwrap_or(0),
+                    unb64(&c.f["p"]["base64"]),
+                )
+            })
+            .collect();
+        chunks.sort_by_key(|c| c.0);
+        out.push((eid, chunks.into_iter().flat_map(|c| c.1).collect()));
+    }
+    out
+}
+
+/// An object anywhere in `v` that names the artifact `id` (a string that mentions it does not).
+fn names_artifact(v: &Value, id: &str) -> bool {
+    match v {
+        Value::Object(o) => {
+            o.get("artifactId").is_some_and(|x| x == id)
+                || o.values().any(|x| names_artifact(x, id))
+        }
+        Value::Array(a) => a.iter().any(|x| names_artifact(x, id)),
+        _ => false,
+    }
 }
 
 /// Find `s` within a string anywhere in `v` (or in a string that holds JSON).
@@ -1431,6 +1661,99 @@ fn asked(v: &View, c: &Value) -> Result<(), Fail> {
                         ),
                         want,
                         json!({ "counts": seen, "kinds": kinds }),
+                    ));
+                }
+            }
+            Ok(())
+        }
+        // § 5b "An MCP image, audio or blob resource part is base64 in the answer. Store it": each
+        // such part of a tool's answer was written as an artifact with the call's effectId.
+        "partsStored" => {
+            let stored = stored_bytes(v);
+            let mut seen = 0;
+            for (_, g) in v
+                .effect_gates()
+                .filter(|(_, g)| g["route"] != "model-calls")
+            {
+                let eid = g["key"].as_str().unwrap_or_default();
+                for part in g["answer"]["result"]["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                {
+                    let data = match part["type"].as_str() {
+                        Some("image" | "audio") => &part["data"],
+                        Some("resource") => &part["resource"]["blob"],
+                        _ => continue,
+                    };
+                    let Some(bytes) = data.as_str().and_then(crate::suites::world::unb64) else {
+                        continue;
+                    };
+                    seen += 1;
+                    if !stored.iter().any(|(e, b)| e == eid && *b == bytes) {
+                        return Err(miss(
+                            format!("a {} part of {eid}'s answer ({} bytes) was not stored with artifact.write carrying its effectId", part["type"].as_str().unwrap_or(""), bytes.len()),
+                            json!({ "artifact.write": { "effectId": eid, "bytes": bytes.len() } }),
+                            json!({ "stored": stored.iter().map(|(e, b)| json!({ "effectId": e, "bytes": b.len() })).collect::<Vec<_>>() }),
+                        ));
+                    }
+                }
+            }
+            if seen == 0 {
+                return Err(miss(
+                    "no tool answered a binary part: the harness never called the tool".into(),
+                    c.clone(),
+                    Value::Null,
+                ));
+            }
+            Ok(())
+        }
+        // § 5b "send an image to the model as a file only when turn.start.model reads images":
+        // no model call of a run whose model does not read images names a stored image's
+        // artifact as a file (an object naming its artifactId; a note in text is free).
+        "noImageFile" => {
+            // Each image's artifact: its begin's answer, or its upload's commit's.
+            let writes: Vec<Req> = v.reqs_of("artifact.write").collect();
+            let id_of = |w: &Req| {
+                v.answer(w).and_then(|a| {
+                    a["r"]["artifact"]["artifactId"]
+                        .as_str()
+                        .map(str::to_string)
+                })
+            };
+            let images: BTreeSet<String> = writes
+                .iter()
+                .filter(|w| {
+                    w.f["p"]["op"] == "begin"
+                        && w.f["p"]["contentType"]
+                            .as_str()
+                            .is_some_and(|t| t.starts_with("image/"))
+                })
+                .filter_map(|w| {
+                    id_of(w).or_else(|| {
+                        let upload = v.answer(w)?["r"]["uploadId"].clone();
+                        writes
+                            .iter()
+                            .find(|c| c.f["p"]["op"] == "commit" && c.f["p"]["uploadId"] == upload)
+                            .and_then(id_of)
+                    })
+                })
+                .collect();
+            for (_, g) in v.gates().filter(|(_, g)| g["route"] == "model-calls") {
+                let Some(run) = g["run"].as_str().and_then(|id| v.run(id)) else {
+                    continue;
+                };
+                let sees = run.start["model"]["inputs"]
+                    .as_array()
+                    .is_some_and(|i| i.iter().any(|x| x == "image"));
+                if sees {
+                    continue;
+                }
+                if let Some(id) = images.iter().find(|id| names_artifact(&g["body"], id)) {
+                    return Err(miss(
+                        format!("a model call sends the stored image {id} as a file, though turn.start.model does not read images"),
+                        json!({ "inputs": run.start["model"]["inputs"] }),
+                        g["body"]["call"].clone(),
                     ));
                 }
             }

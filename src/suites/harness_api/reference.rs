@@ -194,6 +194,20 @@ crate::mutants! {
             "upgrades on /nylorun/harness/v2, not /nylorun/harness/v1";
         LostHopNotAskedAgain = "lost-hop-not-asked-again", ["4"],
             "records a tool call whose gate hop was lost as {error}, never asking its intent again";
+        SandboxToolsAlways = "sandbox-tools-always", ["3"],
+            "offers the model bash, a sandbox tool, when TurnStart's agent has no sandbox";
+        ScheduleWakeAlways = "schedule-wake-always", ["3"],
+            "offers the model schedule_wake when TurnStart's agent has no selfWake";
+        MemoryWritesReadOnly = "memory-writes-read-only", ["3"],
+            "offers the memory tool's write commands when memory.access is read_only";
+        SummaryWithoutPurpose = "summary-without-purpose", ["6"],
+            "compacts as `compacts` does, but sends its summary call's intent without purpose: \"summary\"";
+        BinaryPartsUnstored = "binary-parts-unstored", ["5b"],
+            "passes an MCP image, audio or blob part on in the result, never storing it";
+        ImageToABlindModel = "image-to-a-blind-model", ["5b"],
+            "sends a stored image to the model as a file though turn.start.model does not read images";
+        CompactionUnmarked = "compaction-unmarked", ["6"],
+            "compacts as `compacts` does, but leaves the edit that replaced the history unmarked (no kind: \"compaction\")";
     }
 }
 
@@ -216,6 +230,8 @@ crate::variants! {
             "never answers core's ping: the spec does not say a harness answers one";
         OtherToolNames = "other-tool-names",
             "names tools by a hash of server and tool (tool naming is the harness's)";
+        Compacts = "compacts",
+            "compacts once the history passes half of model.contextWindow (≈4 bytes a token): a summary call marked purpose: \"summary\", the history replaced by a compaction entry (whether and when to compact is the harness's)";
     }
 }
 
@@ -458,6 +474,8 @@ struct Run {
     taken: u64,
     /// The transcript's length as this segment read it: what its edits keep.
     kept: Arc<AtomicU64>,
+    /// The compaction facts of the edit that replaced the history, once this segment compacted.
+    compacted: Arc<Mutex<Option<Value>>>,
 }
 
 enum End {
@@ -510,6 +528,7 @@ impl Run {
             counter,
             taken: 0,
             kept: Arc::default(),
+            compacted: Arc::default(),
         }
     }
 
@@ -679,6 +698,14 @@ impl Run {
         }
         let limit = self.limit("recordEntryBytes") as usize;
         let update = |base: usize, e: &[Value]| json!({ "keep": base, "entries": e, "length": base + e.len() });
+        // A compaction replaced the whole history: the edit keeps nothing, and its first event
+        // carries the facts (§ 6).
+        let facts = self
+            .compacted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let keep = if facts.is_some() { 0 } else { keep };
         let (mut out, mut base, mut cur) = (Vec::new(), keep, Vec::new());
         for e in entries {
             cur.push(e);
@@ -691,6 +718,10 @@ impl Run {
         }
         if !cur.is_empty() || out.is_empty() {
             out.push(update(base, &cur));
+        }
+        if let Some(f) = facts.filter(|_| !self.k.breaks(Mutant::CompactionUnmarked)) {
+            out[0]["kind"] = json!("compaction");
+            out[0]["compaction"] = f;
         }
         json!(out)
     }
@@ -771,6 +802,15 @@ impl Run {
                     .req("transcript.read", json!({ "runId": self.id }))
                     .await;
             }
+            if step > 0 {
+                match self
+                    .compact(&mut history, &mut entries, step, &outcomes)
+                    .await
+                {
+                    Ok(()) => {}
+                    Err(e) => return End::Failed(json!({ "status": "failed", "error": e })),
+                }
+            }
             let ident = self.ident(&format!("{step}"));
             let eid = self.effect_id("model", &ident);
             let call = self.model_call(&history, &tools);
@@ -844,6 +884,11 @@ impl Run {
                     effect["context"] = json!({ "invocationId": format!("step-{step}") });
                 }
                 let (route, body) = match target["kind"].as_str() {
+                    // Core's own tools and the sandbox's never reach a gate.
+                    Some(k @ ("runtime" | "sandbox")) => (
+                        if k == "runtime" { "runtime" } else { "sandbox" },
+                        Value::Null,
+                    ),
                     Some("mcp") => (
                         "tool-calls",
                         json!({
@@ -911,6 +956,66 @@ impl Run {
             history.push(json!({ "role": "tool", "content": results }));
         }
         End::Failed(json!({ "status": "failed", "error": "too many steps" }))
+    }
+
+    /// The variant's compaction: once the history passes half the model's window, one summary
+    /// call (marked purpose: "summary") replaces it, and the transcript with one compaction
+    /// entry. Once per segment.
+    async fn compact(
+        &self,
+        history: &mut Vec<Value>,
+        entries: &mut Vec<Value>,
+        step: u64,
+        outcomes: &BTreeMap<String, Value>,
+    ) -> Result<(), Value> {
+        let on = self.k.decides(Variant::Compacts)
+            || self.k.breaks(Mutant::SummaryWithoutPurpose)
+            || self.k.breaks(Mutant::CompactionUnmarked);
+        let window = self.start["model"]["contextWindow"]
+            .as_u64()
+            .unwrap_or(u64::MAX);
+        let before = json!(history).to_string().len() as u64 / 4;
+        let done = self
+            .compacted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some();
+        if !on || done || before <= window / 2 {
+            return Ok(());
+        }
+        let ident = self.ident(&format!("summary-{step}"));
+        let eid = self.effect_id("model", &ident);
+        let mut asked = history.clone();
+        asked.push(json!({ "role": "user", "content": "Summarize the conversation so far." }));
+        let call = self.model_call(&asked, &[]);
+        let mut effect = json!({ "effectId": eid, "kind": "model", "context": { "invocationId": format!("summary-{step}") } });
+        if !self.k.breaks(Mutant::SummaryWithoutPurpose) {
+            effect["purpose"] = json!("summary");
+        }
+        let body =
+            json!({ "effectId": eid, "invocationId": format!("summary-{step}"), "call": call });
+        let summary = match self
+            .effect(effect, Some(call), outcomes, "model-calls", body)
+            .await?
+        {
+            Effected::Done(v) => v["output"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(""),
+            Effected::Waiting => return Err(json!("a summary call left waiting")),
+        };
+        *history = vec![
+            json!({ "role": "user", "content": format!("Summary of the conversation so far: {summary}") }),
+        ];
+        *entries = vec![self.entry("compaction", json!({ "summary": summary }))];
+        let after = json!(history).to_string().len() as u64 / 4;
+        *self.compacted.lock().unwrap_or_else(|p| p.into_inner()) = Some(json!({
+            "trigger": "auto", "tokensBefore": before, "tokensAfter": after, "summaryEffectIds": [eid]
+        }));
+        Ok(())
     }
 
     /// `<turnId>:<segment>:<kind>:<identity>` (without the segment: the mutant's).
@@ -992,6 +1097,51 @@ impl Run {
                 tools.push(json!({ "name": name, "description": t["description"], "inputSchema": t["inputSchema"] }));
                 targets.insert(name.clone(), json!({ "kind": "http", "tool": name }));
             }
+        }
+        // Core's own tools, when the turn has them (§ 3, § 4): memory (view only for
+        // read_only) and schedule_wake; sandbox tools only with a sandbox, which hcpspec never
+        // gives (this harness has none to offer, unless the mutant's).
+        let mut runtime = |name: &str, description: &str, schema: Value, target: Value| {
+            tools.push(json!({ "name": name, "description": description, "inputSchema": schema }));
+            targets.insert(name.to_string(), target);
+        };
+        if self.start["memory"].is_object() {
+            let read_only = self.start["memory"]["access"] == "read_only"
+                && !self.k.breaks(Mutant::MemoryWritesReadOnly);
+            let commands = if read_only {
+                json!(["view"])
+            } else {
+                json!([
+                    "view",
+                    "create",
+                    "str_replace",
+                    "insert",
+                    "delete",
+                    "rename"
+                ])
+            };
+            runtime(
+                "memory",
+                "Your memory directory /memories: view it, or keep notes in it.",
+                json!({ "type": "object", "properties": { "command": { "type": "string", "enum": commands }, "path": { "type": "string" } }, "required": ["command"] }),
+                json!({ "kind": "runtime", "operation": "memory" }),
+            );
+        }
+        if self.start["agent"]["selfWake"] == true || self.k.breaks(Mutant::ScheduleWakeAlways) {
+            runtime(
+                "schedule_wake",
+                "Wake this session later: {in} or {at} with a note, or {cancel: true}.",
+                json!({ "type": "object", "properties": { "in": { "type": "string" }, "at": { "type": "string" }, "note": { "type": "string" }, "cancel": { "type": "boolean" } } }),
+                json!({ "kind": "runtime", "operation": "schedule_wake" }),
+            );
+        }
+        if self.k.breaks(Mutant::SandboxToolsAlways) {
+            runtime(
+                "bash",
+                "Run a command in the session's sandbox.",
+                json!({ "type": "object", "properties": { "command": { "type": "string" } } }),
+                json!({ "kind": "sandbox" }),
+            );
         }
         (tools, targets)
     }
@@ -1122,6 +1272,21 @@ impl Run {
                 Ok(Effected::Done(json!({ "ok": false, "error": error })))
             }
             Some("execute") => {
+                // A runtime tool is core's (never execute); a sandbox this harness does not have.
+                if matches!(route, "runtime" | "sandbox") {
+                    let error =
+                        json!({ "code": "tool.unavailable", "message": "nothing here runs it" });
+                    let recorded = self
+                        .chan
+                        .req(
+                            "effect.outcome",
+                            json!({ "runId": self.id, "effectId": eid, "error": error }),
+                        )
+                        .await?;
+                    return Ok(Effected::Done(
+                        recorded.get("outcome").cloned().unwrap_or(error),
+                    ));
+                }
                 let bypass = (route == "model-calls"
                     && self.k.breaks(Mutant::FixtureModelBypassed)
                     && self.start["options"]["fixtureModel"] == true)
@@ -1188,6 +1353,7 @@ impl Run {
                     got
                 };
                 if route != "model-calls" {
+                    value = self.store_parts(&eid, value).await;
                     value = self.fit(&eid, value).await;
                 }
                 let mut outcome = json!({ "runId": self.id, "effectId": eid, "value": value });
@@ -1220,11 +1386,81 @@ impl Run {
         if (text.len() as u64) <= limit.saturating_sub(1024) || self.k.breaks(Mutant::NoSpill) {
             return value;
         }
+        let name = format!("{}.json", eid.replace(':', "_"));
+        let artifact = self
+            .upload(eid, &name, "application/json", text.as_bytes(), eid)
+            .await["artifactId"]
+            .clone();
+        let preview: String = text.chars().take(512).collect();
+        json!({ "truncated": true, "artifactId": artifact, "size": text.len(), "preview": preview })
+    }
+
+    /// Section 5b: an MCP image, audio or blob resource part is stored, keyed by the call and
+    /// the bytes' hash; an image goes to the model as a file only when the model reads images,
+    /// any other part as a note naming its artifact.
+    async fn store_parts(&self, eid: &str, mut value: Value) -> Value {
+        if self.k.breaks(Mutant::BinaryPartsUnstored) {
+            return value;
+        }
+        let sees = |kind: &str| {
+            self.start["model"]["inputs"]
+                .as_array()
+                .is_some_and(|i| i.iter().any(|x| x == kind))
+        };
+        let Some(parts) = value
+            .pointer_mut("/result/content")
+            .and_then(Value::as_array_mut)
+        else {
+            return value;
+        };
+        for (i, part) in parts.iter_mut().enumerate() {
+            let (data, mime) = match part["type"].as_str() {
+                Some("image" | "audio") => (part["data"].clone(), part["mimeType"].clone()),
+                Some("resource") if part["resource"]["blob"].is_string() => (
+                    part["resource"]["blob"].clone(),
+                    part["resource"]["mimeType"].clone(),
+                ),
+                _ => continue,
+            };
+            let Some(bytes) = data.as_str().and_then(crate::suites::world::unb64) else {
+                continue;
+            };
+            let mime = mime
+                .as_str()
+                .unwrap_or("application/octet-stream")
+                .to_string();
+            let key = format!("{eid}:{i}:{:016x}", crate::hash::fnv1a64(&bytes));
+            let name = format!("{}-{i}", eid.replace(':', "_"));
+            let meta = self.upload(eid, &name, &mime, &bytes, &key).await;
+            let reference = json!({ "artifactId": meta["artifactId"], "version": meta["version"] });
+            let image = part["type"] == "image";
+            *part = if image && (sees("image") || self.k.breaks(Mutant::ImageToABlindModel)) {
+                json!({ "type": "image", "mimeType": mime, "reference": reference })
+            } else {
+                json!({ "type": "text", "text": format!(
+                    "[{mime}, {} bytes, stored as artifact {} version {}{}]",
+                    bytes.len(), meta["artifactId"].as_str().unwrap_or("?"), meta["version"],
+                    if image { "; this model does not read images" } else { "" }
+                ) })
+            };
+        }
+        value
+    }
+
+    /// Store bytes as a file artifact with the call's effect id: one begin when they fit
+    /// chunkBytes, else chunks at increasing offsets and a commit. Its meta, or null.
+    async fn upload(
+        &self,
+        eid: &str,
+        name: &str,
+        content_type: &str,
+        bytes: &[u8],
+        key: &str,
+    ) -> Value {
         let chunk = self.limit("chunkBytes").max(1) as usize;
-        let bytes = text.as_bytes();
         let mut begin = json!({
-            "runId": self.id, "op": "begin", "name": format!("{}.json", eid.replace(':', "_")),
-            "contentType": "application/json", "size": bytes.len(), "key": eid, "effectId": eid
+            "runId": self.id, "op": "begin", "name": name,
+            "contentType": content_type, "size": bytes.len(), "key": key, "effectId": eid
         });
         if self.k.breaks(Mutant::SpillNamesTheModelEffect) {
             begin["effectId"] = json!(self.effect_id("model", &self.ident("0")));
@@ -1240,48 +1476,41 @@ impl Run {
         if one {
             begin["base64"] = json!(b64(bytes));
         }
-        let mut artifact = Value::Null;
-        if let Ok(a) = self.chan.req("artifact.write", begin).await {
-            if one || a["status"] == "written" {
-                artifact = a["artifact"]["artifactId"].clone();
-                if self.k.breaks(Mutant::CommitAfterWholeBegin) {
-                    let _ = self
-                        .chan
-                        .req(
-                            "artifact.write",
-                            json!({ "runId": self.id, "op": "commit", "uploadId": "upload-0" }),
-                        )
-                        .await;
-                }
-            } else if let Some(upload) = a["uploadId"].as_str() {
-                let mut ok = true;
-                let mut parts: Vec<(usize, &[u8])> = bytes.chunks(chunk).enumerate().collect();
-                if self.k.breaks(Mutant::ChunksReversed) {
-                    parts.reverse();
-                }
-                for (i, part) in parts {
-                    let c = json!({ "runId": self.id, "op": "chunk", "uploadId": upload, "offset": i * chunk, "base64": b64(part) });
-                    if self.chan.req("artifact.write", c).await.is_err() {
-                        ok = false;
-                        break;
-                    }
-                }
-                if ok {
-                    if let Ok(a) = self
-                        .chan
-                        .req(
-                            "artifact.write",
-                            json!({ "runId": self.id, "op": "commit", "uploadId": upload }),
-                        )
-                        .await
-                    {
-                        artifact = a["artifact"]["artifactId"].clone();
-                    }
-                }
+        let Ok(a) = self.chan.req("artifact.write", begin).await else {
+            return Value::Null;
+        };
+        if one || a["status"] == "written" {
+            if self.k.breaks(Mutant::CommitAfterWholeBegin) {
+                let _ = self
+                    .chan
+                    .req(
+                        "artifact.write",
+                        json!({ "runId": self.id, "op": "commit", "uploadId": "upload-0" }),
+                    )
+                    .await;
+            }
+            return a["artifact"].clone();
+        }
+        let Some(upload) = a["uploadId"].as_str() else {
+            return Value::Null;
+        };
+        let mut parts: Vec<(usize, &[u8])> = bytes.chunks(chunk).enumerate().collect();
+        if self.k.breaks(Mutant::ChunksReversed) {
+            parts.reverse();
+        }
+        for (i, part) in parts {
+            let c = json!({ "runId": self.id, "op": "chunk", "uploadId": upload, "offset": i * chunk, "base64": b64(part) });
+            if self.chan.req("artifact.write", c).await.is_err() {
+                return Value::Null;
             }
         }
-        let preview: String = text.chars().take(512).collect();
-        json!({ "truncated": true, "artifactId": artifact, "size": bytes.len(), "preview": preview })
+        self.chan
+            .req(
+                "artifact.write",
+                json!({ "runId": self.id, "op": "commit", "uploadId": upload }),
+            )
+            .await
+            .map_or(Value::Null, |a| a["artifact"].clone())
     }
 
     /// One gate call with the run token, the effect id as Idempotency-Key, and traceparent.

@@ -514,6 +514,7 @@ fn model(g: &mut World, key: &str, body: &Value) -> (u16, Value, u64) {
                 "type": "tool-call", "callId": format!("call-{idx}-{j}"), "name": name,
                 "input": call.input.clone().unwrap_or(json!({}))
             })),
+            None if call.if_offered => {}
             None => {
                 g.skip.get_or_insert(format!(
                     "the harness offered the model no tool for {} (which tools a model is offered is the harness's choice)",
@@ -576,6 +577,9 @@ fn describe(g: &World, call: &super::scenario::ToolCall) -> (String, String) {
     }
     if let Some(h) = &call.http {
         return (h.clone(), find(start.pointer("/manifest/tools"), h));
+    }
+    if let Some(t) = call.runtime.as_ref().or(call.sandbox.as_ref()) {
+        return (t.clone(), String::new());
     }
     (String::new(), String::new())
 }

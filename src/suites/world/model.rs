@@ -1739,6 +1739,16 @@ impl World {
                 return rule.answer.clone();
             }
         }
+        // A runtime tool is core's: "answered completed, never execute" (§ 4).
+        if effect.pointer("/target/kind") == Some(&json!("runtime")) {
+            let op = effect
+                .pointer("/target/operation")
+                .cloned()
+                .unwrap_or(Value::Null);
+            return json!({ "completed": { "ok": true, "result": { "content": [
+                { "type": "text", "text": format!("hcpspec's core ran {op}") }
+            ] } } });
+        }
         json!("execute")
     }
 

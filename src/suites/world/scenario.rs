@@ -194,8 +194,19 @@ pub struct ToolCall {
     pub mcp: Option<McpTool>,
     #[serde(default)]
     pub http: Option<String>,
+    /// A runtime tool core runs: `memory` or `schedule_wake` (found by that name in the offered
+    /// tool's, the spec fixing none).
+    #[serde(default)]
+    pub runtime: Option<String>,
+    /// A sandbox tool: `bash`, `read`, `write`, `edit`, `grep` or `glob` (found likewise).
+    #[serde(default)]
+    pub sandbox: Option<String>,
     #[serde(default)]
     pub input: Option<Value>,
+    /// Left out when the harness offered no such tool, instead of skipping the scenario (for
+    /// a tool a harness must offer only sometimes).
+    #[serde(default)]
+    pub if_offered: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -208,10 +219,12 @@ pub struct McpTool {
 impl ToolCall {
     /// `mcp:SERVER/TOOL` or `http:TOOL`: the key of `tools`.
     pub fn target_key(&self) -> String {
-        match (&self.mcp, &self.http) {
-            (Some(m), _) => format!("mcp:{}/{}", m.server, m.tool),
-            (None, Some(h)) => format!("http:{h}"),
-            (None, None) => String::new(),
+        match (&self.mcp, &self.http, &self.runtime, &self.sandbox) {
+            (Some(m), ..) => format!("mcp:{}/{}", m.server, m.tool),
+            (None, Some(h), ..) => format!("http:{h}"),
+            (None, None, Some(r), _) => format!("runtime:{r}"),
+            (None, None, None, Some(t)) => format!("sandbox:{t}"),
+            _ => String::new(),
         }
     }
 }
