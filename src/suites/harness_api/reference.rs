@@ -1263,12 +1263,7 @@ impl Run {
             Some("execute") if answer["rejoin"] == true && self.k.breaks(Mutant::RejoinNotSent) => {
                 let error =
                     json!({ "code": "rejoin", "message": "left running by a previous owner" });
-                self.chan
-                    .req(
-                        "effect.outcome",
-                        json!({ "runId": self.id, "effectId": eid, "error": error }),
-                    )
-                    .await?;
+                self.unknown_fate(&eid, error.clone()).await?;
                 Ok(Effected::Done(json!({ "ok": false, "error": error })))
             }
             Some("execute") => {
@@ -1276,16 +1271,7 @@ impl Run {
                 if matches!(route, "runtime" | "sandbox") {
                     let error =
                         json!({ "code": "tool.unavailable", "message": "nothing here runs it" });
-                    let recorded = self
-                        .chan
-                        .req(
-                            "effect.outcome",
-                            json!({ "runId": self.id, "effectId": eid, "error": error }),
-                        )
-                        .await?;
-                    return Ok(Effected::Done(
-                        recorded.get("outcome").cloned().unwrap_or(error),
-                    ));
+                    return self.unknown_fate(&eid, error).await.map(Effected::Done);
                 }
                 let bypass = (route == "model-calls"
                     && self.k.breaks(Mutant::FixtureModelBypassed)
@@ -1323,20 +1309,7 @@ impl Run {
                         // A tool call's fate it could not learn is recorded as {error} (a model
                         // call's fails the segment); a run that is over takes nothing more.
                         Err(e) if route != "model-calls" && e["code"] != "run_stale" => {
-                            let mut outcome = json!({ "runId": self.id, "effectId": eid });
-                            let key = if self.k.breaks(Mutant::UnknownFateAsValue) {
-                                "value"
-                            } else {
-                                "error"
-                            };
-                            outcome[key] = e.clone();
-                            let recorded = self.chan.req("effect.outcome", outcome).await?;
-                            return Ok(Effected::Done(
-                                recorded
-                                    .get("outcome")
-                                    .cloned()
-                                    .unwrap_or(json!({ "ok": false, "error": e })),
-                            ));
+                            return self.unknown_fate(&eid, e).await.map(Effected::Done);
                         }
                         Err(e) => return Err(e),
                     }
@@ -1376,6 +1349,23 @@ impl Run {
             }
             _ => Ok(Effected::Waiting),
         }
+    }
+
+    /// Record a call whose fate this harness could not learn, `{runId, effectId, error}` (as a
+    /// value: the mutant's): what core answers is what the model is told.
+    async fn unknown_fate(&self, eid: &str, error: Value) -> Result<Value, Value> {
+        let mut outcome = json!({ "runId": self.id, "effectId": eid });
+        let key = if self.k.breaks(Mutant::UnknownFateAsValue) {
+            "value"
+        } else {
+            "error"
+        };
+        outcome[key] = error.clone();
+        let recorded = self.chan.req("effect.outcome", outcome).await?;
+        Ok(recorded
+            .get("outcome")
+            .cloned()
+            .unwrap_or(json!({ "ok": false, "error": error })))
     }
 
     /// Section 5b: a result past recordEntryBytes is stored as a file artifact with the call's
