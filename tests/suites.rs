@@ -253,12 +253,7 @@ fn summaries(info: &hcpspec::case::SuiteInfo, rows: &[ledger::Row], vectors: &Pa
 }
 
 fn main() {
-    let mut args = Arguments::from_args();
-    // Most trials wait on scripted clocks (scenarios, mutant matrices), not on the CPU: run as
-    // many at once as a waiting suite's run does, unless told otherwise.
-    if args.test_threads.is_none() && std::env::var_os("RUST_TEST_THREADS").is_none() {
-        args.test_threads = Some(hcpspec::suites::WAITING_JOBS);
-    }
+    let args = Arguments::from_args();
     if std::env::var("HCPSPEC_ACCEPT").is_ok_and(|v| v == "1") {
         // Before any thread starts: insta accepts every snapshot it reads.
         std::env::set_var("INSTA_UPDATE", "always");

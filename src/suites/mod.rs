@@ -17,11 +17,6 @@ use crate::run::runner::Target;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-/// Cases at once for a suite whose cases mostly wait on scripted clocks, not on the CPU
-/// (harness-api's scenarios, core-api's cases): 16 keep 2 cores busy without a verdict
-/// depending on load (`cargo test` runs them so, under a build).
-pub const WAITING_JOBS: usize = 16;
-
 /// The suites hcpspec ships: one line each.
 pub static ALL: &[&dyn Suite] = &[
     &hcp::Contract,
@@ -72,14 +67,9 @@ pub trait Suite: Format + Sync {
     fn shim(&self) -> Option<Shim> {
         None
     }
-    /// Cases a run takes at once when `--jobs` is not given: the cores for a suite whose cases
-    /// compute; a suite whose cases mostly wait on scripted clocks takes [`WAITING_JOBS`].
-    fn jobs(&self, cores: usize) -> usize {
-        cores
-    }
     /// Cases its self-check runs at once (a suite whose cases mostly wait takes more).
     fn self_check_jobs(&self) -> usize {
-        self.jobs(2)
+        2
     }
     /// What a failure of `case` was on: an expectation the case wrote, a check every case runs,
     /// or an arrangement (a step written without `expect`, the contract's implicit "must be

@@ -186,11 +186,9 @@ pub struct RunArgs {
     pub name: Vec<String>,
     #[command(flatten)]
     pub filters: Filters,
-    /// Cases run at once (1 to 256). Default: the core count for a suite whose cases compute
-    /// (contract, host), 16 for one whose cases mostly wait on scripted clocks (harness-api,
-    /// core-api).
-    #[arg(long, value_parser = jobs)]
-    pub jobs: Option<usize>,
+    /// Cases run at once (1 to 256).
+    #[arg(long, default_value_t = cores(), value_parser = jobs)]
+    pub jobs: usize,
     /// Run every mutant and print the kill matrix instead.
     #[arg(long)]
     pub mutants: bool,
@@ -246,7 +244,7 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
                 info: &l.info,
                 cases: &l.cases,
                 ctx: &ctx,
-                jobs: a.jobs.unwrap_or_else(|| l.suite.self_check_jobs()),
+                jobs: l.suite.self_check_jobs().max(a.jobs),
             };
             let (c, r) = print_self_check(&sc, &a.filters.vectors)?;
             code = code.max(c);
@@ -322,7 +320,7 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
             .map(|s| l.suite.target(s, &ctx))
             .collect::<Result<Vec<_>, _>>()
         {
-            Ok(targets) => planned.push((suite, cases, targets, l.suite.jobs(cores()))),
+            Ok(targets) => planned.push((suite, cases, targets)),
             Err(e) if a.filters.suite.is_empty() && !a.runtime.is_empty() => {
                 first_error.get_or_insert(e);
             }
@@ -334,10 +332,10 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
     }
     let mut code = exit::OK;
     let mut results = Vec::new();
-    for (suite, cases, targets, jobs) in planned {
+    for (suite, cases, targets) in planned {
         let mut runner = Runner::new(suite, cases, &expectations);
         runner.snapshots = snapshots.clone();
-        runner.jobs = a.jobs.unwrap_or(jobs);
+        runner.jobs = a.jobs;
         runner.strict = a.strict_expectations;
         runner.labels = a
             .runtime

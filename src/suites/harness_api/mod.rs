@@ -8,6 +8,7 @@ pub mod judge;
 pub mod launch;
 pub mod reap;
 pub mod reference;
+pub mod selfcheck;
 mod suite;
 pub use suite::HarnessApi;
 
