@@ -580,9 +580,50 @@ fn request_hash(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     Ok(())
 }
 
+/// Where the harness shows it has read what core sent on `conn` after `from`: its answer to a
+/// ping or request core sent after it (frames on a connection arrive in order).
+fn read_past(v: &View, from: usize, conn: u64) -> Option<usize> {
+    let mut pinged = false;
+    let mut asked = BTreeSet::new();
+    for (i, e) in v.p.log.iter().enumerate().skip(from + 1) {
+        if e["conn"].as_u64() != Some(conn) {
+            continue;
+        }
+        let f = &e["frame"];
+        match (e["via"].as_str(), e["from"].as_str()) {
+            (Some("frame"), Some("core")) if f["t"] == "ping" => pinged = true,
+            (Some("frame"), Some("core")) if f["t"] == "req" => {
+                asked.insert(f["id"].to_string());
+            }
+            (Some("frame"), Some("harness")) if f["t"] == "ping" && pinged => return Some(i),
+            (Some("frame"), Some("harness"))
+                if f["t"] == "res" && asked.contains(&f["id"].to_string()) =>
+            {
+                return Some(i)
+            }
+            (Some("pong"), _) if pinged => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
 fn nothing_after_end(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     for run in &v.p.runs {
-        let Some(end) = run.ended_at else { continue };
+        let Some(ended) = run.ended_at else { continue };
+        // A harness learns of a refused renewal when it reads the answer: what it sent before
+        // crosses it (the more so on a loaded machine). Its requests are late once it has shown
+        // it read past the refusal; an output or release is its own doing, late at once.
+        let refused = run.ended.as_ref().is_some_and(|e| e.1 == "renew-refused");
+        let end = if refused {
+            let conn = v.p.log[ended]["conn"].as_u64().unwrap_or(0);
+            match read_past(v, ended, conn) {
+                Some(i) => i,
+                None => continue,
+            }
+        } else {
+            ended
+        };
         // A renewal that crosses the end is harmless; so is what crosses core closing the
         // connection (the harness learns of a lost connection only when it closes).
         let lost_conn = (run.ended.as_ref().map(|e| e.1.as_str()) == Some("connection.lost"))

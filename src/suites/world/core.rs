@@ -200,7 +200,12 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
             Ok(Message::Binary(b)) => {
                 g.record(json!({ "via": "bad-frame", "conn": n, "reason": "a binary frame", "bytes": b.len() }));
             }
-            Ok(Message::Ping(_)) | Ok(Message::Pong(_)) | Ok(Message::Frame(_)) => {}
+            // A pong is an answer to core's ping (a harness may answer so): the judge reads it
+            // as proof the harness read what core sent before.
+            Ok(Message::Pong(_)) => {
+                g.record(json!({ "via": "pong", "conn": n }));
+            }
+            Ok(Message::Ping(_)) | Ok(Message::Frame(_)) => {}
             Ok(Message::Close(_)) => break,
             // Past 64 MiB is the harness's fault; a reset (a killed harness) is not a frame.
             Err(e @ tokio_tungstenite::tungstenite::Error::Capacity(_)) => {
