@@ -126,6 +126,20 @@ fn token_of(w: &World, h: &HeaderMap) -> (&'static str, Option<usize>) {
     ("unknown", None)
 }
 
+/// Which switch replaced an old token: 1 for the run's first token, 2 for the one the first
+/// switch gave … (the judge finds that switch's answer).
+fn replaced_by(w: &World, h: &HeaderMap, run: usize) -> Value {
+    let token = h
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|a| a.strip_prefix("Bearer "));
+    let at = w.runs[run]
+        .old_tokens
+        .iter()
+        .position(|t| Some(t.as_str()) == token);
+    at.map_or(Value::Null, |k| json!(k + 1))
+}
+
 fn header(h: &HeaderMap, name: &str) -> Value {
     h.get(name)
         .and_then(|v| v.to_str().ok())
@@ -222,6 +236,10 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
             "run": run_id,
             "key": key, "traceparent": header(&h, "traceparent"), "body": body
         }));
+        if let (true, Some(i)) = (auth == "old", run) {
+            let switch = replaced_by(&g, &h, i);
+            g.log[entry]["replacedBy"] = switch;
+        }
         g.inflight += 1;
         g.trigger(Some(route), None);
         let mut decided = match refused {
