@@ -130,6 +130,9 @@ impl Suite for CoreApi {
     fn drives(&self) -> &'static str {
         super::DRIVES
     }
+    fn jobs(&self, _cores: usize) -> usize {
+        crate::suites::WAITING_JOBS
+    }
     fn noun(&self) -> &'static str {
         "core"
     }

@@ -135,6 +135,9 @@ impl Suite for HarnessApi {
             elapsed: r.elapsed,
         }))
     }
+    fn jobs(&self, _cores: usize) -> usize {
+        crate::suites::WAITING_JOBS
+    }
     fn self_check_jobs(&self) -> usize {
         super::selfcheck::JOBS
     }
