@@ -1192,11 +1192,12 @@ fn stored_bytes(v: &View) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-/// An object anywhere in `v` that names the artifact `id` (a string that mentions it does not).
+/// A media part anywhere in `v` whose reference names the artifact `id` (§ 5 "A media part's
+/// reference names an artifact version ({artifactId, version})"); a note naming it is free.
 fn names_artifact(v: &Value, id: &str) -> bool {
     match v {
         Value::Object(o) => {
-            o.get("artifactId").is_some_and(|x| x == id)
+            o.get("reference").is_some_and(|r| r["artifactId"] == id)
                 || o.values().any(|x| names_artifact(x, id))
         }
         Value::Array(a) => a.iter().any(|x| names_artifact(x, id)),
@@ -1676,11 +1677,22 @@ fn asked(v: &View, c: &Value) -> Result<(), Fail> {
         // model calls, whose answers hcpspec's Model Gate wrote.
         "entries" => {
             for run in nth_run(c) {
+                // A summary call (a compaction's) writes no candidate.
+                let summaries: BTreeSet<String> = v
+                    .intents()
+                    .into_iter()
+                    .filter(|(q, _, _)| {
+                        q.f["p"]["purpose"] == "summary"
+                            || q.f["p"]["effect"]["purpose"] == "summary"
+                    })
+                    .map(|(_, id, _)| id)
+                    .collect();
                 let mut calls: Vec<(&str, &Value)> = Vec::new();
-                for (_, g) in v
-                    .gates()
-                    .filter(|(_, g)| g["route"] == "model-calls" && g["run"] == run.id.as_str())
-                {
+                for (_, g) in v.gates().filter(|(_, g)| {
+                    g["route"] == "model-calls"
+                        && g["run"] == run.id.as_str()
+                        && !g["key"].as_str().is_some_and(|k| summaries.contains(k))
+                }) {
                     let key = g["key"].as_str().unwrap_or_default();
                     if !calls.iter().any(|(k, _)| *k == key) {
                         calls.push((key, &g["answer"]));
