@@ -1088,8 +1088,7 @@ fn compaction(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
                 q.at < r.at
                     && id.starts_with(&turn)
                     && q.f["p"]["effect"]["kind"] == "model"
-                    && (q.f["p"]["purpose"] == "summary"
-                        || q.f["p"]["effect"]["purpose"] == "summary")
+                    && summary_call(q)
             })
             .map(|(_, id, a)| {
                 let done = a.is_some_and(|a| a["r"]["status"] == "completed")
@@ -1119,6 +1118,12 @@ fn compaction(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
         }
     }
     Ok(())
+}
+
+/// A summary call's intent: `purpose: "summary"` beside the effect or on it (§ 6 says "on its
+/// intent" and names no member).
+fn summary_call(q: &Req) -> bool {
+    q.f["p"]["purpose"] == "summary" || q.f["p"]["effect"]["purpose"] == "summary"
 }
 
 /// Fields the text does not list: warnings only.
@@ -1681,10 +1686,7 @@ fn asked(v: &View, c: &Value) -> Result<(), Fail> {
                 let summaries: BTreeSet<String> = v
                     .intents()
                     .into_iter()
-                    .filter(|(q, _, _)| {
-                        q.f["p"]["purpose"] == "summary"
-                            || q.f["p"]["effect"]["purpose"] == "summary"
-                    })
+                    .filter(|(q, _, _)| summary_call(q))
                     .map(|(_, id, _)| id)
                     .collect();
                 let mut calls: Vec<(&str, &Value)> = Vec::new();

@@ -1252,13 +1252,8 @@ impl Run {
         if self.k.breaks(Mutant::GateBeforeIntent) {
             let _ = self.gate(route, Some(&eid), &body).await;
         }
-        let answer = self
-            .chan
-            .req(
-                "effect.intent",
-                json!({ "runId": self.id, "effect": effect, "requestHash": hash }),
-            )
-            .await?;
+        let intent = json!({ "runId": self.id, "effect": effect, "requestHash": hash });
+        let answer = self.chan.req("effect.intent", intent.clone()).await?;
         match answer["status"].as_str() {
             Some("execute") if answer["rejoin"] == true && self.k.breaks(Mutant::RejoinNotSent) => {
                 let error =
@@ -1289,13 +1284,8 @@ impl Run {
                         && !self.k.breaks(Mutant::LostHopNotAskedAgain)
                     {
                         attempts += 1;
-                        let again = self
-                            .chan
-                            .req(
-                                "effect.intent",
-                                json!({ "runId": self.id, "effect": effect, "requestHash": hash }),
-                            )
-                            .await?;
+                        // The same intent: the same effect and hash.
+                        let again = self.chan.req("effect.intent", intent.clone()).await?;
                         match again["status"].as_str() {
                             Some("execute") => got = self.gate(route, Some(&eid), &body).await,
                             Some("completed") => {
