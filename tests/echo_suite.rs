@@ -168,7 +168,7 @@ fn a_fifth_suite_plugs_in_through_the_registry_alone() {
         info: &l.info,
         cases: &l.cases,
         ctx: &ctx,
-        jobs: 2,
+        memo: &hcpspec::suites::selfcheck::Memo::new(2),
     };
     let kills = sc.all_kills().unwrap();
     assert_eq!(kills["mute"].len(), 2, "mute fails both cases");
@@ -178,6 +178,13 @@ fn a_fifth_suite_plugs_in_through_the_registry_alone() {
     );
     assert!(sc.unkilled(&kills).is_empty());
     assert!(sc.false_claims(&kills).is_empty());
+    // Played pair by pair, the same answers.
+    assert_eq!(
+        sc.first_kill(&infos::<Mutant>()[0], &[]).unwrap().is_some(),
+        !kills[infos::<Mutant>()[0].name].is_empty()
+    );
+    assert!(sc.unkilled_by_search(&[]).unwrap().is_empty());
+    assert!(sc.false_claims_played().unwrap().is_empty());
     assert!(sc
         .variant_failures(&infos::<Variant>()[0])
         .unwrap()

@@ -9,11 +9,11 @@ use hcpspec::run::expectations::Expectations;
 use hcpspec::run::runner::{Quiet, Runner};
 use hcpspec::run::Verdict;
 use hcpspec::suites::ledger;
-use hcpspec::suites::selfcheck::{Kills, SelfCheck};
+use hcpspec::suites::selfcheck::{Memo, SelfCheck};
 use hcpspec::suites::{Context, Loaded};
 use libtest_mimic::{Arguments, Trial};
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// The checked-in snapshots, `snapshots/<runtime>/<suite>/<case-id>.snap`.
 fn snapshot_root() -> std::path::PathBuf {
@@ -24,11 +24,21 @@ fn snapshot_root() -> std::path::PathBuf {
 /// observations are then read against the checked-in snapshot by insta itself (settings bound
 /// to the case file), so `cargo insta review` and `cargo insta test --unreferenced=reject` work
 /// on what `hcpspec run --snapshots` writes. HCPSPEC_ACCEPT=1 (or INSTA_UPDATE=always) accepts.
-fn judge(l: &Loaded, case: &Case, ctx: &Context, spec: &str) -> Result<(), libtest_mimic::Failed> {
+fn judge(
+    l: &Loaded,
+    case: &Case,
+    ctx: &Context,
+    spec: &str,
+    memo: &Memo,
+) -> Result<(), libtest_mimic::Failed> {
+    // One of the places of the suite's self-check: a wait-bound suite's cases and its
+    // mutants' share them.
+    let place = memo.place(l.suite.heavy(case));
     let expectations = Expectations::default();
     let runner = Runner::new(&l.info, std::slice::from_ref(case), &expectations);
     let target = l.suite.target(spec, ctx)?;
     let result = runner.run(&[target], &mut Quiet)?;
+    drop(place);
     let run = &result.runtimes[0];
     let r = &run.cases[0];
     if r.verdict != Verdict::Pass {
@@ -107,13 +117,13 @@ fn no_orphan_snapshots(suites: &[Loaded]) -> Result<(), libtest_mimic::Failed> {
 }
 
 /// The self-check of one loaded suite.
-fn self_check<'a>(l: &'a Loaded, ctx: &'a Context) -> SelfCheck<'a> {
+fn self_check<'a>(l: &'a Loaded, ctx: &'a Context, memo: &'a Memo) -> SelfCheck<'a> {
     SelfCheck {
         suite: l.suite,
         info: &l.info,
         cases: &l.cases,
         ctx,
-        jobs: l.suite.self_check_jobs(),
+        memo,
     }
 }
 
@@ -127,11 +137,13 @@ fn sentence_trials(
     suites: &Arc<Vec<Loaded>>,
     si: usize,
     ctx: &Arc<Context>,
+    memo: &Arc<Memo>,
+    rows: Result<Vec<ledger::Row>, String>,
     vectors: &Path,
 ) {
     let l = &suites[si];
     let name = l.info.name.clone();
-    let rows = match self_check(l, ctx).ledger(vectors) {
+    let rows = match rows {
         Ok(rows) => rows,
         Err(e) => {
             trials.push(Trial::test(
@@ -158,14 +170,14 @@ fn sentence_trials(
         },
     ));
     for row in rows.into_iter().filter(|r| r.killer.is_some()) {
-        let (suites, ctx) = (suites.clone(), ctx.clone());
+        let (suites, ctx, memo) = (suites.clone(), ctx.clone(), memo.clone());
         let trial = format!(
             "sentences::{name}::{}::{}",
             row.ledger.trim_start_matches("../"),
             row.number
         );
         trials.push(Trial::test(trial, move || {
-            let proof = self_check(&suites[si], &ctx).prove(&row)?;
+            let proof = self_check(&suites[si], &ctx, &memo).prove(&row)?;
             if !proof.killed_by.is_empty() {
                 return Ok(());
             }
@@ -253,7 +265,16 @@ fn summaries(info: &hcpspec::case::SuiteInfo, rows: &[ledger::Row], vectors: &Pa
 }
 
 fn main() {
-    let args = Arguments::from_args();
+    let mut args = Arguments::from_args();
+    // Most trials wait (on scripted clocks, on a core's answer, on a memo's place), and each
+    // suite's memo bounds what plays at once: many threads by default (RUST_TEST_THREADS or
+    // --test-threads choose).
+    args.test_threads = args.test_threads.or_else(|| {
+        std::env::var("RUST_TEST_THREADS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .or(Some(64))
+    });
     if std::env::var("HCPSPEC_ACCEPT").is_ok_and(|v| v == "1") {
         // Before any thread starts: insta accepts every snapshot it reads.
         std::env::set_var("INSTA_UPDATE", "always");
@@ -281,49 +302,68 @@ fn main() {
     trials.push(Trial::test("snapshots::no-orphans", move || {
         no_orphan_snapshots(&all)
     }));
+    // One memo per suite: every (target, case) pair plays once, and at most the suite's
+    // self-check jobs play at once, whichever trials ask.
+    let memos: Vec<Arc<Memo>> = suites
+        .iter()
+        .map(|l| Arc::new(Memo::new(l.suite.self_check_jobs())))
+        .collect();
     for (si, l) in suites.iter().enumerate() {
         for (i, case) in l.cases.iter().enumerate() {
             for spec in &l.info.embedded {
                 let rt = spec.strip_prefix("inproc:").unwrap_or(spec);
                 let (suites, ctx, spec) = (suites.clone(), ctx.clone(), spec.clone());
+                let memo = memos[si].clone();
                 trials.push(Trial::test(format!("{}::{rt}", case.name()), move || {
                     let l = &suites[si];
-                    judge(l, &l.cases[i], &ctx, &spec)
+                    judge(l, &l.cases[i], &ctx, &spec, &memo)
                 }));
             }
         }
     }
     // Every suite's self-check: each mutant fails a MUST case it answers for, every MUST case
     // falls to one, every killed_by claim holds, each allowed variant passes every MUST case.
+    // Each trial plays only what it needs (a trial alone under nextest does not replay the
+    // matrix); the ledger rows' killers are each mutant's likeliest kills, tried first.
     for (si, l) in suites.iter().enumerate() {
         let name = l.info.name.clone();
-        let kills: Arc<OnceLock<Result<Kills, String>>> = Arc::new(OnceLock::new());
-        let all_kills =
-            move |suites: &[Loaded], ctx: &Context, kills: &OnceLock<Result<Kills, String>>| {
-                kills
-                    .get_or_init(|| self_check(&suites[si], ctx).all_kills())
-                    .clone()
-            };
+        let memo = &memos[si];
+        let rows = self_check(l, &ctx, memo).ledger(&vectors);
+        let hints: Arc<Vec<(String, String)>> = Arc::new(
+            rows.iter()
+                .flatten()
+                .filter_map(|r| r.killer.as_ref().map(|k| (r, k)))
+                .flat_map(|(r, k)| r.cases.iter().map(move |c| (c.clone(), k.clone())))
+                .collect(),
+        );
         for m in l.suite.mutants() {
-            let (suites, ctx, kills) = (suites.clone(), ctx.clone(), kills.clone());
+            let (suites, ctx, memo) = (suites.clone(), ctx.clone(), memo.clone());
+            let mine: Vec<String> = hints
+                .iter()
+                .filter(|(_, k)| k == m.name)
+                .map(|(c, _)| c.clone())
+                .collect();
             trials.push(Trial::test(format!("mutants::{name}::{}", m.name), move || {
-                let kills = all_kills(&suites, &ctx, &kills)?;
-                if kills[m.name].is_empty() {
-                    return Err(format!(
-                        "mutant {} ({}) passes every MUST case of sections {:?} and every case naming it in killed_by",
-                        m.name, m.about, m.sections
-                    )
-                    .into());
+                if self_check(&suites[si], &ctx, &memo)
+                    .first_kill(&m, &mine)?
+                    .is_some()
+                {
+                    return Ok(());
                 }
-                Ok(())
+                Err(format!(
+                    "mutant {} ({}) passes every MUST case of sections {:?} and every case naming it in killed_by",
+                    m.name, m.about, m.sections
+                )
+                .into())
             }));
         }
-        let (suites2, ctx2, kills2) = (suites.clone(), ctx.clone(), kills.clone());
+        let (suites2, ctx2, memo2, hints2) =
+            (suites.clone(), ctx.clone(), memo.clone(), hints.clone());
         trials.push(Trial::test(
             format!("mutants::{name}::every-must-case-is-killed"),
             move || {
-                let kills = all_kills(&suites2, &ctx2, &kills2)?;
-                let unkilled = self_check(&suites2[si], &ctx2).unkilled(&kills);
+                let unkilled =
+                    self_check(&suites2[si], &ctx2, &memo2).unkilled_by_search(&hints2)?;
                 if unkilled.is_empty() {
                     return Ok(());
                 }
@@ -335,12 +375,11 @@ fn main() {
                 .into())
             },
         ));
-        let (suites3, ctx3, kills3) = (suites.clone(), ctx.clone(), kills.clone());
+        let (suites3, ctx3, memo3) = (suites.clone(), ctx.clone(), memo.clone());
         trials.push(Trial::test(
             format!("mutants::{name}::killed-by-claims-hold"),
             move || {
-                let kills = all_kills(&suites3, &ctx3, &kills3)?;
-                let claims = self_check(&suites3[si], &ctx3).false_claims(&kills);
+                let claims = self_check(&suites3[si], &ctx3, &memo3).false_claims_played()?;
                 if claims.is_empty() {
                     Ok(())
                 } else {
@@ -348,12 +387,12 @@ fn main() {
                 }
             },
         ));
-        sentence_trials(&mut trials, &suites, si, &ctx, &vectors);
+        sentence_trials(&mut trials, &suites, si, &ctx, memo, rows, &vectors);
         for v in l.suite.variants() {
-            let (suites, ctx) = (suites.clone(), ctx.clone());
+            let (suites, ctx, memo) = (suites.clone(), ctx.clone(), memo.clone());
             let noun = l.suite.noun();
             trials.push(Trial::test(format!("variants::{name}::{}", v.name), move || {
-                let failed = self_check(&suites[si], &ctx).variant_failures(&v)?;
+                let failed = self_check(&suites[si], &ctx, &memo).variant_failures(&v)?;
                 if failed.is_empty() {
                     return Ok(());
                 }

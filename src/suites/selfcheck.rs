@@ -2,6 +2,11 @@
 //! sections (or one whose `killed_by` names it); every MUST case falls to such a mutant; every
 //! `killed_by` names a mutant that fails the case; every allowed variant passes every MUST case.
 //! Mutants and variants are targets like any other, run through the one [`Runner`].
+//!
+//! It is cheap: each (target, case) pair plays at most once per process ([`Memo`]), a mutant
+//! plays its likeliest killers first and stops at its first kill, and each question (a mutant
+//! killed, every MUST case killed, a claim, a ledger row) plays only the pairs it needs, so a
+//! trial run alone (`cargo nextest`) does not replay the whole matrix.
 
 use super::{Context, Suite};
 use crate::case::{Case, Level, SuiteInfo};
@@ -9,33 +14,164 @@ use crate::knob::Info;
 use crate::run::expectations::Expectations;
 use crate::run::runner::{Quiet, Runner};
 use crate::run::{CaseResult, Verdict};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 pub struct SelfCheck<'a> {
     pub suite: &'a dyn Suite,
     pub info: &'a SuiteInfo,
     pub cases: &'a [Case],
     pub ctx: &'a Context,
-    pub jobs: usize,
+    /// What has been played, shared by every question asked of the suite in this process.
+    pub memo: &'a Memo,
 }
 
 /// Each mutant's name and the names of the cases it fails among those it must answer for.
 pub type Kills = BTreeMap<&'static str, Vec<String>>;
 
-impl SelfCheck<'_> {
-    /// `inproc:NAME` (`mutant:…`, `variant:…`) on `cases`, through the runner.
-    fn run(&self, name: &str, cases: &[Case]) -> Result<Vec<CaseResult>, String> {
-        if cases.is_empty() {
-            return Ok(vec![]);
+type Slot = Arc<OnceLock<Result<CaseResult, String>>>;
+
+/// The result of each (target, case) pair played, each played once however many questions ask
+/// for it; at most `jobs` pairs play at once, whichever questions asked for them.
+pub struct Memo {
+    slots: Mutex<HashMap<(String, String), Slot>>,
+    /// Each target made once (a runtime's set-up can cost more than a case).
+    targets: Mutex<HashMap<String, Arc<dyn crate::run::runner::Target>>>,
+    /// Places taken, and heavy cases waiting to take them all.
+    playing: Mutex<(usize, usize)>,
+    freed: Condvar,
+    jobs: usize,
+}
+
+impl Memo {
+    pub fn new(jobs: usize) -> Self {
+        Memo {
+            slots: Mutex::default(),
+            targets: Mutex::default(),
+            playing: Mutex::new((0, 0)),
+            freed: Condvar::new(),
+            jobs: jobs.max(1),
         }
-        let target = self.suite.target(&format!("inproc:{name}"), self.ctx)?;
-        let expectations = Expectations::default();
-        let mut runner = Runner::new(self.info, cases, &expectations);
-        runner.jobs = self.jobs;
-        let result = runner
-            .run(&[target], &mut Quiet)
-            .map_err(|e| e.to_string())?;
-        Ok(result.runtimes.into_iter().flat_map(|r| r.cases).collect())
+    }
+
+    fn slot(&self, target: &str, case: &str) -> Slot {
+        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        slots
+            .entry((target.to_string(), case.to_string()))
+            .or_default()
+            .clone()
+    }
+
+    /// A pair's result when some question has played it already.
+    fn known(&self, target: &str, case: &str) -> Option<Result<CaseResult, String>> {
+        let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        slots
+            .get(&(target.to_string(), case.to_string()))
+            .and_then(|s| s.get().cloned())
+    }
+
+    /// Hold one of the `jobs` places until the guard drops (all of them for a heavy case):
+    /// whatever plays a case in this process (a self-check pair, a case's own test) takes
+    /// places. A heavy case waiting goes first.
+    pub fn place(&self, heavy: bool) -> Place<'_> {
+        let want = if heavy { self.jobs } else { 1 };
+        let mut n = self.playing.lock().unwrap_or_else(|p| p.into_inner());
+        n.1 += usize::from(heavy);
+        while n.0 + want > self.jobs || (!heavy && n.1 > 0) {
+            n = self.freed.wait(n).unwrap_or_else(|p| p.into_inner());
+        }
+        n.1 -= usize::from(heavy);
+        n.0 += want;
+        Place(self, want)
+    }
+}
+
+/// Places of a [`Memo`], given back on drop.
+pub struct Place<'a>(&'a Memo, usize);
+
+impl Drop for Place<'_> {
+    fn drop(&mut self) {
+        let mut n = self.0.playing.lock().unwrap_or_else(|p| p.into_inner());
+        n.0 -= self.1;
+        self.0.freed.notify_all();
+    }
+}
+
+fn failed(r: &CaseResult) -> bool {
+    matches!(r.verdict, Verdict::Fail(_))
+}
+
+impl SelfCheck<'_> {
+    /// `inproc:NAME` (`mutant:…`, `variant:…`) on one case, through the runner, once per
+    /// process.
+    fn one(&self, name: &str, case: &Case) -> Result<CaseResult, String> {
+        self.memo
+            .slot(name, &case.name())
+            .get_or_init(|| {
+                let _place = self.memo.place(self.suite.heavy(case));
+                let target = self.target(name)?;
+                let expectations = Expectations::default();
+                let runner = Runner::new(self.info, std::slice::from_ref(case), &expectations);
+                let result = runner
+                    .run(&[target], &mut Quiet)
+                    .map_err(|e| e.to_string())?;
+                result
+                    .runtimes
+                    .into_iter()
+                    .flat_map(|r| r.cases)
+                    .next()
+                    .ok_or_else(|| format!("inproc:{name} gave no result for {}", case.name()))
+            })
+            .clone()
+    }
+
+    fn target(&self, name: &str) -> Result<Arc<dyn crate::run::runner::Target>, String> {
+        let mut targets = self.memo.targets.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = targets.get(name) {
+            return Ok(t.clone());
+        }
+        let t = self.suite.target(&format!("inproc:{name}"), self.ctx)?;
+        targets.insert(name.to_string(), t.clone());
+        Ok(t)
+    }
+
+    /// Each of `pairs` (target, case) played, all at once as far as the memo's places go;
+    /// results in order.
+    fn play(&self, pairs: &[(&str, &Case)]) -> Result<Vec<CaseResult>, String> {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = pairs
+                .iter()
+                .map(|(name, case)| s.spawn(move || self.one(name, case)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err("a self-check thread panicked".into()))
+                })
+                .collect()
+        })
+    }
+
+    /// `inproc:NAME` on `cases`; results in case order.
+    fn run(&self, name: &str, cases: &[&Case]) -> Result<Vec<CaseResult>, String> {
+        let pairs: Vec<(&str, &Case)> = cases.iter().map(|c| (name, *c)).collect();
+        self.play(&pairs)
+    }
+
+    /// `items` in the batches a question plays before it looks whether it has its answer: 1,
+    /// then twice as many each time up to the memo's jobs (the likeliest come first, and a
+    /// mutant that fails every case costs one pair, not a batch that waits out its deadline).
+    fn batches<'i, T>(&self, items: &'i [T]) -> Vec<&'i [T]> {
+        let mut out = Vec::new();
+        let (mut at, mut size) = (0, 1);
+        while at < items.len() {
+            let end = (at + size).min(items.len());
+            out.push(&items[at..end]);
+            at = end;
+            size = (size * 2).min(self.memo.jobs);
+        }
+        out
     }
 
     /// The MUST cases a mutant must answer for: of its own sections, or naming it in `killed_by`.
@@ -50,18 +186,49 @@ impl SelfCheck<'_> {
             .collect()
     }
 
-    /// The cases of its own that the mutant fails (an error or a skip is no kill).
+    /// The cases of its own that the mutant fails (an error or a skip is no kill): all of them
+    /// (the CLI's matrix prints the count).
     pub fn kills(&self, m: &Info) -> Result<Vec<String>, String> {
-        let own: Vec<Case> = self.own(m, self.cases).into_iter().cloned().collect();
+        let own = self.own(m, self.cases);
         Ok(self
             .run(&format!("mutant:{}", m.name), &own)?
             .into_iter()
-            .filter(|r| matches!(r.verdict, Verdict::Fail(_)))
+            .filter(failed)
             .map(|r| r.name)
             .collect())
     }
 
-    /// Every mutant's kills.
+    /// One case of its own that the mutant fails, if any: the cases whose `killed_by` names it
+    /// first, then those of `hints` (the ledger rows it is the killer of), then the rest, a
+    /// batch at a time, stopping at the first kill (or one already known).
+    pub fn first_kill(&self, m: &Info, hints: &[String]) -> Result<Option<String>, String> {
+        let name = format!("mutant:{}", m.name);
+        let mut own = self.own(m, self.cases);
+        if let Some(c) = own.iter().find(|c| {
+            self.memo
+                .known(&name, &c.name())
+                .is_some_and(|r| r.is_ok_and(|r| failed(&r)))
+        }) {
+            return Ok(Some(c.name()));
+        }
+        own.sort_by_key(|c| {
+            if c.killed_by.iter().any(|k| k == m.name) {
+                0
+            } else if hints.contains(&c.name()) {
+                1
+            } else {
+                2
+            }
+        });
+        for batch in self.batches(&own) {
+            if let Some(r) = self.run(&name, batch)?.into_iter().find(failed) {
+                return Ok(Some(r.name));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Every mutant's kills (the whole matrix).
     pub fn all_kills(&self) -> Result<Kills, String> {
         self.suite
             .mutants()
@@ -73,11 +240,10 @@ impl SelfCheck<'_> {
     /// The MUST cases the variant does not pass (a skip is no failure: what it needs was not
     /// offered), each explained.
     pub fn variant_failures(&self, v: &Info) -> Result<Vec<String>, String> {
-        let must: Vec<Case> = self
+        let must: Vec<&Case> = self
             .cases
             .iter()
             .filter(|c| c.level == Level::MUST)
-            .cloned()
             .collect();
         Ok(self
             .run(&format!("variant:{}", v.name), &must)?
@@ -88,7 +254,8 @@ impl SelfCheck<'_> {
             .collect())
     }
 
-    /// The MUST cases no mutant of their own (section or `killed_by`) fails.
+    /// The MUST cases no mutant of their own (section or `killed_by`) fails, from a whole
+    /// matrix.
     pub fn unkilled(&self, kills: &Kills) -> Vec<String> {
         self.cases
             .iter()
@@ -98,7 +265,74 @@ impl SelfCheck<'_> {
             .collect()
     }
 
-    /// `killed_by` entries that name no mutant, or one that does not fail the case.
+    /// The MUST cases no mutant of their own fails, found without the whole matrix: each case
+    /// tries its candidates in turn (those its `killed_by` names, then the killers of the
+    /// ledger rows naming it, `hints` as (case, mutant), then the rest of its section's), every
+    /// case's next candidate played at once, until each has a kill or none is left.
+    pub fn unkilled_by_search(&self, hints: &[(String, String)]) -> Result<Vec<String>, String> {
+        let mutants = self.suite.mutants();
+        let mut open: Vec<(&Case, Vec<String>)> = self
+            .cases
+            .iter()
+            .filter(|c| c.level == Level::MUST)
+            .map(|c| {
+                let name = c.name();
+                let mut tries: Vec<(u8, String)> = mutants
+                    .iter()
+                    .filter(|m| self.own(m, std::slice::from_ref(c)).len() == 1)
+                    .map(|m| {
+                        let rank = if c.killed_by.iter().any(|k| k == m.name) {
+                            0
+                        } else if hints.iter().any(|(h, k)| *h == name && k == m.name) {
+                            1
+                        } else {
+                            2
+                        };
+                        (rank, format!("mutant:{}", m.name))
+                    })
+                    .collect();
+                tries.sort_by_key(|(rank, _)| *rank);
+                (c, tries.into_iter().map(|(_, t)| t).rev().collect())
+            })
+            .collect();
+        // What some question already played answers a case for free.
+        open.retain(|(c, tries)| {
+            !tries.iter().any(|t| {
+                self.memo
+                    .known(t, &c.name())
+                    .is_some_and(|r| r.is_ok_and(|r| failed(&r)))
+            })
+        });
+        let mut unkilled = Vec::new();
+        loop {
+            open.retain(|(c, tries)| {
+                if tries.is_empty() {
+                    unkilled.push(c.name());
+                }
+                !tries.is_empty()
+            });
+            if open.is_empty() {
+                break;
+            }
+            let pairs: Vec<(String, &Case)> = open
+                .iter_mut()
+                .map(|(c, tries)| (tries.pop().unwrap_or_default(), *c))
+                .collect();
+            let refs: Vec<(&str, &Case)> = pairs.iter().map(|(t, c)| (t.as_str(), *c)).collect();
+            let results = self.play(&refs)?;
+            let mut i = 0;
+            open.retain(|_| {
+                let killed = failed(&results[i]);
+                i += 1;
+                !killed
+            });
+        }
+        unkilled.sort();
+        Ok(unkilled)
+    }
+
+    /// `killed_by` entries that name no mutant, or one that does not fail the case, from a
+    /// whole matrix.
     pub fn false_claims(&self, kills: &Kills) -> Vec<String> {
         let mut out = Vec::new();
         for c in self.cases {
@@ -114,6 +348,32 @@ impl SelfCheck<'_> {
             }
         }
         out
+    }
+
+    /// The same as [`SelfCheck::false_claims`], playing only each claim's pair.
+    pub fn false_claims_played(&self) -> Result<Vec<String>, String> {
+        let mutants: Vec<&str> = self.suite.mutants().iter().map(|m| m.name).collect();
+        let mut out = Vec::new();
+        let mut claims = Vec::new();
+        for c in self.cases {
+            for k in &c.killed_by {
+                if mutants.contains(&k.as_str()) {
+                    claims.push((format!("mutant:{k}"), c, k));
+                } else {
+                    out.push(format!("{}: killed_by names no mutant `{k}`", c.name()));
+                }
+            }
+        }
+        let pairs: Vec<(&str, &Case)> = claims.iter().map(|(t, c, _)| (t.as_str(), *c)).collect();
+        for (r, (_, c, k)) in self.play(&pairs)?.iter().zip(&claims) {
+            if !failed(r) {
+                out.push(format!(
+                    "{}: killed_by names `{k}`, which does not fail it",
+                    c.name()
+                ));
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -137,27 +397,28 @@ impl SelfCheck<'_> {
             .ok_or_else(|| format!("{}: names no killer", row.at()))?;
         // The row's own cases first; a check it claims is claimed by every MUST case, played in
         // batches until one proves it (a wait-bound suite has many).
-        let mut cases: Vec<Case> = self
+        let mut cases: Vec<&Case> = self
             .cases
             .iter()
             .filter(|c| c.level == Level::MUST && row.cases.contains(&c.name()))
-            .cloned()
             .collect();
         if !row.checks.is_empty() {
             cases.extend(
                 self.cases
                     .iter()
-                    .filter(|c| c.level == Level::MUST && !row.cases.contains(&c.name()))
-                    .cloned(),
+                    .filter(|c| c.level == Level::MUST && !row.cases.contains(&c.name())),
             );
         }
-        let batch = if row.checks.is_empty() {
-            cases.len().max(1)
-        } else {
-            self.jobs.max(4) * 2
-        };
+        // A row's own cases at once; a check's other cases in growing batches.
+        let own = cases.len()
+            - cases
+                .iter()
+                .filter(|c| !row.cases.contains(&c.name()))
+                .count();
+        let mut batches = vec![&cases[..own]];
+        batches.extend(self.batches(&cases[own..]));
         let mut proof = Proof::default();
-        for batch in cases.chunks(batch) {
+        for batch in batches {
             for (r, case) in self
                 .run(&format!("mutant:{killer}"), batch)?
                 .iter()

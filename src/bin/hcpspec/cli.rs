@@ -240,12 +240,15 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         let mut code = exit::OK;
         let mut record = Vec::new();
         for l in &suites {
+            let memo = hcpspec::suites::selfcheck::Memo::new(
+                l.suite.self_check_jobs().max(a.jobs.unwrap_or(0)),
+            );
             let sc = SelfCheck {
                 suite: l.suite,
                 info: &l.info,
                 cases: &l.cases,
                 ctx: &ctx,
-                jobs: l.suite.self_check_jobs().max(a.jobs.unwrap_or(0)),
+                memo: &memo,
             };
             let (c, r) = print_self_check(&sc, &a.filters.vectors)?;
             code = code.max(c);

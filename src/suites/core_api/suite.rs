@@ -133,6 +133,22 @@ impl Suite for CoreApi {
     fn jobs(&self, _cores: usize) -> usize {
         crate::suites::WAITING_JOBS
     }
+    fn self_check_jobs(&self) -> usize {
+        crate::suites::WAITING_JOBS
+    }
+    /// A step padding a frame past 16 MiB.
+    fn heavy(&self, case: &Case) -> bool {
+        fn pads(v: &serde_json::Value) -> bool {
+            match v {
+                serde_json::Value::Object(o) => o.iter().any(|(k, x)| {
+                    (k == "padTo" && x.as_u64().is_some_and(|n| n > 16 << 20)) || pads(x)
+                }),
+                serde_json::Value::Array(a) => a.iter().any(pads),
+                _ => false,
+            }
+        }
+        case.body.values().any(pads)
+    }
     fn noun(&self) -> &'static str {
         "core"
     }
