@@ -267,14 +267,9 @@ fn summaries(info: &hcpspec::case::SuiteInfo, rows: &[ledger::Row], vectors: &Pa
 fn main() {
     let mut args = Arguments::from_args();
     // Most trials wait (on scripted clocks, on a core's answer, on a memo's place), and each
-    // suite's memo bounds what plays at once: many threads by default (RUST_TEST_THREADS or
-    // --test-threads choose).
-    args.test_threads = args.test_threads.or_else(|| {
-        std::env::var("RUST_TEST_THREADS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .or(Some(64))
-    });
+    // suite's memo bounds what plays at once: many threads unless --test-threads says (the
+    // RUST_TEST_THREADS that .cargo/config.toml sets for the other test binaries is not read).
+    args.test_threads = args.test_threads.or(Some(64));
     if std::env::var("HCPSPEC_ACCEPT").is_ok_and(|v| v == "1") {
         // Before any thread starts: insta accepts every snapshot it reads.
         std::env::set_var("INSTA_UPDATE", "always");
