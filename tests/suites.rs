@@ -275,9 +275,17 @@ fn main() {
         std::env::set_var("INSTA_UPDATE", "always");
     }
     let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
+    // nextest runs each trial in a process of its own (`--exact NAME`): such a process loads
+    // only the suite the name says (`SUITE::…`, `mutants::SUITE::…`).
+    let only: Option<String> = args.filter.clone().filter(|_| args.exact);
     let loaded = suite_names(&vectors).and_then(|names| {
+        let named = only.as_deref().and_then(|f| {
+            let parts: Vec<&str> = f.split("::").take(2).collect();
+            names.iter().find(|n| parts.contains(&n.as_str())).cloned()
+        });
         names
             .iter()
+            .filter(|n| named.as_ref().is_none_or(|x| x == *n))
             .map(|n| hcpspec::suites::load(&vectors, n))
             .collect::<Result<Vec<_>, _>>()
     });

@@ -728,7 +728,7 @@ fn the_case_state_suites_pass_over_every_transport_with_parity() {
             .collect();
         let expectations = Expectations::default();
         let mut runner = Runner::new(suite, cases, &expectations);
-        runner.jobs = 2;
+        runner.jobs = 8;
         let result = runner.run(&targets, &mut Quiet).expect("runs");
         for run in &result.runtimes {
             let failed: Vec<&str> = run

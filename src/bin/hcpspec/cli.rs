@@ -1109,9 +1109,68 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
         results.len() as f64 / par
     );
     bench_reports(&contract.info, &contract.cases, results, par)?;
+    bench_suites(vectors, &ctx)?;
     bench_harness(vectors, &ctx)?;
     bench_shim_suites(vectors, &ctx)?;
     Ok(exit::OK)
+}
+
+/// CPU seconds of this process and of its children reaped so far (a shim, a harness, a probe).
+fn cpu_secs() -> f64 {
+    let secs = |who| {
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(who, &mut u) };
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        tv(u.ru_utime) + tv(u.ru_stime)
+    };
+    secs(libc::RUSAGE_SELF) + secs(libc::RUSAGE_CHILDREN)
+}
+
+/// Every suite as the main command runs it (its embedded targets, its default jobs): wall
+/// time, CPU time, and the share of the cores' time that was waiting rather than work.
+fn bench_suites(vectors: &Path, ctx: &Context) -> Result<(), String> {
+    let names = hcpspec::case::suite_names(vectors).map_err(|e| e.to_string())?;
+    println!(
+        "\nevery suite as `hcpspec run` runs it ({} cores):\n  {:<12} {:>6} {:>5} {:>8} {:>8} {:>7}",
+        cores(),
+        "suite",
+        "cases",
+        "jobs",
+        "wall s",
+        "CPU s",
+        "waiting"
+    );
+    let (mut wall, mut cpu) = (0.0, 0.0);
+    for name in names {
+        let l = hcpspec::suites::load(vectors, &name).map_err(|e| e.to_string())?;
+        let jobs = l.suite.jobs(cores());
+        for spec in &l.info.embedded {
+            let c0 = cpu_secs();
+            let (results, secs) = timed(&l, ctx, spec, jobs)?;
+            let used = cpu_secs() - c0;
+            wall += secs;
+            cpu += used;
+            println!(
+                "  {:<12} {:>6} {:>5} {:>8.2} {:>8.2} {:>6.0}%  ({spec})",
+                name,
+                results.len(),
+                jobs,
+                secs,
+                used,
+                100.0 * (1.0 - used / (secs * cores() as f64).max(1e-9)).max(0.0)
+            );
+        }
+    }
+    println!(
+        "  {:<12} {:>6} {:>5} {:>8.2} {:>8.2} {:>6.0}%",
+        "all",
+        "",
+        "",
+        wall,
+        cpu,
+        100.0 * (1.0 - cpu / (wall * cores() as f64).max(1e-9)).max(0.0)
+    );
+    Ok(())
 }
 
 /// The core-api and host suites against their references, in-process and over their stdio shims
