@@ -62,12 +62,13 @@ impl Memo {
             .clone()
     }
 
-    /// A pair's result when some question has played it already.
-    fn known(&self, target: &str, case: &str) -> Option<Result<CaseResult, String>> {
+    /// Whether some question has already played the pair, and the target failed the case.
+    fn known_kill(&self, target: &str, case: &str) -> bool {
         let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         slots
             .get(&(target.to_string(), case.to_string()))
-            .and_then(|s| s.get().cloned())
+            .and_then(|s| s.get())
+            .is_some_and(|r| r.as_ref().is_ok_and(failed))
     }
 
     /// Hold one of the `jobs` places until the guard drops (all of them for a heavy case):
@@ -99,6 +100,18 @@ impl Drop for Place<'_> {
 
 fn failed(r: &CaseResult) -> bool {
     matches!(r.verdict, Verdict::Fail(_))
+}
+
+/// How likely `mutant` is to kill `case`, lowest first: named in its `killed_by`, then the
+/// killer of a ledger row naming it (`hinted`), then any other of its section's.
+fn likeliness(case: &Case, mutant: &str, hinted: bool) -> u8 {
+    if case.killed_by.iter().any(|k| k == mutant) {
+        0
+    } else if hinted {
+        1
+    } else {
+        2
+    }
 }
 
 impl SelfCheck<'_> {
@@ -204,22 +217,10 @@ impl SelfCheck<'_> {
     pub fn first_kill(&self, m: &Info, hints: &[String]) -> Result<Option<String>, String> {
         let name = format!("mutant:{}", m.name);
         let mut own = self.own(m, self.cases);
-        if let Some(c) = own.iter().find(|c| {
-            self.memo
-                .known(&name, &c.name())
-                .is_some_and(|r| r.is_ok_and(|r| failed(&r)))
-        }) {
+        if let Some(c) = own.iter().find(|c| self.memo.known_kill(&name, &c.name())) {
             return Ok(Some(c.name()));
         }
-        own.sort_by_key(|c| {
-            if c.killed_by.iter().any(|k| k == m.name) {
-                0
-            } else if hints.contains(&c.name()) {
-                1
-            } else {
-                2
-            }
-        });
+        own.sort_by_key(|c| likeliness(c, m.name, hints.contains(&c.name())));
         for batch in self.batches(&own) {
             if let Some(r) = self.run(&name, batch)?.into_iter().find(failed) {
                 return Ok(Some(r.name));
@@ -281,14 +282,8 @@ impl SelfCheck<'_> {
                     .iter()
                     .filter(|m| self.own(m, std::slice::from_ref(c)).len() == 1)
                     .map(|m| {
-                        let rank = if c.killed_by.iter().any(|k| k == m.name) {
-                            0
-                        } else if hints.iter().any(|(h, k)| *h == name && k == m.name) {
-                            1
-                        } else {
-                            2
-                        };
-                        (rank, format!("mutant:{}", m.name))
+                        let hinted = hints.iter().any(|(h, k)| *h == name && k == m.name);
+                        (likeliness(c, m.name, hinted), format!("mutant:{}", m.name))
                     })
                     .collect();
                 tries.sort_by_key(|(rank, _)| *rank);
@@ -296,13 +291,7 @@ impl SelfCheck<'_> {
             })
             .collect();
         // What some question already played answers a case for free.
-        open.retain(|(c, tries)| {
-            !tries.iter().any(|t| {
-                self.memo
-                    .known(t, &c.name())
-                    .is_some_and(|r| r.is_ok_and(|r| failed(&r)))
-            })
-        });
+        open.retain(|(c, tries)| !tries.iter().any(|t| self.memo.known_kill(t, &c.name())));
         let mut unkilled = Vec::new();
         loop {
             open.retain(|(c, tries)| {
