@@ -2,7 +2,7 @@
 //! MCP server (JSON-RPC over HTTP POST) and HTTP tools, on loopback, recording every call they
 //! receive. What a tool answers depends on its name: `echo` answers the credential it was sent,
 //! `big` answers `arguments.n` bytes, `fail` fails, `slow` answers after `arguments.ms`
-//! milliseconds, any other answers `ok`.
+//! milliseconds, `counter` answers how many calls of it the fakes have had, any other answers `ok`.
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -37,9 +37,21 @@ fn header(h: &HeaderMap, name: &str) -> Value {
 pub const IMAGE_PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
-/// What a tool named `name` answers, given the credential it was sent.
-fn body_of(name: &str, args: &Value, credential: &Value) -> Result<Value, String> {
+/// How many calls of `counter` the fakes have had, this one included.
+fn counted(calls: &Calls) -> usize {
+    let calls = calls.lock().unwrap_or_else(|e| e.into_inner());
+    calls
+        .iter()
+        .filter(|c| c["name"] == "counter" && c["method"] != "tools/list")
+        .count()
+}
+
+/// What a tool named `name` answers, given the credential it was sent (and, for `counter`, how
+/// many calls of it there have been).
+fn body_of(name: &str, args: &Value, credential: &Value, n: usize) -> Result<Value, String> {
     match name {
+        // Each call answers otherwise: a re-send answered with the same bytes was not re-run.
+        "counter" => Ok(json!({ "text": format!("counter call {n}") })),
         "echo" => Ok(
             json!({ "text": format!("you sent me {}", credential.as_str().unwrap_or("nothing")) }),
         ),
@@ -76,7 +88,7 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
             json!({ "protocolVersion": "2025-06-18", "capabilities": { "tools": {} }, "serverInfo": { "name": "hcpspec-fake", "version": "1" } })
         }
         "tools/list" => {
-            let tools: Vec<Value> = ["echo", "big", "fail", "slow", "search", "image"]
+            let tools: Vec<Value> = ["echo", "big", "fail", "slow", "search", "image", "counter"]
                 .iter()
                 .map(|n| json!({ "name": n, "inputSchema": { "type": "object" } }))
                 .collect();
@@ -88,7 +100,12 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
                 let ms = p["arguments"]["ms"].as_u64().unwrap_or(0).min(10_000);
                 tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
             }
-            match body_of(name, &p["arguments"], &header(&h, "authorization")) {
+            match body_of(
+                name,
+                &p["arguments"],
+                &header(&h, "authorization"),
+                counted(&calls),
+            ) {
                 // An image part: its bytes as base64, as MCP sends them.
                 Ok(_) if name == "image" => json!({ "content": [
                     { "type": "text", "text": "a picture" },
@@ -122,7 +139,11 @@ async fn http(
         "via": "http", "name": name, "arguments": args,
         "idempotencyKey": header(&h, "idempotency-key"), "authorization": header(&h, "authorization"), "traceparent": header(&h, "traceparent"),
     }));
-    match body_of(&name, &args, &header(&h, "authorization")) {
+    if name == "slow" {
+        let ms = args["ms"].as_u64().unwrap_or(0).min(10_000);
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    }
+    match body_of(&name, &args, &header(&h, "authorization"), counted(&calls)) {
         Ok(b) => reply(StatusCode::OK, b),
         Err(e) => reply(StatusCode::INTERNAL_SERVER_ERROR, json!({ "error": e })),
     }

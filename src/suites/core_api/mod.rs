@@ -278,6 +278,8 @@ fn execute(
         }
     }
     x.names = names::Names::from_start(started.get("names"))?;
+    let mut started = started;
+    started["failure"] = failure_form(started.get("failure"))?;
     x.vars.insert("core".into(), started);
     let steps = script
         .get("steps")
@@ -350,6 +352,24 @@ fn execute(
         && matches!(x.connect(&json!({ "as": "$probe" })), Ok((Ok(_), _)));
     let _ = x.control.call("core.stop", json!({}));
     Ok((verdict, up))
+}
+
+/// How the core shapes a tool call's failure in an outcome (`${core.failure}`): core.start's
+/// `failure`, an expectation every failure matches and no success does. § 4 prints no tool
+/// outcome's form, only that refusals are "a failure"; a shim that says nothing gets the one
+/// failure form spec 004 prints, the Model Gate's `{kind: "failed", …}` (§ 5).
+fn failure_form(said: Option<&Value>) -> Result<Value, String> {
+    let Some(said) = said.filter(|v| !v.is_null()) else {
+        return Ok(json!({ "kind": "failed" }));
+    };
+    if !said.as_object().is_some_and(|m| !m.is_empty()) {
+        return Err(format!(
+            "core.start's failure is `{said}`, not a non-empty object (an expectation such as {{\"kind\": \"failed\"}})"
+        ));
+    }
+    matcher::validate(said, &Default::default())
+        .map_err(|(at, why)| format!("core.start's failure{at}: {why}"))?;
+    Ok(said.clone())
 }
 
 /// Every endpoint `core.start` is given is one of hcpspec's fake tools: the Tool Gate of the

@@ -155,6 +155,10 @@ impl ReferenceCore {
         if self.knobs.decides(Variant::OtherWireNames) {
             answer["names"] = crate::suites::world::wire_names::declared();
         }
+        // How this core shapes a tool call's failure (the reference: the default, {kind: "failed"}).
+        if self.knobs.decides(Variant::McpShapedFailures) {
+            answer["failure"] = json!({ "isError": true });
+        }
         Ok(answer)
     }
 

@@ -268,7 +268,8 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
         }
         let hold = decided.2;
         let notify = Arc::new(Notify::new());
-        if let Some(k) = key.as_str() {
+        let unheard = route == "http-calls" && g.breaks(Mutant::HttpCancelIgnored);
+        if let Some(k) = key.as_str().filter(|_| !unheard) {
             g.cancels.insert(k.to_string(), notify.clone());
         }
         (entry, (decided.0, decided.1), hold, notify)
@@ -380,8 +381,9 @@ fn decide(
     if route.starts_with("mcp/") {
         return (200, mcp(g, route, body), 0);
     }
+    let mcp_unkeyed = route == "tool-calls" && g.breaks(Mutant::McpKeyNotRequired);
     let key = match key {
-        None if g.breaks(Mutant::KeyNotRequired) => {
+        None if g.breaks(Mutant::KeyNotRequired) || mcp_unkeyed => {
             body.get("effectId").and_then(Value::as_str).unwrap_or("")
         }
         None => {
@@ -393,7 +395,8 @@ fn decide(
         }
         Some(k) => k,
     };
-    if let Some((s, b)) = g.gate_cache.get(key) {
+    let runs_again = route != "model-calls" && g.breaks(Mutant::ToolResendRunsAgain);
+    if let Some((s, b)) = g.gate_cache.get(key).filter(|_| !runs_again) {
         if !g.breaks(Mutant::ResendOtherBytes) {
             return (*s, b.clone(), 0);
         }
@@ -404,8 +407,10 @@ fn decide(
     // § 5 fixes the refusal of an un-journaled *tool* call; the variant's Model Gate runs a
     // model call whether or not its intent was asked.
     let model_unchecked = route == "model-calls" && g.decides(Variant::ModelGateUnjournaled);
+    let mcp_unjournaled = route == "tool-calls" && g.breaks(Mutant::UnjournaledMcpCallRun);
     if !g.runs[i].executed.contains(key)
         && !g.breaks(Mutant::UnjournaledCallRun)
+        && !mcp_unjournaled
         && !model_unchecked
     {
         if g.breaks(Mutant::UnjournaledRefused403) {
@@ -445,6 +450,18 @@ fn decide(
     match route {
         "model-calls" if g.breaks(Mutant::ModelGateFails) => {
             deny(gate_error(500, "internal", "the gate fell over"))
+        }
+        // ModelCallBodySchema, {effectId, invocationId, call: ModelCall}: the Runtime validates
+        // with the same schemas (§ 0), so a body outside it runs nothing.
+        "model-calls"
+            if g.core_role
+                && !g.breaks(Mutant::ModelCallBodyUnchecked)
+                && !(body["effectId"].is_string()
+                    && body["invocationId"].is_string()
+                    && body["call"].is_object()) =>
+        {
+            let why = "the body is not ModelCallBodySchema {effectId, invocationId, call}";
+            deny(gate_error(400, "invalid_request", why))
         }
         "model-calls" => model(g, key, body),
         _ if g.core_role => routed(g, route, key, body),
@@ -643,7 +660,7 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
             format!("mcp:{}", s("/server/serverName")),
         )
     } else {
-        let tool = if s("/tool").is_empty() {
+        let tool = if s("/tool").is_empty() || g.breaks(Mutant::HttpCallToolMisread) {
             s("/name")
         } else {
             s("/tool")
@@ -654,7 +671,9 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
         )
     };
     // The mutant that runs un-journaled calls runs them whatever they name: no row, no target.
-    let unjournaled = journaled.is_null() && g.breaks(Mutant::UnjournaledCallRun);
+    let unjournaled = journaled.is_null()
+        && (g.breaks(Mutant::UnjournaledCallRun)
+            || route == "tool-calls" && g.breaks(Mutant::UnjournaledMcpCallRun));
     if !same && !unjournaled && !g.breaks(Mutant::TargetMismatchRuns) {
         let (st, b) = gate_error(
             409,
@@ -666,6 +685,11 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
     let Some(e) = g.sc.endpoints.get(&endpoint).cloned() else {
         return tool(g, route, body);
     };
+    let mut body = body.clone();
+    if route == "tool-calls" && g.breaks(Mutant::ToolCallArgumentsDropped) {
+        body["arguments"] = json!({});
+    }
+    let body = &body;
     if g.breaks(Mutant::EndpointIgnored) {
         return tool(g, route, body);
     }

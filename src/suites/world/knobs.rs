@@ -138,6 +138,44 @@ crate::mutants! {
             "runs a tool call on another target than its intent's";
         KeyNotPassedToTool = "key-not-passed-to-tool", ["5"],
             "hands a tool no idempotency key";
+        UnknownFateSucceeds = "unknown-fate-succeeds", ["4"],
+            "records a tool call whose fate is unknown as a success";
+        RefusalAnsweredAsSuccess = "refusal-answered-as-success", ["4"],
+            "answers a refused tool call completed with a success naming the refusal";
+        ScheduleWakeWithoutSelfWakeRuns = "schedule-wake-without-self-wake-runs", ["4"],
+            "runs schedule_wake for a session whose version does not set runtime.selfWake";
+        ModelEffectRefused = "model-effect-refused", ["4"],
+            "answers a model intent completed with a failure instead of execute";
+        HarnessCallRefused = "harness-call-refused", ["4"],
+            "refuses a harness call";
+        DiscoveredMcpToolRefused = "discovered-mcp-tool-refused", ["4"],
+            "refuses an MCP tool the agent declares, the session discovered and the turn leaves enabled";
+        MemoryCallRefused = "memory-call-refused", ["4"],
+            "refuses a memory call of a session whose version sets harness.memory";
+        MemoryPathNotNormalised = "memory-path-not-normalised", ["4"],
+            "takes a memory path that starts /memories/ but leads out of it through ..";
+        MemoryWithoutHarnessMemoryRuns = "memory-without-harness-memory-runs", ["4"],
+            "runs a memory call of a session whose version does not set harness.memory";
+        OutcomeErrorFormRefused = "outcome-error-form-refused", ["4"],
+            "refuses an effect.outcome that carries error instead of value";
+        OutcomeValueMisread = "outcome-value-misread", ["4"],
+            "reads an effect.outcome's value from another member (result)";
+        RefusedOutcomeShaped = "refused-outcome-shaped", ["4"],
+            "refuses a value past recordEntryBytes but records a result shaped to fit";
+        McpKeyNotRequired = "mcp-key-not-required", ["5"],
+            "runs a tool-calls call without Idempotency-Key (the other routes require it)";
+        UnjournaledMcpCallRun = "unjournaled-mcp-call-run", ["5"],
+            "runs a tool-calls call whose intent was not answered execute (the other routes refuse it)";
+        ToolResendRunsAgain = "tool-resend-runs-again", ["5"],
+            "answers a tool call's re-send under the same key with the tool's new answer";
+        HttpCancelIgnored = "http-cancel-ignored", ["5"],
+            "lets tool-calls/{key}/cancel abort MCP calls only, not HTTP tool calls";
+        HttpCallToolMisread = "http-call-tool-misread", ["5"],
+            "reads the tool an http-calls body names from its name member, not its tool";
+        ToolCallArgumentsDropped = "tool-call-arguments-dropped", ["5"],
+            "calls the MCP tool without the arguments the tool-calls body carries";
+        ModelCallBodyUnchecked = "model-call-body-unchecked", ["5"],
+            "runs a model-calls body outside ModelCallBodySchema (no call)";
         CredentialEchoPassed = "credential-echo-passed", ["5"],
             "passes on a credential a tool's answer echoes";
         ToolAnswerSizeUnchecked = "tool-answer-size-unchecked", ["5"],
@@ -452,6 +490,8 @@ crate::variants! {
             "runs a model call no intent answered execute for (§ 5 fixes that refusal for tool calls)";
         OutcomesByHash = "outcomes-by-hash",
             "lists TurnStart's outcomes as {requestHash, outcome}, without their effect ids";
+        McpShapedFailures = "mcp-shaped-failures",
+            "answers a tool call's failure as an MCP error result {isError: true, content}, not {kind: \"failed\", code, message} (core.start answers failure)";
         OtherWireNames = "other-wire-names",
             "names artifact.write's steps, an output's type, a transcript entry and the http-calls body its own way, and refuses hcpspec's names there (core.start answers names)";
     }

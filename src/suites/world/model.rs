@@ -1015,6 +1015,13 @@ impl World {
             }
             other => Reply::Err("invalid", format!("unknown method `{other}`")),
         };
+        // A core of MCP-shaped failures answers a tool call's failure as an MCP error result.
+        let reply = match reply {
+            Reply::Ok(r) if self.core_role && self.decides(Variant::McpShapedFailures) => {
+                Reply::Ok(super::tools::mcp_shaped(r))
+            }
+            reply => reply,
+        };
         match reply {
             Reply::Ok(r) if renamed => Reply::Ok(super::wire_names::answer(m, r)),
             reply => reply,
@@ -1203,6 +1210,11 @@ impl World {
         }
         let answer = if self.breaks(Mutant::IntentNeverExecute) {
             json!("pending")
+        } else if self.core_role
+            && effect["kind"] == "model"
+            && self.breaks(Mutant::ModelEffectRefused)
+        {
+            json!({ "completed": super::tools::failure("model.refused", "model calls are refused") })
         } else if self.core_role && effect["kind"] == "tool" {
             self.attempts.insert(eid.clone(), 1);
             self.tool_effects.insert(eid.clone(), effect.clone());
@@ -1761,14 +1773,32 @@ impl World {
             .get("effectId")
             .and_then(Value::as_str)
             .unwrap_or_default();
+        if self.core_role
+            && p.get("value").is_none()
+            && self.breaks(Mutant::OutcomeErrorFormRefused)
+        {
+            return Reply::Err("invalid", "effect.outcome needs a value".into());
+        }
+        let value_at = match self.breaks(Mutant::OutcomeValueMisread) {
+            true => "result",
+            false => "value",
+        };
         let value = p
-            .get("value")
+            .get(value_at)
             .or_else(|| p.get("error"))
             .cloned()
             .unwrap_or(Value::Null);
         let limit = self.runs[i].limit("recordEntryBytes");
         let size = value.to_string().len() as u64;
         if size > limit && !self.breaks(Mutant::RecordLimitUnchecked) {
+            // Shaping the refused value to fit, and recording that, is what § 4 forbids.
+            if self.breaks(Mutant::RefusedOutcomeShaped) {
+                if let Some(hash) = self.journal.get(eid).map(|r| r.hash().to_string()) {
+                    let outcome = json!({ "text": "[shaped to fit]" });
+                    self.journal
+                        .insert(eid.to_string(), Row::Completed { hash, outcome });
+                }
+            }
             if self.breaks(Mutant::RefusedOutcomeRecorded) {
                 if let Some(hash) = self.journal.get(eid).map(|r| r.hash().to_string()) {
                     let outcome = value.clone();
@@ -1796,8 +1826,11 @@ impl World {
                 self.uncertain.insert(eid.to_string());
                 return Reply::Ok(json!({ "status": "uncertain" }));
             }
-            let outcome =
-                super::tools::failure("tool.unknown-outcome", "the call's fate is unknown");
+            let outcome = if self.breaks(Mutant::UnknownFateSucceeds) {
+                json!({ "kind": "ok", "value": null })
+            } else {
+                super::tools::failure("tool.unknown-outcome", "the call's fate is unknown")
+            };
             self.journal.insert(
                 eid.to_string(),
                 Row::Completed {

@@ -25,6 +25,25 @@ pub fn failure(code: &str, message: impl Into<String>) -> Value {
     json!({ "kind": "failed", "code": code, "message": message.into() })
 }
 
+/// A failure as an MCP error result (the variant `mcp-shaped-failures`): an outcome of
+/// `{kind: "failed", code, message}` anywhere in an answer becomes `{isError: true, content:
+/// [{type: "text", text: "CODE: MESSAGE"}]}`.
+pub fn mcp_shaped(answer: Value) -> Value {
+    match answer {
+        Value::Object(m) if m.get("kind").and_then(Value::as_str) == Some("failed") => {
+            let text = format!(
+                "{}: {}",
+                m.get("code").and_then(Value::as_str).unwrap_or_default(),
+                m.get("message").and_then(Value::as_str).unwrap_or_default()
+            );
+            json!({ "isError": true, "content": [{ "type": "text", "text": text }] })
+        }
+        Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, mcp_shaped(v))).collect()),
+        Value::Array(a) => Value::Array(a.into_iter().map(mcp_shaped).collect()),
+        v => v,
+    }
+}
+
 fn ok(value: Value) -> Value {
     json!({ "kind": "ok", "value": value })
 }
@@ -52,7 +71,11 @@ pub fn decide(
     let t = &effect["target"];
     let s = |key: &str| t.get(key).and_then(Value::as_str).unwrap_or_default();
     let tool_name = effect["toolName"].as_str().unwrap_or_default();
-    let refuse = |code: &str, why: String| Decision::Completed(failure(code, why));
+    let refuse = |code: &str, why: String| match k.breaks(Mutant::RefusalAnsweredAsSuccess) {
+        // The refusal's code stays in the text; only its form says success.
+        true => Decision::Completed(ok(json!(format!("{code}: {why}")))),
+        false => Decision::Completed(failure(code, why)),
+    };
     match s("kind") {
         "mcp" => {
             let (server, tool) = (s("server"), s("tool"));
@@ -60,7 +83,8 @@ pub fn decide(
             let discovered = discover
                 .get(server)
                 .is_some_and(|d| strs(d).contains(&tool));
-            if !(declared && discovered) && !k.breaks(Mutant::UnknownMcpToolExecutes) {
+            let refused = k.breaks(Mutant::DiscoveredMcpToolRefused);
+            if (refused || !(declared && discovered)) && !k.breaks(Mutant::UnknownMcpToolExecutes) {
                 return refuse(
                     "tool.unknown",
                     format!("the session discovered no tool {tool} on {server}"),
@@ -103,12 +127,15 @@ pub fn decide(
         {
             return refuse("tool.unavailable", format!("{tool_name} is core's"));
         }
+        "harness" if k.breaks(Mutant::HarnessCallRefused) => {
+            return refuse("tool.unavailable", "harness calls are refused".into());
+        }
         "harness" => return Decision::Execute,
         "runtime" if s("operation") == "schedule_wake" => {
             if k.breaks(Mutant::ScheduleWakeExecutes) {
                 return Decision::Execute;
             }
-            if agent["selfWake"] != true {
+            if agent["selfWake"] != true && !k.breaks(Mutant::ScheduleWakeWithoutSelfWakeRuns) {
                 return refuse(
                     "tool.unavailable",
                     "the session's version does not set runtime.selfWake".into(),
@@ -117,7 +144,12 @@ pub fn decide(
             return Decision::Completed(schedule_wake(&effect["input"]));
         }
         "runtime" if s("operation") == "memory" => {
-            let Some(access) = agent.pointer("/memory/access").and_then(Value::as_str) else {
+            let access = agent.pointer("/memory/access").and_then(Value::as_str);
+            let access = match k.breaks(Mutant::MemoryWithoutHarnessMemoryRuns) {
+                true => access.or(Some("read_write")),
+                false => access,
+            };
+            let Some(access) = access.filter(|_| !k.breaks(Mutant::MemoryCallRefused)) else {
                 return refuse(
                     "tool.unavailable",
                     "the session's version does not set harness.memory".into(),
@@ -193,7 +225,8 @@ fn memory(input: &Value, writable: bool, store: &mut BTreeMap<String, String>, k
     };
     let inside = |path: &str| {
         k.breaks(Mutant::MemoryOutsideAllowed)
-            || (path == "/memories" || path.starts_with("/memories/")) && !path.contains("..")
+            || (path == "/memories" || path.starts_with("/memories/"))
+                && (!path.contains("..") || k.breaks(Mutant::MemoryPathNotNormalised))
     };
     let path_of = |key: &str| -> Result<String, Value> {
         let Some(path) = p(key) else {
