@@ -74,9 +74,14 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
         _ => a,
     };
     let bytes = unb64(a["base64"].as_str().unwrap_or_default()).unwrap_or_default();
-    let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
+    let asked = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
+    let offset = match w.breaks(Mutant::ReadOffsetIgnored) {
+        true => 0,
+        false => asked,
+    };
     // length defaults to chunkBytes, and is held to it.
     let length = match p.get("length").and_then(Value::as_u64) {
+        Some(_) if w.breaks(Mutant::ReadLengthIgnored) => chunk,
         None if w.breaks(Mutant::ReadLengthDefaultUnbounded) => u64::MAX,
         None => chunk,
         Some(l) if w.breaks(Mutant::ReadLengthUnbounded) => l,
@@ -99,7 +104,7 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
         offset.saturating_add(length).min(bytes.len() as u64)
     };
     let mut answer = json!({
-        "artifact": a["meta"], "offset": offset,
+        "artifact": a["meta"], "offset": asked.min(bytes.len() as u64),
         "base64": b64(&bytes[offset as usize..end as usize]),
         "eof": (folder || end == bytes.len() as u64) && !w.breaks(Mutant::EofNeverSet)
     });
@@ -136,8 +141,12 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 .filter(|_| !w.breaks(Mutant::KeyIgnored))
             {
                 if let Some(id) = w.keys_written.get(k) {
+                    let mut meta = w.artifacts[id]["meta"].clone();
+                    if w.breaks(Mutant::RepeatedKeyAnswersAnotherVersion) {
+                        meta["version"] = json!(meta["version"].as_u64().unwrap_or(0) + 1);
+                    }
                     return Reply::Ok(
-                        json!({ "status": "written", "created": w.breaks(Mutant::RepeatedKeyAnswersCreated), "artifact": w.artifacts[id]["meta"] }),
+                        json!({ "status": "written", "created": w.breaks(Mutant::RepeatedKeyAnswersCreated), "artifact": meta }),
                     );
                 }
             }
@@ -147,8 +156,10 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 .map(str::to_string);
             if let Some(e) = &effect {
                 // Provenance: a tool effect of this run's turn, journaled first.
-                let ok = e.starts_with(&format!("{turn}:"))
-                    && e.split(':').nth(2) == Some("tool")
+                let ok = (e.starts_with(&format!("{turn}:"))
+                    || w.breaks(Mutant::ProvenanceOfAnyTurn))
+                    && (e.split(':').nth(2) == Some("tool")
+                        || w.breaks(Mutant::ProvenanceOfAnyKind))
                     && w.journal.contains_key(e);
                 if (!ok && !w.breaks(Mutant::ProvenanceUnchecked))
                     || w.breaks(Mutant::ProvenanceAlwaysRefused)
@@ -240,6 +251,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
             let any_offset = w.breaks(Mutant::ChunkOffsetUnchecked);
             let survives = w.breaks(Mutant::UploadSurvivesRun);
             let unchecked = w.breaks(Mutant::UploadBytesUnchecked);
+            let second_dropped = w.breaks(Mutant::LaterChunksDropped);
             let Some(u) = w.uploads.get_mut(id) else {
                 return Reply::Err("invalid", format!("no upload {id}"));
             };
@@ -259,7 +271,9 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 );
             }
             u.last = Some((offset, d.len()));
-            u.bytes.extend_from_slice(&d);
+            if offset == 0 || !second_dropped {
+                u.bytes.extend_from_slice(&d);
+            }
             if u.bytes.len() as u64 > u.max && !unchecked {
                 let max = u.max;
                 return w.over_limit("limitBytes", max, "");

@@ -285,7 +285,11 @@ fn frame(g: &mut super::model::World, n: usize, text: &str) {
     }
     g.record(json!({ "via": "frame", "conn": n, "from": "harness", "frame": f }));
     if f["t"] == "abort" {
-        g.abort(n, &f["id"]);
+        let id = match g.breaks(Mutant::AbortFrameMisread) {
+            true => f["requestId"].clone(),
+            false => f["id"].clone(),
+        };
+        g.abort(n, &id);
         return;
     }
     if f["t"] != "req" {
@@ -304,7 +308,11 @@ fn frame(g: &mut super::model::World, n: usize, text: &str) {
     }
     let m = f["m"].as_str().unwrap_or_default();
     g.trigger(None, Some(m));
-    let p = f.get("p").cloned().unwrap_or(Value::Null);
+    let at = match g.breaks(Mutant::RequestFrameMisread) {
+        true => "params",
+        false => "p",
+    };
+    let p = f.get(at).cloned().unwrap_or(Value::Null);
     match g.request(n, &f["id"], m, &p) {
         Reply::Ok(r) if g.breaks(Mutant::OkFrameMisshapen) => g.send(
             n,
@@ -314,6 +322,10 @@ fn frame(g: &mut super::model::World, n: usize, text: &str) {
         Reply::Err(code, message) if g.breaks(Mutant::ErrorFrameMisshapen) => g.send(
             n,
             json!({ "t": "res", "id": f["id"], "ok": false, "error": { "code": code, "message": message } }),
+        ),
+        Reply::Err(code, _) if g.breaks(Mutant::ErrorWithoutMessage) => g.send(
+            n,
+            json!({ "t": "res", "id": f["id"], "ok": false, "e": { "code": code } }),
         ),
         Reply::Err(code, message) => g.send(
             n,

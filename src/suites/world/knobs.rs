@@ -176,6 +176,40 @@ crate::mutants! {
             "calls the MCP tool without the arguments the tool-calls body carries";
         ModelCallBodyUnchecked = "model-call-body-unchecked", ["5"],
             "runs a model-calls body outside ModelCallBodySchema (no call)";
+        ReadOffsetIgnored = "read-offset-ignored", ["4b"],
+            "answers a read's bytes from the start, whatever offset it asks";
+        ReadLengthIgnored = "read-length-ignored", ["4b"],
+            "answers a read chunkBytes of bytes, whatever length it asks";
+        RepeatedKeyAnswersAnotherVersion = "repeated-key-answers-another-version", ["4b"],
+            "answers a begin with a key already written naming another version than the one written";
+        ProvenanceOfAnyKind = "provenance-of-any-kind", ["4b"],
+            "takes a journaled model effect of the turn as provenance";
+        ProvenanceOfAnyTurn = "provenance-of-any-turn", ["4b"],
+            "takes a journaled tool effect of another turn as provenance";
+        LaterChunksDropped = "later-chunks-dropped", ["4b"],
+            "acknowledges an upload's chunks after the first but keeps only the first";
+        ErrorWithoutMessage = "error-without-message", ["1"],
+            "answers a refused request {code} without its message";
+        RequestFrameMisread = "request-frame-misread", ["1"],
+            "reads a request frame's params from params, not p";
+        AbortFrameMisread = "abort-frame-misread", ["1"],
+            "reads which request an abort frame cancels from requestId, not id";
+        MessageFrameMisshapen = "message-frame-misshapen", ["1"],
+            "sends a message frame's name as method, not m";
+        ReleaseReasonUnchecked = "release-reason-unchecked", ["2"],
+            "takes a lease.release whose reason is none of the three";
+        ListedReleaseReasonRefused = "listed-release-reason-refused", ["2"],
+            "refuses a lease.release whose reason is connection.lost";
+        ToolReplayDriftUnchecked = "tool-replay-drift-unchecked", ["4"],
+            "answers a tool effect asked again naming another target (another hash) as if it were the same";
+        HelloWithoutTenant = "hello-without-tenant", ["2"],
+            "answers hello without tenantId";
+        HelloWithoutSandbox = "hello-without-sandbox", ["2"],
+            "answers hello without sandbox";
+        GrantWithoutEpoch = "grant-without-epoch", ["2"],
+            "offers a run whose grant has no epoch";
+        GrantWithoutExpiry = "grant-without-expiry", ["2"],
+            "offers a run whose grant has no tokenExpiresAt";
         CredentialEchoPassed = "credential-echo-passed", ["5"],
             "passes on a credential a tool's answer echoes";
         ToolAnswerSizeUnchecked = "tool-answer-size-unchecked", ["5"],

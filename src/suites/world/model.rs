@@ -266,6 +266,13 @@ impl World {
     /// has it queued up to [`QUEUE_BYTES`]; past that it is a cap hit and it is dropped.
     pub fn send(&mut self, conn: usize, frame: Value) {
         use std::sync::atomic::Ordering;
+        let mut frame = frame;
+        if frame["t"] == "msg" && self.breaks(Mutant::MessageFrameMisshapen) {
+            if let Some(o) = frame.as_object_mut() {
+                let m = o.remove("m").unwrap_or(Value::Null);
+                o.insert("method".into(), m);
+            }
+        }
         self.record(json!({ "via": "frame", "conn": conn, "from": "core", "frame": frame }));
         let Some(c) = self.conns.get(&conn) else {
             return;
@@ -387,6 +394,17 @@ impl World {
                 return Some(format!("{m}: missing member {k}"));
             }
         }
+        // lease.release's reason is one of three (§ 2), and the schemas are strict (§ 11).
+        if m == "lease.release" {
+            let reason = o.get("reason").and_then(Value::as_str).unwrap_or_default();
+            let listed = ["shutdown", "ownership.lost", "connection.lost"].contains(&reason);
+            if reason == "connection.lost" && self.breaks(Mutant::ListedReleaseReasonRefused) {
+                return Some("lease.release: reason connection.lost is not taken".into());
+            }
+            if !listed && !self.breaks(Mutant::ReleaseReasonUnchecked) {
+                return Some(format!("lease.release: reason `{reason}` is not one of shutdown, ownership.lost, connection.lost"));
+            }
+        }
         None
     }
 
@@ -468,8 +486,14 @@ impl World {
                 "runId": id, "sessionId": SESSION, "turnId": turn_id, "epoch": n,
                 "token": token, "tokenExpiresAt": "2099-01-01T00:00:00Z"
             });
-            if self.breaks(Mutant::GrantWithoutToken) {
-                grant.as_object_mut().expect("object").remove("token");
+            for (m, member) in [
+                (Mutant::GrantWithoutToken, "token"),
+                (Mutant::GrantWithoutEpoch, "epoch"),
+                (Mutant::GrantWithoutExpiry, "tokenExpiresAt"),
+            ] {
+                if self.breaks(m) {
+                    grant.as_object_mut().expect("object").remove(member);
+                }
             }
             self.runs.push(Run {
                 id: id.clone(),
@@ -1066,11 +1090,14 @@ impl World {
             "api": if self.breaks(Mutant::HelloAnswersApi4) { 4 } else { 5 }, "tenantId": tenant, "sandbox": { "backend": "none" },
             "renewEveryMs": self.sc.timers.renew_every_ms
         });
-        if self.breaks(Mutant::HelloWithoutRenewEvery) {
-            answer
-                .as_object_mut()
-                .expect("object")
-                .remove("renewEveryMs");
+        for (m, member) in [
+            (Mutant::HelloWithoutRenewEvery, "renewEveryMs"),
+            (Mutant::HelloWithoutTenant, "tenantId"),
+            (Mutant::HelloWithoutSandbox, "sandbox"),
+        ] {
+            if self.breaks(m) {
+                answer.as_object_mut().expect("object").remove(member);
+            }
         }
         Reply::Ok(answer)
     }
@@ -1158,7 +1185,9 @@ impl World {
             return reply;
         }
         if let Some(row) = self.journal.get(&eid) {
-            if row.hash() != hash && !self.breaks(Mutant::NoEffectDrift) {
+            let tool_unchecked =
+                effect["kind"] == "tool" && self.breaks(Mutant::ToolReplayDriftUnchecked);
+            if row.hash() != hash && !self.breaks(Mutant::NoEffectDrift) && !tool_unchecked {
                 return Reply::Err(
                     "effect_drift",
                     format!("effect {eid} was asked with another request hash"),
