@@ -169,7 +169,7 @@ fn sentence_trials(
             }
         },
     ));
-    for row in rows.into_iter().filter(|r| r.killer.is_some()) {
+    for row in rows.into_iter().filter(|r| !r.killers.is_empty()) {
         let (suites, ctx, memo) = (suites.clone(), ctx.clone(), memo.clone());
         let trial = format!(
             "sentences::{name}::{}::{}",
@@ -177,20 +177,22 @@ fn sentence_trials(
             row.number
         );
         trials.push(Trial::test(trial, move || {
-            let proof = self_check(&suites[si], &ctx, &memo).prove(&row)?;
-            if !proof.killed_by.is_empty() {
+            let proofs = self_check(&suites[si], &ctx, &memo).prove(&row)?;
+            let survivors: Vec<String> = proofs
+                .iter()
+                .filter(|(_, p)| p.killed_by.is_empty())
+                .map(|(killer, proof)| format!(
+                    "{} (line {}): killer `{killer}` survives: it fails none of the row's MUST cases on an expectation the case wrote{}{}",
+                    row.at(),
+                    row.line,
+                    if row.checks.is_empty() { String::new() } else { format!(" nor on the checks {:?}", row.checks) },
+                    if proof.elsewhere.is_empty() { String::new() } else { format!("; it fails only elsewhere: {}", proof.elsewhere.join(", ")) },
+                ))
+                .collect();
+            if survivors.is_empty() {
                 return Ok(());
             }
-            Err(format!(
-                "{} (line {}): killer `{}` survives: it fails none of the row's MUST cases on an expectation the case wrote{}{}\n  sentence: {}",
-                row.at(),
-                row.line,
-                row.killer.as_deref().unwrap_or_default(),
-                if row.checks.is_empty() { String::new() } else { format!(" nor on the checks {:?}", row.checks) },
-                if proof.elsewhere.is_empty() { String::new() } else { format!("; it fails only elsewhere: {}", proof.elsewhere.join(", ")) },
-                row.sentence
-            )
-            .into())
+            Err(format!("{}\n  sentence: {}", survivors.join("\n"), row.sentence).into())
         }));
     }
 }
@@ -335,7 +337,7 @@ fn main() {
         let hints: Arc<Vec<(String, String)>> = Arc::new(
             rows.iter()
                 .flatten()
-                .filter_map(|r| r.killer.as_ref().map(|k| (r, k)))
+                .flat_map(|r| r.killers.iter().map(move |k| (r, k)))
                 .flat_map(|(r, k)| r.cases.iter().map(move |c| (c.clone(), k.clone())))
                 .collect(),
         );

@@ -75,8 +75,9 @@ pub struct Row {
     pub cases: Vec<String>,
     /// The checks every case runs that it names (host's always-checks, harness-api's `CHECKS.md`).
     pub checks: Vec<String>,
-    /// The mutant that breaks exactly its sentence.
-    pub killer: Option<String>,
+    /// The mutants that break exactly its sentence: one, or one per clause when the sentence
+    /// joins several rules (each must fail a MUST case of the row).
+    pub killers: Vec<String>,
     /// The row whose killer it shares, when both quote one rule: its ledger and number (`(as row
     /// N)` in the killer cell, or `(as FILE row N)` for a row of another of the suite's ledgers).
     pub shares: Option<(String, u32)>,
@@ -253,13 +254,14 @@ pub fn parse(ledger: &str, text: &str, names: &Names) -> Result<Vec<Row>, String
             }
         }
         let killer_cell = &c[cols.killer];
-        let mut killers = ticked(killer_cell);
-        let killer = killers.next().map(String::from);
-        if killers.next().is_some() {
-            return Err(format!("{at}: a row names one killer"));
-        }
-        if killer.is_none() && !killer_cell.is_empty() && killer_cell != "-" {
+        let killers: Vec<String> = ticked(killer_cell).map(String::from).collect();
+        if killers.is_empty() && !killer_cell.is_empty() && killer_cell != "-" {
             return Err(format!("{at}: the killer is a mutant's name in backticks"));
+        }
+        if killers.len() > 1 && killer_cell.contains("(as ") {
+            return Err(format!(
+                "{at}: a shared killer `(as row N)` is one mutant; a row of several clauses names its own"
+            ));
         }
         // `(as row N)`, or `(as FILE row N)` for a row of another ledger of the suite.
         let shares = match killer_cell.split_once("(as ") {
@@ -289,7 +291,7 @@ pub fn parse(ledger: &str, text: &str, names: &Names) -> Result<Vec<Row>, String
             why,
             cases,
             checks,
-            killer,
+            killers,
             shares,
         });
     }
@@ -319,13 +321,13 @@ pub fn problems(rows: &[Row], cases: &[Case], mutants: &[&str]) -> Vec<String> {
         let must = r.cases.iter().any(|c| level(c) == Some(Level::MUST));
         let claims = must || !r.checks.is_empty();
         match r.state {
-            None if !r.cases.is_empty() || r.killer.is_some() => out.push(format!(
+            None if !r.cases.is_empty() || !r.killers.is_empty() => out.push(format!(
                 "{at}: binds another party, yet names cases or a killer"
             )),
-            Some(State::Covered) if !claims || r.killer.is_none() => out.push(format!(
+            Some(State::Covered) if !claims || r.killers.is_empty() => out.push(format!(
                 "{at}: `covered` needs a MUST case (or a check) and the killer that it proves"
             )),
-            Some(State::ProfileOnly) if r.cases.is_empty() || must || r.killer.is_some() => out
+            Some(State::ProfileOnly) if r.cases.is_empty() || must || !r.killers.is_empty() => out
                 .push(format!(
                     "{at}: `PROFILE only` names PROFILE cases, no MUST case and no killer"
                 )),
@@ -334,27 +336,26 @@ pub fn problems(rows: &[Row], cases: &[Case], mutants: &[&str]) -> Vec<String> {
                     "{at}: `{}` needs its reason",
                     r.state.unwrap().label()
                 )),
-            Some(State::NotCheckable | State::NotYet) if r.killer.is_some() => out.push(format!(
+            Some(State::NotCheckable | State::NotYet) if !r.killers.is_empty() => out.push(format!(
                 "{at}: `{}` names a killer: a proven killer makes the row `covered` or `partly`",
                 r.state.unwrap().label()
             )),
             // Partly is a proof of part of the sentence: nothing proven is `not yet`.
-            Some(State::Partly) if r.killer.is_none() || !claims => out.push(format!(
+            Some(State::Partly) if r.killers.is_empty() || !claims => out.push(format!(
                 "{at}: `partly` needs the killer that proves the part checked, and a MUST case (or a check) it fails; with none proven the row is `not yet`"
             )),
             _ => {}
         }
-        let Some(k) = r.killer.as_deref() else {
-            continue;
-        };
-        if !mutants.contains(&k) {
-            out.push(format!("{at}: killer `{k}` is no mutant of the suite"));
+        for k in &r.killers {
+            if !mutants.contains(&k.as_str()) {
+                out.push(format!("{at}: killer `{k}` is no mutant of the suite"));
+            }
         }
     }
     // One row owns each killer; every other row naming it quotes the same rule and says whose.
     let mut by_killer: BTreeMap<&str, Vec<&Row>> = BTreeMap::new();
     for r in rows {
-        if let Some(k) = r.killer.as_deref() {
+        for k in &r.killers {
             by_killer.entry(k).or_default().push(r);
         }
     }
@@ -431,7 +432,7 @@ mod tests {
         let rows = parse("L.md", LEDGER, &names).unwrap();
         assert_eq!(rows.len(), 4);
         assert_eq!(rows[0].cases, ["s::g::one", "s::g::two"]);
-        assert_eq!(rows[0].killer.as_deref(), Some("m1"));
+        assert_eq!(rows[0].killers, ["m1"]);
         assert_eq!(
             (rows[1].state, rows[1].why.as_str(), rows[1].shares.clone()),
             (

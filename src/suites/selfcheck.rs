@@ -378,13 +378,21 @@ pub struct Proof {
 }
 
 impl SelfCheck<'_> {
-    /// Run a ledger row's killer on what the row claims: its MUST cases, and for each check it
-    /// names, every MUST case of the suite (a check every case runs is claimed by all of them).
-    pub fn prove(&self, row: &super::ledger::Row) -> Result<Proof, String> {
-        let killer = row
-            .killer
-            .as_deref()
-            .ok_or_else(|| format!("{}: names no killer", row.at()))?;
+    /// Run each of a ledger row's killers on what the row claims (see [`SelfCheck::prove_one`]):
+    /// the row is proven when every one of them kills.
+    pub fn prove(&self, row: &super::ledger::Row) -> Result<Vec<(String, Proof)>, String> {
+        if row.killers.is_empty() {
+            return Err(format!("{}: names no killer", row.at()));
+        }
+        row.killers
+            .iter()
+            .map(|k| Ok((k.clone(), self.prove_one(row, k)?)))
+            .collect()
+    }
+
+    /// Run one killer of a ledger row on what the row claims: its MUST cases, and for each check
+    /// it names, every MUST case of the suite (a check every case runs is claimed by all of them).
+    pub fn prove_one(&self, row: &super::ledger::Row, killer: &str) -> Result<Proof, String> {
         // The row's own cases first; a check it claims is claimed by every MUST case, played in
         // batches until one proves it (a wait-bound suite has many).
         let mut cases: Vec<&Case> = self

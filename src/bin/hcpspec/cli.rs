@@ -820,38 +820,46 @@ fn print_self_check(sc: &SelfCheck, vectors: &Path) -> Result<(i32, serde_json::
     }
     for r in &rows {
         let Some(state) = r.state else { continue };
-        let proof = match &r.killer {
-            Some(_) => Some(sc.prove(r)?),
-            None => None,
-        };
-        let killed_by = proof
-            .as_ref()
-            .map(|p| p.killed_by.clone())
-            .unwrap_or_default();
-        let survives = proof.is_some() && killed_by.is_empty();
-        unproven += usize::from(survives);
-        println!(
-            "{:<22} {:<14} {:<34} {}",
-            format!("{} {}", r.ledger.trim_start_matches("../"), r.number),
-            state.label(),
-            r.killer.as_deref().unwrap_or("-"),
-            match (&proof, survives) {
-                (None, _) => String::new(),
-                (Some(p), true) => format!(
-                    "SURVIVES{}",
-                    if p.elsewhere.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (fails only elsewhere: {})", p.elsewhere.join(", "))
-                    }
-                ),
-                (Some(_), false) => killed_by.join(", "),
-            }
-        );
-        sentences.push(json!({
-            "ledger": r.ledger, "row": r.number, "state": state.label(), "killer": r.killer,
-            "killedBy": killed_by, "elsewhere": proof.map(|p| p.elsewhere).unwrap_or_default(),
-        }));
+        // One line per killer (a row of several clauses names one per clause).
+        let proofs: Vec<(Option<String>, Option<hcpspec::suites::selfcheck::Proof>)> =
+            match r.killers.is_empty() {
+                true => vec![(None, None)],
+                false => sc
+                    .prove(r)?
+                    .into_iter()
+                    .map(|(k, p)| (Some(k), Some(p)))
+                    .collect(),
+            };
+        for (killer, proof) in proofs {
+            let killed_by = proof
+                .as_ref()
+                .map(|p| p.killed_by.clone())
+                .unwrap_or_default();
+            let survives = proof.is_some() && killed_by.is_empty();
+            unproven += usize::from(survives);
+            println!(
+                "{:<22} {:<14} {:<34} {}",
+                format!("{} {}", r.ledger.trim_start_matches("../"), r.number),
+                state.label(),
+                killer.as_deref().unwrap_or("-"),
+                match (&proof, survives) {
+                    (None, _) => String::new(),
+                    (Some(p), true) => format!(
+                        "SURVIVES{}",
+                        if p.elsewhere.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" (fails only elsewhere: {})", p.elsewhere.join(", "))
+                        }
+                    ),
+                    (Some(_), false) => killed_by.join(", "),
+                }
+            );
+            sentences.push(json!({
+                "ledger": r.ledger, "row": r.number, "state": state.label(), "killer": killer,
+                "killedBy": killed_by, "elsewhere": proof.map(|p| p.elsewhere).unwrap_or_default(),
+            }));
+        }
     }
     let counts = ledger::counts(&rows);
     let total: usize = counts.values().sum();

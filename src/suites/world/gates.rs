@@ -518,6 +518,9 @@ fn model(g: &mut World, key: &str, body: &Value) -> (u16, Value, u64) {
         if g.breaks(Mutant::FailureWithoutRetryable) {
             failure.as_object_mut().map(|o| o.remove("retryable"));
         }
+        if g.breaks(Mutant::FailureWithoutCode) {
+            failure.as_object_mut().map(|o| o.remove("code"));
+        }
         return (200, json!({ "outcome": failure }), reply.hold_ms);
     }
     let offered = body

@@ -192,9 +192,9 @@ crate::mutants! {
             "answers a refused request {code} without its message";
         RequestFrameMisread = "request-frame-misread", ["1"],
             "reads a request frame's params from params, not p";
-        AbortFrameMisread = "abort-frame-misread", ["1"],
+        AbortFrameMisread = "abort-frame-misread", ["8"],
             "reads which request an abort frame cancels from requestId, not id";
-        MessageFrameMisshapen = "message-frame-misshapen", ["1"],
+        MessageFrameMisshapen = "message-frame-misshapen", ["8"],
             "sends a message frame's name as method, not m";
         ReleaseReasonUnchecked = "release-reason-unchecked", ["2"],
             "takes a lease.release whose reason is none of the three";
@@ -210,6 +210,30 @@ crate::mutants! {
             "offers a run whose grant has no epoch";
         GrantWithoutExpiry = "grant-without-expiry", ["2"],
             "offers a run whose grant has no tokenExpiresAt";
+        HelloParamsMisread = "hello-params-misread", ["2"],
+            "reads hello's harness id from harness, not name";
+        IntentParamsMisread = "intent-params-misread", ["4"],
+            "reads effect.intent's effect from intent, not effect";
+        TranscriptReadWithoutCursor = "transcript-read-without-cursor", ["6"],
+            "answers transcript.read without its cursor";
+        EventWithoutEvidence = "event-without-evidence", ["log"],
+            "records events without evidence";
+        FailureWithoutCode = "failure-without-code", ["5"],
+            "answers a model call's failure without its code";
+        ToolRowDropped = "tool-row-dropped", ["4"],
+            "keeps no row at calls/tool for a tool call that ended";
+        ToolRowMcpServerIsTool = "tool-row-mcp-server-is-tool", ["4"],
+            "names an MCP call's row's server by the tool";
+        MemoryLeftOut = "memory-left-out", ["3"],
+            "sends TurnStart no memory though the version sets harness.memory";
+        AgentSandboxAlways = "agent-sandbox-always", ["3"],
+            "TurnStart's agent has a sandbox though the session has none";
+        WorkspaceElsewhere = "workspace-elsewhere", ["3"],
+            "TurnStart's agent.sandbox.workspace is another directory than /workspace";
+        TurnAgentWithoutKind = "turn-agent-without-kind", ["3"],
+            "TurnStart's agent has no kind";
+        SandboxSpecWithoutSandbox = "sandbox-spec-without-sandbox", ["3"],
+            "TurnStart's routing names a sandbox spec for a session without a sandbox";
         CredentialEchoPassed = "credential-echo-passed", ["5"],
             "passes on a credential a tool's answer echoes";
         ToolAnswerSizeUnchecked = "tool-answer-size-unchecked", ["5"],

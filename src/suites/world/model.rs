@@ -802,8 +802,15 @@ impl World {
             "id": a.get("id").cloned().unwrap_or(json!("scenario-agent")),
             "kind": a.get("kind").cloned().unwrap_or(json!(if sandbox { "virtual" } else { "model" })),
         });
-        if sandbox {
-            agent["sandbox"] = json!({ "workspace": "/workspace" });
+        if sandbox || self.breaks(Mutant::AgentSandboxAlways) {
+            let workspace = match self.breaks(Mutant::WorkspaceElsewhere) {
+                true => "/home/agent",
+                false => "/workspace",
+            };
+            agent["sandbox"] = json!({ "workspace": workspace });
+        }
+        if self.breaks(Mutant::TurnAgentWithoutKind) {
+            agent.as_object_mut().map(|o| o.remove("kind"));
         }
         if a["selfWake"] == true && !self.breaks(Mutant::SelfWakeNotInTurnStart) {
             agent["selfWake"] = json!(true);
@@ -849,6 +856,10 @@ impl World {
                 i.clone()
             };
         }
+        if !sandbox && self.breaks(Mutant::SandboxSpecWithoutSandbox) {
+            start["routing"]["sandbox"] =
+                json!({ "spec": a.get("sandboxSpec").cloned().unwrap_or(json!({})) });
+        }
         // The session's sandbox: every command's variables, each secret a placeholder.
         if sandbox {
             let env: serde_json::Map<String, Value> = a["environment"]
@@ -887,7 +898,10 @@ impl World {
         if a.get("memory").is_none() && self.breaks(Mutant::MemoryAlwaysInTurnStart) {
             start["memory"] = json!({ "access": "read_write", "instructions": "", "index": "" });
         }
-        if let Some(access) = a.pointer("/memory/access") {
+        let access = a
+            .pointer("/memory/access")
+            .filter(|_| !self.breaks(Mutant::MemoryLeftOut));
+        if let Some(access) = access {
             // One line per memory, newest first.
             let mut order: Vec<&String> = self
                 .memory_order
@@ -1019,6 +1033,9 @@ impl World {
                 Ok(_) if self.breaks(Mutant::TranscriptWithoutEntries) => {
                     Reply::Ok(json!({ "cursor": "c0" }))
                 }
+                Ok(_) if self.breaks(Mutant::TranscriptReadWithoutCursor) => {
+                    Reply::Ok(json!({ "entries": self.transcript }))
+                }
                 Ok(_) => Reply::Ok(json!({
                     "cursor": self.cursor(),
                     "entries": self.transcript,
@@ -1061,7 +1078,11 @@ impl World {
             };
             return Reply::Err(code, "core speaks api 5".into());
         }
-        let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
+        let name_at = match self.breaks(Mutant::HelloParamsMisread) {
+            true => "harness",
+            false => "name",
+        };
+        let name = p.get(name_at).and_then(Value::as_str).unwrap_or_default();
         let bound = self
             .conns
             .get(&conn)
@@ -1153,7 +1174,11 @@ impl World {
             Ok(i) => i,
             Err(e) => return e,
         };
-        let effect = p.get("effect").cloned().unwrap_or(Value::Null);
+        let effect_at = match self.breaks(Mutant::IntentParamsMisread) {
+            true => "intent",
+            false => "effect",
+        };
+        let effect = p.get(effect_at).cloned().unwrap_or(Value::Null);
         let Some(eid) = effect_id(&effect) else {
             return Reply::Err("invalid", "the effect names no effectId".into());
         };
@@ -1603,9 +1628,14 @@ impl World {
                              "artifactId": a["meta"]["artifactId"], "callId": call }),
             );
         }
-        if self.breaks(Mutant::EventWithoutSource) {
-            for e in &mut out {
-                e.as_object_mut().map(|o| o.remove("source"));
+        for (m, member) in [
+            (Mutant::EventWithoutSource, "source"),
+            (Mutant::EventWithoutEvidence, "evidence"),
+        ] {
+            if self.breaks(m) {
+                for e in &mut out {
+                    e.as_object_mut().map(|o| o.remove(member));
+                }
             }
         }
         out
@@ -1618,11 +1648,13 @@ impl World {
         self.journal
             .iter()
             .filter(|(_, row)| matches!(row, Row::Completed { .. }))
+            .filter(|_| !self.breaks(Mutant::ToolRowDropped))
             .filter_map(|(eid, _)| {
                 let e = self.tool_effects.get(eid)?;
                 let t = &e["target"];
                 let name = |k: &str| t[k].as_str().unwrap_or_default().to_string();
                 let server = match t["kind"].as_str() {
+                    Some("mcp") if self.breaks(Mutant::ToolRowMcpServerIsTool) => json!(name("tool")),
                     Some("mcp") => json!(name("server")),
                     Some("http") => {
                         let url = self.sc.endpoints.get(&format!("http:{}", name("tool")));
