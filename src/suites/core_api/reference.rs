@@ -183,7 +183,8 @@ impl Adapter for ReferenceCore {
             "session.open" | "session.replay" => self.world().map(|w| {
                 let mut g = lock(w);
                 // The session pins its harness when it first opens, and never moves.
-                if let Some(h) = params.get("harness").and_then(Value::as_str) {
+                let asked = params.get("harness").and_then(Value::as_str);
+                if let Some(h) = asked.filter(|_| !g.breaks(Mutant::PinsNylorunAlways)) {
                     if g.pinned.is_none() || g.breaks(Mutant::SessionMovesHarness) {
                         g.pinned = Some(h.to_string());
                     }

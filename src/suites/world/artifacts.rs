@@ -46,6 +46,7 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
     // Scope: the session's own, and the Tenant-wide ones its messages named; anything else is
     // the same not_found as a missing one.
     let visible = |a: &&Value| match a["scope"].as_str() {
+        _ if w.breaks(Mutant::ArtifactScopeTenantWide) => true,
         None | Some("session") => true,
         Some("tenant-named") => !w.breaks(Mutant::NamedTenantNotFound),
         Some("other-session") => w.breaks(Mutant::OtherSessionReadable),
@@ -199,6 +200,10 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 last: None,
                 max: {
                     let file = w.sc.file_bytes.unwrap_or(64 << 20);
+                    let file = match w.breaks(Mutant::MaxBytesDoubled) {
+                        true => file.saturating_mul(2),
+                        false => file,
+                    };
                     let (tenant, agent) = left(w);
                     if w.breaks(Mutant::MaxBytesIsTheFileLimit) {
                         file
@@ -208,6 +213,12 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
                 },
                 key: p.get("key").and_then(Value::as_str).map(str::to_string),
                 effect,
+                content_type: p
+                    .get("contentType")
+                    .and_then(Value::as_str)
+                    .filter(|_| !w.breaks(Mutant::ContentTypeNotTheWriters))
+                    .unwrap_or("application/octet-stream")
+                    .to_string(),
                 of,
             };
             if let Some(size) = p.get("size").and_then(Value::as_u64) {
@@ -418,7 +429,7 @@ fn commit(w: &mut World, id: &str) -> Reply {
     };
     let meta = json!({
         "artifactId": aid, "kind": "file", "name": u.name, "version": version,
-        "contentType": "application/octet-stream", "size": u.bytes.len(),
+        "contentType": u.content_type, "size": u.bytes.len(),
         "sha256": sha256_of(w, &u.bytes), "tenantWide": false
     });
     w.artifacts.insert(

@@ -51,7 +51,10 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
             .and_then(|v| v.to_str().ok());
         upgrade["path"] = json!(req.uri().path());
         let bound = auth
-            .and_then(|a| a.strip_prefix("Bearer "))
+            .and_then(|a| match breaks(Mutant::BearerSchemeRefused) {
+                true => Some(a),
+                false => a.strip_prefix("Bearer "),
+            })
             .and_then(|t| tokens.get(t));
         credential = bound.cloned();
         upgrade["auth"] = json!(match (auth, bound) {
@@ -68,7 +71,11 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
         if breaks(Mutant::EveryUpgradeRefused) {
             return Err(refuse(StatusCode::FORBIDDEN));
         }
-        if req.uri().path() != PATH && !breaks(Mutant::AnyPathAccepted) {
+        let path = match breaks(Mutant::ListenerOnV2Path) {
+            true => "/nylorun/harness/v2",
+            false => PATH,
+        };
+        if req.uri().path() != path && !breaks(Mutant::AnyPathAccepted) {
             return Err(refuse(StatusCode::NOT_FOUND));
         }
         if upgrade["auth"] != "ok" && !breaks(Mutant::AnyTokenAccepted) {
@@ -118,7 +125,11 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
                 workspace: false,
             },
         );
-        (g.sc.timers.ping_ms, g.sc.timers.drop_ms)
+        // The operator's Host tuning (core.start's timers) sets both; the mutant keeps its own.
+        match g.breaks(Mutant::TimersIgnored) {
+            true => (30_000, 60_000),
+            false => (g.sc.timers.ping_ms, g.sc.timers.drop_ms),
+        }
     };
     let writer = tokio::spawn(async move {
         while let Some(m) = rx.recv().await {

@@ -234,6 +234,86 @@ crate::mutants! {
             "TurnStart's agent has no kind";
         SandboxSpecWithoutSandbox = "sandbox-spec-without-sandbox", ["3"],
             "TurnStart's routing names a sandbox spec for a session without a sandbox";
+        BearerSchemeRefused = "bearer-scheme-refused", ["1"],
+            "takes the token only without its Bearer scheme";
+        ListenerOnV2Path = "listener-on-v2-path", ["1"],
+            "serves the harness listener at /nylorun/harness/v2";
+        TimersIgnored = "timers-ignored", ["1"],
+            "pings and drops on its own timers, not the Host tuning's (core.start's timers)";
+        EngineMisnamed = "engine-misnamed", ["3"],
+            "sends an agent turn's engine as loop";
+        SwitchedTokenRefusedAtGates = "switched-token-refused-at-gates", ["2"],
+            "answers a renewal with a new token the gates do not take";
+        NoTurnsWithoutWorkspace = "no-turns-without-workspace", ["2"],
+            "offers runs only to harnesses that declare features.workspace";
+        OutputTranscriptIgnored = "output-transcript-ignored", ["6"],
+            "takes an output but none of its transcript edits";
+        CompactionMarkMisread = "compaction-mark-misread", ["6"],
+            "reads the compaction mark's facts from facts, not compaction";
+        TranscriptUpdateMisread = "transcript-update-misread", ["6"],
+            "reads a TranscriptUpdate's entries from items, not entries";
+        EffectIdsMisread = "effect-ids-misread", ["7"],
+            "reads a waiting output's effect ids from effects, not effectIds";
+        EntriesRenamed = "entries-renamed", ["6"],
+            "answers transcript.read's entries with type instead of kind";
+        DefinitionVersionWrong = "definition-version-wrong", ["3"],
+            "sends TurnStart a definition naming another version than the session runs";
+        PinsNylorunAlways = "pins-nylorun-always", ["2"],
+            "pins every session to nylorun, whatever harness its Agent names";
+        RoutesByName = "routes-by-name", ["4"],
+            "decides an MCP call by the name the model called it, not its target's tool";
+        SandboxAnyToolName = "sandbox-any-tool-name", ["4"],
+            "answers execute for a sandbox call of a name outside bash, read, write, edit, grep, glob";
+        GrantTokenNotTheGates = "grant-token-not-the-gates", ["2", "5"],
+            "grants a run token the gates do not take";
+        ResendAnsweredPending = "resend-answered-pending", ["4"],
+            "answers an intent for a row still invoking pending, as for another call";
+        AnyEntryKind = "any-entry-kind", ["6"],
+            "takes a transcript entry of a kind none of the five";
+        TranscriptPerTurn = "transcript-per-turn", ["6"],
+            "keeps a transcript per turn: a later turn reads none of an earlier turn's";
+        ArtifactRequestsUnknown = "artifact-requests-unknown", ["4b"],
+            "answers artifact.read and artifact.write as unknown methods";
+        ToolTargetMisread = "tool-target-misread", ["4"],
+            "reads a tool effect's target from routing, not target";
+        ScheduleWakeInputMisread = "schedule-wake-input-misread", ["4"],
+            "reads schedule_wake's input without its in";
+        MemoryViewEmpty = "memory-view-empty", ["4"],
+            "answers every memory view empty";
+        ArtifactScopeTenantWide = "artifact-scope-tenant-wide", ["4b"],
+            "reads any artifact of the Tenant, whatever session it is";
+        MaxBytesDoubled = "max-bytes-doubled", ["4b"],
+            "opens an upload with twice the file limit as maxBytes";
+        FixtureModelIgnored = "fixture-model-ignored", ["5"],
+            "answers model calls on its own, not as the Tenant's fixture model says";
+        McpFactsNeverSent = "mcp-facts-never-sent", ["3"],
+            "sends TurnStart no mcp facts though a run recorded the session's discovery";
+        SessionMcpMisread = "session-mcp-misread", ["3"],
+            "reads session.mcp's snapshot from facts, not snapshot";
+        FactsServerWithoutTools = "facts-server-without-tools", ["3"],
+            "sends the MCP facts' servers without their tools";
+        FactsToolMembersDropped = "facts-tool-members-dropped", ["3"],
+            "keeps only a tool's name and inputSchema in the MCP facts, dropping what else the server listed";
+        RoutingDropped = "routing-dropped", ["3"],
+            "sends TurnStart no routing";
+        RecordEntryDefaultWrong = "record-entry-default-wrong", ["3"],
+            "sends recordEntryBytes' default as 512 KiB, not 960 KiB";
+        SkillDescriptionDropped = "skill-description-dropped", ["3"],
+            "lists a skill without its description";
+        FixtureProviderMisnamed = "fixture-provider-misnamed", ["3"],
+            "names the fixture model's provider anthropic, not fixture";
+        ModelDescriptorWithoutWindow = "model-descriptor-without-window", ["3"],
+            "describes the model without its contextWindow";
+        EnvironmentIdWrong = "environment-id-wrong", ["3"],
+            "names the sandbox's environmentId otherwise than the Agent's id";
+        ContentTypeNotTheWriters = "content-type-not-the-writers", ["4b"],
+            "stores every artifact as application/octet-stream, whatever content type its write declared";
+        SchemasStrictForTwoOnly = "schemas-strict-for-two-only", ["11"],
+            "refuses a member the schema lacks on transcript.read and lease.renew only";
+        RequiredMembersCheckedForTwoOnly = "required-members-checked-for-two-only", ["0"],
+            "refuses a missing required member on effect.intent and transcript.read only";
+        CredentialInTurnStart = "credential-in-turn-start", ["5"],
+            "sends TurnStart the tools' endpoints with their credentials";
         CredentialEchoPassed = "credential-echo-passed", ["5"],
             "passes on a credential a tool's answer echoes";
         ToolAnswerSizeUnchecked = "tool-answer-size-unchecked", ["5"],

@@ -136,6 +136,8 @@ pub struct World {
     /// Each tool effect as its intent journaled it (core role): the gate runs only its target.
     pub tool_effects: BTreeMap<String, Value>,
     /// The harness the session pinned at its first `session.open` (core role).
+    /// The turn whose output last edited the transcript.
+    pub transcript_turn: String,
     pub pinned: Option<String>,
     /// The session's transcript, the outputs' edits folded (core role).
     pub transcript: Vec<Value>,
@@ -180,6 +182,8 @@ pub struct Upload {
     pub max: u64,
     pub key: Option<String>,
     pub effect: Option<String>,
+    /// The content type the begin declared (`application/octet-stream` when it declared none).
+    pub content_type: String,
     /// The session's own file artifact this upload writes a new version of.
     pub of: Option<String>,
 }
@@ -226,6 +230,7 @@ impl World {
             attempts: BTreeMap::new(),
             tool_effects: BTreeMap::new(),
             pinned: None,
+            transcript_turn: String::new(),
             transcript: Vec::new(),
             uncertain: BTreeSet::new(),
             held: BTreeMap::new(),
@@ -385,12 +390,18 @@ impl World {
             .keys()
             .find(|k| !required.contains(&k.as_str()) && !optional.contains(&k.as_str()))
         {
-            if !self.breaks(Mutant::SchemasNotStrict) {
+            let two = ["transcript.read", "lease.renew"].contains(&m);
+            if !self.breaks(Mutant::SchemasNotStrict)
+                && (two || !self.breaks(Mutant::SchemasStrictForTwoOnly))
+            {
                 return Some(format!("{m}: unknown member {k}"));
             }
         }
         if let Some(k) = required.iter().find(|k| !o.contains_key(**k)) {
-            if !self.breaks(Mutant::RequiredMembersUnchecked) {
+            let two = ["effect.intent", "transcript.read"].contains(&m);
+            if !self.breaks(Mutant::RequiredMembersUnchecked)
+                && (two || !self.breaks(Mutant::RequiredMembersCheckedForTwoOnly))
+            {
                 return Some(format!("{m}: missing member {k}"));
             }
         }
@@ -445,6 +456,7 @@ impl World {
                     && (!self.core_role
                         || self.breaks(Mutant::RunsOfferedToAnyHarness)
                         || (c.harness.as_deref() == Some(pinned.as_str()) && !custom))
+                    && (c.workspace || !self.breaks(Mutant::NoTurnsWithoutWorkspace))
             };
             let Some(pos) = self
                 .waiting
@@ -486,6 +498,9 @@ impl World {
                 "runId": id, "sessionId": SESSION, "turnId": turn_id, "epoch": n,
                 "token": token, "tokenExpiresAt": "2099-01-01T00:00:00Z"
             });
+            if self.breaks(Mutant::GrantTokenNotTheGates) {
+                grant["token"] = json!(format!("nylorun-rt-elsewhere-{n}"));
+            }
             for (m, member) in [
                 (Mutant::GrantWithoutToken, "token"),
                 (Mutant::GrantWithoutEpoch, "epoch"),
@@ -536,7 +551,7 @@ impl World {
             .collect();
         let mut start = json!({
             "type": "turn.start",
-            "engine": "agent",
+            "engine": if self.breaks(Mutant::EngineMisnamed) { "loop" } else { "agent" },
             "manifest": {
                 "id": "scenario-agent",
                 "instructions": "You are the agent of an hcpspec scenario.",
@@ -566,6 +581,14 @@ impl World {
         if self.core_role && self.breaks(Mutant::ModelProviderDropped) {
             start["model"].as_object_mut().map(|o| o.remove("provider"));
         }
+        if self.core_role && self.breaks(Mutant::FixtureProviderMisnamed) {
+            start["model"]["provider"] = json!("anthropic");
+        }
+        if self.core_role && self.breaks(Mutant::ModelDescriptorWithoutWindow) {
+            start["model"]
+                .as_object_mut()
+                .map(|o| o.remove("contextWindow"));
+        }
         if !(self.core_role && self.breaks(Mutant::TenantLimitsNotSent)) {
             merge(&mut start["limits"], &Value::Object(self.sc.limits.clone()));
         }
@@ -582,6 +605,7 @@ impl World {
                     131_072,
                 ),
                 (Mutant::FolderEntriesDefaultWrong, "folderEntries", 1_000),
+                (Mutant::RecordEntryDefaultWrong, "recordEntryBytes", 524_288),
             ] {
                 if self.breaks(m) && !self.sc.limits.contains_key(name) {
                     start["limits"][name] = json!(wrong);
@@ -605,7 +629,9 @@ impl World {
             start["checkpoint"]["state"] = self.last_state.clone();
         }
         if let Some(m) = &self.mcp_facts {
-            start["mcp"] = self.mcp_facts_for_turn(m);
+            if !self.breaks(Mutant::McpFactsNeverSent) {
+                start["mcp"] = self.mcp_facts_for_turn(m);
+            }
         } else if self.core_role && self.breaks(Mutant::McpFactsBeforeDiscovery) {
             start["mcp"] = json!({ "servers": [] });
         }
@@ -650,7 +676,15 @@ impl World {
             ) {
                 server["instructions"] = json!(i.chars().take(4096).collect::<String>());
             }
+            if self.breaks(Mutant::FactsServerWithoutTools) {
+                server.as_object_mut().map(|o| o.remove("tools"));
+            }
             for tool in server["tools"].as_array_mut().into_iter().flatten() {
+                if self.breaks(Mutant::FactsToolMembersDropped) {
+                    if let Some(o) = tool.as_object_mut() {
+                        o.retain(|k, _| k == "name" || k == "inputSchema");
+                    }
+                }
                 let off = format!("{name}/{}", tool["name"].as_str().unwrap_or_default());
                 let enabled =
                     !disabled.contains(&off.as_str()) || self.breaks(Mutant::DisabledToolInFacts);
@@ -672,6 +706,14 @@ impl World {
     /// (the turn's message, or `{kind: "messages"}` for messages that waited in the queue), the
     /// harness section's `loop` passed on unread, and never the Agent's runtime section.
     fn turn_facts(&mut self, start: &mut Value, kind: Offer, offered: usize) {
+        if self.breaks(Mutant::RoutingDropped) {
+            start.as_object_mut().map(|o| o.remove("routing"));
+            return;
+        }
+        // The gates hold every credential: the mutant hands the harness its tools' endpoints.
+        if self.breaks(Mutant::CredentialInTurnStart) {
+            start["routing"]["endpoints"] = json!(self.sc.endpoints);
+        }
         if kind == Offer::Segment && !self.breaks(Mutant::ApprovalSegmentTypedTurnStart) {
             start["type"] = json!("approval.answer");
         }
@@ -821,8 +863,11 @@ impl World {
             if !self.breaks(Mutant::ManifestIdNotItsName) {
                 start["manifest"]["id"] = name.clone();
             }
-            start["definition"] =
-                json!({ "name": name, "version": a.get("version").cloned().unwrap_or(json!(1)) });
+            let version = match self.breaks(Mutant::DefinitionVersionWrong) {
+                true => json!(0),
+                false => a.get("version").cloned().unwrap_or(json!(1)),
+            };
+            start["definition"] = json!({ "name": name, "version": version });
         }
         // Each skill's name, description and files, a path to `sha256:<hex>` of its bytes.
         if let Some(skills) = a["skills"].as_array() {
@@ -838,8 +883,16 @@ impl World {
                             (path.clone(), json!(self.file_hash(bytes)))
                         })
                         .collect();
-                    let mut skill = json!({ "name": k["name"], "description": k["description"], "files": files });
-                    if let Some(p) = k.get("plugin").filter(|_| !self.breaks(Mutant::PluginDroppedFromSkills)) {
+                    let description = match self.breaks(Mutant::SkillDescriptionDropped) {
+                        true => Value::Null,
+                        false => k["description"].clone(),
+                    };
+                    let mut skill =
+                        json!({ "name": k["name"], "description": description, "files": files });
+                    if let Some(p) = k
+                        .get("plugin")
+                        .filter(|_| !self.breaks(Mutant::PluginDroppedFromSkills))
+                    {
                         skill["plugin"] = p.clone();
                     }
                     skill
@@ -878,6 +931,9 @@ impl World {
             let id = a.get("id").cloned().unwrap_or(json!("scenario-agent"));
             start["routing"]["sandbox"] =
                 json!({ "ownerId": id, "environmentId": id, "environment": env });
+            if self.breaks(Mutant::EnvironmentIdWrong) {
+                start["routing"]["sandbox"]["environmentId"] = json!("env-of-the-runtime");
+            }
             if self.breaks(Mutant::SandboxEnvironmentDropped) {
                 start["routing"]["sandbox"]
                     .as_object_mut()
@@ -1033,8 +1089,30 @@ impl World {
                 Ok(_) if self.breaks(Mutant::TranscriptWithoutEntries) => {
                     Reply::Ok(json!({ "cursor": "c0" }))
                 }
+                // The mutant keeps a transcript per turn: a later turn reads none of it.
+                Ok(i)
+                    if self.breaks(Mutant::TranscriptPerTurn)
+                        && self.runs[i].turn_id != self.transcript_turn =>
+                {
+                    Reply::Ok(json!({ "cursor": self.cursor(), "entries": [] }))
+                }
                 Ok(_) if self.breaks(Mutant::TranscriptReadWithoutCursor) => {
                     Reply::Ok(json!({ "entries": self.transcript }))
+                }
+                Ok(_) if self.breaks(Mutant::EntriesRenamed) => {
+                    let entries: Vec<Value> = self
+                        .transcript
+                        .iter()
+                        .map(|e| {
+                            let mut e = e.clone();
+                            if let Some(o) = e.as_object_mut() {
+                                let kind = o.remove("kind").unwrap_or(Value::Null);
+                                o.insert("type".into(), kind);
+                            }
+                            e
+                        })
+                        .collect();
+                    Reply::Ok(json!({ "cursor": self.cursor(), "entries": entries }))
                 }
                 Ok(_) => Reply::Ok(json!({
                     "cursor": self.cursor(),
@@ -1044,6 +1122,9 @@ impl World {
             },
             "session.mcp" => self.session_mcp(p),
             "definition.file" => self.definition_file(p),
+            "artifact.read" | "artifact.write" if self.breaks(Mutant::ArtifactRequestsUnknown) => {
+                Reply::Err("invalid", format!("unknown method `{m}`"))
+            }
             "artifact.read" => self.artifact_read(p),
             "artifact.write" => self.artifact_write(p),
             "output" => self.output(p),
@@ -1156,8 +1237,10 @@ impl World {
             Renew::Ok => Reply::Ok(json!({ "ok": true })),
             Renew::Switch => {
                 let token = format!("nylorun-rt-{}-s{}-{:x}", i + 1, self.renews, fresh());
-                let old = std::mem::replace(&mut self.runs[i].token, token.clone());
-                self.runs[i].old_tokens.push(old);
+                if !self.breaks(Mutant::SwitchedTokenRefusedAtGates) {
+                    let old = std::mem::replace(&mut self.runs[i].token, token.clone());
+                    self.runs[i].old_tokens.push(old);
+                }
                 Reply::Ok(
                     json!({ "ok": true, "token": token, "tokenExpiresAt": "2099-01-01T00:00:00Z" }),
                 )
@@ -1244,6 +1327,10 @@ impl World {
                         },
                     );
                     Reply::Ok(json!({ "status": "completed", "outcome": outcome }))
+                }
+                // A re-send of a row still invoking; the mutant takes it for another call.
+                Row::Executing { .. } if self.breaks(Mutant::ResendAnsweredPending) => {
+                    Reply::Ok(json!({ "status": "pending" }))
                 }
                 Row::Executing { .. } => {
                     // A previous owner left this call running at a gate: the new owner rejoins.
@@ -1503,7 +1590,11 @@ impl World {
     /// The core role: a waiting output's `effectIds` that the policy held become one approval
     /// interaction each, whose id is the effect id.
     fn pause_for_approvals(&mut self, p: &Value) {
-        for id in p["effectIds"]
+        let ids_at = match self.breaks(Mutant::EffectIdsMisread) {
+            true => "effects",
+            false => "effectIds",
+        };
+        for id in p[ids_at]
             .as_array()
             .into_iter()
             .flatten()
@@ -1728,7 +1819,27 @@ impl World {
     /// past the limit is refused and nothing of the output is kept.
     fn fold_transcript(&mut self, run: usize, p: &Value) -> Result<(), (Reply, bool)> {
         let limit = self.runs[run].limit("recordEntryBytes");
-        let updates = p["transcript"].as_array().cloned().unwrap_or_default();
+        // TranscriptEntrySchema's five kinds (§ 6), and nothing else.
+        if self.core_role && !self.breaks(Mutant::AnyEntryKind) {
+            const KINDS: [&str; 5] = ["input", "candidate", "tool-results", "final", "compaction"];
+            let odd = p["transcript"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|u| u["entries"].as_array().into_iter().flatten())
+                .find(|e| !e["kind"].as_str().is_some_and(|k| KINDS.contains(&k)));
+            if let Some(e) = odd {
+                let why = format!(
+                    "a transcript entry of kind {} is none of the five",
+                    e["kind"]
+                );
+                return Err((Reply::Err("invalid", why), false));
+            }
+        }
+        let updates = match self.breaks(Mutant::OutputTranscriptIgnored) {
+            true => vec![],
+            false => p["transcript"].as_array().cloned().unwrap_or_default(),
+        };
         let mut t = self.transcript.clone();
         for u in &updates {
             let size = u.to_string().len() as u64;
@@ -1743,7 +1854,11 @@ impl World {
                 );
                 return Err((refused, fails));
             }
-            if let Some(facts) = u.get("compaction").filter(|_| u["kind"] == "compaction") {
+            let facts_at = match self.breaks(Mutant::CompactionMarkMisread) {
+                true => "facts",
+                false => "compaction",
+            };
+            if let Some(facts) = u.get(facts_at).filter(|_| u["kind"] == "compaction") {
                 // "a call that is not one is invalid, and the turn fails"
                 self.check_compaction(run, facts).map_err(|e| (e, true))?;
             } else if self.breaks(Mutant::CompactionParsedFromEntries)
@@ -1757,10 +1872,15 @@ impl World {
             if !self.breaks(Mutant::TranscriptNotFolded) {
                 t.truncate(keep.min(t.len()));
             }
-            let entries = self.redacted(&u["entries"]);
+            let entries_at = match self.breaks(Mutant::TranscriptUpdateMisread) {
+                true => "items",
+                false => "entries",
+            };
+            let entries = self.redacted(&u[entries_at]);
             t.extend(entries.as_array().cloned().unwrap_or_default());
         }
         self.transcript = t;
+        self.transcript_turn = self.runs[run].turn_id.clone();
         self.folds += 1;
         Ok(())
     }
@@ -1944,7 +2064,11 @@ impl World {
             }
         }
         if self.mcp_facts.is_none() || self.breaks(Mutant::LastSnapshotWins) {
-            if let Some(s) = p.get("snapshot").filter(|s| s.is_object()) {
+            let at = match self.breaks(Mutant::SessionMcpMisread) {
+                true => "facts",
+                false => "snapshot",
+            };
+            if let Some(s) = p.get(at).filter(|s| s.is_object()) {
                 let servers = s.get("servers").cloned().unwrap_or(json!([]));
                 self.mcp_facts = Some(json!({ "servers": servers }));
             }

@@ -68,7 +68,10 @@ pub fn decide(
     memories: &mut BTreeMap<String, String>,
     k: &Knobs,
 ) -> Decision {
-    let t = &effect["target"];
+    let t = match k.breaks(Mutant::ToolTargetMisread) {
+        true => &effect["routing"],
+        false => &effect["target"],
+    };
     let s = |key: &str| t.get(key).and_then(Value::as_str).unwrap_or_default();
     let tool_name = effect["toolName"].as_str().unwrap_or_default();
     let refuse = |code: &str, why: String| match k.breaks(Mutant::RefusalAnsweredAsSuccess) {
@@ -78,7 +81,12 @@ pub fn decide(
     };
     match s("kind") {
         "mcp" => {
-            let (server, tool) = (s("server"), s("tool"));
+            // Routing by the model's name, not the target's identity, is what § 4 forbids.
+            let tool = match k.breaks(Mutant::RoutesByName) {
+                true => tool_name,
+                false => s("tool"),
+            };
+            let server = s("server");
             let declared = strs(&agent["mcpServers"]).contains(&server);
             let discovered = discover
                 .get(server)
@@ -112,7 +120,8 @@ pub fn decide(
         }
         "sandbox" => {
             let has = agent["sandbox"] == true || k.breaks(Mutant::SandboxWithoutSandboxExecutes);
-            if !has || !SANDBOX_TOOLS.contains(&tool_name) {
+            if !has || !(SANDBOX_TOOLS.contains(&tool_name) || k.breaks(Mutant::SandboxAnyToolName))
+            {
                 return refuse(
                     "tool.unavailable",
                     "the session has no sandbox for this call".into(),
@@ -141,7 +150,11 @@ pub fn decide(
                     "the session's version does not set runtime.selfWake".into(),
                 );
             }
-            return Decision::Completed(schedule_wake(&effect["input"]));
+            let mut input = effect["input"].clone();
+            if k.breaks(Mutant::ScheduleWakeInputMisread) {
+                input.as_object_mut().map(|o| o.remove("in"));
+            }
+            return Decision::Completed(schedule_wake(&input));
         }
         "runtime" if s("operation") == "memory" => {
             let access = agent.pointer("/memory/access").and_then(Value::as_str);
@@ -245,6 +258,7 @@ fn memory(input: &Value, writable: bool, store: &mut BTreeMap<String, String>, k
     }
     let result = (|| -> Result<Value, Value> {
         match command {
+            "view" if k.breaks(Mutant::MemoryViewEmpty) => Ok(json!("")),
             "view" => {
                 let path = path_of("path")?;
                 if let Some(text) = store.get(&path) {
