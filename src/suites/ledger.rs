@@ -78,9 +78,10 @@ pub struct Row {
     /// The mutants that break exactly its sentence: one, or one per clause when the sentence
     /// joins several rules (each must fail a MUST case of the row).
     pub killers: Vec<String>,
-    /// The row whose killer it shares, when both quote one rule: its ledger and number (`(as row
-    /// N)` in the killer cell, or `(as FILE row N)` for a row of another of the suite's ledgers).
-    pub shares: Option<(String, u32)>,
+    /// The killers it shares with the row that owns them, when both quote one rule: that row's
+    /// ledger and number (`` `k` (as row N) `` in the killer cell, or `(as FILE row N)` for a row
+    /// of another of the suite's ledgers).
+    pub shares: BTreeMap<String, (String, u32)>,
 }
 
 impl Row {
@@ -253,35 +254,38 @@ pub fn parse(ledger: &str, text: &str, names: &Names) -> Result<Vec<Row>, String
                 checks.push(word.to_string());
             }
         }
+        // Killers, comma-separated: `k`, or `k` (as row N) / `k` (as FILE row N) when the row
+        // shares the killer of the row that owns it (another ledger's with FILE).
         let killer_cell = &c[cols.killer];
-        let killers: Vec<String> = ticked(killer_cell).map(String::from).collect();
-        if killers.is_empty() && !killer_cell.is_empty() && killer_cell != "-" {
-            return Err(format!("{at}: the killer is a mutant's name in backticks"));
+        let mut killers = Vec::new();
+        let mut shares = BTreeMap::new();
+        for piece in killer_cell
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty() && *p != "-")
+        {
+            let mut names = ticked(piece);
+            let (Some(k), None) = (names.next(), names.next()) else {
+                return Err(format!("{at}: the killer is a mutant's name in backticks"));
+            };
+            killers.push(k.to_string());
+            let Some((_, rest)) = piece.split_once("(as ") else {
+                continue;
+            };
+            let rest = rest.trim_end().trim_end_matches(')');
+            let (file, n) = rest.rsplit_once("row ").ok_or_else(|| {
+                format!("{at}: write a shared killer `(as row N)` or `(as FILE row N)`")
+            })?;
+            let n = n
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| format!("{at}: `(as row N)` needs a row number"))?;
+            let file = match file.trim() {
+                "" => ledger.to_string(),
+                f => f.to_string(),
+            };
+            shares.insert(k.to_string(), (file, n));
         }
-        if killers.len() > 1 && killer_cell.contains("(as ") {
-            return Err(format!(
-                "{at}: a shared killer `(as row N)` is one mutant; a row of several clauses names its own"
-            ));
-        }
-        // `(as row N)`, or `(as FILE row N)` for a row of another ledger of the suite.
-        let shares = match killer_cell.split_once("(as ") {
-            Some((_, rest)) => {
-                let rest = rest.trim_end().trim_end_matches(')');
-                let (file, n) = rest.rsplit_once("row ").ok_or_else(|| {
-                    format!("{at}: write a shared killer `(as row N)` or `(as FILE row N)`")
-                })?;
-                let n = n
-                    .trim()
-                    .parse::<u32>()
-                    .map_err(|_| format!("{at}: `(as row N)` needs a row number"))?;
-                let file = match file.trim() {
-                    "" => ledger.to_string(),
-                    f => f.to_string(),
-                };
-                Some((file, n))
-            }
-            None => None,
-        };
         rows.push(Row {
             ledger: ledger.to_string(),
             line: i + 1,
@@ -360,7 +364,7 @@ pub fn problems(rows: &[Row], cases: &[Case], mutants: &[&str]) -> Vec<String> {
         }
     }
     for (k, group) in by_killer {
-        let owners: Vec<&&Row> = group.iter().filter(|r| r.shares.is_none()).collect();
+        let owners: Vec<&&Row> = group.iter().filter(|r| !r.shares.contains_key(k)).collect();
         let [owner] = owners.as_slice() else {
             let rows: Vec<String> = group.iter().map(|r| r.at()).collect();
             out.push(format!(
@@ -369,9 +373,9 @@ pub fn problems(rows: &[Row], cases: &[Case], mutants: &[&str]) -> Vec<String> {
             ));
             continue;
         };
-        for r in group.iter().filter(|r| r.shares.is_some()) {
-            if r.shares.as_ref() != Some(&(owner.ledger.clone(), owner.number)) {
-                let (f, n) = r.shares.clone().unwrap_or_default();
+        for r in group.iter().filter(|r| r.shares.contains_key(k)) {
+            if r.shares.get(k) != Some(&(owner.ledger.clone(), owner.number)) {
+                let (f, n) = r.shares.get(k).cloned().unwrap_or_default();
                 out.push(format!(
                     "{}: `(as {f} row {n})`, but the row with killer `{k}` is {}",
                     r.at(),
@@ -434,12 +438,28 @@ mod tests {
         assert_eq!(rows[0].cases, ["s::g::one", "s::g::two"]);
         assert_eq!(rows[0].killers, ["m1"]);
         assert_eq!(
-            (rows[1].state, rows[1].why.as_str(), rows[1].shares.clone()),
+            (
+                rows[1].state,
+                rows[1].why.as_str(),
+                rows[1].shares.get("m1")
+            ),
             (
                 Some(State::Partly),
                 "no case of c",
-                Some(("L.md".into(), 1))
+                Some(&("L.md".into(), 1))
             )
+        );
+        // A row of several clauses names a killer per clause, its own or another row's.
+        let mixed = "| # | sentence | cases | state | killer |\n|---|---|---|---|---|\n| 9 | e | `one` | covered | `m2`, `m1` (as row 1) |\n";
+        let row = parse("L.md", mixed, &names).unwrap().remove(0);
+        assert_eq!(row.killers, ["m2", "m1"]);
+        assert_eq!(row.shares.keys().collect::<Vec<_>>(), ["m1"]);
+        let mut all = rows.clone();
+        all.push(row);
+        assert!(
+            problems(&all, &cases, &["m1", "m2"]).is_empty(),
+            "{:?}",
+            problems(&all, &cases, &["m1", "m2"])
         );
         // A row of another ledger quoting the same rule says whose killer it shares.
         let other = "| # | check | state | killer |\n|---|---|---|---|\n| 7 | `always` | covered | `m1` (as L.md row 1) |\n";

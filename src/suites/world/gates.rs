@@ -478,11 +478,19 @@ fn mcp(g: &World, route: &str, body: &Value) -> Value {
     let declared = g.sc.agent["mcpServers"]
         .as_array()
         .is_some_and(|a| a.iter().any(|s| s == server));
-    if g.core_role && !declared && !g.breaks(Mutant::UndeclaredMcpServerConnected) {
+    let close_unchecked = route == "mcp/close" && g.breaks(Mutant::McpCloseTakesAUrl);
+    if g.core_role
+        && !declared
+        && !g.breaks(Mutant::UndeclaredMcpServerConnected)
+        && !close_unchecked
+    {
         return json!({ "ok": false, "error": { "code": "mcp.unknown-server", "message": "the agent declares no such server" } });
     }
     if g.core_role && g.breaks(Mutant::UndeclaredMcpServerConnected) {
         return json!({ "ok": true, "result": { "tools": [] } });
+    }
+    if close_unchecked {
+        return json!({ "ok": true, "result": {} });
     }
     match (route, g.sc.discover.get(server)) {
         ("mcp/list", Some(tools)) => json!({ "ok": true, "result": { "tools": tools } }),

@@ -312,6 +312,16 @@ crate::mutants! {
             "refuses a member the schema lacks on transcript.read and lease.renew only";
         RequiredMembersCheckedForTwoOnly = "required-members-checked-for-two-only", ["0"],
             "refuses a missing required member on effect.intent and transcript.read only";
+        CrashedHarnessCallExecutes = "crashed-harness-call-executes", ["4"],
+            "answers a harness call a crash interrupted execute again, not tool.interrupted";
+        CheckpointWithoutSegment = "checkpoint-without-segment", ["3"],
+            "sends the checkpoint without its segment";
+        CheckpointWithoutManifestHash = "checkpoint-without-manifest-hash", ["3"],
+            "sends the checkpoint without its manifestHash";
+        McpCloseTakesAUrl = "mcp-close-takes-a-url", ["5"],
+            "closes an MCP server an mcp/close names by URL, not one the agent declares";
+        WorkspaceExecNotSent = "workspace-exec-not-sent", ["10"],
+            "answers a session sandbox route of exec without sending the harness workspace.exec";
         CredentialInTurnStart = "credential-in-turn-start", ["5"],
             "sends TurnStart the tools' endpoints with their credentials";
         CredentialEchoPassed = "credential-echo-passed", ["5"],

@@ -624,6 +624,16 @@ impl World {
         // The scenario's turn may not reset what names this segment.
         start["checkpoint"]["turnId"] = json!(turn_id);
         start["checkpoint"]["segment"] = json!(segment);
+        if self.core_role && self.breaks(Mutant::CheckpointWithoutSegment) {
+            start["checkpoint"]
+                .as_object_mut()
+                .map(|o| o.remove("segment"));
+        }
+        if self.core_role && self.breaks(Mutant::CheckpointWithoutManifestHash) {
+            start["checkpoint"]
+                .as_object_mut()
+                .map(|o| o.remove("manifestHash"));
+        }
         // The state the harness's last output left, once there was one (else the scenario's).
         if !self.runs.is_empty() {
             start["checkpoint"]["state"] = self.last_state.clone();
@@ -1456,7 +1466,9 @@ impl World {
     fn crashed(&self, run: usize, eid: &str) -> bool {
         let kind = self.tool_effects.get(eid).map(|e| &e["target"]["kind"]);
         self.core_role
-            && kind.is_some_and(|k| k == "sandbox" || k == "harness")
+            && kind.is_some_and(|k| {
+                k == "sandbox" || k == "harness" && !self.breaks(Mutant::CrashedHarnessCallExecutes)
+            })
             && !self.runs[run].executed.contains(eid)
             && !self.breaks(Mutant::CrashedCallExecutesAgain)
     }
