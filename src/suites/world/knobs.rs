@@ -414,6 +414,30 @@ crate::mutants! {
             "sends routing.sandbox without its environment";
         LimitBytesMessageBare = "limit-bytes-message-bare", ["4b"],
             "refuses an upload past limitBytes with a message naming neither limitBytes nor its value";
+        JoinTokenUnchecked = "join-token-unchecked", ["9"],
+            "answers a host's join whose join token is not its pod's";
+        JoinWithoutEgressToken = "join-without-egress-token", ["9"],
+            "answers a host's join without egressToken";
+        NoSetupOnNewDisk = "no-setup-on-new-disk", ["9"],
+            "answers a join on a new disk without the Agent's setup";
+        SetupOnSeededDisk = "setup-on-seeded-disk", ["9"],
+            "answers a join on a seeded disk with the Agent's setup";
+        HostTokenRefused = "host-token-refused", ["9"],
+            "refuses an upgrade whose bearer is a host token (401)";
+        PodHelloAnyName = "pod-hello-any-name", ["9"],
+            "accepts a host's hello under another harness id than its Agent's";
+        HostRenewRefused = "host-renew-refused", ["9"],
+            "refuses a host's renewal with its own host token";
+        HostRenewAnyToken = "host-renew-any-token", ["9"],
+            "accepts a host renewal whose bearer is no host token";
+        PodRunsToAnotherHost = "pod-runs-to-another-host", ["2"],
+            "offers a pod Agent's runs to the host of another pod of the same harness id";
+        PodRunsNeverToHosts = "pod-runs-never-to-hosts", ["1"],
+            "offers a custom harness's runs to no host of its Agents' pods";
+        PodWorkspaceToAnotherHost = "pod-workspace-to-another-host", ["10"],
+            "sends a pod session's workspace requests to the hosts of other pods too";
+        FlowsToPodHosts = "flows-to-pod-hosts", ["3"],
+            "offers a flow's runs to a pod's host (a custom harness) too";
     }
 }
 
