@@ -438,6 +438,10 @@ crate::mutants! {
             "sends a pod session's workspace requests to the hosts of other pods too";
         FlowsToPodHosts = "flows-to-pod-hosts", ["3"],
             "offers a flow's runs to a pod's host (a custom harness) too";
+        CustomStateUnchecked = "custom-state-unchecked", ["7"],
+            "takes a pod host's (a custom harness's) state past harnessStateBytes";
+        VolumeIdRefused = "volume-id-refused", ["9"],
+            "refuses a host's join that carries volumeId";
     }
 }
 

@@ -1948,7 +1948,11 @@ impl World {
         if self.breaks(Mutant::OutputKeepsRun) {
             return Reply::Ok(json!({ "cursor": "c" }));
         }
-        if size > limit {
+        let custom = self
+            .conns
+            .get(&self.runs[i].conn)
+            .is_some_and(|c| c.pod.is_some());
+        if size > limit && !(custom && self.breaks(Mutant::CustomStateUnchecked)) {
             // The turn fails (limit_exceeded): the run is over.
             self.end_run(i, "output");
             return self.over_limit(

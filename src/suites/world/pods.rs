@@ -64,6 +64,9 @@ impl World {
         {
             return refused(400, &format!("unknown member {k}"));
         }
+        if o.contains_key("volumeId") && self.breaks(Mutant::VolumeIdRefused) {
+            return refused(400, "unknown member volumeId");
+        }
         let text = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or_default();
         let Some(pod) = (0..self.sc.pods.len())
             .find(|i| sandbox_id(*i) == text("sandboxId") && pod_uid(*i) == text("podUid"))
