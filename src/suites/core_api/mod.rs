@@ -1128,7 +1128,7 @@ impl Exec {
     }
 
     /// `{"post": {path, token?, body?}}`: `POST` to the core's harness listener (coreUrl's host
-    /// and port, over HTTP), where a pod's host joins and renews (§ 9): `{status, body, bytes}`.
+    /// and port, over HTTP), where a pod's host joins and renews (§ 9): `{status, body}`.
     fn post(&mut self, p: &Value) -> Result<Value, String> {
         let core = self
             .lookup("core.coreUrl")
@@ -1144,7 +1144,12 @@ impl Exec {
         }
         let body = p.get("body").cloned().unwrap_or(json!({}));
         let call = self.post_call(&url, p, body, "core")?;
-        self.rt.block_on(call)
+        // No `bytes`: a join's answer holds fresh tokens, and no case compares re-sends.
+        let mut res = self.rt.block_on(call)?;
+        if let Some(o) = res.as_object_mut() {
+            o.remove("bytes");
+        }
+        Ok(res)
     }
 
     /// A POST of `body` to `url`, with `Authorization: Bearer` `o.token` and `Idempotency-Key`
