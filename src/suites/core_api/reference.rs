@@ -140,6 +140,8 @@ impl ReferenceCore {
             .into_iter()
             .map(|(token, harness)| (harness, json!(token)))
             .collect();
+        // What each pod's environment gives its host, to join on this listener (§ 9).
+        let pods = world.pod_environments();
         let world = Arc::new(std::sync::Mutex::new(world));
         rt.spawn(core::serve(core_l, world.clone()));
         let router = gates::router(world.clone());
@@ -147,8 +149,6 @@ impl ReferenceCore {
         self.running = Some(Running { rt, world });
         let mut answer =
             json!({ "coreUrl": core_url, "gatesUrl": gates_url, "harnesses": harnesses });
-        // What each pod's environment gives its host, to join on this listener (§ 9).
-        let pods = lock(&world).pod_environments();
         if !pods.is_empty() {
             answer["pods"] = json!(pods);
         }
