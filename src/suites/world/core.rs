@@ -66,9 +66,7 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
             .and_then(|t| hosts.get(t))
             .filter(|_| !breaks(Mutant::HostTokenRefused));
         pod = host.map(|(p, _)| *p);
-        let bound = bearer
-            .and_then(|t| tokens.get(t))
-            .or(host.map(|(_, h)| h));
+        let bound = bearer.and_then(|t| tokens.get(t)).or(host.map(|(_, h)| h));
         credential = bound.cloned();
         upgrade["auth"] = json!(match (auth, bound) {
             (None, _) => "missing",

@@ -92,7 +92,10 @@ impl World {
             "caCertificate": CA_CERTIFICATE,
         });
         if self.breaks(Mutant::JoinWithoutEgressToken) {
-            answer.as_object_mut().expect("object").remove("egressToken");
+            answer
+                .as_object_mut()
+                .expect("object")
+                .remove("egressToken");
         }
         // A new disk gets the Agent's setup; a seeded one starts from a disk version, with none.
         let p = &self.sc.pods[pod];
@@ -147,7 +150,10 @@ pub async fn is_post(stream: &TcpStream) -> bool {
             }
         }
     };
-    matches!(tokio::time::timeout(Duration::from_secs(3), peek).await, Ok(5)) && &head == b"POST "
+    matches!(
+        tokio::time::timeout(Duration::from_secs(3), peek).await,
+        Ok(5)
+    ) && &head == b"POST "
 }
 
 /// One HTTP/1.1 request (the connection closes after its answer): the join or the renewal.
