@@ -196,7 +196,8 @@ impl Adapter for ReferenceCore {
                     }
                 }
                 // The session pins its harness when it first opens, and never moves.
-                if let Some(h) = params.get("harness").and_then(Value::as_str) {
+                let pins = params.get("harness").and_then(Value::as_str).filter(|_| !g.breaks(Mutant::ManifestHarnessIgnored));
+                if let Some(h) = pins {
                     if g.pinned.is_none() || g.breaks(Mutant::SessionMovesHarness) {
                         g.pinned = Some(h.to_string());
                     }

@@ -442,6 +442,8 @@ crate::mutants! {
             "takes a pod host's (a custom harness's) state past harnessStateBytes";
         VolumeIdRefused = "volume-id-refused", ["9"],
             "refuses a host's join that carries volumeId";
+        ManifestHarnessIgnored = "manifest-harness-ignored", ["2"],
+            "pins every session to nylorun, whatever its Agent's manifest's harness.id";
     }
 }
 
