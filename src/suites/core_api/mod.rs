@@ -676,6 +676,11 @@ impl Exec {
             }
             return Ok((format!("gate {}", g["route"].as_str().unwrap_or("")), res));
         }
+        if let Some(p) = step.get("post") {
+            let p = self.fill(p).map_err(broken)?;
+            let res = self.post(&p).map_err(broken)?;
+            return Ok((format!("post {}", p["path"].as_str().unwrap_or("")), res));
+        }
         if let Some(a) = step.get("await") {
             let on = a
                 .get("on")
@@ -1137,15 +1142,53 @@ impl Exec {
                 "gate: `{url}` is not on the core's gates ({origin}); a route is a path under /nylorun/v1/"
             ));
         }
-        let mut req = hyper::Request::post(url).header("content-type", "application/json");
-        if let Some(t) = g.get("token").and_then(Value::as_str) {
-            req = req.header("authorization", format!("Bearer {t}"));
-        }
-        if let Some(k) = g.get("key").and_then(Value::as_str) {
-            req = req.header("idempotency-key", k);
-        }
         let mut body = g.get("body").cloned().unwrap_or(json!({}));
         self.names.sent(route, &mut body)?;
+        self.post_call(&url, g, body, "gate")
+    }
+
+    /// `{"post": {path, token?, body?}}`: `POST` to the core's harness listener (coreUrl's host
+    /// and port, over HTTP), where a pod's host joins and renews (§ 9): `{status, body}`.
+    fn post(&mut self, p: &Value) -> Result<Value, String> {
+        let core = self
+            .lookup("core.coreUrl")
+            .and_then(|v| v.as_str().map(str::to_string))
+            .ok_or("core.start gave no coreUrl")?;
+        let origin = loopback_origin(&core).map_err(|e| format!("core.start's coreUrl: {e}"))?;
+        let path = p["path"].as_str().unwrap_or_default();
+        let url = format!("http://{origin}{path}");
+        if !path.starts_with('/') || loopback_origin(&url).ok().as_ref() != Some(&origin) {
+            return Err(format!(
+                "post: `{path}` is not a path on the core's listener ({origin}); a path is `/…`"
+            ));
+        }
+        let body = p.get("body").cloned().unwrap_or(json!({}));
+        let call = self.post_call(&url, p, body, "core")?;
+        // No `bytes`: a join's answer holds fresh tokens, and no case compares re-sends.
+        let mut res = self.rt.block_on(call)?;
+        if let Some(o) = res.as_object_mut() {
+            o.remove("bytes");
+        }
+        Ok(res)
+    }
+
+    /// A POST of `body` to `url`, with `Authorization: Bearer` `o.token` and `Idempotency-Key`
+    /// `o.key` (a header left out when its field is), ready to run: `{status, body, bytes}`.
+    fn post_call(
+        &self,
+        url: &str,
+        o: &Value,
+        body: Value,
+        what: &'static str,
+    ) -> Result<impl std::future::Future<Output = Result<Value, String>> + Send + 'static, String>
+    {
+        let mut req = hyper::Request::post(url).header("content-type", "application/json");
+        if let Some(t) = o.get("token").and_then(Value::as_str) {
+            req = req.header("authorization", format!("Bearer {t}"));
+        }
+        if let Some(k) = o.get("key").and_then(Value::as_str) {
+            req = req.header("idempotency-key", k);
+        }
         let body = body.to_string();
         let req = req
             .body(Full::new(Bytes::from(body)))
@@ -1157,8 +1200,8 @@ impl Exec {
             let deadline = tokio::time::Instant::now() + wait;
             let resp = tokio::time::timeout_at(deadline, http.request(req))
                 .await
-                .map_err(|_| format!("the gate did not answer within {} ms", wait.as_millis()))?
-                .map_err(|e| format!("gate: {e}"))?;
+                .map_err(|_| format!("the {what} did not answer within {} ms", wait.as_millis()))?
+                .map_err(|e| format!("{what}: {e}"))?;
             let status = resp.status().as_u16();
             // The body in frames, to GATE_BODY_CAP: a body past it, or not ended by the deadline,
             // is observed `{status, error}` (dropping it closes the connection).
@@ -1168,7 +1211,7 @@ impl Exec {
                 match tokio::time::timeout_at(deadline, body.frame()).await {
                     Err(_) => {
                         break Some(format!(
-                            "the gate's body did not end within {} ms ({} bytes came)",
+                            "the {what}'s body did not end within {} ms ({} bytes came)",
                             wait.as_millis(),
                             bytes.len()
                         ))
@@ -1176,7 +1219,7 @@ impl Exec {
                     Ok(None) => break None,
                     Ok(Some(Err(e))) => {
                         break Some(format!(
-                            "the gate's body broke after {} bytes: {e}",
+                            "the {what}'s body broke after {} bytes: {e}",
                             bytes.len()
                         ))
                     }
@@ -1186,7 +1229,7 @@ impl Exec {
                         };
                         if bytes.len() + data.len() > GATE_BODY_CAP {
                             break Some(format!(
-                                "the gate's body passed {} MiB (core_api::GATE_BODY_CAP)",
+                                "the {what}'s body passed {} MiB (core_api::GATE_BODY_CAP)",
                                 GATE_BODY_CAP >> 20
                             ));
                         }

@@ -140,6 +140,8 @@ impl ReferenceCore {
             .into_iter()
             .map(|(token, harness)| (harness, json!(token)))
             .collect();
+        // What each pod's environment gives its host, to join on this listener (§ 9).
+        let pods = world.pod_environments();
         let world = Arc::new(std::sync::Mutex::new(world));
         rt.spawn(core::serve(core_l, world.clone()));
         let router = gates::router(world.clone());
@@ -147,6 +149,9 @@ impl ReferenceCore {
         self.running = Some(Running { rt, world });
         let mut answer =
             json!({ "coreUrl": core_url, "gatesUrl": gates_url, "harnesses": harnesses });
+        if !pods.is_empty() {
+            answer["pods"] = json!(pods);
+        }
         // Where this core reads an intent's purpose (the reference: the default, /purpose).
         if self.knobs.decides(Variant::PurposeOnTheEffect) {
             answer["purposeAt"] = json!("/effect/purpose");
@@ -180,11 +185,23 @@ impl Adapter for ReferenceCore {
                 "core": { "name": match (self.knobs.mutant, self.knobs.variant) { (Some(m), _) => format!("mutant:{}", m.name()), (_, Some(v)) => format!("variant:{}", v.name()), _ => "reference".to_string() }, "version": env!("CARGO_PKG_VERSION") }
             })),
             "core.start" => self.start(params),
-            "session.open" | "session.replay" => self.world().map(|w| {
+            "session.open" | "session.replay" => self.world().and_then(|w| {
                 let mut g = lock(w);
+                // A pod Agent's session runs in its pod, and pins the pod Agent's harness id.
+                let mut params = params;
+                if let Some(p) = params.get("pod").filter(|p| !p.is_null()) {
+                    let pod = p.as_u64().map(|i| i as usize).filter(|i| *i < g.sc.pods.len());
+                    let Some(pod) = pod else {
+                        return Err(RpcError::new(crate::shim::INVALID_PARAMS, format!("{method}: pod {p} is no index of core.start's pods")));
+                    };
+                    g.session_pod.get_or_insert(pod);
+                    if params.get("harness").is_none() {
+                        params["harness"] = json!(g.sc.pods[pod].harness);
+                    }
+                }
                 // The session pins its harness when it first opens, and never moves.
-                let asked = params.get("harness").and_then(Value::as_str);
-                if let Some(h) = asked.filter(|_| !g.breaks(Mutant::PinsNylorunAlways)) {
+                let pins = params.get("harness").and_then(Value::as_str).filter(|_| !g.breaks(Mutant::ManifestHarnessIgnored));
+                if let Some(h) = pins {
                     if g.pinned.is_none() || g.breaks(Mutant::SessionMovesHarness) {
                         g.pinned = Some(h.to_string());
                     }
@@ -201,7 +218,7 @@ impl Adapter for ReferenceCore {
                     g.offers.push(Offer::Replay);
                     g.offer();
                 }
-                json!({ "sessionId": crate::suites::world::model::SESSION })
+                Ok(json!({ "sessionId": crate::suites::world::model::SESSION }))
             }),
             "session.read" => self.world().map(|w| {
                 let g = lock(w);
@@ -274,13 +291,19 @@ impl Adapter for ReferenceCore {
                 let mut g = lock(w);
                 let op = params["op"].as_str().unwrap_or("read").to_string();
                 let conn = g.active_run().map(|r| r.conn);
-                let served = conn.and_then(|c| g.conns.get(&c)).is_some_and(|c| c.workspace)
+                // A pod's host serves its own pod; off a pod, a harness that declared the feature.
+                let served = conn
+                    .and_then(|c| g.conns.get(&c))
+                    .is_some_and(|c| c.workspace || c.pod.is_some())
                     || g.breaks(Mutant::WorkspaceWithoutFeatureServed);
                 match (conn, served) {
                     (Some(c), true) => {
                         // The mutant sends it to every connection that declared the feature.
                         let to: Vec<usize> = if g.breaks(Mutant::WorkspaceToAnyHarness) {
                             g.conns.iter().filter(|(_, x)| x.workspace).map(|(n, _)| *n).collect()
+                        } else if g.session_pod.is_some() && g.breaks(Mutant::PodWorkspaceToAnotherHost) {
+                            let own = g.conns.get(&c).and_then(|x| x.harness.clone());
+                            g.conns.iter().filter(|(_, x)| x.pod.is_some() && x.harness == own && !x.closed).map(|(n, _)| *n).collect()
                         } else {
                             vec![c]
                         };

@@ -27,17 +27,28 @@ pub async fn serve(listener: TcpListener, w: Shared) {
     let mut n = 0;
     while let Ok((stream, _)) = listener.accept().await {
         n += 1;
-        tokio::spawn(connection(stream, n, w.clone()));
+        let w = w.clone();
+        tokio::spawn(async move {
+            // The core role: a pod's host joins and renews by HTTP POST on this listener (§ 9).
+            let core_role = lock(&w).core_role;
+            if core_role && super::pods::is_post(&stream).await {
+                super::pods::serve(stream, w).await
+            } else {
+                connection(stream, n, w).await
+            }
+        });
     }
 }
 
 async fn connection(stream: TcpStream, n: usize, w: Shared) {
-    // Every harness token core knows, and the harness id each is bound to.
-    let (tokens, closed, knobs) = {
+    // Every harness token core knows, and the harness id each is bound to; the host tokens of
+    // pods' hosts, and the pod each is for (§ 9).
+    let (tokens, hosts, closed, knobs) = {
         let g = lock(&w);
-        (g.credentials(), g.tenant_closed, g.knobs)
+        (g.credentials(), g.hosts(), g.tenant_closed, g.knobs)
     };
     let mut credential: Option<String> = None;
+    let mut pod: Option<usize> = None;
     let breaks = |m: Mutant| knobs.breaks(m);
     let mut upgrade = json!({ "via": "upgrade", "conn": n });
     let check = |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
@@ -50,12 +61,15 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
             .get("nylorun-harness-api")
             .and_then(|v| v.to_str().ok());
         upgrade["path"] = json!(req.uri().path());
-        let bound = auth
-            .and_then(|a| match breaks(Mutant::BearerSchemeRefused) {
-                true => Some(a),
-                false => a.strip_prefix("Bearer "),
-            })
-            .and_then(|t| tokens.get(t));
+        let bearer = auth.and_then(|a| match breaks(Mutant::BearerSchemeRefused) {
+            true => Some(a),
+            false => a.strip_prefix("Bearer "),
+        });
+        let host = bearer
+            .and_then(|t| hosts.get(t))
+            .filter(|_| !breaks(Mutant::HostTokenRefused));
+        pod = host.map(|(p, _)| *p);
+        let bound = bearer.and_then(|t| tokens.get(t)).or(host.map(|(_, h)| h));
         credential = bound.cloned();
         upgrade["auth"] = json!(match (auth, bound) {
             (None, _) => "missing",
@@ -123,6 +137,7 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
                 closed: false,
                 harness: credential.clone(),
                 workspace: false,
+                pod,
             },
         );
         // The operator's Host tuning (core.start's timers) sets both; the mutant keeps its own.

@@ -258,8 +258,6 @@ crate::mutants! {
             "answers transcript.read's entries with type instead of kind";
         DefinitionVersionWrong = "definition-version-wrong", ["3"],
             "sends TurnStart a definition naming another version than the session runs";
-        PinsNylorunAlways = "pins-nylorun-always", ["2"],
-            "pins every session to nylorun, whatever harness its Agent names";
         RoutesByName = "routes-by-name", ["4"],
             "decides an MCP call by the name the model called it, not its target's tool";
         SandboxAnyToolName = "sandbox-any-tool-name", ["4"],
@@ -322,6 +320,24 @@ crate::mutants! {
             "closes an MCP server an mcp/close names by URL, not one the agent declares";
         WorkspaceExecNotSent = "workspace-exec-not-sent", ["10"],
             "answers a session sandbox route of exec without sending the harness workspace.exec";
+        JoinWithoutHostToken = "join-without-host-token", ["9"],
+            "answers a join without hostToken";
+        JoinWithoutSandboxId = "join-without-sandbox-id", ["9"],
+            "answers a join without sandboxId";
+        JoinWithoutEpoch = "join-without-epoch", ["9"],
+            "answers a join without epoch";
+        JoinWithoutExpiry = "join-without-expiry", ["9"],
+            "answers a join without expiresAt";
+        JoinWithoutCaCertificate = "join-without-ca-certificate", ["9"],
+            "answers a join without caCertificate";
+        MemoryInsertIgnored = "memory-insert-ignored", ["4"],
+            "answers a memory insert done but inserts nothing";
+        MemoryDeleteIgnored = "memory-delete-ignored", ["4"],
+            "answers a memory delete done but keeps the memory";
+        MemoryRenameCopies = "memory-rename-copies", ["4"],
+            "renames a memory by copying it, the old path kept";
+        MemberTypesUnchecked = "member-types-unchecked", ["0"],
+            "takes an effect.intent whose requestHash is not a string";
         CredentialInTurnStart = "credential-in-turn-start", ["5"],
             "sends TurnStart the tools' endpoints with their credentials";
         CredentialEchoPassed = "credential-echo-passed", ["5"],
@@ -600,6 +616,36 @@ crate::mutants! {
             "sends routing.sandbox without its environment";
         LimitBytesMessageBare = "limit-bytes-message-bare", ["4b"],
             "refuses an upload past limitBytes with a message naming neither limitBytes nor its value";
+        JoinTokenUnchecked = "join-token-unchecked", ["9"],
+            "answers a host's join whose join token is not its pod's";
+        JoinWithoutEgressToken = "join-without-egress-token", ["9"],
+            "answers a host's join without egressToken";
+        NoSetupOnNewDisk = "no-setup-on-new-disk", ["9"],
+            "answers a join on a new disk without the Agent's setup";
+        SetupOnSeededDisk = "setup-on-seeded-disk", ["9"],
+            "answers a join on a seeded disk with the Agent's setup";
+        HostTokenRefused = "host-token-refused", ["9"],
+            "refuses an upgrade whose bearer is a host token (401)";
+        PodHelloAnyName = "pod-hello-any-name", ["9"],
+            "accepts a host's hello under another harness id than its Agent's";
+        HostRenewRefused = "host-renew-refused", ["9"],
+            "refuses a host's renewal with its own host token";
+        HostRenewAnyToken = "host-renew-any-token", ["9"],
+            "accepts a host renewal whose bearer is no host token";
+        PodRunsToAnotherHost = "pod-runs-to-another-host", ["2"],
+            "offers a pod Agent's runs to the host of another pod of the same harness id";
+        PodRunsNeverToHosts = "pod-runs-never-to-hosts", ["1"],
+            "offers a custom harness's runs to no host of its Agents' pods";
+        PodWorkspaceToAnotherHost = "pod-workspace-to-another-host", ["10"],
+            "sends a pod session's workspace requests to the hosts of other pods too";
+        FlowsToPodHosts = "flows-to-pod-hosts", ["3"],
+            "offers a flow's runs to a pod's host (a custom harness) too";
+        CustomStateUnchecked = "custom-state-unchecked", ["7"],
+            "takes a pod host's (a custom harness's) state past harnessStateBytes";
+        VolumeIdRefused = "volume-id-refused", ["9"],
+            "refuses a host's join that carries volumeId";
+        ManifestHarnessIgnored = "manifest-harness-ignored", ["2"],
+            "pins every session to nylorun, whatever its Agent's manifest's harness.id";
     }
 }
 

@@ -8,6 +8,7 @@ pub mod core;
 pub mod gates;
 pub mod knobs;
 pub mod model;
+pub mod pods;
 pub mod scenario;
 pub mod tools;
 pub mod wire_names;

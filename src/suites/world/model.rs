@@ -37,6 +37,8 @@ pub struct Conn {
     pub harness: Option<String>,
     /// Its hello declared features.workspace (§ 10).
     pub workspace: bool,
+    /// The pod whose host it is (its bearer was that pod's host token, § 9).
+    pub pod: Option<usize>,
 }
 
 pub struct Run {
@@ -171,6 +173,12 @@ pub struct World {
     folds: u64,
     /// The span context of each tool call of a traced turn, by effect id (core role).
     pub call_traces: BTreeMap<String, String>,
+    /// The host tokens core gave in joins (core role, § 9), and the pod each is for.
+    pub host_tokens: BTreeMap<String, usize>,
+    /// How many times each pod's host joined (its epoch), by pod.
+    pub joins: BTreeMap<usize, u64>,
+    /// The pod the session runs in, when its Agent is a pod Agent (core role).
+    pub session_pod: Option<usize>,
 }
 
 pub struct Upload {
@@ -244,6 +252,9 @@ impl World {
             turn_meta: BTreeMap::new(),
             folds: 0,
             call_traces: BTreeMap::new(),
+            host_tokens: BTreeMap::new(),
+            joins: BTreeMap::new(),
+            session_pod: None,
         }
     }
 
@@ -405,6 +416,13 @@ impl World {
                 return Some(format!("{m}: missing member {k}"));
             }
         }
+        // A member of the wrong type: a request hash is a string (EffectIntentSchema).
+        if m == "effect.intent"
+            && o.get("requestHash").is_some_and(|h| !h.is_string())
+            && !self.breaks(Mutant::MemberTypesUnchecked)
+        {
+            return Some("effect.intent: requestHash is not a string".into());
+        }
         // lease.release's reason is one of three (§ 2), and the schemas are strict (§ 11).
         if m == "lease.release" {
             let reason = o.get("reason").and_then(Value::as_str).unwrap_or_default();
@@ -449,13 +467,30 @@ impl World {
             // The core role: a session's runs go only to connections of the harness it pinned.
             let pinned = self.pinned_harness();
             // A token made for a custom harness id takes none of that harness's runs: they go to
-            // the hosts of its Agents' pods (§ 1), which hcpspec does not play.
+            // the hosts of its Agents' pods (§ 1).
             let custom = pinned != NYLORUN && !self.breaks(Mutant::CustomTokenTakesItsRuns);
+            let pod = self.session_pod;
+            let flow = self
+                .turn_opts
+                .get(&self.next_offer)
+                .is_some_and(|o| o["flow"] == true);
             let takes = |c: &Conn| {
+                let of_pinned = c.harness.as_deref() == Some(pinned.as_str());
+                let host = match (pod, c.pod) {
+                    // A pod Agent's runs go only to its pod's host (§ 2).
+                    (Some(p), Some(q)) => {
+                        !self.breaks(Mutant::PodRunsNeverToHosts)
+                            && (p == q || (of_pinned && self.breaks(Mutant::PodRunsToAnotherHost)))
+                    }
+                    // Flows run in our harness, never a pod's host (§ 3).
+                    (None, Some(_)) => flow && self.breaks(Mutant::FlowsToPodHosts),
+                    (_, None) => false,
+                };
                 !c.closed
                     && (!self.core_role
                         || self.breaks(Mutant::RunsOfferedToAnyHarness)
-                        || (c.harness.as_deref() == Some(pinned.as_str()) && !custom))
+                        || host
+                        || (c.pod.is_none() && of_pinned && !custom))
                     && (c.workspace || !self.breaks(Mutant::NoTurnsWithoutWorkspace))
             };
             let Some(pos) = self
@@ -1179,7 +1214,11 @@ impl World {
             .get(&conn)
             .and_then(|c| c.harness.clone())
             .unwrap_or_else(|| self.sc.harness.clone());
-        if name != bound && !self.breaks(Mutant::AnyNameAccepted) {
+        let host = self.conns.get(&conn).is_some_and(|c| c.pod.is_some());
+        if name != bound
+            && !self.breaks(Mutant::AnyNameAccepted)
+            && !(host && self.breaks(Mutant::PodHelloAnyName))
+        {
             return Reply::Err(
                 if self.decides(Variant::RefusalsUnavailable) {
                     "unavailable"
@@ -2146,7 +2185,11 @@ impl World {
         if self.breaks(Mutant::OutputKeepsRun) {
             return Reply::Ok(json!({ "cursor": "c" }));
         }
-        if size > limit {
+        let custom = self
+            .conns
+            .get(&self.runs[i].conn)
+            .is_some_and(|c| c.pod.is_some());
+        if size > limit && !(custom && self.breaks(Mutant::CustomStateUnchecked)) {
             // The turn fails (limit_exceeded): the run is over.
             self.end_run(i, "output");
             return self.over_limit(
@@ -2224,7 +2267,7 @@ pub fn merge(base: &mut Value, patch: &Value) {
 }
 
 /// A value no harness can guess: tokens differ per run and per process.
-fn fresh() -> u64 {
+pub(super) fn fresh() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(Instant::now().elapsed().as_nanos());

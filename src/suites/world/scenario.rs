@@ -84,6 +84,25 @@ pub struct Scenario {
     /// `http:TOOL`): `{url, credential}`. A tool with none answers from `tools`.
     #[serde(default)]
     pub endpoints: Map<String, Value>,
+    /// The core role only: the pod sandboxes core runs for pod Agents (§ 9), each joined by its
+    /// host with the join parameters `core.start` answers for it.
+    #[serde(default)]
+    pub pods: Vec<Pod>,
+}
+
+/// A pod sandbox of a pod Agent (§ 9): the Agent's harness id, and its disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Pod {
+    /// The Agent's manifest's harness.id: the name its host says hello with.
+    pub harness: String,
+    /// The disk starts from a disk version: a join carries no setup. Else it is a new disk.
+    #[serde(default)]
+    pub seeded: bool,
+    /// The Agent's setup, which a join on a new disk carries: `{inputFiles?: {PATH: TEXT},
+    /// setupCommands?: [CMD…]}`.
+    #[serde(default)]
+    pub setup: Option<Value>,
 }
 
 /// Where `v` (a scenario, or a `core.start`'s params) cannot be read as a [`Scenario`], as

@@ -318,15 +318,20 @@ fn memory(input: &Value, writable: bool, store: &mut BTreeMap<String, String>, k
                     .get_mut(&path)
                     .ok_or_else(|| failure("invalid", format!("no memory {path}")))?;
                 let mut lines: Vec<&str> = text.lines().collect();
-                lines.insert(line.min(lines.len()), add);
+                if !k.breaks(Mutant::MemoryInsertIgnored) {
+                    lines.insert(line.min(lines.len()), add);
+                }
                 *text = lines.join("\n");
                 Ok(json!("inserted"))
             }
             "delete" => {
                 let path = path_of("path")?;
-                store
-                    .remove(&path)
-                    .ok_or_else(|| failure("invalid", format!("no memory {path}")))?;
+                if !store.contains_key(&path) {
+                    return Err(failure("invalid", format!("no memory {path}")));
+                }
+                if !k.breaks(Mutant::MemoryDeleteIgnored) {
+                    store.remove(&path);
+                }
                 Ok(json!("deleted"))
             }
             "rename" => {
@@ -334,6 +339,10 @@ fn memory(input: &Value, writable: bool, store: &mut BTreeMap<String, String>, k
                 let text = store
                     .remove(&from)
                     .ok_or_else(|| failure("invalid", format!("no memory {from}")))?;
+                // The mutant copies: the old path stays.
+                if k.breaks(Mutant::MemoryRenameCopies) {
+                    store.insert(from, text.clone());
+                }
                 store.insert(to, text);
                 Ok(json!("renamed"))
             }
