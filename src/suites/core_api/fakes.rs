@@ -46,6 +46,10 @@ fn counted(calls: &Calls) -> usize {
         .count()
 }
 
+/// The `media` tool's parts: an empty WAV file and ten bytes 0 to 9, base64.
+pub const AUDIO_WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=";
+pub const BLOB: &str = "AAECAwQFBgcICQ==";
+
 /// What a tool named `name` answers, given the credential it was sent (and, for `counter`, how
 /// many calls of it there have been).
 fn body_of(name: &str, args: &Value, credential: &Value, n: usize) -> Result<Value, String> {
@@ -88,10 +92,12 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
             json!({ "protocolVersion": "2025-06-18", "capabilities": { "tools": {} }, "serverInfo": { "name": "hcpspec-fake", "version": "1" } })
         }
         "tools/list" => {
-            let tools: Vec<Value> = ["echo", "big", "fail", "slow", "search", "image", "counter"]
-                .iter()
-                .map(|n| json!({ "name": n, "inputSchema": { "type": "object" } }))
-                .collect();
+            let tools: Vec<Value> = [
+                "echo", "big", "fail", "slow", "search", "image", "counter", "media",
+            ]
+            .iter()
+            .map(|n| json!({ "name": n, "inputSchema": { "type": "object" } }))
+            .collect();
             json!({ "tools": tools })
         }
         "tools/call" => {
@@ -110,6 +116,12 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
                 Ok(_) if name == "image" => json!({ "content": [
                     { "type": "text", "text": "a picture" },
                     { "type": "image", "data": IMAGE_PNG, "mimeType": "image/png" }
+                ] }),
+                // An audio part and a blob resource part, as MCP sends them.
+                Ok(_) if name == "media" => json!({ "content": [
+                    { "type": "text", "text": "a sound and a file" },
+                    { "type": "audio", "data": AUDIO_WAV, "mimeType": "audio/wav" },
+                    { "type": "resource", "resource": { "uri": "file:///data.bin", "mimeType": "application/octet-stream", "blob": BLOB } }
                 ] }),
                 Ok(b) => json!({ "content": [{ "type": "text", "text": b["text"] }] }),
                 Err(e) => json!({ "isError": true, "content": [{ "type": "text", "text": e }] }),

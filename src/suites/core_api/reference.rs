@@ -299,7 +299,10 @@ impl Adapter for ReferenceCore {
                 match (conn, served) {
                     (Some(c), true) => {
                         // The mutant sends it to every connection that declared the feature.
-                        let to: Vec<usize> = if g.breaks(Mutant::WorkspaceToAnyHarness) {
+                        // The other sends core's own sweeps and removes to every one too.
+                        let sweep = ["sweep", "remove"].contains(&op.as_str())
+                            && g.breaks(Mutant::SweepsToAnyHarness);
+                        let to: Vec<usize> = if g.breaks(Mutant::WorkspaceToAnyHarness) || sweep {
                             g.conns.iter().filter(|(_, x)| x.workspace).map(|(n, _)| *n).collect()
                         } else if g.session_pod.is_some() && g.breaks(Mutant::PodWorkspaceToAnotherHost) {
                             let own = g.conns.get(&c).and_then(|x| x.harness.clone());

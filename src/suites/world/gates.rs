@@ -723,6 +723,8 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
             "shape": g.breaks(Mutant::ToolResultShaped),
             "traceparent": g.call_traces.get(key).cloned(),
             "dropBinary": g.breaks(Mutant::BinaryPartsDropped),
+            "dropAudio": g.breaks(Mutant::AudioPartsDropped),
+            "dropBlobs": g.breaks(Mutant::BlobPartsDropped),
         } }),
         0,
     )
@@ -825,6 +827,13 @@ async fn forward(f: &Value) -> (u16, Value) {
         {
             c.retain(|p| p["type"] == "text");
         }
+    }
+    if let Some(c) = answer
+        .pointer_mut("/result/content")
+        .and_then(Value::as_array_mut)
+    {
+        c.retain(|p| !(f["dropAudio"] == true && p["type"] == "audio"));
+        c.retain(|p| !(f["dropBlobs"] == true && p.pointer("/resource/blob").is_some()));
     }
     let (ok, result) = if mcp {
         let r = &answer["result"];

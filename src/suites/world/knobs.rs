@@ -338,6 +338,14 @@ crate::mutants! {
             "renames a memory by copying it, the old path kept";
         MemberTypesUnchecked = "member-types-unchecked", ["0"],
             "takes an effect.intent whose requestHash is not a string";
+        SweepsToAnyHarness = "sweeps-to-any-harness", ["10"],
+            "sends the sweeps and removes core starts to every harness that declared features.workspace";
+        InputMetadataDropped = "input-metadata-dropped", ["3"],
+            "passes a message on without its metadata";
+        AudioPartsDropped = "audio-parts-dropped", ["5"],
+            "drops an MCP answer's audio parts";
+        BlobPartsDropped = "blob-parts-dropped", ["5"],
+            "drops an MCP answer's blob resource parts";
         CredentialInTurnStart = "credential-in-turn-start", ["5"],
             "sends TurnStart the tools' endpoints with their credentials";
         CredentialEchoPassed = "credential-echo-passed", ["5"],

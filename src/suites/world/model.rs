@@ -777,7 +777,12 @@ impl World {
             });
             let input = match messages.len() {
                 0 => None,
-                1 => messages.pop(),
+                1 => messages.pop().map(|mut m| {
+                    if self.breaks(Mutant::InputMetadataDropped) {
+                        m.as_object_mut().map(|o| o.remove("metadata"));
+                    }
+                    m
+                }),
                 _ => Some(json!({ "kind": "messages", "messages": messages })),
             };
             if let Some(input) = input.filter(|_| !self.breaks(Mutant::InputNotTheMessage)) {
