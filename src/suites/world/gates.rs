@@ -463,7 +463,10 @@ fn decide(
             let why = "the body is not ModelCallBodySchema {effectId, invocationId, call}";
             deny(gate_error(400, "invalid_request", why))
         }
-        "model-calls" => model(g, key, body),
+        "model-calls" => {
+            let (status, answer, hold) = model(g, key, body);
+            (status, misshapen(g, answer), hold)
+        }
         _ if g.core_role => routed(g, route, key, body),
         _ => tool(g, route, body),
     }
@@ -598,6 +601,20 @@ fn candidate(output: Vec<Value>, finish: &str) -> Value {
         "kind": "candidate", "output": output, "finishReason": finish,
         "usage": { "inputTokens": 10, "outputTokens": 5 }
     } })
+}
+
+/// The mutants of the candidate's members (§ 5: output blocks, finishReason, usage).
+fn misshapen(g: &World, mut answer: Value) -> Value {
+    for (m, member) in [
+        (Mutant::CandidateWithoutOutput, "output"),
+        (Mutant::CandidateWithoutFinishReason, "finishReason"),
+        (Mutant::CandidateWithoutUsage, "usage"),
+    ] {
+        if g.breaks(m) {
+            answer["outcome"].as_object_mut().map(|o| o.remove(member));
+        }
+    }
+    answer
 }
 
 /// A tool call's raw name and the description hcpspec gave the harness for it.

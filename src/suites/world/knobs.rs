@@ -346,6 +346,22 @@ crate::mutants! {
             "drops an MCP answer's audio parts";
         BlobPartsDropped = "blob-parts-dropped", ["5"],
             "drops an MCP answer's blob resource parts";
+        ManifestWithoutTools = "manifest-without-tools", ["3"],
+            "sends TurnStart's manifest without the Agent's own tools";
+        ManifestWithoutServers = "manifest-without-servers", ["3"],
+            "sends TurnStart's manifest without the Agent's MCP servers";
+        PluginDroppedFromServers = "plugin-dropped-from-servers", ["3"],
+            "lists a server an Agent Plugin brought without its plugin";
+        MemoryIndexBytesUnlimited = "memory-index-bytes-unlimited", ["3"],
+            "sends a memory index past the Runtime limit memoryIndexBytes";
+        MemoryFailureAsSuccess = "memory-failure-as-success", ["4"],
+            "answers a memory call that fails completed with a success";
+        CandidateWithoutOutput = "candidate-without-output", ["5"],
+            "answers a model call's candidate without its output blocks";
+        CandidateWithoutFinishReason = "candidate-without-finish-reason", ["5"],
+            "answers a model call's candidate without its finishReason";
+        CandidateWithoutUsage = "candidate-without-usage", ["5"],
+            "answers a model call's candidate without its usage";
         CredentialInTurnStart = "credential-in-turn-start", ["5"],
             "sends TurnStart the tools' endpoints with their credentials";
         CredentialEchoPassed = "credential-echo-passed", ["5"],

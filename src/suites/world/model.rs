@@ -919,6 +919,32 @@ impl World {
             };
             start["definition"] = json!({ "name": name, "version": version });
         }
+        // Its own tools (the HTTP tools it declares) and MCP servers, each server carrying the
+        // Agent Plugin that brought it (§ 3: "It is flat").
+        if !self.breaks(Mutant::ManifestWithoutTools) {
+            start["manifest"]["tools"] =
+                a["httpTools"].as_array().cloned().map_or(json!([]), |t| {
+                    json!(t.iter().map(|n| json!({ "name": n })).collect::<Vec<_>>())
+                });
+        }
+        if !self.breaks(Mutant::ManifestWithoutServers) {
+            let servers: Vec<Value> = a["mcpServers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|s| {
+                    let mut server = json!({ "name": s });
+                    let plugin = s.as_str().and_then(|n| a["pluginServers"].get(n));
+                    if let Some(p) =
+                        plugin.filter(|_| !self.breaks(Mutant::PluginDroppedFromServers))
+                    {
+                        server["plugin"] = p.clone();
+                    }
+                    server
+                })
+                .collect();
+            start["manifest"]["mcpServers"] = json!(servers);
+        }
         // Each skill's name, description and files, a path to `sha256:<hex>` of its bytes.
         if let Some(skills) = a["skills"].as_array() {
             let listed: Vec<Value> = skills
@@ -1029,7 +1055,7 @@ impl World {
             if let (Some(n), true) = (most, truncated) {
                 order.truncate(n as usize);
             }
-            let index: Vec<String> = order
+            let mut index: Vec<String> = order
                 .iter()
                 .map(|p| match self.memory_description(p) {
                     Some(d) if !self.breaks(Mutant::MemoryIndexWithoutDescription) => {
@@ -1038,6 +1064,17 @@ impl World {
                     _ => format!("- {p}"),
                 })
                 .collect();
+            // ... and within memoryIndexBytes: the oldest lines go first.
+            let bytes = self
+                .sc
+                .limits
+                .get("memoryIndexBytes")
+                .and_then(Value::as_u64);
+            if let (Some(b), false) = (bytes, self.breaks(Mutant::MemoryIndexBytesUnlimited)) {
+                while index.join("\n").len() as u64 > b && !index.is_empty() {
+                    index.pop();
+                }
+            }
             start["memory"] = json!({
                 "access": match (self.breaks(Mutant::MemoryAccessNotPassed), self.breaks(Mutant::MemoryAccessFlips) && self.turns > 1) {
                     (true, _) => json!("read_write"),
