@@ -605,14 +605,15 @@ fn candidate(output: Vec<Value>, finish: &str) -> Value {
 
 /// The mutants of the candidate's members (§ 5: output blocks, finishReason, usage).
 fn misshapen(g: &World, mut answer: Value) -> Value {
-    for (m, member) in [
-        (Mutant::CandidateWithoutOutput, "output"),
-        (Mutant::CandidateWithoutFinishReason, "finishReason"),
-        (Mutant::CandidateWithoutUsage, "usage"),
-    ] {
-        if g.breaks(m) {
-            answer["outcome"].as_object_mut().map(|o| o.remove(member));
-        }
+    if let Some(outcome) = answer.get_mut("outcome") {
+        g.drop_broken(
+            outcome,
+            &[
+                (Mutant::CandidateWithoutOutput, "output"),
+                (Mutant::CandidateWithoutFinishReason, "finishReason"),
+                (Mutant::CandidateWithoutUsage, "usage"),
+            ],
+        );
     }
     answer
 }

@@ -264,6 +264,16 @@ impl World {
     }
 
     /// Is this the allowed variant of the reference core that decides `v`'s point otherwise?
+    /// Remove from an object each member whose mutant is on (the mutants that drop one member
+    /// of an answer or a frame).
+    pub fn drop_broken(&self, v: &mut Value, members: &[(Mutant, &str)]) {
+        for &(m, member) in members {
+            if let (true, Some(o)) = (self.breaks(m), v.as_object_mut()) {
+                o.remove(member);
+            }
+        }
+    }
+
     pub fn decides(&self, v: Variant) -> bool {
         self.knobs.decides(v)
     }
@@ -536,15 +546,14 @@ impl World {
             if self.breaks(Mutant::GrantTokenNotTheGates) {
                 grant["token"] = json!(format!("nylorun-rt-elsewhere-{n}"));
             }
-            for (m, member) in [
-                (Mutant::GrantWithoutToken, "token"),
-                (Mutant::GrantWithoutEpoch, "epoch"),
-                (Mutant::GrantWithoutExpiry, "tokenExpiresAt"),
-            ] {
-                if self.breaks(m) {
-                    grant.as_object_mut().expect("object").remove(member);
-                }
-            }
+            self.drop_broken(
+                &mut grant,
+                &[
+                    (Mutant::GrantWithoutToken, "token"),
+                    (Mutant::GrantWithoutEpoch, "epoch"),
+                    (Mutant::GrantWithoutExpiry, "tokenExpiresAt"),
+                ],
+            );
             self.runs.push(Run {
                 id: id.clone(),
                 token,
@@ -1283,15 +1292,14 @@ impl World {
             "api": if self.breaks(Mutant::HelloAnswersApi4) { 4 } else { 5 }, "tenantId": tenant, "sandbox": { "backend": "none" },
             "renewEveryMs": self.sc.timers.renew_every_ms
         });
-        for (m, member) in [
-            (Mutant::HelloWithoutRenewEvery, "renewEveryMs"),
-            (Mutant::HelloWithoutTenant, "tenantId"),
-            (Mutant::HelloWithoutSandbox, "sandbox"),
-        ] {
-            if self.breaks(m) {
-                answer.as_object_mut().expect("object").remove(member);
-            }
-        }
+        self.drop_broken(
+            &mut answer,
+            &[
+                (Mutant::HelloWithoutRenewEvery, "renewEveryMs"),
+                (Mutant::HelloWithoutTenant, "tenantId"),
+                (Mutant::HelloWithoutSandbox, "sandbox"),
+            ],
+        );
         Reply::Ok(answer)
     }
 

@@ -91,18 +91,17 @@ impl World {
             "expiresAt": EXPIRES_AT,
             "caCertificate": CA_CERTIFICATE,
         });
-        for (m, member) in [
-            (Mutant::JoinWithoutHostToken, "hostToken"),
-            (Mutant::JoinWithoutEgressToken, "egressToken"),
-            (Mutant::JoinWithoutSandboxId, "sandboxId"),
-            (Mutant::JoinWithoutEpoch, "epoch"),
-            (Mutant::JoinWithoutExpiry, "expiresAt"),
-            (Mutant::JoinWithoutCaCertificate, "caCertificate"),
-        ] {
-            if self.breaks(m) {
-                answer.as_object_mut().expect("object").remove(member);
-            }
-        }
+        self.drop_broken(
+            &mut answer,
+            &[
+                (Mutant::JoinWithoutHostToken, "hostToken"),
+                (Mutant::JoinWithoutEgressToken, "egressToken"),
+                (Mutant::JoinWithoutSandboxId, "sandboxId"),
+                (Mutant::JoinWithoutEpoch, "epoch"),
+                (Mutant::JoinWithoutExpiry, "expiresAt"),
+                (Mutant::JoinWithoutCaCertificate, "caCertificate"),
+            ],
+        );
         // A new disk gets the Agent's setup; a seeded one starts from a disk version, with none.
         let p = &self.sc.pods[pod];
         let setup = p.setup.clone().unwrap_or_else(|| json!({}));
