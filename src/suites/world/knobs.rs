@@ -275,7 +275,7 @@ crate::mutants! {
         ToolTargetMisread = "tool-target-misread", ["4"],
             "reads a tool effect's target from routing, not target";
         ScheduleWakeInputMisread = "schedule-wake-input-misread", ["4"],
-            "reads schedule_wake's input without its in";
+            "reads schedule_wake's {cancel: true} as no input";
         MemoryViewEmpty = "memory-view-empty", ["4"],
             "answers every memory view empty";
         ArtifactScopeTenantWide = "artifact-scope-tenant-wide", ["4b"],

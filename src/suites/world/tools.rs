@@ -152,7 +152,7 @@ pub fn decide(
             }
             let mut input = effect["input"].clone();
             if k.breaks(Mutant::ScheduleWakeInputMisread) {
-                input.as_object_mut().map(|o| o.remove("in"));
+                input.as_object_mut().map(|o| o.remove("cancel"));
             }
             return Decision::Completed(schedule_wake(&input));
         }
