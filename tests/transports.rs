@@ -137,9 +137,12 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The deadline of one call where a hang is what the test is about: short, so that each broken
+/// call costs little, yet long enough that a Python shim starting on a loaded 2-core machine
+/// answers its handshake (1 s was missed in CI). Tests about anything else keep the default.
 fn quick() -> Options {
     Options {
-        timeout: Duration::from_secs(1),
+        timeout: Duration::from_secs(3),
         ..Default::default()
     }
 }
@@ -173,9 +176,9 @@ const BROKEN: &[(&str, Option<&[&str]>)] = &[
     ("split", None),
     (
         "hang",
-        Some(&["step 1 (exec)", "runtime.exec", "no answer within 1 s"]),
+        Some(&["step 1 (exec)", "runtime.exec", "no answer within 3 s"]),
     ),
-    ("drip", Some(&["runtime.exec", "no answer within 1 s"])),
+    ("drip", Some(&["runtime.exec", "no answer within 3 s"])),
     (
         "garbage",
         Some(&["runtime.exec", "not JSON", "this is not json"]),
@@ -218,9 +221,9 @@ fn misbehaviours(spec: &str, extra: &[(&str, &[&str])]) {
     let connect = adapter::connector_with(spec, &quick()).expect("spec");
     let start = Instant::now();
     let results = run_all(&cases, env(), &claims(), 2, &connect, &|_| {});
-    // Each broken call costs at most one deadline (1 s); nothing waits longer.
+    // Each broken call costs at most one deadline (3 s); nothing waits longer.
     assert!(
-        start.elapsed() < Duration::from_secs(20),
+        start.elapsed() < Duration::from_secs(30),
         "{spec}: the run took {:?}",
         start.elapsed()
     );
@@ -301,7 +304,7 @@ fn a_crashed_stdio_shim_is_restarted_and_a_healthy_one_reused() {
         .iter()
         .map(|v| faux_case(v, vec![]))
         .collect();
-    let connect = adapter::connector_with(&spec, &quick()).expect("spec");
+    let connect = adapter::connector(&spec).expect("spec");
     let r = run_all(&cases, env(), &claims(), 1, &connect, &|_| {});
     let (a, b) = (pid_of(&r[0]), pid_of(&r[1]));
     assert_eq!(a, b, "one process serves case after case");
@@ -315,7 +318,7 @@ fn a_crashed_stdio_shim_is_restarted_and_a_healthy_one_reused() {
 fn an_unimplemented_method_is_unimplemented_never_a_pass() {
     let _serial = serial();
     let spec = format!("stdio:python3 {}", shell_words::quote(&faux()));
-    let connect = adapter::connector_with(&spec, &quick()).expect("spec");
+    let connect = adapter::connector(&spec).expect("spec");
     let r = run_all(
         &[faux_case("ok", vec![json!({ "audit": {} })])],
         env(),
@@ -359,7 +362,7 @@ fn unreachable_and_unstartable_shims_are_errors() {
         "stdio:python3 {} --die-at-start",
         shell_words::quote(&faux())
     );
-    let e = adapter::connector_with(&die, &quick()).expect("spec")()
+    let e = adapter::connector(&die).expect("spec")()
         .err()
         .expect("the handshake fails");
     assert!(
@@ -373,7 +376,7 @@ fn unreachable_and_unstartable_shims_are_errors() {
         .expect("cannot start");
     assert!(e.contains("cannot start `/nonexistent/shim --x`"), "{e}");
     for spec in ["http://127.0.0.1:9", "ws://127.0.0.1:9/ws"] {
-        let mut a = adapter::connector_with(spec, &quick()).expect("spec")().expect("lazy");
+        let mut a = adapter::connector(spec).expect("spec")().expect("lazy");
         let e = a
             .call("initialize", json!({ "protocol": "hcpspec-shim/1" }))
             .expect_err("nothing listens")
