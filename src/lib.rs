@@ -18,3 +18,4 @@ pub mod schema;
 pub mod shim;
 pub mod snapshot;
 pub mod suites;
+pub mod vectors;

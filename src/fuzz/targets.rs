@@ -741,8 +741,12 @@ const KNOWN_METHODS: &[&str] = &[
     "shutdown",
 ];
 
+/// The fixture packs as files: the embedded vectors' (no path of the build machine is in the
+/// binary). Without them no pack directory resolves, and every such message names none.
 fn packs_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/packs")
+    crate::vectors::embedded_root()
+        .map(|r| r.join("packs"))
+        .unwrap_or_default()
 }
 
 /// Pack directories name fixture packs only, and no bin can be found: the target reads no

@@ -88,10 +88,14 @@ pub fn html(report: &Report) -> String {
     let _ = write!(
         h,
         "<!doctype html><html lang=en><head><meta charset=utf-8><title>hcpspec compatibility report</title><style>{STYLE}</style></head><body>\
-         <h1>hcpspec compatibility report</h1><p>hcpspec {} · {} suite(s)</p>",
+         <h1>hcpspec compatibility report</h1><p>hcpspec {} · {} suite(s)",
         esc(&report.hcpspec_version),
         report.suites.len()
     );
+    for o in &report.vectors {
+        let _ = write!(h, " · vectors {}", esc(&o.to_string()));
+    }
+    h += "</p>";
     for result in &report.suites {
         suite(&mut h, result);
     }

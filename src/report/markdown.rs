@@ -35,12 +35,16 @@ fn md(s: &str) -> String {
 
 /// A part per suite, each its section matrix and what failed.
 pub fn markdown(report: &Report) -> String {
-    report
+    let mut out = report
         .suites
         .iter()
         .map(suite)
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    for o in &report.vectors {
+        out += &format!("<sub>vectors: {}</sub>\n", md(&o.to_string()));
+    }
+    out
 }
 
 fn suite(result: &RunResult) -> String {

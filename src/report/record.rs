@@ -17,6 +17,10 @@ pub struct Report {
     #[serde(rename = "$schema", default)]
     pub schema: String,
     pub hcpspec_version: String,
+    /// The vectors the run read: `embedded` or a folder, and the case-set hash. Shards of one
+    /// run name one; a merge of runs over several case sets names each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vectors: Vec<crate::vectors::Origin>,
     pub suites: Vec<RunResult>,
 }
 
@@ -25,6 +29,7 @@ impl Report {
         Report {
             schema: REPORT_SCHEMA.into(),
             hcpspec_version: env!("CARGO_PKG_VERSION").into(),
+            vectors: vec![],
             suites,
         }
     }
@@ -59,9 +64,15 @@ pub fn merge(inputs: Vec<(PathBuf, Report)>) -> Result<Report, String> {
         seen.push(real);
     }
     let mut suites: Vec<RunResult> = vec![];
+    let mut vectors: Vec<crate::vectors::Origin> = vec![];
     // Where each (suite, runtime, case) came from, to name both files of a disagreement.
     let mut from: BTreeMap<(String, String, String), PathBuf> = BTreeMap::new();
     for (path, report) in inputs {
+        for o in report.vectors {
+            if !vectors.contains(&o) {
+                vectors.push(o);
+            }
+        }
         for r in report.suites {
             let acc = match suites.iter_mut().find(|s| s.suite == r.suite) {
                 Some(acc) => acc,
@@ -161,7 +172,10 @@ pub fn merge(inputs: Vec<(PathBuf, Report)>) -> Result<Report, String> {
             run.summary.micros = micros;
         }
     }
-    Ok(Report::of(suites))
+    Ok(Report {
+        vectors,
+        ..Report::of(suites)
+    })
 }
 
 /// Read a result.json, as untrusted as any input: a regular file of at most
@@ -200,6 +214,7 @@ pub fn read(path: &Path) -> Result<Report, String> {
             Report {
                 schema: REPORT_SCHEMA.into(),
                 hcpspec_version: one.hcpspec_version.clone(),
+                vectors: vec![],
                 suites: vec![one],
             }
         }

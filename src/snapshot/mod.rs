@@ -135,12 +135,13 @@ pub fn check<T: Serialize + ?Sized>(
         let _ = std::fs::remove_file(path.with_extension("snap.new"));
         return Ok(None);
     };
-    // insta's `source`: the case file, relative to where hcpspec runs when it can be.
+    // insta's `source`: the case file, relative to where hcpspec runs when it can be (an
+    // embedded case as the repository names it, `vectors/…`).
     let cwd = std::env::current_dir().unwrap_or_default();
-    let source = key
-        .source
+    let shown = crate::vectors::shown(key.source);
+    let source = shown
         .strip_prefix(&cwd)
-        .unwrap_or(key.source)
+        .unwrap_or(&shown)
         .display()
         .to_string();
     let accept = match (policy, &drift) {

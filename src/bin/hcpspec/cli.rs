@@ -13,6 +13,7 @@ use hcpspec::snapshot::{self, Drift};
 use hcpspec::suites::hcp::RunEnv;
 use hcpspec::suites::selfcheck::SelfCheck;
 use hcpspec::suites::{Context, Loaded, Suite as _};
+use hcpspec::vectors::Vectors;
 use serde_json::{json, Value};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -21,13 +22,10 @@ use std::time::Instant;
 
 use crate::Filters;
 
-pub fn default_vectors() -> PathBuf {
-    let here = PathBuf::from("vectors");
-    if here.join("denials.json").is_file() {
-        here
-    } else {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vectors")
-    }
+/// The vectors a command reads: the folder given (`--vectors`, `HCPSPEC_VECTORS`), else the
+/// tree embedded in this binary.
+pub fn vectors(given: &Option<PathBuf>) -> Result<Vectors, String> {
+    Vectors::resolve(given.as_deref())
 }
 
 /// The most jobs any command runs at once.
@@ -87,13 +85,13 @@ pub fn cores() -> usize {
 
 /// The selected suites (`--suite`, else every suite under the vectors folder) and, for each, its
 /// selected cases. A selection that leaves a suite no case drops that suite, unless it was named.
-fn select(filters: &Filters) -> Result<Vec<Loaded>, String> {
-    let all = case::suite_names(&filters.vectors).map_err(|e| e.to_string())?;
+fn select(filters: &Filters, vectors: &Path) -> Result<Vec<Loaded>, String> {
+    let all = case::suite_names(vectors).map_err(|e| e.to_string())?;
     for s in &filters.suite {
         if !all.contains(s) {
             return Err(format!(
                 "--suite {s}: no such suite under {} (suites: {})",
-                filters.vectors.display(),
+                hcpspec::vectors::shown(vectors).display(),
                 all.join(", ")
             ));
         }
@@ -106,7 +104,7 @@ fn select(filters: &Filters) -> Result<Vec<Loaded>, String> {
     if names.is_empty() {
         return Err(format!(
             "{}: no suite (a folder with a suite.json)",
-            filters.vectors.display()
+            vectors.display()
         ));
     }
     let levels = filters
@@ -135,7 +133,7 @@ fn select(filters: &Filters) -> Result<Vec<Loaded>, String> {
     };
     let mut out = Vec::new();
     for name in &names {
-        out.push(hcpspec::suites::load(&filters.vectors, name).map_err(|e| e.to_string())?);
+        out.push(hcpspec::suites::load(vectors, name).map_err(|e| e.to_string())?);
     }
     // Filters and sections must match somewhere, not in every suite.
     let cases: Vec<Case> = out.iter().flat_map(|l| l.cases.clone()).collect();
@@ -233,10 +231,13 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
             a.runtime.len()
         ));
     }
-    let suites = select(&a.filters)?;
+    let vectors = vectors(&a.filters.vectors)?;
+    let suites = select(&a.filters, &vectors.root)?;
+    let origin = vectors.origin()?;
+    println!("vectors: {origin}");
     if a.mutants {
         // Each selected suite's self-check; the run fails when any fails.
-        let ctx = context(&a.filters.vectors, Default::default());
+        let ctx = context(&vectors.root, Default::default());
         let mut code = exit::OK;
         let mut record = Vec::new();
         for l in &suites {
@@ -250,7 +251,7 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
                 ctx: &ctx,
                 memo: &memo,
             };
-            let (c, r) = print_self_check(&sc, &a.filters.vectors)?;
+            let (c, r) = print_self_check(&sc, &vectors.root)?;
             code = code.max(c);
             record.push(r);
             println!();
@@ -303,7 +304,7 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
     };
     // Each suite's targets. `--runtime` without `--suite` runs the suites that drive what it
     // names: a harness (`exec:`) is no HCP runtime, and a shim no harness.
-    let ctx = context(&a.filters.vectors, opts);
+    let ctx = context(&vectors.root, opts);
     let mut planned = Vec::new();
     let mut first_error = None;
     for l in &suites {
@@ -390,7 +391,10 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
     }
     roll_up(&results);
     // One record and one set of renderings for the whole run, every suite in it.
-    let report = hcpspec::report::Report::of(results);
+    let report = hcpspec::report::Report {
+        vectors: vec![origin],
+        ..hcpspec::report::Report::of(results)
+    };
     let files = match hcpspec::report::write_all(&report, &a.out) {
         Ok(f) => f,
         Err(e) => {
@@ -896,15 +900,38 @@ fn print_self_check(sc: &SelfCheck, vectors: &Path) -> Result<(i32, serde_json::
 
 /// Every registered suite's mutants and allowed variants (`hcpspec list --mutants`), with the
 /// rule each breaks or the point each decides: `suite  mutant|variant  NAME  SECTIONS  WHAT`.
-pub fn list_mutants(filters: &Filters) -> Result<i32, String> {
+/// How `hcpspec list` prints.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ListFormat {
+    Text,
+    Json,
+}
+
+/// One JSON document on stdout; a closed pipe ends it quietly.
+fn print_json(v: &serde_json::Value) -> Result<i32, String> {
+    use std::io::Write;
+    let text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
+    let _ = writeln!(std::io::stdout().lock(), "{text}");
+    Ok(exit::OK)
+}
+
+pub fn list_mutants(filters: &Filters, format: ListFormat) -> Result<i32, String> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    for l in select(filters)? {
+    let mut all = Vec::new();
+    for l in select(filters, &vectors(&filters.vectors)?.root)? {
         for (kind, knobs) in [
             ("mutant", l.suite.mutants()),
             ("variant", l.suite.variants()),
         ] {
             for k in knobs {
+                if format == ListFormat::Json {
+                    all.push(json!({
+                        "suite": l.info.name, "kind": kind, "name": k.name,
+                        "sections": k.sections, "about": k.about,
+                    }));
+                    continue;
+                }
                 let sections = if k.sections.is_empty() {
                     "-".to_string()
                 } else {
@@ -921,6 +948,10 @@ pub fn list_mutants(filters: &Filters) -> Result<i32, String> {
                 }
             }
         }
+    }
+    drop(out);
+    if format == ListFormat::Json {
+        return print_json(&Value::Array(all));
     }
     Ok(exit::OK)
 }
@@ -961,10 +992,26 @@ pub fn lint(dirs: &[PathBuf]) -> Result<i32, String> {
     }
 }
 
-pub fn list(filters: &Filters) -> Result<i32, String> {
+pub fn list(filters: &Filters, format: ListFormat) -> Result<i32, String> {
     use std::io::Write;
+    let suites = select(filters, &vectors(&filters.vectors)?.root)?;
+    if format == ListFormat::Json {
+        let cases: Vec<Value> = suites
+            .iter()
+            .flat_map(|l| &l.cases)
+            .map(|c| {
+                json!({
+                    "case": c.name(), "suite": c.suite, "section": c.section,
+                    "level": c.level, "title": c.title, "spec": c.spec,
+                    "requires": c.requires, "assumption": c.assumption,
+                    "file": hcpspec::vectors::shown(&c.file),
+                })
+            })
+            .collect();
+        return print_json(&Value::Array(cases));
+    }
     let mut out = std::io::stdout().lock();
-    for l in select(filters)? {
+    for l in suites {
         for c in l.cases {
             // A closed pipe (`hcpspec list | head`) ends the listing, quietly.
             if writeln!(out, "{}", c.name()).is_err() {
@@ -992,7 +1039,7 @@ pub fn explain(name: &str, vectors: &Path) -> Result<i32, String> {
         case.level,
         case.section,
         case.spec,
-        case.file.display()
+        hcpspec::vectors::shown(&case.file).display()
     );
     if let Some(a) = &case.assumption {
         println!("  assumption: {a}");

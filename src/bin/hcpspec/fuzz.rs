@@ -33,15 +33,17 @@ pub struct FuzzArgs {
     /// Stop after this many findings.
     #[arg(long, value_parser = |s: &str| crate::cli::bounded(s, 1, 100_000).map(|n| n as usize))]
     pub max_findings: Option<usize>,
-    /// Where findings are written as case files [default: VECTORS/found].
+    /// Where findings are written as case files [default: DIR/found with --vectors DIR, else
+    /// ./found].
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Runs of a case the shrinker may spend per finding (0: write findings unshrunk).
     #[arg(long, default_value_t = 400, value_parser = |s: &str| crate::cli::bounded(s, 0, 1_000_000).map(|n| n as usize))]
     pub shrink_budget: usize,
-    /// The vectors directory (fixture packs and denial classes).
-    #[arg(long, default_value_os_t = crate::cli::default_vectors())]
-    pub vectors: PathBuf,
+    /// The vectors folder to read (cases, fixture packs, denial classes) instead of the vectors
+    /// embedded in this binary.
+    #[arg(long, env = "HCPSPEC_VECTORS", value_name = "DIR")]
+    pub vectors: Option<PathBuf>,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -50,9 +52,15 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
     if let Some(out) = &a.out {
         crate::cli::out_dir("--out", out)?;
     }
+    let vectors = crate::cli::vectors(&a.vectors)?;
+    // Findings are kept: beside a folder given, else here (never in the materialised tree).
+    let found = a.out.clone().unwrap_or_else(|| match &vectors.given {
+        Some(d) => d.join("found"),
+        None => PathBuf::from("found"),
+    });
     if let Some(name) = &a.suite {
-        let l = hcpspec::suites::load(&a.vectors, name).map_err(|e| e.to_string())?;
-        let out = a.out.clone().unwrap_or_else(|| a.vectors.join("found"));
+        let l = hcpspec::suites::load(&vectors.root, name).map_err(|e| e.to_string())?;
+        let out = found.clone();
         let run = hcpspec::suites::FuzzRun {
             spec: &a.runtime,
             cases: &l.cases,
@@ -83,9 +91,9 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
             return Err(format!("--suite {name}: this suite has no fuzzer"));
         }
     }
-    let mut env = RunEnv::new(&a.vectors, &RunEnv::self_probe())?;
+    let mut env = RunEnv::new(&vectors.root, &RunEnv::self_probe())?;
     env.uncapped = true; // the oracles judge whole observations; findings cap nothing they need
-    let out = a.out.clone().unwrap_or_else(|| a.vectors.join("found"));
+    let out = found;
     let cfg = Config {
         runtime: a.runtime.clone(),
         seed: a.seed,

@@ -1,6 +1,6 @@
 //! The `hcpspec` command: argument parsing and wiring only; the work is in the library.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use hcpspec::exit;
 use std::path::PathBuf;
 
@@ -73,9 +73,9 @@ pub struct Filters {
     /// Run only shard k of n (1-based, e.g. 2/4), for a CI matrix.
     #[arg(long)]
     pub partition: Option<String>,
-    /// The vectors directory.
-    #[arg(long, default_value_os_t = cli::default_vectors())]
-    pub vectors: PathBuf,
+    /// The vectors folder to read instead of the vectors embedded in this binary.
+    #[arg(long, env = "HCPSPEC_VECTORS", value_name = "DIR")]
+    pub vectors: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -103,20 +103,27 @@ enum Command {
         /// suite, `mutant` or `variant`, name, sections, the rule it breaks or the point it decides.
         #[arg(long)]
         mutants: bool,
+        /// `text`: a line each; `json`: one array, an object each (the case's name, suite,
+        /// section, level, title, spec citation, requires, assumption and file; a mutant's or
+        /// variant's suite, kind, name, sections and about).
+        #[arg(long, value_enum, default_value_t = cli::ListFormat::Text)]
+        format: cli::ListFormat,
     },
     /// Print a case's rule, citation and steps.
     Explain {
         case: String,
-        #[arg(long, default_value_os_t = cli::default_vectors())]
-        vectors: PathBuf,
+        /// The vectors folder to read instead of the vectors embedded in this binary.
+        #[arg(long, env = "HCPSPEC_VECTORS", value_name = "DIR")]
+        vectors: Option<PathBuf>,
     },
     /// Measure the suite in-process against the reference, with the probe's spawns apart.
     Bench {
         /// Runs of the whole suite.
         #[arg(long, default_value_t = 5, value_parser = |s: &str| cli::bounded(s, 1, 1000).map(|n| n as usize))]
         iterations: usize,
-        #[arg(long, default_value_os_t = cli::default_vectors())]
-        vectors: PathBuf,
+        /// The vectors folder to read instead of the vectors embedded in this binary.
+        #[arg(long, env = "HCPSPEC_VECTORS", value_name = "DIR")]
+        vectors: Option<PathBuf>,
         /// Measure the transports instead: each adapter's round trip against a bare echo, and
         /// the suite over inproc, stdio, http and ws.
         #[arg(long)]
@@ -136,7 +143,10 @@ fn main() {
     if hcpspec::probe::invoked_as_probe() {
         std::process::exit(hcpspec::probe::main());
     }
-    let cli = Cli::parse();
+    // The version names the protocols and the case set too, which only a run-time value holds.
+    let version: &'static str = Box::leak(hcpspec::vectors::version_text().into_boxed_str());
+    let matches = Cli::command().version(version).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let code = match cli.command {
         Command::Run(args) => {
             // Only a run stops gracefully; every other command keeps the default (exit at once).
@@ -150,24 +160,30 @@ fn main() {
         }
         Command::Report { results, out } => cli::report(&results, &out),
         Command::Lint { pack_dirs } => cli::lint(&pack_dirs),
-        Command::List { filters, mutants } => {
+        Command::List {
+            filters,
+            mutants,
+            format,
+        } => {
             if mutants {
-                cli::list_mutants(&filters)
+                cli::list_mutants(&filters, format)
             } else {
-                cli::list(&filters)
+                cli::list(&filters, format)
             }
         }
-        Command::Explain { case, vectors } => cli::explain(&case, &vectors),
+        Command::Explain { case, vectors } => {
+            cli::vectors(&vectors).and_then(|v| cli::explain(&case, &v.root))
+        }
         Command::Bench {
             iterations,
             vectors,
             transports: false,
-        } => cli::bench(iterations, &vectors),
+        } => cli::vectors(&vectors).and_then(|v| cli::bench(iterations, &v.root)),
         Command::Bench {
             iterations,
             vectors,
             transports: true,
-        } => shim::bench_transports(iterations, &vectors),
+        } => cli::vectors(&vectors).and_then(|v| shim::bench_transports(iterations, &v.root)),
         Command::Shim(args) => shim::serve(&args),
         Command::Fuzz(args) => fuzz::fuzz(&args),
         Command::Review(args) => review::review(&args),

@@ -4,6 +4,9 @@
 //! group or session (`reap`). Its last stderr lines are kept as evidence, read in bounded
 //! chunks. Embedded harnesses run as tasks on the scenario's runtime.
 
+/// The launch contract's version (docs/CHANGELOG.md). A harness states none: it is launched.
+pub const VERSION: &str = "1";
+
 use super::reap::{self, Tree};
 use std::collections::VecDeque;
 use std::io::Read;

@@ -1,0 +1,48 @@
+//! Embeds `vectors/` and `spec/` into the binary: every regular file but hidden ones, by its
+//! path from the crate's root ("vectors/host/suite.json"). `include_bytes!` keeps no path in the
+//! binary; the list is sorted so that the case-set hash is the same on every machine.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+fn walk(root: &Path, rel: &str, out: &mut Vec<(String, PathBuf)>) {
+    let mut entries: Vec<_> = std::fs::read_dir(root.join(rel))
+        .unwrap_or_else(|e| panic!("{rel}: {e}"))
+        .flatten()
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        let path = format!("{rel}/{name}");
+        let kind = e.file_type().unwrap_or_else(|e| panic!("{path}: {e}"));
+        if kind.is_dir() {
+            walk(root, &path, out);
+        } else if kind.is_file() {
+            out.push((path, e.path()));
+        }
+    }
+}
+
+fn main() {
+    let root = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    let mut files = Vec::new();
+    for dir in ["vectors", "spec"] {
+        // A folder: cargo re-runs this script when any file under it changes, is added or goes.
+        println!("cargo:rerun-if-changed={dir}");
+        walk(&root, dir, &mut files);
+    }
+    let mut code = String::from("pub static FILES: &[(&str, &[u8])] = &[\n");
+    for (name, path) in &files {
+        let _ = writeln!(
+            code,
+            "    ({name:?}, include_bytes!({:?})),",
+            path.display().to_string()
+        );
+    }
+    code.push_str("];\n");
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it"));
+    std::fs::write(out.join("embedded.rs"), code).expect("OUT_DIR is writable");
+}

@@ -1,0 +1,299 @@
+//! The vectors a command reads: the tree embedded in the binary at build time (`build.rs`), or
+//! a folder on disk named by `--vectors DIR` or `HCPSPEC_VECTORS`.
+//!
+//! The loaders read files, so the embedded tree is materialised once per build, on first use,
+//! under the user's cache (`$XDG_CACHE_HOME/hcpspec`, else `~/.cache/hcpspec`, else the temp
+//! dir): `vectors-<sha256 prefix>/vectors/…`. A folder is written beside it and renamed into
+//! place, so processes racing to write it agree; before each use it is compared with the
+//! embedded bytes file by file, and a folder that differs (edited, truncated) is never read.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
+}
+
+/// Every embedded file, by its path from the crate's root (`vectors/…`, `spec/…`), sorted.
+pub fn files() -> &'static [(&'static str, &'static [u8])] {
+    embedded::FILES
+}
+
+/// An embedded spec text (`000_15ba0494eb8a99bb.txt`), the spec every case cites.
+pub fn spec_text(name: &str) -> Option<&'static str> {
+    let path = format!("spec/{name}");
+    files()
+        .iter()
+        .find(|(p, _)| *p == path)
+        .and_then(|(_, b)| std::str::from_utf8(b).ok())
+}
+
+/// What `hcpspec --version` prints: the crate's version, each protocol's version (they change
+/// apart from it, docs/CHANGELOG.md) and the embedded case set's hash.
+pub fn version_text() -> String {
+    format!(
+        "{}\nprotocols: shim {}, control {}, host {}, launch contract {}\nvectors: embedded (sha256 {})",
+        env!("CARGO_PKG_VERSION"),
+        crate::shim::PROTOCOL,
+        crate::suites::core_api::PROTOCOL,
+        crate::suites::host::PROTOCOL,
+        crate::suites::harness_api::launch::VERSION,
+        embedded_sha256()
+    )
+}
+
+/// Where a run's vectors came from, as `result.json` records it: `embedded` or the folder, and
+/// the case-set hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Origin {
+    /// `embedded`, or the folder given.
+    pub origin: String,
+    /// SHA-256 of the tree (see [`tree_sha256`]), lowercase hex.
+    pub sha256: String,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (sha256 {})", self.origin, self.sha256)
+    }
+}
+
+/// The case-set hash: SHA-256 over the tree's regular files but hidden ones, in path order,
+/// each as its path from the tree's root, a 0 byte, its length (8 bytes, little-endian) and its
+/// bytes. The embedded tree and the same tree on disk hash alike.
+pub fn tree_sha256<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> String {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    for (path, bytes) in files {
+        h.update(path.as_bytes());
+        h.update([0]);
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The embedded vectors' files, by their path under `vectors/`.
+fn embedded_vectors() -> impl Iterator<Item = (&'static str, &'static [u8])> {
+    files()
+        .iter()
+        .filter_map(|(p, b)| Some((p.strip_prefix("vectors/")?, *b)))
+}
+
+/// The embedded case set's hash.
+pub fn embedded_sha256() -> &'static str {
+    static SHA: OnceLock<String> = OnceLock::new();
+    SHA.get_or_init(|| tree_sha256(embedded_vectors()))
+}
+
+/// The vectors a command reads.
+#[derive(Debug, Clone)]
+pub struct Vectors {
+    /// The folder the loaders read.
+    pub root: PathBuf,
+    /// Given on the command line or in `HCPSPEC_VECTORS`, or the embedded tree.
+    pub given: Option<PathBuf>,
+}
+
+impl Vectors {
+    /// `dir` when given, else the embedded tree (materialised).
+    pub fn resolve(dir: Option<&Path>) -> Result<Vectors, String> {
+        Ok(match dir {
+            Some(d) => Vectors {
+                root: d.to_path_buf(),
+                given: Some(d.to_path_buf()),
+            },
+            None => Vectors {
+                root: embedded_root()?.to_path_buf(),
+                given: None,
+            },
+        })
+    }
+
+    /// Where they came from and their hash.
+    pub fn origin(&self) -> Result<Origin, String> {
+        Ok(match &self.given {
+            None => Origin {
+                origin: "embedded".into(),
+                sha256: embedded_sha256().into(),
+            },
+            Some(d) => {
+                let mut files = Vec::new();
+                read_tree(d, "", &mut files)?;
+                Origin {
+                    origin: d.display().to_string(),
+                    sha256: tree_sha256(files.iter().map(|(p, b)| (p.as_str(), b.as_slice()))),
+                }
+            }
+        })
+    }
+}
+
+/// A folder's regular files but hidden ones, depth first in name order (as `build.rs` lists
+/// them), by their path from `root`. Symbolic links are followed, as the loaders follow them.
+fn read_tree(root: &Path, rel: &str, out: &mut Vec<(String, Vec<u8>)>) -> Result<(), String> {
+    let dir = root.join(rel);
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .flatten()
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        let path = if rel.is_empty() {
+            name
+        } else {
+            format!("{rel}/{name}")
+        };
+        let Ok(meta) = std::fs::metadata(e.path()) else {
+            continue;
+        };
+        if meta.is_dir() {
+            read_tree(root, &path, out)?;
+        } else if meta.is_file() {
+            let bytes = std::fs::read(e.path()).map_err(|err| format!("{path}: {err}"))?;
+            out.push((path, bytes));
+        }
+    }
+    Ok(())
+}
+
+/// The folder the embedded vectors are materialised in, written on first use in this process.
+pub fn embedded_root() -> Result<&'static Path, String> {
+    static ROOT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    ROOT.get_or_init(materialise)
+        .as_ref()
+        .map(|p| p.as_path())
+        .map_err(Clone::clone)
+}
+
+/// A path under the materialised tree as the repository names it (`vectors/host/…`), for
+/// reports and snapshots; any other path as it is.
+pub fn shown(path: &Path) -> PathBuf {
+    static ROOT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let base = ROOT.get_or_init(|| {
+        embedded_root()
+            .ok()
+            .and_then(|r| r.parent().map(Path::to_path_buf))
+    });
+    match base.as_deref().and_then(|b| path.strip_prefix(b).ok()) {
+        Some(rel) => rel.to_path_buf(),
+        None => path.to_path_buf(),
+    }
+}
+
+fn cache_dir() -> PathBuf {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(d) = env("XDG_CACHE_HOME") {
+        return d.join("hcpspec");
+    }
+    if let Some(h) = env("HOME") {
+        return h.join(".cache").join("hcpspec");
+    }
+    std::env::temp_dir().join(format!("hcpspec-cache-{}", unsafe { libc::getuid() }))
+}
+
+/// Does `dir` hold exactly the embedded files, byte for byte?
+fn intact(dir: &Path) -> bool {
+    let mut found = Vec::new();
+    if read_tree(dir, "", &mut found).is_err() || found.len() != files().len() {
+        return false;
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut ours = files().to_vec();
+    ours.sort_by_key(|f| f.0);
+    found
+        .iter()
+        .zip(ours)
+        .all(|((p, b), (q, c))| p == q && b.as_slice() == c)
+}
+
+fn write_tree(dir: &Path) -> std::io::Result<()> {
+    for (path, bytes) in files() {
+        let file = dir.join(path);
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(file, bytes)?;
+    }
+    Ok(())
+}
+
+fn materialise() -> Result<PathBuf, String> {
+    let cache = cache_dir();
+    let name = format!("vectors-{}", &embedded_sha256()[..16]);
+    let dir = cache.join(&name);
+    if intact(&dir) {
+        return Ok(dir.join("vectors"));
+    }
+    let why = |e: std::io::Error| {
+        format!(
+            "the embedded vectors could not be written under {} ({e}); give a vectors folder \
+             with --vectors DIR or HCPSPEC_VECTORS",
+            cache.display()
+        )
+    };
+    std::fs::create_dir_all(&cache).map_err(why)?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let fresh = cache.join(format!("{name}.{}-{nanos}", std::process::id()));
+    write_tree(&fresh).map_err(why)?;
+    // The first process to rename wins; the others use its folder once it checks out. A folder
+    // that is there but not intact (edited by hand) is left alone, and this process reads its own.
+    if std::fs::rename(&fresh, &dir).is_ok() {
+        return Ok(dir.join("vectors"));
+    }
+    if intact(&dir) {
+        let _ = std::fs::remove_dir_all(&fresh);
+        return Ok(dir.join("vectors"));
+    }
+    Ok(fresh.join("vectors"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_tree_is_the_checkout_s() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let on_disk = Vectors::resolve(Some(&root.join("vectors")))
+            .and_then(|v| v.origin())
+            .unwrap();
+        assert_eq!(on_disk.sha256, embedded_sha256());
+        assert!(files().iter().any(|(p, _)| *p == "vectors/denials.json"));
+        assert!(spec_text("004_0d5b24e47247e871.txt").is_some());
+    }
+
+    #[test]
+    fn the_hash_covers_names_and_bounds() {
+        let a = tree_sha256([("a", b"bc".as_slice())]);
+        assert_ne!(a, tree_sha256([("ab", b"c".as_slice())]));
+        assert_ne!(
+            a,
+            tree_sha256([("a", b"b".as_slice()), ("c", b"".as_slice())])
+        );
+    }
+
+    #[test]
+    fn a_materialised_tree_that_differs_is_not_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path()).unwrap();
+        assert!(intact(tmp.path()));
+        std::fs::write(tmp.path().join("vectors/host/extra.json"), "{}").unwrap();
+        assert!(!intact(tmp.path()));
+        std::fs::remove_file(tmp.path().join("vectors/host/extra.json")).unwrap();
+        std::fs::write(tmp.path().join("vectors/denials.json"), "{}").unwrap();
+        assert!(!intact(tmp.path()));
+    }
+}
