@@ -5,7 +5,7 @@
 //! under the user's cache (`$XDG_CACHE_HOME/hcpspec`, else `~/.cache/hcpspec`, else the temp
 //! dir): `vectors-<sha256 prefix>/vectors/…`. A folder is written beside it and renamed into
 //! place, so processes racing to write it agree; before each use it is compared with the
-//! embedded bytes file by file, and a folder that differs (edited, truncated) is never read.
+//! embedded bytes file by file, and a folder that differs (edited, cut short) is replaced.
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -249,12 +249,16 @@ fn materialise() -> Result<PathBuf, String> {
     let fresh = cache.join(format!("{name}.{}-{nanos}", std::process::id()));
     write_tree(&fresh).map_err(why)?;
     // The first process to rename wins; the others use its folder once it checks out. A folder
-    // that is there but not intact (edited by hand) is left alone, and this process reads its own.
+    // that is there but differs (edited by hand, cut short) is replaced; should that fail, this
+    // process reads its own copy.
     if std::fs::rename(&fresh, &dir).is_ok() {
         return Ok(dir.join("vectors"));
     }
     if intact(&dir) {
         let _ = std::fs::remove_dir_all(&fresh);
+        return Ok(dir.join("vectors"));
+    }
+    if std::fs::remove_dir_all(&dir).is_ok() && std::fs::rename(&fresh, &dir).is_ok() {
         return Ok(dir.join("vectors"));
     }
     Ok(fresh.join("vectors"))

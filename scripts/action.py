@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""The GitHub Action's one step (action.yml): install hcpspec, run it, tell GitHub what it found.
+
+    scripts/action.py
+
+Everything comes from the environment, as action.yml passes its inputs (a run outside GitHub
+sets them by hand; CI does, with files of its own as GITHUB_STEP_SUMMARY and GITHUB_OUTPUT):
+
+  INPUT_HCPSPEC_VERSION  `latest`, a version (`0.1.0`) or a wheel file: pip installs it into a
+                         fresh venv under RUNNER_TEMP (else the temp dir). Empty: use HCPSPEC.
+  HCPSPEC                the binary when nothing is installed (default: `hcpspec` on PATH)
+  INPUT_RUNTIME          one --runtime per line (empty: the suites' embedded targets)
+  INPUT_NAME             one --name per line, in the runtimes' order
+  INPUT_SUITE            one --suite per line
+  INPUT_SHARD, INPUT_SHARDS   run shard k of n (--partition k/n)
+  INPUT_SNAPSHOTS        --snapshots DIR;  INPUT_EXPECTATIONS  --expectations FILE
+  INPUT_OUT              the output folder (default hcpspec-report)
+  INPUT_ARGS             more arguments, shell words (`--jobs 4 --strict-expectations`)
+  GITHUB_STEP_SUMMARY, GITHUB_OUTPUT   the files GitHub gives a step (unset: not written)
+
+It appends the run's summary.md to the step summary, prints a `::error` annotation per case
+that fails the run (junit.xml's failures and errors, which agree with the exit code), sets the
+outputs `out`, `result-json`, `exit-code` and `failed` (the count of such cases), and exits with
+hcpspec's code. It uploads nothing: the output folder is the caller's to keep.
+"""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+MAX_ANNOTATIONS = 50
+MAX_SUMMARY = 1_000_000  # GitHub refuses a step summary past 1 MiB
+
+
+def lines(name):
+    return [l.strip() for l in os.environ.get(name, "").splitlines() if l.strip()]
+
+
+def install(version):
+    """A fresh venv with hcpspec from PyPI or a wheel file; the path of its binary."""
+    base = os.environ.get("RUNNER_TEMP") or tempfile.gettempdir()
+    venv = tempfile.mkdtemp(prefix="hcpspec-venv-", dir=base)
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    if version == "latest":
+        spec = "hcpspec"
+    elif version.endswith(".whl") or os.sep in version:
+        spec = os.path.abspath(version)
+    else:
+        spec = f"hcpspec=={version}"
+    subprocess.run([os.path.join(venv, "bin", "pip"), "install", "--quiet", spec], check=True)
+    return os.path.join(venv, "bin", "hcpspec")
+
+
+def command(binary, out):
+    cmd = [binary, "run", "--out", out]
+    for r in lines("INPUT_RUNTIME"):
+        cmd += ["--runtime", r]
+    for n in lines("INPUT_NAME"):
+        cmd += ["--name", n]
+    for s in lines("INPUT_SUITE"):
+        cmd += ["--suite", s]
+    shard, shards = os.environ.get("INPUT_SHARD", "").strip(), os.environ.get("INPUT_SHARDS", "").strip()
+    if shard or shards:
+        if not (shard and shards):
+            raise SystemExit("hcpspec action: shard and shards go together (shard 2 of shards 4)")
+        cmd += ["--partition", f"{shard}/{shards}"]
+    if os.environ.get("INPUT_SNAPSHOTS", "").strip():
+        cmd += ["--snapshots", os.environ["INPUT_SNAPSHOTS"].strip()]
+    if os.environ.get("INPUT_EXPECTATIONS", "").strip():
+        cmd += ["--expectations", os.environ["INPUT_EXPECTATIONS"].strip()]
+    return cmd + shlex.split(os.environ.get("INPUT_ARGS", ""))
+
+
+def escape(text, prop=False):
+    """A workflow command's escaping: data escapes %, CR, LF; a property also : and ,."""
+    text = str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+def failures(out):
+    """(case, message) of each testcase junit.xml marks <failure> or <error>."""
+    path = os.path.join(out, "junit.xml")
+    if not os.path.exists(path):
+        return []
+    found = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        for kind in ("failure", "error"):
+            el = case.find(kind)
+            if el is not None:
+                text = (el.get("message") or "") + ("\n" + el.text.strip() if el.text and el.text.strip() else "")
+                found.append((case.get("name", ""), text.strip()))
+    return found
+
+
+def case_files(binary):
+    """Each case's file as the repository names it (`hcpspec list --format json`)."""
+    try:
+        listed = subprocess.run([binary, "list", "--format", "json"], capture_output=True, text=True, check=True)
+        return {c["case"]: c["file"] for c in json.loads(listed.stdout)}
+    except (subprocess.CalledProcessError, ValueError, KeyError):
+        return {}
+
+
+def main():
+    version = os.environ.get("INPUT_HCPSPEC_VERSION", "").strip()
+    binary = install(version) if version else os.environ.get("HCPSPEC", "hcpspec")
+    out = os.environ.get("INPUT_OUT", "").strip() or "hcpspec-report"
+    cmd = command(binary, out)
+    print("hcpspec action:", shlex.join(cmd), flush=True)
+    code = subprocess.run(cmd).returncode
+
+    failed = failures(out)
+    files = case_files(binary) if failed else {}
+    for name, message in failed[:MAX_ANNOTATIONS]:
+        props = f"title={escape(name, True)}"
+        if name in files:
+            props = f"file={escape(files[name], True)}," + props
+        print(f"::error {props}::{escape(message or 'fails the run')}")
+    if len(failed) > MAX_ANNOTATIONS:
+        print(f"::error title=hcpspec::{len(failed) - MAX_ANNOTATIONS} more cases fail the run (see junit.xml)")
+
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    md = os.path.join(out, "summary.md")
+    if summary and os.path.exists(md):
+        text = open(md, encoding="utf-8").read()
+        if len(text.encode()) > MAX_SUMMARY:
+            text = text.encode()[:MAX_SUMMARY].decode("utf-8", "ignore") + "\n\n… (cut: see summary.md)\n"
+        with open(summary, "a", encoding="utf-8") as f:
+            f.write(text + "\n")
+    outputs = os.environ.get("GITHUB_OUTPUT")
+    if outputs:
+        with open(outputs, "a", encoding="utf-8") as f:
+            f.write(f"out={out}\nresult-json={os.path.join(out, 'result.json')}\n")
+            f.write(f"exit-code={code}\nfailed={len(failed)}\n")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
