@@ -1055,3 +1055,124 @@ fn a_ledger_rows_surviving_killer_fails_the_self_check() {
         "{row}"
     );
 }
+
+/// A command run from a folder with no checkout in it (the embedded vectors), in a clean
+/// environment: what an installed hcpspec does.
+fn hcpspec_elsewhere(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let home = tmp();
+    Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args(args)
+        .current_dir("/")
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .envs(env.iter().copied())
+        .output()
+        .expect("hcpspec runs")
+}
+
+#[test]
+fn embedded_vectors_run_from_anywhere_and_name_their_origin() {
+    let out = tmp();
+    let o = hcpspec_elsewhere(&["run", "--suite", "host", "--out", s(out.path())], &[]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let first = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string();
+    let sha = first
+        .strip_prefix("vectors: embedded (sha256 ")
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("first line: {first}"));
+    assert!(
+        sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{sha}"
+    );
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("result.json")).unwrap())
+            .unwrap();
+    assert_eq!(record["vectors"][0]["origin"], "embedded");
+    assert_eq!(record["vectors"][0]["sha256"], sha);
+    assert!(std::fs::read_to_string(out.path().join("summary.md"))
+        .unwrap()
+        .contains(sha));
+    // The checkout's folder hashes alike, named as given, from the flag or the environment.
+    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
+    let o = hcpspec_elsewhere(
+        &["list", "--suite", "host"],
+        &[("HCPSPEC_VECTORS", s(&vectors))],
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = hcpspec_elsewhere(
+        &[
+            "run",
+            "--suite",
+            "host",
+            "--vectors",
+            s(&vectors),
+            "--out",
+            s(out.path()),
+        ],
+        &[],
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(
+        text(&o).starts_with(&format!("vectors: {} (sha256 {sha})", vectors.display())),
+        "{}",
+        text(&o)
+    );
+    // --version names the crate, each protocol and the same case set.
+    let v = text(&hcpspec_elsewhere(&["--version"], &[]));
+    for part in [
+        env!("CARGO_PKG_VERSION"),
+        "hcpspec-shim/1",
+        "hcpspec-core/1",
+        "hcpspec-host/1",
+        "launch contract 1",
+        sha,
+    ] {
+        assert!(v.contains(part), "--version lacks {part}: {v}");
+    }
+}
+
+#[test]
+fn list_as_json_is_every_listed_case() {
+    let lines = String::from_utf8(hcpspec_elsewhere(&["list"], &[]).stdout).unwrap();
+    let o = hcpspec_elsewhere(&["list", "--format", "json"], &[]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let cases: Vec<Value> = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = cases.iter().map(|c| c["case"].as_str().unwrap()).collect();
+    assert_eq!(names, lines.lines().collect::<Vec<_>>());
+    for c in &cases {
+        for k in ["suite", "section", "level", "title", "spec", "file"] {
+            assert!(c[k].is_string(), "{k} of {c}");
+        }
+        assert!(c["requires"].is_array() && c["file"].as_str().unwrap().starts_with("vectors/"));
+    }
+}
+
+#[test]
+fn colour_completions_and_the_man_page() {
+    let colored = |args: &[&str], env: &[(&str, &str)]| {
+        let o = hcpspec_elsewhere(args, env);
+        assert_eq!(code(&o), 0, "{}", text(&o));
+        String::from_utf8_lossy(&o.stdout).contains("\x1b[")
+    };
+    let run = ["run", "--suite", "host", "--out"];
+    let out = tmp();
+    let with = |flag: &'static str| [&run[..], &[s(out.path()), "--color", flag]].concat();
+    assert!(colored(&with("always"), &[]));
+    assert!(!colored(&with("never"), &[]));
+    // auto: a pipe is no terminal.
+    assert!(!colored(&with("auto"), &[]));
+    let o = hcpspec_elsewhere(&with("sometimes"), &[]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    let bash = hcpspec_elsewhere(&["completions", "bash"], &[]);
+    assert!(String::from_utf8_lossy(&bash.stdout).contains("complete -F _hcpspec"));
+    let man = String::from_utf8(hcpspec_elsewhere(&["man"], &[]).stdout).unwrap();
+    assert!(
+        man.contains(".TH hcpspec 1") && man.contains("completions"),
+        "{man}"
+    );
+}

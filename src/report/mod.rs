@@ -13,7 +13,7 @@ pub use html::html;
 pub use junit::junit;
 pub use markdown::markdown;
 pub use record::{merge, read, Report, REPORT_SCHEMA};
-pub use table::table;
+pub use table::{table, table_marked, Marks};
 
 pub use crate::run::result::{
     counts, fails_run, fnv1a, outcome, state, Rules, RunResult, RuntimeRun, State, Summary, SCHEMA,

@@ -5,14 +5,48 @@ use super::{counts, Rules, RuntimeRun, State, Summary};
 use crate::case::Section;
 use std::fmt::Write;
 
-/// The row's mark: ✗ the run fails here, – nothing ran, ✓ otherwise.
-fn mark(s: &Summary) -> &'static str {
-    if s.must_fail > 0 {
-        "✗"
-    } else if s.ran() == 0 {
-        "–"
-    } else {
-        "✓"
+/// A row's marks, as a terminal shows them: the run fails here, nothing ran, otherwise. Each is
+/// one column wide as shown (colour codes around it take none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Marks {
+    pub fails: String,
+    pub none: String,
+    pub pass: String,
+}
+
+impl Marks {
+    /// ✗, – and ✓, plain.
+    pub fn unicode() -> Marks {
+        Marks {
+            fails: "✗".into(),
+            none: "–".into(),
+            pass: "✓".into(),
+        }
+    }
+    /// For a terminal that cannot show them: x, - and +.
+    pub fn ascii() -> Marks {
+        Marks {
+            fails: "x".into(),
+            none: "-".into(),
+            pass: "+".into(),
+        }
+    }
+    /// The same marks in ANSI colours: red, dim and green.
+    pub fn coloured(self) -> Marks {
+        Marks {
+            fails: format!("\x1b[31m{}\x1b[0m", self.fails),
+            none: format!("\x1b[2m{}\x1b[0m", self.none),
+            pass: format!("\x1b[32m{}\x1b[0m", self.pass),
+        }
+    }
+    fn of(&self, s: &Summary) -> &str {
+        if s.must_fail > 0 {
+            &self.fails
+        } else if s.ran() == 0 {
+            &self.none
+        } else {
+            &self.pass
+        }
     }
 }
 
@@ -24,8 +58,13 @@ fn row(out: &mut String, mark: &str, label: &str, width: usize, s: &Summary) {
     let _ = write!(out, " {:>5} {:>3}", s.drift, s.new);
 }
 
-/// The header, a row per section that has cases, and the total row.
+/// The header, a row per section that has cases, and the total row, marked ✗ – ✓.
 pub fn table(sections: &[Section], run: &RuntimeRun, rules: Rules) -> String {
+    table_marked(sections, run, rules, &Marks::unicode())
+}
+
+/// [`table`] with the terminal's own marks.
+pub fn table_marked(sections: &[Section], run: &RuntimeRun, rules: Rules, marks: &Marks) -> String {
     let rows: Vec<(String, Summary)> = sections
         .iter()
         .map(|sec| {
@@ -51,7 +90,7 @@ pub fn table(sections: &[Section], run: &RuntimeRun, rules: Rules) -> String {
     }
     out.push_str(" drift new\n");
     for (label, s) in &rows {
-        row(&mut out, mark(s), label, width, s);
+        row(&mut out, marks.of(s), label, width, s);
         out.push('\n');
     }
     let s = Summary::of(&run.cases, rules);

@@ -452,7 +452,10 @@ fn roll_up(results: &[hcpspec::report::RunResult]) {
     let mut rows: Vec<(String, usize)> = at.into_iter().collect();
     rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let total: usize = rows.iter().map(|r| r.1).sum();
-    eprintln!("\n{total} case(s) failed the run, stopping at:");
+    eprintln!(
+        "\n{}",
+        crate::style::red_err(&format!("{total} case(s) failed the run, stopping at:"))
+    );
     for (key, n) in rows.iter().take(10) {
         eprintln!("  {n:>4} × {key}");
     }
@@ -732,7 +735,10 @@ fn print_table(suite: &SuiteInfo, spec: &str, run: &hcpspec::report::RuntimeRun,
         true => println!("\n{head}"),
         false => println!("\n{head}  ({})", said.join(" ")),
     }
-    print!("{}", hcpspec::report::table(&suite.sections, run, rules));
+    print!(
+        "{}",
+        hcpspec::report::table_marked(&suite.sections, run, rules, &crate::style::marks())
+    );
     let summary = &run.summary;
     if let Some(why) = &run.stopped {
         println!("  stopped early: {why}; the cases not run are skips");

@@ -30,6 +30,7 @@ mod cli;
 mod fuzz;
 mod review;
 mod shim;
+mod style;
 
 /// Set by the first Ctrl-C: the run starts no more cases, lets the running ones finish (each
 /// within its deadline, its processes stopped), and writes its outputs; a second Ctrl-C exits
@@ -54,6 +55,9 @@ extern "C" fn on_interrupt(_: libc::c_int) {
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Colour the terminal output: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = style::ColorWhen::Auto, value_name = "WHEN")]
+    color: style::ColorWhen,
 }
 
 #[derive(clap::Args, Clone)]
@@ -137,6 +141,14 @@ enum Command {
     /// Review the pending snapshots (.snap.new) a run left under DIR: each diff, then accept,
     /// reject or skip; without a terminal, list them and exit 1 when any is pending.
     Review(review::ReviewArgs),
+    /// Print a shell's completion script for hcpspec (bash, zsh, fish, elvish, powershell):
+    /// `hcpspec completions bash > ~/.local/share/bash-completion/completions/hcpspec`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print hcpspec's man page (roff): `hcpspec man > hcpspec.1 && man ./hcpspec.1`.
+    Man,
 }
 
 fn main() {
@@ -147,6 +159,7 @@ fn main() {
     let version: &'static str = Box::leak(hcpspec::vectors::version_text().into_boxed_str());
     let matches = Cli::command().version(version).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    style::init(cli.color);
     let code = match cli.command {
         Command::Run(args) => {
             // Only a run stops gracefully; every other command keeps the default (exit at once).
@@ -187,6 +200,22 @@ fn main() {
         Command::Shim(args) => shim::serve(&args),
         Command::Fuzz(args) => fuzz::fuzz(&args),
         Command::Review(args) => review::review(&args),
+        Command::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "hcpspec", &mut out);
+            print!("{}", String::from_utf8_lossy(&out));
+            Ok(exit::OK)
+        }
+        Command::Man => {
+            let mut out = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut out)
+                .map_err(|e| e.to_string())
+                .map(|()| {
+                    print!("{}", String::from_utf8_lossy(&out));
+                    exit::OK
+                })
+        }
     };
     std::process::exit(code.unwrap_or_else(|e| {
         eprintln!("hcpspec: {}", hcpspec::report::printable(&e, true));
