@@ -24,25 +24,39 @@ trap 'rm -rf "$out"' EXIT
 # One mutant per invariant: an upgrade on a wrong path, with no token, without the header; another
 # session's, an unnamed Tenant-wide and an Agent disk artifact read; an un-journaled gate call run.
 mutants="any-path-accepted any-token-accepted no-426 other-session-readable unnamed-tenant-readable agent-disk-readable unjournaled-call-run"
-status=0
-printf '%-26s %8s %8s  %s\n' mutant time scripts "first finding"
-for m in $mutants; do
-  log="$out/$m.log"
+# Two at a time (FUZZ_JOBS), the reference beside them: each plays its own seed's scripts, so
+# running several at once changes no count, only the wall time.
+par="${FUZZ_JOBS:-2}"
+one() {
+  local m="$1" log="$out/$1.log"
   "$bin" fuzz --suite core-api --runtime "inproc:mutant:$m" --cases "$budget" --seconds "$cap" --seed "$seed" \
     --max-findings 1 --out "$out/$m" >"$log" 2>/dev/null || true
+  local line scripts secs why
   line=$(grep -m1 '^finding: ' "$log" || true)
   scripts=$(sed -n 's/^fuzz: \([0-9]*\) cases in.*/\1/p' "$log")
   if [ -n "$line" ]; then
     secs=$(echo "$line" | sed 's/.*) after \([0-9.]*\) s: .*/\1/')
     why=$(echo "$line" | sed 's/^finding: step [0-9]*: //; s/^finding: //; s/ (from .*//')
-    printf '%-26s %7ss %8s  %s\n' "$m" "$secs" "$scripts" "$why"
+    printf '%-26s %7ss %8s  %s\n' "$m" "$secs" "$scripts" "$why" >"$out/$m.row"
   else
-    printf '%-26s %8s %8s  %s\n' "$m" "-" "$scripts" "NOT FOUND in ${budget} scripts"
-    status=1
+    printf '%-26s %8s %8s  %s\n' "$m" "-" "$scripts" "NOT FOUND in ${budget} scripts" >"$out/$m.row"
   fi
-done
+}
 "$bin" fuzz --suite core-api --runtime inproc:reference --cases "$ref_budget" --seconds "$cap" --seed "$seed" \
-  --out "$out/reference" >"$out/reference.log" 2>/dev/null || true
+  --out "$out/reference" >"$out/reference.log" 2>/dev/null &
+ref_pid=$!
+for m in $mutants; do
+  while [ "$(jobs -rp | wc -l)" -ge "$par" ]; do wait -n || true; done
+  one "$m" &
+done
+wait "$ref_pid" || true
+wait
+status=0
+printf '%-26s %8s %8s  %s\n' mutant time scripts "first finding"
+for m in $mutants; do
+  cat "$out/$m.row"
+  if grep -q "NOT FOUND" "$out/$m.row"; then status=1; fi
+done
 printf '%-26s %8s %8s  %s\n' reference "-" \
   "$(sed -n 's/^fuzz: \([0-9]*\) cases in.*/\1/p' "$out/reference.log")" \
   "$(grep -c '^finding: ' "$out/reference.log" || true) findings"

@@ -30,25 +30,39 @@ trap 'rm -rf "$out"' EXIT
 not_fuzzed="whitespace-json-refused list-packs-empty token-in-connect polling-as-sense sense-audited grants-from-env pack-rewritten public-pack-minted get-pack-first-installed skill-not-exposed cli-runs-another-command cli-face-unimplemented confirm-before-brain envelope-without-ids unknown-pack-bare-denial binding-hub-renamed inproc-argv-dropped audit-without-binding audit-token-as-binding availability-shape-wrong sense-sink-unrecorded polling-on-a-timer"
 mutants=$(sed -n 's/^ *[A-Za-z]* = "\([a-z-]*\)", \[.*/\1/p' src/runtime/mutant.rs \
   | grep -vxF -f <(tr ' ' '\n' <<<"$not_fuzzed"))
-status=0
-printf '%-30s %10s %7s  %s\n' mutant time cases "first finding (rule)"
-for m in $mutants; do
-  log="$out/$m.log"
+# Mutants run two at a time (FUZZ_JOBS), the reference beside them: each is one job from its
+# own seed, so running several at once changes no count, only the wall time.
+par="${FUZZ_JOBS:-2}"
+one() {
+  local m="$1" log="$out/$1.log"
   "$bin" fuzz --runtime "inproc:mutant:$m" --cases "$budget" --seconds "$cap" --seed "$seed" --jobs 1 \
     --max-findings 1 --out "$out/$m" >"$log" 2>/dev/null || true
+  local line cases rule secs
   line=$(grep -m1 '^finding: ' "$log" || true)
   cases=$(sed -n 's/^fuzz: \([0-9]*\) cases in.*/\1/p' "$log")
   if [ -n "$line" ]; then
     rule=$(echo "$line" | sed 's/^finding: \([a-z-]*\) after.*/\1/')
     secs=$(echo "$line" | sed 's/.* after \([0-9.]*\) s .*/\1/')
-    printf '%-30s %9ss %7s  %s\n' "$m" "$secs" "$cases" "$rule"
+    printf '%-30s %9ss %7s  %s\n' "$m" "$secs" "$cases" "$rule" >"$out/$m.row"
   else
-    printf '%-30s %10s %7s  %s\n' "$m" "-" "$cases" "NOT FOUND in ${budget} cases"
-    status=1
+    printf '%-30s %10s %7s  %s\n' "$m" "-" "$cases" "NOT FOUND in ${budget} cases" >"$out/$m.row"
   fi
-done
+}
 "$bin" fuzz --runtime inproc:reference --cases "$ref_budget" --seconds "$cap" --seed "$seed" --jobs 1 \
-  --out "$out/reference" >"$out/reference.log" 2>/dev/null || true
+  --out "$out/reference" >"$out/reference.log" 2>/dev/null &
+ref_pid=$!
+for m in $mutants; do
+  while [ "$(jobs -rp | wc -l)" -ge "$par" ]; do wait -n || true; done
+  one "$m" &
+done
+wait "$ref_pid" || true
+wait
+status=0
+printf '%-30s %10s %7s  %s\n' mutant time cases "first finding (rule)"
+for m in $mutants; do
+  cat "$out/$m.row"
+  if grep -q "NOT FOUND" "$out/$m.row"; then status=1; fi
+done
 ref=$(tail -1 "$out/reference.log")
 printf '%-30s %10s %7s  %s\n' reference "-" "$(sed -n 's/^fuzz: \([0-9]*\) cases in.*/\1/p' "$out/reference.log")" "$ref"
 if grep -q '^finding: ' "$out/reference.log"; then

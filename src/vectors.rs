@@ -29,20 +29,6 @@ pub fn spec_text(name: &str) -> Option<&'static str> {
         .and_then(|(_, b)| std::str::from_utf8(b).ok())
 }
 
-/// What `hcpspec --version` prints: the crate's version, each protocol's version (they change
-/// apart from it, docs/CHANGELOG.md) and the embedded case set's hash.
-pub fn version_text() -> String {
-    format!(
-        "{}\nprotocols: shim {}, control {}, host {}, launch contract {}\nvectors: embedded (sha256 {})",
-        env!("CARGO_PKG_VERSION"),
-        crate::shim::PROTOCOL,
-        crate::suites::core_api::PROTOCOL,
-        crate::suites::host::PROTOCOL,
-        crate::suites::harness_api::launch::VERSION,
-        embedded_sha256()
-    )
-}
-
 /// Where a run's vectors came from, as `result.json` records it: `embedded` or the folder, and
 /// the case-set hash.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

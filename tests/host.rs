@@ -34,7 +34,7 @@ fn verdict(mode: &str) -> (Verdict, Duration) {
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fauxmplementations/hostile_host.py");
     let opts = hcpspec::adapter::Options {
-        timeout: Duration::from_secs(1),
+        timeout: common::DEADLINE,
         ..Default::default()
     };
     let connect = connector(&format!("stdio:python3 {} {mode}", script.display()), &opts).unwrap();

@@ -8,12 +8,13 @@ use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// Call `core.describe` on `hostile_line.py MODE` with a 1 s deadline and a 1 MiB cap.
+/// Call `core.describe` on `hostile_line.py MODE` with a 3 s deadline (a Python shim starting
+/// under load missed 1 s) and a 1 MiB cap.
 fn call(mode: &str) -> (Result<serde_json::Value, CallError>, Duration) {
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fauxmplementations/hostile_line.py");
     let opts = Options {
-        timeout: Duration::from_secs(1),
+        timeout: Duration::from_secs(3),
         max_message: 1 << 20,
     };
     let connect = process::connector(
@@ -31,7 +32,7 @@ fn call(mode: &str) -> (Result<serde_json::Value, CallError>, Duration) {
 
 fn fails_with(mode: &str, evidence: &str) {
     let (r, took) = call(mode);
-    assert!(took < Duration::from_secs(3), "{mode}: took {took:?}");
+    assert!(took < Duration::from_secs(9), "{mode}: took {took:?}");
     match r {
         Err(CallError::Transport(m)) => {
             assert!(m.contains(evidence), "{mode}: `{evidence}` not in {m}")
