@@ -5,7 +5,7 @@
 /// no user info: every address a case or a core names must be one (docs/security.md).
 pub fn loopback_origin(url: &str) -> Result<String, String> {
     let shown = crate::snapshot::contain_text(url);
-    let uri: hyper::Uri = url
+    let uri: http::Uri = url
         .parse()
         .map_err(|e| format!("`{shown}` is not a URL: {e}"))?;
     let a = uri

@@ -7,6 +7,7 @@
 //! every transport failure (a deadline, a crash, garbage, a wrong id, an oversized answer, a
 //! closed socket) is a `CallError::Transport` that says what came back.
 
+pub mod client;
 mod http;
 pub mod loopback;
 pub mod process;

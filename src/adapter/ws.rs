@@ -24,7 +24,7 @@ pub(crate) struct WsLink {
 impl WsLink {
     /// Check the spec; nothing is connected until the first call.
     pub fn new(spec: &str) -> Result<WsLink, String> {
-        let uri: hyper::Uri = spec
+        let uri: http::Uri = spec
             .parse()
             .map_err(|e| format!("--runtime {spec}: not a URL ({e})"))?;
         if uri.scheme_str() != Some("ws") || uri.host().is_none() {

@@ -16,8 +16,6 @@ use crate::case::matcher::{self, Claims};
 use crate::case::Case;
 use crate::run::{CaseResult, Failure, Observation, Verdict};
 use futures_util::{SinkExt, StreamExt};
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -156,10 +154,8 @@ struct Exec {
     control: Box<dyn Adapter>,
     conns: HashMap<String, Conn>,
     vars: Map<String, Value>,
-    http: hyper_util::client::legacy::Client<
-        hyper_util::client::legacy::connect::HttpConnector,
-        Full<Bytes>,
-    >,
+    /// hcpspec's one HTTP client (its pool is the process's, its requests on its own runtime).
+    http: reqwest::Client,
     /// Keep what was sent in each observation (the fuzzer's oracle reads it).
     annotate: bool,
     /// What the fake tools received.
@@ -230,11 +226,7 @@ fn execute(
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let http = {
-        let _g = rt.enter();
-        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-            .build(hyper_util::client::legacy::connect::HttpConnector::new())
-    };
+    let http = crate::adapter::client::client();
     let mut x = Exec {
         rt,
         control,
@@ -1182,33 +1174,35 @@ impl Exec {
         what: &'static str,
     ) -> Result<impl std::future::Future<Output = Result<Value, String>> + Send + 'static, String>
     {
-        let mut req = hyper::Request::post(url).header("content-type", "application/json");
+        let mut req = self
+            .http
+            .post(url)
+            .header("content-type", "application/json");
         if let Some(t) = o.get("token").and_then(Value::as_str) {
             req = req.header("authorization", format!("Bearer {t}"));
         }
         if let Some(k) = o.get("key").and_then(Value::as_str) {
             req = req.header("idempotency-key", k);
         }
-        let body = body.to_string();
         let req = req
-            .body(Full::new(Bytes::from(body)))
+            .body(body.to_string())
+            .build()
             .map_err(|e| e.to_string())?;
         let http = self.http.clone();
         // One absolute deadline for the whole exchange, the headers and the body.
         let wait = self.left(WAIT);
-        Ok(async move {
+        Ok(crate::adapter::client::on_client_runtime(async move {
             let deadline = tokio::time::Instant::now() + wait;
-            let resp = tokio::time::timeout_at(deadline, http.request(req))
+            let mut resp = tokio::time::timeout_at(deadline, http.execute(req))
                 .await
                 .map_err(|_| format!("the {what} did not answer within {} ms", wait.as_millis()))?
-                .map_err(|e| format!("{what}: {e}"))?;
+                .map_err(|e| format!("{what}: {}", crate::adapter::client::why(&e)))?;
             let status = resp.status().as_u16();
-            // The body in frames, to GATE_BODY_CAP: a body past it, or not ended by the deadline,
+            // The body in chunks, to GATE_BODY_CAP: a body past it, or not ended by the deadline,
             // is observed `{status, error}` (dropping it closes the connection).
-            let mut body = resp.into_body();
             let mut bytes = Vec::new();
             let cut = loop {
-                match tokio::time::timeout_at(deadline, body.frame()).await {
+                match tokio::time::timeout_at(deadline, resp.chunk()).await {
                     Err(_) => {
                         break Some(format!(
                             "the {what}'s body did not end within {} ms ({} bytes came)",
@@ -1216,17 +1210,15 @@ impl Exec {
                             bytes.len()
                         ))
                     }
-                    Ok(None) => break None,
-                    Ok(Some(Err(e))) => {
+                    Ok(Ok(None)) => break None,
+                    Ok(Err(e)) => {
                         break Some(format!(
-                            "the {what}'s body broke after {} bytes: {e}",
-                            bytes.len()
+                            "the {what}'s body broke after {} bytes: {}",
+                            bytes.len(),
+                            crate::adapter::client::why(&e)
                         ))
                     }
-                    Ok(Some(Ok(frame))) => {
-                        let Ok(data) = frame.into_data() else {
-                            continue;
-                        };
+                    Ok(Ok(Some(data))) => {
                         if bytes.len() + data.len() > GATE_BODY_CAP {
                             break Some(format!(
                                 "the {what}'s body passed {} MiB (core_api::GATE_BODY_CAP)",
@@ -1243,7 +1235,7 @@ impl Exec {
             let body: Value = serde_json::from_slice(&bytes)
                 .unwrap_or_else(|_| json!({ "text": String::from_utf8_lossy(&bytes) }));
             Ok(json!({ "status": status, "body": body, "bytes": crate::hash::fnv1a64(&bytes) }))
-        })
+        }))
     }
 }
 

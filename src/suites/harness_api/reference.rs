@@ -6,10 +6,6 @@
 
 use super::env::LaunchEnv;
 use futures_util::{SinkExt, StreamExt};
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
-use hyper_util::client::legacy::{connect::HttpConnector, Client};
-use hyper_util::rt::TokioExecutor;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -394,7 +390,7 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
                     }
                     Some("ping") if k.decides(Variant::NoPingAnswer) => {}
                     Some("ping") if k.decides(Variant::OtherPing) => {
-                        let _ = chan.tx.send(Message::Pong(Bytes::new()));
+                        let _ = chan.tx.send(Message::Pong(Default::default()));
                     }
                     Some("ping") => chan.send(json!({ "t": "ping" })),
                     Some("msg") if f["m"] == "cancel" => {
@@ -436,7 +432,7 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
     }
     let hello = chan.req("hello", said).await.map_err(|e| e.to_string())?;
     let renew_every = hello["renewEveryMs"].as_u64().unwrap_or(1000).max(1);
-    let http = Client::builder(TokioExecutor::new()).build(HttpConnector::new());
+    let http = crate::adapter::client::client();
     let counter = Arc::new(AtomicU64::new(0));
     let mut taken = 0u64;
     loop {
@@ -465,7 +461,7 @@ struct Run {
     start: Value,
     gates: String,
     chan: Arc<Chan>,
-    http: Client<HttpConnector, Full<Bytes>>,
+    http: reqwest::Client,
     k: Knobs,
     /// Gate calls in flight: key → the route family of its cancel route.
     inflight: Arc<Mutex<BTreeMap<String, &'static str>>>,
@@ -502,7 +498,7 @@ impl Run {
         env: &LaunchEnv,
         lease: &Value,
         chan: Arc<Chan>,
-        http: Client<HttpConnector, Full<Bytes>>,
+        http: reqwest::Client,
         k: Knobs,
         counter: Arc<AtomicU64>,
     ) -> Run {
@@ -1501,7 +1497,9 @@ impl Run {
         body: &Value,
     ) -> Result<Value, Value> {
         let token = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let mut req = hyper::Request::post(format!("{}/nylorun/v1/{route}", self.gates))
+        let mut req = self
+            .http
+            .post(format!("{}/nylorun/v1/{route}", self.gates))
             .header("authorization", format!("Bearer {token}"))
             .header("content-type", "application/json");
         if let Some(k) = key {
@@ -1534,21 +1532,22 @@ impl Run {
             text.push_str(&" ".repeat(64 << 20));
         }
         let req = req
-            .body(Full::new(Bytes::from(text)))
+            .body(text)
+            .build()
             .map_err(|e| json!({ "code": "internal", "message": e.to_string() }))?;
         self.chan.gating.fetch_add(1, Ordering::SeqCst);
-        let resp = self.http.request(req).await;
-        self.chan.gated();
+        let (http, chan) = (self.http.clone(), self.chan.clone());
+        let answer = crate::adapter::client::on_client_runtime(async move {
+            let resp = http.execute(req).await;
+            chan.gated();
+            let resp = resp.map_err(|e| e.to_string())?;
+            let status = resp.status();
+            let bytes = resp.bytes().await.map_err(|e| e.to_string())?;
+            Ok::<_, String>((status, bytes))
+        })
+        .await;
         // No answer, or one that broke off: the hop is lost, and the call's fate unknown.
-        let lost = |e: String| json!({ "code": LOST, "message": e });
-        let resp = resp.map_err(|e| lost(e.to_string()))?;
-        let status = resp.status();
-        let bytes = resp
-            .into_body()
-            .collect()
-            .await
-            .map(|b| b.to_bytes())
-            .map_err(|e| lost(e.to_string()))?;
+        let (status, bytes) = answer.map_err(|e| json!({ "code": LOST, "message": e }))?;
         if let Some(k) = key {
             self.inflight
                 .lock()
@@ -1576,15 +1575,22 @@ impl Run {
             .collect();
         for (key, family) in calls {
             let token = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            let mut req =
-                hyper::Request::post(format!("{}/nylorun/v1/{family}/{key}/cancel", self.gates))
-                    .header("authorization", format!("Bearer {token}"))
-                    .header("idempotency-key", key.as_str());
+            let mut req = self
+                .http
+                .post(format!("{}/nylorun/v1/{family}/{key}/cancel", self.gates))
+                .header("authorization", format!("Bearer {token}"))
+                .header("idempotency-key", key.as_str());
             if let Some(tp) = self.start["trace"]["traceparent"].as_str() {
                 req = req.header("traceparent", tp);
             }
-            if let Ok(req) = req.body(Full::new(Bytes::new())) {
-                let _ = self.http.request(req).await;
+            if let Ok(req) = req.build() {
+                let http = self.http.clone();
+                // The answer read to its end, as the pool wants it.
+                let _ = crate::adapter::client::on_client_runtime(async move {
+                    let _ = http.execute(req).await?.bytes().await;
+                    Ok::<_, reqwest::Error>(())
+                })
+                .await;
             }
         }
     }

@@ -757,7 +757,6 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
 /// its answer `{ok, result}` or `{ok: false, error}`, refused past `toolAnswerBytes`, with the
 /// credential replaced by `[redacted]` wherever it is echoed.
 async fn forward(f: &Value) -> (u16, Value) {
-    use http_body_util::{BodyExt, Full};
     let mcp = f["mcp"] == true;
     let key = f["key"].as_str().unwrap_or_default();
     let credential = f["credential"].as_str().unwrap_or_default();
@@ -785,7 +784,9 @@ async fn forward(f: &Value) -> (u16, Value) {
     if let Err(e) = crate::adapter::loopback::loopback_origin(&url) {
         return gate_error(502, "unavailable", &format!("the tool's endpoint: {e}"));
     }
-    let mut req = hyper::Request::post(url)
+    let client = crate::adapter::client::client();
+    let mut req = client
+        .post(url)
         .header("content-type", "application/json")
         .header("authorization", format!("Bearer {credential}"));
     if !mcp && f["passKey"] == true {
@@ -794,30 +795,22 @@ async fn forward(f: &Value) -> (u16, Value) {
     if let Some(tp) = f["traceparent"].as_str() {
         req = req.header("traceparent", tp);
     }
-    let Ok(req) = req.body(Full::new(Bytes::from(payload.to_string()))) else {
+    let Ok(req) = req.body(payload.to_string()).build() else {
         return gate_error(502, "unavailable", "the tool's URL is not valid");
     };
-    type Client = hyper_util::client::legacy::Client<
-        hyper_util::client::legacy::connect::HttpConnector,
-        Full<Bytes>,
-    >;
-    // One client (and its connection pool) for every call the gate forwards.
-    static CLIENT: std::sync::OnceLock<Client> = std::sync::OnceLock::new();
-    let client = CLIENT.get_or_init(|| {
-        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-            .build(hyper_util::client::legacy::connect::HttpConnector::new())
+    // On hcpspec's one client (and its connection pool), on the client's runtime.
+    let call = crate::adapter::client::on_client_runtime(async move {
+        let resp = tokio::time::timeout(Duration::from_secs(3), client.execute(req))
+            .await
+            .ok()?
+            .ok()?;
+        let status = resp.status();
+        let bytes = resp.bytes().await.unwrap_or_default();
+        Some((status, bytes))
     });
-    let resp = match tokio::time::timeout(Duration::from_secs(3), client.request(req)).await {
-        Ok(Ok(r)) => r,
-        _ => return gate_error(502, "unavailable", "the tool did not answer"),
+    let Some((status, bytes)) = call.await else {
+        return gate_error(502, "unavailable", "the tool did not answer");
     };
-    let status = resp.status();
-    let bytes = resp
-        .into_body()
-        .collect()
-        .await
-        .map(|c| c.to_bytes())
-        .unwrap_or_default();
     if bytes.len() as u64 > f["limit"].as_u64().unwrap_or(u64::MAX) {
         let code = if mcp {
             "mcp.too-large"

@@ -1852,7 +1852,7 @@ impl World {
                         let url = self.sc.endpoints.get(&format!("http:{}", name("tool")));
                         let host = url
                             .and_then(|u| u["url"].as_str())
-                            .and_then(|u| u.parse::<hyper::Uri>().ok())
+                            .and_then(|u| u.parse::<http::Uri>().ok())
                             .and_then(|u| u.host().map(str::to_string));
                         if self.breaks(Mutant::ToolRowHttpServerIsTool) {
                             json!(name("tool"))

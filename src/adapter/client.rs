@@ -1,0 +1,90 @@
+//! hcpspec's one HTTP client: every HTTP request hcpspec makes (the HTTP adapter's calls, the
+//! core-api suite's gate calls and posts, the reference core's tool forwards, the reference
+//! harness's gate calls) goes through one [`reqwest::Client`] and its connection pool, for the
+//! whole process.
+//!
+//! - **Loopback only** (docs/security.md): the client reads no proxy variable (`HTTP_PROXY` must
+//!   not route a loopback call anywhere else) and follows no redirect (an implementation must not
+//!   send hcpspec to another host). Its callers check their URLs with
+//!   [`loopback_origin`](super::loopback::loopback_origin) first; no TLS is built in.
+//! - **One runtime for its connections.** A pooled connection is a task on the runtime that
+//!   opened it; cases run on runtimes of their own that end with the case, and a connection left
+//!   in the pool by one would break the next case's call ("runtime dropped the dispatch task").
+//!   So every request runs on this module's runtime ([`on_client_runtime`]), which lives as long
+//!   as the process, and callers on any runtime (or none, [`block_on`]) await its answer.
+//!
+//! Each caller keeps its own bounds (deadline, body cap): the client itself has none, so that a
+//! bound's breach is the caller's evidence, said in its words.
+
+use std::future::Future;
+use std::sync::OnceLock;
+
+/// The client, made on first use; a clone shares its pool.
+pub fn client() -> reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .no_proxy()
+                .redirect(reqwest::redirect::Policy::none())
+                .tcp_nodelay(true)
+                .build()
+                // Without TLS, proxies or a custom resolver nothing in the build can fail.
+                .expect("an HTTP client without TLS or proxies builds")
+        })
+        .clone()
+}
+
+/// The runtime the client's connections live on: two workers, for the life of the process.
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("hcpspec-http")
+            .enable_all()
+            .build()
+            .expect("the HTTP client's runtime starts")
+    })
+}
+
+/// Run `work` (a request and the reading of its answer) on the client's runtime, from any
+/// runtime. Dropping the returned future (a case that ended, a caller's timeout) aborts it.
+pub async fn on_client_runtime<F>(work: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    struct Abort<T>(tokio::task::JoinHandle<T>);
+    impl<T> Drop for Abort<T> {
+        fn drop(&mut self) {
+            self.0.abort();
+        }
+    }
+    let mut task = Abort(runtime().spawn(work));
+    match (&mut task.0).await {
+        Ok(v) => v,
+        // Aborted only by dropping `task`, so it panicked: the caller panics as it would have.
+        Err(e) => match e.try_into_panic() {
+            Ok(p) => std::panic::resume_unwind(p),
+            Err(e) => panic!("an HTTP request of hcpspec's client ended: {e}"),
+        },
+    }
+}
+
+/// Run `work` on the client's runtime from a thread on no runtime (the HTTP adapter's blocking
+/// calls): polled on the calling thread, its connection's task on the runtime's workers.
+pub fn block_on<F: Future>(work: F) -> F::Output {
+    runtime().block_on(work)
+}
+
+/// The innermost cause of a client's error: what happened (refused, reset, closed early).
+pub fn why(e: &reqwest::Error) -> String {
+    let mut why = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        why = c.to_string();
+        cause = c.source();
+    }
+    why
+}
