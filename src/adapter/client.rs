@@ -1,38 +1,45 @@
-//! hcpspec's one HTTP client: every HTTP request hcpspec makes (the HTTP adapter's calls, the
-//! core-api suite's gate calls and posts, the reference core's tool forwards, the reference
-//! harness's gate calls) goes through one [`reqwest::Client`] and its connection pool, for the
-//! whole process.
+//! hcpspec's HTTP client (reqwest): every HTTP request hcpspec makes goes through one
+//! [`reqwest::Client`] and its connection pool for the whole process: the HTTP adapter's calls
+//! and the core-api suite's gate calls and posts.
 //!
-//! - **Loopback only** (docs/security.md): the client reads no proxy variable (`HTTP_PROXY` must
+//! - **Loopback only** (docs/security.md): a client reads no proxy variable (`HTTP_PROXY` must
 //!   not route a loopback call anywhere else) and follows no redirect (an implementation must not
-//!   send hcpspec to another host). Its callers check their URLs with
+//!   send hcpspec to another host). Callers check their URLs with
 //!   [`loopback_origin`](super::loopback::loopback_origin) first; no TLS is built in.
 //! - **One runtime for its connections.** A pooled connection is a task on the runtime that
 //!   opened it; cases run on runtimes of their own that end with the case, and a connection left
 //!   in the pool by one would break the next case's call ("runtime dropped the dispatch task").
-//!   So every request runs on this module's runtime ([`on_client_runtime`]), which lives as long
-//!   as the process, and callers on any runtime (or none, [`block_on`]) await its answer.
+//!   So every request of the shared client runs on this module's runtime
+//!   ([`on_client_runtime`]), which lives as long as the process, and callers on any runtime (or
+//!   none, [`block_on`]) await its answer.
+//! - **The references' own clients.** The in-process reference implementations (the reference
+//!   harness, the reference core's Tool Gate) stand for implementations under test, not for
+//!   hcpspec: each makes its own client ([`new_client`], the same settings) and calls on its own
+//!   runtime, as an implementation in another process would. A harness-api scenario plays on one
+//!   thread, and a request on another runtime would reorder what its snapshot records.
 //!
-//! Each caller keeps its own bounds (deadline, body cap): the client itself has none, so that a
-//! bound's breach is the caller's evidence, said in its words.
+//! Each caller keeps its own bounds (deadline, body cap): a client has none, so that a bound's
+//! breach is the caller's evidence, said in its words.
 
 use std::future::Future;
 use std::sync::OnceLock;
 
-/// The client, made on first use; a clone shares its pool.
+/// hcpspec's client, made on first use; a clone shares its pool. Run its requests with
+/// [`on_client_runtime`] or [`block_on`].
 pub fn client() -> reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            reqwest::Client::builder()
-                .no_proxy()
-                .redirect(reqwest::redirect::Policy::none())
-                .tcp_nodelay(true)
-                .build()
-                // Without TLS, proxies or a custom resolver nothing in the build can fail.
-                .expect("an HTTP client without TLS or proxies builds")
-        })
-        .clone()
+    CLIENT.get_or_init(new_client).clone()
+}
+
+/// A client of its own, with hcpspec's settings: HTTP/1.1, no proxy, no redirect, no TLS.
+pub fn new_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .tcp_nodelay(true)
+        .build()
+        // Without TLS, proxies or a custom resolver nothing in the build can fail.
+        .expect("an HTTP client without TLS or proxies builds")
 }
 
 /// The runtime the client's connections live on: two workers, for the life of the process.

@@ -432,7 +432,8 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
     }
     let hello = chan.req("hello", said).await.map_err(|e| e.to_string())?;
     let renew_every = hello["renewEveryMs"].as_u64().unwrap_or(1000).max(1);
-    let http = crate::adapter::client::client();
+    // The reference harness's own client, its connections on this runtime (adapter/client.rs).
+    let http = crate::adapter::client::new_client();
     let counter = Arc::new(AtomicU64::new(0));
     let mut taken = 0u64;
     loop {
@@ -1536,18 +1537,13 @@ impl Run {
             .build()
             .map_err(|e| json!({ "code": "internal", "message": e.to_string() }))?;
         self.chan.gating.fetch_add(1, Ordering::SeqCst);
-        let (http, chan) = (self.http.clone(), self.chan.clone());
-        let answer = crate::adapter::client::on_client_runtime(async move {
-            let resp = http.execute(req).await;
-            chan.gated();
-            let resp = resp.map_err(|e| e.to_string())?;
-            let status = resp.status();
-            let bytes = resp.bytes().await.map_err(|e| e.to_string())?;
-            Ok::<_, String>((status, bytes))
-        })
-        .await;
+        let resp = self.http.execute(req).await;
+        self.chan.gated();
         // No answer, or one that broke off: the hop is lost, and the call's fate unknown.
-        let (status, bytes) = answer.map_err(|e| json!({ "code": LOST, "message": e }))?;
+        let lost = |e: reqwest::Error| json!({ "code": LOST, "message": e.to_string() });
+        let resp = resp.map_err(lost)?;
+        let status = resp.status();
+        let bytes = resp.bytes().await.map_err(lost)?;
         if let Some(k) = key {
             self.inflight
                 .lock()
@@ -1583,15 +1579,7 @@ impl Run {
             if let Some(tp) = self.start["trace"]["traceparent"].as_str() {
                 req = req.header("traceparent", tp);
             }
-            if let Ok(req) = req.build() {
-                let http = self.http.clone();
-                // The answer read to its end, as the pool wants it.
-                let _ = crate::adapter::client::on_client_runtime(async move {
-                    let _ = http.execute(req).await?.bytes().await;
-                    Ok::<_, reqwest::Error>(())
-                })
-                .await;
-            }
+            let _ = req.send().await;
         }
     }
 }

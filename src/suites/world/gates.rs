@@ -283,7 +283,7 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
     if let Some(f) = out.get("$forward").cloned() {
         // A call in flight at its tool; its cancel route aborts it.
         tokio::select! {
-            r = forward(&f) => (status, out) = r,
+            r = forward(&w, &f) => (status, out) = r,
             _ = notify.notified() => {
                 (status, out) = (200, json!({ "ok": false, "error": { "code": "cancelled", "message": "the call was cancelled" } }));
             }
@@ -756,7 +756,7 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
 /// id as `Idempotency-Key` (HTTP) or `_meta["nylorun/idempotency-key"]` (MCP `tools/call`);
 /// its answer `{ok, result}` or `{ok: false, error}`, refused past `toolAnswerBytes`, with the
 /// credential replaced by `[redacted]` wherever it is echoed.
-async fn forward(f: &Value) -> (u16, Value) {
+async fn forward(w: &Shared, f: &Value) -> (u16, Value) {
     let mcp = f["mcp"] == true;
     let key = f["key"].as_str().unwrap_or_default();
     let credential = f["credential"].as_str().unwrap_or_default();
@@ -784,7 +784,8 @@ async fn forward(f: &Value) -> (u16, Value) {
     if let Err(e) = crate::adapter::loopback::loopback_origin(&url) {
         return gate_error(502, "unavailable", &format!("the tool's endpoint: {e}"));
     }
-    let client = crate::adapter::client::client();
+    // The gate's own client (the world's), on this runtime: see adapter/client.rs.
+    let client = lock(w).http.clone();
     let mut req = client
         .post(url)
         .header("content-type", "application/json")
@@ -798,19 +799,12 @@ async fn forward(f: &Value) -> (u16, Value) {
     let Ok(req) = req.body(payload.to_string()).build() else {
         return gate_error(502, "unavailable", "the tool's URL is not valid");
     };
-    // On hcpspec's one client (and its connection pool), on the client's runtime.
-    let call = crate::adapter::client::on_client_runtime(async move {
-        let resp = tokio::time::timeout(Duration::from_secs(3), client.execute(req))
-            .await
-            .ok()?
-            .ok()?;
-        let status = resp.status();
-        let bytes = resp.bytes().await.unwrap_or_default();
-        Some((status, bytes))
-    });
-    let Some((status, bytes)) = call.await else {
-        return gate_error(502, "unavailable", "the tool did not answer");
+    let resp = match tokio::time::timeout(Duration::from_secs(3), client.execute(req)).await {
+        Ok(Ok(r)) => r,
+        _ => return gate_error(502, "unavailable", "the tool did not answer"),
     };
+    let status = resp.status();
+    let bytes = resp.bytes().await.unwrap_or_default();
     if bytes.len() as u64 > f["limit"].as_u64().unwrap_or(u64::MAX) {
         let code = if mcp {
             "mcp.too-large"

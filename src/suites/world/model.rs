@@ -129,6 +129,9 @@ pub struct World {
     /// its target table and policy (`tools.rs`), counts re-sends, and offers a run whose
     /// connection was lost again at the next advance. The harness role's scenarios script these.
     pub core_role: bool,
+    /// The gates' own HTTP client, for the tool calls the Tool Gate forwards: one per world, its
+    /// connections on the world's runtime (adapter/client.rs).
+    pub http: reqwest::Client,
     /// The session's memories (core role), by path.
     pub memories: BTreeMap<String, String>,
     /// The paths of the memories in the order they were last written (core role).
@@ -233,6 +236,7 @@ impl World {
             tenant_closed: false,
             knobs: Knobs::default(),
             core_role: false,
+            http: crate::adapter::client::new_client(),
             memories: BTreeMap::new(),
             memory_order: Vec::new(),
             attempts: BTreeMap::new(),
