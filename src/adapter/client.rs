@@ -42,7 +42,8 @@ pub fn new_client() -> reqwest::Client {
         .expect("an HTTP client without TLS or proxies builds")
 }
 
-/// The runtime the client's connections live on: two workers, for the life of the process.
+/// The runtime the client's connections live on, for the life of the process: two workers, so
+/// that a flood being read to its cap does not hold every other case's call.
 fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RT.get_or_init(|| {
@@ -94,4 +95,37 @@ pub fn why(e: &reqwest::Error) -> String {
         cause = c.source();
     }
     why
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+
+    /// A redirect is an answer, never followed: an implementation cannot send hcpspec elsewhere.
+    #[test]
+    fn a_redirect_is_not_followed() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/rpc", l.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf).unwrap();
+            s.write_all(
+                b"HTTP/1.1 307 Temporary Redirect\r\nlocation: http://127.0.0.1:1/rpc\r\ncontent-length: 0\r\n\r\n",
+            )
+            .unwrap();
+        });
+        let client = super::client();
+        let status = super::block_on(super::on_client_runtime(async move {
+            client
+                .post(url)
+                .body("{}")
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+        }))
+        .unwrap();
+        assert_eq!(status, 307);
+        server.join().unwrap();
+    }
 }
