@@ -42,13 +42,14 @@ pub fn new_client() -> reqwest::Client {
         .expect("an HTTP client without TLS or proxies builds")
 }
 
-/// The runtime the client's connections live on, for the life of the process: two workers, so
-/// that a flood being read to its cap does not hold every other case's call.
+/// The runtime the client's connections live on, for the life of the process. One worker, as the
+/// HTTP adapter's own runtime had: a second cost every blocking call ~20 µs of thread hops on
+/// this 2-core machine (a flood read to its cap takes its turns with the other calls' chunks).
 fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RT.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            .worker_threads(1)
             .thread_name("hcpspec-http")
             .enable_all()
             .build()
