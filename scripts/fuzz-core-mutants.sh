@@ -44,13 +44,8 @@ one() {
 }
 "$bin" fuzz --suite core-api --runtime inproc:reference --cases "$ref_budget" --seconds "$cap" --seed "$seed" \
   --out "$out/reference" >"$out/reference.log" 2>/dev/null &
-ref_pid=$!
-for m in $mutants; do
-  while [ "$(jobs -rp | wc -l)" -ge "$par" ]; do wait -n || true; done
-  one "$m" &
-done
-wait "$ref_pid" || true
-wait
+source scripts/each.sh
+each "$par" one $mutants
 status=0
 printf '%-26s %8s %8s  %s\n' mutant time scripts "first finding"
 for m in $mutants; do

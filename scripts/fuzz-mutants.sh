@@ -50,13 +50,8 @@ one() {
 }
 "$bin" fuzz --runtime inproc:reference --cases "$ref_budget" --seconds "$cap" --seed "$seed" --jobs 1 \
   --out "$out/reference" >"$out/reference.log" 2>/dev/null &
-ref_pid=$!
-for m in $mutants; do
-  while [ "$(jobs -rp | wc -l)" -ge "$par" ]; do wait -n || true; done
-  one "$m" &
-done
-wait "$ref_pid" || true
-wait
+source scripts/each.sh
+each "$par" one $mutants
 status=0
 printf '%-30s %10s %7s  %s\n' mutant time cases "first finding (rule)"
 for m in $mutants; do

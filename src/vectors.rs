@@ -148,25 +148,27 @@ fn read_tree(root: &Path, rel: &str, out: &mut Vec<(String, Vec<u8>)>) -> Result
     Ok(())
 }
 
+/// The materialised tree, once written (or the reason it could not be).
+static MATERIALISED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+
 /// The folder the embedded vectors are materialised in, written on first use in this process.
 pub fn embedded_root() -> Result<&'static Path, String> {
-    static ROOT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    ROOT.get_or_init(materialise)
+    MATERIALISED
+        .get_or_init(materialise)
         .as_ref()
         .map(|p| p.as_path())
         .map_err(Clone::clone)
 }
 
 /// A path under the materialised tree as the repository names it (`vectors/host/…`), for
-/// reports and snapshots; any other path as it is.
+/// reports and snapshots; any other path as it is. Writes nothing: a run of a folder on disk
+/// never materialises the embedded tree.
 pub fn shown(path: &Path) -> PathBuf {
-    static ROOT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    let base = ROOT.get_or_init(|| {
-        embedded_root()
-            .ok()
-            .and_then(|r| r.parent().map(Path::to_path_buf))
-    });
-    match base.as_deref().and_then(|b| path.strip_prefix(b).ok()) {
+    let base = MATERIALISED
+        .get()
+        .and_then(|r| r.as_ref().ok())
+        .and_then(|r| r.parent());
+    match base.and_then(|b| path.strip_prefix(b).ok()) {
         Some(rel) => rel.to_path_buf(),
         None => path.to_path_buf(),
     }
