@@ -1,6 +1,7 @@
 //! Embeds `vectors/` and `spec/` into the binary: every regular file but hidden ones, by its
 //! path from the crate's root ("vectors/host/suite.json"). `include_bytes!` keeps no path in the
-//! binary; the list is sorted so that the case-set hash is the same on every machine.
+//! binary; the list is sorted so that the case-set hash is the same on every machine. The hash
+//! (docs/vectors.md) is taken here, once, so no process pays for it at start.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -34,7 +35,23 @@ fn main() {
         println!("cargo:rerun-if-changed={dir}");
         walk(&root, dir, &mut files);
     }
-    let mut code = String::from("pub static FILES: &[(&str, &[u8])] = &[\n");
+    let mut sha = sha2::Sha256::default();
+    for (name, path) in &files {
+        let Some(rel) = name.strip_prefix("vectors/") else {
+            continue;
+        };
+        let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        sha2::Digest::update(&mut sha, rel.as_bytes());
+        sha2::Digest::update(&mut sha, [0]);
+        sha2::Digest::update(&mut sha, (bytes.len() as u64).to_le_bytes());
+        sha2::Digest::update(&mut sha, &bytes);
+    }
+    let hex: String = sha2::Digest::finalize(sha)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let mut code = format!("pub const SHA256: &str = {hex:?};\n");
+    code.push_str("pub static FILES: &[(&str, &[u8])] = &[\n");
     for (name, path) in &files {
         let _ = writeln!(
             code,
