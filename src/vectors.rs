@@ -15,18 +15,10 @@ mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
 }
 
-/// Every embedded file, by its path from the crate's root (`vectors/…`, `spec/…`), sorted.
+/// Every embedded file, by its path from the crate's root (`spec/…`, `vectors/…`), depth first
+/// in name order.
 pub fn files() -> &'static [(&'static str, &'static [u8])] {
     embedded::FILES
-}
-
-/// An embedded spec text (`000_15ba0494eb8a99bb.txt`), the spec every case cites.
-pub fn spec_text(name: &str) -> Option<&'static str> {
-    let path = format!("spec/{name}");
-    files()
-        .iter()
-        .find(|(p, _)| *p == path)
-        .and_then(|(_, b)| std::str::from_utf8(b).ok())
 }
 
 /// Where a run's vectors came from, as `result.json` records it: `embedded` or the folder, and
@@ -196,13 +188,11 @@ fn intact(dir: &Path) -> bool {
     if read_tree(dir, "", &mut found).is_err() || found.len() != files().len() {
         return false;
     }
-    found.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut ours = files().to_vec();
-    ours.sort_by_key(|f| f.0);
+    // Both lists are depth first in name order (build.rs walks `spec` before `vectors`).
     found
         .iter()
-        .zip(ours)
-        .all(|((p, b), (q, c))| p == q && b.as_slice() == c)
+        .zip(files())
+        .all(|((p, b), (q, c))| p == q && b.as_slice() == *c)
 }
 
 fn write_tree(dir: &Path) -> std::io::Result<()> {
@@ -266,7 +256,9 @@ mod tests {
         assert_eq!(on_disk.sha256, embedded_sha256());
         assert_eq!(tree_sha256(embedded_vectors()), embedded_sha256());
         assert!(files().iter().any(|(p, _)| *p == "vectors/denials.json"));
-        assert!(spec_text("004_0d5b24e47247e871.txt").is_some());
+        assert!(files()
+            .iter()
+            .any(|(p, _)| *p == "spec/004_0d5b24e47247e871.txt"));
     }
 
     #[test]
