@@ -39,7 +39,10 @@ pub struct Memo {
     targets: Mutex<HashMap<String, Arc<dyn crate::run::runner::Target>>>,
     /// Places taken, and heavy cases waiting to take them all.
     playing: Mutex<(usize, usize)>,
-    freed: Condvar,
+    /// Two queues, so that a freed place wakes one waiter, not all of them: thousands of
+    /// waiters woken per place cost more system time than the pairs played.
+    light: Condvar,
+    heavy: Condvar,
     jobs: usize,
 }
 
@@ -49,7 +52,8 @@ impl Memo {
             slots: Mutex::default(),
             targets: Mutex::default(),
             playing: Mutex::new((0, 0)),
-            freed: Condvar::new(),
+            light: Condvar::new(),
+            heavy: Condvar::new(),
             jobs: jobs.max(1),
         }
     }
@@ -78,11 +82,16 @@ impl Memo {
         let want = if heavy { self.jobs } else { 1 };
         let mut n = self.playing.lock().unwrap_or_else(|p| p.into_inner());
         n.1 += usize::from(heavy);
+        let queue = if heavy { &self.heavy } else { &self.light };
         while n.0 + want > self.jobs || (!heavy && n.1 > 0) {
-            n = self.freed.wait(n).unwrap_or_else(|p| p.into_inner());
+            n = queue.wait(n).unwrap_or_else(|p| p.into_inner());
         }
         n.1 -= usize::from(heavy);
         n.0 += want;
+        // Places left over (a light waiter woken by a heavy case's release) go on to the next.
+        if n.0 < self.jobs && n.1 == 0 {
+            self.light.notify_one();
+        }
         Place(self, want)
     }
 }
@@ -94,7 +103,15 @@ impl Drop for Place<'_> {
     fn drop(&mut self) {
         let mut n = self.0.playing.lock().unwrap_or_else(|p| p.into_inner());
         n.0 -= self.1;
-        self.0.freed.notify_all();
+        if n.1 > 0 {
+            // A heavy case waits for every place: it is woken when the last one is given back.
+            if n.0 == 0 {
+                self.0.heavy.notify_all();
+            }
+        } else {
+            // One waiter per place given back; each passes on what it leaves free.
+            self.0.light.notify_one();
+        }
     }
 }
 
@@ -148,22 +165,35 @@ impl SelfCheck<'_> {
         Ok(t)
     }
 
-    /// Each of `pairs` (target, case) played, all at once as far as the memo's places go;
-    /// results in order.
+    /// Each of `pairs` (target, case) played, as many at once as the memo's places allow;
+    /// results in order. A question has at most `jobs` threads: a thread per pair, each waiting
+    /// for a place, cost more than the pairs themselves.
     fn play(&self, pairs: &[(&str, &Case)]) -> Result<Vec<CaseResult>, String> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let next = AtomicUsize::new(0);
+        let results: Mutex<Vec<Option<Result<CaseResult, String>>>> =
+            Mutex::new(vec![None; pairs.len()]);
         std::thread::scope(|s| {
-            let handles: Vec<_> = pairs
-                .iter()
-                .map(|(name, case)| s.spawn(move || self.one(name, case)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err("a self-check thread panicked".into()))
-                })
-                .collect()
-        })
+            for _ in 0..self.memo.jobs.min(pairs.len()) {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((name, case)) = pairs.get(i) else {
+                        break;
+                    };
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        self.one(name, case)
+                    }))
+                    .unwrap_or_else(|_| Err("a self-check thread panicked".into()));
+                    results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+                });
+            }
+        });
+        results
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err("a self-check thread panicked".into())))
+            .collect()
     }
 
     /// `inproc:NAME` on `cases`; results in case order.
