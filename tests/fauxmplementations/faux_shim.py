@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A deliberately broken hcpspec shim, for tests/transports.rs.
+"""A deliberately broken hcpspec shim, for tests/it/transports.rs.
 
     faux_shim.py [--transport stdio|http|ws] [--die-at-start]
 

@@ -1,4 +1,4 @@
-"""Control shims of cores that misbehave, for tests/core_hostile.rs and tests/core_caps.rs: each
+"""Control shims of cores that misbehave, for tests/it/core_hostile.rs and tests/core_caps.rs: each
 is a verdict with evidence within its deadline, never a hang of hcpspec.
 
 python3 hostile_core.py MODE: one JSON-RPC message per line on stdin/stdout.

@@ -221,7 +221,7 @@ elif MODE == "crashes":
     print("panic: the harness fell over", file=sys.stderr, flush=True)
     sys.exit(3)
 elif MODE == "leaks":
-    # Repeats the secrets tests/redaction.rs planted, its own token and secret-shaped tokens, in
+    # Repeats the secrets tests/it/redaction.rs planted, its own token and secret-shaped tokens, in
     # stderr and in frames, then falls over.
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import leaky

@@ -1,4 +1,4 @@
-"""Host shims that misbehave, for tests/host.rs: each is a verdict with evidence within its
+"""Host shims that misbehave, for tests/it/host.rs: each is a verdict with evidence within its
 deadline, never a hang of hcpspec and never a pass.
 
 python3 hostile_host.py MODE [ARG]: one JSON-RPC message per line on stdin/stdout.

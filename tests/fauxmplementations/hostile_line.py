@@ -1,5 +1,5 @@
 """A shim (core or host: it answers any method) that misbehaves at the line level, for
-tests/stdio_lines.rs: each misbehaviour is an error naming what the shim did, within the call's
+tests/it/stdio_lines.rs: each misbehaviour is an error naming what the shim did, within the call's
 deadline, in bounded memory.
 
 python3 hostile_line.py MODE: one JSON-RPC message per line on stdin/stdout."""

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A hostile hcpspec shim over stdio, for tests/hostile.rs.
+"""A hostile hcpspec shim over stdio, for tests/it/hostile.rs.
 
     hostile_shim.py [--name NAME] [--size BYTES] [--log FILE]
 

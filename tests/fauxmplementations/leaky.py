@@ -1,4 +1,4 @@
-"""Implementations that repeat secrets, for tests/redaction.rs: the values tests/redaction.rs
+"""Implementations that repeat secrets, for tests/it/redaction.rs: the values tests/it/redaction.rs
 plants in hcpspec's environment (as strings, as a JSON number, inside a non-JSON line whose
 160-byte excerpt cuts one of them at its last byte) and tokens of common secret shapes.
 
@@ -6,7 +6,7 @@ python3 leaky.py MODE, MODE one of contract, host, core: one JSON-RPC message pe
 
 import json, sys
 
-# The planted values (tests/redaction.rs sets them as HCPSPEC_LEAK_*).
+# The planted values (tests/it/redaction.rs sets them as HCPSPEC_LEAK_*).
 QUOTE = 'canary"q\\uote-7d1e2f0a'
 CUT = "canary-cut-9a8b7c6d5e4f"
 NUM = 8675309123

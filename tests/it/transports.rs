@@ -129,17 +129,11 @@ fn faux_case(verb: &str, more: Vec<Value>) -> Case {
     c
 }
 
-/// One test of this file at a time, whatever RUST_TEST_THREADS says: they start shims (Python
-/// ones among them) whose handshakes get [`quick`]'s 1 s, which a machine busy with eight of
-/// these tests at once missed.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// The deadline of one call where a hang is what the test is about: short, so that each broken
 /// call costs little, yet long enough that a Python shim starting on a loaded 2-core machine
-/// answers its handshake (1 s was missed in CI). Tests about anything else keep the default.
+/// answers its handshake (1 s was missed in CI, when these tests ran eight at once; with 3 s
+/// they run beside each other and the rest of `tests/it`). Tests about anything else keep the
+/// default.
 fn quick() -> Options {
     Options {
         timeout: Duration::from_secs(3),
@@ -253,7 +247,6 @@ fn misbehaviours(spec: &str, extra: &[(&str, &[&str])]) {
 
 #[test]
 fn stdio_misbehaviours_are_verdicts() {
-    let _serial = serial();
     let spec = format!("stdio:python3 {}", shell_words::quote(&faux()));
     misbehaviours(
         &spec,
@@ -281,7 +274,6 @@ fn stdio_misbehaviours_are_verdicts() {
 
 #[test]
 fn http_misbehaviours_are_verdicts() {
-    let _serial = serial();
     let faux = Server::faux("http");
     misbehaviours(
         &faux.url,
@@ -291,14 +283,12 @@ fn http_misbehaviours_are_verdicts() {
 
 #[test]
 fn ws_misbehaviours_are_verdicts() {
-    let _serial = serial();
     let faux = Server::faux("ws");
     misbehaviours(&faux.url, &[("close", &["runtime.exec", "mid-call"])]);
 }
 
 #[test]
 fn a_crashed_stdio_shim_is_restarted_and_a_healthy_one_reused() {
-    let _serial = serial();
     let spec = format!("stdio:python3 {}", shell_words::quote(&faux()));
     let cases: Vec<Case> = ["ok", "ok", "crash", "ok", "ok"]
         .iter()
@@ -316,7 +306,6 @@ fn a_crashed_stdio_shim_is_restarted_and_a_healthy_one_reused() {
 
 #[test]
 fn an_unimplemented_method_is_unimplemented_never_a_pass() {
-    let _serial = serial();
     let spec = format!("stdio:python3 {}", shell_words::quote(&faux()));
     let connect = adapter::connector(&spec).expect("spec");
     let r = run_all(
@@ -357,7 +346,6 @@ fn an_unimplemented_method_is_unimplemented_never_a_pass() {
 
 #[test]
 fn unreachable_and_unstartable_shims_are_errors() {
-    let _serial = serial();
     let die = format!(
         "stdio:python3 {} --die-at-start",
         shell_words::quote(&faux())
@@ -393,7 +381,6 @@ fn unreachable_and_unstartable_shims_are_errors() {
 
 #[test]
 fn invalid_params_are_never_sent() {
-    let _serial = serial();
     let mut a = adapter::connector("inproc:reference").expect("spec")().expect("adapter");
     let e = a
         .call(
@@ -412,7 +399,6 @@ fn invalid_params_are_never_sent() {
 /// observed exactly as in-process.
 #[test]
 fn the_suite_passes_over_every_transport_with_parity() {
-    let _serial = serial();
     let http = Server::shim("http", "reference");
     let ws = Server::shim("ws", "reference");
     let specs = [
@@ -462,7 +448,6 @@ fn the_suite_passes_over_every_transport_with_parity() {
 /// Mutants served by `hcpspec shim` over stdio are killed as in-process, verdict for verdict.
 #[test]
 fn mutants_are_killed_over_stdio() {
-    let _serial = serial();
     for m in [
         Mutant::NoConfirmGate,
         Mutant::DefaultAllow,
@@ -505,7 +490,6 @@ fn mutants_are_killed_over_stdio() {
 
 #[test]
 fn parity_flags_a_differing_observation_within_one_runtime() {
-    let _serial = serial();
     let http = Server::shim("http", "reference");
     let case = suite()
         .iter()
@@ -556,7 +540,6 @@ fn parity_flags_a_differing_observation_within_one_runtime() {
 
 #[test]
 fn hcpspec_run_over_two_transports_reports_parity() {
-    let _serial = serial();
     let out = tempfile::tempdir().expect("tmp");
     let o = Command::new(HCPSPEC)
         .args([
@@ -596,7 +579,6 @@ fn hcpspec_run_over_two_transports_reports_parity() {
 
 #[test]
 fn the_shim_binds_loopback_only() {
-    let _serial = serial();
     for listen in ["0.0.0.0:0", "192.168.1.1:8080", "[::]:0"] {
         let o = Command::new(HCPSPEC)
             .args(["shim", "--transport", "http", "--listen", listen])
@@ -617,7 +599,6 @@ fn the_shim_binds_loopback_only() {
 /// after `shutdown`.
 #[test]
 fn the_stdio_server_survives_bad_requests() {
-    let _serial = serial();
     let mut child = Command::new(HCPSPEC)
         .args(["shim", "--transport", "stdio"])
         .stdin(Stdio::piped())
@@ -674,7 +655,6 @@ fn the_stdio_server_survives_bad_requests() {
 /// A WebSocket connection that closes takes its runtimes with it.
 #[test]
 fn a_closed_websocket_disposes_its_runtimes() {
-    let _serial = serial();
     let session = std::sync::Arc::new(hcpspec::shim::Session::new(
         hcpspec::runtime::embedded("reference").expect("reference"),
     ));
@@ -707,7 +687,6 @@ fn a_closed_websocket_disposes_its_runtimes() {
 
 #[test]
 fn every_shim_schema_compiles_and_names_its_method() {
-    let _serial = serial();
     hcpspec::shim::schema::warm();
     for (name, text) in hcpspec::shim::schema::FILES {
         let v: Value = serde_json::from_str(text).expect("JSON");
@@ -732,7 +711,6 @@ fn every_shim_schema_compiles_and_names_its_method() {
 /// shim` over stdio, HTTP and WebSocket passes every case, observing the same as in-process.
 #[test]
 fn the_case_state_suites_pass_over_every_transport_with_parity() {
-    let _serial = serial();
     use hcpspec::run::expectations::Expectations;
     use hcpspec::run::runner::{Quiet, Runner};
     use hcpspec::suites::Context;

@@ -3,7 +3,7 @@
 //! least one sentence of the table. Data-driven: adding or renaming a case means editing the
 //! table, nothing here.
 
-mod common;
+use crate::common;
 
 use common::markdown::{cells, plain};
 use hcpspec::case::Level;

@@ -3,8 +3,6 @@
 //! mechanism), and a fuzz run whose shim dies part way through is exit 3 with one line, or one
 //! finding, never a flood of findings.
 
-mod common;
-
 use hcpspec::adapter::{Adapter, CallError};
 use hcpspec::case::Case;
 use hcpspec::run::Verdict;

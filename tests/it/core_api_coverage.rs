@@ -7,7 +7,7 @@
 //! tests/suites.rs (`sentences::core-api::*`). Data-driven: adding a case or a row means
 //! editing the file, nothing here.
 
-mod common;
+use crate::common;
 
 use common::markdown::{cells, plain};
 use hcpspec::case::Level;

@@ -3,7 +3,7 @@
 //! never a pass; the fuzzer finds nothing in the reference adapter, finds a mutant's broken rule,
 //! and writes findings that replay.
 
-mod common;
+use crate::common;
 
 use hcpspec::case::Case;
 use hcpspec::run::Verdict;

@@ -3,7 +3,7 @@
 //! or closes mid-frame. Each is a verdict with evidence within its deadline (an error, a failure
 //! showing what came, or unimplemented), never a hang of hcpspec and never a pass.
 
-mod common;
+use crate::common;
 
 use hcpspec::run::Verdict;
 use hcpspec::suites::core_api::run_case;

@@ -2,7 +2,7 @@
 //! quotes (the text in `("…")`) that are really in it, so a reader can go from a failing case
 //! to the sentence it enforces.
 
-mod common;
+use crate::common;
 
 use common::markdown::plain;
 use regex::Regex;

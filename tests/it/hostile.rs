@@ -2,7 +2,7 @@
 //! a hostile shim (tests/fauxmplementations/hostile_shim.py) and a leaky runtime are each refused
 //! or contained, checked on the file system and in every output.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

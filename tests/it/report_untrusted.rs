@@ -3,7 +3,7 @@
 //! it holds is contained again, as a live run contains what it keeps, before any output is
 //! written. Every test is bounded in time.
 
-mod common;
+use crate::common;
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

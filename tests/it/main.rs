@@ -1,0 +1,31 @@
+//! Most integration tests, as one test binary: `cargo test` runs its binaries one after another,
+//! and one binary lets these run side by side (they mostly wait on child processes, sockets and
+//! deadlines) and links once. `cargo test --test it -- cli::` picks one file's tests.
+//!
+//! Apart, each a binary of its own: what asserts the whole process's peak RSS (`core_caps`,
+//! `harness_hostile`), what sets the process's environment (`harness_env`, `snapshots`), and
+//! the libtest-mimic harnesses (`suites`, `fuzz_corpus`).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod architecture;
+mod citations;
+mod cli;
+mod core_api_coverage;
+mod core_end_to_end;
+mod core_hostile;
+mod core_untrusted;
+mod coverage;
+mod echo_suite;
+mod fuzz;
+mod fuzz_unplayable;
+mod host;
+mod host_caps;
+mod hostile;
+mod pack_typed;
+mod redaction;
+mod renderings;
+mod report_untrusted;
+mod stdio_lines;
+mod transports;
