@@ -15,8 +15,12 @@ seed="${2:-1}"
 ref_budget="${3:-20000}"
 # A safety net, not the proof: far past what the budget takes on a slow machine.
 cap=900
-cargo build --release --quiet --bin hcpspec --bin hcpspec-probe
-bin=target/release/hcpspec
+# $HCPSPEC: a binary already built (CI's, from the packaged crate); else a release build here.
+bin="${HCPSPEC:-}"
+if [ -z "$bin" ]; then
+  cargo build --release --quiet --bin hcpspec --bin hcpspec-probe
+  bin=target/release/hcpspec
+fi
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 

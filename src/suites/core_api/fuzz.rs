@@ -578,7 +578,10 @@ pub fn broken(obs: &[Observation], up_after: bool) -> Option<Broken> {
         // no Idempotency-Key.
         if o.action.starts_with("gate ") && v["status"] == 200 && !o.action.ends_with("/cancel") {
             let not_run = json!({ "status": { "$not": 200 } });
-            if v["$token"] == "none" || v["$token"].get("harness").is_some() {
+            if v["$token"] == "none"
+                || v["$token"] == "host"
+                || v["$token"].get("harness").is_some()
+            {
                 return at(
                     "a gate call without a run token ran".into(),
                     RUN_TOKEN,

@@ -419,6 +419,17 @@ impl Default for Framing<'_> {
     }
 }
 
+/// Whether a saved answer holds `token` as a `hostToken` (at any depth).
+fn holds_host_token(v: &Value, token: &str) -> bool {
+    match v {
+        Value::Object(m) => m
+            .iter()
+            .any(|(k, x)| (k == "hostToken" && x == token) || holds_host_token(x, token)),
+        Value::Array(a) => a.iter().any(|x| holds_host_token(x, token)),
+        _ => false,
+    }
+}
+
 /// How long a `request` or `await` step waits: its `waitMs` (at most 10 s), else 3 s. A case
 /// that expects nothing to come may wait less.
 fn wait_of(step: &Value) -> Duration {
@@ -757,7 +768,8 @@ impl Exec {
     }
 
     /// Whose a token is: `"none"`, `{"harness": ID}` for a harness token of `core.start`'s
-    /// answer, or `"unknown"` (a run token, or one core never gave).
+    /// answer, `"host"` for a `hostToken` a pod's join was answered with (a pod's harness
+    /// connects with it), or `"unknown"` (a run token, or one core never gave).
     fn whose(&self, token: Option<&str>) -> Value {
         let Some(t) = token else {
             return json!("none");
@@ -766,7 +778,11 @@ impl Exec {
         let of = harnesses
             .as_object()
             .and_then(|m| m.iter().find(|(_, v)| *v == t));
-        of.map_or(json!("unknown"), |(id, _)| json!({ "harness": id }))
+        match of {
+            Some((id, _)) => json!({ "harness": id }),
+            None if self.vars.values().any(|v| holds_host_token(v, t)) => json!("host"),
+            None => json!("unknown"),
+        }
     }
 
     /// Open a harness connection: how the upgrade went (its status, 101 when accepted, or why the
