@@ -93,6 +93,82 @@ impl Reporter for Quiet {
     fn event(&mut self, _: &Event<'_>) {}
 }
 
+/// A reporter that keeps what it is told, to tell it later: a suite run beside others records
+/// its events, and they are replayed in the run's order once the suites before it are told, so
+/// the terminal reads as if the suites ran one after another.
+#[derive(Default)]
+pub struct Recorder(Vec<Recorded>);
+
+enum Recorded {
+    RuntimeStarted(String, Value, usize),
+    CaseStarted(String, String),
+    CaseSlow(String, String, Duration),
+    CaseFinished(String, CaseResult),
+    Drifted(String, CaseResult, Drift, PathBuf),
+    RuntimeFinished(String, RuntimeRun),
+    ParityDiffered(crate::run::parity::Difference),
+}
+
+impl Reporter for Recorder {
+    fn event(&mut self, e: &Event<'_>) {
+        self.0.push(match *e {
+            Event::RuntimeStarted { spec, info, cases } => {
+                Recorded::RuntimeStarted(spec.into(), info.clone(), cases)
+            }
+            Event::CaseStarted { spec, name } => Recorded::CaseStarted(spec.into(), name.into()),
+            Event::CaseSlow {
+                spec,
+                name,
+                elapsed,
+            } => Recorded::CaseSlow(spec.into(), name.into(), elapsed),
+            Event::CaseFinished { spec, result } => {
+                Recorded::CaseFinished(spec.into(), result.clone())
+            }
+            Event::Drifted {
+                spec,
+                result,
+                drift,
+                written,
+            } => Recorded::Drifted(spec.into(), result.clone(), drift.clone(), written.into()),
+            Event::RuntimeFinished { spec, run, .. } => {
+                Recorded::RuntimeFinished(spec.into(), run.clone())
+            }
+            Event::ParityDiffered { difference } => Recorded::ParityDiffered(difference.clone()),
+        });
+    }
+}
+
+impl Recorder {
+    /// Tell `to` every event, in the order they came; `cases` are the run's (what
+    /// `RuntimeFinished` carries).
+    pub fn replay(&self, to: &mut dyn Reporter, cases: &[Case]) {
+        for r in &self.0 {
+            to.event(&match r {
+                Recorded::RuntimeStarted(spec, info, cases) => Event::RuntimeStarted {
+                    spec,
+                    info,
+                    cases: *cases,
+                },
+                Recorded::CaseStarted(spec, name) => Event::CaseStarted { spec, name },
+                Recorded::CaseSlow(spec, name, elapsed) => Event::CaseSlow {
+                    spec,
+                    name,
+                    elapsed: *elapsed,
+                },
+                Recorded::CaseFinished(spec, result) => Event::CaseFinished { spec, result },
+                Recorded::Drifted(spec, result, drift, written) => Event::Drifted {
+                    spec,
+                    result,
+                    drift,
+                    written,
+                },
+                Recorded::RuntimeFinished(spec, run) => Event::RuntimeFinished { spec, run, cases },
+                Recorded::ParityDiffered(difference) => Event::ParityDiffered { difference },
+            });
+        }
+    }
+}
+
 /// Why a run could not finish.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {

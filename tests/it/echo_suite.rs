@@ -243,3 +243,54 @@ fn a_case_past_the_deadline_is_an_error_and_slow_cases_are_reported() {
     }
     assert!(!slow.0.is_empty(), "the slow case was reported");
 }
+
+/// What a reporter is told, one line per event (names, verdicts and counts, not timings).
+#[derive(Default)]
+struct Told(Vec<String>);
+
+impl hcpspec::run::runner::Reporter for Told {
+    fn event(&mut self, e: &hcpspec::run::runner::Event<'_>) {
+        use hcpspec::run::runner::Event;
+        self.0.push(match e {
+            Event::RuntimeStarted { spec, cases, .. } => format!("started {spec} {cases}"),
+            Event::CaseStarted { spec, name } => format!("case {spec} {name}"),
+            Event::CaseSlow { spec, name, .. } => format!("slow {spec} {name}"),
+            Event::CaseFinished { spec, result } => {
+                format!("finished {spec} {} {}", result.name, result.verdict.label())
+            }
+            Event::Drifted { spec, result, .. } => format!("drifted {spec} {}", result.name),
+            Event::RuntimeFinished { spec, run, cases } => format!(
+                "runtime finished {spec} {} of {} cases",
+                run.cases.len(),
+                cases.len()
+            ),
+            Event::ParityDiffered { difference } => format!("parity {}", difference.case),
+        });
+    }
+}
+
+/// A suite run beside others records what it would have told the terminal; replayed, the
+/// terminal is told the same, in the same order, as when it watched the run itself.
+#[test]
+fn a_recorded_run_replays_what_it_would_have_told() {
+    registered();
+    let l = hcpspec::suites::load(&vectors(), "echo").unwrap();
+    let ctx = Context::new(&vectors(), Path::new(env!("CARGO_BIN_EXE_hcpspec-probe")));
+    let expectations = Expectations::default();
+    let mut runner = Runner::new(&l.info, &l.cases, &expectations);
+    runner.jobs = 1;
+    let target = || l.suite.target("inproc:mutant:mute", &ctx).unwrap();
+    let mut watched = Told::default();
+    runner.run(&[target()], &mut watched).unwrap();
+    let mut recorder = hcpspec::run::runner::Recorder::default();
+    runner.run(&[target()], &mut recorder).unwrap();
+    let mut replayed = Told::default();
+    recorder.replay(&mut replayed, &l.cases);
+    assert_eq!(replayed.0, watched.0);
+    assert!(
+        watched.0.iter().any(|l| l.ends_with(" fail")),
+        "{:?}",
+        watched.0
+    );
+    assert!(watched.0.last().unwrap().starts_with("runtime finished"));
+}

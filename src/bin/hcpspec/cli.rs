@@ -184,8 +184,9 @@ pub struct RunArgs {
     pub name: Vec<String>,
     #[command(flatten)]
     pub filters: Filters,
-    /// Cases run at once (1 to 256). Default: the core count; 16 for the embedded targets of a
-    /// suite whose cases mostly wait on scripted clocks (harness-api, core-api).
+    /// Cases run at once (1 to 256), each suite in turn. Default: each suite's own (the core
+    /// count; more for the embedded targets of a suite whose cases mostly wait on scripted
+    /// clocks: 16 for core-api, 64 for harness-api), every selected suite side by side.
     #[arg(long, value_parser = jobs)]
     pub jobs: Option<usize>,
     /// Run every mutant and print the kill matrix instead.
@@ -345,24 +346,78 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
     if planned.is_empty() {
         return Err(first_error.unwrap_or_else(|| "no suite selected".into()));
     }
+    let runners: Vec<Runner> = planned
+        .iter()
+        .map(|(suite, cases, _, jobs)| {
+            let mut runner = Runner::new(suite, cases, &expectations);
+            runner.snapshots = snapshots.clone();
+            runner.jobs = a.jobs.unwrap_or(*jobs);
+            runner.strict = a.strict_expectations;
+            runner.labels = a
+                .runtime
+                .iter()
+                .cloned()
+                .zip(a.name.iter().cloned())
+                .collect();
+            runner.max_fail = a.max_fail.map(|n| n as usize);
+            runner.interrupt = Some(&crate::INTERRUPTED);
+            runner.ci = ci;
+            runner
+        })
+        .collect();
+    let terminal = |suite: &SuiteInfo, runner: &Runner, live: bool| {
+        Terminal::new(suite, runner.rules(), a.snapshots.as_deref(), live)
+    };
+    // Without --jobs the suites run side by side: their cases mostly wait (scripted clocks, other
+    // processes), and each suite's own jobs already fit its kind of work. The first suite tells
+    // the terminal as it goes; each other one records, and is told in the run's order once it
+    // is over, so the terminal reads as one suite after another. `--jobs N` runs them one
+    // after another, N cases at a time.
+    let side_by_side = a.jobs.is_none();
+    // Each suite's terminal is finished as it is told; a run that could not finish stops the
+    // telling (the suites still running beside it end with the scope, untold).
+    let outcomes: Vec<Result<RunResult, RunError>> = std::thread::scope(|s| {
+        let mut rest = std::collections::VecDeque::new();
+        if side_by_side {
+            for (runner, (_, _, targets, _)) in runners.iter().zip(&planned).skip(1) {
+                rest.push_back(s.spawn(move || {
+                    let mut recorder = hcpspec::run::runner::Recorder::default();
+                    let r = runner.run(targets, &mut recorder);
+                    (r, recorder)
+                }));
+            }
+        }
+        let mut out = Vec::new();
+        for (i, (runner, (suite, cases, targets, _))) in runners.iter().zip(&planned).enumerate() {
+            // Every suite after the first was spawned above, unless under --jobs.
+            let spawned = if i > 0 { rest.pop_front() } else { None };
+            let (r, t) = match spawned {
+                Some(h) => {
+                    let (r, recorder) = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                    let mut t = terminal(suite, runner, false);
+                    recorder.replay(&mut t, cases);
+                    (r, t)
+                }
+                None => {
+                    let mut t = terminal(suite, runner, true);
+                    (runner.run(targets, &mut t), t)
+                }
+            };
+            if let Ok(result) = &r {
+                t.finish(result);
+            }
+            let stop = r.is_err();
+            out.push(r);
+            if stop {
+                break;
+            }
+        }
+        out
+    });
     let mut code = exit::OK;
     let mut results = Vec::new();
-    for (suite, cases, targets, jobs) in planned {
-        let mut runner = Runner::new(suite, cases, &expectations);
-        runner.snapshots = snapshots.clone();
-        runner.jobs = a.jobs.unwrap_or(jobs);
-        runner.strict = a.strict_expectations;
-        runner.labels = a
-            .runtime
-            .iter()
-            .cloned()
-            .zip(a.name.iter().cloned())
-            .collect();
-        runner.max_fail = a.max_fail.map(|n| n as usize);
-        runner.interrupt = Some(&crate::INTERRUPTED);
-        runner.ci = ci;
-        let mut terminal = Terminal::new(suite, runner.rules(), a.snapshots.as_deref());
-        let result = match runner.run(&targets, &mut terminal) {
+    for result in outcomes {
+        let result = match result {
             Ok(r) => r,
             Err(RunError::Unreachable { spec, message }) => {
                 eprintln!(
@@ -383,7 +438,6 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
                 return Ok(exit::USAGE);
             }
         };
-        terminal.finish(&result);
         if result.fails() {
             code = exit::FAILURES;
         }
@@ -469,6 +523,7 @@ fn roll_up(results: &[hcpspec::report::RunResult]) {
 struct Terminal {
     suite: SuiteInfo,
     tty: bool,
+    live: bool,
     bar: Option<indicatif::ProgressBar>,
     /// Cases whose snapshot changed, and cases that had none.
     changed: usize,
@@ -478,10 +533,12 @@ struct Terminal {
 }
 
 impl Terminal {
-    fn new(suite: &SuiteInfo, rules: Rules, snapshots: Option<&Path>) -> Terminal {
+    /// `live`: told as the run goes (a progress bar on a terminal), not replayed after it.
+    fn new(suite: &SuiteInfo, rules: Rules, snapshots: Option<&Path>, live: bool) -> Terminal {
         Terminal {
             suite: suite.clone(),
             tty: std::io::stderr().is_terminal(),
+            live,
             bar: None,
             changed: 0,
             new: 0,
@@ -545,7 +602,7 @@ impl Reporter for Terminal {
     fn event(&mut self, e: &Event<'_>) {
         match e {
             Event::RuntimeStarted { spec, cases, .. } => {
-                self.bar = self.tty.then(|| {
+                self.bar = (self.tty && self.live).then(|| {
                     let b = indicatif::ProgressBar::new(*cases as u64);
                     if let Ok(style) = indicatif::ProgressStyle::with_template(
                         "{prefix} [{bar:30}] {pos}/{len} {msg}",
