@@ -1244,12 +1244,14 @@ fn cpu_secs() -> f64 {
     secs(libc::RUSAGE_SELF) + secs(libc::RUSAGE_CHILDREN)
 }
 
-/// Every suite as the main command runs it (its embedded targets, its default jobs): wall
-/// time, CPU time, and the share of the cores' time that was waiting rather than work.
+/// Every suite as the main command runs it (its embedded targets, its default jobs), one
+/// alone at a time: wall time, CPU time, and the share of the cores' time that was waiting
+/// rather than work. The last row sums them: `hcpspec run` without --jobs runs the suites side
+/// by side, so its own wall time is less.
 fn bench_suites(vectors: &Path, ctx: &Context) -> Result<(), String> {
     let names = hcpspec::case::suite_names(vectors).map_err(|e| e.to_string())?;
     println!(
-        "\nevery suite as `hcpspec run` runs it ({} cores):\n  {:<12} {:>6} {:>5} {:>8} {:>8} {:>7}",
+        "\nevery suite as `hcpspec run` runs it, one at a time ({} cores):\n  {:<12} {:>6} {:>5} {:>8} {:>8} {:>7}",
         cores(),
         "suite",
         "cases",
@@ -1280,7 +1282,7 @@ fn bench_suites(vectors: &Path, ctx: &Context) -> Result<(), String> {
         }
     }
     println!(
-        "  {:<12} {:>6} {:>5} {:>8.2} {:>8.2} {:>6.0}%",
+        "  {:<12} {:>6} {:>5} {:>8.2} {:>8.2} {:>6.0}%  (summed; `hcpspec run` runs them side by side)",
         "all",
         "",
         "",
