@@ -21,9 +21,10 @@ fn a_launched_harness_gets_the_contract_and_a_minimal_environment_only() {
         out.display()
     ))
     .unwrap();
+    // A deadline no loaded machine reaches before python3 has started.
     let text = r#"{"id": "env", "title": "t", "section": "2", "level": "MUST",
         "spec": "004_0d5b24e47247e871.txt § 2 Work: hello, lease, renew, release (\"x\")",
-        "scenario": { "deadlineMs": 500, "model": [{ "text": "done" }] } }"#;
+        "scenario": { "deadlineMs": 30000, "model": [{ "text": "done" }] } }"#;
     let denials =
         hcpspec::case::load_denials(&Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors"))
             .unwrap();
@@ -36,10 +37,21 @@ fn a_launched_harness_gets_the_contract_and_a_minimal_environment_only() {
     )
     .unwrap();
     case.group = "env".into();
-    let _ = run_case(&case, &harness);
-    let env: BTreeMap<String, String> =
-        serde_json::from_str(&std::fs::read_to_string(&out).expect("the harness reported"))
-            .unwrap();
+    // The harness reports as it starts (write, then rename) and exits; the scenario it never
+    // plays goes on to its deadline on a thread of its own, which ends with the test.
+    std::thread::spawn(move || run_case(&case, &harness));
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let text = loop {
+        if let Ok(text) = std::fs::read_to_string(&out) {
+            break text;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the harness did not report within 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let env: BTreeMap<String, String> = serde_json::from_str(&text).unwrap();
     let _ = std::fs::remove_file(&out);
     for planted in ["HCPSPEC_CANARY_SECRET", "AWS_SECRET_ACCESS_KEY"] {
         assert!(

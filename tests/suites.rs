@@ -277,31 +277,97 @@ fn main() {
         std::env::set_var("INSTA_UPDATE", "always");
     }
     let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
-    // nextest runs each trial in a process of its own (`--exact NAME`): such a process loads
-    // only the suite the name says (`SUITE::…`, `mutants::SUITE::…`).
-    let only: Option<String> = args.filter.clone().filter(|_| args.exact);
-    let loaded = suite_names(&vectors).and_then(|names| {
-        let named = only.as_deref().and_then(|f| {
-            let parts: Vec<&str> = f.split("::").take(2).collect();
-            names.iter().find(|n| parts.contains(&n.as_str())).cloned()
-        });
-        names
-            .iter()
-            .filter(|n| named.as_ref().is_none_or(|x| x == *n))
-            .map(|n| hcpspec::suites::load(&vectors, n))
-            .collect::<Result<Vec<_>, _>>()
-    });
-    let suites = match loaded {
-        Ok(s) => Arc::new(s),
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
-        }
-    };
     let ctx = Arc::new(Context::new(
         &vectors,
         Path::new(env!("CARGO_BIN_EXE_hcpspec-probe")),
     ));
+    // nextest runs each trial in a process of its own (`--exact NAME`): such a process loads
+    // only what that trial plays. Should that miss the trial, everything is loaded, so a trial
+    // run alone is the trial of a whole run.
+    let only: Option<String> = args.filter.clone().filter(|_| args.exact);
+    let loaded = match only.as_deref().map(|t| load_for(&vectors, t)) {
+        Some(Ok(Some(l))) => Ok(vec![l]),
+        Some(Err(e)) => Err(e),
+        _ => load_all(&vectors),
+    };
+    let mut trials = match loaded {
+        Ok(suites) => all_trials(suites, &ctx, &vectors),
+        Err(e) => exit_on(e),
+    };
+    if let Some(t) = only.filter(|t| !trials.iter().any(|x| x.name() == t)) {
+        let all = load_all(&vectors).unwrap_or_else(|e| exit_on(e));
+        trials = all_trials(all, &ctx, &vectors);
+        trials.retain(|x| x.name() == t);
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
+
+fn exit_on(e: hcpspec::case::CaseError) -> ! {
+    eprintln!("error: {e}");
+    std::process::exit(2);
+}
+
+/// Every suite under `vectors`, whole.
+fn load_all(vectors: &Path) -> Result<Vec<Loaded>, hcpspec::case::CaseError> {
+    suite_names(vectors)?
+        .iter()
+        .map(|n| hcpspec::suites::load(vectors, n))
+        .collect()
+}
+
+/// What the trial named `trial` plays, and no more: the suite its name says, with only the
+/// cases it plays (a case's own trial: that case; a mutant's: the MUST cases it answers for; a
+/// ledger row's: the row's cases, or every MUST case for a row claiming a check; a variant's:
+/// every MUST case). `None` for a trial that needs every suite whole, or for a name of no trial.
+fn load_for(vectors: &Path, trial: &str) -> Result<Option<Loaded>, hcpspec::case::CaseError> {
+    use hcpspec::case::{Head, Keep, Level};
+    let parts: Vec<&str> = trial.split("::").collect();
+    let (kind, suite, rest) = match parts.as_slice() {
+        [k @ ("mutants" | "variants" | "sentences"), s, rest @ ..] => (*k, *s, rest),
+        [s, rest @ ..] => ("case", *s, rest),
+        [] => return Ok(None),
+    };
+    if !suite_names(vectors)?.iter().any(|n| n == suite) {
+        return Ok(None);
+    }
+    let info = hcpspec::case::load_suite_info(vectors, suite)?;
+    let code = hcpspec::suites::of(vectors, &info)?;
+    let must = |h: &Head| h.level == Level::MUST;
+    let some = |keep: &Keep| hcpspec::suites::load_some(vectors, suite, keep).map(Some);
+    match (kind, rest) {
+        ("case", [group, id, _runtime]) => some(&Keep::Named(&|g, i| g == *group && i == *id)),
+        ("mutants", [m]) => match code.mutants().into_iter().find(|x| x.name == *m) {
+            Some(m) => some(&Keep::Head(&|h| {
+                must(h)
+                    && (m.sections.contains(&h.section.as_str())
+                        || h.killed_by.iter().any(|k| k == m.name))
+            })),
+            None => hcpspec::suites::load(vectors, suite).map(Some),
+        },
+        ("variants", [_]) => some(&Keep::Head(&must)),
+        ("sentences", [file, number]) => {
+            let row = ledger::read(vectors, &info, &code.checks())
+                .unwrap_or_default()
+                .into_iter()
+                .find(|r| {
+                    r.ledger.trim_start_matches("../") == *file && r.number.to_string() == *number
+                });
+            match row {
+                Some(r) if r.checks.is_empty() => some(&Keep::Named(&|g, i| {
+                    r.cases.contains(&format!("{suite}::{g}::{i}"))
+                })),
+                Some(_) => some(&Keep::Head(&must)),
+                None => hcpspec::suites::load(vectors, suite).map(Some),
+            }
+        }
+        _ => hcpspec::suites::load(vectors, suite).map(Some),
+    }
+}
+
+/// Every trial of `suites`.
+fn all_trials(suites: Vec<Loaded>, ctx: &Arc<Context>, vectors: &Path) -> Vec<Trial> {
+    let suites = Arc::new(suites);
+    let vectors = vectors.to_path_buf();
     let mut trials = Vec::new();
     let all = suites.clone();
     trials.push(Trial::test("snapshots::no-orphans", move || {
@@ -411,5 +477,5 @@ fn main() {
             }));
         }
     }
-    libtest_mimic::run(&args, trials).exit();
+    trials
 }

@@ -92,6 +92,38 @@ impl Case {
     }
 }
 
+/// The members of a case file that are [`Case`]'s own fields; every other member is its body.
+const HEADER: [&str; 8] = [
+    "id",
+    "title",
+    "section",
+    "level",
+    "spec",
+    "assumption",
+    "requires",
+    "killed_by",
+];
+
+/// What says who answers for a case, read without reading the case whole: which cases a
+/// question needs ([`Keep::Head`]).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Head {
+    pub section: String,
+    pub level: Level,
+    #[serde(default)]
+    pub killed_by: Vec<String>,
+}
+
+/// Which of a suite's cases to load ([`load_some`]).
+pub enum Keep<'a> {
+    All,
+    /// By group (the case's folder) and id (its file's stem).
+    Named(&'a dyn Fn(&str, &str) -> bool),
+    /// By [`Head`]. A file whose head cannot be read is kept: reading it whole says what is
+    /// wrong with it.
+    Head(&'a dyn Fn(&Head) -> bool),
+}
+
 impl Case {
     /// A member of the suite-owned body.
     pub fn member(&self, key: &str) -> Option<&Value> {
@@ -330,12 +362,19 @@ pub fn parse_case(
     {
         return Err(err(file, &pointer, message));
     }
-    let mut case: Case = serde_json::from_value(value).map_err(|e| err(file, "", e.to_string()))?;
-    // Lossy, so that a file name that is not UTF-8 is still shown (with U+FFFD), never as "".
-    let stem = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    // The header alone through serde (`body`'s flatten buffers every member it sees, which cost
+    // as much as parsing the file); the rest is the body as it is.
+    let Value::Object(mut body) = value else {
+        return Err(err(file, "", "a case is a JSON object"));
+    };
+    let head: serde_json::Map<String, Value> = HEADER
+        .iter()
+        .filter_map(|k| body.remove_entry(*k))
+        .collect();
+    let mut case: Case =
+        serde_json::from_value(Value::Object(head)).map_err(|e| err(file, "", e.to_string()))?;
+    case.body = body;
+    let (group, stem) = group_and_id(file);
     if case.id != stem {
         return Err(err(
             file,
@@ -355,13 +394,22 @@ pub fn parse_case(
         .check(&case, denials)
         .map_err(|(p, m)| err(file, &p, m))?;
     case.suite = suite.to_string();
-    case.group = file
-        .parent()
-        .and_then(|p| p.file_name())
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    case.group = group;
     case.file = file.to_path_buf();
     Ok(case)
+}
+
+/// A case file's group (its folder's name) and id (its file's stem). Lossy, so that a name that
+/// is not UTF-8 is still shown (with U+FFFD), never as "".
+pub fn group_and_id(file: &Path) -> (String, String) {
+    let name = |p: Option<&std::ffi::OsStr>| {
+        p.map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    (
+        name(file.parent().and_then(Path::file_name)),
+        name(file.file_stem()),
+    )
 }
 
 /// Every case of a suite in `format`, sorted by name. Fails on the first malformed file: a bad
@@ -371,8 +419,12 @@ pub fn load_suite(
     info: &SuiteInfo,
     format: &dyn Format,
 ) -> Result<Vec<Case>, CaseError> {
-    let suite = info.name.as_str();
-    let denials = load_denials(vectors)?;
+    load_some(vectors, info, format, &Keep::All)
+}
+
+/// The case files of a suite, `vectors/<suite>/<group>/<id>.json`, sorted; an error for one
+/// that resolves outside the vectors folder.
+pub fn case_files(vectors: &Path, suite: &str) -> Result<Vec<PathBuf>, CaseError> {
     let root = vectors.join(suite);
     let mut files = Vec::new();
     let groups =
@@ -397,6 +449,34 @@ pub fn load_suite(
         if !f.canonicalize().is_ok_and(|real| real.starts_with(&tree)) {
             return Err(err(f, "", "resolves outside the vectors folder"));
         }
+    }
+    Ok(files)
+}
+
+/// The cases of a suite that `keep` keeps, each checked as [`load_suite`] checks it: what a
+/// question that needs a few cases loads (a trial run alone in its own process). Whether ids
+/// are unique across the suite is known only to a whole load.
+pub fn load_some(
+    vectors: &Path,
+    info: &SuiteInfo,
+    format: &dyn Format,
+    keep: &Keep,
+) -> Result<Vec<Case>, CaseError> {
+    let suite = info.name.as_str();
+    let denials = load_denials(vectors)?;
+    let mut files = case_files(vectors, suite)?;
+    match keep {
+        Keep::All => {}
+        Keep::Named(keep) => files.retain(|f| {
+            let (group, id) = group_and_id(f);
+            keep(&group, &id)
+        }),
+        Keep::Head(keep) => files.retain(|f| {
+            crate::input::read_capped(f, crate::input::MAX_CASE)
+                .ok()
+                .and_then(|text| serde_json::from_str::<Head>(&text).ok())
+                .is_none_or(|h| keep(&h))
+        }),
     }
     let cases = files
         .iter()
@@ -434,4 +514,36 @@ pub fn load_suite(
         }
     }
     Ok(cases)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`HEADER`] is every member of a case that is not its body.
+    #[test]
+    fn the_header_is_every_field_of_a_case() {
+        let case = Case {
+            id: "i".into(),
+            title: "t".into(),
+            section: "1".into(),
+            level: Level::MUST,
+            spec: "s".into(),
+            assumption: Some("a".into()),
+            requires: vec!["r".into()],
+            killed_by: vec!["k".into()],
+            body: serde_json::Map::new(),
+            suite: "x".into(),
+            group: "g".into(),
+            file: "f".into(),
+        };
+        let Value::Object(fields) = serde_json::to_value(&case).unwrap() else {
+            panic!("a case serializes to an object");
+        };
+        let mut fields: Vec<&str> = fields.keys().map(String::as_str).collect();
+        let mut header = HEADER.to_vec();
+        fields.sort();
+        header.sort();
+        assert_eq!(fields, header);
+    }
 }

@@ -5,8 +5,9 @@
 //! the row's killer (a mutant breaking exactly its sentence) fails one of the row's MUST cases on
 //! an expectation the case wrote (docs/ledgers.md).
 
-use crate::case::{Case, Level};
+use crate::case::{Case, Level, SuiteInfo};
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// How far a row's sentence is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -151,17 +152,55 @@ impl Columns {
 /// id) and the checks every one of its cases runs.
 pub struct Names<'a> {
     pub suite: &'a str,
-    pub cases: &'a [Case],
+    /// Each way of naming a case, and the case's full name.
+    cases: std::collections::HashMap<String, String>,
     pub checks: &'a [&'a str],
 }
 
-impl Names<'_> {
-    fn case(&self, word: &str) -> Option<String> {
-        self.cases
-            .iter()
-            .find(|c| word == c.name() || word == format!("{}/{}", c.group, c.id) || word == c.id)
-            .map(Case::name)
+impl<'a> Names<'a> {
+    /// The names of the cases given by group and id (ids are unique in a suite, and neither
+    /// holds `/` or `::`, so no word names two cases).
+    pub fn new(
+        suite: &'a str,
+        cases: impl IntoIterator<Item = (String, String)>,
+        checks: &'a [&'a str],
+    ) -> Self {
+        let mut index = std::collections::HashMap::new();
+        for (group, id) in cases {
+            let name = format!("{suite}::{group}::{id}");
+            index.insert(name.clone(), name.clone());
+            index.insert(format!("{group}/{id}"), name.clone());
+            index.insert(id, name);
+        }
+        Names {
+            suite,
+            cases: index,
+            checks,
+        }
     }
+
+    fn case(&self, word: &str) -> Option<String> {
+        self.cases.get(word).cloned()
+    }
+}
+
+/// A suite's ledgers, read: every row of every file its `suite.json` names; a row's cases are
+/// those of the suite's folder, named by full name, `group/id` or id.
+pub fn read(vectors: &Path, info: &SuiteInfo, checks: &[&str]) -> Result<Vec<Row>, String> {
+    let files = crate::case::case_files(vectors, &info.name).map_err(|e| e.to_string())?;
+    let names = Names::new(
+        &info.name,
+        files.iter().map(|f| crate::case::group_and_id(f)),
+        checks,
+    );
+    let mut rows = Vec::new();
+    for l in &info.ledgers {
+        let path = vectors.join(&info.name).join(l);
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        rows.extend(parse(l, &text, &names)?);
+    }
+    Ok(rows)
 }
 
 /// A ledger's rows: every line of a table whose header has `#`, `state` and `killer`. Errors
@@ -428,11 +467,11 @@ mod tests {
             case("g", "two", Level::MUST),
             case("g", "p", Level::PROFILE),
         ];
-        let names = Names {
-            suite: "s",
-            cases: &cases,
-            checks: &["always"],
-        };
+        let names = Names::new(
+            "s",
+            cases.iter().map(|c| (c.group.clone(), c.id.clone())),
+            &["always"],
+        );
         let rows = parse("L.md", LEDGER, &names).unwrap();
         assert_eq!(rows.len(), 4);
         assert_eq!(rows[0].cases, ["s::g::one", "s::g::two"]);
@@ -497,11 +536,7 @@ mod tests {
 
     #[test]
     fn a_bad_row_is_one_line_naming_it() {
-        let names = Names {
-            suite: "s",
-            cases: &[],
-            checks: &[],
-        };
+        let names = Names::new("s", [], &[]);
         let e = parse(
             "L.md",
             "| # | state | killer |\n|---|---|---|\n| 1 | done | |\n",

@@ -228,9 +228,18 @@ pub fn of(vectors: &Path, info: &SuiteInfo) -> Result<&'static dyn Suite, CaseEr
 
 /// Load `vectors/<name>/`: its `suite.json` and every case, each checked by its suite's code.
 pub fn load(vectors: &Path, name: &str) -> Result<Loaded, CaseError> {
+    load_some(vectors, name, &crate::case::Keep::All)
+}
+
+/// [`load`], with only the cases `keep` keeps (see [`crate::case::load_some`]).
+pub fn load_some(
+    vectors: &Path,
+    name: &str,
+    keep: &crate::case::Keep,
+) -> Result<Loaded, CaseError> {
     let info = crate::case::load_suite_info(vectors, name)?;
     let suite = of(vectors, &info)?;
-    let cases = crate::case::load_suite(vectors, &info, suite)?;
+    let cases = crate::case::load_some(vectors, &info, suite, keep)?;
     Ok(Loaded { info, suite, cases })
 }
 

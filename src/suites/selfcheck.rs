@@ -476,21 +476,8 @@ impl SelfCheck<'_> {
         Ok(proof)
     }
 
-    /// The suite's ledgers, read: every row of every file `suite.json` names.
+    /// The suite's ledgers, read ([`super::ledger::read`]).
     pub fn ledger(&self, vectors: &std::path::Path) -> Result<Vec<super::ledger::Row>, String> {
-        let checks = self.suite.checks();
-        let names = super::ledger::Names {
-            suite: &self.info.name,
-            cases: self.cases,
-            checks: &checks,
-        };
-        let mut rows = Vec::new();
-        for l in &self.info.ledgers {
-            let path = vectors.join(&self.info.name).join(l);
-            let text =
-                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            rows.extend(super::ledger::parse(l, &text, &names)?);
-        }
-        Ok(rows)
+        super::ledger::read(vectors, self.info, &self.suite.checks())
     }
 }

@@ -23,6 +23,7 @@ mod fuzz_unplayable;
 mod host;
 mod host_caps;
 mod hostile;
+mod loading;
 mod pack_typed;
 mod redaction;
 mod renderings;
