@@ -271,7 +271,15 @@ fn main() {
     // Most trials wait (on scripted clocks, on a core's answer, on a memo's place), and each
     // suite's memo bounds what plays at once: many threads unless --test-threads says (the
     // RUST_TEST_THREADS that .cargo/config.toml sets for the other test binaries is not read).
-    args.test_threads = args.test_threads.or(Some(64));
+    // One trial (`--exact NAME`, a process per trial under nextest) runs on the main thread:
+    // libtest-mimic would start all 64 for it.
+    let one = args.exact && args.filter.is_some();
+    args.test_threads = args.test_threads.or(Some(if one { 1 } else { 64 }));
+    // insta finds the workspace with `cargo metadata` once per process unless told: under
+    // nextest, a process per case trial.
+    if std::env::var_os("INSTA_WORKSPACE_ROOT").is_none() {
+        std::env::set_var("INSTA_WORKSPACE_ROOT", env!("CARGO_MANIFEST_DIR"));
+    }
     if std::env::var("HCPSPEC_ACCEPT").is_ok_and(|v| v == "1") {
         // Before any thread starts: insta accepts every snapshot it reads.
         std::env::set_var("INSTA_UPDATE", "always");
@@ -290,13 +298,17 @@ fn main() {
         Some(Err(e)) => Err(e),
         _ => load_all(&vectors),
     };
+    // Only a mutant's trial (its likeliest kills) and a ledger's read the ledgers.
+    let ledgers = only
+        .as_deref()
+        .is_none_or(|t| t.starts_with("mutants::") || t.starts_with("sentences::"));
     let mut trials = match loaded {
-        Ok(suites) => all_trials(suites, &ctx, &vectors),
+        Ok(suites) => all_trials(suites, &ctx, &vectors, ledgers),
         Err(e) => exit_on(e),
     };
     if let Some(t) = only.filter(|t| !trials.iter().any(|x| x.name() == t)) {
         let all = load_all(&vectors).unwrap_or_else(|e| exit_on(e));
-        trials = all_trials(all, &ctx, &vectors);
+        trials = all_trials(all, &ctx, &vectors, true);
         trials.retain(|x| x.name() == t);
     }
     libtest_mimic::run(&args, trials).exit();
@@ -305,6 +317,23 @@ fn main() {
 fn exit_on(e: hcpspec::case::CaseError) -> ! {
     eprintln!("error: {e}");
     std::process::exit(2);
+}
+
+/// Under nextest, a folder for this run's self-check results, shared by its processes (one per
+/// trial), as one memo is by the trials of `cargo test`: `target/tmp/selfcheck/RUN_ID/SUITE/`.
+/// Folders of runs untouched for an hour are removed (a folder lost is only played again).
+fn shared_folder() -> Option<std::path::PathBuf> {
+    let id = std::env::var("NEXTEST_RUN_ID").ok()?;
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("selfcheck");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3_600);
+    for e in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+        if e.metadata().and_then(|m| m.modified()).is_ok_and(|t| t < old) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+    let run = root.join(id);
+    std::fs::create_dir_all(&run).ok()?;
+    Some(run)
 }
 
 /// Every suite under `vectors`, whole.
@@ -364,8 +393,13 @@ fn load_for(vectors: &Path, trial: &str) -> Result<Option<Loaded>, hcpspec::case
     }
 }
 
-/// Every trial of `suites`.
-fn all_trials(suites: Vec<Loaded>, ctx: &Arc<Context>, vectors: &Path) -> Vec<Trial> {
+/// Every trial of `suites` (without the ledger rows' unless `ledgers`).
+fn all_trials(
+    suites: Vec<Loaded>,
+    ctx: &Arc<Context>,
+    vectors: &Path,
+    ledgers: bool,
+) -> Vec<Trial> {
     let suites = Arc::new(suites);
     let vectors = vectors.to_path_buf();
     let mut trials = Vec::new();
@@ -375,9 +409,16 @@ fn all_trials(suites: Vec<Loaded>, ctx: &Arc<Context>, vectors: &Path) -> Vec<Tr
     }));
     // One memo per suite: every (target, case) pair plays once, and at most the suite's
     // self-check jobs play at once, whichever trials ask.
+    let run = shared_folder();
     let memos: Vec<Arc<Memo>> = suites
         .iter()
-        .map(|l| Arc::new(Memo::new(l.suite.self_check_jobs())))
+        .map(|l| {
+            let jobs = l.suite.self_check_jobs();
+            Arc::new(match &run {
+                Some(run) => Memo::shared(jobs, run.join(&l.info.name)),
+                None => Memo::new(jobs),
+            })
+        })
         .collect();
     for (si, l) in suites.iter().enumerate() {
         for (i, case) in l.cases.iter().enumerate() {
@@ -399,7 +440,11 @@ fn all_trials(suites: Vec<Loaded>, ctx: &Arc<Context>, vectors: &Path) -> Vec<Tr
     for (si, l) in suites.iter().enumerate() {
         let name = l.info.name.clone();
         let memo = &memos[si];
-        let rows = self_check(l, &ctx, memo).ledger(&vectors);
+        let rows = if ledgers {
+            self_check(l, ctx, memo).ledger(&vectors)
+        } else {
+            Ok(vec![])
+        };
         let hints: Arc<Vec<(String, String)>> = Arc::new(
             rows.iter()
                 .flatten()

@@ -96,17 +96,19 @@ impl Row {
 pub fn cells(line: &str) -> Vec<String> {
     let inner = line.trim().trim_start_matches('|');
     let inner = inner.strip_suffix('|').unwrap_or(inner);
-    let mut out = vec![String::new()];
-    let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&'|') => {
-                chars.next();
-                out.last_mut().unwrap().push('|');
+    // Split at every `|`; a piece ending in `\` was escaping the `|` after it.
+    let mut out: Vec<String> = Vec::new();
+    let mut escaped = false;
+    for piece in inner.split('|') {
+        match out.last_mut() {
+            Some(last) if escaped => {
+                last.pop();
+                last.push('|');
+                last.push_str(piece);
             }
-            '|' => out.push(String::new()),
-            c => out.last_mut().unwrap().push(c),
+            _ => out.push(piece.to_string()),
         }
+        escaped = out.last().is_some_and(|c| c.ends_with('\\'));
     }
     out.into_iter().map(|c| c.trim().to_string()).collect()
 }

@@ -15,6 +15,7 @@ use crate::run::expectations::Expectations;
 use crate::run::runner::{Quiet, Runner};
 use crate::run::{CaseResult, Verdict};
 use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 pub struct SelfCheck<'a> {
@@ -44,6 +45,16 @@ pub struct Memo {
     light: Condvar,
     heavy: Condvar,
     jobs: usize,
+    /// A folder the results are also kept in, for other processes given the same one.
+    shared: Option<PathBuf>,
+}
+
+/// A result as a shared folder keeps it, with the pair it is of (a file's name is a hash).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Kept {
+    target: String,
+    case: String,
+    result: CaseResult,
 }
 
 impl Memo {
@@ -55,6 +66,54 @@ impl Memo {
             light: Condvar::new(),
             heavy: Condvar::new(),
             jobs: jobs.max(1),
+            shared: None,
+        }
+    }
+
+    /// A memo that also keeps what it plays in `folder`, and takes what another process kept
+    /// there (nextest runs each trial in a process of its own: one trial's pairs answer
+    /// another's). Only processes of one build on one case set may be given the same folder,
+    /// as they would share one memo; a file that cannot be written or read is played again.
+    pub fn shared(jobs: usize, folder: PathBuf) -> Self {
+        Memo {
+            shared: std::fs::create_dir_all(&folder).is_ok().then_some(folder),
+            ..Memo::new(jobs)
+        }
+    }
+
+    fn kept_file(&self, target: &str, case: &str) -> Option<PathBuf> {
+        let mut h = crate::hash::Fnv1a::new();
+        h.write(target.as_bytes());
+        h.write(&[0]);
+        h.write(case.as_bytes());
+        Some(self.shared.as_ref()?.join(format!("{:016x}.json", h.finish())))
+    }
+
+    /// What another process kept for the pair, if anything.
+    fn kept(&self, target: &str, case: &str) -> Option<CaseResult> {
+        let text = std::fs::read(self.kept_file(target, case)?).ok()?;
+        let k: Kept = serde_json::from_slice(&text).ok()?;
+        (k.target == target && k.case == case).then_some(k.result)
+    }
+
+    /// Keep a result for other processes: written whole, then renamed into place.
+    fn keep(&self, target: &str, case: &str, result: &CaseResult) {
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let Some(file) = self.kept_file(target, case) else {
+            return;
+        };
+        let k = Kept {
+            target: target.into(),
+            case: case.into(),
+            result: result.clone(),
+        };
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = file.with_extension(format!("{}.{n}.tmp", std::process::id()));
+        let written = serde_json::to_vec(&k)
+            .ok()
+            .is_some_and(|body| std::fs::write(&tmp, body).is_ok());
+        if !written || std::fs::rename(&tmp, &file).is_err() {
+            let _ = std::fs::remove_file(&tmp);
         }
     }
 
@@ -66,13 +125,16 @@ impl Memo {
             .clone()
     }
 
-    /// Whether some question has already played the pair, and the target failed the case.
+    /// Whether some question has already played the pair (in this process, or kept in the
+    /// shared folder), and the target failed the case.
     fn known_kill(&self, target: &str, case: &str) -> bool {
-        let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
-        slots
-            .get(&(target.to_string(), case.to_string()))
-            .and_then(|s| s.get())
-            .is_some_and(|r| r.as_ref().is_ok_and(failed))
+        let slot = self.slot(target, case);
+        if slot.get().is_none() {
+            if let Some(r) = self.kept(target, case) {
+                let _ = slot.set(Ok(r));
+            }
+        }
+        slot.get().is_some_and(|r| r.as_ref().is_ok_and(failed))
     }
 
     /// Hold one of the `jobs` places until the guard drops (all of them for a heavy case):
@@ -135,9 +197,15 @@ impl SelfCheck<'_> {
     /// `inproc:NAME` (`mutant:…`, `variant:…`) on one case, through the runner, once per
     /// process.
     fn one(&self, name: &str, case: &Case) -> Result<CaseResult, String> {
+        // A mutant's pairs are asked for by several questions (its own, its ledger rows', every
+        // MUST case's); a variant's by its own alone, so only a mutant's are kept.
+        let shared = name.starts_with("mutant:");
         self.memo
             .slot(name, &case.name())
             .get_or_init(|| {
+                if let Some(r) = shared.then(|| self.memo.kept(name, &case.name())).flatten() {
+                    return Ok(r);
+                }
                 let _place = self.memo.place(self.suite.heavy(case));
                 let target = self.target(name)?;
                 let expectations = Expectations::default();
@@ -145,12 +213,16 @@ impl SelfCheck<'_> {
                 let result = runner
                     .run(&[target], &mut Quiet)
                     .map_err(|e| e.to_string())?;
-                result
+                let r = result
                     .runtimes
                     .into_iter()
                     .flat_map(|r| r.cases)
                     .next()
-                    .ok_or_else(|| format!("inproc:{name} gave no result for {}", case.name()))
+                    .ok_or_else(|| format!("inproc:{name} gave no result for {}", case.name()))?;
+                if shared {
+                    self.memo.keep(name, &case.name(), &r);
+                }
+                Ok(r)
             })
             .clone()
     }

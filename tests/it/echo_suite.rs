@@ -189,6 +189,30 @@ fn a_fifth_suite_plugs_in_through_the_registry_alone() {
         .variant_failures(&infos::<Variant>()[0])
         .unwrap()
         .is_empty());
+    // A memo shared through a folder (nextest's processes, one per trial): a second memo on
+    // the same folder takes the mutants' results the first kept, and plays none of them again
+    // (a pair played is written anew, under a new inode).
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let inodes = || -> std::collections::BTreeMap<String, u64> {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.metadata().unwrap().ino()))
+            .collect()
+    };
+    let memo = hcpspec::suites::selfcheck::Memo::shared(2, dir.path().to_path_buf());
+    let first = SelfCheck { memo: &memo, ..sc };
+    assert_eq!(first.all_kills().unwrap(), kills);
+    first.variant_failures(&infos::<Variant>()[0]).unwrap();
+    let kept = inodes();
+    let pairs = infos::<Mutant>().len() * l.cases.len();
+    assert_eq!(kept.len(), pairs, "one file per mutant pair, none for a variant's: {kept:?}");
+    let memo = hcpspec::suites::selfcheck::Memo::shared(2, dir.path().to_path_buf());
+    let second = SelfCheck { memo: &memo, ..sc };
+    assert_eq!(second.all_kills().unwrap(), kills);
+    assert!(second.unkilled_by_search(&[]).unwrap().is_empty());
+    assert_eq!(inodes(), kept, "the second memo played a pair the first kept");
 }
 
 #[test]
