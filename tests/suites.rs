@@ -327,7 +327,10 @@ fn shared_folder() -> Option<std::path::PathBuf> {
     let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("selfcheck");
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3_600);
     for e in std::fs::read_dir(&root).into_iter().flatten().flatten() {
-        if e.metadata().and_then(|m| m.modified()).is_ok_and(|t| t < old) {
+        if e.metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t < old)
+        {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }

@@ -207,13 +207,11 @@ impl Proc {
         let mut chunk = [0u8; 64 << 10];
         let mut scanned = 0;
         loop {
-            let newline = self.pending[scanned..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .map(|i| scanned + i);
+            let newline = memchr::memchr(b'\n', &self.pending[scanned..]).map(|i| scanned + i);
             scanned = self.pending.len();
             if let Some(i) = newline {
-                let mut line: Vec<u8> = self.pending.drain(..=i).collect();
+                let rest = self.pending.split_off(i + 1);
+                let mut line = std::mem::replace(&mut self.pending, rest);
                 line.pop();
                 if line.last() == Some(&b'\r') {
                     line.pop();

@@ -150,6 +150,9 @@ fn secret_shapes() -> &'static Regex {
 /// `s` with every value of hcpspec's environment replaced by `[redacted: $NAME]` and every
 /// secret-shaped token by `[redacted: secret-shaped]`.
 pub fn redact_secrets<'a>(s: &'a str, secrets: &[(String, String)]) -> Cow<'a, str> {
+    // memchr's search: a text can be megabytes, and it is searched once per value.
+    let holds =
+        |text: &str, what: &str| memchr::memmem::find(text.as_bytes(), what.as_bytes()).is_some();
     let mut out = Cow::Borrowed(s);
     for (name, value) in secrets {
         // A text shorter than the value holds neither it nor its escaped form (most texts are
@@ -157,7 +160,7 @@ pub fn redact_secrets<'a>(s: &'a str, secrets: &[(String, String)]) -> Cow<'a, s
         if out.len() < value.len() {
             continue;
         }
-        if out.contains(value.as_str()) {
+        if holds(&out, value) {
             out = Cow::Owned(out.replace(value.as_str(), &format!("[redacted: ${name}]")));
         }
         // The value as it is written inside a JSON string (a text quoting JSON), when that
@@ -165,7 +168,7 @@ pub fn redact_secrets<'a>(s: &'a str, secrets: &[(String, String)]) -> Cow<'a, s
         if value.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
             let quoted = serde_json::to_string(value).unwrap_or_default();
             let escaped = &quoted[1..quoted.len().saturating_sub(1).max(1)];
-            if !escaped.is_empty() && out.contains(escaped) {
+            if !escaped.is_empty() && holds(&out, escaped) {
                 out = Cow::Owned(out.replace(escaped, &format!("[redacted: ${name}]")));
             }
         }

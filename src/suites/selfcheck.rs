@@ -86,7 +86,11 @@ impl Memo {
         h.write(target.as_bytes());
         h.write(&[0]);
         h.write(case.as_bytes());
-        Some(self.shared.as_ref()?.join(format!("{:016x}.json", h.finish())))
+        Some(
+            self.shared
+                .as_ref()?
+                .join(format!("{:016x}.json", h.finish())),
+        )
     }
 
     /// What another process kept for the pair, if anything.

@@ -198,7 +198,12 @@ fn a_fifth_suite_plugs_in_through_the_registry_alone() {
         std::fs::read_dir(dir.path())
             .unwrap()
             .flatten()
-            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.metadata().unwrap().ino()))
+            .map(|e| {
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    e.metadata().unwrap().ino(),
+                )
+            })
             .collect()
     };
     let memo = hcpspec::suites::selfcheck::Memo::shared(2, dir.path().to_path_buf());
@@ -207,12 +212,20 @@ fn a_fifth_suite_plugs_in_through_the_registry_alone() {
     first.variant_failures(&infos::<Variant>()[0]).unwrap();
     let kept = inodes();
     let pairs = infos::<Mutant>().len() * l.cases.len();
-    assert_eq!(kept.len(), pairs, "one file per mutant pair, none for a variant's: {kept:?}");
+    assert_eq!(
+        kept.len(),
+        pairs,
+        "one file per mutant pair, none for a variant's: {kept:?}"
+    );
     let memo = hcpspec::suites::selfcheck::Memo::shared(2, dir.path().to_path_buf());
     let second = SelfCheck { memo: &memo, ..sc };
     assert_eq!(second.all_kills().unwrap(), kills);
     assert!(second.unkilled_by_search(&[]).unwrap().is_empty());
-    assert_eq!(inodes(), kept, "the second memo played a pair the first kept");
+    assert_eq!(
+        inodes(),
+        kept,
+        "the second memo played a pair the first kept"
+    );
 }
 
 #[test]
