@@ -149,3 +149,17 @@ pub fn hcpspec_within(args: &[&str], limit: Duration) -> (std::process::Output, 
     }
     (child.wait_with_output().unwrap(), start.elapsed())
 }
+
+/// A copy of the folder `from` at `to`, whole.
+#[allow(dead_code)]
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let t = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), t).unwrap();
+        }
+    }
+}

@@ -42,24 +42,12 @@ fn text(o: &Output) -> String {
     )
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let t = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &t);
-        } else {
-            std::fs::copy(e.path(), t).unwrap();
-        }
-    }
-}
-
 /// A vectors folder with the real denials and fixture packs, and only the given hostile cases.
 fn vectors_with(cases: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let v = root().join("vectors");
     std::fs::copy(v.join("denials.json"), dir.path().join("denials.json")).unwrap();
-    copy_dir(&v.join("packs"), &dir.path().join("packs"));
+    common::copy_dir(&v.join("packs"), &dir.path().join("packs"));
     let group = dir.path().join("contract/99-hostile");
     std::fs::create_dir_all(&group).unwrap();
     std::fs::copy(
@@ -564,7 +552,7 @@ fn suite_vectors_with(suite: &str, cases: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let v = root().join("vectors");
     std::fs::copy(v.join("denials.json"), dir.path().join("denials.json")).unwrap();
-    copy_dir(&v.join("packs"), &dir.path().join("packs"));
+    common::copy_dir(&v.join("packs"), &dir.path().join("packs"));
     let group = dir.path().join(suite).join("99-hostile");
     std::fs::create_dir_all(&group).unwrap();
     std::fs::copy(

@@ -2,6 +2,7 @@
 //! cases its `Keep` says, each as the whole load has it, and a file whose head cannot be read is
 //! never skipped: its error is the load's.
 
+use crate::common::copy_dir;
 use hcpspec::case::{Head, Keep, Level};
 use hcpspec::suites::{load, load_some};
 use std::path::Path;
@@ -43,18 +44,6 @@ fn a_part_is_the_whole_loads_cases_that_it_keeps() {
             .unwrap()
             .cases
             .is_empty());
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let t = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &t);
-        } else {
-            std::fs::copy(e.path(), t).unwrap();
-        }
     }
 }
 
