@@ -506,7 +506,7 @@ fn all_trials(
                 }
             },
         ));
-        sentence_trials(&mut trials, &suites, si, &ctx, memo, rows, &vectors);
+        sentence_trials(&mut trials, &suites, si, ctx, memo, rows, &vectors);
         for v in l.suite.variants() {
             let (suites, ctx, memo) = (suites.clone(), ctx.clone(), memo.clone());
             let noun = l.suite.noun();
