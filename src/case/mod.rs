@@ -471,24 +471,22 @@ pub fn load_some(
             return Err(err(f, "", "resolves outside the vectors folder"));
         }
     }
-    if let Keep::Head(keep) = keep {
-        files.retain(|f| {
-            crate::input::read_capped(f, crate::input::MAX_CASE)
-                .ok()
-                .and_then(|text| serde_json::from_str::<Head>(&text).ok())
-                .is_none_or(|h| keep(&h))
-        });
+    // Each file read once: its head, when `keep` asks, then the whole case.
+    let mut cases = Vec::new();
+    for f in &files {
+        let text =
+            crate::input::read_capped(f, crate::input::MAX_CASE).map_err(|e| err(f, "", e))?;
+        if let Keep::Head(keep) = keep {
+            if serde_json::from_str::<Head>(&text).is_ok_and(|h| !keep(&h)) {
+                continue;
+            }
+        }
+        let c = parse_case(f, &text, suite, format, &denials)?;
+        format
+            .check_fixtures(&c, vectors)
+            .map_err(|(p, m)| err(f, &p, m))?;
+        cases.push(c);
     }
-    let cases = files
-        .iter()
-        .map(|f| {
-            let c = load_case(f, suite, format, &denials)?;
-            format
-                .check_fixtures(&c, vectors)
-                .map_err(|(p, m)| err(f, &p, m))?;
-            Ok(c)
-        })
-        .collect::<Result<Vec<_>, CaseError>>()?;
     let mut seen = std::collections::BTreeMap::new();
     for c in &cases {
         if !info.sections.iter().any(|s| s.id == c.section) {
