@@ -448,14 +448,19 @@ fn switch_answer(v: &View, run: &str, nth: u64) -> Option<(usize, u64)> {
 
 fn run_token(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     for (at, g) in v.gates() {
-        // A call sent before the harness read the switch crosses it: an old token is late once
-        // the harness has shown it read past the switch's answer.
+        // A gate call travels on a connection of its own: one the harness began before it read
+        // the switch can reach the gate after anything it sends on the socket later. An old
+        // token is late only on a call the harness made in answer to core's `execute`, sent after
+        // the switch's answer on the same socket (read in order, the switch came first).
         if g["auth"] == "old" {
-            let read = g["run"].as_str().and_then(|run| {
-                let (s, conn) = switch_answer(v, run, g["replacedBy"].as_u64()?)?;
-                read_past(v, s, conn)
+            let late = g["run"].as_str().is_some_and(|run| {
+                let switch = g["replacedBy"]
+                    .as_u64()
+                    .and_then(|nth| switch_answer(v, run, nth));
+                let execute = executed_by(v, run, g["key"].as_str(), at);
+                matches!((switch, execute), (Some((s, c)), Some((e, d))) if c == d && e > s)
             });
-            if read.is_none_or(|r| r > at) {
+            if !late {
                 continue;
             }
         }
@@ -472,6 +477,22 @@ fn run_token(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
         }
     }
     Ok(())
+}
+
+/// The log index and connection of core's last `execute` answer, before `before`, to `run`'s
+/// intent for the effect `key`: what a gate call for that effect was made in answer to.
+fn executed_by(v: &View, run: &str, key: Option<&str>, before: usize) -> Option<(usize, u64)> {
+    let key = key?;
+    v.intents()
+        .into_iter()
+        .filter(|(r, id, _)| r.f["p"]["runId"] == run && id == key)
+        .filter_map(|(r, _, a)| {
+            let a = a?;
+            (a["r"]["status"] == "execute").then_some(())?;
+            let i = v.p.log.iter().position(|e| std::ptr::eq(&e["frame"], a))?;
+            (i < before).then_some((i, r.conn))
+        })
+        .max()
 }
 
 fn effect_id_shape(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
@@ -1849,4 +1870,68 @@ fn asked(v: &View, c: &Value) -> Result<(), Fail> {
 
 pub fn spec_file() -> &'static str {
     SPEC
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(conn: u64, from: &str, f: Value) -> Value {
+        json!({ "via": "frame", "conn": conn, "from": from, "frame": f })
+    }
+
+    /// A run whose token a renewal switched, and a model call with the old token that reached
+    /// the gate after the harness answered a ping core sent after the switch. `execute_first`:
+    /// core answered the call's intent `execute` before the switch (the harness began the call
+    /// before it read the switch), or after it.
+    fn played(execute_first: bool) -> Played {
+        let intent = frame(
+            1,
+            "harness",
+            json!({ "t": "req", "id": "3", "m": "effect.intent",
+                    "p": { "runId": "run-1", "effect": { "effectId": "turn-1:0:model:0", "kind": "model" } } }),
+        );
+        let execute = frame(
+            1,
+            "core",
+            json!({ "t": "res", "id": "3", "ok": true, "r": { "status": "execute" } }),
+        );
+        let renew = frame(
+            1,
+            "harness",
+            json!({ "t": "req", "id": "4", "m": "lease.renew", "p": { "runId": "run-1" } }),
+        );
+        let switch = frame(
+            1,
+            "core",
+            json!({ "t": "res", "id": "4", "ok": true, "r": { "ok": true, "token": "t2" } }),
+        );
+        let mut log = vec![intent];
+        match execute_first {
+            true => log.extend([execute, renew, switch]),
+            false => log.extend([renew, switch, execute]),
+        }
+        log.push(frame(1, "core", json!({ "t": "ping" })));
+        log.push(frame(1, "harness", json!({ "t": "ping" })));
+        log.push(json!({ "via": "pong", "conn": 1 }));
+        log.push(
+            json!({ "via": "gate", "route": "model-calls", "auth": "old", "run": "run-1",
+                         "key": "turn-1:0:model:0", "replacedBy": 1 }),
+        );
+        Played {
+            log,
+            runs: vec![],
+            harness: String::new(),
+            deadline_hit: false,
+        }
+    }
+
+    #[test]
+    fn an_old_token_is_late_only_on_a_call_made_after_the_switch_came() {
+        let p = played(true);
+        run_token(&View { p: &p }, &mut vec![]).expect("a call begun before the switch came");
+        let p = played(false);
+        let f = run_token(&View { p: &p }, &mut vec![]).expect_err("made after the switch came");
+        assert_eq!(f.check, "run-token");
+    }
 }
