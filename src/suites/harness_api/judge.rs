@@ -695,10 +695,16 @@ fn nothing_after_end(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
             ));
         }
         // A gate call for a run whose connection core dropped may cross the close (the gate
-        // answers it run_stale); only the harness's own ends are held to it.
-        let late_gate = v
-            .effect_gates()
-            .find(|(i, g)| *i > end && g["run"] == run.id.as_str() && lost_conn.is_none());
+        // answers it run_stale); only the harness's own ends are held to it. A gate call travels
+        // on a connection of its own: after a refused renewal, it is late only when the harness
+        // made it in answer to an `execute` core sent after the refusal.
+        let late_gate = v.effect_gates().find(|(i, g)| {
+            *i > end
+                && g["run"] == run.id.as_str()
+                && lost_conn.is_none()
+                && (!refused
+                    || executed_by(v, &run.id, g["key"].as_str(), *i).is_some_and(|e| e.0 > ended))
+        });
         if let Some((_, g)) = late_gate {
             return Err(fail(
                 "nothing-after-the-end",
@@ -1933,5 +1939,36 @@ mod tests {
         let p = played(false);
         let f = run_token(&View { p: &p }, &mut vec![]).expect_err("made after the switch came");
         assert_eq!(f.check, "run-token");
+    }
+
+    #[test]
+    fn a_gate_call_begun_before_a_refused_renewal_crosses_it() {
+        // The same log, the renewal refused: the run ended at the refusal.
+        let mut p = played(true);
+        let refusal = p
+            .log
+            .iter()
+            .position(|e| e["frame"]["r"]["token"] == "t2")
+            .unwrap();
+        p.log[refusal]["frame"]["r"] = json!({ "ok": false });
+        let gate = p.log.last_mut().unwrap();
+        gate["auth"] = json!("current");
+        p.runs = vec![RunInfo {
+            id: "run-1".into(),
+            turn_id: "turn-1".into(),
+            segment: 0,
+            start: json!({}),
+            ended: Some((1, "renew-refused".into())),
+            ended_at: Some(refusal),
+        }];
+        nothing_after_end(&View { p: &p }, &mut vec![]).expect("a call begun before the refusal");
+        // A request on the socket after the harness answered the ping is late.
+        p.log.push(frame(
+            1,
+            "harness",
+            json!({ "t": "req", "id": "5", "m": "effect.intent", "p": { "runId": "run-1" } }),
+        ));
+        let f = nothing_after_end(&View { p: &p }, &mut vec![]).expect_err("a request after it");
+        assert_eq!(f.check, "nothing-after-the-end");
     }
 }
