@@ -134,13 +134,17 @@ impl<'a> View<'a> {
     }
     /// Core's answer to a harness request.
     fn answer(&self, r: &Req) -> Option<&'a Value> {
-        self.p.log[r.at..].iter().find_map(|e| {
+        self.answer_at(r).map(|(_, a)| a)
+    }
+    /// Core's answer to a harness request, with its log index.
+    fn answer_at(&self, r: &Req) -> Option<(usize, &'a Value)> {
+        self.p.log.iter().enumerate().skip(r.at).find_map(|(i, e)| {
             (e["via"] == "frame"
                 && e["from"] == "core"
                 && e["conn"].as_u64() == Some(r.conn)
                 && e["frame"]["t"] == "res"
                 && e["frame"]["id"] == r.f["id"])
-                .then_some(&e["frame"])
+                .then_some((i, &e["frame"]))
         })
     }
     fn run(&self, id: &str) -> Option<&'a RunInfo> {
@@ -437,11 +441,8 @@ fn switch_answer(v: &View, run: &str, nth: u64) -> Option<(usize, u64)> {
     v.reqs_of("lease.renew")
         .filter(|r| r.f["p"]["runId"] == run)
         .filter_map(|r| {
-            let a = v.answer(&r)?;
-            a["r"]["token"].is_string().then(|| {
-                let at = v.p.log.iter().position(|e| std::ptr::eq(&e["frame"], a))?;
-                Some((at, r.conn))
-            })?
+            let (at, a) = v.answer_at(&r)?;
+            a["r"]["token"].is_string().then_some((at, r.conn))
         })
         .nth(nth.checked_sub(1)? as usize)
 }
@@ -483,14 +484,13 @@ fn run_token(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
 /// intent for the effect `key`: what a gate call for that effect was made in answer to.
 fn executed_by(v: &View, run: &str, key: Option<&str>, before: usize) -> Option<(usize, u64)> {
     let key = key?;
-    v.intents()
-        .into_iter()
-        .filter(|(r, id, _)| r.f["p"]["runId"] == run && id == key)
-        .filter_map(|(r, _, a)| {
-            let a = a?;
-            (a["r"]["status"] == "execute").then_some(())?;
-            let i = v.p.log.iter().position(|e| std::ptr::eq(&e["frame"], a))?;
-            (i < before).then_some((i, r.conn))
+    v.reqs_of("effect.intent")
+        .filter(|r| {
+            r.f["p"]["runId"] == run && effect_id(&r.f["p"]["effect"]).as_deref() == Some(key)
+        })
+        .filter_map(|r| {
+            let (i, a) = v.answer_at(&r)?;
+            (a["r"]["status"] == "execute" && i < before).then_some((i, r.conn))
         })
         .max()
 }
@@ -694,16 +694,13 @@ fn nothing_after_end(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
                 r.f.clone(),
             ));
         }
-        // A gate call for a run whose connection core dropped may cross the close (the gate
-        // answers it run_stale); only the harness's own ends are held to it. A gate call travels
-        // on a connection of its own: after a refused renewal, it is late only when the harness
-        // made it in answer to an `execute` core sent after the refusal.
+        // Only the harness's own ends hold its gate calls. One for a run whose connection core
+        // dropped may cross the close (the gate answers it run_stale). After a refused renewal,
+        // core answers no intent `execute`, so every gate call for the run answers one sent
+        // before the refusal, and travels on a connection of its own: it may cross the refusal
+        // however late it arrives.
         let late_gate = v.effect_gates().find(|(i, g)| {
-            *i > end
-                && g["run"] == run.id.as_str()
-                && lost_conn.is_none()
-                && (!refused
-                    || executed_by(v, &run.id, g["key"].as_str(), *i).is_some_and(|e| e.0 > ended))
+            *i > end && g["run"] == run.id.as_str() && lost_conn.is_none() && !refused
         });
         if let Some((_, g)) = late_gate {
             return Err(fail(
@@ -1951,8 +1948,6 @@ mod tests {
             .position(|e| e["frame"]["r"]["token"] == "t2")
             .unwrap();
         p.log[refusal]["frame"]["r"] = json!({ "ok": false });
-        let gate = p.log.last_mut().unwrap();
-        gate["auth"] = json!("current");
         p.runs = vec![RunInfo {
             id: "run-1".into(),
             turn_id: "turn-1".into(),
