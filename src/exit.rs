@@ -14,3 +14,28 @@ pub const OUTPUT: i32 = 4;
 /// The run was interrupted (Ctrl-C): its outputs hold the cases that ran (128 + SIGINT, as a
 /// shell reports it).
 pub const INTERRUPTED: i32 = 130;
+
+/// Every error a command can end with: bad input, an unreachable implementation, a run that
+/// could not finish, outputs not written. [`code`] maps each to its exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Input(#[from] crate::error::BadInput),
+    #[error(transparent)]
+    Unreachable(#[from] crate::error::Unreachable),
+    #[error(transparent)]
+    Run(#[from] crate::run::runner::RunError),
+    #[error(transparent)]
+    Write(#[from] crate::report::WriteError),
+}
+
+/// The one place an error becomes an exit code.
+pub fn code(e: &Error) -> i32 {
+    use crate::run::runner::RunError;
+    match e {
+        Error::Input(_) => USAGE,
+        Error::Unreachable(_) | Error::Run(RunError::Unreachable { .. }) => UNREACHABLE,
+        Error::Run(RunError::Snapshot(_)) | Error::Write(_) => OUTPUT,
+        Error::Run(RunError::Declared { .. }) => USAGE,
+    }
+}

@@ -2,6 +2,7 @@
 
 pub mod adapter;
 pub mod case;
+pub mod error;
 pub mod exit;
 pub mod fuzz;
 pub mod hash;
