@@ -252,6 +252,7 @@ impl FuzzCase {
                 steps,
             }
             .into_members(),
+            typed: Default::default(),
             suite: "found".into(),
             group: "found".into(),
             file: meta.file,

@@ -98,6 +98,7 @@ mod tests {
                 requires: vec![],
                 killed_by: vec![],
                 body: Default::default(),
+                typed: Default::default(),
                 suite: "suite-a".into(),
                 group: "g".into(),
                 file: Default::default(),

@@ -443,6 +443,7 @@ mod tests {
             requires: vec![],
             killed_by: vec![],
             body: Default::default(),
+            typed: Default::default(),
             suite: "s".into(),
             group: group.into(),
             file: Default::default(),

@@ -1347,8 +1347,8 @@ fn bench_harness(vectors: &Path, ctx: &Context) -> Result<(), String> {
         let waits: f64 = l
             .cases
             .iter()
-            .filter_map(|c| h::scenario_of(c).ok())
-            .map(|sc: Scenario| {
+            .filter_map(h::scenario_of)
+            .map(|sc: &std::sync::Arc<Scenario>| {
                 let holds = sc.model.iter().map(|m| m.hold_ms).max().unwrap_or(0);
                 (h::SETTLE_MS + holds) as f64 / 1e3
             })

@@ -142,8 +142,9 @@ fn inject(base: &Value, injections: &[Value]) -> Value {
 /// Does the harness break an invariant under this scenario? (or hcpspec panic.)
 fn trial(scenario: &Value, harness: &Harness) -> Result<Option<(String, String)>, String> {
     let sc: Scenario = serde_json::from_value(scenario.clone()).map_err(|e| e.to_string())?;
-    let played =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| super::play(sc, harness)));
+    let played = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        super::play(sc.into(), harness)
+    }));
     match played {
         Err(_) => Ok(Some((
             "hcpspec-crash".into(),

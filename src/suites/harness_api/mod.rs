@@ -30,22 +30,24 @@ pub fn info(spec: &str) -> Value {
     json!({ "runtime": { "name": spec.strip_prefix("inproc:").unwrap_or(spec) }, "protocol": "harness-api/5" })
 }
 
-/// The scenario of a case, parsed (the loader checked it against its schema).
-pub fn scenario_of(case: &Case) -> Result<Scenario, String> {
-    serde_json::from_value(case.member("scenario").cloned().unwrap_or(json!({})))
-        .map_err(|e| format!("{}: /scenario: {e}", case.file.display()))
+/// The scenario of a case, as the loader read it (`HarnessApi`'s `Format::read`).
+pub fn scenario_of(case: &Case) -> Option<&Arc<Scenario>> {
+    case.typed()
 }
 
 /// Play one scenario against a harness and judge it.
 pub fn run_case(case: &Case, harness: &Harness) -> CaseResult {
     let started = Instant::now();
     let (verdict, observations, warnings) = match scenario_of(case) {
-        Err(message) => (Verdict::Error { message }, vec![], vec![]),
-        Ok(sc) => match play(sc, harness) {
+        None => {
+            let message = format!("{}: not read as a harness-api case", case.file.display());
+            (Verdict::Error { message }, vec![], vec![])
+        }
+        Some(sc) => match play(sc.clone(), harness) {
             Err(message) => (Verdict::Error { message }, vec![], vec![]),
             Ok((played, stderr, skip)) => {
                 let observations = observe(&played);
-                let (fail, warnings) = judge::judge(&played, &case_checks(case));
+                let (fail, warnings) = judge::judge(&played, &sc.checks);
                 let verdict = match (skip, fail) {
                     (Some(reason), _) => Verdict::Skip { reason },
                     (None, None) => Verdict::Pass,
@@ -142,14 +144,6 @@ fn bounded(
     });
     out.extend(it.skip(kept_n - first - last));
     (out, Some(dropped))
-}
-
-fn case_checks(case: &Case) -> Vec<Value> {
-    case.member("scenario")
-        .and_then(|s| s.get("checks"))
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
 }
 
 fn failure(case: &Case, f: judge::Fail, played: &judge::Played, stderr: &[String]) -> Failure {
@@ -273,7 +267,7 @@ fn observe(p: &judge::Played) -> Vec<Observation> {
 /// Play the scenario: core and gates on fresh loopback ports, the harness started, triggers
 /// fired, until every offered run is over (and a short settle) or the deadline.
 pub(crate) fn play(
-    sc: Scenario,
+    sc: Arc<Scenario>,
     harness: &Harness,
 ) -> Result<(judge::Played, Vec<String>, Option<String>), String> {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -281,7 +275,6 @@ pub(crate) fn play(
         .build()
         .map_err(|e| format!("cannot start a runtime: {e}"))?;
     rt.block_on(async move {
-        let sc = Arc::new(sc);
         let core = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .map_err(|e| e.to_string())?;

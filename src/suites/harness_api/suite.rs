@@ -3,10 +3,11 @@
 
 use super::launch::Harness;
 use crate::case::matcher::Denials;
-use crate::case::{check_expects, Case, Format};
+use crate::case::{check_expects, Case, Format, Typed};
 use crate::knob::{infos, Info};
 use crate::run::runner::Target;
 use crate::run::CaseResult;
+use crate::suites::world::scenario::{unreadable, Scenario, Timers};
 use crate::suites::{Context, FuzzReport, FuzzRun, Suite};
 use serde_json::Value;
 use std::sync::Arc;
@@ -23,30 +24,27 @@ impl Format for HarnessApi {
     }
     fn check(&self, case: &Case, denials: &Denials) -> Result<(), (String, String)> {
         let checks = case.member("scenario").and_then(|s| s.get("checks"));
-        check_expects(checks, "/scenario/checks", "expect", denials)?;
-        // The scenario as hcpspec's core reads it (`harness_api::scenario_of` at run): what it
-        // cannot read is refused here, at load, not an error verdict mid-run.
-        match case
-            .member("scenario")
-            .and_then(serde_json::Value::as_object)
-        {
-            Some(sc) => {
-                crate::suites::world::scenario::unreadable(sc, "/scenario").map_or(Ok(()), Err)?;
-                told(sc)
-            }
-            None => Ok(()),
-        }
+        check_expects(checks, "/scenario/checks", "expect", denials)
+    }
+    /// The scenario as hcpspec's core plays it and the judge reads its checks: what it cannot
+    /// read is refused here, at load, not an error verdict mid-run.
+    fn read(&self, case: &Case) -> Result<Typed, (String, String)> {
+        let written = case.member("scenario").cloned().unwrap_or_default();
+        let sc: Scenario = serde_json::from_value(written.clone()).map_err(|e| {
+            written
+                .as_object()
+                .and_then(|sc| unreadable(sc, "/scenario"))
+                .unwrap_or(("/scenario".into(), e.to_string()))
+        })?;
+        told(&sc.timers)?;
+        Ok(Typed::new(Arc::new(sc)))
     }
 }
 
 /// A harness is judged "heard from" only by what it was told to send (the spec does not say it
 /// answers pings): a scenario that shortens core's drop tells it to renew at least ten times
 /// per drop window, so a harness renewing as told is never dropped, whatever else it does.
-fn told(sc: &serde_json::Map<String, Value>) -> Result<(), (String, String)> {
-    let t: crate::suites::world::scenario::Timers = match sc.get("timers") {
-        Some(t) => serde_json::from_value(t.clone()).unwrap_or_default(),
-        None => return Ok(()),
-    };
+fn told(t: &Timers) -> Result<(), (String, String)> {
     if t.renew_every_ms.saturating_mul(10) > t.drop_ms {
         return Err((
             "/scenario/timers/renewEveryMs".into(),
@@ -68,11 +66,11 @@ impl Suite for HarnessApi {
     }
     fn judged(&self, case: &Case, failure: &crate::run::Failure) -> crate::suites::Judged {
         use crate::suites::Judged;
-        let listed = case
-            .member("scenario")
-            .and_then(|s| s.get("checks"))
-            .and_then(serde_json::Value::as_array)
-            .is_some_and(|checks| checks.iter().any(|c| c["check"] == failure.action.as_str()));
+        let listed = super::scenario_of(case).is_some_and(|sc| {
+            sc.checks
+                .iter()
+                .any(|c| c.text["check"] == failure.action.as_str())
+        });
         if listed {
             Judged::Written
         } else if self.checks().contains(&failure.action.as_str()) {
@@ -82,7 +80,7 @@ impl Suite for HarnessApi {
         }
     }
     fn checks(&self) -> Vec<&'static str> {
-        super::judge::ALWAYS.iter().map(|(name, _)| *name).collect()
+        super::judge::always().collect()
     }
     fn runs_unnamed(&self) -> bool {
         true

@@ -2,8 +2,9 @@
 //! is documented in docs/harness-api.md § 5 and checked by
 //! `vectors/schemas/harness-scenario.schema.json`.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
+use std::num::NonZeroUsize;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -58,7 +59,7 @@ pub struct Scenario {
     pub gate_faults: Vec<GateFault>,
     /// What is judged, besides the checks of every scenario.
     #[serde(default)]
-    pub checks: Vec<Value>,
+    pub checks: Vec<Written<Asked>>,
     /// The core role only: the Agent the session runs on, which core's target table reads
     /// (`tools.rs`, docs/core-protocol.md).
     #[serde(default)]
@@ -119,11 +120,24 @@ pub fn unreadable(v: &Map<String, Value>, at: &str) -> Option<(String, String)> 
         .map(|(k, x)| (k.clone(), x.clone()))
         .collect();
     let whole = serde_json::from_value::<Scenario>(Value::Object(known.clone())).err()?;
+    let read = |k: &String, x: &Value| {
+        serde_json::from_value::<Scenario>(Value::Object(Map::from_iter([(k.clone(), x.clone())])))
+    };
     for (k, x) in &known {
-        let one = Map::from_iter([(k.clone(), x.clone())]);
-        if let Err(e) = serde_json::from_value::<Scenario>(Value::Object(one)) {
-            return Some((crate::pointer::push(at, k), e.to_string()));
-        }
+        let Err(e) = read(k, x) else { continue };
+        let at = crate::pointer::push(at, k);
+        // In a list, the first item that cannot be read alone (a check, say).
+        let item = x
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .find_map(|(i, y)| {
+                read(k, &Value::Array(vec![y.clone()]))
+                    .err()
+                    .map(|e| (crate::pointer::push(&at, &i.to_string()), e.to_string()))
+            });
+        return Some(item.unwrap_or((at, e.to_string())));
     }
     Some((at.to_string(), whole.to_string()))
 }
@@ -312,5 +326,143 @@ pub struct GateFault {
 }
 
 fn first() -> usize {
+    1
+}
+
+/// A value as the case wrote it, beside what it reads as: evidence quotes what was written, its
+/// members in the case's order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written<T> {
+    pub read: T,
+    pub text: Value,
+}
+
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Written<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = Value::deserialize(d)?;
+        let read = T::deserialize(&text).map_err(serde::de::Error::custom)?;
+        Ok(Written { read, text })
+    }
+}
+
+impl<T> Serialize for Written<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.text.serialize(s)
+    }
+}
+
+/// A check a scenario asks for (vectors/harness-api/CHECKS.md, "Checks a scenario asks for"),
+/// with its parameters; judged by `harness_api::judge`. `offer` is the 1-based place of a run
+/// (default every run), `nth` of a request or gate call (default the first).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "check", rename_all = "camelCase", deny_unknown_fields)]
+pub enum Asked {
+    Ends {
+        with: Ending,
+        #[serde(default)]
+        offer: Option<NonZeroUsize>,
+        #[serde(default)]
+        reason: Option<String>,
+        #[serde(default)]
+        status: Option<String>,
+    },
+    WaitsOn {
+        #[serde(default)]
+        offer: Option<NonZeroUsize>,
+    },
+    GateCancelled {},
+    GateCalls {
+        route: String,
+        #[serde(default)]
+        count: Option<u64>,
+        #[serde(default)]
+        min: Option<u64>,
+        #[serde(default)]
+        max: Option<u64>,
+    },
+    ReplaysSame {},
+    Spilled {},
+    Offered {
+        #[serde(default)]
+        tools: Vec<String>,
+        #[serde(default)]
+        not: Vec<String>,
+    },
+    Frame {
+        m: String,
+        #[serde(default = "first_nonzero")]
+        nth: NonZeroUsize,
+        expect: Value,
+    },
+    NoFrame {
+        m: String,
+    },
+    NotDropped {},
+    Count {
+        m: String,
+        #[serde(default)]
+        offer: Option<NonZeroUsize>,
+        #[serde(default)]
+        min: Option<u64>,
+        #[serde(default)]
+        max: Option<u64>,
+    },
+    Gate {
+        route: String,
+        #[serde(default = "first_nonzero")]
+        nth: NonZeroUsize,
+        expect: Value,
+    },
+    AnsweredOk {
+        m: String,
+    },
+    InputEntries {
+        #[serde(default = "one")]
+        count: u64,
+    },
+    Renewals {
+        #[serde(default)]
+        offer: Option<NonZeroUsize>,
+    },
+    ModelSaw {
+        text: String,
+    },
+    Entries {
+        #[serde(default)]
+        offer: Option<NonZeroUsize>,
+    },
+    PartsStored {},
+    NoImageFile {},
+}
+
+/// How `ends` wants a run to end: an output holding the status, or a release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum Ending {
+    #[serde(rename = "turn.completed")]
+    Completed,
+    #[serde(rename = "turn.failed")]
+    Failed,
+    #[serde(rename = "turn.waiting")]
+    Waiting,
+    #[serde(rename = "release")]
+    Release,
+}
+
+impl Ending {
+    /// The status an output names, as the spec writes it (None: a release).
+    pub fn status(self) -> Option<&'static str> {
+        match self {
+            Ending::Completed => Some("turn.completed"),
+            Ending::Failed => Some("turn.failed"),
+            Ending::Waiting => Some("turn.waiting"),
+            Ending::Release => None,
+        }
+    }
+}
+
+fn first_nonzero() -> NonZeroUsize {
+    NonZeroUsize::MIN
+}
+fn one() -> u64 {
     1
 }
