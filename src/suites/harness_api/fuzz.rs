@@ -150,7 +150,7 @@ fn trial(scenario: &Value, harness: &Harness) -> Result<Option<(String, String)>
             "hcpspec-crash".into(),
             "hcpspec panicked playing the scenario".into(),
         ))),
-        Ok(Err(e)) => Err(e),
+        Ok(Err(e)) => Err(e.to_string()),
         Ok(Ok((p, _, _))) => {
             Ok(super::judge::judge_only(&p, INVARIANTS).map(|f| (f.check, f.message)))
         }

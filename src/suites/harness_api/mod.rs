@@ -44,7 +44,10 @@ pub fn run_case(case: &Case, harness: &Harness) -> CaseResult {
             (Verdict::Error { message }, vec![], vec![])
         }
         Some(sc) => match play(sc.clone(), harness) {
-            Err(message) => (Verdict::Error { message }, vec![], vec![]),
+            Err(e) => {
+                let message = e.to_string();
+                (Verdict::Error { message }, vec![], vec![])
+            }
             Ok((played, stderr, skip)) => {
                 let observations = observe(&played);
                 let (fail, warnings) = judge::judge(&played, &sc.checks);
@@ -264,31 +267,44 @@ fn observe(p: &judge::Played) -> Vec<Observation> {
     out
 }
 
+/// Why a scenario could not be played: its verdict is an error, never a failure.
+#[derive(Debug, thiserror::Error)]
+pub enum PlayError {
+    #[error("cannot start a runtime: {0}")]
+    Runtime(std::io::Error),
+    /// Core's or the gates' loopback port.
+    #[error("{0}")]
+    Port(std::io::Error),
+    /// The harness would not start under the launch contract.
+    #[error("{0}")]
+    Start(String),
+}
+
 /// Play the scenario: core and gates on fresh loopback ports, the harness started, triggers
 /// fired, until every offered run is over (and a short settle) or the deadline.
 pub(crate) fn play(
     sc: Arc<Scenario>,
     harness: &Harness,
-) -> Result<(judge::Played, Vec<String>, Option<String>), String> {
+) -> Result<(judge::Played, Vec<String>, Option<String>), PlayError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start a runtime: {e}"))?;
+        .map_err(PlayError::Runtime)?;
     rt.block_on(async move {
         let core = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(PlayError::Port)?;
         let gates = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(PlayError::Port)?;
         let env = launch::LaunchEnv {
             core_url: format!(
                 "ws://{}{}",
-                core.local_addr().map_err(|e| e.to_string())?,
+                core.local_addr().map_err(PlayError::Port)?,
                 core::PATH
             ),
             token: harness_token(),
-            gates_url: format!("http://{}", gates.local_addr().map_err(|e| e.to_string())?),
+            gates_url: format!("http://{}", gates.local_addr().map_err(PlayError::Port)?),
             name: sc.harness.clone(),
         };
         let (acts, mut acts_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -310,7 +326,7 @@ pub(crate) fn play(
                 let _ = acts.send(Act::Do(act));
             });
         }
-        let mut running = Some(harness.start(&env)?);
+        let mut running = Some(harness.start(&env).map_err(PlayError::Start)?);
         let mut stderr = Vec::new();
         let deadline = tokio::time::sleep(Duration::from_millis(sc.deadline_ms));
         tokio::pin!(deadline);
@@ -326,7 +342,7 @@ pub(crate) fn play(
                         if let Some(r) = running.take() {
                             stderr.extend(r.stop(true));
                         }
-                        running = Some(harness.start(&env)?);
+                        running = Some(harness.start(&env).map_err(PlayError::Start)?);
                     } else {
                         act(&w, &a);
                     }

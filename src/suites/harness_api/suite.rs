@@ -160,3 +160,43 @@ impl Target for Launched {
         super::run_case(case, &self.harness)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    fn load(checks: &str) -> Result<crate::case::Case, crate::case::CaseError> {
+        let text = format!(
+            r#"{{"id": "c", "title": "t", "section": "2", "level": "MUST",
+                "spec": "004_0d5b24e47247e871.txt § 2 Work: hello (\"x\")",
+                "scenario": {{ "checks": [{{ "check": "ends", "with": "turn.completed" }}, {checks}] }} }}"#
+        );
+        crate::suites::parse_case(
+            Path::new("c.json"),
+            &text,
+            "harness-api",
+            super::super::DRIVES,
+            &Default::default(),
+        )
+    }
+
+    /// A check the schema lets through but that cannot be judged as written is refused at
+    /// load, at its pointer, not an error verdict at play.
+    #[test]
+    fn a_bad_check_is_refused_at_load_at_its_pointer() {
+        let e = load(r#"{ "check": "gateCalls", "count": 1 }"#).unwrap_err();
+        assert_eq!(e.pointer, "/scenario/checks/1");
+        assert!(e.message.contains("missing field `route`"), "{e}");
+        let e = load(r#"{ "check": "noFrame", "m": "x", "nth": 2 }"#).unwrap_err();
+        assert_eq!(e.pointer, "/scenario/checks/1");
+        assert!(e.message.contains("unknown field `nth`"), "{e}");
+        let c = load(r#"{ "m": "hello", "check": "frame", "expect": {} }"#).unwrap();
+        let sc = super::super::scenario_of(&c).expect("read at load");
+        assert_eq!(sc.checks.len(), 2);
+        // What the scenario wrote, as it wrote it: a failure quotes it.
+        assert_eq!(
+            sc.checks[1].text.to_string(),
+            r#"{"m":"hello","check":"frame","expect":{}}"#
+        );
+    }
+}
