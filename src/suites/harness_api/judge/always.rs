@@ -9,7 +9,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// A cap hcpspec holds a harness to (docs/security.md): its messages' bytes in a scenario, what
 /// core may queue to a connection that does not read, a gate body's size and deadline.
-#[allow(clippy::result_large_err)] // a CheckFn, as every check is (they share its warning)
 pub(super) fn within_caps(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
     match v.p.log.iter().find(|e| e["via"] == "cap") {
         Some(e) => Err(fail(
@@ -90,15 +89,13 @@ pub(super) fn ids_per_sender(v: &View, _: &mut Vec<String>) -> Result<(), Fail> 
             e["frame"]["id"].to_string(),
         );
         match (e["from"].as_str(), e["frame"]["t"].as_str()) {
-            (Some("harness"), Some("req")) => {
-                if !open.insert(key.clone()) {
-                    return Err(fail(
-                        "ids-per-sender",
-                        format!("request id {} is already in flight", key.1),
-                        json!("a fresh id per request in flight"),
-                        e["frame"].clone(),
-                    ));
-                }
+            (Some("harness"), Some("req")) if !open.insert(key.clone()) => {
+                return Err(fail(
+                    "ids-per-sender",
+                    format!("request id {} is already in flight", key.1),
+                    json!("a fresh id per request in flight"),
+                    e["frame"].clone(),
+                ));
             }
             (Some("core"), Some("res")) => {
                 open.remove(&key);

@@ -19,15 +19,18 @@ pub struct Req<'a> {
 
 impl<'a> View<'a> {
     pub(super) fn reqs(&self) -> impl Iterator<Item = Req<'a>> + 'a {
-        self.p.log.iter().enumerate().filter_map(|(i, e)| {
-            (e["via"] == "frame" && e["from"] == "harness" && e["frame"]["t"] == "req").then(|| {
-                Req {
-                    at: i,
-                    conn: e["conn"].as_u64().unwrap_or(0),
-                    f: &e["frame"],
-                }
+        self.p
+            .log
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                e["via"] == "frame" && e["from"] == "harness" && e["frame"]["t"] == "req"
             })
-        })
+            .map(|(i, e)| Req {
+                at: i,
+                conn: e["conn"].as_u64().unwrap_or(0),
+                f: &e["frame"],
+            })
     }
     pub(super) fn reqs_of(&self, m: &'a str) -> impl Iterator<Item = Req<'a>> + 'a {
         self.reqs().filter(move |r| r.f["m"] == m)
