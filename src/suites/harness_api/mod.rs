@@ -17,6 +17,7 @@ use crate::run::{CaseResult, Failure, Observation, Verdict};
 use crate::suites::world::model::{self as world, lock, Act, World};
 use crate::suites::world::scenario::Scenario;
 use crate::suites::world::{core, gates};
+pub use crate::suites::world::scenario::Asked;
 pub use launch::Harness;
 use serde_json::{json, Value};
 use std::sync::Arc;
