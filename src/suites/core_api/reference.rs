@@ -8,6 +8,7 @@ use crate::knob::{Knob, Knobs};
 use crate::shim::RpcError;
 pub use crate::suites::world::knobs::{Mutant, Variant};
 use crate::suites::world::model::{lock, Shared, World};
+use crate::suites::world::role::Role;
 use crate::suites::world::scenario::{Offer, Scenario};
 use crate::suites::world::{core, gates};
 use serde_json::{json, Value};
@@ -46,6 +47,37 @@ fn push(v: &mut Value, key: &str, item: Value) {
 }
 
 pub use crate::suites::world::model::NYLORUN;
+
+/// The reference core's role: it decides by the spec what a scripted core reads from its
+/// scenario, and its knobs break one rule or decide one open point otherwise.
+struct Reference(Knobs<Mutant, Variant>);
+
+impl Role for Reference {
+    fn knobs(&self) -> Knobs<Mutant, Variant> {
+        self.0
+    }
+    fn strict(&self) -> bool {
+        true
+    }
+    fn routes(&self) -> bool {
+        true
+    }
+    fn replays(&self) -> bool {
+        true
+    }
+    fn states_facts(&self) -> bool {
+        true
+    }
+    fn decides_effects(&self) -> bool {
+        true
+    }
+    fn keeps_transcript(&self) -> bool {
+        true
+    }
+    fn redacts(&self) -> bool {
+        true
+    }
+}
 
 /// A core started by `core.start`: its runtime and its state.
 struct Running {
@@ -112,9 +144,8 @@ impl ReferenceCore {
             crate::hash::fnv1a64(core_url.as_bytes()) ^ std::process::id() as u64
         );
         let (acts, _rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut world = World::new(Arc::new(sc), token.clone(), acts);
-        world.knobs = self.knobs;
-        world.core_role = true;
+        let role = Box::new(Reference(self.knobs));
+        let mut world = World::new(Arc::new(sc), token.clone(), acts, role);
         // A core whose discovery is the recorded snapshot: `discover` is that snapshot, so
         // TurnStart's mcp is there from the first turn and a later session.mcp does not win.
         if self.knobs.decides(Variant::DiscoveryIsTheSnapshot) && !world.sc.discover.is_empty() {

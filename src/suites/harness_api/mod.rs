@@ -15,6 +15,7 @@ pub use suite::HarnessApi;
 use crate::case::Case;
 use crate::run::{CaseResult, Failure, Observation, Verdict};
 use crate::suites::world::model::{self as world, lock, Act, World};
+use crate::suites::world::role::Scripted;
 use crate::suites::world::scenario::Scenario;
 use crate::suites::world::{core, gates};
 pub use launch::Harness;
@@ -303,6 +304,7 @@ pub(crate) fn play(
             sc.clone(),
             env.token.clone(),
             acts.clone(),
+            Box::new(Scripted),
         )));
         let core_task = tokio::spawn(core::serve(core, w.clone()));
         let gates_task = tokio::spawn({

@@ -30,8 +30,8 @@ pub async fn serve(listener: TcpListener, w: Shared) {
         let w = w.clone();
         tokio::spawn(async move {
             // The core role: a pod's host joins and renews by HTTP POST on this listener (§ 9).
-            let core_role = lock(&w).core_role;
-            if core_role && super::pods::is_post(&stream).await {
+            let routes = lock(&w).role().routes();
+            if routes && super::pods::is_post(&stream).await {
                 super::pods::serve(stream, w).await
             } else {
                 connection(stream, n, w).await
@@ -45,7 +45,7 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
     // pods' hosts, and the pod each is for (§ 9).
     let (tokens, hosts, closed, knobs) = {
         let g = lock(&w);
-        (g.credentials(), g.hosts(), g.tenant_closed, g.knobs)
+        (g.credentials(), g.hosts(), g.tenant_closed, g.knobs())
     };
     let mut credential: Option<String> = None;
     let mut pod: Option<usize> = None;

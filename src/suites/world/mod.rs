@@ -9,6 +9,7 @@ pub mod gates;
 pub mod knobs;
 pub mod model;
 pub mod pods;
+pub mod role;
 pub mod scenario;
 pub mod tools;
 pub mod wire_names;

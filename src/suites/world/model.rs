@@ -3,6 +3,7 @@
 //! (`gates.rs`) share one `World` behind a lock; every decision of the fake core is here.
 
 use super::knobs::{Mutant, Variant};
+use super::role::Role;
 use super::scenario::{Offer, Renew, Scenario};
 use crate::knob::Knobs;
 use serde_json::{json, Value};
@@ -122,13 +123,8 @@ pub struct World {
     pub offers: Vec<Offer>,
     /// A Tenant closed by the control protocol: upgrades are refused 503.
     pub tenant_closed: bool,
-    /// Which mutant (the one rule it breaks, core role) or allowed variant (an open point
-    /// decided otherwise) of the reference core this is, if any.
-    pub knobs: Knobs<Mutant, Variant>,
-    /// The core role (the reference core of the core-api suite): core decides tool intents by
-    /// its target table and policy (`tools.rs`), counts re-sends, and offers a run whose
-    /// connection was lost again at the next advance. The harness role's scenarios script these.
-    pub core_role: bool,
+    /// The core this world plays: scripted, or the reference with its knobs.
+    role: Box<dyn Role>,
     /// The gates' own HTTP client, for the tool calls the Tool Gate forwards: one per world, its
     /// connections on the world's runtime (adapter/client.rs).
     pub http: reqwest::Client,
@@ -200,7 +196,12 @@ pub struct Upload {
 }
 
 impl World {
-    pub fn new(sc: Arc<Scenario>, token: String, acts: mpsc::UnboundedSender<Act>) -> World {
+    pub fn new(
+        sc: Arc<Scenario>,
+        token: String,
+        acts: mpsc::UnboundedSender<Act>,
+        role: Box<dyn Role>,
+    ) -> World {
         let rules = sc.intents.len();
         let sc_offers = sc.offers.clone();
         World {
@@ -234,8 +235,7 @@ impl World {
             received: 0,
             offers: sc_offers,
             tenant_closed: false,
-            knobs: Knobs::default(),
-            core_role: false,
+            role,
             http: crate::adapter::client::new_client(),
             memories: BTreeMap::new(),
             memory_order: Vec::new(),
@@ -262,9 +262,19 @@ impl World {
         }
     }
 
-    /// Is this the mutant core that breaks `m`'s rule?
+    /// The core this world plays.
+    pub fn role(&self) -> &dyn Role {
+        self.role.as_ref()
+    }
+
+    /// The mutant or variant of the reference core this is, if any.
+    pub fn knobs(&self) -> Knobs<Mutant, Variant> {
+        self.role.knobs()
+    }
+
+    /// Is this the mutant core that breaks `m`'s rule? Never in the scripted role.
     pub fn breaks(&self, m: Mutant) -> bool {
-        self.knobs.breaks(m)
+        self.role.knobs().breaks(m)
     }
 
     /// Is this the allowed variant of the reference core that decides `v`'s point otherwise?
@@ -279,7 +289,7 @@ impl World {
     }
 
     pub fn decides(&self, v: Variant) -> bool {
-        self.knobs.decides(v)
+        self.role.knobs().decides(v)
     }
 
     pub fn now(&self) -> u64 {
@@ -364,7 +374,7 @@ impl World {
             let at = self.now();
             self.runs[idx].ended = Some((at, why.to_string()));
             let (id, conn) = (self.runs[idx].id.clone(), self.runs[idx].conn);
-            if self.core_role {
+            if self.role.strict() {
                 self.end_uploads_of(&id);
             }
             self.record(
@@ -382,7 +392,7 @@ impl World {
         self.waiting.retain(|(c, _)| *c != conn);
         for i in 0..self.runs.len() {
             if self.runs[i].conn == conn && self.runs[i].ended.is_none() {
-                if self.core_role && !self.breaks(Mutant::LostRunNotOfferedAgain) {
+                if self.role.replays() && !self.breaks(Mutant::LostRunNotOfferedAgain) {
                     self.offers.push(Offer::Replay);
                 }
                 self.end_run(i, "connection.lost");
@@ -501,7 +511,7 @@ impl World {
                     (_, None) => false,
                 };
                 !c.closed
-                    && (!self.core_role
+                    && (!self.role.routes()
                         || self.breaks(Mutant::RunsOfferedToAnyHarness)
                         || host
                         || (c.pod.is_none() && of_pinned && !custom))
@@ -540,7 +550,7 @@ impl World {
             if let Some(o) = self.sc.turn_by_offer.get(offered) {
                 merge(&mut start, &Value::Object(o.clone()));
             }
-            if self.core_role {
+            if self.role.states_facts() {
                 self.turn_facts(&mut start, kind, offered);
             }
             let mut grant = json!({
@@ -626,21 +636,21 @@ impl World {
             }
         });
         merge(&mut start, &Value::Object(self.sc.turn.clone()));
-        if self.core_role && self.breaks(Mutant::ModelProviderDropped) {
+        if self.breaks(Mutant::ModelProviderDropped) {
             start["model"].as_object_mut().map(|o| o.remove("provider"));
         }
-        if self.core_role && self.breaks(Mutant::FixtureProviderMisnamed) {
+        if self.breaks(Mutant::FixtureProviderMisnamed) {
             start["model"]["provider"] = json!("anthropic");
         }
-        if self.core_role && self.breaks(Mutant::ModelDescriptorWithoutWindow) {
+        if self.breaks(Mutant::ModelDescriptorWithoutWindow) {
             start["model"]
                 .as_object_mut()
                 .map(|o| o.remove("contextWindow"));
         }
-        if !(self.core_role && self.breaks(Mutant::TenantLimitsNotSent)) {
+        if !self.breaks(Mutant::TenantLimitsNotSent) {
             merge(&mut start["limits"], &Value::Object(self.sc.limits.clone()));
         }
-        if self.core_role {
+        if self.role.states_facts() {
             // Each mutant sends one default otherwise (a Tenant that sets the limit is unchanged).
             for (m, name, wrong) in [
                 (Mutant::LimitDefaultsWrong, "chunkBytes", 8_388_608u64),
@@ -672,12 +682,12 @@ impl World {
         // The scenario's turn may not reset what names this segment.
         start["checkpoint"]["turnId"] = json!(turn_id);
         start["checkpoint"]["segment"] = json!(segment);
-        if self.core_role && self.breaks(Mutant::CheckpointWithoutSegment) {
+        if self.breaks(Mutant::CheckpointWithoutSegment) {
             start["checkpoint"]
                 .as_object_mut()
                 .map(|o| o.remove("segment"));
         }
-        if self.core_role && self.breaks(Mutant::CheckpointWithoutManifestHash) {
+        if self.breaks(Mutant::CheckpointWithoutManifestHash) {
             start["checkpoint"]
                 .as_object_mut()
                 .map(|o| o.remove("manifestHash"));
@@ -690,10 +700,10 @@ impl World {
             if !self.breaks(Mutant::McpFactsNeverSent) {
                 start["mcp"] = self.mcp_facts_for_turn(m);
             }
-        } else if self.core_role && self.breaks(Mutant::McpFactsBeforeDiscovery) {
+        } else if self.breaks(Mutant::McpFactsBeforeDiscovery) {
             start["mcp"] = json!({ "servers": [] });
         }
-        if self.core_role {
+        if self.role.states_facts() {
             self.agent_facts(&mut start);
         }
         start
@@ -702,7 +712,7 @@ impl World {
     /// The transcript's cursor: it names the transcript as the outputs' edits left it (in the
     /// harness role, as it was: the entries' count).
     pub fn cursor(&self) -> String {
-        if self.core_role {
+        if self.role.keeps_transcript() {
             format!("c{}", self.folds)
         } else {
             format!("c{}", self.transcript.len())
@@ -714,7 +724,7 @@ impl World {
     /// `deferred` as the manifest sets it (§ 3).
     fn mcp_facts_for_turn(&self, facts: &Value) -> Value {
         let mut facts = facts.clone();
-        if !self.core_role {
+        if !self.role.states_facts() {
             return facts;
         }
         let list = |key: &str| -> Vec<&str> {
@@ -1135,7 +1145,7 @@ impl World {
         if m != "hello" && !hello {
             return Reply::Err("invalid", "hello must be the first request".into());
         }
-        if self.core_role {
+        if self.role.strict() {
             if let Some(why) = self.params_problem(m, p) {
                 let code = if self.decides(Variant::RefusalsUnavailable) {
                     "unavailable"
@@ -1146,7 +1156,7 @@ impl World {
             }
         }
         // A core of other wire names reads its own names where spec 004 prints none.
-        let renamed = self.core_role && self.decides(Variant::OtherWireNames);
+        let renamed = self.decides(Variant::OtherWireNames);
         let read;
         let p = match renamed.then(|| super::wire_names::read(m, p)) {
             None => p,
@@ -1175,7 +1185,7 @@ impl World {
                 Ok(_) if self.breaks(Mutant::ReleaseKeepsRun) => Reply::Ok(json!({})),
                 Ok(i) => {
                     // The core role: another owner replays the segment from its journal.
-                    if self.core_role && !self.breaks(Mutant::ReleasedRunNotReplayed) {
+                    if self.role.replays() && !self.breaks(Mutant::ReleasedRunNotReplayed) {
                         self.offers.push(Offer::Replay);
                     }
                     self.end_run(i, "release");
@@ -1239,7 +1249,7 @@ impl World {
         };
         // A core of MCP-shaped failures answers a tool call's failure as an MCP error result.
         let reply = match reply {
-            Reply::Ok(r) if self.core_role && self.decides(Variant::McpShapedFailures) => {
+            Reply::Ok(r) if self.decides(Variant::McpShapedFailures) => {
                 Reply::Ok(super::tools::mcp_shaped(r))
             }
             reply => reply,
@@ -1374,10 +1384,10 @@ impl World {
             true => &effect["purpose"],
             false => &p["purpose"],
         };
-        if self.core_role && effect["kind"] == "model" && purpose == "summary" {
+        if self.role.keeps_transcript() && effect["kind"] == "model" && purpose == "summary" {
             self.summaries.insert(eid.clone());
         }
-        if self.core_role && effect["kind"] == "model" && !self.model_calls.contains_key(&eid) {
+        if self.role.keeps_transcript() && effect["kind"] == "model" && !self.model_calls.contains_key(&eid) {
             let step = effect
                 .pointer("/context/invocationId")
                 .cloned()
@@ -1437,7 +1447,7 @@ impl World {
                 }
                 Row::Executing { .. } => {
                     // A previous owner left this call running at a gate: the new owner rejoins.
-                    let rejoin = self.core_role
+                    let rejoin = self.role.replays()
                         && !self.runs[i].executed.contains(&eid)
                         && self.log.iter().any(|e| {
                             e["via"] == "gate"
@@ -1454,12 +1464,10 @@ impl World {
         }
         let answer = if self.breaks(Mutant::IntentNeverExecute) {
             json!("pending")
-        } else if self.core_role
-            && effect["kind"] == "model"
-            && self.breaks(Mutant::ModelEffectRefused)
+        } else if effect["kind"] == "model" && self.breaks(Mutant::ModelEffectRefused)
         {
             json!({ "completed": super::tools::failure("model.refused", "model calls are refused") })
-        } else if self.core_role && effect["kind"] == "tool" {
+        } else if self.role.decides_effects() && effect["kind"] == "tool" {
             self.attempts.insert(eid.clone(), 1);
             self.tool_effects.insert(eid.clone(), effect.clone());
             let before = self.memories.clone();
@@ -1470,7 +1478,7 @@ impl World {
                 &self.sc.discover,
                 &effect,
                 &mut memories,
-                &self.knobs,
+                &self.knobs(),
             );
             for (path, _) in memories.iter().filter(|(p, v)| before.get(*p) != Some(*v)) {
                 self.memory_order.retain(|q| q != path);
@@ -1538,7 +1546,7 @@ impl World {
         let kind = effect.pointer("/target/kind").and_then(Value::as_str);
         if let (Row::Executing { .. }, true, Some(tp)) = (
             &row,
-            self.core_role && matches!(kind, Some("mcp") | Some("http")),
+            self.role.decides_effects() && matches!(kind, Some("mcp") | Some("http")),
             self.turn_meta
                 .get(&self.runs[i].turn_id)
                 .and_then(|m| m["traceparent"].as_str()),
@@ -1558,7 +1566,7 @@ impl World {
     /// run that executed it ended (a crash), so it gets tool.interrupted at once (§ 4).
     fn crashed(&self, run: usize, eid: &str) -> bool {
         let kind = self.tool_effects.get(eid).map(|e| &e["target"]["kind"]);
-        self.core_role
+        self.role.decides_effects()
             && kind.is_some_and(|k| {
                 k == "sandbox" || k == "harness" && !self.breaks(Mutant::CrashedHarnessCallExecutes)
             })
@@ -1569,7 +1577,7 @@ impl World {
     /// A re-send of a tool call still invoking, past the Runtime limit toolAttempts (the core
     /// role; 3 by default): the call ends as tool.interrupted.
     fn interrupted(&mut self, eid: &str, effect: &Value) -> bool {
-        if !self.core_role || effect["kind"] != "tool" || self.breaks(Mutant::NoToolAttemptsCap) {
+        if !self.role.decides_effects() || effect["kind"] != "tool" || self.breaks(Mutant::NoToolAttemptsCap) {
             return false;
         }
         let limit = self
@@ -1591,7 +1599,7 @@ impl World {
     /// harness token) replaced by `[nylorun token redacted]`, other values unchanged (the core
     /// role; "What the log records").
     pub fn redacted(&self, v: &Value) -> Value {
-        if !self.core_role || self.breaks(Mutant::TokensNotRedacted) {
+        if !self.role.redacts() || self.breaks(Mutant::TokensNotRedacted) {
             return v.clone();
         }
         if self.breaks(Mutant::OtherValuesRedacted) {
@@ -1640,7 +1648,7 @@ impl World {
     /// The variant that reads § 7's new segment as asking the held call's own id: once its
     /// approval is answered, that id answers execute (approved) or completed with tool.denied.
     fn held_id_answered(&mut self, run: usize, eid: &str, hash: &str) -> Option<Reply> {
-        if !self.core_role || !self.decides(Variant::ApprovalAsksTheHeldId) {
+        if !self.decides(Variant::ApprovalAsksTheHeldId) {
             return None;
         }
         let waiting = matches!(self.journal.get(eid), Some(Row::Waiting { hash: h }) if h == hash);
@@ -1925,7 +1933,7 @@ impl World {
     fn fold_transcript(&mut self, run: usize, p: &Value) -> Result<(), (Reply, bool)> {
         let limit = self.runs[run].limit("recordEntryBytes");
         // TranscriptEntrySchema's five kinds (§ 6), and nothing else.
-        if self.core_role && !self.breaks(Mutant::AnyEntryKind) {
+        if !self.breaks(Mutant::AnyEntryKind) {
             const KINDS: [&str; 5] = ["input", "candidate", "tool-results", "final", "compaction"];
             let odd = p["transcript"]
                 .as_array()
@@ -2005,7 +2013,7 @@ impl World {
     /// harness role: the scenario's harness).
     pub fn pinned_harness(&self) -> String {
         self.pinned.clone().unwrap_or_else(|| {
-            if self.core_role {
+            if self.role.routes() {
                 NYLORUN.to_string()
             } else {
                 self.sc.harness.clone()
@@ -2059,9 +2067,7 @@ impl World {
             .get("effectId")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        if self.core_role
-            && p.get("value").is_none()
-            && self.breaks(Mutant::OutcomeErrorFormRefused)
+        if p.get("value").is_none() && self.breaks(Mutant::OutcomeErrorFormRefused)
         {
             return Reply::Err("invalid", "effect.outcome needs a value".into());
         }
@@ -2104,7 +2110,7 @@ impl World {
         let value = self.redacted(&value);
         // The core role: `{error}` when the harness could not learn what happened. A tool call
         // whose fate is unknown fails to the model; a model call becomes uncertain.
-        let unknown = self.core_role && p.get("value").is_none() && p.get("error").is_some();
+        let unknown = self.role.decides_effects() && p.get("value").is_none() && p.get("error").is_some();
         if unknown && !self.breaks(Mutant::UnknownFateRecordedAsValue) {
             let hash = row.hash().to_string();
             if eid.split(':').nth(2) == Some("model") {
@@ -2164,7 +2170,7 @@ impl World {
         }
         // A snapshot another owner recorded first (the harness role's scenario) wins.
         if self.mcp_facts.is_none() {
-            if let Some(first) = self.sc.mcp_recorded.as_ref().filter(|_| !self.core_role) {
+            if let Some(first) = self.sc.mcp_recorded.as_ref().filter(|_| !self.role.states_facts()) {
                 self.mcp_facts = Some(first.clone());
             }
         }
@@ -2252,7 +2258,7 @@ impl World {
                 &format!(": the state is {size} bytes"),
             );
         }
-        if self.core_role {
+        if self.role.keeps_transcript() {
             if let Err((e, fails)) = self.fold_transcript(i, p) {
                 if fails {
                     self.end_run(i, "output");
@@ -2260,7 +2266,7 @@ impl World {
                 return e;
             }
         }
-        if self.core_role {
+        if self.role.decides_effects() {
             self.pause_for_approvals(p);
         }
         if let Some(s) = p
@@ -2276,7 +2282,7 @@ impl World {
         if self.breaks(Mutant::OutputWithoutCursor) {
             return Reply::Ok(json!({}));
         }
-        if self.core_role {
+        if self.role.keeps_transcript() {
             return Reply::Ok(json!({ "cursor": self.cursor() }));
         }
         Reply::Ok(json!({ "cursor": format!("c{}", i + 1) }))

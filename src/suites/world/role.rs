@@ -1,0 +1,64 @@
+//! Which core a `World` plays. The harness-api suite's core is scripted: its scenario says what
+//! core does, and it breaks no rule. The core-api suite's reference core (`core_api::reference`)
+//! decides by the spec itself, and its knobs make it a mutant (one rule broken) or a variant
+//! (one open point decided otherwise). Each method is one behaviour the two do differently; the
+//! knobs are read inline where they bite, through `World::breaks` and `World::decides`.
+
+use super::knobs::{Mutant, Variant};
+use crate::knob::Knobs;
+
+pub trait Role: Send + Sync {
+    /// The mutant or variant of the reference core this is, if any.
+    fn knobs(&self) -> Knobs<Mutant, Variant>;
+    /// Requests and gate bodies are held to v5's strict schemas and the run's limits, a token a
+    /// renewal replaced is refused at the gates, and an upload ends with its run.
+    fn strict(&self) -> bool;
+    /// A session's runs go only to the harness it pinned (nylorun unless a manifest pins
+    /// another) or to its pod's host, which joins by POST on the core's listener (§ 1, § 2, § 9).
+    fn routes(&self) -> bool;
+    /// A segment a run left (its connection lost, or released) is offered again, and its new
+    /// owner rejoins a gate call the old one left running.
+    fn replays(&self) -> bool;
+    /// TurnStart states the Agent's facts: its tools, skills, MCP discovery and the Tenant's
+    /// limits with their defaults (§ 3, § 4's rows); a scripted turn says what the scenario says.
+    fn states_facts(&self) -> bool;
+    /// Core decides each tool intent by the Agent's targets and policy, holds it for a person
+    /// or runs it at its own gate (tracing, capping attempts), and fails a call whose fate the
+    /// harness could not learn.
+    fn decides_effects(&self) -> bool;
+    /// The transcript is the outputs' edits folded, its cursor their count, and core writes the
+    /// session's own events (context.compacted) from the model calls (§ 6).
+    fn keeps_transcript(&self) -> bool;
+    /// What a harness reports is recorded with every token core signed redacted.
+    fn redacts(&self) -> bool;
+}
+
+/// The harness-api suite's core: its scenario scripts what the reference core decides.
+pub struct Scripted;
+
+impl Role for Scripted {
+    fn knobs(&self) -> Knobs<Mutant, Variant> {
+        Knobs::default()
+    }
+    fn strict(&self) -> bool {
+        false
+    }
+    fn routes(&self) -> bool {
+        false
+    }
+    fn replays(&self) -> bool {
+        false
+    }
+    fn states_facts(&self) -> bool {
+        false
+    }
+    fn decides_effects(&self) -> bool {
+        false
+    }
+    fn keeps_transcript(&self) -> bool {
+        false
+    }
+    fn redacts(&self) -> bool {
+        false
+    }
+}
