@@ -89,13 +89,13 @@ pub enum Reply {
 }
 
 pub struct World {
-    pub t0: Instant,
-    pub sc: Arc<Scenario>,
-    pub token: String,
-    pub log: Vec<Value>,
-    pub runs: Vec<Run>,
-    pub journal: BTreeMap<String, Row>,
-    pub conns: BTreeMap<usize, Conn>,
+    t0: Instant,
+    pub(super) sc: Arc<Scenario>,
+    pub(super) token: String,
+    pub(super) log: Vec<Value>,
+    pub(super) runs: Vec<Run>,
+    pub(super) journal: BTreeMap<String, Row>,
+    pub(super) conns: BTreeMap<usize, Conn>,
     next_offer: usize,
     waiting: Vec<(usize, Value)>,
     turns: usize,
@@ -103,45 +103,45 @@ pub struct World {
     renews: usize,
     rule_uses: Vec<usize>,
     /// Effect id → the fixture model reply it got.
-    pub model_keys: BTreeMap<String, usize>,
+    pub(super) model_keys: BTreeMap<String, usize>,
     /// Key → (status, body): a re-send under the same key gets the same bytes.
-    pub gate_cache: BTreeMap<String, (u16, Value)>,
-    pub gate_counts: BTreeMap<String, usize>,
+    pub(super) gate_cache: BTreeMap<String, (u16, Value)>,
+    pub(super) gate_counts: BTreeMap<String, usize>,
     frame_counts: BTreeMap<String, usize>,
-    pub inflight: usize,
-    pub cancels: BTreeMap<String, Arc<Notify>>,
+    pub(super) inflight: usize,
+    pub(super) cancels: BTreeMap<String, Arc<Notify>>,
     /// Why the scenario cannot be judged for this harness (it offered no tool the model needs).
-    pub skip: Option<String>,
-    pub acts: mpsc::UnboundedSender<Act>,
+    pub(super) skip: Option<String>,
+    acts: mpsc::UnboundedSender<Act>,
     /// Artifacts by id, and uploads in progress.
-    pub artifacts: BTreeMap<String, Value>,
-    pub uploads: BTreeMap<String, Upload>,
-    pub keys_written: BTreeMap<String, String>,
-    pub mcp_facts: Option<Value>,
+    pub(super) artifacts: BTreeMap<String, Value>,
+    pub(super) uploads: BTreeMap<String, Upload>,
+    pub(super) keys_written: BTreeMap<String, String>,
+    mcp_facts: Option<Value>,
     seq: u64,
     /// The runs to offer, in order: the scenario's, and those a control shim's `session.open` adds.
-    pub offers: Vec<Offer>,
+    offers: Vec<Offer>,
     /// A Tenant closed by the control protocol: upgrades are refused 503.
-    pub tenant_closed: bool,
+    pub(super) tenant_closed: bool,
     /// The core this world plays: scripted, or the reference with its knobs.
     role: Box<dyn Role>,
     /// The gates' own HTTP client, for the tool calls the Tool Gate forwards: one per world, its
     /// connections on the world's runtime (adapter/client.rs).
-    pub http: reqwest::Client,
+    pub(super) http: reqwest::Client,
     /// The session's memories (core role), by path.
-    pub memories: BTreeMap<String, String>,
+    memories: BTreeMap<String, String>,
     /// The paths of the memories in the order they were last written (core role).
     memory_order: Vec<String>,
     /// How many times each tool effect was asked while invoking (core role).
     attempts: BTreeMap<String, u64>,
     /// Each tool effect as its intent journaled it (core role): the gate runs only its target.
-    pub tool_effects: BTreeMap<String, Value>,
+    pub(super) tool_effects: BTreeMap<String, Value>,
     /// The harness the session pinned at its first `session.open` (core role).
     /// The turn whose output last edited the transcript.
-    pub transcript_turn: String,
-    pub pinned: Option<String>,
+    transcript_turn: String,
+    pinned: Option<String>,
     /// The session's transcript, the outputs' edits folded (core role).
-    pub transcript: Vec<Value>,
+    transcript: Vec<Value>,
     /// Model effects whose fate the harness could not learn (core role): uncertain.
     uncertain: BTreeSet<String>,
     /// Tool effects the policy held for a person, by effect id (core role).
@@ -149,17 +149,17 @@ pub struct World {
     /// Completed-or-not model effects whose intent said `purpose: "summary"` (core role).
     summaries: BTreeSet<String>,
     /// The events core wrote of its own (core role): `context.compacted`.
-    pub events: Vec<Value>,
+    events: Vec<Value>,
     /// The approval interactions of paused turns (core role): `{id, server?, tool, toolName,
     /// answer}`, the id the effect id.
-    pub approvals: Vec<Value>,
+    approvals: Vec<Value>,
     /// The scenario is over: runs keep the state they had, whatever the harness does next.
-    pub frozen: bool,
+    frozen: bool,
     /// The bytes of every message the harness sent, in all its connections (`core::FLOOD_BYTES`).
-    pub received: u64,
+    pub(super) received: u64,
     /// The messages of the turns not offered yet, by offer (core role): a message sent while a
     /// turn runs waits in the session's queue and joins the next turn's.
-    pub inbox: Vec<(usize, Value)>,
+    inbox: Vec<(usize, Value)>,
     /// Each turn's input, kept for the segments offered again (core role).
     turn_inputs: BTreeMap<String, Value>,
     /// Each model effect's step (its invocationId) and timing, by effect id (core role).
@@ -171,13 +171,13 @@ pub struct World {
     /// How many outputs' edits the transcript has folded (core role): its cursor.
     folds: u64,
     /// The span context of each tool call of a traced turn, by effect id (core role).
-    pub call_traces: BTreeMap<String, String>,
+    pub(super) call_traces: BTreeMap<String, String>,
     /// The host tokens core gave in joins (core role, § 9), and the pod each is for.
-    pub host_tokens: BTreeMap<String, usize>,
+    pub(super) host_tokens: BTreeMap<String, usize>,
     /// How many times each pod's host joined (its epoch), by pod.
-    pub joins: BTreeMap<usize, u64>,
+    pub(super) joins: BTreeMap<usize, u64>,
     /// The pod the session runs in, when its Agent is a pod Agent (core role).
-    pub session_pod: Option<usize>,
+    session_pod: Option<usize>,
 }
 
 pub struct Upload {
@@ -260,6 +260,79 @@ impl World {
             joins: BTreeMap::new(),
             session_pod: None,
         }
+    }
+
+    /// The scenario this core plays (`core.start`'s params, for the reference).
+    pub fn scenario(&self) -> &Scenario {
+        &self.sc
+    }
+
+    /// Everything the harness and core said, in order.
+    pub fn log(&self) -> &[Value] {
+        &self.log
+    }
+
+    /// The log, taken (not copied: it may hold 256 MiB of frames).
+    pub fn take_log(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.log)
+    }
+
+    pub fn runs(&self) -> &[Run] {
+        &self.runs
+    }
+
+    pub fn conns(&self) -> &BTreeMap<usize, Conn> {
+        &self.conns
+    }
+
+    /// Why the scenario cannot be judged for this harness, if it cannot.
+    pub fn skip(&self) -> Option<&str> {
+        self.skip.as_deref()
+    }
+
+    /// The scenario is over: runs keep the state they had, whatever the harness does next.
+    pub fn freeze(&mut self) {
+        self.frozen = true;
+    }
+
+    /// The Tenant is closed by the control protocol: upgrades are refused 503.
+    pub fn close_tenant(&mut self) {
+        self.tenant_closed = true;
+    }
+
+    /// The approval interactions of paused turns.
+    pub fn approvals(&self) -> &[Value] {
+        &self.approvals
+    }
+
+    /// The MCP discovery core holds before any run reports one.
+    pub fn discovered(&mut self, facts: Value) {
+        self.mcp_facts = Some(facts);
+    }
+
+    /// The harness the session pinned, if it pinned one.
+    pub fn pinned(&self) -> Option<&str> {
+        self.pinned.as_deref()
+    }
+
+    pub fn pin(&mut self, harness: &str) {
+        self.pinned = Some(harness.to_string());
+    }
+
+    /// The pod the session runs in, when its Agent is a pod Agent.
+    pub fn session_pod(&self) -> Option<usize> {
+        self.session_pod
+    }
+
+    /// The session runs in `pod` (the first pod it was opened in).
+    pub fn run_in_pod(&mut self, pod: usize) {
+        self.session_pod.get_or_insert(pod);
+    }
+
+    /// Offer the session's last segment again (`session.replay`).
+    pub fn replay(&mut self) {
+        self.offers.push(Offer::Replay);
+        self.offer();
     }
 
     /// The core this world plays.
@@ -1387,7 +1460,10 @@ impl World {
         if self.role.keeps_transcript() && effect["kind"] == "model" && purpose == "summary" {
             self.summaries.insert(eid.clone());
         }
-        if self.role.keeps_transcript() && effect["kind"] == "model" && !self.model_calls.contains_key(&eid) {
+        if self.role.keeps_transcript()
+            && effect["kind"] == "model"
+            && !self.model_calls.contains_key(&eid)
+        {
             let step = effect
                 .pointer("/context/invocationId")
                 .cloned()
@@ -1464,8 +1540,7 @@ impl World {
         }
         let answer = if self.breaks(Mutant::IntentNeverExecute) {
             json!("pending")
-        } else if effect["kind"] == "model" && self.breaks(Mutant::ModelEffectRefused)
-        {
+        } else if effect["kind"] == "model" && self.breaks(Mutant::ModelEffectRefused) {
             json!({ "completed": super::tools::failure("model.refused", "model calls are refused") })
         } else if self.role.decides_effects() && effect["kind"] == "tool" {
             self.attempts.insert(eid.clone(), 1);
@@ -1577,7 +1652,10 @@ impl World {
     /// A re-send of a tool call still invoking, past the Runtime limit toolAttempts (the core
     /// role; 3 by default): the call ends as tool.interrupted.
     fn interrupted(&mut self, eid: &str, effect: &Value) -> bool {
-        if !self.role.decides_effects() || effect["kind"] != "tool" || self.breaks(Mutant::NoToolAttemptsCap) {
+        if !self.role.decides_effects()
+            || effect["kind"] != "tool"
+            || self.breaks(Mutant::NoToolAttemptsCap)
+        {
             return false;
         }
         let limit = self
@@ -2067,8 +2145,7 @@ impl World {
             .get("effectId")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        if p.get("value").is_none() && self.breaks(Mutant::OutcomeErrorFormRefused)
-        {
+        if p.get("value").is_none() && self.breaks(Mutant::OutcomeErrorFormRefused) {
             return Reply::Err("invalid", "effect.outcome needs a value".into());
         }
         let value_at = match self.breaks(Mutant::OutcomeValueMisread) {
@@ -2110,7 +2187,8 @@ impl World {
         let value = self.redacted(&value);
         // The core role: `{error}` when the harness could not learn what happened. A tool call
         // whose fate is unknown fails to the model; a model call becomes uncertain.
-        let unknown = self.role.decides_effects() && p.get("value").is_none() && p.get("error").is_some();
+        let unknown =
+            self.role.decides_effects() && p.get("value").is_none() && p.get("error").is_some();
         if unknown && !self.breaks(Mutant::UnknownFateRecordedAsValue) {
             let hash = row.hash().to_string();
             if eid.split(':').nth(2) == Some("model") {
@@ -2170,7 +2248,12 @@ impl World {
         }
         // A snapshot another owner recorded first (the harness role's scenario) wins.
         if self.mcp_facts.is_none() {
-            if let Some(first) = self.sc.mcp_recorded.as_ref().filter(|_| !self.role.states_facts()) {
+            if let Some(first) = self
+                .sc
+                .mcp_recorded
+                .as_ref()
+                .filter(|_| !self.role.states_facts())
+            {
                 self.mcp_facts = Some(first.clone());
             }
         }
