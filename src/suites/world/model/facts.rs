@@ -319,6 +319,14 @@ impl World {
             return;
         }
         let sandbox = a["sandbox"] == true && !self.breaks(Mutant::SandboxNotInTurnStart);
+        start["agent"] = self.turn_agent(a, sandbox);
+        self.manifest_facts(a, start);
+        self.sandbox_facts(a, sandbox, start);
+        self.memory_facts(a, start);
+    }
+
+    /// TurnStart's agent: its id, its kind, and its sandbox's workspace.
+    fn turn_agent(&self, a: &Value, sandbox: bool) -> Value {
         let mut agent = json!({
             "id": a.get("id").cloned().unwrap_or(json!("scenario-agent")),
             "kind": a.get("kind").cloned().unwrap_or(json!(if sandbox { "virtual" } else { "model" })),
@@ -336,7 +344,12 @@ impl World {
         if a["selfWake"] == true && !self.breaks(Mutant::SelfWakeNotInTurnStart) {
             agent["selfWake"] = json!(true);
         }
-        start["agent"] = agent;
+        agent
+    }
+
+    /// The manifest the session runs: its version, its own tools and MCP servers, its skills
+    /// and its instructions.
+    fn manifest_facts(&self, a: &Value, start: &mut Value) {
         // The manifest version the session runs: its name is the manifest's id.
         if let Some(name) = a.get("name") {
             if !self.breaks(Mutant::ManifestIdNotItsName) {
@@ -414,6 +427,10 @@ impl World {
                 i.clone()
             };
         }
+    }
+
+    /// The session's sandbox, when the Agent has one.
+    fn sandbox_facts(&self, a: &Value, sandbox: bool, start: &mut Value) {
         if !sandbox && self.breaks(Mutant::SandboxSpecWithoutSandbox) {
             start["routing"]["sandbox"] =
                 json!({ "spec": a.get("sandboxSpec").cloned().unwrap_or(json!({})) });
@@ -456,6 +473,10 @@ impl World {
                 start["routing"]["sandbox"]["spec"] = spec.clone();
             }
         }
+    }
+
+    /// The Agent's memory: its access, its instructions and the index of its memories.
+    fn memory_facts(&self, a: &Value, start: &mut Value) {
         if a.get("memory").is_none() && self.breaks(Mutant::MemoryAlwaysInTurnStart) {
             start["memory"] = json!({ "access": "read_write", "instructions": "", "index": "" });
         }
