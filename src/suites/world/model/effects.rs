@@ -24,22 +24,7 @@ impl World {
             true => &effect["purpose"],
             false => &p["purpose"],
         };
-        if self.role.keeps_transcript() && effect["kind"] == "model" && purpose == "summary" {
-            self.summaries.insert(eid.clone());
-        }
-        if self.role.keeps_transcript()
-            && effect["kind"] == "model"
-            && !self.model_calls.contains_key(&eid)
-        {
-            let step = effect
-                .pointer("/context/invocationId")
-                .cloned()
-                .unwrap_or(Value::Null);
-            self.model_calls.insert(
-                eid.clone(),
-                json!({ "step": step, "startedAt": self.now() }),
-            );
-        }
+        self.note_model_call(&effect, &eid, purpose == "summary");
         let hash = p
             .get("requestHash")
             .and_then(Value::as_str)
@@ -48,146 +33,156 @@ impl World {
         if let Some(reply) = self.held_id_answered(i, &eid, &hash) {
             return reply;
         }
-        if let Some(row) = self.journal.get(&eid) {
-            let tool_unchecked =
-                effect["kind"] == "tool" && self.breaks(Mutant::ToolReplayDriftUnchecked);
-            if row.hash() != hash && !self.breaks(Mutant::NoEffectDrift) && !tool_unchecked {
-                return Reply::Err(
-                    "effect_drift",
-                    format!("effect {eid} was asked with another request hash"),
-                );
-            }
-            return match row.clone() {
-                Row::Completed { outcome, .. } => {
-                    Reply::Ok(json!({ "status": "completed", "outcome": outcome }))
-                }
-                Row::Waiting { .. } if self.uncertain.contains(&eid) => {
-                    Reply::Ok(json!({ "status": "uncertain" }))
-                }
-                Row::Waiting { .. } if self.breaks(Mutant::PendingStatusRenamed) => {
-                    Reply::Ok(json!({ "status": "waiting" }))
-                }
-                Row::Waiting { .. } => Reply::Ok(json!({ "status": "pending" })),
-                Row::Executing { .. }
-                    if self.crashed(i, &eid) || self.interrupted(&eid, &effect) =>
-                {
-                    let outcome = tools::failure(
-                        "tool.interrupted",
-                        "the call was interrupted: its run ended, or it was re-sent past toolAttempts",
-                    );
-                    self.journal.insert(
-                        eid,
-                        Row::Completed {
-                            hash,
-                            outcome: outcome.clone(),
-                        },
-                    );
-                    Reply::Ok(json!({ "status": "completed", "outcome": outcome }))
-                }
-                // A re-send of a row still invoking; the mutant takes it for another call.
-                Row::Executing { .. } if self.breaks(Mutant::ResendAnsweredPending) => {
-                    Reply::Ok(json!({ "status": "pending" }))
-                }
-                Row::Executing { .. } => {
-                    // A previous owner left this call running at a gate: the new owner rejoins.
-                    let rejoin = self.role.replays()
-                        && !self.runs[i].executed.contains(&eid)
-                        && self.log.iter().any(|e| {
-                            e["via"] == "gate"
-                                && e["key"] == eid.as_str()
-                                && e.get("status").is_none()
-                        });
-                    self.runs[i].executed.insert(eid);
-                    if rejoin {
-                        return Reply::Ok(json!({ "status": "execute", "rejoin": true }));
-                    }
-                    Reply::Ok(json!({ "status": "execute" }))
-                }
-            };
+        if let Some(row) = self.journal.get(&eid).cloned() {
+            return self.asked_again(i, eid, hash, &effect, row);
         }
         let answer = if self.breaks(Mutant::IntentNeverExecute) {
             json!("pending")
         } else if effect["kind"] == "model" && self.breaks(Mutant::ModelEffectRefused) {
             json!({ "completed": tools::failure("model.refused", "model calls are refused") })
         } else if self.role.decides_effects() && effect["kind"] == "tool" {
-            self.attempts.insert(eid.clone(), 1);
-            self.tool_effects.insert(eid.clone(), effect.clone());
-            let before = self.memories.clone();
-            let mut memories = std::mem::take(&mut self.memories);
-            let d = tools::decide(
-                &self.sc.agent,
-                &self.sc.policy,
-                &self.sc.discover,
-                &effect,
-                &mut memories,
-                &self.knobs(),
-            );
-            for (path, _) in memories.iter().filter(|(p, v)| before.get(*p) != Some(*v)) {
-                self.memory_order.retain(|q| q != path);
-                self.memory_order.push(path.clone());
-            }
-            self.memories = memories;
-            match (self.approved(&eid), d) {
-                (Some(true), _) => json!("execute"),
-                (Some(false), _) => {
-                    let code = if self.breaks(Mutant::ApprovalDenialNotToolDenied) {
-                        "tool.rejected"
-                    } else {
-                        "tool.denied"
-                    };
-                    json!({ "completed": tools::failure(code, "a person denied this call") })
-                }
-                (None, tools::Decision::Execute) => json!("execute"),
-                (None, tools::Decision::Pending) => {
-                    self.held.insert(eid.clone(), effect.clone());
-                    json!("pending")
-                }
-                (None, tools::Decision::Completed(o)) => json!({ "completed": o }),
-            }
+            self.decide_tool(&eid, &effect)
         } else {
             self.rule_for(&effect)
         };
-        let (row, reply) = match answer.as_str() {
-            Some("pending") if self.breaks(Mutant::PendingStatusRenamed) => {
-                (Row::Waiting { hash }, json!({ "status": "waiting" }))
-            }
-            Some("pending") | Some("uncertain") => {
-                (Row::Waiting { hash }, json!({ "status": answer }))
-            }
-            Some("denied") => {
-                let outcome = json!({ "kind": "failed", "code": "tool.denied", "message": "the tool policy denies this call" });
-                (
-                    Row::Completed {
-                        hash,
-                        outcome: outcome.clone(),
-                    },
-                    json!({ "status": "completed", "outcome": outcome }),
-                )
-            }
-            Some("rejoin") => (
-                Row::Executing { hash },
-                json!({ "status": "execute", "rejoin": true }),
-            ),
-            Some(_) | None if answer.get("completed").is_some() => {
-                let outcome = answer["completed"].clone();
-                (
-                    Row::Completed {
-                        hash,
-                        outcome: outcome.clone(),
-                    },
-                    json!({ "status": "completed", "outcome": outcome }),
-                )
-            }
-            _ => (Row::Executing { hash }, json!({ "status": "execute" })),
-        };
+        let (row, reply) = journaled(answer, hash, self.breaks(Mutant::PendingStatusRenamed));
         if matches!(row, Row::Executing { .. }) {
             self.runs[i].executed.insert(eid.clone());
         }
-        // A tool call of a traced turn: its span context, which the Tool Gate sends on too.
+        let reply = self.traced(i, &eid, &effect, &row, reply);
+        self.journal.insert(eid, row);
+        Reply::Ok(reply)
+    }
+
+    /// A model effect's intent, as the transcript's events need it: whether it asks a summary,
+    /// and its step and start.
+    fn note_model_call(&mut self, effect: &Value, eid: &str, summary: bool) {
+        if self.role.keeps_transcript() && effect["kind"] == "model" && summary {
+            self.summaries.insert(eid.to_string());
+        }
+        if self.role.keeps_transcript()
+            && effect["kind"] == "model"
+            && !self.model_calls.contains_key(eid)
+        {
+            let step = effect
+                .pointer("/context/invocationId")
+                .cloned()
+                .unwrap_or(Value::Null);
+            self.model_calls.insert(
+                eid.to_string(),
+                json!({ "step": step, "startedAt": self.now() }),
+            );
+        }
+    }
+
+    /// An intent asked again: its journal row answers it (a drift refused, a completed outcome
+    /// replayed, a call still invoking interrupted or executed again).
+    fn asked_again(
+        &mut self,
+        i: usize,
+        eid: String,
+        hash: String,
+        effect: &Value,
+        row: Row,
+    ) -> Reply {
+        let tool_unchecked =
+            effect["kind"] == "tool" && self.breaks(Mutant::ToolReplayDriftUnchecked);
+        if row.hash() != hash && !self.breaks(Mutant::NoEffectDrift) && !tool_unchecked {
+            return Reply::Err(
+                "effect_drift",
+                format!("effect {eid} was asked with another request hash"),
+            );
+        }
+        match row {
+            Row::Completed { outcome, .. } => {
+                Reply::Ok(json!({ "status": "completed", "outcome": outcome }))
+            }
+            Row::Waiting { .. } if self.uncertain.contains(&eid) => {
+                Reply::Ok(json!({ "status": "uncertain" }))
+            }
+            Row::Waiting { .. } if self.breaks(Mutant::PendingStatusRenamed) => {
+                Reply::Ok(json!({ "status": "waiting" }))
+            }
+            Row::Waiting { .. } => Reply::Ok(json!({ "status": "pending" })),
+            Row::Executing { .. } if self.crashed(i, &eid) || self.interrupted(&eid, effect) => {
+                let outcome = tools::failure(
+                    "tool.interrupted",
+                    "the call was interrupted: its run ended, or it was re-sent past toolAttempts",
+                );
+                self.journal.insert(
+                    eid,
+                    Row::Completed {
+                        hash,
+                        outcome: outcome.clone(),
+                    },
+                );
+                Reply::Ok(json!({ "status": "completed", "outcome": outcome }))
+            }
+            // A re-send of a row still invoking; the mutant takes it for another call.
+            Row::Executing { .. } if self.breaks(Mutant::ResendAnsweredPending) => {
+                Reply::Ok(json!({ "status": "pending" }))
+            }
+            Row::Executing { .. } => {
+                // A previous owner left this call running at a gate: the new owner rejoins.
+                let rejoin = self.role.replays()
+                    && !self.runs[i].executed.contains(&eid)
+                    && self.log.iter().any(|e| {
+                        e["via"] == "gate" && e["key"] == eid.as_str() && e.get("status").is_none()
+                    });
+                self.runs[i].executed.insert(eid);
+                if rejoin {
+                    return Reply::Ok(json!({ "status": "execute", "rejoin": true }));
+                }
+                Reply::Ok(json!({ "status": "execute" }))
+            }
+        }
+    }
+
+    /// The reference core's decision on a tool intent: by the Agent's targets and policy
+    /// (tools.rs), or by the person who answered its approval.
+    fn decide_tool(&mut self, eid: &str, effect: &Value) -> Value {
+        self.attempts.insert(eid.to_string(), 1);
+        self.tool_effects.insert(eid.to_string(), effect.clone());
+        let before = self.memories.clone();
+        let mut memories = std::mem::take(&mut self.memories);
+        let d = tools::decide(
+            &self.sc.agent,
+            &self.sc.policy,
+            &self.sc.discover,
+            effect,
+            &mut memories,
+            &self.knobs(),
+        );
+        for (path, _) in memories.iter().filter(|(p, v)| before.get(*p) != Some(*v)) {
+            self.memory_order.retain(|q| q != path);
+            self.memory_order.push(path.clone());
+        }
+        self.memories = memories;
+        match (self.approved(eid), d) {
+            (Some(true), _) => json!("execute"),
+            (Some(false), _) => {
+                let code = if self.breaks(Mutant::ApprovalDenialNotToolDenied) {
+                    "tool.rejected"
+                } else {
+                    "tool.denied"
+                };
+                json!({ "completed": tools::failure(code, "a person denied this call") })
+            }
+            (None, tools::Decision::Execute) => json!("execute"),
+            (None, tools::Decision::Pending) => {
+                self.held.insert(eid.to_string(), effect.clone());
+                json!("pending")
+            }
+            (None, tools::Decision::Completed(o)) => json!({ "completed": o }),
+        }
+    }
+
+    /// A tool call of a traced turn: its span context, which the Tool Gate sends on too.
+    fn traced(&mut self, i: usize, eid: &str, effect: &Value, row: &Row, reply: Value) -> Value {
         let mut reply = reply;
         let kind = effect.pointer("/target/kind").and_then(Value::as_str);
         if let (Row::Executing { .. }, true, Some(tp)) = (
-            &row,
+            row,
             self.role.decides_effects() && matches!(kind, Some("mcp") | Some("http")),
             self.turn_meta
                 .get(&self.runs[i].turn_id)
@@ -198,10 +193,9 @@ impl World {
             let span = format!("{:016x}", crate::hash::fnv1a64(eid.as_bytes()));
             let child = format!("00-{trace}-{span}-01");
             reply["traceparent"] = json!(child);
-            self.call_traces.insert(eid.clone(), child);
+            self.call_traces.insert(eid.to_string(), child);
         }
-        self.journal.insert(eid, row);
-        Reply::Ok(reply)
+        reply
     }
 
     /// A sandbox or harness call still invoking that another run asks for again (core role): the
@@ -474,5 +468,41 @@ impl World {
                 Reply::Ok(json!({ "status": "completed", "outcome": value }))
             }
         }
+    }
+}
+
+/// A new intent's answer as its journal row and the reply: pending (waiting, for the mutant
+/// that renames it), completed, or executing.
+fn journaled(answer: Value, hash: String, pending_renamed: bool) -> (Row, Value) {
+    match answer.as_str() {
+        Some("pending") if pending_renamed => {
+            (Row::Waiting { hash }, json!({ "status": "waiting" }))
+        }
+        Some("pending") | Some("uncertain") => (Row::Waiting { hash }, json!({ "status": answer })),
+        Some("denied") => {
+            let outcome = json!({ "kind": "failed", "code": "tool.denied", "message": "the tool policy denies this call" });
+            (
+                Row::Completed {
+                    hash,
+                    outcome: outcome.clone(),
+                },
+                json!({ "status": "completed", "outcome": outcome }),
+            )
+        }
+        Some("rejoin") => (
+            Row::Executing { hash },
+            json!({ "status": "execute", "rejoin": true }),
+        ),
+        Some(_) | None if answer.get("completed").is_some() => {
+            let outcome = answer["completed"].clone();
+            (
+                Row::Completed {
+                    hash,
+                    outcome: outcome.clone(),
+                },
+                json!({ "status": "completed", "outcome": outcome }),
+            )
+        }
+        _ => (Row::Executing { hash }, json!({ "status": "execute" })),
     }
 }
