@@ -7,6 +7,9 @@ pub mod fakes;
 pub mod fuzz;
 pub mod names;
 pub mod reference;
+pub mod role;
+pub mod tools;
+pub mod wire_names;
 mod suite;
 pub use suite::CoreApi;
 

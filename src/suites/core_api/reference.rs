@@ -1,14 +1,14 @@
 //! The reference core behind the control protocol (docs/core-protocol.md): hcpspec's own core
 //! and gates (the harness role's `World`, listener and gates), started by `core.start` on fresh
 //! loopback ports, and its mutants (one rule broken each) and variants, declared with the World
-//! (`suites::world::knobs`).
+//! (`suites::world::knobs`) and read by its role (`role.rs`).
 
+use super::role::Reference;
 use crate::adapter::{Adapter, CallError};
 use crate::knob::{Knob, Knobs};
 use crate::shim::RpcError;
 pub use crate::suites::world::knobs::{Mutant, Variant};
 use crate::suites::world::model::{lock, Shared, World};
-use crate::suites::world::role::Role;
 use crate::suites::world::scenario::Scenario;
 use crate::suites::world::{core, gates};
 use serde_json::{json, Value};
@@ -47,37 +47,6 @@ fn push(v: &mut Value, key: &str, item: Value) {
 }
 
 pub use crate::suites::world::model::NYLORUN;
-
-/// The reference core's role: it decides by the spec what a scripted core reads from its
-/// scenario, and its knobs break one rule or decide one open point otherwise.
-struct Reference(Knobs<Mutant, Variant>);
-
-impl Role for Reference {
-    fn knobs(&self) -> Knobs<Mutant, Variant> {
-        self.0
-    }
-    fn strict(&self) -> bool {
-        true
-    }
-    fn routes(&self) -> bool {
-        true
-    }
-    fn replays(&self) -> bool {
-        true
-    }
-    fn states_facts(&self) -> bool {
-        true
-    }
-    fn decides_effects(&self) -> bool {
-        true
-    }
-    fn keeps_transcript(&self) -> bool {
-        true
-    }
-    fn redacts(&self) -> bool {
-        true
-    }
-}
 
 /// A core started by `core.start`: its runtime and its state.
 struct Running {
@@ -164,7 +133,7 @@ impl ReferenceCore {
                 .collect();
             json!({ "servers": servers })
         });
-        let role = Box::new(Reference(self.knobs));
+        let role = Box::new(Reference::new(self.knobs));
         let mut world = World::new(Arc::new(sc), token.clone(), acts, role);
         if let Some(facts) = snapshot {
             world.discovered(facts);
@@ -193,7 +162,7 @@ impl ReferenceCore {
         }
         // What this core calls the members spec 004 does not print (the reference: hcpspec's).
         if self.knobs.decides(Variant::OtherWireNames) {
-            answer["names"] = crate::suites::world::wire_names::declared();
+            answer["names"] = super::wire_names::declared();
         }
         // How this core shapes a tool call's failure (the reference: the default, {kind: "failed"}).
         if self.knobs.decides(Variant::McpShapedFailures) {

@@ -222,12 +222,13 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
         let mut g = lock(&w);
         // A core of other wire names reads the http-calls body in its own names.
         let mut refused = None;
-        let body = match g.decides(Variant::OtherWireNames) {
-            false => body,
-            true => super::wire_names::read(route, &body).unwrap_or_else(|why| {
-                refused = Some(gate_error(400, "invalid_request", &why));
+        let body = match g.role().read_names(route, &body) {
+            None => body,
+            Some(Ok(read)) => read,
+            Some(Err(why)) => {
+                refused = Some(gate_error(400, "invalid_request", &why.to_string()));
                 body
-            }),
+            }
         };
         let (auth, run) = token_of(&g, &h);
         let run_id = run.map(|i| g.runs[i].id.clone());

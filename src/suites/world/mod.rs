@@ -11,8 +11,6 @@ pub mod model;
 pub mod pods;
 pub mod role;
 pub mod scenario;
-pub mod tools;
-pub mod wire_names;
 
 /// Bytes as standard base64, as the Harness API carries them.
 pub fn b64(bytes: &[u8]) -> String {

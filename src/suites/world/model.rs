@@ -707,15 +707,14 @@ impl World {
             }
         }
         // A core of other wire names reads its own names where spec 004 prints none.
-        let renamed = self.decides(Variant::OtherWireNames);
         let read;
-        let p = match renamed.then(|| super::wire_names::read(m, p)) {
+        let p = match self.role.read_names(m, p) {
             None => p,
             Some(Ok(q)) => {
                 read = q;
                 &read
             }
-            Some(Err(why)) => return Reply::Err("invalid", why),
+            Some(Err(why)) => return Reply::Err("invalid", why.to_string()),
         };
         let reply = match m {
             "hello" => self.hello(conn, p),
@@ -798,15 +797,8 @@ impl World {
             }
             other => Reply::Err("invalid", format!("unknown method `{other}`")),
         };
-        // A core of MCP-shaped failures answers a tool call's failure as an MCP error result.
-        let reply = match reply {
-            Reply::Ok(r) if self.decides(Variant::McpShapedFailures) => {
-                Reply::Ok(super::tools::mcp_shaped(r))
-            }
-            reply => reply,
-        };
         match reply {
-            Reply::Ok(r) if renamed => Reply::Ok(super::wire_names::answer(m, r)),
+            Reply::Ok(r) => Reply::Ok(self.role.word(m, r)),
             reply => reply,
         }
     }
@@ -1125,6 +1117,11 @@ impl World {
         }
         Reply::Ok(json!({ "cursor": format!("c{}", i + 1) }))
     }
+}
+
+/// A failed ToolOutcome (§ 4).
+pub fn failure(code: &str, message: impl Into<String>) -> Value {
+    json!({ "kind": "failed", "code": code, "message": message.into() })
 }
 
 /// The effect's id: `effectId`, or `id`.

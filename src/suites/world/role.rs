@@ -5,7 +5,27 @@
 //! knobs are read inline where they bite, through `World::breaks` and `World::decides`.
 
 use super::knobs::{Mutant, Variant};
+use super::scenario::Scenario;
 use crate::knob::Knobs;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// What core answers a tool intent it decides itself.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    Execute,
+    /// Answered completed with this outcome, never run by the harness.
+    Completed(Value),
+    Pending,
+}
+
+/// A member a core does not know, in a request or a gate body: refused as invalid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{on}: unknown member {member}")]
+pub struct UnknownMember {
+    pub on: String,
+    pub member: String,
+}
 
 pub trait Role: Send + Sync {
     /// The mutant or variant of the reference core this is, if any.
@@ -31,6 +51,19 @@ pub trait Role: Send + Sync {
     fn keeps_transcript(&self) -> bool;
     /// What a harness reports is recorded with every token core signed redacted.
     fn redacts(&self) -> bool;
+    /// Core's own decision on a tool intent (the target table, the Tenant's policy); none
+    /// when the scenario's rules decide.
+    fn decide(
+        &self,
+        sc: &Scenario,
+        effect: &Value,
+        memories: &mut BTreeMap<String, String>,
+    ) -> Option<Decision>;
+    /// A request's params or a gate's body (`on` its method or route) in the reference's
+    /// names, when this core reads names of its own; none when it reads the reference's.
+    fn read_names(&self, on: &str, p: &Value) -> Option<Result<Value, UnknownMember>>;
+    /// An answer to a request in this core's own words: its names, its shape of a failure.
+    fn word(&self, on: &str, answer: Value) -> Value;
 }
 
 /// The harness-api suite's core: its scenario scripts what the reference core decides.
@@ -60,5 +93,19 @@ impl Role for Scripted {
     }
     fn redacts(&self) -> bool {
         false
+    }
+    fn decide(
+        &self,
+        _: &Scenario,
+        _: &Value,
+        _: &mut BTreeMap<String, String>,
+    ) -> Option<Decision> {
+        None
+    }
+    fn read_names(&self, _: &str, _: &Value) -> Option<Result<Value, UnknownMember>> {
+        None
+    }
+    fn word(&self, _: &str, answer: Value) -> Value {
+        answer
     }
 }

@@ -2,7 +2,7 @@
 //! recorded, and (the reference core) the policy's approvals and the tool attempts' cap (§ 4, § 7).
 
 use super::*;
-use crate::suites::world::tools;
+use crate::suites::world::role::Decision;
 
 impl World {
     pub(super) fn intent(&mut self, p: &Value) -> Reply {
@@ -39,9 +39,9 @@ impl World {
         let answer = if self.breaks(Mutant::IntentNeverExecute) {
             json!("pending")
         } else if effect["kind"] == "model" && self.breaks(Mutant::ModelEffectRefused) {
-            json!({ "completed": tools::failure("model.refused", "model calls are refused") })
-        } else if self.role.decides_effects() && effect["kind"] == "tool" {
-            self.decide_tool(&eid, &effect)
+            json!({ "completed": failure("model.refused", "model calls are refused") })
+        } else if let Some(answer) = self.decide_tool(&eid, &effect) {
+            answer
         } else {
             self.rule_for(&effect)
         };
@@ -105,7 +105,7 @@ impl World {
             }
             Row::Waiting { .. } => Reply::Ok(json!({ "status": "pending" })),
             Row::Executing { .. } if self.crashed(i, &eid) || self.interrupted(&eid, effect) => {
-                let outcome = tools::failure(
+                let outcome = failure(
                     "tool.interrupted",
                     "the call was interrupted: its run ended, or it was re-sent past toolAttempts",
                 );
@@ -138,27 +138,29 @@ impl World {
         }
     }
 
-    /// The reference core's decision on a tool intent: by the Agent's targets and policy
-    /// (tools.rs), or by the person who answered its approval.
-    fn decide_tool(&mut self, eid: &str, effect: &Value) -> Value {
-        self.attempts.insert(eid.to_string(), 1);
-        self.tool_effects.insert(eid.to_string(), effect.clone());
+    /// Core's own decision on a tool intent (the reference core's: by the Agent's targets and
+    /// policy, or by the person who answered its approval); none when the scenario's rules
+    /// decide.
+    fn decide_tool(&mut self, eid: &str, effect: &Value) -> Option<Value> {
+        if effect["kind"] != "tool" {
+            return None;
+        }
         let before = self.memories.clone();
         let mut memories = std::mem::take(&mut self.memories);
-        let d = tools::decide(
-            &self.sc.agent,
-            &self.sc.policy,
-            &self.sc.discover,
-            effect,
-            &mut memories,
-            &self.knobs(),
-        );
-        for (path, _) in memories.iter().filter(|(p, v)| before.get(*p) != Some(*v)) {
+        let d = self.role.decide(&self.sc, effect, &mut memories);
+        self.memories = memories;
+        let d = d?;
+        self.attempts.insert(eid.to_string(), 1);
+        self.tool_effects.insert(eid.to_string(), effect.clone());
+        for (path, _) in self
+            .memories
+            .iter()
+            .filter(|(p, v)| before.get(*p) != Some(*v))
+        {
             self.memory_order.retain(|q| q != path);
             self.memory_order.push(path.clone());
         }
-        self.memories = memories;
-        match (self.approved(eid), d) {
+        Some(match (self.approved(eid), d) {
             (Some(true), _) => json!("execute"),
             (Some(false), _) => {
                 let code = if self.breaks(Mutant::ApprovalDenialNotToolDenied) {
@@ -166,15 +168,15 @@ impl World {
                 } else {
                     "tool.denied"
                 };
-                json!({ "completed": tools::failure(code, "a person denied this call") })
+                json!({ "completed": failure(code, "a person denied this call") })
             }
-            (None, tools::Decision::Execute) => json!("execute"),
-            (None, tools::Decision::Pending) => {
+            (None, Decision::Execute) => json!("execute"),
+            (None, Decision::Pending) => {
                 self.held.insert(eid.to_string(), effect.clone());
                 json!("pending")
             }
-            (None, tools::Decision::Completed(o)) => json!({ "completed": o }),
-        }
+            (None, Decision::Completed(o)) => json!({ "completed": o }),
+        })
     }
 
     /// A tool call of a traced turn: its span context, which the Tool Gate sends on too.
@@ -259,7 +261,7 @@ impl World {
         } else {
             "tool.denied"
         };
-        let outcome = tools::failure(code, "a person denied this call");
+        let outcome = failure(code, "a person denied this call");
         self.journal.insert(
             eid.to_string(),
             Row::Completed {
@@ -427,7 +429,7 @@ impl World {
             let outcome = if self.breaks(Mutant::UnknownFateSucceeds) {
                 json!({ "kind": "ok", "value": null })
             } else {
-                tools::failure("tool.unknown-outcome", "the call's fate is unknown")
+                failure("tool.unknown-outcome", "the call's fate is unknown")
             };
             self.journal.insert(
                 eid.to_string(),

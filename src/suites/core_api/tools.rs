@@ -1,29 +1,18 @@
-//! Core's own decisions on a tool intent (spec 004 § 4), made by the reference core in the core
-//! role: the target table and its refusals, the Tenant's tool policy matched on the target's
-//! identity, and the two tools core runs itself, `schedule_wake` and `memory`. A harness-role
-//! scenario scripts core's answers with `intents` instead, so none of this runs there.
+//! Core's own decisions on a tool intent (spec 004 § 4), made by the reference core (its
+//! `Role::decide`): the target table and its refusals, the Tenant's tool policy matched on the
+//! target's identity, and the two tools core runs itself, `schedule_wake` and `memory`. A
+//! harness-api scenario scripts core's answers with `intents` instead, so none of this runs there.
 //!
 //! The Agent and the policy come from `core.start` (docs/core-protocol.md): `agent` is
 //! `{mcpServers: [SERVER…], disabled: ["SERVER/TOOL"…], httpTools: [NAME…], sandbox, selfWake,
 //! memory: {access}}`, `policy` is `[{server?, tool, answer: "deny" | "hold"}]`, and what the
 //! session discovered on each server is `discover` (`{SERVER: [TOOL…]}`).
 
-use super::knobs::{Mutant, Variant};
+use crate::suites::world::knobs::{Mutant, Variant};
+use crate::suites::world::model::failure;
+use crate::suites::world::role::Decision;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-
-/// What core answers a tool intent.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
-    Execute,
-    /// Answered completed with this outcome, never run by the harness.
-    Completed(Value),
-    Pending,
-}
-
-pub fn failure(code: &str, message: impl Into<String>) -> Value {
-    json!({ "kind": "failed", "code": code, "message": message.into() })
-}
 
 /// A failure as an MCP error result (the variant `mcp-shaped-failures`): an outcome of
 /// `{kind: "failed", code, message}` anywhere in an answer becomes `{isError: true, content:
