@@ -7,6 +7,7 @@ pub mod fakes;
 pub mod fuzz;
 pub mod names;
 pub mod reference;
+pub mod pods;
 pub mod role;
 pub mod tools;
 pub mod wire_names;

@@ -145,7 +145,7 @@ impl ReferenceCore {
             .map(|(token, harness)| (harness, json!(token)))
             .collect();
         // What each pod's environment gives its host, to join on this listener (§ 9).
-        let pods = world.pod_environments();
+        let pods = super::pods::environments(&world);
         let world = Arc::new(std::sync::Mutex::new(world));
         rt.spawn(core::serve(core_l, world.clone()));
         let router = gates::router(world.clone());

@@ -3,13 +3,15 @@
 //! knobs make it a mutant or a variant; a variant of other wire names reads and writes its own
 //! (`wire_names.rs`).
 
-use super::{tools, wire_names};
+use super::{pods, tools, wire_names};
 use crate::knob::Knobs;
 use crate::suites::world::knobs::{Mutant, Variant};
-use crate::suites::world::role::{Decision, Role, UnknownMember};
+use crate::suites::world::model::Shared;
+use crate::suites::world::role::{Decision, HostServing, Role, UnknownMember};
 use crate::suites::world::scenario::Scenario;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use tokio::net::TcpStream;
 
 pub struct Reference {
     knobs: Knobs<Mutant, Variant>,
@@ -45,6 +47,9 @@ impl Role for Reference {
     }
     fn redacts(&self) -> bool {
         true
+    }
+    fn hosts_pods(&self) -> Option<fn(TcpStream, Shared) -> HostServing> {
+        Some(pods::server)
     }
     fn decide(
         &self,

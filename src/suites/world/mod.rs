@@ -8,7 +8,6 @@ pub mod core;
 pub mod gates;
 pub mod knobs;
 pub mod model;
-pub mod pods;
 pub mod role;
 pub mod scenario;
 

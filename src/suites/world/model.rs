@@ -339,6 +339,27 @@ impl World {
         self.offer();
     }
 
+    /// Every host token a join gave, the pod it is for and that pod Agent's harness id.
+    pub fn hosts(&self) -> BTreeMap<String, (usize, String)> {
+        self.host_tokens
+            .iter()
+            .filter_map(|(t, p)| Some((t.clone(), (*p, self.sc.pods.get(*p)?.harness.clone()))))
+            .collect()
+    }
+
+    /// The harness token core gave.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// A pod's host joined with `host_token`: its epoch, one more than its last join's.
+    pub fn admit_host(&mut self, pod: usize, host_token: String) -> u64 {
+        self.host_tokens.insert(host_token, pod);
+        let epoch = self.joins.entry(pod).or_insert(0);
+        *epoch += 1;
+        *epoch
+    }
+
     /// The core this world plays.
     pub fn role(&self) -> &dyn Role {
         self.role.as_ref()
@@ -1162,7 +1183,7 @@ pub fn merge(base: &mut Value, patch: &Value) {
 }
 
 /// A value no harness can guess: tokens differ per run and per process.
-pub(super) fn fresh() -> u64 {
+pub fn fresh() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(Instant::now().elapsed().as_nanos());

@@ -2,13 +2,22 @@
 //! core does, and it breaks no rule. The core-api suite's reference core (`core_api::reference`)
 //! decides by the spec itself, and its knobs make it a mutant (one rule broken) or a variant
 //! (one open point decided otherwise). Each method is one behaviour the two do differently; the
-//! knobs are read inline where they bite, through `World::breaks` and `World::decides`.
+//! knobs are read inline where they bite, through `World::breaks` and `World::decides`. The
+//! reference's own code (its tool decisions, wire names and pods) is core-api's, reached through
+//! this trait, so the world imports neither suite.
 
 use super::knobs::{Mutant, Variant};
+use super::model::Shared;
 use super::scenario::Scenario;
 use crate::knob::Knobs;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use tokio::net::TcpStream;
+
+/// A host's POST being served.
+pub type HostServing = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// What core answers a tool intent it decides itself.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,7 +43,7 @@ pub trait Role: Send + Sync {
     /// renewal replaced is refused at the gates, and an upload ends with its run.
     fn strict(&self) -> bool;
     /// A session's runs go only to the harness it pinned (nylorun unless a manifest pins
-    /// another) or to its pod's host, which joins by POST on the core's listener (§ 1, § 2, § 9).
+    /// another) or to its pod's host (§ 1, § 2, § 9).
     fn routes(&self) -> bool;
     /// A segment a run left (its connection lost, or released) is offered again, and its new
     /// owner rejoins a gate call the old one left running.
@@ -42,15 +51,17 @@ pub trait Role: Send + Sync {
     /// TurnStart states the Agent's facts: its tools, skills, MCP discovery and the Tenant's
     /// limits with their defaults (§ 3, § 4's rows); a scripted turn says what the scenario says.
     fn states_facts(&self) -> bool;
-    /// Core decides each tool intent by the Agent's targets and policy, holds it for a person
-    /// or runs it at its own gate (tracing, capping attempts), and fails a call whose fate the
-    /// harness could not learn.
+    /// Core holds a tool call for a person's approval or runs it at its own gate (traced, its
+    /// attempts capped, its MCP server declared), and fails a call whose fate the harness could
+    /// not learn.
     fn decides_effects(&self) -> bool;
     /// The transcript is the outputs' edits folded, its cursor their count, and core writes the
     /// session's own events (context.compacted) from the model calls (§ 6).
     fn keeps_transcript(&self) -> bool;
     /// What a harness reports is recorded with every token core signed redacted.
     fn redacts(&self) -> bool;
+    /// The server of a pod's host's POSTs on the core's listener (§ 9), when core has pods.
+    fn hosts_pods(&self) -> Option<fn(TcpStream, Shared) -> HostServing>;
     /// Core's own decision on a tool intent (the target table, the Tenant's policy); none
     /// when the scenario's rules decide.
     fn decide(
@@ -93,6 +104,9 @@ impl Role for Scripted {
     }
     fn redacts(&self) -> bool {
         false
+    }
+    fn hosts_pods(&self) -> Option<fn(TcpStream, Shared) -> HostServing> {
+        None
     }
     fn decide(
         &self,
