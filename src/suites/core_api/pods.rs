@@ -1,14 +1,14 @@
 //! A pod's host (§ 9, the reference core): what each pod's environment gives its host, and the
 //! join and renewal routes of core's harness listener (`POST /nylorun/harness/v1/host/join` and
-//! `.../host/renew`), served beside the WebSocket upgrades on the same port (`Role::hosts_pods`).
+//! `.../host/renew`), served beside the WebSocket upgrades on the same port.
 
+use crate::suites::world::core;
 use crate::suites::world::knobs::Mutant;
 use crate::suites::world::model::{fresh, lock, Shared, World};
-use crate::suites::world::role::HostServing;
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpListener, TcpStream};
 
 pub const JOIN: &str = "/nylorun/harness/v1/host/join";
 pub const RENEW: &str = "/nylorun/harness/v1/host/renew";
@@ -127,9 +127,40 @@ fn refused(status: u16, message: &str) -> (u16, Value) {
     )
 }
 
-/// The server of a host's POST, as the listener runs it.
-pub fn server(stream: TcpStream, w: Shared) -> HostServing {
-    Box::pin(serve(stream, w))
+/// The reference core's harness listener: a pod's host joins and renews by HTTP POST on it
+/// (§ 9), beside the harnesses' WebSocket upgrades.
+pub async fn listen(listener: TcpListener, w: Shared) {
+    let mut n = 0;
+    while let Ok((stream, _)) = listener.accept().await {
+        n += 1;
+        let w = w.clone();
+        tokio::spawn(async move {
+            if is_post(&stream).await {
+                serve(stream, w).await
+            } else {
+                core::connection(stream, n, w).await
+            }
+        });
+    }
+}
+
+/// Does the connection start an HTTP POST (rather than a WebSocket upgrade's GET)? Waits up to
+/// 3 s for its first bytes; a client that sends none goes to the upgrade, which refuses it.
+async fn is_post(stream: &TcpStream) -> bool {
+    let mut head = [0u8; 5];
+    let peek = async {
+        loop {
+            match stream.peek(&mut head).await {
+                Ok(n) if n >= head.len() || n == 0 => return n,
+                Ok(_) => tokio::time::sleep(Duration::from_millis(1)).await,
+                Err(_) => return 0,
+            }
+        }
+    };
+    matches!(
+        tokio::time::timeout(Duration::from_secs(3), peek).await,
+        Ok(5)
+    ) && &head == b"POST "
 }
 
 /// One HTTP/1.1 request (the connection closes after its answer): the join or the renewal.

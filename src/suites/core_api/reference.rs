@@ -147,7 +147,7 @@ impl ReferenceCore {
         // What each pod's environment gives its host, to join on this listener (§ 9).
         let pods = super::pods::environments(&world);
         let world = Arc::new(std::sync::Mutex::new(world));
-        rt.spawn(core::serve(core_l, world.clone()));
+        rt.spawn(super::pods::listen(core_l, world.clone()));
         let router = gates::router(world.clone());
         rt.spawn(async move { axum::serve(gates_l, router).await });
         self.running = Some(Running { rt, world });

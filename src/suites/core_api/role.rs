@@ -1,17 +1,15 @@
 //! The reference core's role in the World: it decides by the spec what a scripted core reads
 //! from its scenario (tool intents by the Agent's targets and policy, `tools.rs`), and its
 //! knobs make it a mutant or a variant; a variant of other wire names reads and writes its own
-//! (`wire_names.rs`).
+//! (`wire_names.rs`). Its listener also serves pods' hosts (`pods.rs`).
 
-use super::{pods, tools, wire_names};
+use super::{tools, wire_names};
 use crate::knob::Knobs;
 use crate::suites::world::knobs::{Mutant, Variant};
-use crate::suites::world::model::Shared;
-use crate::suites::world::role::{Decision, HostServing, Role, UnknownMember};
+use crate::suites::world::role::{Decision, Role, UnknownMember};
 use crate::suites::world::scenario::Scenario;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use tokio::net::TcpStream;
 
 pub struct Reference {
     knobs: Knobs<Mutant, Variant>,
@@ -47,9 +45,6 @@ impl Role for Reference {
     }
     fn redacts(&self) -> bool {
         true
-    }
-    fn hosts_pods(&self) -> Option<fn(TcpStream, Shared) -> HostServing> {
-        Some(pods::server)
     }
     fn decide(
         &self,

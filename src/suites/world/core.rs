@@ -30,18 +30,12 @@ pub async fn serve(listener: TcpListener, w: Shared) {
     while let Ok((stream, _)) = listener.accept().await {
         n += 1;
         let w = w.clone();
-        tokio::spawn(async move {
-            // The reference core: a pod's host joins and renews by HTTP POST on this listener (§ 9).
-            let host = lock(&w).role().hosts_pods();
-            match host {
-                Some(serve) if is_post(&stream).await => serve(stream, w).await,
-                _ => connection(stream, n, w).await,
-            }
-        });
+        tokio::spawn(async move { connection(stream, n, w).await });
     }
 }
 
-async fn connection(stream: TcpStream, n: usize, w: Shared) {
+/// One harness connection, the `n`th: its upgrade, its frames, and its end.
+pub async fn connection(stream: TcpStream, n: usize, w: Shared) {
     let Some((ws, credential, pod)) = upgrade(stream, n, &w).await else {
         return;
     };
@@ -288,25 +282,6 @@ fn heard(
         }
     }
     true
-}
-
-/// Does the connection start an HTTP POST (rather than a WebSocket upgrade's GET)? Waits up to
-/// 3 s for its first bytes; a client that sends none goes to the upgrade, which refuses it.
-async fn is_post(stream: &TcpStream) -> bool {
-    let mut head = [0u8; 5];
-    let peek = async {
-        loop {
-            match stream.peek(&mut head).await {
-                Ok(n) if n >= head.len() || n == 0 => return n,
-                Ok(_) => tokio::time::sleep(Duration::from_millis(1)).await,
-                Err(_) => return 0,
-            }
-        }
-    };
-    matches!(
-        tokio::time::timeout(Duration::from_secs(3), peek).await,
-        Ok(5)
-    ) && &head == b"POST "
 }
 
 fn upgrade_status(u: &Value) -> u16 {

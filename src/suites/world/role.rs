@@ -3,21 +3,14 @@
 //! decides by the spec itself, and its knobs make it a mutant (one rule broken) or a variant
 //! (one open point decided otherwise). Each method is one behaviour the two do differently; the
 //! knobs are read inline where they bite, through `World::breaks` and `World::decides`. The
-//! reference's own code (its tool decisions, wire names and pods) is core-api's, reached through
-//! this trait, so the world imports neither suite.
+//! reference's own code (its tool decisions and wire names) is core-api's, reached through this
+//! trait, so the world imports neither suite.
 
 use super::knobs::{Mutant, Variant};
-use super::model::Shared;
 use super::scenario::Scenario;
 use crate::knob::Knobs;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::pin::Pin;
-use tokio::net::TcpStream;
-
-/// A host's POST being served.
-pub type HostServing = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// What core answers a tool intent it decides itself.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,8 +53,6 @@ pub trait Role: Send + Sync {
     fn keeps_transcript(&self) -> bool;
     /// What a harness reports is recorded with every token core signed redacted.
     fn redacts(&self) -> bool;
-    /// The server of a pod's host's POSTs on the core's listener (§ 9), when core has pods.
-    fn hosts_pods(&self) -> Option<fn(TcpStream, Shared) -> HostServing>;
     /// Core's own decision on a tool intent (the target table, the Tenant's policy); none
     /// when the scenario's rules decide.
     fn decide(
@@ -104,9 +95,6 @@ impl Role for Scripted {
     }
     fn redacts(&self) -> bool {
         false
-    }
-    fn hosts_pods(&self) -> Option<fn(TcpStream, Shared) -> HostServing> {
-        None
     }
     fn decide(
         &self,
