@@ -378,7 +378,7 @@ fn workspace_route(g: &mut World, params: &Value) -> Value {
         vec![c]
     };
     let sent = !g.breaks(Mutant::WorkspaceRequestNotSent)
-        && !(op == "exec" && g.breaks(Mutant::WorkspaceExecNotSent));
+        && (op != "exec" || !g.breaks(Mutant::WorkspaceExecNotSent));
     for c in to.into_iter().filter(|_| sent) {
         let id = g.next_id();
         g.send(c, json!({ "t": "req", "id": id, "m": format!("workspace.{op}"), "p": params.get("p").cloned().unwrap_or(json!({})) }));

@@ -99,6 +99,8 @@ async fn upgrade(
     let mut pod: Option<usize> = None;
     let breaks = |m: Mutant| knobs.breaks(m);
     let mut upgrade = json!({ "via": "upgrade", "conn": n });
+    // tungstenite's handshake callback: its error is the refusal's whole response.
+    #[allow(clippy::result_large_err)]
     let check = |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
         let auth = req
             .headers()

@@ -1,7 +1,8 @@
-//! The World of a Harness API core: its runs, journal, artifacts and gates, and the reference
-//! core's mutants and variants. It is the model both suites are built on: the harness-api suite,
-//! where hcpspec plays core to the harness under test, and the core-api suite's reference core.
-//! It imports neither suite.
+//! The World of a Harness API core: its runs, journal, transcript, artifacts and gates, and the
+//! reference core's mutants and variants. It is the model both suites are built on, told apart
+//! by the `Role` it plays (`role.rs`): the harness-api suite's scripted core, where hcpspec plays
+//! core to the harness under test, and the core-api suite's reference core. It imports neither
+//! suite.
 
 pub mod artifacts;
 pub mod core;
