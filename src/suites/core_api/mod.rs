@@ -5,6 +5,7 @@
 
 pub mod fakes;
 pub mod fuzz;
+pub mod knobs;
 pub mod names;
 pub mod reference;
 pub mod pods;

@@ -3,7 +3,7 @@
 //! `.../host/renew`), served beside the WebSocket upgrades on the same port.
 
 use crate::suites::world::core;
-use crate::suites::world::knobs::Mutant;
+use crate::suites::core_api::knobs::Mutant;
 use crate::suites::world::model::{fresh, lock, Shared, World};
 use serde_json::{json, Value};
 use std::time::Duration;

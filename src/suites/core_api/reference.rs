@@ -7,7 +7,7 @@ use super::role::Reference;
 use crate::adapter::{Adapter, CallError};
 use crate::knob::{Knob, Knobs};
 use crate::shim::RpcError;
-pub use crate::suites::world::knobs::{Mutant, Variant};
+pub use crate::suites::core_api::knobs::{Mutant, Variant};
 use crate::suites::world::model::{lock, Shared, World};
 use crate::suites::world::scenario::Scenario;
 use crate::suites::world::{core, gates};

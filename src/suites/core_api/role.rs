@@ -5,7 +5,7 @@
 
 use super::{tools, wire_names};
 use crate::knob::Knobs;
-use crate::suites::world::knobs::{Mutant, Variant};
+use crate::suites::core_api::knobs::{Mutant, Variant};
 use crate::suites::world::role::{Decision, Role, UnknownMember};
 use crate::suites::world::scenario::Scenario;
 use serde_json::Value;

@@ -8,7 +8,7 @@
 //! memory: {access}}`, `policy` is `[{server?, tool, answer: "deny" | "hold"}]`, and what the
 //! session discovered on each server is `discover` (`{SERVER: [TOOL…]}`).
 
-use crate::suites::world::knobs::{Mutant, Variant};
+use crate::suites::core_api::knobs::{Mutant, Variant};
 use crate::suites::world::model::failure;
 use crate::suites::world::role::Decision;
 use serde_json::{json, Value};

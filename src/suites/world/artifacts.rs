@@ -2,7 +2,7 @@
 //! session's artifacts only, chunks within `limits.chunkBytes`, offsets received in order, the
 //! last chunk acknowledged again, an idempotent `key`, `effectId` provenance.
 
-use super::knobs::{Mutant, Variant};
+use crate::suites::core_api::knobs::{Mutant, Variant};
 use super::model::{Reply, Upload, World};
 use serde_json::{json, Value};
 

@@ -1,13 +1,14 @@
-//! The World of a Harness API core: its runs, journal, transcript, artifacts and gates, and the
-//! reference core's mutants and variants. It is the model both suites are built on, told apart
-//! by the `Role` it plays (`role.rs`): the harness-api suite's scripted core, where hcpspec plays
-//! core to the harness under test, and the core-api suite's reference core. It imports neither
-//! suite.
+//! The World of a Harness API core: its runs, journal, transcript, artifacts and gates. It is
+//! the model both suites are built on, told apart by the `Role` it plays (`role.rs`): the
+//! harness-api suite's scripted core, where hcpspec plays core to the harness under test, and the
+//! core-api suite's reference core. It imports no suite but the reference core's knob
+//! declarations (`core_api::knobs`, a leaf that imports nothing of either): its knob checks stay
+//! inline where they bite, behind `World::breaks` and `World::decides`, false in the scripted
+//! role by construction.
 
 pub mod artifacts;
 pub mod core;
 pub mod gates;
-pub mod knobs;
 pub mod model;
 pub mod role;
 pub mod scenario;

@@ -2,7 +2,7 @@
 //! everything the harness and hcpspec said. The WebSocket listener (`core.rs`) and the gates
 //! (`gates.rs`) share one `World` behind a lock; every decision of the fake core is here.
 
-use super::knobs::{Mutant, Variant};
+use crate::suites::core_api::knobs::{Mutant, Variant};
 use super::role::Role;
 use super::scenario::{Offer, Renew, Scenario};
 use crate::knob::Knobs;

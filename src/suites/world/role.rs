@@ -6,7 +6,7 @@
 //! reference's own code (its tool decisions and wire names) is core-api's, reached through this
 //! trait, so the world imports neither suite.
 
-use super::knobs::{Mutant, Variant};
+use crate::suites::core_api::knobs::{Mutant, Variant};
 use super::scenario::Scenario;
 use crate::knob::Knobs;
 use serde_json::Value;
