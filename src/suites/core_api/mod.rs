@@ -5,8 +5,13 @@
 
 pub mod fakes;
 pub mod fuzz;
+pub mod knobs;
 pub mod names;
 pub mod reference;
+pub mod pods;
+pub mod role;
+pub mod tools;
+pub mod wire_names;
 mod suite;
 pub use suite::CoreApi;
 

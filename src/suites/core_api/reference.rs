@@ -1,14 +1,15 @@
 //! The reference core behind the control protocol (docs/core-protocol.md): hcpspec's own core
 //! and gates (the harness role's `World`, listener and gates), started by `core.start` on fresh
 //! loopback ports, and its mutants (one rule broken each) and variants, declared with the World
-//! (`suites::world::knobs`).
+//! (`suites::world::knobs`) and read by its role (`role.rs`).
 
+use super::role::Reference;
 use crate::adapter::{Adapter, CallError};
 use crate::knob::{Knob, Knobs};
 use crate::shim::RpcError;
-pub use crate::suites::world::knobs::{Mutant, Variant};
+pub use crate::suites::core_api::knobs::{Mutant, Variant};
 use crate::suites::world::model::{lock, Shared, World};
-use crate::suites::world::scenario::{Offer, Scenario};
+use crate::suites::world::scenario::Scenario;
 use crate::suites::world::{core, gates};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -112,14 +113,12 @@ impl ReferenceCore {
             crate::hash::fnv1a64(core_url.as_bytes()) ^ std::process::id() as u64
         );
         let (acts, _rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut world = World::new(Arc::new(sc), token.clone(), acts);
-        world.knobs = self.knobs;
-        world.core_role = true;
         // A core whose discovery is the recorded snapshot: `discover` is that snapshot, so
         // TurnStart's mcp is there from the first turn and a later session.mcp does not win.
-        if self.knobs.decides(Variant::DiscoveryIsTheSnapshot) && !world.sc.discover.is_empty() {
-            let servers: Vec<Value> = world
-                .sc
+        let snapshot = (self.knobs.decides(Variant::DiscoveryIsTheSnapshot)
+            && !sc.discover.is_empty())
+        .then(|| {
+            let servers: Vec<Value> = sc
                 .discover
                 .iter()
                 .map(|(name, tools)| {
@@ -132,7 +131,12 @@ impl ReferenceCore {
                     json!({ "name": name, "tools": tools })
                 })
                 .collect();
-            world.mcp_facts = Some(json!({ "servers": servers }));
+            json!({ "servers": servers })
+        });
+        let role = Box::new(Reference::new(self.knobs));
+        let mut world = World::new(Arc::new(sc), token.clone(), acts, role);
+        if let Some(facts) = snapshot {
+            world.discovered(facts);
         }
         // Each harness id core holds a token for, and that token.
         let harnesses: serde_json::Map<String, Value> = world
@@ -141,9 +145,9 @@ impl ReferenceCore {
             .map(|(token, harness)| (harness, json!(token)))
             .collect();
         // What each pod's environment gives its host, to join on this listener (§ 9).
-        let pods = world.pod_environments();
+        let pods = super::pods::environments(&world);
         let world = Arc::new(std::sync::Mutex::new(world));
-        rt.spawn(core::serve(core_l, world.clone()));
+        rt.spawn(super::pods::listen(core_l, world.clone()));
         let router = gates::router(world.clone());
         rt.spawn(async move { axum::serve(gates_l, router).await });
         self.running = Some(Running { rt, world });
@@ -158,7 +162,7 @@ impl ReferenceCore {
         }
         // What this core calls the members spec 004 does not print (the reference: hcpspec's).
         if self.knobs.decides(Variant::OtherWireNames) {
-            answer["names"] = crate::suites::world::wire_names::declared();
+            answer["names"] = super::wire_names::declared();
         }
         // How this core shapes a tool call's failure (the reference: the default, {kind: "failed"}).
         if self.knobs.decides(Variant::McpShapedFailures) {
@@ -180,149 +184,36 @@ impl ReferenceCore {
 impl Adapter for ReferenceCore {
     fn call(&mut self, method: &str, params: Value) -> Result<Value, CallError> {
         let r = match method {
-            "core.describe" => Ok(json!({
-                "protocol": super::PROTOCOL,
-                "core": { "name": match (self.knobs.mutant, self.knobs.variant) { (Some(m), _) => format!("mutant:{}", m.name()), (_, Some(v)) => format!("variant:{}", v.name()), _ => "reference".to_string() }, "version": env!("CARGO_PKG_VERSION") }
-            })),
+            "core.describe" => Ok(self.describe()),
             "core.start" => self.start(params),
-            "session.open" | "session.replay" => self.world().and_then(|w| {
-                let mut g = lock(w);
-                // A pod Agent's session runs in its pod, and pins the pod Agent's harness id.
-                let mut params = params;
-                if let Some(p) = params.get("pod").filter(|p| !p.is_null()) {
-                    let pod = p.as_u64().map(|i| i as usize).filter(|i| *i < g.sc.pods.len());
-                    let Some(pod) = pod else {
-                        return Err(RpcError::new(crate::shim::INVALID_PARAMS, format!("{method}: pod {p} is no index of core.start's pods")));
-                    };
-                    g.session_pod.get_or_insert(pod);
-                    if params.get("harness").is_none() {
-                        params["harness"] = json!(g.sc.pods[pod].harness);
-                    }
-                }
-                // The session pins its harness when it first opens, and never moves.
-                let pins = params.get("harness").and_then(Value::as_str).filter(|_| !g.breaks(Mutant::ManifestHarnessIgnored));
-                if let Some(h) = pins {
-                    if g.pinned.is_none() || g.breaks(Mutant::SessionMovesHarness) {
-                        g.pinned = Some(h.to_string());
-                    }
-                }
-                if method == "session.open" {
-                    let mut opts = serde_json::Map::new();
-                    for k in ["flow", "traceparent", "tracestate"] {
-                        if let Some(v) = params.get(k) {
-                            opts.insert(k.into(), v.clone());
-                        }
-                    }
-                    g.open_turn(params.get("message").cloned(), Value::Object(opts));
-                } else {
-                    g.offers.push(Offer::Replay);
-                    g.offer();
-                }
-                Ok(json!({ "sessionId": crate::suites::world::model::SESSION }))
-            }),
-            "session.read" => self.world().map(|w| {
-                let g = lock(w);
-                let harness = if g.breaks(Mutant::SessionReadNoHarness) {
-                    Value::Null
-                } else {
-                    json!(g.pinned_harness())
-                };
-                json!({ "sessionId": crate::suites::world::model::SESSION, "harness": harness })
-            }),
-            "calls.model" => self.world().map(|w| {
-                // The Model Gate's usage rows, one per effect id (GET /v1/sessions/{id}/calls/model).
-                let g = lock(w);
-                let mut seen = std::collections::BTreeSet::new();
-                let rows: Vec<Value> = g
-                    .log
-                    .iter()
-                    .filter(|e| e["via"] == "gate" && e["route"] == "model-calls" && e["status"] == 200)
-                    .filter(|e| seen.insert(e["key"].to_string()) || g.breaks(Mutant::UsageRowPerCall))
-                    .map(|e| json!({ "effectId": e["key"], "usage": e.pointer("/answer/outcome/usage") }))
-                    .collect();
-                json!({ "rows": rows })
-            }),
-            "events.read" => self.world().map(|w| json!({ "events": lock(w).event_log() })),
+            "session.open" | "session.replay" => self
+                .world()
+                .and_then(|w| open_session(&mut lock(w), method, params)),
+            "session.read" => self.world().map(|w| read_session(&lock(w))),
+            "calls.model" => self.world().map(|w| model_rows(&lock(w))),
+            "events.read" => self
+                .world()
+                .map(|w| json!({ "events": lock(w).event_log() })),
             "calls.tool" => self.world().map(|w| json!({ "rows": lock(w).tool_rows() })),
-            "approval.list" => self.world().map(|w| {
-                let g = lock(w);
-                json!({ "interactions": g.approvals })
-            }),
+            "approval.list" => self
+                .world()
+                .map(|w| json!({ "interactions": lock(w).approvals() })),
             "approval.answer" => self.world().and_then(|w| {
                 let id = params["id"].as_str().unwrap_or_default();
                 if lock(w).answer_approval(id, params["approve"] == true) {
                     Ok(json!({}))
                 } else {
-                    Err(RpcError::new(crate::shim::INVALID_PARAMS, format!("approval.answer: no interaction {id}")))
+                    Err(RpcError::new(
+                        crate::shim::INVALID_PARAMS,
+                        format!("approval.answer: no interaction {id}"),
+                    ))
                 }
             }),
-            "session.cancel" => self.world().map(|w| {
-                let mut g = lock(w);
-                let reason = params
-                    .get("reason")
-                    .and_then(Value::as_str)
-                    .unwrap_or("cancel")
-                    .to_string();
-                if let Some((run, conn)) = g.active_run().map(|r| (r.id.clone(), r.conn)) {
-                    let mut p = json!({ "runId": run, "reason": reason });
-                    if g.breaks(Mutant::CancelWithoutReason) {
-                        p.as_object_mut().expect("object").remove("reason");
-                    }
-                    g.send(conn, json!({ "t": "msg", "m": "cancel", "p": p }));
-                }
-                json!({})
-            }),
-            "artifact.seed" => self.world().map(|w| {
-                use base64::Engine;
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(params["base64"].as_str().unwrap_or_default())
-                    .unwrap_or_default();
-                crate::suites::world::artifacts::seed(
-                    &mut lock(w),
-                    params["name"].as_str().unwrap_or("seeded"),
-                    &bytes,
-                    params["scope"].as_str().unwrap_or("session"),
-                    params["kind"].as_str().unwrap_or("file"),
-                )
-            }),
-            "workspace.route" => self.world().map(|w| {
-                // A session sandbox route of the Runtime API: served by the session's harness
-                // when it declared features.workspace, else 503 (§ 10).
-                let mut g = lock(w);
-                let op = params["op"].as_str().unwrap_or("read").to_string();
-                let conn = g.active_run().map(|r| r.conn);
-                // A pod's host serves its own pod; off a pod, a harness that declared the feature.
-                let served = conn
-                    .and_then(|c| g.conns.get(&c))
-                    .is_some_and(|c| c.workspace || c.pod.is_some())
-                    || g.breaks(Mutant::WorkspaceWithoutFeatureServed);
-                match (conn, served) {
-                    (Some(c), true) => {
-                        // The mutant sends it to every connection that declared the feature.
-                        // The other sends core's own sweeps and removes to every one too.
-                        let sweep = ["sweep", "remove"].contains(&op.as_str())
-                            && g.breaks(Mutant::SweepsToAnyHarness);
-                        let to: Vec<usize> = if g.breaks(Mutant::WorkspaceToAnyHarness) || sweep {
-                            g.conns.iter().filter(|(_, x)| x.workspace).map(|(n, _)| *n).collect()
-                        } else if g.session_pod.is_some() && g.breaks(Mutant::PodWorkspaceToAnotherHost) {
-                            let own = g.conns.get(&c).and_then(|x| x.harness.clone());
-                            g.conns.iter().filter(|(_, x)| x.pod.is_some() && x.harness == own && !x.closed).map(|(n, _)| *n).collect()
-                        } else {
-                            vec![c]
-                        };
-                        let sent = !g.breaks(Mutant::WorkspaceRequestNotSent)
-                            && !(op == "exec" && g.breaks(Mutant::WorkspaceExecNotSent));
-                        for c in to.into_iter().filter(|_| sent) {
-                            let id = g.next_id();
-                            g.send(c, json!({ "t": "req", "id": id, "m": format!("workspace.{op}"), "p": params.get("p").cloned().unwrap_or(json!({})) }));
-                        }
-                        json!({ "status": 200 })
-                    }
-                    _ => json!({ "status": 503 }),
-                }
-            }),
+            "session.cancel" => self.world().map(|w| cancel(&mut lock(w), &params)),
+            "artifact.seed" => self.world().map(|w| seed(&mut lock(w), &params)),
+            "workspace.route" => self.world().map(|w| workspace_route(&mut lock(w), &params)),
             "tenant.close" => self.world().map(|w| {
-                lock(w).tenant_closed = true;
+                lock(w).close_tenant();
                 json!({})
             }),
             "core.stop" => {
@@ -338,6 +229,161 @@ impl Adapter for ReferenceCore {
         };
         r.map_err(CallError::Rpc)
     }
+}
+
+impl ReferenceCore {
+    /// `core.describe`: the protocol, and which core this is.
+    fn describe(&self) -> Value {
+        let name = match (self.knobs.mutant, self.knobs.variant) {
+            (Some(m), _) => format!("mutant:{}", m.name()),
+            (_, Some(v)) => format!("variant:{}", v.name()),
+            _ => "reference".to_string(),
+        };
+        json!({
+            "protocol": super::PROTOCOL,
+            "core": { "name": name, "version": env!("CARGO_PKG_VERSION") }
+        })
+    }
+}
+
+/// `session.open` (a message, a new turn) or `session.replay` (the last segment again).
+fn open_session(g: &mut World, method: &str, params: Value) -> Result<Value, RpcError> {
+    // A pod Agent's session runs in its pod, and pins the pod Agent's harness id.
+    let mut params = params;
+    if let Some(p) = params.get("pod").filter(|p| !p.is_null()) {
+        let pod = p
+            .as_u64()
+            .map(|i| i as usize)
+            .filter(|i| *i < g.scenario().pods.len());
+        let Some(pod) = pod else {
+            return Err(RpcError::new(
+                crate::shim::INVALID_PARAMS,
+                format!("{method}: pod {p} is no index of core.start's pods"),
+            ));
+        };
+        g.run_in_pod(pod);
+        if params.get("harness").is_none() {
+            params["harness"] = json!(g.scenario().pods[pod].harness);
+        }
+    }
+    // The session pins its harness when it first opens, and never moves.
+    let pins = params
+        .get("harness")
+        .and_then(Value::as_str)
+        .filter(|_| !g.breaks(Mutant::ManifestHarnessIgnored));
+    if let Some(h) = pins {
+        if g.pinned().is_none() || g.breaks(Mutant::SessionMovesHarness) {
+            g.pin(h);
+        }
+    }
+    if method == "session.open" {
+        let mut opts = serde_json::Map::new();
+        for k in ["flow", "traceparent", "tracestate"] {
+            if let Some(v) = params.get(k) {
+                opts.insert(k.into(), v.clone());
+            }
+        }
+        g.open_turn(params.get("message").cloned(), Value::Object(opts));
+    } else {
+        g.replay();
+    }
+    Ok(json!({ "sessionId": crate::suites::world::model::SESSION }))
+}
+
+/// `session.read`: the session and the harness it pinned.
+fn read_session(g: &World) -> Value {
+    let harness = if g.breaks(Mutant::SessionReadNoHarness) {
+        Value::Null
+    } else {
+        json!(g.pinned_harness())
+    };
+    json!({ "sessionId": crate::suites::world::model::SESSION, "harness": harness })
+}
+
+/// The Model Gate's usage rows, one per effect id (GET /v1/sessions/{id}/calls/model).
+fn model_rows(g: &World) -> Value {
+    let mut seen = std::collections::BTreeSet::new();
+    let rows: Vec<Value> = g
+        .log()
+        .iter()
+        .filter(|e| e["via"] == "gate" && e["route"] == "model-calls" && e["status"] == 200)
+        .filter(|e| seen.insert(e["key"].to_string()) || g.breaks(Mutant::UsageRowPerCall))
+        .map(|e| json!({ "effectId": e["key"], "usage": e.pointer("/answer/outcome/usage") }))
+        .collect();
+    json!({ "rows": rows })
+}
+
+/// `session.cancel`: a cancel to the run held now, if one is.
+fn cancel(g: &mut World, params: &Value) -> Value {
+    let reason = params
+        .get("reason")
+        .and_then(Value::as_str)
+        .unwrap_or("cancel")
+        .to_string();
+    if let Some((run, conn)) = g.active_run().map(|r| (r.id.clone(), r.conn)) {
+        let mut p = json!({ "runId": run, "reason": reason });
+        if g.breaks(Mutant::CancelWithoutReason) {
+            p.as_object_mut().expect("object").remove("reason");
+        }
+        g.send(conn, json!({ "t": "msg", "m": "cancel", "p": p }));
+    }
+    json!({})
+}
+
+/// `artifact.seed`: an artifact the session holds before any run wrote one.
+fn seed(g: &mut World, params: &Value) -> Value {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(params["base64"].as_str().unwrap_or_default())
+        .unwrap_or_default();
+    crate::suites::world::artifacts::seed(
+        g,
+        params["name"].as_str().unwrap_or("seeded"),
+        &bytes,
+        params["scope"].as_str().unwrap_or("session"),
+        params["kind"].as_str().unwrap_or("file"),
+    )
+}
+
+/// A session sandbox route of the Runtime API: served by the session's harness when it
+/// declared features.workspace, else 503 (§ 10).
+fn workspace_route(g: &mut World, params: &Value) -> Value {
+    let op = params["op"].as_str().unwrap_or("read").to_string();
+    let conn = g.active_run().map(|r| r.conn);
+    // A pod's host serves its own pod; off a pod, a harness that declared the feature.
+    let served = conn
+        .and_then(|c| g.conns().get(&c))
+        .is_some_and(|c| c.workspace || c.pod.is_some())
+        || g.breaks(Mutant::WorkspaceWithoutFeatureServed);
+    let (Some(c), true) = (conn, served) else {
+        return json!({ "status": 503 });
+    };
+    // The mutant sends it to every connection that declared the feature.
+    // The other sends core's own sweeps and removes to every one too.
+    let sweep = ["sweep", "remove"].contains(&op.as_str()) && g.breaks(Mutant::SweepsToAnyHarness);
+    let to: Vec<usize> = if g.breaks(Mutant::WorkspaceToAnyHarness) || sweep {
+        g.conns()
+            .iter()
+            .filter(|(_, x)| x.workspace)
+            .map(|(n, _)| *n)
+            .collect()
+    } else if g.session_pod().is_some() && g.breaks(Mutant::PodWorkspaceToAnotherHost) {
+        let own = g.conns().get(&c).and_then(|x| x.harness.clone());
+        g.conns()
+            .iter()
+            .filter(|(_, x)| x.pod.is_some() && x.harness == own && !x.closed)
+            .map(|(n, _)| *n)
+            .collect()
+    } else {
+        vec![c]
+    };
+    let sent = !g.breaks(Mutant::WorkspaceRequestNotSent)
+        && (op != "exec" || !g.breaks(Mutant::WorkspaceExecNotSent));
+    for c in to.into_iter().filter(|_| sent) {
+        let id = g.next_id();
+        g.send(c, json!({ "t": "req", "id": id, "m": format!("workspace.{op}"), "p": params.get("p").cloned().unwrap_or(json!({})) }));
+    }
+    json!({ "status": 200 })
 }
 
 impl Drop for ReferenceCore {

@@ -16,6 +16,7 @@ use crate::case::Case;
 use crate::run::{CaseResult, Failure, Observation, Verdict};
 use crate::suites::world::model::{self as world, lock, Act, World};
 pub use crate::suites::world::scenario::Asked;
+use crate::suites::world::role::Scripted;
 use crate::suites::world::scenario::Scenario;
 use crate::suites::world::{core, gates};
 pub use launch::Harness;
@@ -313,6 +314,7 @@ pub(crate) fn play(
             sc.clone(),
             env.token.clone(),
             acts.clone(),
+            Box::new(Scripted),
         )));
         let core_task = tokio::spawn(core::serve(core, w.clone()));
         let gates_task = tokio::spawn({
@@ -363,8 +365,8 @@ pub(crate) fn play(
             let mut g = lock(&w);
             let end =
                 g.record(json!({ "via": "core", "event": "end", "deadlineHit": deadline_hit }));
-            g.frozen = true;
-            for c in g.conns.values() {
+            g.freeze();
+            for c in g.conns().values() {
                 let _ =
                     c.tx.send(tokio_tungstenite::tungstenite::Message::Close(None));
             }
@@ -381,14 +383,14 @@ pub(crate) fn play(
         let mut g = lock(&w);
         // What happened until the end, taken (not copied: it may hold 256 MiB of frames); the
         // closing itself is not the harness's doing.
-        let mut log = std::mem::take(&mut g.log);
+        let mut log = g.take_log();
         log.truncate(end + 1);
         let ended_at = |id: &str| {
             log.iter()
                 .position(|e| e["event"] == "run-ended" && e["run"] == id)
         };
         let runs = g
-            .runs
+            .runs()
             .iter()
             .map(|r| judge::RunInfo {
                 id: r.id.clone(),
@@ -405,7 +407,7 @@ pub(crate) fn play(
             harness: sc.harness.clone(),
             deadline_hit,
         };
-        Ok((played, stderr, g.skip.clone()))
+        Ok((played, stderr, g.skip().map(String::from)))
     })
 }
 
@@ -435,7 +437,7 @@ fn act(w: &world::Shared, a: &Value) {
     let conn = held
         .as_ref()
         .map(|h| h.1)
-        .or_else(|| g.conns.keys().last().copied());
+        .or_else(|| g.conns().keys().last().copied());
     let Some(conn) = conn else { return };
     if let Some(reason) = a.get("cancel").and_then(Value::as_str) {
         if let Some((run, _)) = held {
@@ -443,7 +445,7 @@ fn act(w: &world::Shared, a: &Value) {
         }
     } else if a == "drop" {
         g.record(json!({ "via": "core", "event": "drop", "conn": conn, "scripted": true }));
-        if let Some(c) = g.conns.get(&conn) {
+        if let Some(c) = g.conns().get(&conn) {
             let _ =
                 c.tx.send(tokio_tungstenite::tungstenite::Message::Close(None));
         }
@@ -452,14 +454,14 @@ fn act(w: &world::Shared, a: &Value) {
         g.send(conn, f.clone());
     } else if let Some(t) = a.get("sendBinary").and_then(Value::as_str) {
         g.record(json!({ "via": "core-raw", "conn": conn, "binary": t }));
-        if let Some(c) = g.conns.get(&conn) {
+        if let Some(c) = g.conns().get(&conn) {
             let _ = c.tx.send(tokio_tungstenite::tungstenite::Message::binary(
                 t.as_bytes().to_vec(),
             ));
         }
     } else if let Some(t) = a.get("sendText").and_then(Value::as_str) {
         g.record(json!({ "via": "core-raw", "conn": conn, "text": t }));
-        if let Some(c) = g.conns.get(&conn) {
+        if let Some(c) = g.conns().get(&conn) {
             // Counted as queued like every text core sends: the writer takes it off when sent.
             c.queued
                 .fetch_add(t.len(), std::sync::atomic::Ordering::Relaxed);

@@ -2,7 +2,7 @@
 //! session's artifacts only, chunks within `limits.chunkBytes`, offsets received in order, the
 //! last chunk acknowledged again, an idempotent `key`, `effectId` provenance.
 
-use super::knobs::{Mutant, Variant};
+use crate::suites::core_api::knobs::{Mutant, Variant};
 use super::model::{Reply, Upload, World};
 use serde_json::{json, Value};
 
@@ -135,162 +135,8 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
         return w.over_limit("chunkBytes", chunk, "");
     }
     match op {
-        "begin" => {
-            if let Some(k) = p
-                .get("key")
-                .and_then(Value::as_str)
-                .filter(|_| !w.breaks(Mutant::KeyIgnored))
-            {
-                if let Some(id) = w.keys_written.get(k) {
-                    let mut meta = w.artifacts[id]["meta"].clone();
-                    if w.breaks(Mutant::RepeatedKeyAnswersAnotherVersion) {
-                        meta["version"] = json!(meta["version"].as_u64().unwrap_or(0) + 1);
-                    }
-                    return Reply::Ok(
-                        json!({ "status": "written", "created": w.breaks(Mutant::RepeatedKeyAnswersCreated), "artifact": meta }),
-                    );
-                }
-            }
-            let effect = p
-                .get("effectId")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            if let Some(e) = &effect {
-                // Provenance: a tool effect of this run's turn, journaled first.
-                let ok = (e.starts_with(&format!("{turn}:"))
-                    || w.breaks(Mutant::ProvenanceOfAnyTurn))
-                    && (e.split(':').nth(2) == Some("tool")
-                        || w.breaks(Mutant::ProvenanceOfAnyKind))
-                    && w.journal.contains_key(e);
-                if (!ok && !w.breaks(Mutant::ProvenanceUnchecked))
-                    || w.breaks(Mutant::ProvenanceAlwaysRefused)
-                {
-                    return Reply::Err(
-                        "invalid",
-                        format!("effectId {e} is no journaled tool effect of this turn"),
-                    );
-                }
-            }
-            // A new version: only of one of the session's own file artifacts.
-            let of = p
-                .get("artifactId")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            if let Some(a) = &of {
-                let own = w
-                    .artifacts
-                    .get(a)
-                    .is_some_and(|x| x["scope"].is_null() || x["scope"] == "session");
-                if !own && !w.breaks(Mutant::VersionsAnyArtifact) {
-                    return Reply::Err("not_found", format!("artifact {a}"));
-                }
-            }
-            let upload = Upload {
-                run: p
-                    .get("runId")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                name: p
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("artifact")
-                    .into(),
-                bytes: Vec::new(),
-                last: None,
-                max: {
-                    let file = w.sc.file_bytes.unwrap_or(64 << 20);
-                    let file = match w.breaks(Mutant::MaxBytesDoubled) {
-                        true => file.saturating_mul(2),
-                        false => file,
-                    };
-                    let (tenant, agent) = left(w);
-                    if w.breaks(Mutant::MaxBytesIsTheFileLimit) {
-                        file
-                    } else {
-                        file.min(tenant).min(agent)
-                    }
-                },
-                key: p.get("key").and_then(Value::as_str).map(str::to_string),
-                effect,
-                content_type: p
-                    .get("contentType")
-                    .and_then(Value::as_str)
-                    .filter(|_| !w.breaks(Mutant::ContentTypeNotTheWriters))
-                    .unwrap_or("application/octet-stream")
-                    .to_string(),
-                of,
-            };
-            if let Some(size) = p.get("size").and_then(Value::as_u64) {
-                if size > upload.max && !w.breaks(Mutant::DeclaredSizeUnchecked) {
-                    return w.over_limit("limitBytes", upload.max, "");
-                }
-            }
-            let id = w.next_id().replace("core", "upload");
-            w.uploads.insert(id.clone(), upload);
-            match data.filter(|_| !w.breaks(Mutant::BeginBodyNotCommitted)) {
-                Some(d) => {
-                    w.uploads.get_mut(&id).expect("just put").bytes = d;
-                    commit(w, &id)
-                }
-                None if p["kind"] == "folder" => {
-                    // A folder's limits: maxEntries (folderEntries), maxFileBytes, maxBytes.
-                    let max = w.uploads[&id].max;
-                    let entries = w
-                        .runs
-                        .iter()
-                        .find(|r| Some(r.id.as_str()) == p["runId"].as_str())
-                        .map_or(10_000, |r| r.limit("folderEntries"));
-                    let mut answer = json!({ "uploadId": id, "maxEntries": entries, "maxFileBytes": w.sc.file_bytes.unwrap_or(64 << 20), "maxBytes": max });
-                    if w.breaks(Mutant::FolderBeginWithoutMaxEntries) {
-                        answer.as_object_mut().map(|o| o.remove("maxEntries"));
-                    }
-                    Reply::Ok(answer)
-                }
-                None => {
-                    let max = w.uploads[&id].max;
-                    Reply::Ok(json!({ "uploadId": id, "maxBytes": max }))
-                }
-            }
-        }
-        "chunk" => {
-            let id = p
-                .get("uploadId")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let twice = w.breaks(Mutant::RepeatChunkTakenTwice);
-            let any_offset = w.breaks(Mutant::ChunkOffsetUnchecked);
-            let survives = w.breaks(Mutant::UploadSurvivesRun);
-            let unchecked = w.breaks(Mutant::UploadBytesUnchecked);
-            let second_dropped = w.breaks(Mutant::LaterChunksDropped);
-            let Some(u) = w.uploads.get_mut(id) else {
-                return Reply::Err("invalid", format!("no upload {id}"));
-            };
-            // An upload the run left open ended with it.
-            if p.get("runId").and_then(Value::as_str) != Some(u.run.as_str()) && !survives {
-                return Reply::Err("invalid", format!("no upload {id} in this run"));
-            }
-            let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(u64::MAX);
-            let d = data.unwrap_or_default();
-            if u.last == Some((offset, d.len())) && !twice {
-                return Reply::Ok(json!({ "received": u.bytes.len() }));
-            }
-            if offset != u.bytes.len() as u64 && !twice && !any_offset {
-                return Reply::Err(
-                    "invalid",
-                    format!("offset {offset}: {} bytes received", u.bytes.len()),
-                );
-            }
-            u.last = Some((offset, d.len()));
-            if offset == 0 || !second_dropped {
-                u.bytes.extend_from_slice(&d);
-            }
-            if u.bytes.len() as u64 > u.max && !unchecked {
-                let max = u.max;
-                return w.over_limit("limitBytes", max, "");
-            }
-            Reply::Ok(json!({ "received": u.bytes.len() }))
-        }
+        "begin" => begin(w, p, &turn, data),
+        "chunk" => append(w, p, data),
         "commit" => {
             let id = p
                 .get("uploadId")
@@ -302,27 +148,189 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
             }
             commit(w, &id)
         }
-        "abort" => {
-            let id = p
-                .get("uploadId")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let gone = if w.breaks(Mutant::AbortKeepsUpload) {
-                !w.uploads.contains_key(id)
-            } else {
-                w.uploads.remove(id).is_none()
-            };
-            let status = if gone && !w.breaks(Mutant::AbortOfGoneUploadRefused) {
-                "aborted"
-            } else if gone {
-                return Reply::Err("invalid", format!("no upload {id}"));
-            } else {
-                "ended"
-            };
-            Reply::Ok(json!({ "status": status }))
-        }
+        "abort" => abort(w, p),
         other => Reply::Err("invalid", format!("unknown op `{other}`")),
     }
+}
+
+/// `op: "begin"`: a write under a key already written answers its version; else an upload
+/// opens (its provenance and the artifact it versions checked), or the whole body commits.
+fn begin(w: &mut World, p: &Value, turn: &str, data: Option<Vec<u8>>) -> Reply {
+    if let Some(k) = p
+        .get("key")
+        .and_then(Value::as_str)
+        .filter(|_| !w.breaks(Mutant::KeyIgnored))
+    {
+        if let Some(id) = w.keys_written.get(k) {
+            let mut meta = w.artifacts[id]["meta"].clone();
+            if w.breaks(Mutant::RepeatedKeyAnswersAnotherVersion) {
+                meta["version"] = json!(meta["version"].as_u64().unwrap_or(0) + 1);
+            }
+            return Reply::Ok(
+                json!({ "status": "written", "created": w.breaks(Mutant::RepeatedKeyAnswersCreated), "artifact": meta }),
+            );
+        }
+    }
+    let effect = p
+        .get("effectId")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if let Some(e) = &effect {
+        // Provenance: a tool effect of this run's turn, journaled first.
+        let ok = (e.starts_with(&format!("{turn}:")) || w.breaks(Mutant::ProvenanceOfAnyTurn))
+            && (e.split(':').nth(2) == Some("tool") || w.breaks(Mutant::ProvenanceOfAnyKind))
+            && w.journal.contains_key(e);
+        if (!ok && !w.breaks(Mutant::ProvenanceUnchecked))
+            || w.breaks(Mutant::ProvenanceAlwaysRefused)
+        {
+            return Reply::Err(
+                "invalid",
+                format!("effectId {e} is no journaled tool effect of this turn"),
+            );
+        }
+    }
+    // A new version: only of one of the session's own file artifacts.
+    let of = p
+        .get("artifactId")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if let Some(a) = &of {
+        let own = w
+            .artifacts
+            .get(a)
+            .is_some_and(|x| x["scope"].is_null() || x["scope"] == "session");
+        if !own && !w.breaks(Mutant::VersionsAnyArtifact) {
+            return Reply::Err("not_found", format!("artifact {a}"));
+        }
+    }
+    let upload = Upload {
+        run: p
+            .get("runId")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        name: p
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("artifact")
+            .into(),
+        bytes: Vec::new(),
+        last: None,
+        max: {
+            let file = w.sc.file_bytes.unwrap_or(64 << 20);
+            let file = match w.breaks(Mutant::MaxBytesDoubled) {
+                true => file.saturating_mul(2),
+                false => file,
+            };
+            let (tenant, agent) = left(w);
+            if w.breaks(Mutant::MaxBytesIsTheFileLimit) {
+                file
+            } else {
+                file.min(tenant).min(agent)
+            }
+        },
+        key: p.get("key").and_then(Value::as_str).map(str::to_string),
+        effect,
+        content_type: p
+            .get("contentType")
+            .and_then(Value::as_str)
+            .filter(|_| !w.breaks(Mutant::ContentTypeNotTheWriters))
+            .unwrap_or("application/octet-stream")
+            .to_string(),
+        of,
+    };
+    if let Some(size) = p.get("size").and_then(Value::as_u64) {
+        if size > upload.max && !w.breaks(Mutant::DeclaredSizeUnchecked) {
+            return w.over_limit("limitBytes", upload.max, "");
+        }
+    }
+    let id = w.next_id().replace("core", "upload");
+    w.uploads.insert(id.clone(), upload);
+    match data.filter(|_| !w.breaks(Mutant::BeginBodyNotCommitted)) {
+        Some(d) => {
+            w.uploads.get_mut(&id).expect("just put").bytes = d;
+            commit(w, &id)
+        }
+        None if p["kind"] == "folder" => {
+            // A folder's limits: maxEntries (folderEntries), maxFileBytes, maxBytes.
+            let max = w.uploads[&id].max;
+            let entries = w
+                .runs
+                .iter()
+                .find(|r| Some(r.id.as_str()) == p["runId"].as_str())
+                .map_or(10_000, |r| r.limit("folderEntries"));
+            let mut answer = json!({ "uploadId": id, "maxEntries": entries, "maxFileBytes": w.sc.file_bytes.unwrap_or(64 << 20), "maxBytes": max });
+            if w.breaks(Mutant::FolderBeginWithoutMaxEntries) {
+                answer.as_object_mut().map(|o| o.remove("maxEntries"));
+            }
+            Reply::Ok(answer)
+        }
+        None => {
+            let max = w.uploads[&id].max;
+            Reply::Ok(json!({ "uploadId": id, "maxBytes": max }))
+        }
+    }
+}
+
+/// `op: "chunk"`: the bytes at the upload's end (a repeat of the last chunk taken once).
+fn append(w: &mut World, p: &Value, data: Option<Vec<u8>>) -> Reply {
+    let id = p
+        .get("uploadId")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let twice = w.breaks(Mutant::RepeatChunkTakenTwice);
+    let any_offset = w.breaks(Mutant::ChunkOffsetUnchecked);
+    let survives = w.breaks(Mutant::UploadSurvivesRun);
+    let unchecked = w.breaks(Mutant::UploadBytesUnchecked);
+    let second_dropped = w.breaks(Mutant::LaterChunksDropped);
+    let Some(u) = w.uploads.get_mut(id) else {
+        return Reply::Err("invalid", format!("no upload {id}"));
+    };
+    // An upload the run left open ended with it.
+    if p.get("runId").and_then(Value::as_str) != Some(u.run.as_str()) && !survives {
+        return Reply::Err("invalid", format!("no upload {id} in this run"));
+    }
+    let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(u64::MAX);
+    let d = data.unwrap_or_default();
+    if u.last == Some((offset, d.len())) && !twice {
+        return Reply::Ok(json!({ "received": u.bytes.len() }));
+    }
+    if offset != u.bytes.len() as u64 && !twice && !any_offset {
+        return Reply::Err(
+            "invalid",
+            format!("offset {offset}: {} bytes received", u.bytes.len()),
+        );
+    }
+    u.last = Some((offset, d.len()));
+    if offset == 0 || !second_dropped {
+        u.bytes.extend_from_slice(&d);
+    }
+    if u.bytes.len() as u64 > u.max && !unchecked {
+        let max = u.max;
+        return w.over_limit("limitBytes", max, "");
+    }
+    Reply::Ok(json!({ "received": u.bytes.len() }))
+}
+
+/// `op: "abort"`: the upload ends, nothing written.
+fn abort(w: &mut World, p: &Value) -> Reply {
+    let id = p
+        .get("uploadId")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let gone = if w.breaks(Mutant::AbortKeepsUpload) {
+        !w.uploads.contains_key(id)
+    } else {
+        w.uploads.remove(id).is_none()
+    };
+    let status = if gone && !w.breaks(Mutant::AbortOfGoneUploadRefused) {
+        "aborted"
+    } else if gone {
+        return Reply::Err("invalid", format!("no upload {id}"));
+    } else {
+        "ended"
+    };
+    Reply::Ok(json!({ "status": status }))
 }
 
 /// An artifact that exists outside what the run wrote (the control protocol's `artifact.seed`):

@@ -1,8 +1,9 @@
 //! hcpspec's core listener (section 1): the WebSocket upgrade checks, one JSON text message per
 //! frame, pings and the silence drop. Requests go to the `World`; every frame is logged.
 
-use super::knobs::{Mutant, Variant};
-use super::model::{lock, Conn, Reply, Shared};
+use crate::suites::core_api::knobs::{Mutant, Variant};
+use super::model::{lock, Conn, Reply, Shared, World};
+use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -12,6 +13,7 @@ use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, 
 use tokio_tungstenite::tungstenite::http::StatusCode;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
 
 pub const PATH: &str = "/nylorun/harness/v1";
 /// HARNESS_MAX_PAYLOAD.
@@ -28,29 +30,77 @@ pub async fn serve(listener: TcpListener, w: Shared) {
     while let Ok((stream, _)) = listener.accept().await {
         n += 1;
         let w = w.clone();
-        tokio::spawn(async move {
-            // The core role: a pod's host joins and renews by HTTP POST on this listener (§ 9).
-            let core_role = lock(&w).core_role;
-            if core_role && super::pods::is_post(&stream).await {
-                super::pods::serve(stream, w).await
-            } else {
-                connection(stream, n, w).await
-            }
-        });
+        tokio::spawn(async move { connection(stream, n, w).await });
     }
 }
 
-async fn connection(stream: TcpStream, n: usize, w: Shared) {
+/// One harness connection, the `n`th: its upgrade, its frames, and its end.
+pub async fn connection(stream: TcpStream, n: usize, w: Shared) {
+    let Some((ws, credential, pod)) = upgrade(stream, n, &w).await else {
+        return;
+    };
+    let (sink, mut source) = ws.split();
+    let (tx, rx) = mpsc::unbounded_channel::<Message>();
+    let queued = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (ping_ms, drop_ms) = {
+        let mut g = lock(&w);
+        g.conns.insert(
+            n,
+            Conn {
+                tx: tx.clone(),
+                queued: queued.clone(),
+                hello: false,
+                heard: Instant::now(),
+                closed: false,
+                harness: credential.clone(),
+                workspace: false,
+                pod,
+            },
+        );
+        // The operator's Host tuning (core.start's timers) sets both; the mutant keeps its own.
+        match g.breaks(Mutant::TimersIgnored) {
+            true => (30_000, 60_000),
+            false => (g.sc.timers.ping_ms, g.sc.timers.drop_ms),
+        }
+    };
+    let writer = write(sink, rx, queued);
+    let pinger = ping(w.clone(), n, ping_ms, drop_ms);
+    let mut frames = 0usize;
+    while let Some(m) = source.next().await {
+        frames += 1;
+        if !heard(&mut lock(&w), n, frames, m, &tx) {
+            break;
+        }
+    }
+    pinger.abort();
+    {
+        let mut g = lock(&w);
+        g.record(json!({ "via": "core", "event": "closed", "conn": n }));
+        g.lost(n);
+    }
+    drop(tx);
+    let _ = writer.await;
+}
+
+/// The upgrade, checked (§ 1) and logged: the socket, the harness id its token is bound to,
+/// and the pod whose host it is.
+async fn upgrade(
+    stream: TcpStream,
+    n: usize,
+    w: &Shared,
+) -> Option<(WebSocketStream<TcpStream>, Option<String>, Option<usize>)> {
     // Every harness token core knows, and the harness id each is bound to; the host tokens of
     // pods' hosts, and the pod each is for (§ 9).
     let (tokens, hosts, closed, knobs) = {
-        let g = lock(&w);
-        (g.credentials(), g.hosts(), g.tenant_closed, g.knobs)
+        let g = lock(w);
+        (g.credentials(), g.hosts(), g.tenant_closed, g.knobs())
     };
     let mut credential: Option<String> = None;
     let mut pod: Option<usize> = None;
     let breaks = |m: Mutant| knobs.breaks(m);
     let mut upgrade = json!({ "via": "upgrade", "conn": n });
+    // tungstenite's handshake callback: its error is the refusal's whole response.
+    #[allow(clippy::result_large_err)]
     let check = |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
         let auth = req
             .headers()
@@ -120,33 +170,17 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
     let ws = tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config)).await;
     let ok = ws.is_ok();
     upgrade["status"] = json!(if ok { 101 } else { upgrade_status(&upgrade) });
-    lock(&w).record(upgrade);
-    let Ok(ws) = ws else { return };
-    let (mut sink, mut source) = ws.split();
-    let (tx, mut rx) = mpsc::unbounded_channel::<Message>();
-    let queued = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let (ping_ms, drop_ms) = {
-        let mut g = lock(&w);
-        g.conns.insert(
-            n,
-            Conn {
-                tx: tx.clone(),
-                queued: queued.clone(),
-                hello: false,
-                heard: Instant::now(),
-                closed: false,
-                harness: credential.clone(),
-                workspace: false,
-                pod,
-            },
-        );
-        // The operator's Host tuning (core.start's timers) sets both; the mutant keeps its own.
-        match g.breaks(Mutant::TimersIgnored) {
-            true => (30_000, 60_000),
-            false => (g.sc.timers.ping_ms, g.sc.timers.drop_ms),
-        }
-    };
-    let writer = tokio::spawn(async move {
+    lock(w).record(upgrade);
+    Some((ws.ok()?, credential, pod))
+}
+
+/// The connection's writer: it sends what core queued, and counts it off the queue.
+fn write(
+    mut sink: SplitSink<WebSocketStream<TcpStream>, Message>,
+    mut rx: mpsc::UnboundedReceiver<Message>,
+    queued: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
         while let Some(m) = rx.recv().await {
             let close = matches!(m, Message::Close(_));
             let n = match &m {
@@ -159,99 +193,97 @@ async fn connection(stream: TcpStream, n: usize, w: Shared) {
                 break;
             }
         }
-    });
-    // Core pings every `pingMs` and drops a harness it has not heard from for `dropMs`.
-    let pinger = {
-        let w = w.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_millis(ping_ms.max(1)));
+    })
+}
+
+/// Core pings every `pingMs` and drops a harness it has not heard from for `dropMs`.
+fn ping(w: Shared, n: usize, ping_ms: u64, drop_ms: u64) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(ping_ms.max(1)));
+        tick.tick().await;
+        loop {
             tick.tick().await;
-            loop {
-                tick.tick().await;
-                let mut g = lock(&w);
-                let silent = g
-                    .conns
-                    .get(&n)
-                    .map(|c| c.heard.elapsed())
-                    .unwrap_or_default();
-                if silent > Duration::from_millis(drop_ms) && !g.breaks(Mutant::NoSilenceDrop) {
-                    let ms = silent.as_millis() as u64;
-                    g.record(json!({ "via": "core", "event": "drop", "conn": n, "silentMs": ms }));
-                    if let Some(c) = g.conns.get(&n) {
-                        let _ = c.tx.send(Message::Close(None));
-                    }
-                    g.lost(n);
-                    return;
+            let mut g = lock(&w);
+            let silent = g
+                .conns
+                .get(&n)
+                .map(|c| c.heard.elapsed())
+                .unwrap_or_default();
+            if silent > Duration::from_millis(drop_ms) && !g.breaks(Mutant::NoSilenceDrop) {
+                let ms = silent.as_millis() as u64;
+                g.record(json!({ "via": "core", "event": "drop", "conn": n, "silentMs": ms }));
+                if let Some(c) = g.conns.get(&n) {
+                    let _ = c.tx.send(Message::Close(None));
                 }
-                if g.breaks(Mutant::PingFrameMisshapen) {
-                    g.send(n, json!({ "t": "msg", "m": "ping", "p": {} }));
-                } else if !g.breaks(Mutant::NoPings) {
-                    g.send(n, json!({ "t": "ping" }));
-                }
+                g.lost(n);
+                return;
             }
-        })
-    };
-    let mut frames = 0usize;
-    while let Some(m) = source.next().await {
-        frames += 1;
-        let mut g = lock(&w);
-        if let Some(c) = g.conns.get_mut(&n) {
-            c.heard = Instant::now();
+            if g.breaks(Mutant::PingFrameMisshapen) {
+                g.send(n, json!({ "t": "msg", "m": "ping", "p": {} }));
+            } else if !g.breaks(Mutant::NoPings) {
+                g.send(n, json!({ "t": "ping" }));
+            }
         }
-        if frames > FLOOD {
-            g.record(json!({ "via": "bad-frame", "conn": n, "reason": format!("flood: more than {FLOOD} frames") }));
+    })
+}
+
+/// A message the harness sent, read: false when the connection is to close.
+fn heard(
+    g: &mut World,
+    n: usize,
+    frames: usize,
+    m: Result<Message, tokio_tungstenite::tungstenite::Error>,
+    tx: &mpsc::UnboundedSender<Message>,
+) -> bool {
+    if let Some(c) = g.conns.get_mut(&n) {
+        c.heard = Instant::now();
+    }
+    if frames > FLOOD {
+        g.record(json!({ "via": "bad-frame", "conn": n, "reason": format!("flood: more than {FLOOD} frames") }));
+        let _ = tx.send(Message::Close(None));
+        return false;
+    }
+    if let Ok(Message::Text(_) | Message::Binary(_)) = &m {
+        g.received += m.as_ref().map_or(0, |m| m.len() as u64);
+        if g.received > FLOOD_BYTES {
+            let got = g.received;
+            g.record(json!({ "via": "cap", "conn": n, "what": "frames",
+                "reason": format!("flood: {got} bytes of messages, past {FLOOD_BYTES} in one scenario") }));
             let _ = tx.send(Message::Close(None));
-            break;
-        }
-        if let Ok(Message::Text(_) | Message::Binary(_)) = &m {
-            g.received += m.as_ref().map_or(0, |m| m.len() as u64);
-            if g.received > FLOOD_BYTES {
-                let got = g.received;
-                g.record(json!({ "via": "cap", "conn": n, "what": "frames",
-                    "reason": format!("flood: {got} bytes of messages, past {FLOOD_BYTES} in one scenario") }));
-                let _ = tx.send(Message::Close(None));
-                break;
-            }
-        }
-        match m {
-            Ok(Message::Text(t)) => frame(&mut g, n, t.as_str()),
-            // A mutant reads a binary frame as a message.
-            Ok(Message::Binary(b)) if g.breaks(Mutant::BinaryFramesRead) => {
-                frame(&mut g, n, &String::from_utf8_lossy(&b))
-            }
-            Ok(Message::Binary(_)) if g.decides(Variant::BinaryFramesClose) => {
-                let _ = tx.send(Message::Close(None));
-                break;
-            }
-            Ok(Message::Binary(b)) => {
-                g.record(json!({ "via": "bad-frame", "conn": n, "reason": "a binary frame", "bytes": b.len() }));
-            }
-            // A pong is an answer to core's ping (a harness may answer so): the judge reads it
-            // as proof the harness read what core sent before.
-            Ok(Message::Pong(_)) => {
-                g.record(json!({ "via": "pong", "conn": n }));
-            }
-            Ok(Message::Ping(_)) | Ok(Message::Frame(_)) => {}
-            Ok(Message::Close(_)) => break,
-            // Past 64 MiB is the harness's fault; a reset (a killed harness) is not a frame.
-            Err(e @ tokio_tungstenite::tungstenite::Error::Capacity(_)) => {
-                g.record(json!({ "via": "bad-frame", "conn": n, "reason": format!("past HARNESS_MAX_PAYLOAD: {e}") }));
-                break;
-            }
-            Err(e) => {
-                g.record(json!({ "via": "core", "event": "transport-error", "conn": n, "message": e.to_string() }));
-                break;
-            }
+            return false;
         }
     }
-    pinger.abort();
-    {
-        let mut g = lock(&w);
-        g.record(json!({ "via": "core", "event": "closed", "conn": n }));
-        g.lost(n);
+    match m {
+        Ok(Message::Text(t)) => frame(g, n, t.as_str()),
+        // A mutant reads a binary frame as a message.
+        Ok(Message::Binary(b)) if g.breaks(Mutant::BinaryFramesRead) => {
+            frame(g, n, &String::from_utf8_lossy(&b))
+        }
+        Ok(Message::Binary(_)) if g.decides(Variant::BinaryFramesClose) => {
+            let _ = tx.send(Message::Close(None));
+            return false;
+        }
+        Ok(Message::Binary(b)) => {
+            g.record(json!({ "via": "bad-frame", "conn": n, "reason": "a binary frame", "bytes": b.len() }));
+        }
+        // A pong is an answer to core's ping (a harness may answer so): the judge reads it
+        // as proof the harness read what core sent before.
+        Ok(Message::Pong(_)) => {
+            g.record(json!({ "via": "pong", "conn": n }));
+        }
+        Ok(Message::Ping(_)) | Ok(Message::Frame(_)) => {}
+        Ok(Message::Close(_)) => return false,
+        // Past 64 MiB is the harness's fault; a reset (a killed harness) is not a frame.
+        Err(e @ tokio_tungstenite::tungstenite::Error::Capacity(_)) => {
+            g.record(json!({ "via": "bad-frame", "conn": n, "reason": format!("past HARNESS_MAX_PAYLOAD: {e}") }));
+            return false;
+        }
+        Err(e) => {
+            g.record(json!({ "via": "core", "event": "transport-error", "conn": n, "message": e.to_string() }));
+            return false;
+        }
     }
-    drop(tx);
-    let _ = writer.await;
+    true
 }
 
 fn upgrade_status(u: &Value) -> u16 {

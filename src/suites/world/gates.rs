@@ -2,7 +2,7 @@
 //! They check the run token, the `Idempotency-Key` and the journal, answer from the scenario's
 //! fixture model and tools, and log every call for the judge.
 
-use super::knobs::{Mutant, Variant};
+use crate::suites::core_api::knobs::{Mutant, Variant};
 use super::model::{lock, Shared, World};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -222,12 +222,13 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
         let mut g = lock(&w);
         // A core of other wire names reads the http-calls body in its own names.
         let mut refused = None;
-        let body = match g.core_role && g.decides(Variant::OtherWireNames) {
-            false => body,
-            true => super::wire_names::read(route, &body).unwrap_or_else(|why| {
-                refused = Some(gate_error(400, "invalid_request", &why));
+        let body = match g.role().read_names(route, &body) {
+            None => body,
+            Some(Ok(read)) => read,
+            Some(Err(why)) => {
+                refused = Some(gate_error(400, "invalid_request", &why.to_string()));
                 body
-            }),
+            }
         };
         let (auth, run) = token_of(&g, &h);
         let run_id = run.map(|i| g.runs[i].id.clone());
@@ -374,7 +375,7 @@ fn decide(
     // Playing core for a harness, the gates take a token a renewal replaced: a call made before
     // the harness read the switch crosses it, and refusing it would fail the turn of a harness
     // that did nothing wrong. The always-check `run-token` judges whether it had read the switch.
-    let crossing = auth == "old" && !g.core_role;
+    let crossing = auth == "old" && !g.role().strict();
     if auth != "current" && !crossing && !g.breaks(Mutant::AnyGateToken) {
         return deny(gate_error(
             401,
@@ -433,7 +434,7 @@ fn decide(
     // The core role holds a model call's body to modelCallBytes (past it, 400).
     let model_limit = g.runs[i].limit("modelCallBytes");
     if route == "model-calls"
-        && g.core_role
+        && g.role().strict()
         && size > model_limit
         && !g.breaks(Mutant::ModelCallBytesUnchecked)
     {
@@ -444,7 +445,7 @@ fn decide(
     // is not called.
     let tool_limit = g.runs[i].limit("toolAnswerBytes");
     if matches!(route, "tool-calls" | "http-calls")
-        && g.core_role
+        && g.role().strict()
         && size > tool_limit
         && !g.breaks(Mutant::ToolBodySizeUnchecked)
     {
@@ -458,7 +459,7 @@ fn decide(
         // ModelCallBodySchema, {effectId, invocationId, call: ModelCall}: the Runtime validates
         // with the same schemas (§ 0), so a body outside it runs nothing.
         "model-calls"
-            if g.core_role
+            if g.role().strict()
                 && !g.breaks(Mutant::ModelCallBodyUnchecked)
                 && !(body["effectId"].is_string()
                     && body["invocationId"].is_string()
@@ -471,7 +472,7 @@ fn decide(
             let (status, answer, hold) = model(g, key, body);
             (status, misshapen(g, answer), hold)
         }
-        _ if g.core_role => routed(g, route, key, body),
+        _ if g.role().decides_effects() => routed(g, route, key, body),
         _ => tool(g, route, body),
     }
 }
@@ -486,14 +487,14 @@ fn mcp(g: &World, route: &str, body: &Value) -> Value {
         .as_array()
         .is_some_and(|a| a.iter().any(|s| s == server));
     let close_unchecked = route == "mcp/close" && g.breaks(Mutant::McpCloseTakesAUrl);
-    if g.core_role
+    if g.role().decides_effects()
         && !declared
         && !g.breaks(Mutant::UndeclaredMcpServerConnected)
         && !close_unchecked
     {
         return json!({ "ok": false, "error": { "code": "mcp.unknown-server", "message": "the agent declares no such server" } });
     }
-    if g.core_role && g.breaks(Mutant::UndeclaredMcpServerConnected) {
+    if g.breaks(Mutant::UndeclaredMcpServerConnected) {
         return json!({ "ok": true, "result": { "tools": [] } });
     }
     if close_unchecked {

@@ -1,17 +1,17 @@
-//! The World of a Harness API core: its runs, journal, artifacts and gates, and the reference
-//! core's mutants and variants. It is the model both suites are built on: the harness-api suite,
-//! where hcpspec plays core to the harness under test, and the core-api suite's reference core.
-//! It imports neither suite.
+//! The World of a Harness API core: its runs, journal, transcript, artifacts and gates. It is
+//! the model both suites are built on, told apart by the `Role` it plays (`role.rs`): the
+//! harness-api suite's scripted core, where hcpspec plays core to the harness under test, and the
+//! core-api suite's reference core. It imports no suite but the reference core's knob
+//! declarations (`core_api::knobs`, a leaf that imports nothing of either): its knob checks stay
+//! inline where they bite, behind `World::breaks` and `World::decides`, false in the scripted
+//! role by construction.
 
 pub mod artifacts;
 pub mod core;
 pub mod gates;
-pub mod knobs;
 pub mod model;
-pub mod pods;
+pub mod role;
 pub mod scenario;
-pub mod tools;
-pub mod wire_names;
 
 /// Bytes as standard base64, as the Harness API carries them.
 pub fn b64(bytes: &[u8]) -> String {

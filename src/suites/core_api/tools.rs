@@ -1,29 +1,18 @@
-//! Core's own decisions on a tool intent (spec 004 § 4), made by the reference core in the core
-//! role: the target table and its refusals, the Tenant's tool policy matched on the target's
-//! identity, and the two tools core runs itself, `schedule_wake` and `memory`. A harness-role
-//! scenario scripts core's answers with `intents` instead, so none of this runs there.
+//! Core's own decisions on a tool intent (spec 004 § 4), made by the reference core (its
+//! `Role::decide`): the target table and its refusals, the Tenant's tool policy matched on the
+//! target's identity, and the two tools core runs itself, `schedule_wake` and `memory`. A
+//! harness-api scenario scripts core's answers with `intents` instead, so none of this runs there.
 //!
 //! The Agent and the policy come from `core.start` (docs/core-protocol.md): `agent` is
 //! `{mcpServers: [SERVER…], disabled: ["SERVER/TOOL"…], httpTools: [NAME…], sandbox, selfWake,
 //! memory: {access}}`, `policy` is `[{server?, tool, answer: "deny" | "hold"}]`, and what the
 //! session discovered on each server is `discover` (`{SERVER: [TOOL…]}`).
 
-use super::knobs::{Mutant, Variant};
+use crate::suites::core_api::knobs::{Mutant, Variant};
+use crate::suites::world::model::failure;
+use crate::suites::world::role::Decision;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-
-/// What core answers a tool intent.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
-    Execute,
-    /// Answered completed with this outcome, never run by the harness.
-    Completed(Value),
-    Pending,
-}
-
-pub fn failure(code: &str, message: impl Into<String>) -> Value {
-    json!({ "kind": "failed", "code": code, "message": message.into() })
-}
 
 /// A failure as an MCP error result (the variant `mcp-shaped-failures`): an outcome of
 /// `{kind: "failed", code, message}` anywhere in an answer becomes `{isError: true, content:
@@ -72,13 +61,31 @@ pub fn decide(
         true => &effect["routing"],
         false => &effect["target"],
     };
-    let s = |key: &str| t.get(key).and_then(Value::as_str).unwrap_or_default();
-    let tool_name = effect["toolName"].as_str().unwrap_or_default();
-    let refuse = |code: &str, why: String| match k.breaks(Mutant::RefusalAnsweredAsSuccess) {
+    by_target(agent, discover, effect, t, memories, k)
+        .unwrap_or_else(|| by_policy(policy, effect, t, k))
+}
+
+/// A refusal: a failure of `code`, or for the mutant a success whose text names it.
+fn refuse(k: &Knobs, code: &str, why: String) -> Decision {
+    match k.breaks(Mutant::RefusalAnsweredAsSuccess) {
         // The refusal's code stays in the text; only its form says success.
         true => Decision::Completed(ok(json!(format!("{code}: {why}")))),
         false => Decision::Completed(failure(code, why)),
-    };
+    }
+}
+
+/// The target table: a call core refuses, runs itself or leaves to the harness, or none (an
+/// MCP, HTTP or sandbox tool the session has, which the policy decides).
+fn by_target(
+    agent: &Value,
+    discover: &serde_json::Map<String, Value>,
+    effect: &Value,
+    t: &Value,
+    memories: &mut BTreeMap<String, String>,
+    k: &Knobs,
+) -> Option<Decision> {
+    let s = |key: &str| t.get(key).and_then(Value::as_str).unwrap_or_default();
+    let tool_name = effect["toolName"].as_str().unwrap_or_default();
     match s("kind") {
         "mcp" => {
             // Routing by the model's name, not the target's identity, is what § 4 forbids.
@@ -93,39 +100,43 @@ pub fn decide(
                 .is_some_and(|d| strs(d).contains(&tool));
             let refused = k.breaks(Mutant::DiscoveredMcpToolRefused);
             if (refused || !(declared && discovered)) && !k.breaks(Mutant::UnknownMcpToolExecutes) {
-                return refuse(
+                return Some(refuse(
+                    k,
                     "tool.unknown",
                     format!("the session discovered no tool {tool} on {server}"),
-                );
+                ));
             }
             let off = format!("{server}/{tool}");
             if strs(&agent["disabled"]).contains(&off.as_str())
                 && !k.breaks(Mutant::DisabledToolExecutes)
             {
-                return refuse(
+                return Some(refuse(
+                    k,
                     "tool.disabled",
                     format!("the turn's manifest disables {off}"),
-                );
+                ));
             }
         }
         "http" => {
             if !strs(&agent["httpTools"]).contains(&s("tool"))
                 && !k.breaks(Mutant::UndeclaredHttpToolExecutes)
             {
-                return refuse(
+                return Some(refuse(
+                    k,
                     "tool.unavailable",
                     format!("the agent declares no HTTP tool {}", s("tool")),
-                );
+                ));
             }
         }
         "sandbox" => {
             let has = agent["sandbox"] == true || k.breaks(Mutant::SandboxWithoutSandboxExecutes);
             if !has || !(SANDBOX_TOOLS.contains(&tool_name) || k.breaks(Mutant::SandboxAnyToolName))
             {
-                return refuse(
+                return Some(refuse(
+                    k,
                     "tool.unavailable",
                     "the session has no sandbox for this call".into(),
-                );
+                ));
             }
         }
         // No name is reserved: the mutant takes a harness call named like a runtime operation
@@ -134,27 +145,36 @@ pub fn decide(
             if k.breaks(Mutant::ReservedNames)
                 && ["memory", "schedule_wake"].contains(&tool_name) =>
         {
-            return refuse("tool.unavailable", format!("{tool_name} is core's"));
+            return Some(refuse(
+                k,
+                "tool.unavailable",
+                format!("{tool_name} is core's"),
+            ));
         }
         "harness" if k.breaks(Mutant::HarnessCallRefused) => {
-            return refuse("tool.unavailable", "harness calls are refused".into());
+            return Some(refuse(
+                k,
+                "tool.unavailable",
+                "harness calls are refused".into(),
+            ));
         }
-        "harness" => return Decision::Execute,
+        "harness" => return Some(Decision::Execute),
         "runtime" if s("operation") == "schedule_wake" => {
             if k.breaks(Mutant::ScheduleWakeExecutes) {
-                return Decision::Execute;
+                return Some(Decision::Execute);
             }
             if agent["selfWake"] != true && !k.breaks(Mutant::ScheduleWakeWithoutSelfWakeRuns) {
-                return refuse(
+                return Some(refuse(
+                    k,
                     "tool.unavailable",
                     "the session's version does not set runtime.selfWake".into(),
-                );
+                ));
             }
             let mut input = effect["input"].clone();
             if k.breaks(Mutant::ScheduleWakeInputMisread) {
                 input.as_object_mut().map(|o| o.remove("cancel"));
             }
-            return Decision::Completed(schedule_wake(&input));
+            return Some(Decision::Completed(schedule_wake(&input)));
         }
         "runtime" if s("operation") == "memory" => {
             let access = agent.pointer("/memory/access").and_then(Value::as_str);
@@ -163,29 +183,40 @@ pub fn decide(
                 false => access,
             };
             let Some(access) = access.filter(|_| !k.breaks(Mutant::MemoryCallRefused)) else {
-                return refuse(
+                return Some(refuse(
+                    k,
                     "tool.unavailable",
                     "the session's version does not set harness.memory".into(),
-                );
+                ));
             };
             let answer = memory(&effect["input"], access == "read_write", memories, k);
             if answer["kind"] == "failed" && k.breaks(Mutant::MemoryFailureAsSuccess) {
-                return Decision::Completed(ok(json!("done")));
+                return Some(Decision::Completed(ok(json!("done"))));
             }
             if answer["kind"] == "failed" && k.breaks(Mutant::MemoryFailureWithoutText) {
-                return Decision::Completed(json!({ "kind": "failed" }));
+                return Some(Decision::Completed(json!({ "kind": "failed" })));
             }
-            return Decision::Completed(answer);
+            return Some(Decision::Completed(answer));
         }
-        "runtime" if k.breaks(Mutant::OtherRuntimeOperationExecutes) => return Decision::Execute,
+        "runtime" if k.breaks(Mutant::OtherRuntimeOperationExecutes) => {
+            return Some(Decision::Execute)
+        }
         _ if !k.breaks(Mutant::NoTargetExecutes) => {
-            return refuse(
+            return Some(refuse(
+                k,
                 "tool.unavailable",
                 "the call names no target core can run".into(),
-            );
+            ));
         }
-        _ => return Decision::Execute,
+        _ => return Some(Decision::Execute),
     }
+    None
+}
+
+/// The Tenant's tool policy: the first rule that matches the call answers it.
+fn by_policy(policy: &[Value], effect: &Value, t: &Value, k: &Knobs) -> Decision {
+    let s = |key: &str| t.get(key).and_then(Value::as_str).unwrap_or_default();
+    let tool_name = effect["toolName"].as_str().unwrap_or_default();
     // The Tenant's tool policy, on the target's identity (MCP and HTTP tools).
     let (server, tool) = match s("kind") {
         "mcp" => (Some(s("server")), s("tool")),
@@ -205,15 +236,18 @@ pub fn decide(
         }
         return match rule["answer"].as_str() {
             _ if rule["answer"] != "hold" && k.breaks(Mutant::PolicyDenialNotToolDenied) => refuse(
+                k,
                 "tool.forbidden",
                 "the Tenant's tool policy denies this call".into(),
             ),
             Some("hold") if k.breaks(Mutant::HeldCallRefused) => refuse(
+                k,
                 "tool.held",
                 "the Tenant's tool policy holds this call for a person".into(),
             ),
             Some("hold") => Decision::Pending,
             _ => refuse(
+                k,
                 "tool.denied",
                 "the Tenant's tool policy denies this call".into(),
             ),

@@ -6,6 +6,7 @@
 //! reads the reference's names: this is the edge that translates, written apart from hcpspec's
 //! own renaming (`core_api::names`) so that neither can hide the other's mistake.
 
+use crate::suites::world::role::UnknownMember;
 use serde_json::{json, Map, Value};
 
 /// (method or gate route, the path to the objects, `*` each item of a list, [(the reference's
@@ -73,7 +74,7 @@ fn each_at(v: &mut Value, at: &[&str], f: &mut dyn FnMut(&mut Map<String, Value>
 
 /// A request's params (or a gate's body) in the reference's names, for the reference to read;
 /// the first of the reference's names found where this core has its own, refused.
-pub fn read(on: &str, p: &Value) -> Result<Value, String> {
+pub fn read(on: &str, p: &Value) -> Result<Value, UnknownMember> {
     let mut p = p.clone();
     let mut unknown = None;
     for (_, at, pairs) in READS.iter().filter(|(o, _, _)| *o == on) {
@@ -90,7 +91,10 @@ pub fn read(on: &str, p: &Value) -> Result<Value, String> {
         });
     }
     match unknown {
-        Some(k) => Err(format!("{on}: unknown member {k}")),
+        Some(member) => Err(UnknownMember {
+            on: on.to_string(),
+            member,
+        }),
         None => Ok(p),
     }
 }
@@ -123,9 +127,9 @@ mod tests {
             json!({ "kind": "final", "text": "done" })
         );
         let e = super::read("artifact.write", &json!({ "runId": "r", "op": "begin" })).unwrap_err();
-        assert_eq!(e, "artifact.write: unknown member op");
+        assert_eq!(e.to_string(), "artifact.write: unknown member op");
         let e = super::read("output", &json!({ "end": "turn.completed", "transcript": [{ "entries": [{ "kind": "final" }] }] })).unwrap_err();
-        assert!(e.ends_with("unknown member kind"), "{e}");
+        assert!(e.to_string().ends_with("unknown member kind"), "{e}");
     }
 
     #[test]

@@ -1,14 +1,14 @@
-//! A pod's host (§ 9, the core role): what each pod's environment gives its host, and the join
-//! and renewal routes of core's harness listener (`POST /nylorun/harness/v1/host/join` and
+//! A pod's host (§ 9, the reference core): what each pod's environment gives its host, and the
+//! join and renewal routes of core's harness listener (`POST /nylorun/harness/v1/host/join` and
 //! `.../host/renew`), served beside the WebSocket upgrades on the same port.
 
-use super::knobs::Mutant;
-use super::model::{fresh, lock, Shared, World};
+use crate::suites::world::core;
+use crate::suites::core_api::knobs::Mutant;
+use crate::suites::world::model::{fresh, lock, Shared, World};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpListener, TcpStream};
 
 pub const JOIN: &str = "/nylorun/harness/v1/host/join";
 pub const RENEW: &str = "/nylorun/harness/v1/host/renew";
@@ -29,104 +29,89 @@ fn pod_uid(pod: usize) -> String {
     format!("pod-uid-{}", pod + 1)
 }
 
-impl World {
-    fn join_token(&self, pod: usize) -> String {
-        let h = crate::hash::fnv1a64(format!("{}:join:{pod}", self.token).as_bytes());
-        format!("nylorun-jt-{}-{h:x}", pod + 1)
-    }
+fn join_token(w: &World, pod: usize) -> String {
+    let h = crate::hash::fnv1a64(format!("{}:join:{pod}", w.token()).as_bytes());
+    format!("nylorun-jt-{}-{h:x}", pod + 1)
+}
 
-    /// What each pod's environment gives its host, in `pods`' order: `{sandboxId, podUid,
-    /// joinToken}` (`core.start`'s answer).
-    pub fn pod_environments(&self) -> Vec<Value> {
-        (0..self.sc.pods.len())
-            .map(|i| {
-                json!({ "sandboxId": sandbox_id(i), "podUid": pod_uid(i), "joinToken": self.join_token(i) })
-            })
-            .collect()
-    }
+/// What each pod's environment gives its host, in `pods`' order: `{sandboxId, podUid,
+/// joinToken}` (`core.start`'s answer).
+pub fn environments(w: &World) -> Vec<Value> {
+    (0..w.scenario().pods.len())
+        .map(|i| {
+            json!({ "sandboxId": sandbox_id(i), "podUid": pod_uid(i), "joinToken": join_token(w, i) })
+        })
+        .collect()
+}
 
-    /// Every host token a join gave, the pod it is for and that pod Agent's harness id.
-    pub fn hosts(&self) -> BTreeMap<String, (usize, String)> {
-        self.host_tokens
-            .iter()
-            .filter_map(|(t, p)| Some((t.clone(), (*p, self.sc.pods.get(*p)?.harness.clone()))))
-            .collect()
+/// `POST .../host/join {sandboxId, podUid, joinToken, volumeId?}`: the status and body.
+fn join(w: &mut World, body: &Value) -> (u16, Value) {
+    let Some(o) = body.as_object() else {
+        return refused(400, "a join is a JSON object");
+    };
+    if let Some(k) = o
+        .keys()
+        .find(|k| !["sandboxId", "podUid", "joinToken", "volumeId"].contains(&k.as_str()))
+    {
+        return refused(400, &format!("unknown member {k}"));
     }
-
-    /// `POST .../host/join {sandboxId, podUid, joinToken, volumeId?}`: the status and body.
-    fn join(&mut self, body: &Value) -> (u16, Value) {
-        let Some(o) = body.as_object() else {
-            return refused(400, "a join is a JSON object");
-        };
-        if let Some(k) = o
-            .keys()
-            .find(|k| !["sandboxId", "podUid", "joinToken", "volumeId"].contains(&k.as_str()))
-        {
-            return refused(400, &format!("unknown member {k}"));
-        }
-        if o.contains_key("volumeId") && self.breaks(Mutant::VolumeIdRefused) {
-            return refused(400, "unknown member volumeId");
-        }
-        let text = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or_default();
-        let Some(pod) = (0..self.sc.pods.len())
-            .find(|i| sandbox_id(*i) == text("sandboxId") && pod_uid(*i) == text("podUid"))
-        else {
-            return refused(401, "no such pod");
-        };
-        if text("joinToken") != self.join_token(pod) && !self.breaks(Mutant::JoinTokenUnchecked) {
-            return refused(401, "not this pod's join token");
-        }
-        let epoch = {
-            let e = self.joins.entry(pod).or_insert(0);
-            *e += 1;
-            *e
-        };
-        let host_token = format!("nylorun-host-{}-{:x}", pod + 1, fresh());
-        self.host_tokens.insert(host_token.clone(), pod);
-        let mut answer = json!({
-            "hostToken": host_token,
-            "egressToken": format!("nylorun-egress-{}-{:x}", pod + 1, fresh()),
-            "sandboxId": sandbox_id(pod),
-            "epoch": epoch,
-            "expiresAt": EXPIRES_AT,
-            "caCertificate": CA_CERTIFICATE,
-        });
-        self.drop_broken(
-            &mut answer,
-            &[
-                (Mutant::JoinWithoutHostToken, "hostToken"),
-                (Mutant::JoinWithoutEgressToken, "egressToken"),
-                (Mutant::JoinWithoutSandboxId, "sandboxId"),
-                (Mutant::JoinWithoutEpoch, "epoch"),
-                (Mutant::JoinWithoutExpiry, "expiresAt"),
-                (Mutant::JoinWithoutCaCertificate, "caCertificate"),
-            ],
-        );
-        // A new disk gets the Agent's setup; a seeded one starts from a disk version, with none.
-        let p = &self.sc.pods[pod];
-        let setup = p.setup.clone().unwrap_or_else(|| json!({}));
-        let carries = if p.seeded {
-            answer["seeded"] = json!(true);
-            self.breaks(Mutant::SetupOnSeededDisk)
-        } else {
-            !self.breaks(Mutant::NoSetupOnNewDisk)
-        };
-        if carries {
-            answer["setup"] = setup;
-        }
-        (200, answer)
+    if o.contains_key("volumeId") && w.breaks(Mutant::VolumeIdRefused) {
+        return refused(400, "unknown member volumeId");
     }
+    let text = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or_default();
+    let Some(pod) = (0..w.scenario().pods.len())
+        .find(|i| sandbox_id(*i) == text("sandboxId") && pod_uid(*i) == text("podUid"))
+    else {
+        return refused(401, "no such pod");
+    };
+    if text("joinToken") != join_token(w, pod) && !w.breaks(Mutant::JoinTokenUnchecked) {
+        return refused(401, "not this pod's join token");
+    }
+    let host_token = format!("nylorun-host-{}-{:x}", pod + 1, fresh());
+    let epoch = w.admit_host(pod, host_token.clone());
+    let mut answer = json!({
+        "hostToken": host_token,
+        "egressToken": format!("nylorun-egress-{}-{:x}", pod + 1, fresh()),
+        "sandboxId": sandbox_id(pod),
+        "epoch": epoch,
+        "expiresAt": EXPIRES_AT,
+        "caCertificate": CA_CERTIFICATE,
+    });
+    w.drop_broken(
+        &mut answer,
+        &[
+            (Mutant::JoinWithoutHostToken, "hostToken"),
+            (Mutant::JoinWithoutEgressToken, "egressToken"),
+            (Mutant::JoinWithoutSandboxId, "sandboxId"),
+            (Mutant::JoinWithoutEpoch, "epoch"),
+            (Mutant::JoinWithoutExpiry, "expiresAt"),
+            (Mutant::JoinWithoutCaCertificate, "caCertificate"),
+        ],
+    );
+    // A new disk gets the Agent's setup; a seeded one starts from a disk version, with none.
+    let p = &w.scenario().pods[pod];
+    let setup = p.setup.clone().unwrap_or_else(|| json!({}));
+    let carries = if p.seeded {
+        answer["seeded"] = json!(true);
+        w.breaks(Mutant::SetupOnSeededDisk)
+    } else {
+        !w.breaks(Mutant::NoSetupOnNewDisk)
+    };
+    if carries {
+        answer["setup"] = setup;
+    }
+    (200, answer)
+}
 
-    /// `POST .../host/renew` with the host token as bearer.
-    fn host_renew(&self, bearer: Option<&str>) -> (u16, Value) {
-        let known = bearer.is_some_and(|t| self.host_tokens.contains_key(t));
-        if (known && !self.breaks(Mutant::HostRenewRefused))
-            || (!known && self.breaks(Mutant::HostRenewAnyToken))
-        {
-            (200, json!({ "expiresAt": EXPIRES_AT }))
-        } else {
-            refused(401, "not a host token")
-        }
+/// `POST .../host/renew` with the host token as bearer.
+fn host_renew(w: &World, bearer: Option<&str>) -> (u16, Value) {
+    let known = bearer.is_some_and(|t| w.hosts().contains_key(t));
+    if (known && !w.breaks(Mutant::HostRenewRefused))
+        || (!known && w.breaks(Mutant::HostRenewAnyToken))
+    {
+        (200, json!({ "expiresAt": EXPIRES_AT }))
+    } else {
+        refused(401, "not a host token")
     }
 }
 
@@ -142,9 +127,26 @@ fn refused(status: u16, message: &str) -> (u16, Value) {
     )
 }
 
+/// The reference core's harness listener: a pod's host joins and renews by HTTP POST on it
+/// (§ 9), beside the harnesses' WebSocket upgrades.
+pub async fn listen(listener: TcpListener, w: Shared) {
+    let mut n = 0;
+    while let Ok((stream, _)) = listener.accept().await {
+        n += 1;
+        let w = w.clone();
+        tokio::spawn(async move {
+            if is_post(&stream).await {
+                serve(stream, w).await
+            } else {
+                core::connection(stream, n, w).await
+            }
+        });
+    }
+}
+
 /// Does the connection start an HTTP POST (rather than a WebSocket upgrade's GET)? Waits up to
 /// 3 s for its first bytes; a client that sends none goes to the upgrade, which refuses it.
-pub async fn is_post(stream: &TcpStream) -> bool {
+async fn is_post(stream: &TcpStream) -> bool {
     let mut head = [0u8; 5];
     let peek = async {
         loop {
@@ -162,16 +164,16 @@ pub async fn is_post(stream: &TcpStream) -> bool {
 }
 
 /// One HTTP/1.1 request (the connection closes after its answer): the join or the renewal.
-pub async fn serve(mut stream: TcpStream, w: Shared) {
+async fn serve(mut stream: TcpStream, w: Shared) {
     let answer = match tokio::time::timeout(Duration::from_secs(3), read(&mut stream)).await {
         Ok(Ok((path, bearer, body))) => {
             let mut g = lock(&w);
             let (status, body) = match path.as_str() {
                 JOIN => match serde_json::from_slice::<Value>(&body) {
-                    Ok(b) => g.join(&b),
+                    Ok(b) => join(&mut g, &b),
                     Err(e) => refused(400, &format!("not JSON: {e}")),
                 },
-                RENEW => g.host_renew(bearer.as_deref()),
+                RENEW => host_renew(&g, bearer.as_deref()),
                 _ => refused(404, "no such route"),
             };
             g.record(json!({ "via": "host", "route": path, "status": status }));
