@@ -82,6 +82,38 @@ pub struct Case {
     pub group: String,
     #[serde(skip)]
     pub file: PathBuf,
+    /// The body in its suite's own types, parsed once at load ([`Format::parse`]).
+    #[serde(skip)]
+    pub parsed: Parsed,
+}
+
+/// A case's body parsed by its suite at load and kept beside the map, so that no run parses it
+/// again; empty for a suite that reads the map, or a case built in memory. It is derived from
+/// the body, so it takes no part in a case's equality.
+#[derive(Clone, Default)]
+pub struct Parsed(Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>);
+
+impl Parsed {
+    pub fn new<T: std::any::Any + Send + Sync>(body: T) -> Parsed {
+        Parsed(Some(std::sync::Arc::new(body)))
+    }
+
+    /// The parsed body, if it is a `T`.
+    pub fn get<T: std::any::Any>(&self) -> Option<&T> {
+        self.0.as_deref()?.downcast_ref()
+    }
+}
+
+impl fmt::Debug for Parsed {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(if self.0.is_some() { "Parsed(..)" } else { "Parsed(none)" })
+    }
+}
+
+impl PartialEq for Parsed {
+    fn eq(&self, _: &Parsed) -> bool {
+        true
+    }
 }
 
 impl Case {
@@ -143,6 +175,11 @@ pub trait Format: Sync {
     /// The fixtures a case names exist under `vectors` (nothing by default).
     fn check_fixtures(&self, _case: &Case, _vectors: &Path) -> Result<(), (String, String)> {
         Ok(())
+    }
+    /// The body in the suite's own types, kept in [`Case::parsed`]; errors as in [`Self::check`].
+    /// Called after it. Empty by default: the suite reads the map.
+    fn parse(&self, _case: &Case) -> Result<Parsed, (String, String)> {
+        Ok(Parsed::default())
     }
 }
 
@@ -393,6 +430,7 @@ pub fn parse_case(
     format
         .check(&case, denials)
         .map_err(|(p, m)| err(file, &p, m))?;
+    case.parsed = format.parse(&case).map_err(|(p, m)| err(file, &p, m))?;
     case.suite = suite.to_string();
     case.group = group;
     case.file = file.to_path_buf();
@@ -535,6 +573,7 @@ mod tests {
             suite: "x".into(),
             group: "g".into(),
             file: "f".into(),
+            parsed: Default::default(),
         };
         let Value::Object(fields) = serde_json::to_value(&case).unwrap() else {
             panic!("a case serializes to an object");

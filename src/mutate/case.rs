@@ -255,6 +255,7 @@ impl FuzzCase {
             suite: "found".into(),
             group: "found".into(),
             file: meta.file,
+            parsed: Default::default(),
         }
     }
 }

@@ -101,6 +101,7 @@ mod tests {
                 suite: "suite-a".into(),
                 group: "g".into(),
                 file: Default::default(),
+                parsed: Default::default(),
             })
             .collect()
     }

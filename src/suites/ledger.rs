@@ -446,6 +446,7 @@ mod tests {
             suite: "s".into(),
             group: group.into(),
             file: Default::default(),
+            parsed: Default::default(),
         }
     }
 

@@ -269,8 +269,9 @@ mod core_api {
             .join("tests/fauxmplementations/hostile_core.py");
         let spec = format!("stdio:python3 {} hangs-upgrade", shim.display());
         let connect = connector(&spec, &Default::default()).unwrap();
+        let script = case.parsed.get().expect("parsed at load");
         let (observed, up) =
-            hcpspec::suites::core_api::play_for_fuzz(&case, &connect).expect("played");
+            hcpspec::suites::core_api::play_for_fuzz(script, &connect).expect("played");
         let b = broken(&observed, up).expect("a finding");
         assert_eq!(b.why, "step 0: an upgrade got no answer");
         assert_eq!(b.expect, json!({ "status": { "$type": "integer" } }));

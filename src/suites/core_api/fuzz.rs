@@ -14,7 +14,7 @@
 //! while the same invariant still breaks) and written as a case file whose breaking step
 //! `expect`s the invariant, so that `hcpspec run` fails it on the core it was found on.
 
-use super::Connector;
+use super::{Connector, Script};
 use crate::case::Case;
 use crate::mutate::{Rng, Source};
 use crate::run::Observation;
@@ -652,7 +652,8 @@ pub fn run(
                 case
             };
             let judge = |steps: &[Value]| {
-                let (obs, up) = super::play_for_fuzz(&with(steps), connect)?;
+                let script = json!({ "start": start, "steps": steps });
+                let (obs, up) = super::play_for_fuzz(&Script::parse(&script).ok()?, connect)?;
                 broken(&obs, up)
             };
             let found = judge(&steps)?;

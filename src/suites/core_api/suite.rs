@@ -1,7 +1,7 @@
 //! The core-api suite as a [`Suite`]: scripts played on a core behind its control shim.
 
 use crate::case::matcher::Denials;
-use crate::case::{check_expects, Case, Format};
+use crate::case::{check_expects, Case, Format, Parsed};
 use crate::knob::{infos, Info};
 use crate::run::runner::Target;
 use crate::suites::{Context, FuzzReport, FuzzRun, Shim, ShimTarget, Suite};
@@ -37,6 +37,13 @@ impl Format for CoreApi {
             }
         }
         check_names(steps)
+    }
+    /// The script in types ([`super::Script`]): a step with no action or two is refused here.
+    fn parse(&self, case: &Case) -> Result<Parsed, (String, String)> {
+        let script = case.member("script").cloned().unwrap_or_default();
+        super::Script::parse(&script)
+            .map(Parsed::new)
+            .map_err(|(at, why)| (format!("/script{at}"), why))
     }
 }
 

@@ -5,7 +5,7 @@
 //! patch of one value of one step, so a finding shrinks by dropping patches while it still
 //! fails, and is written as a case that replays the invariants (`"invariants": true`).
 
-use super::{Call, Connector, Player, ALWAYS};
+use super::{Call, Connector, Method, Player, Step, ALWAYS};
 use crate::case::Case;
 use crate::mutate::{Rng, Source};
 use serde_json::{json, Value};
@@ -313,8 +313,8 @@ pub fn broken(calls: &[Call], records: &Value) -> Option<String> {
     for (i, c) in calls.iter().enumerate() {
         let (p, a) = (&c.params, &c.answer);
         let refused = a.get("refused").is_some();
-        match c.method.as_str() {
-            "host.bind" => {
+        match c.method {
+            Method::Bind => {
                 let s = &p["session"];
                 let lacking = names(&s["lacks"])
                     .into_iter()
@@ -330,7 +330,7 @@ pub fn broken(calls: &[Call], records: &Value) -> Option<String> {
                     bound.insert(h.to_string(), (s.clone(), p["request"].clone(), 0));
                 }
             }
-            "host.apply" => {
+            Method::Apply => {
                 let h = p["session"].as_str().unwrap_or_default();
                 let Some((cfg, _, n)) = bound.get_mut(h) else {
                     continue;
@@ -389,7 +389,7 @@ pub fn broken(calls: &[Call], records: &Value) -> Option<String> {
                     return Some(format!("call {i}: the Principal did not cross unchanged"));
                 }
             }
-            "host.subscribe" => {
+            Method::Subscribe => {
                 let after = p["after"].as_str().unwrap_or_default();
                 if !after.is_empty() && !refused {
                     return Some(format!(
@@ -438,7 +438,8 @@ fn play(seed: &Case, steps: &[Value], connect: &Connector) -> Result<Option<Stri
     let mut p = Player::start(&mut *shim, body.get("target")).map_err(|v| cut(format!("{v:?}")))?;
     let mut calls = Vec::new();
     for s in steps {
-        match p.call(s) {
+        let s = Step::parse(s).map_err(|(at, why)| cut(format!("a patched step{at}: {why}")))?;
+        match p.call(&s) {
             Ok(c) => calls.push(c),
             // A handle a refused bind left unbound is the case's error, not the adapter's.
             Err((_, crate::adapter::CallError::Rpc(e))) if e.code == -32602 => {}

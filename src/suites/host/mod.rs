@@ -9,7 +9,9 @@ pub mod fuzz;
 pub mod reference;
 pub mod seams;
 pub mod shim;
+pub mod step;
 mod suite;
+pub use step::{Method, Step};
 pub use suite::Host;
 
 use crate::adapter::{Adapter, CallError};
@@ -176,7 +178,7 @@ fn encoded(answer: &Value) -> Result<(&'static str, Value), String> {
 
 /// One call a case made: the method, its params after templates and defaults, the answer.
 pub struct Call {
-    pub method: String,
+    pub method: Method,
     pub params: Value,
     pub answer: Value,
 }
@@ -207,35 +209,33 @@ impl<'a> Player<'a> {
         })
     }
 
-    /// One step's call, with `${…}` filled and `host.bind`'s defaults merged in.
-    pub fn call(&mut self, step: &Value) -> Result<Call, (String, CallError)> {
-        let method = step["call"].as_str().unwrap_or_default().to_string();
-        let params = template::fill(&self.vars, step.get("params").unwrap_or(&json!({})))
-            .map_err(|e| (method.clone(), CallError::Transport(e)))?;
-        let mut params = if method == "host.bind" {
-            merge(&bind_defaults(), &params)
-        } else {
-            params
+    /// One step's call, with `${…}` filled and `host.bind`'s defaults merged in. An error
+    /// names the method that failed.
+    pub fn call(&mut self, step: &Step) -> Result<Call, (&'static str, CallError)> {
+        let method = step.call;
+        let params = template::fill(&self.vars, &step.params)
+            .map_err(|e| (method.name(), CallError::Transport(e)))?;
+        let mut params = match method {
+            Method::Bind => merge(&bind_defaults(), &params),
+            _ => params,
         };
         // A command's abstract `body` crosses as the bytes the adapter's Core encodes it in.
-        if method == "host.apply" {
+        if method == Method::Apply {
             let body = params["command"]
                 .as_object_mut()
                 .and_then(|c| c.remove("body"));
             if let Some(body) = body {
-                let (member, bytes) = self
-                    .encode(&body)
-                    .map_err(|e| ("host.encode".to_string(), e))?;
+                let (member, bytes) = self.encode(&body).map_err(|e| ("host.encode", e))?;
                 params["command"][member] = bytes;
             }
         }
-        let answer = match self.shim.call(&method, params.clone()) {
+        let answer = match self.shim.call(method.name(), params.clone()) {
             Ok(a) => a,
-            Err(e) => return Err((method, e)),
+            Err(e) => return Err((method.name(), e)),
         };
-        if let Some(name) = step["save"].as_str() {
+        if let Some(name) = &step.save {
             template::save(&mut self.vars, name, answer.clone())
-                .map_err(|e| (method.clone(), CallError::Transport(e)))?;
+                .map_err(|e| (method.name(), CallError::Transport(e)))?;
         }
         Ok(Call {
             method,
@@ -275,24 +275,39 @@ impl<'a> Player<'a> {
 /// a case the fuzzer wrote, its invariants).
 pub fn execute(case: &Case, shim: &mut dyn Adapter, obs: &mut Vec<Observation>) -> Verdict {
     let body = case.member("host").cloned().unwrap_or(json!({}));
+    let parsed;
+    let steps = match case.parsed.get::<Vec<Step>>() {
+        Some(steps) => steps,
+        // A case built in memory, not loaded: its steps parsed now.
+        None => match step::parse_steps(&body) {
+            Ok(steps) => {
+                parsed = steps;
+                &parsed
+            }
+            Err((at, why)) => {
+                return Verdict::Error {
+                    message: format!("/host{at}: {why}"),
+                }
+            }
+        },
+    };
     let mut p = match Player::start(shim, body.get("target")) {
         Ok(p) => p,
         Err(v) => return v,
     };
-    let steps = body["steps"].as_array().cloned().unwrap_or_default();
     let mut calls = Vec::new();
     for (i, step) in steps.iter().enumerate() {
         let call = match p.call(step) {
             Ok(c) => c,
-            Err((method, e)) => return broken(&method, e),
+            Err((method, e)) => return broken(method, e),
         };
         let shown = crate::snapshot::contain(&call.answer);
         obs.push(Observation {
             step: i,
-            action: call.method.clone(),
+            action: call.method.name().to_string(),
             value: shown.clone(),
         });
-        if let Some(expect) = step.get("expect") {
+        if let Some(expect) = &step.expect {
             let expect = match p.fill(expect) {
                 Ok(e) => e,
                 Err(message) => return Verdict::Error { message },
@@ -300,7 +315,7 @@ pub fn execute(case: &Case, shim: &mut dyn Adapter, obs: &mut Vec<Observation>) 
             if let Err(m) = matcher::check(&expect, &call.answer, &Claims::default()) {
                 return Verdict::Fail(Failure {
                     step: i,
-                    action: call.method,
+                    action: call.method.name().to_string(),
                     path: m.path,
                     message: m.message,
                     expected: m.expected,

@@ -1,7 +1,7 @@
 //! The host suite as a [`Suite`]: cases played on an adapter behind its host shim, linked with recording fakes.
 
 use crate::case::matcher::Denials;
-use crate::case::{check_expects, Case, Format};
+use crate::case::{check_expects, Case, Format, Parsed};
 use crate::knob::{infos, Info};
 use crate::run::runner::Target;
 use crate::suites::{Context, FuzzReport, FuzzRun, Shim, ShimTarget, Suite};
@@ -48,6 +48,13 @@ impl Format for Host {
             crate::case::check_expects_something(steps, "/host/steps", "expect")?;
         }
         Ok(())
+    }
+    /// The steps in types ([`super::Step`]).
+    fn parse(&self, case: &Case) -> Result<Parsed, (String, String)> {
+        let host = case.member("host").cloned().unwrap_or_default();
+        super::step::parse_steps(&host)
+            .map(Parsed::new)
+            .map_err(|(at, why)| (format!("/host{at}"), why))
     }
 }
 
