@@ -90,7 +90,7 @@ impl Suite for HarnessApi {
     fn target(&self, spec: &str, _: &Context) -> Result<Arc<dyn Target>, String> {
         Ok(Arc::new(Launched {
             spec: spec.to_string(),
-            harness: Harness::parse(spec)?,
+            harness: Harness::parse(spec).map_err(|e| e.to_string())?,
         }))
     }
     fn mutants(&self) -> Vec<Info> {
@@ -102,7 +102,7 @@ impl Suite for HarnessApi {
     fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, String>> {
         let harness = match Harness::parse(run.spec) {
             Ok(h) => h,
-            Err(e) => return Some(Err(e)),
+            Err(e) => return Some(Err(e.to_string())),
         };
         let cfg = super::fuzz::Config {
             harness,

@@ -36,7 +36,10 @@ pub type Connector = crate::adapter::Connector;
 
 /// `inproc:reference` (`mutant:NAME`, `variant:NAME`), `stdio:CMD` (a shim process per case), or
 /// a shim serving over HTTP or WebSocket.
-pub fn connector(spec: &str, opts: &crate::adapter::Options) -> Result<Connector, String> {
+pub fn connector(
+    spec: &crate::run::Spec,
+    opts: &crate::adapter::Options,
+) -> Result<Connector, crate::error::BadInput> {
     crate::adapter::process::connector(spec, opts, "host adapter", |name| {
         shim::ReferenceHost::named(name).map(|h| Box::new(h) as Box<dyn Adapter>)
     })

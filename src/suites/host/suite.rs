@@ -4,6 +4,7 @@ use crate::case::matcher::Denials;
 use crate::case::{check_expects, Case, Format, Parsed};
 use crate::knob::{infos, Info};
 use crate::run::runner::Target;
+use crate::run::Spec;
 use crate::suites::{Context, FuzzReport, FuzzRun, Shim, ShimTarget, Suite};
 use std::sync::Arc;
 
@@ -75,17 +76,22 @@ impl Suite for Host {
         super::ALWAYS.iter().map(|(name, _, _)| *name).collect()
     }
     fn target(&self, spec: &str, ctx: &Context) -> Result<Arc<dyn Target>, String> {
-        Ok(Arc::new(ShimTarget {
-            spec: spec.to_string(),
-            connect: super::connector(spec, &ctx.options)?,
-            describe: &super::DESCRIBE,
-            run: super::run_case,
-        }))
+        let spec = Spec::of_shim(spec).map_err(|e| e.to_string())?;
+        let connect = super::connector(&spec, &ctx.options).map_err(|e| e.to_string())?;
+        Ok(Arc::new(ShimTarget::new(
+            spec,
+            connect,
+            &super::DESCRIBE,
+            super::run_case,
+        )))
     }
     fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, String>> {
-        let connect = match super::connector(run.spec, &Default::default()) {
+        let connect = Spec::of_shim(run.spec)
+            .map_err(Into::into)
+            .and_then(|spec| super::connector(&spec, &Default::default()));
+        let connect = match connect {
             Ok(c) => c,
-            Err(e) => return Some(Err(e)),
+            Err(e) => return Some(Err(e.to_string())),
         };
         if let Err(e) = crate::suites::reachable(run.spec, &connect, &super::DESCRIBE) {
             return Some(Err(e));
