@@ -221,6 +221,36 @@ mod tests {
     use super::files_misnamed;
     use serde_json::json;
 
+    /// A case of `steps`, loaded as a file of the suite: its error, one line.
+    fn load_error(steps: &str) -> String {
+        use std::path::Path;
+        let text = format!(
+            r#"{{"id": "steps", "title": "t", "section": "1", "level": "MUST",
+            "spec": "004_0d5b24e47247e871.txt § 1 Transport (\"x\")",
+            "script": {{ "steps": {steps} }} }}"#
+        );
+        let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
+        let denials = crate::case::load_denials(&vectors).unwrap();
+        let file = Path::new("vectors/core-api/1/steps.json");
+        crate::suites::parse_case(file, &text, "core-api", "core", &denials)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn a_step_with_no_action_or_two_is_refused_at_load() {
+        let none = load_error(r#"[ { "hello": {} }, { "expect": { "ok": true } } ]"#);
+        assert_eq!(
+            none,
+            "vectors/core-api/1/steps.json:/script/steps/1: a step takes one action (control, connect, request …): none given"
+        );
+        let two = load_error(r#"[ { "hello": {}, "close": {}, "expect": { "ok": true } } ]"#);
+        assert_eq!(
+            two,
+            "vectors/core-api/1/steps.json:/script/steps/0: a step takes one action: `hello` and `close` given"
+        );
+    }
+
     #[test]
     fn a_file_is_named_by_the_hash_of_its_bytes() {
         let real = json!({ "files": { "sha256:b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9": "hello world" } });

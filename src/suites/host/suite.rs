@@ -124,3 +124,22 @@ impl Suite for Host {
         infos::<super::reference::Variant>()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// A step with no call is refused at load, naming the file and the step.
+    #[test]
+    fn a_step_with_no_call_is_refused_at_load() {
+        use std::path::Path;
+        let text = r#"{"id": "steps", "title": "t", "section": "H1", "level": "MUST",
+            "spec": "003_43d43b314353d2bc.txt § H1 (\"x\")",
+            "host": { "steps": [ { "params": {}, "expect": {} } ] } }"#;
+        let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
+        let denials = crate::case::load_denials(&vectors).unwrap();
+        let file = Path::new("vectors/host/H1/steps.json");
+        let e = crate::suites::parse_case(file, text, "host", "host", &denials).unwrap_err();
+        assert_eq!(e.file, file);
+        assert_eq!(e.pointer, "/host/steps/0");
+        assert!(e.to_string().lines().count() == 1, "{e}");
+    }
+}
