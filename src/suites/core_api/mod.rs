@@ -288,7 +288,7 @@ fn execute(
             loopback_origin(url).map_err(|e| format!("core.start's {key}: {e}"))?;
         }
     }
-    x.names = names::Names::from_start(started.get("names"))?;
+    x.names = names::Names::from_start(started.get("names")).map_err(|e| e.to_string())?;
     let mut started = started;
     started["failure"] = failure_form(started.get("failure"))?;
     x.vars.insert("core".into(), started);
@@ -1059,7 +1059,7 @@ impl Exec {
         const MARK: &str = "@@hcpspec-pad@@";
         // The mark goes in first: `padAt` is written in hcpspec's names, as the case is.
         let padded = pad_to.is_some() && set_pointer(&mut p, pad_at, json!(MARK));
-        self.names.sent(m, &mut p)?;
+        self.names.sent(m, &mut p).map_err(|e| e.to_string())?;
         let conn = self
             .conns
             .get_mut(on)
@@ -1221,7 +1221,9 @@ impl Exec {
             ));
         }
         let mut body = g.get("body").cloned().unwrap_or(json!({}));
-        self.names.sent(route, &mut body)?;
+        self.names
+            .sent(route, &mut body)
+            .map_err(|e| e.to_string())?;
         self.post_call(&url, g, body, "gate")
     }
 
