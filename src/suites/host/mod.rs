@@ -130,7 +130,7 @@ pub fn run_case(case: &Case, connect: &Connector) -> CaseResult {
 /// hcpspec's encoding of an abstract body (docs/host-protocol.md § 2, `host.encode`) for a shim
 /// that does not implement `host.encode`: the reference Core's, so that such a shim is judged as
 /// before. Written apart from the reference's Core (`core.rs`), which a test holds equal to it.
-pub fn default_encoding(body: &Value) -> Result<Value, String> {
+pub fn default_encoding(body: &Value) -> Result<Value, core::Undecodable> {
     let has = |k: &str| body.get(k).filter(|v| !v.is_null()).cloned();
     let mut o = Map::new();
     match body["type"].as_str().unwrap_or_default() {
@@ -158,7 +158,8 @@ pub fn default_encoding(body: &Value) -> Result<Value, String> {
         other => {
             return Err(format!(
                 "body: no type {other:?} (input, create, gate_response, undecodable)"
-            ))
+            )
+            .into())
         }
     }
     Ok(json!({ "payload": o }))
@@ -258,6 +259,7 @@ impl<'a> Player<'a> {
             }
         }
         default_encoding(body)
+            .map_err(String::from)
             .and_then(|a| encoded(&a))
             .map_err(CallError::Transport)
     }
