@@ -76,16 +76,13 @@ fn a_host_shim_without_records_is_unimplemented_not_a_pass() {
 fn fuzz_on(spec: &str, cases: Option<u64>, out: Option<&Path>) -> fuzz::Report {
     let all = load_suite(&vectors(), "host").unwrap();
     let connect = connector(&spec.parse().unwrap(), &Default::default()).unwrap();
-    fuzz::run(
-        &connect,
-        &all,
-        7,
-        60.0,
-        cases,
-        None,
-        out,
-        &AtomicBool::new(false),
-    )
+    let budget = fuzz::Budget {
+        seed: 7,
+        seconds: 60.0,
+        trials: cases,
+        findings: None,
+    };
+    fuzz::run(&connect, &all, budget, out, &AtomicBool::new(false))
 }
 
 #[test]

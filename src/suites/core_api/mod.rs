@@ -368,7 +368,7 @@ fn failure_form(said: Option<&Value>) -> Result<Value, String> {
     let Some(said) = said.filter(|v| !v.is_null()) else {
         return Ok(json!({ "kind": "failed" }));
     };
-    if !said.as_object().is_some_and(|m| !m.is_empty()) {
+    if said.as_object().is_none_or(|m| m.is_empty()) {
         return Err(format!(
             "core.start's failure is `{said}`, not a non-empty object (an expectation such as {{\"kind\": \"failed\"}})"
         ));

@@ -520,16 +520,27 @@ fn shrink(
     (patches, why, broke)
 }
 
+/// When a fuzz run stops: after `seconds`, `trials` cases played or `findings` findings.
+pub struct Budget {
+    pub seed: u64,
+    pub seconds: f64,
+    pub trials: Option<u64>,
+    pub findings: Option<usize>,
+}
+
 pub fn run(
     connect: &Connector,
     cases: &[Case],
-    seed: u64,
-    seconds: f64,
-    max: Option<u64>,
-    max_findings: Option<usize>,
+    budget: Budget,
     out: Option<&Path>,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Report {
+    let Budget {
+        seed,
+        seconds,
+        trials: max,
+        findings: max_findings,
+    } = budget;
     let seeds: Vec<&Case> = cases
         .iter()
         .filter(|c| c.member("host").is_some())

@@ -45,8 +45,11 @@ pub fn connector(
     })
 }
 
-/// Checks every case makes on what the fakes recorded: (name, the sentence, what fails it).
-pub const ALWAYS: &[(&str, &str, fn(&Value) -> Option<String>)] = &[
+/// A check every case makes on what the fakes recorded: its name, the sentence, what fails it.
+pub type Always = (&'static str, &'static str, fn(&Value) -> Option<String>);
+
+/// The checks every case makes.
+pub const ALWAYS: &[Always] = &[
     (
         "no-store",
         "003_43d43b314353d2bc.txt § Customisation points (\"The adapter never opens a store.\")",
@@ -198,12 +201,15 @@ pub struct Player<'a> {
 impl<'a> Player<'a> {
     /// Start afresh (a shim serving many cases over HTTP or WebSocket needs `host.reset`; a stdio
     /// shim may not know it) and build the case's target.
-    pub fn start(shim: &'a mut dyn Adapter, target: Option<&Value>) -> Result<Player<'a>, Verdict> {
+    pub fn start(
+        shim: &'a mut dyn Adapter,
+        target: Option<&Value>,
+    ) -> Result<Player<'a>, Box<Verdict>> {
         let _ = shim.call("host.reset", json!({}));
         let target = merge(&target_defaults(), target.unwrap_or(&json!({})));
         let answer = shim
             .call("host.target", target)
-            .map_err(|e| broken("host.target", e))?;
+            .map_err(|e| Box::new(broken("host.target", e)))?;
         let mut vars = Map::new();
         vars.insert("target".into(), answer);
         Ok(Player {
@@ -265,10 +271,10 @@ impl<'a> Player<'a> {
     }
 
     /// Everything the fakes recorded.
-    pub fn records(&mut self) -> Result<Value, Verdict> {
+    pub fn records(&mut self) -> Result<Value, Box<Verdict>> {
         self.shim
             .call("host.records", json!({}))
-            .map_err(|e| broken("host.records", e))
+            .map_err(|e| Box::new(broken("host.records", e)))
     }
 
     fn fill(&self, v: &Value) -> Result<Value, String> {
@@ -298,7 +304,7 @@ pub fn execute(case: &Case, shim: &mut dyn Adapter, obs: &mut Vec<Observation>) 
     };
     let mut p = match Player::start(shim, body.get("target")) {
         Ok(p) => p,
-        Err(v) => return v,
+        Err(v) => return *v,
     };
     let mut calls = Vec::new();
     for (i, step) in steps.iter().enumerate() {
@@ -332,7 +338,7 @@ pub fn execute(case: &Case, shim: &mut dyn Adapter, obs: &mut Vec<Observation>) 
     }
     let records = match p.records() {
         Ok(r) => r,
-        Err(v) => return v,
+        Err(v) => return *v,
     };
     let mut broken = ALWAYS.iter().find_map(|(name, spec, check)| {
         check(&records).map(|m| (format!("always-check {name}"), format!("{m} ({spec})")))

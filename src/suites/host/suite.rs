@@ -96,13 +96,16 @@ impl Suite for Host {
         if let Err(e) = crate::suites::reachable(run.spec, &connect, &super::DESCRIBE) {
             return Some(Err(e));
         }
+        let budget = super::fuzz::Budget {
+            seed: run.seed,
+            seconds: run.seconds,
+            trials: run.trials,
+            findings: run.findings,
+        };
         Some(Ok(super::fuzz::run(
             &connect,
             run.cases,
-            run.seed,
-            run.seconds,
-            run.trials,
-            run.findings,
+            budget,
             Some(run.out),
             run.stop,
         )))
