@@ -17,10 +17,10 @@ mod ws;
 
 pub use rpc::excerpt;
 
-use crate::shim::schema::{self, Part};
-use crate::shim::{RpcError, Session};
 use crate::error::BadInput;
 use crate::run::spec::{Spec, SpecError};
+use crate::shim::schema::{self, Part};
+use crate::shim::{RpcError, Session};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -150,7 +150,9 @@ pub fn shim_connector(spec: &Spec, opts: &Options) -> Result<Connector, BadInput
     match spec {
         Spec::Inproc(name) => {
             crate::runtime::embedded(name).ok_or_else(|| {
-                format!("--runtime {spec}: no embedded runtime `{name}` (reference, stub, mutant:NAME)")
+                format!(
+                    "--runtime {spec}: no embedded runtime `{name}` (reference, stub, mutant:NAME)"
+                )
             })?;
             let name = name.clone();
             Ok(Box::new(move || {

@@ -106,7 +106,11 @@ impl Parsed {
 
 impl fmt::Debug for Parsed {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(if self.0.is_some() { "Parsed(..)" } else { "Parsed(none)" })
+        f.write_str(if self.0.is_some() {
+            "Parsed(..)"
+        } else {
+            "Parsed(none)"
+        })
     }
 }
 

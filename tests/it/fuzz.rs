@@ -238,14 +238,18 @@ mod core_api {
             .unwrap()
             .len();
         assert!(steps <= 6, "{why}: not shrunk, {steps} steps");
-        let mutant =
-            connector(&"inproc:mutant:other-session-readable".parse().unwrap(), &Default::default()).unwrap();
+        let mutant = connector(
+            &"inproc:mutant:other-session-readable".parse().unwrap(),
+            &Default::default(),
+        )
+        .unwrap();
         assert!(
             matches!(run_case(&case, &mutant).verdict, Verdict::Fail(_)),
             "{why}: {} does not replay",
             path.display()
         );
-        let reference = connector(&"inproc:reference".parse().unwrap(), &Default::default()).unwrap();
+        let reference =
+            connector(&"inproc:reference".parse().unwrap(), &Default::default()).unwrap();
         assert_eq!(run_case(&case, &reference).verdict, Verdict::Pass);
     }
 

@@ -37,7 +37,13 @@ fn verdict(mode: &str) -> (Verdict, Duration) {
         timeout: common::DEADLINE,
         ..Default::default()
     };
-    let connect = connector(&format!("stdio:python3 {} {mode}", script.display()).parse().unwrap(), &opts).unwrap();
+    let connect = connector(
+        &format!("stdio:python3 {} {mode}", script.display())
+            .parse()
+            .unwrap(),
+        &opts,
+    )
+    .unwrap();
     let t = Instant::now();
     let r = run_case(&case(BIND), &connect);
     (r.verdict, t.elapsed())
@@ -110,7 +116,11 @@ fn a_fuzz_finding_replays_on_the_mutant_and_passes_the_reference() {
         ),
         "\"id\": \"hostile\"",
     ));
-    let mutant = connector(&"inproc:mutant:payload-ref-ignored".parse().unwrap(), &Default::default()).unwrap();
+    let mutant = connector(
+        &"inproc:mutant:payload-ref-ignored".parse().unwrap(),
+        &Default::default(),
+    )
+    .unwrap();
     assert!(
         matches!(run_case(&found, &mutant).verdict, Verdict::Fail(_)),
         "{why}: does not replay"
@@ -194,7 +204,8 @@ fn encoding(
     encode: Option<serde_json::Value>,
 ) -> hcpspec::suites::host::Connector {
     Box::new(move || {
-        let inner = connector(&spec.parse().unwrap(), &Default::default()).map_err(|e| e.to_string())?()?;
+        let inner =
+            connector(&spec.parse().unwrap(), &Default::default()).map_err(|e| e.to_string())?()?;
         Ok(Box::new(Encoding {
             inner,
             encode: encode.clone(),
@@ -239,7 +250,11 @@ fn a_shim_without_host_encode_is_sent_the_default_encoding() {
             "{named} passes the other Core without its encoding: {other:#?}"
         );
     }
-    let with = connector(&"inproc:variant:other-body-encoding".parse().unwrap(), &Default::default()).unwrap();
+    let with = connector(
+        &"inproc:variant:other-body-encoding".parse().unwrap(),
+        &Default::default(),
+    )
+    .unwrap();
     assert_eq!(must_failures(&with), Vec::<String>::new());
 }
 

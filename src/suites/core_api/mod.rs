@@ -229,7 +229,14 @@ fn script_of(case: &Case) -> Result<std::borrow::Cow<'_, Script>, String> {
 /// when the script could not be played (no control shim, no `core.start`, no fake tools).
 pub fn play_for_fuzz(script: &Script, connect: &Connector) -> Option<(Vec<Observation>, bool)> {
     let mut observations = Vec::new();
-    let (_, up) = execute(script, connect().ok()?, &mut observations, true, CASE_BUDGET).ok()?;
+    let (_, up) = execute(
+        script,
+        connect().ok()?,
+        &mut observations,
+        true,
+        CASE_BUDGET,
+    )
+    .ok()?;
     Some((observations, up))
 }
 
@@ -509,11 +516,9 @@ enum StepError {
     Broken(String),
 }
 
-
 /// A harness connection's socket.
-type Ws = tokio_tungstenite::WebSocketStream<
-    tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
->;
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// The upgrade request of a `connect` or `hello` step.
 type UpgradeRequest = tokio_tungstenite::tungstenite::handshake::client::Request;
@@ -580,8 +585,8 @@ impl Reader {
                 Some(Ok(Message::Text(t))) => t,
                 Some(Ok(_)) => continue,
             };
-            let f: Value = serde_json::from_str(t.as_str())
-                .unwrap_or_else(|_| json!({ "text": t.as_str() }));
+            let f: Value =
+                serde_json::from_str(t.as_str()).unwrap_or_else(|_| json!({ "text": t.as_str() }));
             if f["t"] == "ping" {
                 if !silent {
                     let _ = ping.try_send(Message::text(r#"{"t":"ping"}"#));
@@ -655,52 +660,72 @@ impl Exec {
 
     /// Play one step's action: what reports call it, and its observation.
     fn step(&mut self, step: &Step) -> Result<(String, Value), StepError> {
-        let broken = StepError::Broken;
         match &step.action {
             Action::Control(m) => self.play_control(m, step.params.as_ref()),
-            Action::Connect(c) => {
-                let c = self.fill(c).map_err(broken)?;
-                let (got, sent) = self.connect(&c).map_err(broken)?;
-                Ok(("connect".into(), self.upgraded(got, sent)?))
-            }
+            Action::Connect(c) => self.play_connect(c),
             Action::Hello(h) => self.play_hello(h),
             Action::Request(r) => self.play_request(r),
             Action::GateResult(name) => self.play_gate_result(name),
             Action::Gate(g) => self.play_gate(g),
-            Action::Post(p) => {
-                let p = self.fill(p).map_err(broken)?;
-                let res = self.post(&p).map_err(broken)?;
-                Ok((format!("post {}", p["path"].as_str().unwrap_or("")), res))
-            }
-            Action::Await(a) => {
-                let f = self
-                    .await_msg(&a.on, &a.m, self.left(wait_of(a.wait_ms)))
-                    .map_err(broken)?;
-                Ok((format!("await {}", a.m), f))
-            }
+            Action::Post(p) => self.play_post(p),
+            Action::Await(a) => self.play_await(a),
             Action::Send(f) => self.play_send(f),
-            Action::Close(c) => {
-                // A harness that crashes: its connection closes with no goodbye.
-                let conn = self
-                    .conns
-                    .remove(&c.on)
-                    .ok_or_else(|| StepError::Broken(format!("no connection `{}`", c.on)))?;
-                let _ = conn.tx.send(Message::Close(None));
-                Ok(("close".into(), json!({ "closed": true })))
-            }
-            // Earlier observations, judged together (one reading or another passes).
-            Action::Recall(v) => Ok(("recall".into(), self.fill(v).map_err(broken)?)),
-            Action::Fakes(_) => {
-                let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                Ok(("fakes".into(), json!({ "calls": calls })))
-            }
-            Action::Wait(ms) => {
-                let sleep = self.left(Duration::from_millis((*ms).min(10_000)));
-                self.rt
-                    .block_on(async move { tokio::time::sleep(sleep).await });
-                Ok(("wait".into(), json!(ms)))
-            }
+            Action::Close(c) => self.play_close(c),
+            Action::Recall(v) => self.play_recall(v),
+            Action::Fakes(_) => self.play_fakes(),
+            Action::Wait(ms) => self.play_wait(*ms),
         }
+    }
+
+    /// `{"connect": …}`: open a harness connection.
+    fn play_connect(&mut self, c: &Value) -> Result<(String, Value), StepError> {
+        let c = self.fill(c).map_err(StepError::Broken)?;
+        let (got, sent) = self.connect(&c).map_err(StepError::Broken)?;
+        Ok(("connect".into(), self.upgraded(got, sent)?))
+    }
+
+    /// `{"post": …}`: a POST to the core's harness listener.
+    fn play_post(&mut self, p: &Value) -> Result<(String, Value), StepError> {
+        let p = self.fill(p).map_err(StepError::Broken)?;
+        let res = self.post(&p).map_err(StepError::Broken)?;
+        Ok((format!("post {}", p["path"].as_str().unwrap_or("")), res))
+    }
+
+    /// `{"await": …}`: the next message `m` core sends on a connection.
+    fn play_await(&mut self, a: &step::Await) -> Result<(String, Value), StepError> {
+        let f = self
+            .await_msg(&a.on, &a.m, self.left(wait_of(a.wait_ms)))
+            .map_err(StepError::Broken)?;
+        Ok((format!("await {}", a.m), f))
+    }
+
+    /// `{"close": …}`: a harness that crashes; its connection closes with no goodbye.
+    fn play_close(&mut self, c: &step::Close) -> Result<(String, Value), StepError> {
+        let conn = self
+            .conns
+            .remove(&c.on)
+            .ok_or_else(|| StepError::Broken(format!("no connection `{}`", c.on)))?;
+        let _ = conn.tx.send(Message::Close(None));
+        Ok(("close".into(), json!({ "closed": true })))
+    }
+
+    /// `{"recall": …}`: earlier observations, judged together (one reading or another passes).
+    fn play_recall(&mut self, v: &Value) -> Result<(String, Value), StepError> {
+        Ok(("recall".into(), self.fill(v).map_err(StepError::Broken)?))
+    }
+
+    /// `{"fakes": {}}`: what the fake tools received.
+    fn play_fakes(&mut self) -> Result<(String, Value), StepError> {
+        let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        Ok(("fakes".into(), json!({ "calls": calls })))
+    }
+
+    /// `{"wait": MS}`: sleep, within the case's budget.
+    fn play_wait(&mut self, ms: u64) -> Result<(String, Value), StepError> {
+        let sleep = self.left(Duration::from_millis(ms.min(10_000)));
+        self.rt
+            .block_on(async move { tokio::time::sleep(sleep).await });
+        Ok(("wait".into(), json!(ms)))
     }
 
     /// `{"control": METHOD, "params": …}`: a call on the control shim.
@@ -790,7 +815,13 @@ impl Exec {
             id: r.get("id").cloned(),
         };
         let mut res = self
-            .request_padded(&on, &m, p.clone(), framing, self.left(wait_of(r.get("waitMs").and_then(Value::as_u64))))
+            .request_padded(
+                &on,
+                &m,
+                p.clone(),
+                framing,
+                self.left(wait_of(r.get("waitMs").and_then(Value::as_u64))),
+            )
             .map_err(broken)?;
         if self.annotate {
             res["$sent"] = p;
@@ -1019,7 +1050,8 @@ impl Exec {
         // ones too), past which the reader stops.
         let (fin, rx) = mpsc::channel::<(Value, usize)>(UNREAD_FRAMES + 2);
         let unread = Arc::new(Unread::default());
-        self.rt.spawn(write_frames(sink, out, pings, unread.clone()));
+        self.rt
+            .spawn(write_frames(sink, out, pings, unread.clone()));
         let reader = Reader {
             fin,
             ping,

@@ -160,7 +160,10 @@ mod tests {
     fn actions() -> Vec<String> {
         let e = Action::deserialize(&json!({ "no-such-action": 1 })).unwrap_err();
         let e = e.to_string();
-        let list = e.split("expected one of ").nth(1).expect("serde lists them");
+        let list = e
+            .split("expected one of ")
+            .nth(1)
+            .expect("serde lists them");
         list.split(", ")
             .map(|s| s.trim_matches('`').to_string())
             .collect()
@@ -168,9 +171,10 @@ mod tests {
 
     #[test]
     fn the_schema_lists_the_actions_of_the_enum() {
-        let schema: Value =
-            serde_json::from_str(include_str!("../../../vectors/schemas/core-script.schema.json"))
-                .unwrap();
+        let schema: Value = serde_json::from_str(include_str!(
+            "../../../vectors/schemas/core-script.schema.json"
+        ))
+        .unwrap();
         let mut listed: Vec<String> = schema["properties"]["script"]["properties"]["steps"]
             ["items"]["properties"]
             .as_object()

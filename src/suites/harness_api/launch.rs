@@ -7,9 +7,9 @@
 /// The launch contract's version (docs/CHANGELOG.md). A harness states none: it is launched.
 pub const VERSION: &str = "1";
 
+use super::reap::{self, Tree};
 use crate::error::BadInput;
 use crate::run::spec::{Scheme, Spec, SpecError};
-use super::reap::{self, Tree};
 use std::collections::VecDeque;
 use std::io::Read;
 use std::os::unix::process::CommandExt;

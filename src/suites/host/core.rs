@@ -221,7 +221,8 @@ impl Dialect {
             ("undecodable", Dialect::Other) => Ok(json!({ "payloadText": "not an input request" })),
             (other, _) => Err(format!(
                 "type: no body {other:?} (input, create, gate_response, undecodable)"
-            ).into()),
+            )
+            .into()),
         }
     }
 }

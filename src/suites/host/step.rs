@@ -77,7 +77,10 @@ impl Step {
     /// A step from its JSON; an error is (a JSON pointer under the step, why).
     pub fn parse(v: &Value) -> Result<Step, (String, String)> {
         if v.get("call").is_none() {
-            return Err((String::new(), "a step makes one call (`call`): none given".into()));
+            return Err((
+                String::new(),
+                "a step makes one call (`call`): none given".into(),
+            ));
         }
         Step::deserialize(v).map_err(|e| (String::new(), e.to_string()))
     }
@@ -101,9 +104,10 @@ mod tests {
 
     #[test]
     fn the_schema_lists_the_calls_of_the_enum() {
-        let schema: Value =
-            serde_json::from_str(include_str!("../../../vectors/schemas/host-case.schema.json"))
-                .unwrap();
+        let schema: Value = serde_json::from_str(include_str!(
+            "../../../vectors/schemas/host-case.schema.json"
+        ))
+        .unwrap();
         let listed = &schema["properties"]["host"]["properties"]["steps"]["items"]["properties"]
             ["call"]["enum"];
         let ours: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
