@@ -41,8 +41,9 @@ pub trait Suite: Format + Sync {
     fn drives(&self) -> &'static str;
     /// What its targets are called in reports: runtime, harness, core, adapter.
     fn noun(&self) -> &'static str;
-    /// The target a spec names (`inproc:reference`, `inproc:mutant:NAME`, `stdio:CMD` …); a bad
-    /// spec is one line naming it.
+    /// The target a spec names (`inproc:reference`, `inproc:mutant:NAME`, `stdio:CMD` …): parsed
+    /// once into a [`crate::run::Spec`] and matched on, a kind it does not drive refused in its
+    /// own words; a bad spec is one line naming it.
     fn target(&self, spec: &str, ctx: &Context) -> Result<Arc<dyn Target>, String>;
     /// Its embedded reference's mutants, each with its rule and sections.
     fn mutants(&self) -> Vec<Info>;
