@@ -17,6 +17,8 @@ mod ws;
 
 pub use rpc::excerpt;
 
+use crate::error::BadInput;
+use crate::run::spec::{Spec, SpecError};
 use crate::shim::schema::{self, Part};
 use crate::shim::{RpcError, Session};
 use serde_json::Value;
@@ -127,53 +129,60 @@ impl<A: Adapter> Adapter for Checked<A> {
 pub type Connector = Box<dyn Fn() -> Result<Box<dyn Adapter>, String> + Sync + Send>;
 
 /// Parse a runtime spec into a connector, with the default deadline and size cap.
-pub fn connector(spec: &str) -> Result<Connector, String> {
+pub fn connector(spec: &str) -> Result<Connector, BadInput> {
     connector_with(spec, &Options::default())
 }
 
 /// Parse a runtime spec into a connector. An unknown spec is a usage error (the message says
 /// which specs exist). Nothing is reached yet: the first call does that.
-pub fn connector_with(spec: &str, opts: &Options) -> Result<Connector, String> {
+pub fn connector_with(spec: &str, opts: &Options) -> Result<Connector, BadInput> {
+    shim_connector(&Spec::of_shim(spec)?, opts)
+}
+
+/// A connector to the HCP runtime a parsed spec names: embedded, or behind a shim over stdio
+/// (a pool of processes), HTTP or WebSocket.
+pub fn shim_connector(spec: &Spec, opts: &Options) -> Result<Connector, BadInput> {
     fn boxed<A: Adapter + 'static>(a: A) -> Box<dyn Adapter> {
         Box::new(Checked(a))
     }
     schema::warm();
     let opts = opts.clone();
-    if let Some(name) = spec.strip_prefix("inproc:") {
-        crate::runtime::embedded(name).ok_or_else(|| {
-            format!("--runtime {spec}: no embedded runtime `{name}` (reference, stub, mutant:NAME)")
-        })?;
-        let name = name.to_string();
-        return Ok(Box::new(move || {
-            Ok(boxed(Inproc::new(&name).expect("checked above")))
-        }));
-    }
-    if let Some(cmd) = spec.strip_prefix("stdio:") {
-        let argv = shell_words::split(cmd).map_err(|e| format!("--runtime {spec}: {e}"))?;
-        if argv.is_empty() {
-            return Err(format!("--runtime {spec}: no command after stdio:"));
+    match spec {
+        Spec::Inproc(name) => {
+            crate::runtime::embedded(name).ok_or_else(|| {
+                format!(
+                    "--runtime {spec}: no embedded runtime `{name}` (reference, stub, mutant:NAME)"
+                )
+            })?;
+            let name = name.clone();
+            Ok(Box::new(move || {
+                Ok(boxed(Inproc::new(&name).expect("checked above")))
+            }))
         }
-        let pool = stdio::Pool::new(argv, opts);
-        return Ok(Box::new(move || pool.checkout().map(boxed)));
+        Spec::Stdio(cmd) => {
+            let pool = stdio::Pool::new(cmd.argv.clone(), opts);
+            Ok(Box::new(move || pool.checkout().map(boxed)))
+        }
+        Spec::Http(url) => {
+            let shared = http::HttpShared::new(url)?;
+            Ok(Box::new(move || {
+                Ok(boxed(rpc::Client::new(
+                    http::HttpLink(shared.clone()),
+                    opts.clone(),
+                )))
+            }))
+        }
+        Spec::Ws(url) => {
+            ws::WsLink::new(url)?;
+            let url = url.clone();
+            Ok(Box::new(move || {
+                Ok(boxed(rpc::Client::new(
+                    ws::WsLink::new(&url)?,
+                    opts.clone(),
+                )))
+            }))
+        }
+        // `exec:` starts a harness, never a shim.
+        Spec::Exec(_) => Err(SpecError::Unknown(spec.to_string()).into()),
     }
-    if spec.starts_with("http://") {
-        let shared = http::HttpShared::new(spec)?;
-        return Ok(Box::new(move || {
-            Ok(boxed(rpc::Client::new(
-                http::HttpLink(shared.clone()),
-                opts.clone(),
-            )))
-        }));
-    }
-    if spec.starts_with("ws://") {
-        ws::WsLink::new(spec)?;
-        let spec = spec.to_string();
-        return Ok(Box::new(move || {
-            Ok(boxed(rpc::Client::new(
-                ws::WsLink::new(&spec)?,
-                opts.clone(),
-            )))
-        }));
-    }
-    Err(format!("--runtime {spec}: unknown runtime spec (expected inproc:NAME, stdio:'CMD ARGS', http://HOST:PORT or ws://HOST:PORT/PATH)"))
 }

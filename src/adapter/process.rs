@@ -9,6 +9,8 @@
 
 use crate::adapter::stdio::{end_of, Proc};
 use crate::adapter::{Adapter, CallError, Options};
+use crate::error::BadInput;
+use crate::run::Spec;
 use crate::shim::RpcError;
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -23,7 +25,7 @@ pub struct Process {
 }
 
 impl Process {
-    pub fn start(argv: &[String], opts: &Options) -> Result<Process, String> {
+    fn start(argv: &[String], opts: &Options) -> Result<Process, String> {
         Ok(Process {
             proc: Proc::spawn(argv)?,
             opts: opts.clone(),
@@ -112,27 +114,25 @@ impl Adapter for Process {
 /// `embedded` makes), `stdio:CMD` (a process per case), or any other spec `--runtime` takes for
 /// a shim (http://, ws://), where one shim serves every case.
 pub fn connector(
-    spec: &str,
+    spec: &Spec,
     opts: &crate::adapter::Options,
     what: &str,
     embedded: fn(&str) -> Option<Box<dyn Adapter>>,
-) -> Result<super::Connector, String> {
-    if let Some(name) = spec.strip_prefix("inproc:") {
-        embedded(name).ok_or_else(|| {
-            format!("--runtime {spec}: no embedded {what} `{name}` (reference, mutant:NAME, variant:NAME)")
-        })?;
-        let name = name.to_string();
-        return Ok(Box::new(move || Ok(embedded(&name).expect("checked"))));
-    }
-    if let Some(cmd) = spec.strip_prefix("stdio:") {
-        let argv = shell_words::split(cmd).map_err(|e| format!("--runtime {spec}: {e}"))?;
-        if argv.is_empty() {
-            return Err(format!("--runtime {spec}: no command after stdio:"));
+) -> Result<super::Connector, BadInput> {
+    match spec {
+        Spec::Inproc(name) => {
+            embedded(name).ok_or_else(|| {
+                format!("--runtime {spec}: no embedded {what} `{name}` (reference, mutant:NAME, variant:NAME)")
+            })?;
+            let name = name.clone();
+            Ok(Box::new(move || Ok(embedded(&name).expect("checked"))))
         }
-        let opts = opts.clone();
-        return Ok(Box::new(move || {
-            Process::start(&argv, &opts).map(|c| Box::new(c) as Box<dyn Adapter>)
-        }));
+        Spec::Stdio(cmd) => {
+            let (argv, opts) = (cmd.argv.clone(), opts.clone());
+            Ok(Box::new(move || {
+                Process::start(&argv, &opts).map(|c| Box::new(c) as Box<dyn Adapter>)
+            }))
+        }
+        _ => crate::adapter::shim_connector(spec, opts),
     }
-    crate::adapter::connector_with(spec, opts)
 }

@@ -74,9 +74,6 @@ pub struct Case {
     /// read by the suite's own code.
     #[serde(flatten)]
     pub body: serde_json::Map<String, Value>,
-    /// The body as its suite reads it, read once at load ([`Format::read`]) and kept beside it.
-    #[serde(skip)]
-    pub typed: Typed,
     /// `contract`, from the directory under `vectors/`.
     #[serde(skip)]
     pub suite: String,
@@ -85,6 +82,42 @@ pub struct Case {
     pub group: String,
     #[serde(skip)]
     pub file: PathBuf,
+    /// The body in its suite's own types, parsed once at load ([`Format::parse`]).
+    #[serde(skip)]
+    pub parsed: Parsed,
+}
+
+/// A case's body parsed by its suite at load and kept beside the map, so that no run parses it
+/// again; empty for a suite that reads the map, or a case built in memory. It is derived from
+/// the body, so it takes no part in a case's equality.
+#[derive(Clone, Default)]
+pub struct Parsed(Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>);
+
+impl Parsed {
+    pub fn new<T: std::any::Any + Send + Sync>(body: T) -> Parsed {
+        Parsed(Some(std::sync::Arc::new(body)))
+    }
+
+    /// The parsed body, if it is a `T`.
+    pub fn get<T: std::any::Any>(&self) -> Option<&T> {
+        self.0.as_deref()?.downcast_ref()
+    }
+}
+
+impl fmt::Debug for Parsed {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Parsed(..)"
+        } else {
+            "Parsed(none)"
+        })
+    }
+}
+
+impl PartialEq for Parsed {
+    fn eq(&self, _: &Parsed) -> bool {
+        true
+    }
 }
 
 impl Case {
@@ -133,37 +166,6 @@ impl Case {
         self.body.get(key)
     }
 
-    /// The body as its suite read it at load, if it did and as a `T`.
-    pub fn typed<T: std::any::Any>(&self) -> Option<&T> {
-        self.typed.0.as_deref()?.downcast_ref()
-    }
-}
-
-/// A suite's typed body of a case ([`Format::read`]): none until a suite reads one. Equal to
-/// every other, being read from the body, which is compared.
-#[derive(Clone, Default)]
-pub struct Typed(Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>);
-
-impl Typed {
-    pub fn new(body: impl std::any::Any + Send + Sync) -> Typed {
-        Typed(Some(std::sync::Arc::new(body)))
-    }
-}
-
-impl fmt::Debug for Typed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "Typed(..)"
-        } else {
-            "Typed(None)"
-        })
-    }
-}
-
-impl PartialEq for Typed {
-    fn eq(&self, _: &Typed) -> bool {
-        true
-    }
 }
 
 /// What the loader asks of the suite a case belongs to: the member its body lives in, the schema
@@ -175,14 +177,14 @@ pub trait Format: Sync {
     fn schema(&self) -> &'static jsonschema::Validator;
     /// Everything else a case must satisfy, errors as (JSON pointer, message).
     fn check(&self, case: &Case, denials: &Denials) -> Result<(), (String, String)>;
-    /// The body read into the suite's own type, once, after [`Format::check`] (none by default),
-    /// errors as (JSON pointer, message).
-    fn read(&self, _case: &Case) -> Result<Typed, (String, String)> {
-        Ok(Typed::default())
-    }
     /// The fixtures a case names exist under `vectors` (nothing by default).
     fn check_fixtures(&self, _case: &Case, _vectors: &Path) -> Result<(), (String, String)> {
         Ok(())
+    }
+    /// The body in the suite's own types, kept in [`Case::parsed`]; errors as in [`Self::check`].
+    /// Called after it. Empty by default: the suite reads the map.
+    fn parse(&self, _case: &Case) -> Result<Parsed, (String, String)> {
+        Ok(Parsed::default())
     }
 }
 
@@ -433,7 +435,7 @@ pub fn parse_case(
     format
         .check(&case, denials)
         .map_err(|(p, m)| err(file, &p, m))?;
-    case.typed = format.read(&case).map_err(|(p, m)| err(file, &p, m))?;
+    case.parsed = format.parse(&case).map_err(|(p, m)| err(file, &p, m))?;
     case.suite = suite.to_string();
     case.group = group;
     case.file = file.to_path_buf();
@@ -573,10 +575,10 @@ mod tests {
             requires: vec!["r".into()],
             killed_by: vec!["k".into()],
             body: serde_json::Map::new(),
-            typed: Default::default(),
             suite: "x".into(),
             group: "g".into(),
             file: "f".into(),
+            parsed: Default::default(),
         };
         let Value::Object(fields) = serde_json::to_value(&case).unwrap() else {
             panic!("a case serializes to an object");

@@ -148,7 +148,7 @@ impl<'e> Fuzzer<'e> {
                 env.vectors.join("packs").display()
             ));
         }
-        let connect = adapter::connector(&cfg.runtime)?;
+        let connect = adapter::connector(&cfg.runtime).map_err(|e| e.to_string())?;
         let claims = connect()
             .and_then(|mut a| {
                 a.call(

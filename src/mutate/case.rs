@@ -252,10 +252,10 @@ impl FuzzCase {
                 steps,
             }
             .into_members(),
-            typed: Default::default(),
             suite: "found".into(),
             group: "found".into(),
             file: meta.file,
+            parsed: Default::default(),
         }
     }
 }

@@ -6,6 +6,9 @@ pub mod parity;
 pub mod plan;
 pub mod result;
 pub mod runner;
+pub mod spec;
+
+pub use spec::Spec;
 
 use crate::case::{Case, Level};
 use serde::{Deserialize, Serialize};

@@ -98,10 +98,10 @@ mod tests {
                 requires: vec![],
                 killed_by: vec![],
                 body: Default::default(),
-                typed: Default::default(),
-                suite: "suite-a".into(),
+                    suite: "suite-a".into(),
                 group: "g".into(),
                 file: Default::default(),
+                parsed: Default::default(),
             })
             .collect()
     }

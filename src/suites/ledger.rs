@@ -443,10 +443,10 @@ mod tests {
             requires: vec![],
             killed_by: vec![],
             body: Default::default(),
-            typed: Default::default(),
             suite: "s".into(),
             group: group.into(),
             file: Default::default(),
+            parsed: Default::default(),
         }
     }
 

@@ -41,8 +41,9 @@ pub trait Suite: Format + Sync {
     fn drives(&self) -> &'static str;
     /// What its targets are called in reports: runtime, harness, core, adapter.
     fn noun(&self) -> &'static str;
-    /// The target a spec names (`inproc:reference`, `inproc:mutant:NAME`, `stdio:CMD` …); a bad
-    /// spec is one line naming it.
+    /// The target a spec names (`inproc:reference`, `inproc:mutant:NAME`, `stdio:CMD` …): parsed
+    /// once into a [`crate::run::Spec`] and matched on, a kind it does not drive refused in its
+    /// own words; a bad spec is one line naming it.
     fn target(&self, spec: &str, ctx: &Context) -> Result<Arc<dyn Target>, String>;
     /// Its embedded reference's mutants, each with its rule and sections.
     fn mutants(&self) -> Vec<Info>;
@@ -414,26 +415,44 @@ pub fn reachable(
 /// A target whose shim takes one whole case at a time (a core's control shim, a host shim),
 /// a fresh one per case: `run` plays the case on it.
 pub struct ShimTarget {
-    pub spec: String,
-    pub connect: crate::adapter::Connector,
+    spec: crate::run::Spec,
+    /// The spec as written (reports name the target so).
+    written: String,
+    connect: crate::adapter::Connector,
     /// How the shim describes itself.
-    pub describe: &'static Describe,
-    pub run: fn(&Case, &crate::adapter::Connector) -> crate::run::CaseResult,
+    describe: &'static Describe,
+    run: fn(&Case, &crate::adapter::Connector) -> crate::run::CaseResult,
+}
+
+impl ShimTarget {
+    pub fn new(
+        spec: crate::run::Spec,
+        connect: crate::adapter::Connector,
+        describe: &'static Describe,
+        run: fn(&Case, &crate::adapter::Connector) -> crate::run::CaseResult,
+    ) -> ShimTarget {
+        ShimTarget {
+            written: spec.to_string(),
+            spec,
+            connect,
+            describe,
+            run,
+        }
+    }
 }
 
 impl Target for ShimTarget {
     fn spec(&self) -> &str {
-        &self.spec
+        &self.written
     }
     fn describe(&self) -> Result<serde_json::Value, String> {
-        describe(&self.spec, &self.connect, self.describe)
+        describe(&self.written, &self.connect, self.describe)
     }
     fn jobs(&self, asked: usize) -> usize {
-        // One HTTP shim holds one case's state at a time.
-        if self.spec.starts_with("http://") {
-            1
-        } else {
-            asked
+        match self.spec {
+            // One HTTP shim holds one case's state at a time.
+            crate::run::Spec::Http(_) => 1,
+            _ => asked,
         }
     }
     fn run_case(&self, case: &Case) -> crate::run::CaseResult {

@@ -122,7 +122,7 @@ pub fn hostile_core_case(
         ..Default::default()
     };
     let spec = format!("stdio:python3 {} {mode}", script.display());
-    let connect = hcpspec::suites::core_api::connector(&spec, &opts).unwrap();
+    let connect = hcpspec::suites::core_api::connector(&spec.parse().unwrap(), &opts).unwrap();
     (case, connect)
 }
 

@@ -59,7 +59,7 @@ fn in_memory(script: Value) -> Case {
 }
 
 fn reference() -> hcpspec::suites::core_api::Connector {
-    connector("inproc:reference", &Default::default()).unwrap()
+    connector(&"inproc:reference".parse().unwrap(), &Default::default()).unwrap()
 }
 
 /// A loopback listener hcpspec did not open (another service on the machine): counts the

@@ -201,7 +201,7 @@ mod core_api {
             .into_iter()
             .filter(|c| sections.is_empty() || sections.contains(&c.section.as_str()))
             .collect();
-        let connect = connector(spec, &Default::default()).unwrap();
+        let connect = connector(&spec.parse().unwrap(), &Default::default()).unwrap();
         let budget = Budget {
             seed: 1,
             seconds: 60.0,
@@ -238,14 +238,18 @@ mod core_api {
             .unwrap()
             .len();
         assert!(steps <= 6, "{why}: not shrunk, {steps} steps");
-        let mutant =
-            connector("inproc:mutant:other-session-readable", &Default::default()).unwrap();
+        let mutant = connector(
+            &"inproc:mutant:other-session-readable".parse().unwrap(),
+            &Default::default(),
+        )
+        .unwrap();
         assert!(
             matches!(run_case(&case, &mutant).verdict, Verdict::Fail(_)),
             "{why}: {} does not replay",
             path.display()
         );
-        let reference = connector("inproc:reference", &Default::default()).unwrap();
+        let reference =
+            connector(&"inproc:reference".parse().unwrap(), &Default::default()).unwrap();
         assert_eq!(run_case(&case, &reference).verdict, Verdict::Pass);
     }
 
@@ -268,9 +272,10 @@ mod core_api {
         let shim = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fauxmplementations/hostile_core.py");
         let spec = format!("stdio:python3 {} hangs-upgrade", shim.display());
-        let connect = connector(&spec, &Default::default()).unwrap();
+        let connect = connector(&spec.parse().unwrap(), &Default::default()).unwrap();
+        let script = case.parsed.get().expect("parsed at load");
         let (observed, up) =
-            hcpspec::suites::core_api::play_for_fuzz(&case, &connect).expect("played");
+            hcpspec::suites::core_api::play_for_fuzz(script, &connect).expect("played");
         let b = broken(&observed, up).expect("a finding");
         assert_eq!(b.why, "step 0: an upgrade got no answer");
         assert_eq!(b.expect, json!({ "status": { "$type": "integer" } }));

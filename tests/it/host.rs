@@ -37,7 +37,13 @@ fn verdict(mode: &str) -> (Verdict, Duration) {
         timeout: common::DEADLINE,
         ..Default::default()
     };
-    let connect = connector(&format!("stdio:python3 {} {mode}", script.display()), &opts).unwrap();
+    let connect = connector(
+        &format!("stdio:python3 {} {mode}", script.display())
+            .parse()
+            .unwrap(),
+        &opts,
+    )
+    .unwrap();
     let t = Instant::now();
     let r = run_case(&case(BIND), &connect);
     (r.verdict, t.elapsed())
@@ -75,17 +81,14 @@ fn a_host_shim_without_records_is_unimplemented_not_a_pass() {
 
 fn fuzz_on(spec: &str, cases: Option<u64>, out: Option<&Path>) -> fuzz::Report {
     let all = load_suite(&vectors(), "host").unwrap();
-    let connect = connector(spec, &Default::default()).unwrap();
-    fuzz::run(
-        &connect,
-        &all,
-        7,
-        60.0,
-        cases,
-        None,
-        out,
-        &AtomicBool::new(false),
-    )
+    let connect = connector(&spec.parse().unwrap(), &Default::default()).unwrap();
+    let budget = fuzz::Budget {
+        seed: 7,
+        seconds: 60.0,
+        trials: cases,
+        findings: None,
+    };
+    fuzz::run(&connect, &all, budget, out, &AtomicBool::new(false))
 }
 
 #[test]
@@ -113,12 +116,16 @@ fn a_fuzz_finding_replays_on_the_mutant_and_passes_the_reference() {
         ),
         "\"id\": \"hostile\"",
     ));
-    let mutant = connector("inproc:mutant:payload-ref-ignored", &Default::default()).unwrap();
+    let mutant = connector(
+        &"inproc:mutant:payload-ref-ignored".parse().unwrap(),
+        &Default::default(),
+    )
+    .unwrap();
     assert!(
         matches!(run_case(&found, &mutant).verdict, Verdict::Fail(_)),
         "{why}: does not replay"
     );
-    let reference = connector("inproc:reference", &Default::default()).unwrap();
+    let reference = connector(&"inproc:reference".parse().unwrap(), &Default::default()).unwrap();
     assert_eq!(run_case(&found, &reference).verdict, Verdict::Pass);
 }
 
@@ -197,7 +204,8 @@ fn encoding(
     encode: Option<serde_json::Value>,
 ) -> hcpspec::suites::host::Connector {
     Box::new(move || {
-        let inner = connector(spec, &Default::default())?()?;
+        let inner =
+            connector(&spec.parse().unwrap(), &Default::default()).map_err(|e| e.to_string())?()?;
         Ok(Box::new(Encoding {
             inner,
             encode: encode.clone(),
@@ -242,7 +250,11 @@ fn a_shim_without_host_encode_is_sent_the_default_encoding() {
             "{named} passes the other Core without its encoding: {other:#?}"
         );
     }
-    let with = connector("inproc:variant:other-body-encoding", &Default::default()).unwrap();
+    let with = connector(
+        &"inproc:variant:other-body-encoding".parse().unwrap(),
+        &Default::default(),
+    )
+    .unwrap();
     assert_eq!(must_failures(&with), Vec::<String>::new());
 }
 
@@ -317,7 +329,7 @@ fn the_other_core_passes_the_encoding_cases_over_stdio() {
         "stdio:{} shim --runtime host:variant:other-body-encoding",
         env!("CARGO_BIN_EXE_hcpspec")
     );
-    let connect = connector(&spec, &Default::default()).unwrap();
+    let connect = connector(&spec.parse().unwrap(), &Default::default()).unwrap();
     let all = load_suite(&vectors(), "host").unwrap();
     for id in [
         "principal-crosses-on-all-five-kinds",

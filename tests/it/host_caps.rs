@@ -41,7 +41,7 @@ fn a_7_mib_method_not_found_reaches_the_verdict_cut() {
         timeout: Duration::from_secs(5),
         ..Default::default()
     };
-    let connect = connector(&hostile("refuses-long"), &opts).unwrap();
+    let connect = connector(&hostile("refuses-long").parse().unwrap(), &opts).unwrap();
     let r = run_case(
         &case(r#"[ { "call": "host.bind", "expect": {} } ]"#),
         &connect,

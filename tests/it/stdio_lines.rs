@@ -18,7 +18,9 @@ fn call(mode: &str) -> (Result<serde_json::Value, CallError>, Duration) {
         max_message: 1 << 20,
     };
     let connect = process::connector(
-        &format!("stdio:python3 {} {mode}", script.display()),
+        &format!("stdio:python3 {} {mode}", script.display())
+            .parse()
+            .unwrap(),
         &opts,
         "core",
         |_| None,

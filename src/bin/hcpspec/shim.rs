@@ -216,7 +216,7 @@ fn best_means(calls: &mut [Call], n: usize, rounds: usize) -> Result<Vec<f64>, S
 }
 
 fn adapter_call(spec: &str) -> Result<Call, String> {
-    let mut a = adapter::connector(spec)?()?;
+    let mut a = adapter::connector(spec).map_err(|e| e.to_string())?()?;
     let params = serde_json::json!({ "protocol": PROTOCOL });
     Ok(Box::new(move || {
         a.call("initialize", params.clone())
@@ -387,7 +387,7 @@ pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, String
     // Iterations interleave the transports, so that a busy moment hits them alike.
     let connectors = specs
         .iter()
-        .map(|(_, spec)| adapter::connector(spec))
+        .map(|(_, spec)| adapter::connector(spec).map_err(|e| e.to_string()))
         .collect::<Result<Vec<_>, _>>()?;
     let mut best = vec![f64::MAX; specs.len()];
     let mut passed = vec![0; specs.len()];

@@ -14,7 +14,7 @@
 //! while the same invariant still breaks) and written as a case file whose breaking step
 //! `expect`s the invariant, so that `hcpspec run` fails it on the core it was found on.
 
-use super::Connector;
+use super::{Connector, Script};
 use crate::case::Case;
 use crate::mutate::{Rng, Source};
 use crate::run::Observation;
@@ -458,75 +458,56 @@ fn gate(steps: &mut Vec<Value>, r: &mut Rng) -> Option<String> {
 /// The invariant a core broke in one played script, if any (observations annotated by
 /// `play_for_fuzz`: `$sent`, `$upgrade`, `$key`, `$token`).
 pub fn broken(obs: &[Observation], up_after: bool) -> Option<Broken> {
-    let mut executed = std::collections::BTreeSet::new();
-    // The secrets seeded so far: (artifactId, scope, base64 of the bytes, the bytes).
-    let mut secrets: Vec<(Value, String, String, String)> = vec![];
-    let answered = json!({ "$anyOf": [{ "ok": true }, { "ok": false, "e": { "code": { "$anyOf": CODES } } }] });
+    let mut seen = Seen::default();
     for o in obs {
-        let v = &o.value;
-        let at = |why: String, rule: Rule, expect: Value| {
-            Some(Broken {
+        if let Some((why, rule, expect)) = seen.judge(o) {
+            return Some(Broken {
                 step: Some(o.step),
                 why: format!("step {}: {why}", o.step),
                 rule,
                 expect,
-            })
-        };
-        let what = o.action.split_once(' ').map_or("", |(_, m)| m);
-        if let Some(u) = v.get("$upgrade") {
-            let got = json!({ "status": { "$type": "integer" } });
-            if v.get("noUpgrade").is_some() {
-                return at("an upgrade got no answer".into(), LISTENING, got);
-            }
-            let faults: Vec<&str> = [
-                (u["path"] != PATH, "a wrong path"),
-                (u["token"] == "none", "no token"),
-                (u["token"] == "unknown", "an unknown token"),
-                (u["api"].is_null(), "no Nylorun-Harness-Api"),
-            ]
-            .into_iter()
-            .filter_map(|(f, what)| f.then_some(what))
-            .collect();
-            if u["status"] == 101 && !faults.is_empty() {
-                let refused =
-                    json!({ "status": { "$all": [{ "$type": "integer" }, { "$not": 101 }] } });
-                let why = format!("an upgrade with {} was answered 101", faults.join(" and "));
-                return at(why, UPGRADE, refused);
-            }
+            });
         }
-        if o.action == "hello" && v["ok"] == true {
-            let sent = &v["$sent"];
-            let whose = &v["$upgrade"]["token"]["harness"];
-            let refused = json!({ "ok": { "$not": true } });
-            if sent["api"] != 5 {
-                return at(
-                    format!("a hello with api {} was answered ok", sent["api"]),
-                    HELLO,
-                    refused,
-                );
-            }
-            if whose.is_string() && sent["name"] != *whose {
-                let why = "a hello naming a harness that is not its token's was answered ok";
-                return at(why.into(), HELLO, refused);
-            }
+    }
+    (!up_after).then(|| Broken {
+        step: None,
+        why: "the core was down after the script (its control shim or its listener did not answer)"
+            .into(),
+        rule: LISTENING,
+        expect: Value::Null,
+    })
+}
+
+/// An invariant one observation broke: why, the rule, what it must match instead.
+type Found = Option<(String, Rule, Value)>;
+
+/// What the observations so far showed: the intents core answered `execute`, and the secrets
+/// seeded (artifactId, scope, base64 of the bytes, the bytes).
+#[derive(Default)]
+struct Seen {
+    executed: std::collections::BTreeSet<String>,
+    secrets: Vec<(Value, String, String, String)>,
+}
+
+impl Seen {
+    /// The next observation, judged in the light of the ones before it.
+    fn judge(&mut self, o: &Observation) -> Found {
+        if let Some(found) = upgrade_broken(o)
+            .or_else(|| hello_broken(o))
+            .or_else(|| answer_broken(o))
+        {
+            return Some(found);
         }
-        if o.action.starts_with("request") {
-            // A lease may wait; a request sent in a binary frame is no message (§ 1: "One JSON
-            // text message per frame"), so core may leave it unanswered.
-            if v.get("noAnswer").is_some() && o.action != "request lease" && v["$binary"] != true {
-                return at(format!("`{what}` was never answered"), ANSWERED, answered);
-            }
-            if v["ok"] == false && !v["e"]["code"].as_str().is_some_and(|c| CODES.contains(&c)) {
-                let why = format!(
-                    "`{what}` refused with a code not in the list: {}",
-                    crate::snapshot::contain(&v["e"])
-                );
-                return at(why, ANSWERED, answered);
-            }
-        }
+        self.note(o);
+        self.secret_broken(o).or_else(|| self.gate_broken(o))
+    }
+
+    /// An intent answered `execute`, a secret seeded.
+    fn note(&mut self, o: &Observation) {
+        let v = &o.value;
         if o.action == "request effect.intent" && v["ok"] == true && v["r"]["status"] == "execute" {
             if let Some(id) = v["$sent"]["effect"]["effectId"].as_str() {
-                executed.insert(id.to_string());
+                self.executed.insert(id.to_string());
             }
         }
         // The artifacts no run may read: seeded (by the fuzzer or the script) with these scopes.
@@ -541,82 +522,146 @@ pub fn broken(obs: &[Observation], up_after: bool) -> Option<Broken> {
                     .decode(&b64)
                     .unwrap_or_default();
                 let text = String::from_utf8_lossy(&bytes).to_string();
-                secrets.push((v["artifactId"].clone(), scope.to_string(), b64, text));
-            }
-        }
-        if !o.action.starts_with("control") && o.action != "fakes" {
-            let mut seen = v.clone();
-            seen.as_object_mut().map(|s| s.remove("$sent"));
-            let seen = seen.to_string();
-            for (id, scope, b64, text) in &secrets {
-                let leaked: Vec<&str> = [b64.as_str(), text.as_str()]
-                    .into_iter()
-                    .filter(|t| t.len() >= 8 && seen.contains(*t))
-                    .collect();
-                if !leaked.is_empty() {
-                    let why = format!("`{}` answered the bytes of {}", o.action, words(scope));
-                    return at(why, SCOPE, json!({ "$noText": leaked }));
-                }
-                let refused = json!({ "ok": false });
-                if o.action == "request artifact.read"
-                    && v["ok"] == true
-                    && v["$sent"]["artifactId"] == *id
-                {
-                    let why = format!("an artifact.read of {} was answered ok", words(scope));
-                    return at(why, SCOPE, refused);
-                }
-                if o.action == "request artifact.write"
-                    && v["ok"] == true
-                    && v["r"]["artifact"]["artifactId"] == *id
-                {
-                    let why = format!("a new version of {} was written", words(scope));
-                    return at(why, OWN, refused);
-                }
-            }
-        }
-        // A cancel route runs no call (it names its call's key in its path); MCP discovery needs
-        // no Idempotency-Key.
-        if o.action.starts_with("gate ") && v["status"] == 200 && !o.action.ends_with("/cancel") {
-            let not_run = json!({ "status": { "$not": 200 } });
-            if v["$token"] == "none"
-                || v["$token"] == "host"
-                || v["$token"].get("harness").is_some()
-            {
-                return at(
-                    "a gate call without a run token ran".into(),
-                    RUN_TOKEN,
-                    not_run,
-                );
-            }
-            let key = v.get("$key").and_then(Value::as_str).unwrap_or_default();
-            // The rule binds a tool call ("A tool call must be journaled first"): a Model Gate
-            // that runs an un-journaled model call breaks no sentence, and MCP discovery needs
-            // no Idempotency-Key.
-            let tool_call = o.action == "gate tool-calls" || o.action == "gate http-calls";
-            if tool_call {
-                if key.is_empty() {
-                    return at(
-                        "a gate call with no (or an empty) Idempotency-Key ran".into(),
-                        JOURNALED,
-                        not_run,
-                    );
-                }
-                if !executed.contains(key) {
-                    let why = format!(
-                        "a gate call under {key} ran, though no intent had answered execute"
-                    );
-                    return at(why, JOURNALED, not_run);
-                }
+                self.secrets
+                    .push((v["artifactId"].clone(), scope.to_string(), b64, text));
             }
         }
     }
-    (!up_after).then(|| Broken {
-        step: None,
-        why: "the core was down after the script (its control shim or its listener did not answer)"
-            .into(),
-        rule: LISTENING,
-        expect: Value::Null,
-    })
+
+    /// A secret's bytes in an answer, a read of one answered, a new version of one written.
+    fn secret_broken(&self, o: &Observation) -> Found {
+        let v = &o.value;
+        if o.action.starts_with("control") || o.action == "fakes" {
+            return None;
+        }
+        let mut seen = v.clone();
+        seen.as_object_mut().map(|s| s.remove("$sent"));
+        let seen = seen.to_string();
+        for (id, scope, b64, text) in &self.secrets {
+            let leaked: Vec<&str> = [b64.as_str(), text.as_str()]
+                .into_iter()
+                .filter(|t| t.len() >= 8 && seen.contains(*t))
+                .collect();
+            if !leaked.is_empty() {
+                let why = format!("`{}` answered the bytes of {}", o.action, words(scope));
+                return Some((why, SCOPE, json!({ "$noText": leaked })));
+            }
+            let refused = json!({ "ok": false });
+            if o.action == "request artifact.read"
+                && v["ok"] == true
+                && v["$sent"]["artifactId"] == *id
+            {
+                let why = format!("an artifact.read of {} was answered ok", words(scope));
+                return Some((why, SCOPE, refused));
+            }
+            if o.action == "request artifact.write"
+                && v["ok"] == true
+                && v["r"]["artifact"]["artifactId"] == *id
+            {
+                let why = format!("a new version of {} was written", words(scope));
+                return Some((why, OWN, refused));
+            }
+        }
+        None
+    }
+
+    /// A gate call that ran without a run token, or a tool call that ran un-journaled.
+    fn gate_broken(&self, o: &Observation) -> Found {
+        let v = &o.value;
+        // A cancel route runs no call (it names its call's key in its path); MCP discovery needs
+        // no Idempotency-Key.
+        if !(o.action.starts_with("gate ") && v["status"] == 200 && !o.action.ends_with("/cancel"))
+        {
+            return None;
+        }
+        let not_run = json!({ "status": { "$not": 200 } });
+        if v["$token"] == "none" || v["$token"] == "host" || v["$token"].get("harness").is_some() {
+            let why = "a gate call without a run token ran";
+            return Some((why.into(), RUN_TOKEN, not_run));
+        }
+        let key = v.get("$key").and_then(Value::as_str).unwrap_or_default();
+        // The rule binds a tool call ("A tool call must be journaled first"): a Model Gate
+        // that runs an un-journaled model call breaks no sentence, and MCP discovery needs
+        // no Idempotency-Key.
+        let tool_call = o.action == "gate tool-calls" || o.action == "gate http-calls";
+        if tool_call && key.is_empty() {
+            let why = "a gate call with no (or an empty) Idempotency-Key ran";
+            return Some((why.into(), JOURNALED, not_run));
+        }
+        if tool_call && !self.executed.contains(key) {
+            let why = format!("a gate call under {key} ran, though no intent had answered execute");
+            return Some((why, JOURNALED, not_run));
+        }
+        None
+    }
+}
+
+/// An upgrade the core left unanswered, or answered 101 though it was faulty.
+fn upgrade_broken(o: &Observation) -> Found {
+    let v = &o.value;
+    let u = v.get("$upgrade")?;
+    let got = json!({ "status": { "$type": "integer" } });
+    if v.get("noUpgrade").is_some() {
+        return Some(("an upgrade got no answer".into(), LISTENING, got));
+    }
+    let faults: Vec<&str> = [
+        (u["path"] != PATH, "a wrong path"),
+        (u["token"] == "none", "no token"),
+        (u["token"] == "unknown", "an unknown token"),
+        (u["api"].is_null(), "no Nylorun-Harness-Api"),
+    ]
+    .into_iter()
+    .filter_map(|(f, what)| f.then_some(what))
+    .collect();
+    if u["status"] == 101 && !faults.is_empty() {
+        let refused = json!({ "status": { "$all": [{ "$type": "integer" }, { "$not": 101 }] } });
+        let why = format!("an upgrade with {} was answered 101", faults.join(" and "));
+        return Some((why, UPGRADE, refused));
+    }
+    None
+}
+
+/// A hello answered ok though its api or its name was wrong.
+fn hello_broken(o: &Observation) -> Found {
+    let v = &o.value;
+    if o.action != "hello" || v["ok"] != true {
+        return None;
+    }
+    let sent = &v["$sent"];
+    let whose = &v["$upgrade"]["token"]["harness"];
+    let refused = json!({ "ok": { "$not": true } });
+    if sent["api"] != 5 {
+        let why = format!("a hello with api {} was answered ok", sent["api"]);
+        return Some((why, HELLO, refused));
+    }
+    if whose.is_string() && sent["name"] != *whose {
+        let why = "a hello naming a harness that is not its token's was answered ok";
+        return Some((why.into(), HELLO, refused));
+    }
+    None
+}
+
+/// A request never answered, or refused with a code not in the list.
+fn answer_broken(o: &Observation) -> Found {
+    let v = &o.value;
+    if !o.action.starts_with("request") {
+        return None;
+    }
+    let answered = json!({ "$anyOf": [{ "ok": true }, { "ok": false, "e": { "code": { "$anyOf": CODES } } }] });
+    let what = o.action.split_once(' ').map_or("", |(_, m)| m);
+    // A lease may wait; a request sent in a binary frame is no message (§ 1: "One JSON text
+    // message per frame"), so core may leave it unanswered.
+    if v.get("noAnswer").is_some() && o.action != "request lease" && v["$binary"] != true {
+        return Some((format!("`{what}` was never answered"), ANSWERED, answered));
+    }
+    if v["ok"] == false && !v["e"]["code"].as_str().is_some_and(|c| CODES.contains(&c)) {
+        let why = format!(
+            "`{what}` refused with a code not in the list: {}",
+            crate::snapshot::contain(&v["e"])
+        );
+        return Some((why, ANSWERED, answered));
+    }
+    None
 }
 
 pub fn run(
@@ -652,7 +697,8 @@ pub fn run(
                 case
             };
             let judge = |steps: &[Value]| {
-                let (obs, up) = super::play_for_fuzz(&with(steps), connect)?;
+                let script = json!({ "start": start, "steps": steps });
+                let (obs, up) = super::play_for_fuzz(&Script::parse(&script).ok()?, connect)?;
                 broken(&obs, up)
             };
             let found = judge(&steps)?;

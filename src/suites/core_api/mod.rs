@@ -12,7 +12,9 @@ pub mod pods;
 pub mod role;
 pub mod tools;
 pub mod wire_names;
+pub mod step;
 mod suite;
+pub use step::{Action, Script, Step};
 pub use suite::CoreApi;
 
 use crate::adapter::loopback::loopback_origin;
@@ -76,7 +78,10 @@ pub type Connector = crate::adapter::Connector;
 
 /// `inproc:reference`, `inproc:mutant:NAME`, or any spec `--runtime` takes for a shim (stdio:,
 /// http://, ws://): the control protocol is JSON-RPC over the same transports.
-pub fn connector(spec: &str, opts: &crate::adapter::Options) -> Result<Connector, String> {
+pub fn connector(
+    spec: &crate::run::Spec,
+    opts: &crate::adapter::Options,
+) -> Result<Connector, crate::error::BadInput> {
     crate::adapter::process::connector(spec, opts, "core", |name| {
         reference::ReferenceCore::named(name).map(|c| Box::new(c) as Box<dyn Adapter>)
     })
@@ -197,10 +202,14 @@ pub fn run_case_within(case: &Case, connect: &Connector, budget: Duration) -> Ca
         Err(e) => Verdict::Error {
             message: crate::snapshot::contain_text(&e),
         },
-        Ok(control) => match execute(case, control, &mut observations, false, budget) {
-            Ok((v, _)) => v,
-            Err(message) => Verdict::Error { message },
-        },
+        Ok(control) => {
+            let played = script_of(case)
+                .and_then(|script| execute(&script, control, &mut observations, false, budget));
+            match played {
+                Ok((v, _)) => v,
+                Err(message) => Verdict::Error { message },
+            }
+        }
     };
     // What the core said (a `core.start` error, a failure's evidence), as reports keep it:
     // secrets redacted, texts capped.
@@ -209,23 +218,40 @@ pub fn run_case_within(case: &Case, connect: &Connector, budget: Duration) -> Ca
     CaseResult::of(case, verdict, observations, vec![], started)
 }
 
-/// Play a case's script for the fuzzer: its observations, annotated with what was sent
+/// A case's script: the one parsed at load, or (a case built in memory) parsed now.
+fn script_of(case: &Case) -> Result<std::borrow::Cow<'_, Script>, String> {
+    if let Some(script) = case.parsed.get::<Script>() {
+        return Ok(std::borrow::Cow::Borrowed(script));
+    }
+    let script = case.member("script").cloned().unwrap_or(json!({}));
+    Script::parse(&script)
+        .map(std::borrow::Cow::Owned)
+        .map_err(|(at, why)| format!("/script{at}: {why}"))
+}
+
+/// Play a script for the fuzzer: its observations, annotated with what was sent
 /// (`$sent`, `$upgrade`, `$key`, `$token`), and whether the core was still up after it; None
 /// when the script could not be played (no control shim, no `core.start`, no fake tools).
-pub fn play_for_fuzz(case: &Case, connect: &Connector) -> Option<(Vec<Observation>, bool)> {
+pub fn play_for_fuzz(script: &Script, connect: &Connector) -> Option<(Vec<Observation>, bool)> {
     let mut observations = Vec::new();
-    let (_, up) = execute(case, connect().ok()?, &mut observations, true, CASE_BUDGET).ok()?;
+    let (_, up) = execute(
+        script,
+        connect().ok()?,
+        &mut observations,
+        true,
+        CASE_BUDGET,
+    )
+    .ok()?;
     Some((observations, up))
 }
 
 fn execute(
-    case: &Case,
+    script: &Script,
     control: Box<dyn Adapter>,
     obs: &mut Vec<Observation>,
     fuzzing: bool,
     budget: Duration,
 ) -> Result<(Verdict, bool), String> {
-    let script = case.member("script").cloned().unwrap_or(json!({}));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -251,7 +277,7 @@ fn execute(
         x.rt.block_on(fakes::start(x.calls.clone()))
             .map_err(|e| format!("the fake tools did not start: {e}"))?;
     x.vars.insert("fakes".into(), urls.clone());
-    let params = x.fill(script.get("start").unwrap_or(&json!({})))?;
+    let params = x.fill(&script.start)?;
     fake_endpoints_only(&params, &urls)?;
     if let Some(h) = params.get("harness").and_then(Value::as_str) {
         x.harness = h.to_string();
@@ -274,17 +300,12 @@ fn execute(
             loopback_origin(url).map_err(|e| format!("core.start's {key}: {e}"))?;
         }
     }
-    x.names = names::Names::from_start(started.get("names"))?;
+    x.names = names::Names::from_start(started.get("names")).map_err(|e| e.to_string())?;
     let mut started = started;
     started["failure"] = failure_form(started.get("failure"))?;
     x.vars.insert("core".into(), started);
-    let steps = script
-        .get("steps")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
     let mut verdict = Verdict::Pass;
-    for (i, step) in steps.iter().enumerate() {
+    for (i, step) in script.steps.iter().enumerate() {
         if let Some(message) = x.past_budget(i, "before it began") {
             verdict = Verdict::Error { message };
             break;
@@ -305,7 +326,7 @@ fn execute(
             verdict = Verdict::Error { message };
             break;
         }
-        if let Some(name) = step.get("save").and_then(Value::as_str) {
+        if let Some(name) = &step.save {
             if let Err(message) = crate::case::template::save(&mut x.vars, name, observed.clone()) {
                 verdict = Verdict::Error { message };
                 break;
@@ -321,7 +342,7 @@ fn execute(
             action: action.clone(),
             value: shown.clone(),
         });
-        if let Some(expect) = step.get("expect") {
+        if let Some(expect) = &step.expect {
             let expect = match x.fill(expect) {
                 Ok(e) => e,
                 Err(message) => {
@@ -359,7 +380,7 @@ fn failure_form(said: Option<&Value>) -> Result<Value, String> {
     let Some(said) = said.filter(|v| !v.is_null()) else {
         return Ok(json!({ "kind": "failed" }));
     };
-    if !said.as_object().is_some_and(|m| !m.is_empty()) {
+    if said.as_object().is_none_or(|m| m.is_empty()) {
         return Err(format!(
             "core.start's failure is `{said}`, not a non-empty object (an expectation such as {{\"kind\": \"failed\"}})"
         ));
@@ -437,10 +458,8 @@ fn holds_host_token(v: &Value, token: &str) -> bool {
 
 /// How long a `request` or `await` step waits: its `waitMs` (at most 10 s), else 3 s. A case
 /// that expects nothing to come may wait less.
-fn wait_of(step: &Value) -> Duration {
-    step.get("waitMs")
-        .and_then(Value::as_u64)
-        .map_or(WAIT, |ms| Duration::from_millis(ms.min(10_000)))
+fn wait_of(wait_ms: Option<u64>) -> Duration {
+    wait_ms.map_or(WAIT, |ms| Duration::from_millis(ms.min(10_000)))
 }
 
 /// Set the value at a JSON pointer, making the objects on its way; false when a step of the
@@ -502,6 +521,98 @@ enum StepError {
     Broken(String),
 }
 
+/// A harness connection's socket.
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// The upgrade request of a `connect` or `hello` step.
+type UpgradeRequest = tokio_tungstenite::tungstenite::handshake::client::Request;
+
+/// A connection's writer: hcpspec's frames and its answers to core's pings, in that order of
+/// preference, until the connection is dropped.
+async fn write_frames(
+    mut sink: futures_util::stream::SplitSink<Ws, Message>,
+    mut out: mpsc::UnboundedReceiver<Message>,
+    mut pings: mpsc::Receiver<Message>,
+    written: Arc<Unread>,
+) {
+    loop {
+        let (m, len) = tokio::select! {
+            biased;
+            m = out.recv() => match m {
+                Some(m) => {
+                    let len = m.len();
+                    (m, len)
+                }
+                None => break,
+            },
+            Some(p) = pings.recv() => (p, 0),
+        };
+        if sink.send(m).await.is_err() {
+            break;
+        }
+        written.unsent.fetch_sub(len, Ordering::SeqCst);
+    }
+}
+
+/// A connection's reader: core's frames, counted, to the steps; core's pings answered (unless
+/// the connection is silent).
+struct Reader {
+    fin: mpsc::Sender<(Value, usize)>,
+    ping: mpsc::Sender<Message>,
+    silent: bool,
+    counted: Arc<Unread>,
+}
+
+impl Reader {
+    async fn read(self, mut source: futures_util::stream::SplitStream<Ws>) {
+        let Reader {
+            fin,
+            ping,
+            silent,
+            counted,
+        } = self;
+        let mut n = 0u64;
+        let end = loop {
+            // A core that floods must not hold the runtime's one worker (the writer, gate
+            // calls in flight) nor its shutdown: yield now and then, and stop once the
+            // connection is gone (its receiver dropped).
+            n += 1;
+            if n.is_multiple_of(64) {
+                tokio::task::yield_now().await;
+            }
+            if fin.is_closed() {
+                return;
+            }
+            let t = match source.next().await {
+                None => break json!({ "closed": true }),
+                Some(Err(e)) => break json!({ "closed": true, "error": e.to_string() }),
+                Some(Ok(Message::Text(t))) => t,
+                Some(Ok(_)) => continue,
+            };
+            let f: Value =
+                serde_json::from_str(t.as_str()).unwrap_or_else(|_| json!({ "text": t.as_str() }));
+            if f["t"] == "ping" {
+                if !silent {
+                    let _ = ping.try_send(Message::text(r#"{"t":"ping"}"#));
+                }
+                if counted.ping_queued.swap(true, Ordering::SeqCst) {
+                    continue;
+                }
+            }
+            let flood = counted
+                .admit(t.len())
+                .and_then(|()| fin.try_send((f, t.len())).map_err(|e| e.to_string()));
+            if let Err(why) = flood {
+                *counted.flood.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+                return;
+            }
+        };
+        counted.frames.fetch_add(1, Ordering::SeqCst);
+        let _ = fin.try_send((end, 0));
+    }
+}
+
 impl Exec {
     /// `own`, or what is left of the case's budget when that is less.
     fn left(&self, own: Duration) -> Duration {
@@ -552,210 +663,242 @@ impl Exec {
         }
     }
 
-    fn step(&mut self, step: &Value) -> Result<(String, Value), StepError> {
+    /// Play one step's action: what reports call it, and its observation.
+    fn step(&mut self, step: &Step) -> Result<(String, Value), StepError> {
+        match &step.action {
+            Action::Control(m) => self.play_control(m, step.params.as_ref()),
+            Action::Connect(c) => self.play_connect(c),
+            Action::Hello(h) => self.play_hello(h),
+            Action::Request(r) => self.play_request(r),
+            Action::GateResult(name) => self.play_gate_result(name),
+            Action::Gate(g) => self.play_gate(g),
+            Action::Post(p) => self.play_post(p),
+            Action::Await(a) => self.play_await(a),
+            Action::Send(f) => self.play_send(f),
+            Action::Close(c) => self.play_close(c),
+            Action::Recall(v) => self.play_recall(v),
+            Action::Fakes(_) => self.play_fakes(),
+            Action::Wait(ms) => self.play_wait(*ms),
+        }
+    }
+
+    /// `{"connect": …}`: open a harness connection.
+    fn play_connect(&mut self, c: &Value) -> Result<(String, Value), StepError> {
+        let c = self.fill(c).map_err(StepError::Broken)?;
+        let (got, sent) = self.connect(&c).map_err(StepError::Broken)?;
+        Ok(("connect".into(), self.upgraded(got, sent)?))
+    }
+
+    /// `{"post": …}`: a POST to the core's harness listener.
+    fn play_post(&mut self, p: &Value) -> Result<(String, Value), StepError> {
+        let p = self.fill(p).map_err(StepError::Broken)?;
+        let res = self.post(&p).map_err(StepError::Broken)?;
+        Ok((format!("post {}", p["path"].as_str().unwrap_or("")), res))
+    }
+
+    /// `{"await": …}`: the next message `m` core sends on a connection.
+    fn play_await(&mut self, a: &step::Await) -> Result<(String, Value), StepError> {
+        let f = self
+            .await_msg(&a.on, &a.m, self.left(wait_of(a.wait_ms)))
+            .map_err(StepError::Broken)?;
+        Ok((format!("await {}", a.m), f))
+    }
+
+    /// `{"close": …}`: a harness that crashes; its connection closes with no goodbye.
+    fn play_close(&mut self, c: &step::Close) -> Result<(String, Value), StepError> {
+        let conn = self
+            .conns
+            .remove(&c.on)
+            .ok_or_else(|| StepError::Broken(format!("no connection `{}`", c.on)))?;
+        let _ = conn.tx.send(Message::Close(None));
+        Ok(("close".into(), json!({ "closed": true })))
+    }
+
+    /// `{"recall": …}`: earlier observations, judged together (one reading or another passes).
+    fn play_recall(&mut self, v: &Value) -> Result<(String, Value), StepError> {
+        Ok(("recall".into(), self.fill(v).map_err(StepError::Broken)?))
+    }
+
+    /// `{"fakes": {}}`: what the fake tools received.
+    fn play_fakes(&mut self) -> Result<(String, Value), StepError> {
+        let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        Ok(("fakes".into(), json!({ "calls": calls })))
+    }
+
+    /// `{"wait": MS}`: sleep, within the case's budget.
+    fn play_wait(&mut self, ms: u64) -> Result<(String, Value), StepError> {
+        let sleep = self.left(Duration::from_millis(ms.min(10_000)));
+        self.rt
+            .block_on(async move { tokio::time::sleep(sleep).await });
+        Ok(("wait".into(), json!(ms)))
+    }
+
+    /// `{"control": METHOD, "params": …}`: a call on the control shim.
+    fn play_control(
+        &mut self,
+        m: &str,
+        params: Option<&Value>,
+    ) -> Result<(String, Value), StepError> {
+        let params = self
+            .fill(params.unwrap_or(&json!({})))
+            .map_err(StepError::Broken)?;
+        let sent = params.clone();
+        match self.control(m, params) {
+            Ok(mut v) => {
+                if self.annotate && v.is_object() {
+                    v["$sent"] = sent;
+                }
+                Ok((format!("control {m}"), v))
+            }
+            Err(e) if e.not_implemented() => Err(StepError::Unimplemented(format!("{m}: {e}"))),
+            Err(e) => Ok((format!("control {m}"), json!({ "error": e.to_string() }))),
+        }
+    }
+
+    /// `{"hello": …}`: connect, then say hello as a harness of core.start's.
+    fn play_hello(&mut self, h: &Value) -> Result<(String, Value), StepError> {
         let broken = StepError::Broken;
-        if let Some(m) = step.get("control").and_then(Value::as_str) {
-            let params = self
-                .fill(step.get("params").unwrap_or(&json!({})))
-                .map_err(broken)?;
-            let sent = params.clone();
-            return match self.control(m, params) {
-                Ok(mut v) => {
-                    if self.annotate && v.is_object() {
-                        v["$sent"] = sent;
-                    }
-                    Ok((format!("control {m}"), v))
-                }
-                Err(e) if e.not_implemented() => Err(StepError::Unimplemented(format!("{m}: {e}"))),
-                Err(e) => Ok((format!("control {m}"), json!({ "error": e.to_string() }))),
-            };
+        let h = self.fill(h).map_err(broken)?;
+        let (got, sent) = self.connect(&h).map_err(broken)?;
+        if got != Ok(101) {
+            return Ok(("hello".into(), self.upgraded(got, sent)?));
         }
-        if let Some(c) = step.get("connect") {
-            let c = self.fill(c).map_err(broken)?;
-            let (got, sent) = self.connect(&c).map_err(broken)?;
-            return Ok(("connect".into(), self.upgraded(got, sent)?));
+        let name = h
+            .get("harness")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| self.default_harness());
+        let p = json!({
+            "api": h.get("api").cloned().unwrap_or(json!(5)),
+            "name": h.get("name").cloned().unwrap_or(json!(name.unwrap_or_default())),
+            "version": "hcpspec", "features": h.get("features").cloned().unwrap_or(json!({}))
+        });
+        let on = h
+            .get("as")
+            .and_then(Value::as_str)
+            .unwrap_or("h")
+            .to_string();
+        let mut res = self.request(&on, "hello", p.clone()).map_err(broken)?;
+        if self.annotate {
+            res["$sent"] = p;
+            res["$upgrade"] = sent;
         }
-        if let Some(h) = step.get("hello") {
-            let h = self.fill(h).map_err(broken)?;
-            let (got, sent) = self.connect(&h).map_err(broken)?;
-            if got != Ok(101) {
-                return Ok(("hello".into(), self.upgraded(got, sent)?));
-            }
-            let name = h
-                .get("harness")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .or_else(|| self.default_harness());
-            let p = json!({
-                "api": h.get("api").cloned().unwrap_or(json!(5)),
-                "name": h.get("name").cloned().unwrap_or(json!(name.unwrap_or_default())),
-                "version": "hcpspec", "features": h.get("features").cloned().unwrap_or(json!({}))
-            });
-            let on = h
-                .get("as")
-                .and_then(Value::as_str)
-                .unwrap_or("h")
-                .to_string();
-            let mut res = self.request(&on, "hello", p.clone()).map_err(broken)?;
-            if self.annotate {
-                res["$sent"] = p;
-                res["$upgrade"] = sent;
-            }
-            return Ok(("hello".into(), res));
-        }
-        if let Some(r) = step.get("request") {
-            let r = self.fill(r).map_err(broken)?;
-            let on = r
-                .get("on")
-                .and_then(Value::as_str)
-                .unwrap_or("h")
-                .to_string();
-            let m = r
-                .get("m")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            let mut p = r.get("p").cloned().unwrap_or(json!({}));
-            // § 6 names no place for an intent's `purpose`: it goes where the core under test
-            // reads it (core.start's `purposeAt`), so no case fixes the placement.
-            if let Some(purpose) = r.get("purpose") {
-                let at = self.purpose_at().map_err(broken)?;
-                if !set_pointer(&mut p, &at, purpose.clone()) {
-                    return Err(StepError::Broken(format!(
-                        "core.start's purposeAt `{at}` leads through a member of the request that is no object"
-                    )));
-                }
-            }
-            let pad_to = r.get("padTo").and_then(Value::as_u64);
-            let binary = r.get("binary") == Some(&json!(true));
-            let framing = Framing {
-                pad_to,
-                pad_at: r.get("padAt").and_then(Value::as_str).unwrap_or("/pad"),
-                binary,
-                id: r.get("id").cloned(),
-            };
-            let mut res = self
-                .request_padded(&on, &m, p.clone(), framing, self.left(wait_of(&r)))
-                .map_err(broken)?;
-            if self.annotate {
-                res["$sent"] = p;
-                if binary {
-                    res["$binary"] = json!(true);
-                }
-            }
-            return Ok((format!("request {m}"), res));
-        }
-        if let Some(name) = step.get("gateResult").and_then(Value::as_str) {
-            let Some(pending) = self.pending.remove(name) else {
+        Ok(("hello".into(), res))
+    }
+
+    /// `{"request": …}`: send a request, framed as it says, and await its answer.
+    fn play_request(&mut self, r: &Value) -> Result<(String, Value), StepError> {
+        let broken = StepError::Broken;
+        let r = self.fill(r).map_err(broken)?;
+        let on = r
+            .get("on")
+            .and_then(Value::as_str)
+            .unwrap_or("h")
+            .to_string();
+        let m = r
+            .get("m")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let mut p = r.get("p").cloned().unwrap_or(json!({}));
+        // § 6 names no place for an intent's `purpose`: it goes where the core under test
+        // reads it (core.start's `purposeAt`), so no case fixes the placement.
+        if let Some(purpose) = r.get("purpose") {
+            let at = self.purpose_at().map_err(broken)?;
+            if !set_pointer(&mut p, &at, purpose.clone()) {
                 return Err(StepError::Broken(format!(
-                    "no gate call `{name}` in flight"
+                    "core.start's purposeAt `{at}` leads through a member of the request that is no object"
                 )));
-            };
-            // The call has its own deadline (from when it started); the budget bounds the rest.
-            let left = self.left(WAIT);
-            let res = match self
-                .rt
-                .block_on(async move { tokio::time::timeout(left, pending).await })
-            {
-                Err(_) => {
-                    json!({ "error": format!("the gate call `{name}` did not end within the case's budget") })
-                }
-                Ok(r) => r
-                    .map_err(|e| StepError::Broken(e.to_string()))?
-                    .map_err(StepError::Broken)?,
-            };
-            return Ok((format!("gateResult {name}"), res));
-        }
-        if let Some(g) = step.get("gate") {
-            let g = self.fill(g).map_err(broken)?;
-            if let Some(name) = g.get("async").and_then(Value::as_str) {
-                let call = self.gate_call(&g).map_err(broken)?;
-                let handle = self.rt.spawn(call);
-                self.pending.insert(name.to_string(), handle);
-                return Ok((
-                    format!("gate {} (in flight)", g["route"].as_str().unwrap_or("")),
-                    json!({ "started": name }),
-                ));
             }
-            let mut res = self.gate(&g).map_err(broken)?;
-            if self.annotate {
-                res["$key"] = g.get("key").cloned().unwrap_or(Value::Null);
-                res["$token"] = self.whose(g.get("token").and_then(Value::as_str));
+        }
+        let pad_to = r.get("padTo").and_then(Value::as_u64);
+        let binary = r.get("binary") == Some(&json!(true));
+        let framing = Framing {
+            pad_to,
+            pad_at: r.get("padAt").and_then(Value::as_str).unwrap_or("/pad"),
+            binary,
+            id: r.get("id").cloned(),
+        };
+        let mut res = self
+            .request_padded(
+                &on,
+                &m,
+                p.clone(),
+                framing,
+                self.left(wait_of(r.get("waitMs").and_then(Value::as_u64))),
+            )
+            .map_err(broken)?;
+        if self.annotate {
+            res["$sent"] = p;
+            if binary {
+                res["$binary"] = json!(true);
             }
-            return Ok((format!("gate {}", g["route"].as_str().unwrap_or("")), res));
         }
-        if let Some(p) = step.get("post") {
-            let p = self.fill(p).map_err(broken)?;
-            let res = self.post(&p).map_err(broken)?;
-            return Ok((format!("post {}", p["path"].as_str().unwrap_or("")), res));
-        }
-        if let Some(a) = step.get("await") {
-            let on = a
-                .get("on")
-                .and_then(Value::as_str)
-                .unwrap_or("h")
-                .to_string();
-            let m = a
-                .get("m")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            let f = self
-                .await_msg(&on, &m, self.left(wait_of(a)))
-                .map_err(broken)?;
-            return Ok((format!("await {m}"), f));
-        }
-        if let Some(f) = step.get("send") {
-            let on = f
-                .get("on")
-                .and_then(Value::as_str)
-                .unwrap_or("h")
-                .to_string();
-            let conn = self
-                .conns
-                .get(&on)
-                .ok_or_else(|| StepError::Broken(format!("no connection `{on}`")))?;
-            let msg = match (
-                f.get("text").and_then(Value::as_str),
-                f.get("binary").and_then(Value::as_str),
-            ) {
-                (Some(t), _) => Message::text(t.to_string()),
-                (None, Some(b)) => Message::binary(b.as_bytes().to_vec()),
-                _ => return Err(StepError::Broken("send: `text` or `binary`".into())),
-            };
+        Ok((format!("request {m}"), res))
+    }
+
+    /// `{"gateResult": NAME}`: the answer of the gate call `NAME` in flight.
+    fn play_gate_result(&mut self, name: &str) -> Result<(String, Value), StepError> {
+        let Some(pending) = self.pending.remove(name) else {
+            return Err(StepError::Broken(format!(
+                "no gate call `{name}` in flight"
+            )));
+        };
+        // The call has its own deadline (from when it started); the budget bounds the rest.
+        let left = self.left(WAIT);
+        let res = match self
+            .rt
+            .block_on(async move { tokio::time::timeout(left, pending).await })
+        {
+            Err(_) => {
+                json!({ "error": format!("the gate call `{name}` did not end within the case's budget") })
+            }
+            Ok(r) => r
+                .map_err(|e| StepError::Broken(e.to_string()))?
+                .map_err(StepError::Broken)?,
+        };
+        Ok((format!("gateResult {name}"), res))
+    }
+
+    /// `{"gate": …}`: a gate call, awaited now or (`async`) left in flight.
+    fn play_gate(&mut self, g: &Value) -> Result<(String, Value), StepError> {
+        let broken = StepError::Broken;
+        let g = self.fill(g).map_err(broken)?;
+        if let Some(name) = g.get("async").and_then(Value::as_str) {
+            let call = self.gate_call(&g).map_err(broken)?;
+            let handle = self.rt.spawn(call);
+            self.pending.insert(name.to_string(), handle);
             return Ok((
-                "send".into(),
-                match conn.send(msg) {
-                    Ok(()) => json!({ "sent": true }),
-                    Err(e) => json!({ "sent": false, "unsent": e }),
-                },
+                format!("gate {} (in flight)", g["route"].as_str().unwrap_or("")),
+                json!({ "started": name }),
             ));
         }
-        if let Some(c) = step.get("close") {
-            // A harness that crashes: its connection closes with no goodbye.
-            let on = c.get("on").and_then(Value::as_str).unwrap_or("h");
-            let conn = self
-                .conns
-                .remove(on)
-                .ok_or_else(|| StepError::Broken(format!("no connection `{on}`")))?;
-            let _ = conn.tx.send(Message::Close(None));
-            return Ok(("close".into(), json!({ "closed": true })));
+        let mut res = self.gate(&g).map_err(broken)?;
+        if self.annotate {
+            res["$key"] = g.get("key").cloned().unwrap_or(Value::Null);
+            res["$token"] = self.whose(g.get("token").and_then(Value::as_str));
         }
-        if let Some(v) = step.get("recall") {
-            // Earlier observations, judged together (one reading or another passes).
-            return Ok(("recall".into(), self.fill(v).map_err(broken)?));
-        }
-        if step.get("fakes").is_some() {
-            let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            return Ok(("fakes".into(), json!({ "calls": calls })));
-        }
-        if let Some(ms) = step.get("wait").and_then(Value::as_u64) {
-            let sleep = self.left(Duration::from_millis(ms.min(10_000)));
-            self.rt
-                .block_on(async move { tokio::time::sleep(sleep).await });
-            return Ok(("wait".into(), json!(ms)));
-        }
-        Err(StepError::Broken(format!("unknown step {step}")))
+        Ok((format!("gate {}", g["route"].as_str().unwrap_or("")), res))
+    }
+
+    /// `{"send": {on?, text | binary}}`: a raw frame.
+    fn play_send(&mut self, f: &step::Send) -> Result<(String, Value), StepError> {
+        let conn = self
+            .conns
+            .get(&f.on)
+            .ok_or_else(|| StepError::Broken(format!("no connection `{}`", f.on)))?;
+        let msg = match (&f.text, &f.binary) {
+            (Some(t), _) => Message::text(t.clone()),
+            (None, Some(b)) => Message::binary(b.as_bytes().to_vec()),
+            _ => return Err(StepError::Broken("send: `text` or `binary`".into())),
+        };
+        Ok((
+            "send".into(),
+            match conn.send(msg) {
+                Ok(()) => json!({ "sent": true }),
+                Err(e) => json!({ "sent": false, "unsent": e }),
+            },
+        ))
     }
 
     /// An upgrade's observation, `{status}`. The fuzzer's has what was sent (`$upgrade`), and
@@ -794,6 +937,47 @@ impl Exec {
     /// core gave none), and what was sent `{status?, path, api, token}` (`token` as [`Self::whose`]).
     /// An error is hcpspec's: it could not build the request.
     fn connect(&mut self, c: &Value) -> Result<(Upgraded, Value), String> {
+        let (req, mut sent) = self.upgrade_request(c)?;
+        let name = c
+            .get("as")
+            .and_then(Value::as_str)
+            .unwrap_or("h")
+            .to_string();
+        let wait = self.left(WAIT);
+        let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+            .max_message_size(Some(MAX_FRAME))
+            .max_frame_size(Some(MAX_FRAME));
+        let got = self.rt.block_on(async {
+            tokio::time::timeout(
+                wait,
+                tokio_tungstenite::connect_async_with_config(req, Some(config), false),
+            )
+            .await
+        });
+        let ws = match got {
+            Err(_) => {
+                return Ok((
+                    Err(format!("the upgrade hung past {} ms", wait.as_millis())),
+                    sent,
+                ))
+            }
+            Ok(Err(tokio_tungstenite::tungstenite::Error::Http(resp))) => {
+                sent["status"] = json!(resp.status().as_u16());
+                return Ok((Ok(resp.status().as_u16()), sent));
+            }
+            Ok(Err(e)) => return Ok((Err(format!("cannot connect: {e}")), sent)),
+            Ok(Ok((ws, _))) => ws,
+        };
+        sent["status"] = json!(101);
+        let silent = c.get("silent") == Some(&json!(true));
+        let conn = self.open(ws, silent);
+        self.conns.insert(name, conn);
+        Ok((Ok(101), sent))
+    }
+
+    /// The upgrade request a `connect` or `hello` step sends (its path on coreUrl's listener,
+    /// its token, its `Nylorun-Harness-Api`), and what was sent `{path, api, token}`.
+    fn upgrade_request(&self, c: &Value) -> Result<(UpgradeRequest, Value), String> {
         let url = self
             .lookup("core.coreUrl")
             .and_then(|v| v.as_str().map(str::to_string))
@@ -855,120 +1039,38 @@ impl Exec {
         if let Some(api) = req.headers().get("nylorun-harness-api") {
             sent["api"] = json!(api.to_str().unwrap_or_default());
         }
-        let name = c
-            .get("as")
-            .and_then(Value::as_str)
-            .unwrap_or("h")
-            .to_string();
-        let wait = self.left(WAIT);
-        let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
-            .max_message_size(Some(MAX_FRAME))
-            .max_frame_size(Some(MAX_FRAME));
-        let got = self.rt.block_on(async {
-            tokio::time::timeout(
-                wait,
-                tokio_tungstenite::connect_async_with_config(req, Some(config), false),
-            )
-            .await
-        });
-        let ws = match got {
-            Err(_) => {
-                return Ok((
-                    Err(format!("the upgrade hung past {} ms", wait.as_millis())),
-                    sent,
-                ))
-            }
-            Ok(Err(tokio_tungstenite::tungstenite::Error::Http(resp))) => {
-                sent["status"] = json!(resp.status().as_u16());
-                return Ok((Ok(resp.status().as_u16()), sent));
-            }
-            Ok(Err(e)) => return Ok((Err(format!("cannot connect: {e}")), sent)),
-            Ok(Ok((ws, _))) => ws,
-        };
-        sent["status"] = json!(101);
-        let (mut sink, mut source) = ws.split();
+        Ok((req, sent))
+    }
+
+    /// A connection over an accepted upgrade: its writer and its reader run on the case's
+    /// runtime. A `silent` one answers none of core's pings.
+    fn open(&self, ws: Ws, silent: bool) -> Conn {
+        let (sink, source) = ws.split();
         // What hcpspec sends (its steps' frames) and its answers to core's pings, of which at
         // most PING_REPLIES wait: a ping flood cannot queue replies without bound, nor hold a
         // request behind them.
-        let (tx, mut out) = mpsc::unbounded_channel::<Message>();
-        let (ping, mut pings) = mpsc::channel::<Message>(PING_REPLIES);
+        let (tx, out) = mpsc::unbounded_channel::<Message>();
+        let (ping, pings) = mpsc::channel::<Message>(PING_REPLIES);
         // Core's frames: bounded by UNREAD_FRAMES / UNREAD_BYTES (counted in `unread`, held
         // ones too), past which the reader stops.
         let (fin, rx) = mpsc::channel::<(Value, usize)>(UNREAD_FRAMES + 2);
         let unread = Arc::new(Unread::default());
-        let silent = c.get("silent") == Some(&json!(true));
-        let written = unread.clone();
-        self.rt.spawn(async move {
-            loop {
-                let (m, len) = tokio::select! {
-                    biased;
-                    m = out.recv() => match m {
-                        Some(m) => {
-                            let len = m.len();
-                            (m, len)
-                        }
-                        None => break,
-                    },
-                    Some(p) = pings.recv() => (p, 0),
-                };
-                if sink.send(m).await.is_err() {
-                    break;
-                }
-                written.unsent.fetch_sub(len, Ordering::SeqCst);
-            }
-        });
-        let counted = unread.clone();
-        self.rt.spawn(async move {
-            let mut n = 0u64;
-            let end = loop {
-                // A core that floods must not hold the runtime's one worker (the writer, gate
-                // calls in flight) nor its shutdown: yield now and then, and stop once the
-                // connection is gone (its receiver dropped).
-                n += 1;
-                if n.is_multiple_of(64) {
-                    tokio::task::yield_now().await;
-                }
-                if fin.is_closed() {
-                    return;
-                }
-                let t = match source.next().await {
-                    None => break json!({ "closed": true }),
-                    Some(Err(e)) => break json!({ "closed": true, "error": e.to_string() }),
-                    Some(Ok(Message::Text(t))) => t,
-                    Some(Ok(_)) => continue,
-                };
-                let f: Value = serde_json::from_str(t.as_str())
-                    .unwrap_or_else(|_| json!({ "text": t.as_str() }));
-                if f["t"] == "ping" {
-                    if !silent {
-                        let _ = ping.try_send(Message::text(r#"{"t":"ping"}"#));
-                    }
-                    if counted.ping_queued.swap(true, Ordering::SeqCst) {
-                        continue;
-                    }
-                }
-                let flood = counted
-                    .admit(t.len())
-                    .and_then(|()| fin.try_send((f, t.len())).map_err(|e| e.to_string()));
-                if let Err(why) = flood {
-                    *counted.flood.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
-                    return;
-                }
-            };
-            counted.frames.fetch_add(1, Ordering::SeqCst);
-            let _ = fin.try_send((end, 0));
-        });
-        self.conns.insert(
-            name,
-            Conn {
-                tx,
-                rx,
-                held: vec![],
-                unread,
-                next: 1,
-            },
-        );
-        Ok((Ok(101), sent))
+        self.rt
+            .spawn(write_frames(sink, out, pings, unread.clone()));
+        let reader = Reader {
+            fin,
+            ping,
+            silent,
+            counted: unread.clone(),
+        };
+        self.rt.spawn(reader.read(source));
+        Conn {
+            tx,
+            rx,
+            held: vec![],
+            unread,
+            next: 1,
+        }
     }
 
     /// Send a request; core's answer, `{ok, r}` or `{ok, e}`.
@@ -994,7 +1096,7 @@ impl Exec {
         const MARK: &str = "@@hcpspec-pad@@";
         // The mark goes in first: `padAt` is written in hcpspec's names, as the case is.
         let padded = pad_to.is_some() && set_pointer(&mut p, pad_at, json!(MARK));
-        self.names.sent(m, &mut p)?;
+        self.names.sent(m, &mut p).map_err(|e| e.to_string())?;
         let conn = self
             .conns
             .get_mut(on)
@@ -1156,7 +1258,9 @@ impl Exec {
             ));
         }
         let mut body = g.get("body").cloned().unwrap_or(json!({}));
-        self.names.sent(route, &mut body)?;
+        self.names
+            .sent(route, &mut body)
+            .map_err(|e| e.to_string())?;
         self.post_call(&url, g, body, "gate")
     }
 

@@ -83,11 +83,16 @@ fn shown_value(v: &Value) -> String {
     crate::snapshot::excerpt_text(&v.to_string(), 80)
 }
 
+/// What core.start's `names` says that hcpspec cannot honour: the case is an error naming it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("core.start's names: {0}")]
+pub struct BadNames(String);
+
 impl Names {
     /// core.start's `names` member, checked: absent or null is no renaming; anything the table
     /// does not allow is a one-line error naming the bad entry.
-    pub fn from_start(v: Option<&Value>) -> Result<Names, String> {
-        let why = |s: String| format!("core.start's names: {s}");
+    pub fn from_start(v: Option<&Value>) -> Result<Names, BadNames> {
+        let why = BadNames;
         let Some(v) = v.filter(|v| !v.is_null()) else {
             return Ok(Names::default());
         };
@@ -166,7 +171,7 @@ impl Names {
 
     /// What hcpspec sends on `on` (a request's params, a gate's body), renamed into the core's
     /// names in place. An error when a renamed member meets a member the object already has.
-    pub fn sent(&self, on: &str, v: &mut Value) -> Result<(), String> {
+    pub fn sent(&self, on: &str, v: &mut Value) -> Result<(), BadNames> {
         let Some(map) = self.0.get(on) else {
             return Ok(());
         };
@@ -183,11 +188,11 @@ impl Names {
                 }
             });
             if let Some(k) = clash {
-                return Err(format!(
-                    "core.start's names: `{on}`'s `{}` meets a member `{}` the case sends already",
+                return Err(BadNames(format!(
+                    "`{on}`'s `{}` meets a member `{}` the case sends already",
                     map.iter().find(|(_, n)| **n == k).map_or("?", |(m, _)| m),
                     shown(&k)
-                ));
+                )));
             }
         }
         Ok(())
@@ -275,7 +280,7 @@ mod tests {
     use serde_json::{json, Value};
 
     fn names(v: Value) -> Result<Names, String> {
-        Names::from_start(Some(&v))
+        Names::from_start(Some(&v)).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -368,7 +373,7 @@ mod tests {
         assert_eq!(p, json!({ "size": "begin", "op": 3 }));
         let n = names(json!({ "artifact.write": { "op": "name" } })).unwrap();
         let mut p = json!({ "op": "begin", "name": "a.txt" });
-        let e = n.sent("artifact.write", &mut p).unwrap_err();
+        let e = n.sent("artifact.write", &mut p).unwrap_err().to_string();
         assert!(e.contains("`op`") && e.contains("`name`"), "{e}");
     }
 

@@ -1,9 +1,10 @@
 //! The core-api suite as a [`Suite`]: scripts played on a core behind its control shim.
 
 use crate::case::matcher::Denials;
-use crate::case::{check_expects, Case, Format};
+use crate::case::{check_expects, Case, Format, Parsed};
 use crate::knob::{infos, Info};
 use crate::run::runner::Target;
+use crate::run::Spec;
 use crate::suites::{Context, FuzzReport, FuzzRun, Shim, ShimTarget, Suite};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -37,6 +38,13 @@ impl Format for CoreApi {
             }
         }
         check_names(steps)
+    }
+    /// The script in types ([`super::Script`]): a step with no action or two is refused here.
+    fn parse(&self, case: &Case) -> Result<Parsed, (String, String)> {
+        let script = case.member("script").cloned().unwrap_or_default();
+        super::Script::parse(&script)
+            .map(Parsed::new)
+            .map_err(|(at, why)| (format!("/script{at}"), why))
     }
 }
 
@@ -156,17 +164,22 @@ impl Suite for CoreApi {
         crate::suites::judged_by_step(case, failure, "/script/steps", 0)
     }
     fn target(&self, spec: &str, ctx: &Context) -> Result<Arc<dyn Target>, String> {
-        Ok(Arc::new(ShimTarget {
-            spec: spec.to_string(),
-            connect: super::connector(spec, &ctx.options)?,
-            describe: &super::DESCRIBE,
-            run: super::run_case,
-        }))
+        let spec = Spec::of_shim(spec).map_err(|e| e.to_string())?;
+        let connect = super::connector(&spec, &ctx.options).map_err(|e| e.to_string())?;
+        Ok(Arc::new(ShimTarget::new(
+            spec,
+            connect,
+            &super::DESCRIBE,
+            super::run_case,
+        )))
     }
     fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, String>> {
-        let connect = match super::connector(run.spec, &Default::default()) {
+        let connect = Spec::of_shim(run.spec)
+            .map_err(Into::into)
+            .and_then(|spec| super::connector(&spec, &Default::default()));
+        let connect = match connect {
             Ok(c) => c,
-            Err(e) => return Some(Err(e)),
+            Err(e) => return Some(Err(e.to_string())),
         };
         if let Err(e) = crate::suites::reachable(run.spec, &connect, &super::DESCRIBE) {
             return Some(Err(e));
@@ -207,6 +220,36 @@ impl Suite for CoreApi {
 mod tests {
     use super::files_misnamed;
     use serde_json::json;
+
+    /// A case of `steps`, loaded as a file of the suite: its error, one line.
+    fn load_error(steps: &str) -> String {
+        use std::path::Path;
+        let text = format!(
+            r#"{{"id": "steps", "title": "t", "section": "1", "level": "MUST",
+            "spec": "004_0d5b24e47247e871.txt § 1 Transport (\"x\")",
+            "script": {{ "steps": {steps} }} }}"#
+        );
+        let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
+        let denials = crate::case::load_denials(&vectors).unwrap();
+        let file = Path::new("vectors/core-api/1/steps.json");
+        crate::suites::parse_case(file, &text, "core-api", "core", &denials)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn a_step_with_no_action_or_two_is_refused_at_load() {
+        let none = load_error(r#"[ { "hello": {} }, { "expect": { "ok": true } } ]"#);
+        assert_eq!(
+            none,
+            "vectors/core-api/1/steps.json:/script/steps/1: a step takes one action (control, connect, request …): none given"
+        );
+        let two = load_error(r#"[ { "hello": {}, "close": {}, "expect": { "ok": true } } ]"#);
+        assert_eq!(
+            two,
+            "vectors/core-api/1/steps.json:/script/steps/0: a step takes one action: `hello` and `close` given"
+        );
+    }
 
     #[test]
     fn a_file_is_named_by_the_hash_of_its_bytes() {

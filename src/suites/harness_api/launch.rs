@@ -8,6 +8,8 @@
 pub const VERSION: &str = "1";
 
 use super::reap::{self, Tree};
+use crate::error::BadInput;
+use crate::run::spec::{Scheme, Spec, SpecError};
 use std::collections::VecDeque;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -83,24 +85,26 @@ pub enum Harness {
 
 impl Harness {
     /// `exec:CMD ARGS`, `inproc:reference`, `inproc:mutant:NAME`, `inproc:variant:NAME`.
-    pub fn parse(spec: &str) -> Result<Harness, String> {
-        if let Some(cmd) = spec.strip_prefix("exec:") {
-            let argv = shell_words::split(cmd).map_err(|e| format!("--runtime {spec}: {e}"))?;
-            if argv.is_empty() {
-                return Err(format!("--runtime {spec}: no command after exec:"));
-            }
-            return Ok(Harness::Exec(argv));
+    pub fn parse(spec: &str) -> Result<Harness, BadInput> {
+        match spec.parse::<Spec>() {
+            Ok(Spec::Exec(cmd)) => Ok(Harness::Exec(cmd.argv)),
+            Err(e @ SpecError::Command {
+                scheme: Scheme::Exec,
+                ..
+            }) => Err(e.into()),
+            Ok(Spec::Inproc(name)) => super::reference::Knobs::named(&name)
+                .map(Harness::Embedded)
+                .ok_or_else(|| {
+                    format!(
+                        "--runtime {spec}: no embedded harness `{name}` (reference, mutant:NAME, variant:NAME; see `hcpspec list --suite harness-api --mutants`)"
+                    )
+                    .into()
+                }),
+            _ => Err(format!(
+                "--runtime {spec}: a harness is started as exec:'CMD ARGS' (or inproc:reference)"
+            )
+            .into()),
         }
-        if let Some(name) = spec.strip_prefix("inproc:") {
-            return super::reference::Knobs::named(name).map(Harness::Embedded).ok_or_else(|| {
-                format!(
-                    "--runtime {spec}: no embedded harness `{name}` (reference, mutant:NAME, variant:NAME; see `hcpspec list --suite harness-api --mutants`)"
-                )
-            });
-        }
-        Err(format!(
-            "--runtime {spec}: a harness is started as exec:'CMD ARGS' (or inproc:reference)"
-        ))
     }
 
     /// Start it; must be called on the scenario's runtime.

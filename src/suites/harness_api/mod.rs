@@ -32,9 +32,9 @@ pub fn info(spec: &str) -> Value {
     json!({ "runtime": { "name": spec.strip_prefix("inproc:").unwrap_or(spec) }, "protocol": "harness-api/5" })
 }
 
-/// The scenario of a case, as the loader read it (`HarnessApi`'s `Format::read`).
+/// The scenario of a case, as the loader read it (`HarnessApi`'s `Format::parse`).
 pub fn scenario_of(case: &Case) -> Option<&Arc<Scenario>> {
-    case.typed()
+    case.parsed.get()
 }
 
 /// Play one scenario against a harness and judge it.

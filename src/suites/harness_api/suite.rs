@@ -3,7 +3,7 @@
 
 use super::launch::Harness;
 use crate::case::matcher::Denials;
-use crate::case::{check_expects, Case, Format, Typed};
+use crate::case::{check_expects, Case, Format, Parsed};
 use crate::knob::{infos, Info};
 use crate::run::runner::Target;
 use crate::run::CaseResult;
@@ -28,7 +28,7 @@ impl Format for HarnessApi {
     }
     /// The scenario as hcpspec's core plays it and the judge reads its checks: what it cannot
     /// read is refused here, at load, not an error verdict mid-run.
-    fn read(&self, case: &Case) -> Result<Typed, (String, String)> {
+    fn parse(&self, case: &Case) -> Result<Parsed, (String, String)> {
         let written = case.member("scenario").cloned().unwrap_or_default();
         let sc: Scenario = serde_json::from_value(written.clone()).map_err(|e| {
             written
@@ -37,7 +37,7 @@ impl Format for HarnessApi {
                 .unwrap_or(("/scenario".into(), e.to_string()))
         })?;
         told(&sc.timers)?;
-        Ok(Typed::new(Arc::new(sc)))
+        Ok(Parsed::new(Arc::new(sc)))
     }
 }
 
@@ -88,7 +88,7 @@ impl Suite for HarnessApi {
     fn target(&self, spec: &str, _: &Context) -> Result<Arc<dyn Target>, String> {
         Ok(Arc::new(Launched {
             spec: spec.to_string(),
-            harness: Harness::parse(spec)?,
+            harness: Harness::parse(spec).map_err(|e| e.to_string())?,
         }))
     }
     fn mutants(&self) -> Vec<Info> {
@@ -100,7 +100,7 @@ impl Suite for HarnessApi {
     fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, String>> {
         let harness = match Harness::parse(run.spec) {
             Ok(h) => h,
-            Err(e) => return Some(Err(e)),
+            Err(e) => return Some(Err(e.to_string())),
         };
         let cfg = super::fuzz::Config {
             harness,

@@ -55,7 +55,8 @@ impl Suite for Contract {
         true
     }
     fn target(&self, spec: &str, ctx: &Context) -> Result<Arc<dyn Target>, String> {
-        let connect = crate::adapter::connector_with(spec, &ctx.options)?;
+        let connect =
+            crate::adapter::connector_with(spec, &ctx.options).map_err(|e| e.to_string())?;
         let env = RunEnv::new(&ctx.vectors, &ctx.probe)?;
         Ok(Arc::new(Runtime {
             spec: spec.to_string(),

@@ -11,6 +11,30 @@
 
 use serde_json::{json, Map, Value};
 
+/// Bytes a Core cannot read as the body they are said to be, or a body it cannot encode: what
+/// an adapter's decoder refuses them with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Undecodable(pub String);
+
+impl From<String> for Undecodable {
+    fn from(s: String) -> Undecodable {
+        Undecodable(s)
+    }
+}
+
+impl From<&str> for Undecodable {
+    fn from(s: &str) -> Undecodable {
+        Undecodable(s.into())
+    }
+}
+
+impl From<Undecodable> for String {
+    fn from(e: Undecodable) -> String {
+        e.0
+    }
+}
+
 /// Which Core the adapter (and its shim's fakes) are built on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {
@@ -21,11 +45,11 @@ pub enum Dialect {
     Other,
 }
 
-fn object(bytes: &[u8], what: &str) -> Result<Map<String, Value>, String> {
+fn object(bytes: &[u8], what: &str) -> Result<Map<String, Value>, Undecodable> {
     match serde_json::from_slice::<Value>(bytes) {
         Ok(Value::Object(o)) => Ok(o),
-        Ok(_) => Err(format!("{what}: not an object")),
-        Err(e) => Err(format!("{what}: {e}")),
+        Ok(_) => Err(format!("{what}: not an object").into()),
+        Err(e) => Err(format!("{what}: {e}").into()),
     }
 }
 
@@ -39,7 +63,7 @@ fn other_block(b: &Value) -> Value {
     }
 }
 
-fn block_of_other(b: &Value) -> Result<Value, String> {
+fn block_of_other(b: &Value) -> Result<Value, Undecodable> {
     let kind = b.get("kind").cloned().unwrap_or(Value::Null);
     if kind == "text" {
         let Some(t) = b.get("value") else {
@@ -57,11 +81,11 @@ fn block_of_other(b: &Value) -> Result<Value, String> {
 }
 
 /// `blocks` of an object, the given member: absent or null is none.
-fn list(o: &Map<String, Value>, member: &str, what: &str) -> Result<Vec<Value>, String> {
+fn list(o: &Map<String, Value>, member: &str, what: &str) -> Result<Vec<Value>, Undecodable> {
     match o.get(member) {
         Some(Value::Array(b)) => Ok(b.clone()),
         Some(Value::Null) | None => Ok(vec![]),
-        Some(_) => Err(format!("{what}: {member} is not an array")),
+        Some(_) => Err(format!("{what}: {member} is not an array").into()),
     }
 }
 
@@ -94,11 +118,11 @@ impl Dialect {
 
     /// DecodeInputBlocks: an InputRequest's blocks (none when it has none). `strict`: a member
     /// InputRequest does not have is an error, as a strict decoder of Core's InputRequest has it.
-    pub fn input_blocks(self, bytes: &[u8], strict: bool) -> Result<Vec<Value>, String> {
+    pub fn input_blocks(self, bytes: &[u8], strict: bool) -> Result<Vec<Value>, Undecodable> {
         let o = object(bytes, "input body")?;
         let members = self.input_members();
         if let Some(k) = o.keys().find(|k| strict && !members.contains(&k.as_str())) {
-            return Err(format!("input body: unknown member {k:?}"));
+            return Err(format!("input body: unknown member {k:?}").into());
         }
         let blocks = list(&o, members[0], "input body")?;
         match self {
@@ -109,7 +133,7 @@ impl Dialect {
 
     /// A CreateRequest's blocks (its other members are the create's own). No bytes: none for
     /// the reference's Core; the Other Core says zero bytes are no CreateRequest (A24).
-    pub fn create_blocks(self, bytes: &[u8]) -> Result<Vec<Value>, String> {
+    pub fn create_blocks(self, bytes: &[u8]) -> Result<Vec<Value>, Undecodable> {
         if bytes.is_empty() {
             return match self {
                 Dialect::Reference => Ok(vec![]),
@@ -127,7 +151,7 @@ impl Dialect {
     }
 
     /// The stored gate_response body: the interaction it answers and the answer.
-    pub fn gate_body(self, bytes: &[u8]) -> Result<(String, Value), String> {
+    pub fn gate_body(self, bytes: &[u8]) -> Result<(String, Value), Undecodable> {
         match self {
             Dialect::Reference => {
                 let o = object(bytes, "gate_response body")?;
@@ -156,7 +180,7 @@ impl Dialect {
 
     /// `host.encode`: the abstract body of docs/host-protocol.md § 2 in this Core's bytes, as
     /// `{payload}` (JSON) or `{payloadText}`.
-    pub fn encode(self, body: &Value) -> Result<Value, String> {
+    pub fn encode(self, body: &Value) -> Result<Value, Undecodable> {
         let blocks = |v: &Value| -> Vec<Value> { v.as_array().cloned().unwrap_or_default() };
         let as_json = |bytes: Vec<u8>| -> Value {
             json!({ "payload": serde_json::from_slice::<Value>(&bytes).unwrap_or(Value::Null) })
@@ -197,7 +221,8 @@ impl Dialect {
             ("undecodable", Dialect::Other) => Ok(json!({ "payloadText": "not an input request" })),
             (other, _) => Err(format!(
                 "type: no body {other:?} (input, create, gate_response, undecodable)"
-            )),
+            )
+            .into()),
         }
     }
 }

@@ -5,7 +5,7 @@
 //! patch of one value of one step, so a finding shrinks by dropping patches while it still
 //! fails, and is written as a case that replays the invariants (`"invariants": true`).
 
-use super::{Call, Connector, Player, ALWAYS};
+use super::{Call, Connector, Method, Player, Step, ALWAYS};
 use crate::case::Case;
 use crate::mutate::{Rng, Source};
 use serde_json::{json, Value};
@@ -91,206 +91,228 @@ fn mutation(steps: &[Value], r: &mut Rng) -> Option<Patch> {
             .collect()
     };
     let (binds, applies, subs) = (of("host.bind"), of("host.apply"), of("host.subscribe"));
-    let text = |t: &str| json!({ "type": "text", "text": t });
     match r.below(10) {
-        0 if !applies.is_empty() => {
-            let i = pick(r, &applies);
-            let k = pick(
-                r,
-                &[
-                    "create",
-                    "restore",
-                    "input",
-                    "interrupt",
-                    "gate_response",
-                    "",
-                    "Input",
-                    "resume",
-                ],
-            );
-            Some(patch(
-                i,
-                &["params", "command", "kind"],
-                Some(json!(k)),
-                format!("step {i}: kind {k:?}"),
-            ))
-        }
-        1 if !applies.is_empty() && r.below(2) == 0 => {
-            // An abstract body, in whatever the adapter's Core encodes it (host.encode).
-            let i = pick(r, &applies);
-            let bodies = [
-                json!({ "type": "input", "blocks": [] }),
-                json!({ "type": "input", "blocks": [text("fuzz")], "principal": { "kind": "user", "id": "u-fuzz" } }),
-                json!({ "type": "create" }),
-                json!({ "type": "create", "blocks": [text("fuzz")], "createOnly": "fuzz" }),
-                json!({ "type": "gate_response", "interactionId": "e-1", "answer": null }),
-                json!({ "type": "undecodable" }),
-            ];
-            let b = pick(r, &bodies);
-            Some(patch(
-                i,
-                &["params", "command", "body"],
-                Some(b.clone()),
-                format!("step {i}: body {b}"),
-            ))
-        }
-        1 | 2 if !applies.is_empty() => {
-            let i = pick(r, &applies);
-            let payloads = [
-                None,
-                Some(json!({})),
-                Some(json!({ "blocks": [] })),
-                Some(json!({ "blocks": "x" })),
-                Some(json!({ "blocks": [text("fuzz")] })),
-                Some(json!({ "blocks": [text(&"x".repeat(70_000))] })),
-                Some(json!({ "say": "fuzz" })),
-                Some(json!({ "interactionId": "e-1", "answer": true })),
-                Some(json!({ "interactionId": 7 })),
-                Some(json!([1, 2])),
-                Some(json!("a string")),
-            ];
-            let p = pick(r, &payloads);
-            Some(patch(
-                i,
-                &["params", "command", "payload"],
-                p.clone(),
-                format!(
-                    "step {i}: payload {}",
-                    p.map_or("absent".into(), |v| crate::adapter::excerpt(
-                        v.to_string().as_bytes()
-                    ))
-                ),
-            ))
-        }
-        3 if !applies.is_empty() => {
-            let i = pick(r, &applies);
-            if r.below(2) == 0 {
-                Some(patch(
-                    i,
-                    &["params", "command", "payloadRef"],
-                    Some(json!("obj://fuzz/1")),
-                    format!("step {i}: a payload reference"),
-                ))
-            } else {
-                Some(patch(
-                    i,
-                    &["params", "command", "payloadText"],
-                    Some(json!(pick(
-                        r,
-                        &[
-                            "",
-                            "{",
-                            "\u{0}",
-                            "null",
-                            "{\"blocks\":[{\"type\":\"text\",\"text\":\"t\"}]}"
-                        ]
-                    ))),
-                    format!("step {i}: payload bytes"),
-                ))
-            }
-        }
-        4 if !binds.is_empty() => {
-            let i = pick(r, &binds);
-            let e = pick(
-                r,
-                &[
-                    json!([null]),
-                    json!([3, null]),
-                    json!([null, 4]),
-                    json!([u64::MAX >> 1]),
-                    json!([2, 2, 9]),
-                ],
-            );
-            Some(patch(
-                i,
-                &["params", "session", "epochs"],
-                Some(e.clone()),
-                format!("step {i}: epochs {e}"),
-            ))
-        }
-        5 if !binds.is_empty() => {
-            let i = pick(r, &binds);
-            let cap = pick(r, &REQUIRED);
-            let key = pick(r, &["lacks", "hides"]);
-            Some(patch(
-                i,
-                &["params", "session", key],
-                Some(json!([cap])),
-                format!("step {i}: {key} {cap}"),
-            ))
-        }
-        6 if !binds.is_empty() => {
-            let i = pick(r, &binds);
-            match r.below(4) {
-                0 => Some(patch(
-                    i,
-                    &["params", "session", "faultChannel"],
-                    Some(json!(false)),
-                    format!("step {i}: a nil fault channel"),
-                )),
-                1 => Some(patch(
-                    i,
-                    &["params", "launchCancelled"],
-                    Some(json!(true)),
-                    format!("step {i}: a cancelled launch"),
-                )),
-                2 => Some(patch(
-                    i,
-                    &["params", "session", "releaseFails"],
-                    Some(json!("fuzz-release-failed")),
-                    format!("step {i}: release fails"),
-                )),
-                _ => Some(patch(
-                    i,
-                    &["params", "kind"],
-                    Some(json!("restore")),
-                    format!("step {i}: a restore"),
-                )),
-            }
-        }
-        7 if !subs.is_empty() => {
-            let i = pick(r, &subs);
-            let a = pick(r, &["", "ev-1", " ", "0"]);
-            Some(patch(
-                i,
-                &["params", "after"],
-                Some(json!(a)),
-                format!("step {i}: after {a:?}"),
-            ))
-        }
-        8 if !binds.is_empty() => {
-            let i = pick(r, &binds);
-            let d = json!([
-                { "eventId": "f-1", "journalSeq": 1, "publicBody": {}, "coveredThrough": 1, "committed": r.below(2) == 0 },
-                { "eventId": "f-2", "journalSeq": 2, "publicBody": null, "coveredThrough": 2, "committed": r.below(2) == 0 }
-            ]);
-            Some(patch(
-                i,
-                &["params", "session", "deliveries"],
-                Some(d),
-                format!("step {i}: deliveries"),
-            ))
-        }
-        _ if !applies.is_empty() => {
-            let i = pick(r, &applies);
-            let p = pick(
-                r,
-                &[
-                    json!(null),
-                    json!({}),
-                    json!("user"),
-                    json!({ "kind": "user", "id": "u-fuzz" }),
-                ],
-            );
-            Some(patch(
-                i,
-                &["params", "command", "principal"],
-                Some(p.clone()),
-                format!("step {i}: principal {p}"),
-            ))
-        }
+        0 if !applies.is_empty() => kind(pick(r, &applies), r),
+        1 if !applies.is_empty() && r.below(2) == 0 => body(pick(r, &applies), r),
+        1 | 2 if !applies.is_empty() => payload(pick(r, &applies), r),
+        3 if !applies.is_empty() => bytes(pick(r, &applies), r),
+        4 if !binds.is_empty() => epochs(pick(r, &binds), r),
+        5 if !binds.is_empty() => capability(pick(r, &binds), r),
+        6 if !binds.is_empty() => session(pick(r, &binds), r),
+        7 if !subs.is_empty() => after(pick(r, &subs), r),
+        8 if !binds.is_empty() => deliveries(pick(r, &binds), r),
+        _ if !applies.is_empty() => principal(pick(r, &applies), r),
         _ => None,
     }
+}
+
+fn text(t: &str) -> Value {
+    json!({ "type": "text", "text": t })
+}
+
+/// Step `i`: another kind of command.
+fn kind(i: usize, r: &mut Rng) -> Option<Patch> {
+    let k = pick(
+        r,
+        &[
+            "create",
+            "restore",
+            "input",
+            "interrupt",
+            "gate_response",
+            "",
+            "Input",
+            "resume",
+        ],
+    );
+    Some(patch(
+        i,
+        &["params", "command", "kind"],
+        Some(json!(k)),
+        format!("step {i}: kind {k:?}"),
+    ))
+}
+
+/// Step `i`: an abstract body, in whatever the adapter's Core encodes it (host.encode).
+fn body(i: usize, r: &mut Rng) -> Option<Patch> {
+    let bodies = [
+        json!({ "type": "input", "blocks": [] }),
+        json!({ "type": "input", "blocks": [text("fuzz")], "principal": { "kind": "user", "id": "u-fuzz" } }),
+        json!({ "type": "create" }),
+        json!({ "type": "create", "blocks": [text("fuzz")], "createOnly": "fuzz" }),
+        json!({ "type": "gate_response", "interactionId": "e-1", "answer": null }),
+        json!({ "type": "undecodable" }),
+    ];
+    let b = pick(r, &bodies);
+    Some(patch(
+        i,
+        &["params", "command", "body"],
+        Some(b.clone()),
+        format!("step {i}: body {b}"),
+    ))
+}
+
+/// Step `i`: another payload, or none.
+fn payload(i: usize, r: &mut Rng) -> Option<Patch> {
+    let payloads = [
+        None,
+        Some(json!({})),
+        Some(json!({ "blocks": [] })),
+        Some(json!({ "blocks": "x" })),
+        Some(json!({ "blocks": [text("fuzz")] })),
+        Some(json!({ "blocks": [text(&"x".repeat(70_000))] })),
+        Some(json!({ "say": "fuzz" })),
+        Some(json!({ "interactionId": "e-1", "answer": true })),
+        Some(json!({ "interactionId": 7 })),
+        Some(json!([1, 2])),
+        Some(json!("a string")),
+    ];
+    let p = pick(r, &payloads);
+    Some(patch(
+        i,
+        &["params", "command", "payload"],
+        p.clone(),
+        format!(
+            "step {i}: payload {}",
+            p.map_or("absent".into(), |v| crate::adapter::excerpt(
+                v.to_string().as_bytes()
+            ))
+        ),
+    ))
+}
+
+/// Step `i`: a payload reference, or payload bytes.
+fn bytes(i: usize, r: &mut Rng) -> Option<Patch> {
+    if r.below(2) == 0 {
+        Some(patch(
+            i,
+            &["params", "command", "payloadRef"],
+            Some(json!("obj://fuzz/1")),
+            format!("step {i}: a payload reference"),
+        ))
+    } else {
+        Some(patch(
+            i,
+            &["params", "command", "payloadText"],
+            Some(json!(pick(
+                r,
+                &[
+                    "",
+                    "{",
+                    "\u{0}",
+                    "null",
+                    "{\"blocks\":[{\"type\":\"text\",\"text\":\"t\"}]}"
+                ]
+            ))),
+            format!("step {i}: payload bytes"),
+        ))
+    }
+}
+
+/// Step `i`: the session reports other lease epochs.
+fn epochs(i: usize, r: &mut Rng) -> Option<Patch> {
+    let e = pick(
+        r,
+        &[
+            json!([null]),
+            json!([3, null]),
+            json!([null, 4]),
+            json!([u64::MAX >> 1]),
+            json!([2, 2, 9]),
+        ],
+    );
+    Some(patch(
+        i,
+        &["params", "session", "epochs"],
+        Some(e.clone()),
+        format!("step {i}: epochs {e}"),
+    ))
+}
+
+/// Step `i`: the session lacks or hides a capability bind requires.
+fn capability(i: usize, r: &mut Rng) -> Option<Patch> {
+    let cap = pick(r, &REQUIRED);
+    let key = pick(r, &["lacks", "hides"]);
+    Some(patch(
+        i,
+        &["params", "session", key],
+        Some(json!([cap])),
+        format!("step {i}: {key} {cap}"),
+    ))
+}
+
+/// Step `i`: a nil fault channel, a cancelled launch, a failing release, or a restore.
+fn session(i: usize, r: &mut Rng) -> Option<Patch> {
+    match r.below(4) {
+        0 => Some(patch(
+            i,
+            &["params", "session", "faultChannel"],
+            Some(json!(false)),
+            format!("step {i}: a nil fault channel"),
+        )),
+        1 => Some(patch(
+            i,
+            &["params", "launchCancelled"],
+            Some(json!(true)),
+            format!("step {i}: a cancelled launch"),
+        )),
+        2 => Some(patch(
+            i,
+            &["params", "session", "releaseFails"],
+            Some(json!("fuzz-release-failed")),
+            format!("step {i}: release fails"),
+        )),
+        _ => Some(patch(
+            i,
+            &["params", "kind"],
+            Some(json!("restore")),
+            format!("step {i}: a restore"),
+        )),
+    }
+}
+
+/// Step `i`: a subscription after an event.
+fn after(i: usize, r: &mut Rng) -> Option<Patch> {
+    let a = pick(r, &["", "ev-1", " ", "0"]);
+    Some(patch(
+        i,
+        &["params", "after"],
+        Some(json!(a)),
+        format!("step {i}: after {a:?}"),
+    ))
+}
+
+/// Step `i`: the session delivers events, committed or not.
+fn deliveries(i: usize, r: &mut Rng) -> Option<Patch> {
+    let d = json!([
+        { "eventId": "f-1", "journalSeq": 1, "publicBody": {}, "coveredThrough": 1, "committed": r.below(2) == 0 },
+        { "eventId": "f-2", "journalSeq": 2, "publicBody": null, "coveredThrough": 2, "committed": r.below(2) == 0 }
+    ]);
+    Some(patch(
+        i,
+        &["params", "session", "deliveries"],
+        Some(d),
+        format!("step {i}: deliveries"),
+    ))
+}
+
+/// Step `i`: another principal.
+fn principal(i: usize, r: &mut Rng) -> Option<Patch> {
+    let p = pick(
+        r,
+        &[
+            json!(null),
+            json!({}),
+            json!("user"),
+            json!({ "kind": "user", "id": "u-fuzz" }),
+        ],
+    );
+    Some(patch(
+        i,
+        &["params", "command", "principal"],
+        Some(p.clone()),
+        format!("step {i}: principal {p}"),
+    ))
 }
 
 fn names(v: &Value) -> Vec<&str> {
@@ -313,8 +335,8 @@ pub fn broken(calls: &[Call], records: &Value) -> Option<String> {
     for (i, c) in calls.iter().enumerate() {
         let (p, a) = (&c.params, &c.answer);
         let refused = a.get("refused").is_some();
-        match c.method.as_str() {
-            "host.bind" => {
+        match c.method {
+            Method::Bind => {
                 let s = &p["session"];
                 let lacking = names(&s["lacks"])
                     .into_iter()
@@ -330,7 +352,7 @@ pub fn broken(calls: &[Call], records: &Value) -> Option<String> {
                     bound.insert(h.to_string(), (s.clone(), p["request"].clone(), 0));
                 }
             }
-            "host.apply" => {
+            Method::Apply => {
                 let h = p["session"].as_str().unwrap_or_default();
                 let Some((cfg, _, n)) = bound.get_mut(h) else {
                     continue;
@@ -389,7 +411,7 @@ pub fn broken(calls: &[Call], records: &Value) -> Option<String> {
                     return Some(format!("call {i}: the Principal did not cross unchanged"));
                 }
             }
-            "host.subscribe" => {
+            Method::Subscribe => {
                 let after = p["after"].as_str().unwrap_or_default();
                 if !after.is_empty() && !refused {
                     return Some(format!(
@@ -438,7 +460,8 @@ fn play(seed: &Case, steps: &[Value], connect: &Connector) -> Result<Option<Stri
     let mut p = Player::start(&mut *shim, body.get("target")).map_err(|v| cut(format!("{v:?}")))?;
     let mut calls = Vec::new();
     for s in steps {
-        match p.call(s) {
+        let s = Step::parse(s).map_err(|(at, why)| cut(format!("a patched step{at}: {why}")))?;
+        match p.call(&s) {
             Ok(c) => calls.push(c),
             // A handle a refused bind left unbound is the case's error, not the adapter's.
             Err((_, crate::adapter::CallError::Rpc(e))) if e.code == -32602 => {}
@@ -497,16 +520,27 @@ fn shrink(
     (patches, why, broke)
 }
 
+/// When a fuzz run stops: after `seconds`, `trials` cases played or `findings` findings.
+pub struct Budget {
+    pub seed: u64,
+    pub seconds: f64,
+    pub trials: Option<u64>,
+    pub findings: Option<usize>,
+}
+
 pub fn run(
     connect: &Connector,
     cases: &[Case],
-    seed: u64,
-    seconds: f64,
-    max: Option<u64>,
-    max_findings: Option<usize>,
+    budget: Budget,
     out: Option<&Path>,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Report {
+    let Budget {
+        seed,
+        seconds,
+        trials: max,
+        findings: max_findings,
+    } = budget;
     let seeds: Vec<&Case> = cases
         .iter()
         .filter(|c| c.member("host").is_some())

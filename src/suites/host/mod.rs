@@ -9,7 +9,9 @@ pub mod fuzz;
 pub mod reference;
 pub mod seams;
 pub mod shim;
+pub mod step;
 mod suite;
+pub use step::{Method, Step};
 pub use suite::Host;
 
 use crate::adapter::{Adapter, CallError};
@@ -34,14 +36,20 @@ pub type Connector = crate::adapter::Connector;
 
 /// `inproc:reference` (`mutant:NAME`, `variant:NAME`), `stdio:CMD` (a shim process per case), or
 /// a shim serving over HTTP or WebSocket.
-pub fn connector(spec: &str, opts: &crate::adapter::Options) -> Result<Connector, String> {
+pub fn connector(
+    spec: &crate::run::Spec,
+    opts: &crate::adapter::Options,
+) -> Result<Connector, crate::error::BadInput> {
     crate::adapter::process::connector(spec, opts, "host adapter", |name| {
         shim::ReferenceHost::named(name).map(|h| Box::new(h) as Box<dyn Adapter>)
     })
 }
 
-/// Checks every case makes on what the fakes recorded: (name, the sentence, what fails it).
-pub const ALWAYS: &[(&str, &str, fn(&Value) -> Option<String>)] = &[
+/// A check every case makes on what the fakes recorded: its name, the sentence, what fails it.
+pub type Always = (&'static str, &'static str, fn(&Value) -> Option<String>);
+
+/// The checks every case makes.
+pub const ALWAYS: &[Always] = &[
     (
         "no-store",
         "003_43d43b314353d2bc.txt § Customisation points (\"The adapter never opens a store.\")",
@@ -125,7 +133,7 @@ pub fn run_case(case: &Case, connect: &Connector) -> CaseResult {
 /// hcpspec's encoding of an abstract body (docs/host-protocol.md § 2, `host.encode`) for a shim
 /// that does not implement `host.encode`: the reference Core's, so that such a shim is judged as
 /// before. Written apart from the reference's Core (`core.rs`), which a test holds equal to it.
-pub fn default_encoding(body: &Value) -> Result<Value, String> {
+pub fn default_encoding(body: &Value) -> Result<Value, core::Undecodable> {
     let has = |k: &str| body.get(k).filter(|v| !v.is_null()).cloned();
     let mut o = Map::new();
     match body["type"].as_str().unwrap_or_default() {
@@ -153,7 +161,8 @@ pub fn default_encoding(body: &Value) -> Result<Value, String> {
         other => {
             return Err(format!(
                 "body: no type {other:?} (input, create, gate_response, undecodable)"
-            ))
+            )
+            .into())
         }
     }
     Ok(json!({ "payload": o }))
@@ -176,7 +185,7 @@ fn encoded(answer: &Value) -> Result<(&'static str, Value), String> {
 
 /// One call a case made: the method, its params after templates and defaults, the answer.
 pub struct Call {
-    pub method: String,
+    pub method: Method,
     pub params: Value,
     pub answer: Value,
 }
@@ -192,12 +201,15 @@ pub struct Player<'a> {
 impl<'a> Player<'a> {
     /// Start afresh (a shim serving many cases over HTTP or WebSocket needs `host.reset`; a stdio
     /// shim may not know it) and build the case's target.
-    pub fn start(shim: &'a mut dyn Adapter, target: Option<&Value>) -> Result<Player<'a>, Verdict> {
+    pub fn start(
+        shim: &'a mut dyn Adapter,
+        target: Option<&Value>,
+    ) -> Result<Player<'a>, Box<Verdict>> {
         let _ = shim.call("host.reset", json!({}));
         let target = merge(&target_defaults(), target.unwrap_or(&json!({})));
         let answer = shim
             .call("host.target", target)
-            .map_err(|e| broken("host.target", e))?;
+            .map_err(|e| Box::new(broken("host.target", e)))?;
         let mut vars = Map::new();
         vars.insert("target".into(), answer);
         Ok(Player {
@@ -207,35 +219,33 @@ impl<'a> Player<'a> {
         })
     }
 
-    /// One step's call, with `${…}` filled and `host.bind`'s defaults merged in.
-    pub fn call(&mut self, step: &Value) -> Result<Call, (String, CallError)> {
-        let method = step["call"].as_str().unwrap_or_default().to_string();
-        let params = template::fill(&self.vars, step.get("params").unwrap_or(&json!({})))
-            .map_err(|e| (method.clone(), CallError::Transport(e)))?;
-        let mut params = if method == "host.bind" {
-            merge(&bind_defaults(), &params)
-        } else {
-            params
+    /// One step's call, with `${…}` filled and `host.bind`'s defaults merged in. An error
+    /// names the method that failed.
+    pub fn call(&mut self, step: &Step) -> Result<Call, (&'static str, CallError)> {
+        let method = step.call;
+        let params = template::fill(&self.vars, &step.params)
+            .map_err(|e| (method.name(), CallError::Transport(e)))?;
+        let mut params = match method {
+            Method::Bind => merge(&bind_defaults(), &params),
+            _ => params,
         };
         // A command's abstract `body` crosses as the bytes the adapter's Core encodes it in.
-        if method == "host.apply" {
+        if method == Method::Apply {
             let body = params["command"]
                 .as_object_mut()
                 .and_then(|c| c.remove("body"));
             if let Some(body) = body {
-                let (member, bytes) = self
-                    .encode(&body)
-                    .map_err(|e| ("host.encode".to_string(), e))?;
+                let (member, bytes) = self.encode(&body).map_err(|e| ("host.encode", e))?;
                 params["command"][member] = bytes;
             }
         }
-        let answer = match self.shim.call(&method, params.clone()) {
+        let answer = match self.shim.call(method.name(), params.clone()) {
             Ok(a) => a,
-            Err(e) => return Err((method, e)),
+            Err(e) => return Err((method.name(), e)),
         };
-        if let Some(name) = step["save"].as_str() {
+        if let Some(name) = &step.save {
             template::save(&mut self.vars, name, answer.clone())
-                .map_err(|e| (method.clone(), CallError::Transport(e)))?;
+                .map_err(|e| (method.name(), CallError::Transport(e)))?;
         }
         Ok(Call {
             method,
@@ -255,15 +265,16 @@ impl<'a> Player<'a> {
             }
         }
         default_encoding(body)
+            .map_err(String::from)
             .and_then(|a| encoded(&a))
             .map_err(CallError::Transport)
     }
 
     /// Everything the fakes recorded.
-    pub fn records(&mut self) -> Result<Value, Verdict> {
+    pub fn records(&mut self) -> Result<Value, Box<Verdict>> {
         self.shim
             .call("host.records", json!({}))
-            .map_err(|e| broken("host.records", e))
+            .map_err(|e| Box::new(broken("host.records", e)))
     }
 
     fn fill(&self, v: &Value) -> Result<Value, String> {
@@ -275,24 +286,39 @@ impl<'a> Player<'a> {
 /// a case the fuzzer wrote, its invariants).
 pub fn execute(case: &Case, shim: &mut dyn Adapter, obs: &mut Vec<Observation>) -> Verdict {
     let body = case.member("host").cloned().unwrap_or(json!({}));
+    let parsed;
+    let steps = match case.parsed.get::<Vec<Step>>() {
+        Some(steps) => steps,
+        // A case built in memory, not loaded: its steps parsed now.
+        None => match step::parse_steps(&body) {
+            Ok(steps) => {
+                parsed = steps;
+                &parsed
+            }
+            Err((at, why)) => {
+                return Verdict::Error {
+                    message: format!("/host{at}: {why}"),
+                }
+            }
+        },
+    };
     let mut p = match Player::start(shim, body.get("target")) {
         Ok(p) => p,
-        Err(v) => return v,
+        Err(v) => return *v,
     };
-    let steps = body["steps"].as_array().cloned().unwrap_or_default();
     let mut calls = Vec::new();
     for (i, step) in steps.iter().enumerate() {
         let call = match p.call(step) {
             Ok(c) => c,
-            Err((method, e)) => return broken(&method, e),
+            Err((method, e)) => return broken(method, e),
         };
         let shown = crate::snapshot::contain(&call.answer);
         obs.push(Observation {
             step: i,
-            action: call.method.clone(),
+            action: call.method.name().to_string(),
             value: shown.clone(),
         });
-        if let Some(expect) = step.get("expect") {
+        if let Some(expect) = &step.expect {
             let expect = match p.fill(expect) {
                 Ok(e) => e,
                 Err(message) => return Verdict::Error { message },
@@ -300,7 +326,7 @@ pub fn execute(case: &Case, shim: &mut dyn Adapter, obs: &mut Vec<Observation>) 
             if let Err(m) = matcher::check(&expect, &call.answer, &Claims::default()) {
                 return Verdict::Fail(Failure {
                     step: i,
-                    action: call.method,
+                    action: call.method.name().to_string(),
                     path: m.path,
                     message: m.message,
                     expected: m.expected,
@@ -312,7 +338,7 @@ pub fn execute(case: &Case, shim: &mut dyn Adapter, obs: &mut Vec<Observation>) 
     }
     let records = match p.records() {
         Ok(r) => r,
-        Err(v) => return v,
+        Err(v) => return *v,
     };
     let mut broken = ALWAYS.iter().find_map(|(name, spec, check)| {
         check(&records).map(|m| (format!("always-check {name}"), format!("{m} ({spec})")))

@@ -432,7 +432,7 @@ impl Bound {
             Some(d) if !k.breaks(Mutant::ProductDecoderIgnored) => d(bytes),
             None if k.breaks(Mutant::NoDefaultDecoder) => Err("no block decoder".into()),
             // DecodeInputBlocks: Core's InputRequest, principal and metadata allowed.
-            _ => dialect(k).input_blocks(bytes, false),
+            _ => dialect(k).input_blocks(bytes, false).map_err(String::from),
         }
         .map_err(|e| Refusal::open(k, "invalid", e))
     }

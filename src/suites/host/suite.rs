@@ -1,9 +1,10 @@
 //! The host suite as a [`Suite`]: cases played on an adapter behind its host shim, linked with recording fakes.
 
 use crate::case::matcher::Denials;
-use crate::case::{check_expects, Case, Format};
+use crate::case::{check_expects, Case, Format, Parsed};
 use crate::knob::{infos, Info};
 use crate::run::runner::Target;
+use crate::run::Spec;
 use crate::suites::{Context, FuzzReport, FuzzRun, Shim, ShimTarget, Suite};
 use std::sync::Arc;
 
@@ -49,6 +50,13 @@ impl Format for Host {
         }
         Ok(())
     }
+    /// The steps in types ([`super::Step`]).
+    fn parse(&self, case: &Case) -> Result<Parsed, (String, String)> {
+        let host = case.member("host").cloned().unwrap_or_default();
+        super::step::parse_steps(&host)
+            .map(Parsed::new)
+            .map_err(|(at, why)| (format!("/host{at}"), why))
+    }
 }
 
 impl Suite for Host {
@@ -68,28 +76,36 @@ impl Suite for Host {
         super::ALWAYS.iter().map(|(name, _, _)| *name).collect()
     }
     fn target(&self, spec: &str, ctx: &Context) -> Result<Arc<dyn Target>, String> {
-        Ok(Arc::new(ShimTarget {
-            spec: spec.to_string(),
-            connect: super::connector(spec, &ctx.options)?,
-            describe: &super::DESCRIBE,
-            run: super::run_case,
-        }))
+        let spec = Spec::of_shim(spec).map_err(|e| e.to_string())?;
+        let connect = super::connector(&spec, &ctx.options).map_err(|e| e.to_string())?;
+        Ok(Arc::new(ShimTarget::new(
+            spec,
+            connect,
+            &super::DESCRIBE,
+            super::run_case,
+        )))
     }
     fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, String>> {
-        let connect = match super::connector(run.spec, &Default::default()) {
+        let connect = Spec::of_shim(run.spec)
+            .map_err(Into::into)
+            .and_then(|spec| super::connector(&spec, &Default::default()));
+        let connect = match connect {
             Ok(c) => c,
-            Err(e) => return Some(Err(e)),
+            Err(e) => return Some(Err(e.to_string())),
         };
         if let Err(e) = crate::suites::reachable(run.spec, &connect, &super::DESCRIBE) {
             return Some(Err(e));
         }
+        let budget = super::fuzz::Budget {
+            seed: run.seed,
+            seconds: run.seconds,
+            trials: run.trials,
+            findings: run.findings,
+        };
         Some(Ok(super::fuzz::run(
             &connect,
             run.cases,
-            run.seed,
-            run.seconds,
-            run.trials,
-            run.findings,
+            budget,
             Some(run.out),
             run.stop,
         )))
@@ -109,5 +125,24 @@ impl Suite for Host {
     }
     fn variants(&self) -> Vec<Info> {
         infos::<super::reference::Variant>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A step with no call is refused at load, naming the file and the step.
+    #[test]
+    fn a_step_with_no_call_is_refused_at_load() {
+        use std::path::Path;
+        let text = r#"{"id": "steps", "title": "t", "section": "H1", "level": "MUST",
+            "spec": "003_43d43b314353d2bc.txt § H1 (\"x\")",
+            "host": { "steps": [ { "params": {}, "expect": {} } ] } }"#;
+        let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
+        let denials = crate::case::load_denials(&vectors).unwrap();
+        let file = Path::new("vectors/host/H1/steps.json");
+        let e = crate::suites::parse_case(file, text, "host", "host", &denials).unwrap_err();
+        assert_eq!(e.file, file);
+        assert_eq!(e.pointer, "/host/steps/0");
+        assert!(e.to_string().lines().count() == 1, "{e}");
     }
 }
