@@ -27,6 +27,7 @@ mod loading;
 mod pack_typed;
 mod redaction;
 mod renderings;
+mod shape;
 mod report_untrusted;
 mod stdio_lines;
 mod transports;
