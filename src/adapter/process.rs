@@ -7,6 +7,8 @@
 //! past `max_message`; invalid UTF-8 and another request's id are errors that say so.
 //! Notifications (a message with a method and no id) before the answer are skipped.
 
+use crate::error::BadInput;
+
 use crate::adapter::stdio::{end_of, Proc};
 use crate::adapter::{Adapter, CallError, Options};
 use crate::shim::RpcError;
@@ -23,7 +25,7 @@ pub struct Process {
 }
 
 impl Process {
-    pub fn start(argv: &[String], opts: &Options) -> Result<Process, String> {
+    pub fn start(argv: &[String], opts: &Options) -> Result<Process, BadInput> {
         Ok(Process {
             proc: Proc::spawn(argv)?,
             opts: opts.clone(),
@@ -131,7 +133,7 @@ pub fn connector(
         }
         let opts = opts.clone();
         return Ok(Box::new(move || {
-            Process::start(&argv, &opts).map(|c| Box::new(c) as Box<dyn Adapter>)
+            Process::start(&argv, &opts).map(|c| Box::new(c) as Box<dyn Adapter>).map_err(String::from)
         }));
     }
     crate::adapter::connector_with(spec, opts)

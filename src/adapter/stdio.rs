@@ -6,6 +6,8 @@
 //! ends, unless the process broke the transport; then it is killed and the next case gets a
 //! fresh one. With `--jobs N` there are at most N processes.
 
+use crate::error::BadInput;
+
 use super::rpc::{excerpt, secs, size, Client, Link};
 use super::{Adapter, CallError, Options};
 use serde_json::{json, Value};
@@ -330,7 +332,7 @@ impl Pool {
     }
 
     /// An initialised process for one case.
-    pub fn checkout(self: &Arc<Self>) -> Result<Pooled, String> {
+    pub fn checkout(self: &Arc<Self>) -> Result<Pooled, BadInput> {
         loop {
             let Some((mut c, handshake)) =
                 self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop()

@@ -1,6 +1,8 @@
 //! `${name.path}` templates of the script suites (core-api, host): a later step reads what an
 //! earlier step saved.
 
+use crate::error::BadInput;
+
 use serde_json::{json, Map, Value};
 
 /// How large one expansion may grow: the bytes templates put in (a whole-value template counts
@@ -14,7 +16,7 @@ pub const SAVED_CAP: usize = 32 << 20;
 
 /// Keep `value` as `name` for later steps' templates. An error, and nothing kept, when the saved
 /// values would hold more than [`SAVED_CAP`] bytes in all.
-pub fn save(vars: &mut Map<String, Value>, name: &str, value: Value) -> Result<(), String> {
+pub fn save(vars: &mut Map<String, Value>, name: &str, value: Value) -> Result<(), BadInput> {
     let old = vars.insert(name.to_string(), value);
     let mut total = 0usize;
     for v in vars.values() {
@@ -24,11 +26,11 @@ pub fn save(vars: &mut Map<String, Value>, name: &str, value: Value) -> Result<(
                 Some(o) => vars.insert(name.to_string(), o),
                 None => vars.remove(name),
             };
-            return Err(format!(
+            return Err(BadInput(format!(
                 "saved values past {} MiB (saving `{}`): a case's steps save too much",
                 SAVED_CAP >> 20,
                 name.chars().take(64).collect::<String>()
-            ));
+            )));
         }
     }
     Ok(())
@@ -37,9 +39,9 @@ pub fn save(vars: &mut Map<String, Value>, name: &str, value: Value) -> Result<(
 /// `${name.path}` in strings: a string that is one whole template becomes the saved value (of any
 /// type); a template inside a longer string becomes its text. An unknown name is `null` / "".
 /// An error when the expansion would put more than [`EXPANSION_CAP`] bytes in.
-pub fn fill(vars: &Map<String, Value>, v: &Value) -> Result<Value, String> {
+pub fn fill(vars: &Map<String, Value>, v: &Value) -> Result<Value, BadInput> {
     let mut budget = EXPANSION_CAP;
-    fill_within(vars, v, &mut budget)
+    fill_within(vars, v, &mut budget).map_err(BadInput)
 }
 
 fn spend(budget: &mut usize, bytes: usize) -> Result<(), String> {

@@ -10,6 +10,8 @@
 //! ```
 //! `case` is a case name or a glob over names; the first matching entry applies.
 
+use crate::error::BadInput;
+
 use super::{CaseResult, Verdict};
 use crate::case::Level;
 use globset::{Glob, GlobMatcher};
@@ -49,7 +51,7 @@ pub struct Expectations {
 
 impl Expectations {
     /// Load and check a file; every problem is one line naming the file and the JSON pointer.
-    pub fn load(path: &Path) -> Result<Expectations, String> {
+    pub fn load(path: &Path) -> Result<Expectations, BadInput> {
         let at = |p: &str, m: String| {
             if p.is_empty() {
                 format!("{}: {m}", path.display())
@@ -58,16 +60,16 @@ impl Expectations {
             }
         };
         let text =
-            crate::input::read_capped(path, crate::input::MAX_CASE).map_err(|e| at("", e))?;
+            crate::input::read_capped(path, crate::input::MAX_CASE).map_err(|e| at("", String::from(e)))?;
         let file: File = serde_json::from_str(&text)
             .map_err(|e| at("", format!("line {} column {}: {e}", e.line(), e.column())))?;
         let mut entries = Vec::new();
         for (i, e) in file.expectations.into_iter().enumerate() {
             if e.reason.trim().is_empty() {
-                return Err(at(
+                return Err(BadInput(at(
                     &format!("/expectations/{i}/reason"),
                     "every expectation needs a reason".into(),
-                ));
+                )));
             }
             let glob = Glob::new(&e.case)
                 .map_err(|x| at(&format!("/expectations/{i}/case"), x.to_string()))?

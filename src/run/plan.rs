@@ -1,5 +1,7 @@
 //! Choose which cases run: by name (substring or glob), section and level.
 
+use crate::error::BadInput;
+
 use crate::case::{Case, Level};
 use globset::Glob;
 
@@ -21,7 +23,7 @@ pub fn shard(name: &str, n: usize) -> usize {
 }
 
 /// Parse `k/n` with 1 ≤ k ≤ n.
-pub fn parse_partition(s: &str) -> Result<(usize, usize), String> {
+pub fn parse_partition(s: &str) -> Result<(usize, usize), BadInput> {
     let bad = || format!("--partition {s}: expected k/n with 1 <= k <= n, e.g. 2/4");
     let (k, n) = s.split_once('/').ok_or_else(bad)?;
     let (k, n): (usize, usize) = (
@@ -29,7 +31,7 @@ pub fn parse_partition(s: &str) -> Result<(usize, usize), String> {
         n.trim().parse().map_err(|_| bad())?,
     );
     if k == 0 || n == 0 || k > n {
-        return Err(bad());
+        return Err(BadInput(bad()));
     }
     Ok((k, n))
 }

@@ -8,6 +8,8 @@
 //! killed, every MUST case killed, a claim, a ledger row) plays only the pairs it needs, so a
 //! trial run alone (`cargo nextest`) does not replay the whole matrix.
 
+use crate::error::BadInput;
+
 use super::{Context, Suite};
 use crate::case::{Case, Level, SuiteInfo};
 use crate::knob::Info;
@@ -245,31 +247,15 @@ impl SelfCheck<'_> {
     /// results in order. A question has at most `jobs` threads: a thread per pair, each waiting
     /// for a place, cost more than the pairs themselves.
     fn play(&self, pairs: &[(&str, &Case)]) -> Result<Vec<CaseResult>, String> {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<Option<Result<CaseResult, String>>>> =
-            Mutex::new(vec![None; pairs.len()]);
-        std::thread::scope(|s| {
-            for _ in 0..self.memo.jobs.min(pairs.len()) {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((name, case)) = pairs.get(i) else {
-                        break;
-                    };
-                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        self.one(name, case)
-                    }))
-                    .unwrap_or_else(|_| Err("a self-check thread panicked".into()));
-                    results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
-                });
-            }
-        });
-        results
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner())
-            .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err("a self-check thread panicked".into())))
-            .collect()
+        crate::run::pool::each(pairs, self.memo.jobs, &crate::run::pool::never, &|_, (name, case)| {
+            self.one(name, case)
+        })
+        .into_iter()
+        .map(|r| match r {
+            Some(Ok(r)) => r,
+            _ => Err("a self-check thread panicked".into()),
+        })
+        .collect()
     }
 
     /// `inproc:NAME` on `cases`; results in case order.
@@ -307,7 +293,7 @@ impl SelfCheck<'_> {
 
     /// The cases of its own that the mutant fails (an error or a skip is no kill): all of them
     /// (the CLI's matrix prints the count).
-    pub fn kills(&self, m: &Info) -> Result<Vec<String>, String> {
+    pub fn kills(&self, m: &Info) -> Result<Vec<String>, BadInput> {
         let own = self.own(m, self.cases);
         Ok(self
             .run(&format!("mutant:{}", m.name), &own)?
@@ -320,7 +306,7 @@ impl SelfCheck<'_> {
     /// One case of its own that the mutant fails, if any: the cases whose `killed_by` names it
     /// first, then those of `hints` (the ledger rows it is the killer of), then the rest, a
     /// batch at a time, stopping at the first kill (or one already known).
-    pub fn first_kill(&self, m: &Info, hints: &[String]) -> Result<Option<String>, String> {
+    pub fn first_kill(&self, m: &Info, hints: &[String]) -> Result<Option<String>, BadInput> {
         let name = format!("mutant:{}", m.name);
         let mut own = self.own(m, self.cases);
         if let Some(c) = own.iter().find(|c| self.memo.known_kill(&name, &c.name())) {
@@ -336,7 +322,7 @@ impl SelfCheck<'_> {
     }
 
     /// Every mutant's kills (the whole matrix).
-    pub fn all_kills(&self) -> Result<Kills, String> {
+    pub fn all_kills(&self) -> Result<Kills, BadInput> {
         self.suite
             .mutants()
             .iter()
@@ -346,7 +332,7 @@ impl SelfCheck<'_> {
 
     /// The MUST cases the variant does not pass (a skip is no failure: what it needs was not
     /// offered), each explained.
-    pub fn variant_failures(&self, v: &Info) -> Result<Vec<String>, String> {
+    pub fn variant_failures(&self, v: &Info) -> Result<Vec<String>, BadInput> {
         let must: Vec<&Case> = self
             .cases
             .iter()
@@ -376,7 +362,7 @@ impl SelfCheck<'_> {
     /// tries its candidates in turn (those its `killed_by` names, then the killers of the
     /// ledger rows naming it, `hints` as (case, mutant), then the rest of its section's), every
     /// case's next candidate played at once, until each has a kill or none is left.
-    pub fn unkilled_by_search(&self, hints: &[(String, String)]) -> Result<Vec<String>, String> {
+    pub fn unkilled_by_search(&self, hints: &[(String, String)]) -> Result<Vec<String>, BadInput> {
         let mutants = self.suite.mutants();
         let mut open: Vec<(&Case, Vec<String>)> = self
             .cases
@@ -447,7 +433,7 @@ impl SelfCheck<'_> {
 
     /// The same as [`SelfCheck::false_claims`], playing only each claim's own pair: the matrix
     /// it reads holds just those.
-    pub fn false_claims_played(&self) -> Result<Vec<String>, String> {
+    pub fn false_claims_played(&self) -> Result<Vec<String>, BadInput> {
         let mut kills: Kills = self
             .suite
             .mutants()
@@ -498,7 +484,7 @@ impl SelfCheck<'_> {
 
     /// Run one killer of a ledger row on what the row claims: its MUST cases, and for each check
     /// it names, every MUST case of the suite (a check every case runs is claimed by all of them).
-    pub fn prove_one(&self, row: &super::ledger::Row, killer: &str) -> Result<Proof, String> {
+    pub fn prove_one(&self, row: &super::ledger::Row, killer: &str) -> Result<Proof, BadInput> {
         // The row's own cases first; a check it claims is claimed by every MUST case, played in
         // batches until one proves it (a wait-bound suite has many).
         let mut cases: Vec<&Case> = self

@@ -163,13 +163,13 @@ impl Suite for CoreApi {
             run: super::run_case,
         }))
     }
-    fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, String>> {
+    fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, crate::suites::FuzzError>> {
         let connect = match super::connector(run.spec, &Default::default()) {
             Ok(c) => c,
-            Err(e) => return Some(Err(e)),
+            Err(e) => return Some(Err(e.into())),
         };
         if let Err(e) = crate::suites::reachable(run.spec, &connect, &super::DESCRIBE) {
-            return Some(Err(e));
+            return Some(Err(e.into()));
         }
         let budget = super::fuzz::Budget {
             seed: run.seed,

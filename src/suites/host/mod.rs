@@ -211,7 +211,7 @@ impl<'a> Player<'a> {
     pub fn call(&mut self, step: &Value) -> Result<Call, (String, CallError)> {
         let method = step["call"].as_str().unwrap_or_default().to_string();
         let params = template::fill(&self.vars, step.get("params").unwrap_or(&json!({})))
-            .map_err(|e| (method.clone(), CallError::Transport(e)))?;
+            .map_err(|e| (method.clone(), CallError::Transport(String::from(e))))?;
         let mut params = if method == "host.bind" {
             merge(&bind_defaults(), &params)
         } else {
@@ -235,7 +235,7 @@ impl<'a> Player<'a> {
         };
         if let Some(name) = step["save"].as_str() {
             template::save(&mut self.vars, name, answer.clone())
-                .map_err(|e| (method.clone(), CallError::Transport(e)))?;
+                .map_err(|e| (method.clone(), CallError::Transport(String::from(e))))?;
         }
         Ok(Call {
             method,
@@ -267,7 +267,7 @@ impl<'a> Player<'a> {
     }
 
     fn fill(&self, v: &Value) -> Result<Value, String> {
-        template::fill(&self.vars, v)
+        template::fill(&self.vars, v).map_err(String::from)
     }
 }
 
