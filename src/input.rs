@@ -82,12 +82,14 @@ pub fn read_capped(path: &Path, cap: u64) -> Result<String, BadInput> {
         // It grew while being read.
         return Err(BadInput(over(bytes.len() as u64, cap)));
     }
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "not UTF-8 (an invalid byte at byte {})",
-            e.utf8_error().valid_up_to()
-        )
-    }).map_err(BadInput)
+    String::from_utf8(bytes)
+        .map_err(|e| {
+            format!(
+                "not UTF-8 (an invalid byte at byte {})",
+                e.utf8_error().valid_up_to()
+            )
+        })
+        .map_err(BadInput)
 }
 
 fn over(size: u64, cap: u64) -> String {
@@ -124,13 +126,16 @@ mod tests {
         let f = dir.path().join("a.json");
         std::fs::write(&f, "{}").unwrap();
         assert_eq!(read_capped(&f, 2).unwrap(), "{}");
-        assert!(read_capped(&f, 1).unwrap_err().contains("over the cap"));
+        assert!(read_capped(&f, 1).unwrap_err().0.contains("over the cap"));
         let e = read_capped(Path::new("/dev/zero"), MAX_RESULT).unwrap_err();
-        assert!(e.contains("not a regular file (a character device)"), "{e}");
+        assert!(
+            e.0.contains("not a regular file (a character device)"),
+            "{e}"
+        );
         let e = read_capped(dir.path(), MAX_RESULT).unwrap_err();
-        assert!(e.contains("a directory"), "{e}");
+        assert!(e.0.contains("a directory"), "{e}");
         std::fs::write(&f, b"\xff").unwrap();
-        assert!(read_capped(&f, 2).unwrap_err().contains("not UTF-8"));
+        assert!(read_capped(&f, 2).unwrap_err().0.contains("not UTF-8"));
     }
 
     #[test]

@@ -152,7 +152,8 @@ pub fn embedded_root() -> Result<&'static Path, BadInput> {
         .get_or_init(materialise)
         .as_ref()
         .map(|p| p.as_path())
-        .map_err(Clone::clone).map_err(BadInput)
+        .map_err(Clone::clone)
+        .map_err(BadInput)
 }
 
 /// A path under the materialised tree as the repository names it (`vectors/host/…`), for

@@ -17,7 +17,9 @@ pub fn loopback_origin(url: &str) -> Result<String, BadInput> {
         return Err(BadInput(format!("`{shown}` carries user info")));
     }
     if !matches!(a.host(), "127.0.0.1" | "[::1]" | "::1" | "localhost") {
-        return Err(BadInput(format!("`{shown}` is not on the loopback interface")));
+        return Err(BadInput(format!(
+            "`{shown}` is not on the loopback interface"
+        )));
     }
     let port = a
         .port_u16()

@@ -154,7 +154,9 @@ pub fn connector_with(spec: &str, opts: &Options) -> Result<Connector, String> {
             return Err(format!("--runtime {spec}: no command after stdio:"));
         }
         let pool = stdio::Pool::new(argv, opts);
-        return Ok(Box::new(move || pool.checkout().map(boxed).map_err(String::from)));
+        return Ok(Box::new(move || {
+            pool.checkout().map(boxed).map_err(String::from)
+        }));
     }
     if spec.starts_with("http://") {
         let shared = http::HttpShared::new(spec)?;

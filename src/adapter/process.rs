@@ -133,7 +133,9 @@ pub fn connector(
         }
         let opts = opts.clone();
         return Ok(Box::new(move || {
-            Process::start(&argv, &opts).map(|c| Box::new(c) as Box<dyn Adapter>).map_err(String::from)
+            Process::start(&argv, &opts)
+                .map(|c| Box::new(c) as Box<dyn Adapter>)
+                .map_err(String::from)
         }));
     }
     crate::adapter::connector_with(spec, opts)

@@ -46,6 +46,8 @@ pub fn set(doc: &mut Value, pointer: &str, value: Option<Value>) -> Result<(), B
             }
             Ok(())
         }
-        _ => Err(BadInput(format!("`{parent}` is neither an object nor an array"))),
+        _ => Err(BadInput(format!(
+            "`{parent}` is neither an object nor an array"
+        ))),
     }
 }

@@ -38,7 +38,9 @@ pub fn plain_name(s: &str) -> Result<(), BadInput> {
         )));
     }
     if s == "." || s == ".." {
-        return Err(BadInput(format!("`{s}`: a pack name cannot be `.` or `..`")));
+        return Err(BadInput(format!(
+            "`{s}`: a pack name cannot be `.` or `..`"
+        )));
     }
     if let Some(c) = s
         .chars()

@@ -156,7 +156,7 @@ mod tests {
             save(&mut vars, &format!("v{i}"), mb.clone()).unwrap();
         }
         let e = save(&mut vars, "big", json!("x".repeat(2 << 20))).unwrap_err();
-        assert!(e.contains("saved values past 32 MiB"), "{e}");
+        assert!(e.0.contains("saved values past 32 MiB"), "{e}");
         assert!(!vars.contains_key("big"));
         // Saving again under a name replaces its value: no growth.
         save(&mut vars, "v0", json!("small")).unwrap();

@@ -6,8 +6,8 @@
 use super::{printable, table_marked, Marks, Rules};
 use crate::case::{Case, Level, SuiteInfo};
 use crate::run::expectations::Outcome;
-use crate::run::runner::{Event, EventKind, Reporter};
 use crate::run::result::{fails_run, RunResult, RuntimeRun};
+use crate::run::runner::{Event, EventKind, Reporter};
 use crate::run::Verdict;
 use crate::snapshot::{self, Drift};
 use serde_json::Value;
@@ -180,7 +180,13 @@ impl Terminal {
         }
     }
 
-    fn runtime_finished(&mut self, suite: Option<&str>, spec: &str, run: &RuntimeRun, cases: &[Case]) {
+    fn runtime_finished(
+        &mut self,
+        suite: Option<&str>,
+        spec: &str,
+        run: &RuntimeRun,
+        cases: &[Case],
+    ) {
         if let Some(b) = self.bar.take() {
             b.finish_and_clear();
         }
@@ -214,7 +220,9 @@ impl Terminal {
         let table = table_marked(&sections, run, self.rules, &self.look.marks);
         let _ = write!(self.out, "{table}");
         if let Some(why) = &run.stopped {
-            self.out(&format!("  stopped early: {why}; the cases not run are skips"));
+            self.out(&format!(
+                "  stopped early: {why}; the cases not run are skips"
+            ));
         }
         if run.summary.unclassified > 0 {
             self.out(&format!(
@@ -289,7 +297,10 @@ impl Terminal {
         let review = self.snapshots.as_ref().map_or_else(String::new, |d| {
             format!("hcpspec review --snapshots {}", d.display())
         });
-        let (new, changed) = (std::mem::take(&mut self.new), std::mem::take(&mut self.changed));
+        let (new, changed) = (
+            std::mem::take(&mut self.new),
+            std::mem::take(&mut self.changed),
+        );
         if new > 0 && self.rules.ci {
             self.err(&format!("\n{new} new snapshot(s), which fail the run under CI: left as .snap.new; review them ({review}) or run with --accept, then commit them"));
         } else if new > 0 {
@@ -350,7 +361,10 @@ impl Terminal {
             self.err(&format!("  {n:>4} × {key}"));
         }
         if rows.len() > 10 {
-            self.err(&format!("  … and {} more places (see summary.md)", rows.len() - 10));
+            self.err(&format!(
+                "  … and {} more places (see summary.md)",
+                rows.len() - 10
+            ));
         }
     }
 }
@@ -382,5 +396,152 @@ impl Reporter for Terminal {
             EventKind::SuiteFinished { result } => self.suite_finished(result),
             EventKind::RunFinished { .. } => self.roll_up(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::expectations::Outcome;
+    use crate::run::result::Summary;
+    use crate::run::session::RunStats;
+    use crate::run::{CaseResult, Failure};
+    use serde_json::json;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    /// A stream the test reads back.
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Buffer {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Buffer {
+        fn text(&self) -> String {
+            String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+        }
+    }
+
+    fn case(id: &str, level: &str) -> Case {
+        let mut c: Case = serde_json::from_value(json!({
+            "id": id, "title": id, "section": "1", "level": level, "spec": "echo.md#1",
+            "assumption": "the profile's reading",
+        }))
+        .unwrap();
+        c.suite = "echo".into();
+        c.group = "01-echo".into();
+        c
+    }
+
+    fn judged(c: &Case, verdict: Verdict) -> CaseResult {
+        let mut r = CaseResult::of(c, verdict, vec![], vec![], std::time::Instant::now());
+        r.micros = 0;
+        r.annotations.outcome = Some(Outcome::of(&r, None));
+        r
+    }
+
+    /// What the terminal prints of a run with a pass, a failure, an error and a PROFILE
+    /// deviation: stdout (the table) and stderr (the problems, explained, and where they stop).
+    #[test]
+    fn a_red_run_reads_as_it_always_has() {
+        let info: SuiteInfo = serde_json::from_value(json!({
+            "name": "echo", "title": "Echo", "drives": "hcp-runtime", "protocol": "hcp/1",
+            "spec": "echo.md", "sections": [{ "id": "1", "title": "Echo" }],
+        }))
+        .unwrap();
+        let cases = vec![
+            case("answers", "MUST"),
+            case("echoes", "MUST"),
+            case("breaks", "MUST"),
+            case("decides", "PROFILE"),
+        ];
+        let failure = Failure {
+            step: 1,
+            action: "echo".into(),
+            path: "/text".into(),
+            message: "expected \"hi\"".into(),
+            expected: json!("hi"),
+            actual: json!("ho"),
+        };
+        let results = vec![
+            judged(&cases[0], Verdict::Pass),
+            judged(&cases[1], Verdict::Fail(failure.clone())),
+            judged(
+                &cases[2],
+                Verdict::Error {
+                    message: "the shim closed its output".into(),
+                },
+            ),
+            judged(&cases[3], Verdict::Fail(failure)),
+        ];
+        let rules = Rules::default();
+        let run = RuntimeRun {
+            runtime: "inproc:mutant:mute".into(),
+            label: None,
+            stopped: None,
+            info: json!({ "runtime": { "name": "mute", "version": "0.1.0" } }),
+            summary: Summary::of(&results, rules),
+            cases: results.clone(),
+        };
+        let result = RunResult {
+            schema: crate::run::result::SCHEMA.into(),
+            hcpspec_version: "0".into(),
+            suite: "echo".into(),
+            sections: info.sections.clone(),
+            cases_hash: String::new(),
+            runtimes: vec![run.clone()],
+            parity: vec![],
+            strict_expectations: false,
+            ci: false,
+        };
+        let (out, err) = (Buffer::default(), Buffer::default());
+        let mut t = Terminal::new(
+            Look::plain(),
+            rules,
+            None,
+            Box::new(out.clone()),
+            Box::new(err.clone()),
+        );
+        let spec = "inproc:mutant:mute";
+        let at = |kind| Event {
+            suite: Some("echo"),
+            elapsed: Duration::ZERO,
+            kind,
+        };
+        t.event(&Event {
+            suite: None,
+            elapsed: Duration::ZERO,
+            kind: EventKind::RunStarted { suites: &[&info] },
+        });
+        t.event(&at(EventKind::RuntimeStarted {
+            spec,
+            info: &run.info,
+            cases: 4,
+        }));
+        for r in &results {
+            t.event(&at(EventKind::CaseFinished { spec, result: r }));
+        }
+        t.event(&at(EventKind::RuntimeFinished {
+            spec,
+            run: &run,
+            cases: &cases,
+        }));
+        t.event(&at(EventKind::SuiteFinished { result: &result }));
+        let stats = RunStats::of(std::slice::from_ref(&result), false);
+        t.event(&Event {
+            suite: None,
+            elapsed: Duration::ZERO,
+            kind: EventKind::RunFinished { stats: &stats },
+        });
+        insta::assert_snapshot!("terminal_stdout", out.text());
+        insta::assert_snapshot!("terminal_stderr", err.text());
     }
 }

@@ -59,8 +59,8 @@ impl Expectations {
                 format!("{}:{p}: {m}", path.display())
             }
         };
-        let text =
-            crate::input::read_capped(path, crate::input::MAX_CASE).map_err(|e| at("", String::from(e)))?;
+        let text = crate::input::read_capped(path, crate::input::MAX_CASE)
+            .map_err(|e| at("", String::from(e)))?;
         let file: File = serde_json::from_str(&text)
             .map_err(|e| at("", format!("line {} column {}: {e}", e.line(), e.column())))?;
         let mut entries = Vec::new();
@@ -222,10 +222,12 @@ mod tests {
         .unwrap();
         assert!(Expectations::load(&p)
             .unwrap_err()
+            .0
             .ends_with(":/expectations/0/reason: every expectation needs a reason"));
         std::fs::write(&p, r#"{"expectations":[{"case":"contract::0[4-confirm::*","expect":"fail","reason":"r"}]}"#).unwrap();
         assert!(Expectations::load(&p)
             .unwrap_err()
+            .0
             .contains("/expectations/0/case"));
         std::fs::write(
             &p,

@@ -4,8 +4,8 @@
 pub mod expectations;
 pub mod parity;
 pub mod plan;
-pub mod result;
 pub mod pool;
+pub mod result;
 pub mod runner;
 pub mod session;
 

@@ -69,9 +69,14 @@ mod tests {
     #[test]
     fn a_halt_leaves_the_rest_unstarted() {
         let done = AtomicUsize::new(0);
-        let out = each(&[(); 10], 1, &|| done.load(Ordering::Relaxed) >= 3, &|_, _| {
-            done.fetch_add(1, Ordering::Relaxed);
-        });
+        let out = each(
+            &[(); 10],
+            1,
+            &|| done.load(Ordering::Relaxed) >= 3,
+            &|_, _| {
+                done.fetch_add(1, Ordering::Relaxed);
+            },
+        );
         assert_eq!(out.iter().filter(|r| r.is_some()).count(), 3);
     }
 }

@@ -36,7 +36,13 @@ pub struct RunStats {
 impl RunStats {
     /// The stats of `results`.
     pub fn of(results: &[RunResult], interrupted: bool) -> RunStats {
-        let cases = || results.iter().flat_map(|r| r.runtimes.iter().flat_map(move |run| run.cases.iter().map(move |c| (r, c))));
+        let cases = || {
+            results.iter().flat_map(|r| {
+                r.runtimes
+                    .iter()
+                    .flat_map(move |run| run.cases.iter().map(move |c| (r, c)))
+            })
+        };
         RunStats {
             suites: results.len(),
             cases: cases().count(),
@@ -120,7 +126,9 @@ pub fn run(
         for (i, m) in rx {
             waiting[i].push_back(m);
             while at < planned.len() && failed.is_none() {
-                let Some(m) = waiting[at].pop_front() else { break };
+                let Some(m) = waiting[at].pop_front() else {
+                    break;
+                };
                 let runner = &planned[at].runner;
                 match m {
                     Message::Event(e) => e.tell(reporter, &runner.suite.name, runner.cases),
@@ -137,7 +145,9 @@ pub fn run(
                 }
             }
         }
-        worker.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        worker
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
     });
     if let Some(e) = failed {
         return Err(e);
@@ -146,9 +156,11 @@ pub fn run(
     if let Some(Some(Err(panic))) = ran.into_iter().find(|r| matches!(r, Some(Err(_)))) {
         panic!("{panic}");
     }
-    let interrupted = planned
-        .iter()
-        .any(|p| p.runner.interrupt.is_some_and(|f| f.load(Ordering::Relaxed)));
+    let interrupted = planned.iter().any(|p| {
+        p.runner
+            .interrupt
+            .is_some_and(|f| f.load(Ordering::Relaxed))
+    });
     let stats = RunStats::of(&results, interrupted);
     reporter.event(&Event {
         suite: None,

@@ -656,8 +656,8 @@ mod tests {
             (json!(many), "33 redactions, at most 32"),
         ] {
             let e = Declared::from_initialize(&json!({ "redactions": bad })).unwrap_err();
-            assert!(e.contains(says), "{e} lacks {says}");
-            assert!(!e.contains('\n'), "one line: {e}");
+            assert!(e.0.contains(says), "{e} lacks {says}");
+            assert!(!e.0.contains('\n'), "one line: {e}");
         }
     }
 }

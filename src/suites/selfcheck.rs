@@ -247,9 +247,12 @@ impl SelfCheck<'_> {
     /// results in order. A question has at most `jobs` threads: a thread per pair, each waiting
     /// for a place, cost more than the pairs themselves.
     fn play(&self, pairs: &[(&str, &Case)]) -> Result<Vec<CaseResult>, String> {
-        crate::run::pool::each(pairs, self.memo.jobs, &crate::run::pool::never, &|_, (name, case)| {
-            self.one(name, case)
-        })
+        crate::run::pool::each(
+            pairs,
+            self.memo.jobs,
+            &crate::run::pool::never,
+            &|_, (name, case)| self.one(name, case),
+        )
         .into_iter()
         .map(|r| match r {
             Some(Ok(r)) => r,

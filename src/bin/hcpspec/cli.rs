@@ -3,12 +3,12 @@
 
 use hcpspec::adapter;
 use hcpspec::case::{self, Case, Level, SuiteInfo};
+use hcpspec::error::BadInput;
 use hcpspec::exit;
+use hcpspec::report::{Look, Terminal};
 use hcpspec::report::{Rules, RunResult, RuntimeRun, Summary};
 use hcpspec::run::expectations::Expectations;
 use hcpspec::run::plan::Selection;
-use hcpspec::error::BadInput;
-use hcpspec::report::{Look, Terminal};
 use hcpspec::run::runner::{Runner, Snapshots, Target};
 use hcpspec::run::session::{self, Planned};
 use hcpspec::run::{CaseResult, Verdict};
@@ -41,7 +41,9 @@ pub fn bounded(s: &str, lo: u64, hi: u64) -> Result<u64, BadInput> {
         .parse()
         .map_err(|_| format!("expected a whole number from {lo} to {hi}"))?;
     if n < lo || n > hi {
-        return Err(BadInput(format!("{n} is out of bounds: expected {lo} to {hi}")));
+        return Err(BadInput(format!(
+            "{n} is out of bounds: expected {lo} to {hi}"
+        )));
     }
     Ok(n)
 }
@@ -280,12 +282,11 @@ pub fn run(a: &RunArgs) -> Result<i32, exit::Error> {
         vectors: vec![origin],
         ..hcpspec::report::Report::of(finished.results)
     };
-    let files = hcpspec::report::write_all(&report, &a.out).map_err(|source| {
-        exit::Error::Unwritten {
+    let files =
+        hcpspec::report::write_all(&report, &a.out).map_err(|source| exit::Error::Unwritten {
             what: "the run's outputs",
             source,
-        }
-    })?;
+        })?;
     println!(
         "\nwrote {} ({} files)",
         a.out.join("result.json").display(),
@@ -362,7 +363,12 @@ fn plan<'a>(
         };
         runner.jobs = a.jobs.unwrap_or(jobs);
         runner.strict = a.strict_expectations;
-        runner.labels = a.runtime.iter().cloned().zip(a.name.iter().cloned()).collect();
+        runner.labels = a
+            .runtime
+            .iter()
+            .cloned()
+            .zip(a.name.iter().cloned())
+            .collect();
         runner.max_fail = a.max_fail.map(|n| n as usize);
         runner.interrupt = Some(&crate::INTERRUPTED);
         runner.ci = ci;
@@ -422,7 +428,9 @@ pub fn out_dir(flag: &str, dir: &Path) -> Result<(), BadInput> {
     while let Some(p) = at {
         match std::fs::metadata(p) {
             Ok(m) if m.is_dir() => return Ok(()),
-            Ok(_) if p == dir => return Err(BadInput(format!("{flag} {}: not a directory", shown()))),
+            Ok(_) if p == dir => {
+                return Err(BadInput(format!("{flag} {}: not a directory", shown())))
+            }
             Ok(_) => {
                 return Err(BadInput(format!(
                     "{flag} {}: {} is not a directory",

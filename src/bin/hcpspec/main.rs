@@ -199,14 +199,16 @@ fn main() {
                 cli::list(&filters, format).map_err(exit::Error::from)
             }
         }
-        Command::Explain { case, vectors } => {
-            cli::vectors(&vectors).and_then(|v| cli::explain(&case, &v.root)).map_err(exit::Error::from)
-        }
+        Command::Explain { case, vectors } => cli::vectors(&vectors)
+            .and_then(|v| cli::explain(&case, &v.root))
+            .map_err(exit::Error::from),
         Command::Bench {
             iterations,
             vectors,
             transports: false,
-        } => cli::vectors(&vectors).and_then(|v| cli::bench(iterations, &v.root)).map_err(exit::Error::from),
+        } => cli::vectors(&vectors)
+            .and_then(|v| cli::bench(iterations, &v.root))
+            .map_err(exit::Error::from),
         Command::Bench {
             iterations,
             vectors,
@@ -235,7 +237,10 @@ fn main() {
         }
     };
     std::process::exit(code.unwrap_or_else(|e| {
-        eprintln!("hcpspec: {}", hcpspec::report::printable(&e.to_string(), true));
+        eprintln!(
+            "hcpspec: {}",
+            hcpspec::report::printable(&e.to_string(), true)
+        );
         exit::code(&e)
     }));
 }

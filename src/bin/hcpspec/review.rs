@@ -73,7 +73,8 @@ impl Pending {
             Answer::Reject => std::fs::remove_file(&self.new_file),
             Answer::Skip => Ok(()),
         };
-        done.map_err(|e| format!("{}: {e}", self.new_file.display())).map_err(BadInput)
+        done.map_err(|e| format!("{}: {e}", self.new_file.display()))
+            .map_err(BadInput)
     }
 }
 
@@ -89,7 +90,10 @@ fn parse(line: &str) -> Option<Answer> {
 pub fn review(a: &ReviewArgs) -> Result<i32, BadInput> {
     let root = &a.snapshots;
     if !root.is_dir() {
-        return Err(BadInput(format!("--snapshots {}: no such directory", root.display())));
+        return Err(BadInput(format!(
+            "--snapshots {}: no such directory",
+            root.display()
+        )));
     }
     let pending: Vec<Pending> = snapshot::pending(root)
         .map_err(|e| format!("{}: {e}", root.display()))?

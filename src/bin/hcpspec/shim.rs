@@ -1,8 +1,8 @@
 //! `hcpspec shim`: serve an embedded runtime over the shim protocol, and
 //! `hcpspec bench --transports`: what each transport costs against a bare echo.
 
-use hcpspec::error::BadInput;
 use hcpspec::adapter;
+use hcpspec::error::BadInput;
 use hcpspec::exit;
 use hcpspec::run::Verdict;
 use hcpspec::shim::{self, Service, PROTOCOL};

@@ -302,7 +302,9 @@ fn execute(
         }
         if let Some(name) = step.get("save").and_then(Value::as_str) {
             if let Err(message) = crate::case::template::save(&mut x.vars, name, observed.clone()) {
-                verdict = Verdict::Error { message: message.into() };
+                verdict = Verdict::Error {
+                    message: message.into(),
+                };
                 break;
             }
         }

@@ -130,7 +130,12 @@ pub fn pack(
             .map_err(|e| fail(&at, format!("{file} is not JSON: {e}")))?;
         for (pointer, value) in edits.as_object().into_iter().flatten() {
             crate::case::patch::set(&mut doc, pointer, (!value.is_null()).then(|| value.clone()))
-                .map_err(|m| fail(&format!("{at}/{}", paths::segment(pointer)), String::from(m)))?;
+                .map_err(|m| {
+                fail(
+                    &format!("{at}/{}", paths::segment(pointer)),
+                    String::from(m),
+                )
+            })?;
         }
         std::fs::write(
             &path,

@@ -174,7 +174,9 @@ fn check_paths(body: &Body) -> Result<(), (String, String)> {
     for (i, p) in body.setup.packs.iter().enumerate() {
         let here = format!("/setup/packs/{i}");
         match p {
-            PackRef::Fixture(name) => plain_name(name).map_err(|m| bad(here.clone(), String::from(m)))?,
+            PackRef::Fixture(name) => {
+                plain_name(name).map_err(|m| bad(here.clone(), String::from(m)))?
+            }
             PackRef::Inline(inline) => {
                 if let Some(name) = &inline.name {
                     plain_name(name).map_err(|m| bad(format!("{here}/name"), String::from(m)))?;
@@ -184,8 +186,9 @@ fn check_paths(body: &Body) -> Result<(), (String, String)> {
                 }
                 for (field, map) in [("files", &inline.files), ("patch", &inline.patch)] {
                     for key in map.keys() {
-                        relative_file(key)
-                            .map_err(|m| bad(format!("{here}/{field}/{}", segment(key)), String::from(m)))?;
+                        relative_file(key).map_err(|m| {
+                            bad(format!("{here}/{field}/{}", segment(key)), String::from(m))
+                        })?;
                     }
                 }
             }
