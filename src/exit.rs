@@ -48,12 +48,21 @@ pub fn code(e: &Error) -> i32 {
 
 /// The one place a finished run's stats become its exit code: interrupted, else failed, else
 /// conformant.
-pub fn of_run(stats: &crate::run::session::RunStats) -> i32 {
+pub fn of_run(stats: &crate::run::result::RunStats) -> i32 {
     if stats.interrupted {
         INTERRUPTED
     } else if stats.fails() {
         FAILURES
     } else {
         OK
+    }
+}
+
+/// The one place self-checks become an exit code: failed when any failed.
+pub fn of_self_check(reports: &[crate::suites::selfcheck::SelfCheckReport]) -> i32 {
+    if reports.iter().all(|r| r.passed()) {
+        OK
+    } else {
+        FAILURES
     }
 }

@@ -38,7 +38,7 @@ impl Report {
 
     /// Does it fail (exit 1)? When any suite's result does.
     pub fn fails(&self) -> bool {
-        self.suites.iter().any(RunResult::fails)
+        crate::run::result::RunStats::of(&self.suites, false).fails()
     }
 }
 

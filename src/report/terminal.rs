@@ -403,8 +403,8 @@ impl Reporter for Terminal {
 mod tests {
     use super::*;
     use crate::run::expectations::Outcome;
+    use crate::run::result::RunStats;
     use crate::run::result::Summary;
-    use crate::run::session::RunStats;
     use crate::run::{CaseResult, Failure};
     use serde_json::json;
     use std::sync::{Arc, Mutex};

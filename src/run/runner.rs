@@ -98,7 +98,7 @@ pub enum EventKind<'a> {
     },
     /// The run is over: what it counted.
     RunFinished {
-        stats: &'a super::session::RunStats,
+        stats: &'a super::result::RunStats,
     },
 }
 
@@ -587,14 +587,9 @@ impl<'a> Runner<'a> {
 
 impl RunResult {
     /// Does this result fail a run (exit 1)? A case that [`fails_run`](super::result::fails_run),
-    /// or a transport parity difference.
+    /// or a transport parity difference: the rule of [`RunStats::fails`](super::result::RunStats::fails).
     pub fn fails(&self) -> bool {
-        !self.parity.is_empty()
-            || self
-                .runtimes
-                .iter()
-                .flat_map(|r| &r.cases)
-                .any(|r| super::result::fails_run(r, self.rules()))
+        super::result::RunStats::of(std::slice::from_ref(self), false).fails()
     }
 }
 

@@ -4,7 +4,7 @@
 //! which `exit::of_run` decides the exit code.
 
 use super::pool;
-use super::result::{fails_run, RunResult};
+use super::result::{RunResult, RunStats};
 use super::runner::{Event, EventKind, Recorded, Reporter, RunError, Runner, Target};
 use crate::case::SuiteInfo;
 use std::collections::VecDeque;
@@ -17,45 +17,6 @@ use std::time::Instant;
 pub struct Planned<'a> {
     pub runner: Runner<'a>,
     pub targets: Vec<Arc<dyn Target>>,
-}
-
-/// What a finished run counted: enough to decide its exit code.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RunStats {
-    pub suites: usize,
-    /// Case results, over every runtime of every suite.
-    pub cases: usize,
-    /// Case results that fail the run (`run::result::fails_run`).
-    pub failed: usize,
-    /// Transport parity differences (each fails the run).
-    pub parity: usize,
-    /// The run was interrupted (Ctrl-C): the cases not run are skips.
-    pub interrupted: bool,
-}
-
-impl RunStats {
-    /// The stats of `results`.
-    pub fn of(results: &[RunResult], interrupted: bool) -> RunStats {
-        let cases = || {
-            results.iter().flat_map(|r| {
-                r.runtimes
-                    .iter()
-                    .flat_map(move |run| run.cases.iter().map(move |c| (r, c)))
-            })
-        };
-        RunStats {
-            suites: results.len(),
-            cases: cases().count(),
-            failed: cases().filter(|(r, c)| fails_run(c, r.rules())).count(),
-            parity: results.iter().map(|r| r.parity.len()).sum(),
-            interrupted,
-        }
-    }
-
-    /// Does the run fail (exit 1)? A case that fails it, or a transport parity difference.
-    pub fn fails(&self) -> bool {
-        self.failed > 0 || self.parity > 0
-    }
 }
 
 /// A finished run: a result per suite, in plan order, and what they count.

@@ -546,3 +546,142 @@ impl SelfCheck<'_> {
         super::ledger::read(vectors, self.info, &self.suite.checks())
     }
 }
+
+/// A suite's whole self-check, its verdict computed here; `hcpspec run --mutants` only prints
+/// it, and `selfcheck.json` keeps its [`record`](SelfCheckReport::record).
+#[derive(Debug, Clone)]
+pub struct SelfCheckReport {
+    pub suite: String,
+    pub title: String,
+    /// What its targets are called (`runtime`, `harness` …).
+    pub noun: &'static str,
+    /// Each mutant and the MUST cases it answers for that it fails.
+    pub mutants: Vec<(Info, Vec<String>)>,
+    /// MUST cases no mutant of their own section (or `killed_by`) fails.
+    pub unkilled: Vec<String>,
+    /// `killed_by` claims that do not hold.
+    pub false_claims: Vec<String>,
+    /// Each allowed variant and the MUST cases it fails, explained.
+    pub variants: Vec<(Info, Vec<String>)>,
+    /// How many MUST cases the suite has.
+    pub must_cases: usize,
+    /// How many ledger rows were read, and what is wrong with them as claims.
+    pub rows: usize,
+    pub problems: Vec<String>,
+    /// Every ledger row with a state: one line per killer (`None`: a row naming none).
+    pub sentences: Vec<Sentence>,
+    pub counts: BTreeMap<super::ledger::State, usize>,
+}
+
+/// One ledger row's killer and what it proved.
+#[derive(Debug, Clone)]
+pub struct Sentence {
+    pub ledger: String,
+    pub number: u32,
+    pub state: super::ledger::State,
+    pub killer: Option<String>,
+    pub proof: Option<Proof>,
+}
+
+impl Sentence {
+    /// A killer that fails none of the row's MUST cases on an expectation the case wrote.
+    pub fn survives(&self) -> bool {
+        self.proof.as_ref().is_some_and(|p| p.killed_by.is_empty())
+    }
+}
+
+impl SelfCheck<'_> {
+    /// The whole self-check: every mutant's kills, the MUST cases none kills, the claims, the
+    /// variants, and the sentence matrix (each ledger row's killer against the row's cases).
+    pub fn report(&self, vectors: &std::path::Path) -> Result<SelfCheckReport, BadInput> {
+        let mutants = self.suite.mutants();
+        let mut kills = Kills::new();
+        let mut killed = Vec::new();
+        for m in mutants {
+            let k = self.kills(&m)?;
+            kills.insert(m.name, k.clone());
+            killed.push((m, k));
+        }
+        let variants = self
+            .suite
+            .variants()
+            .into_iter()
+            .map(|v| Ok((v.clone(), self.variant_failures(&v)?)))
+            .collect::<Result<Vec<_>, BadInput>>()?;
+        let rows = self.ledger(vectors)?;
+        let names: Vec<&str> = killed.iter().map(|(m, _)| m.name).collect();
+        let problems = super::ledger::problems(&rows, self.cases, &names);
+        let mut sentences = Vec::new();
+        for r in &rows {
+            let Some(state) = r.state else { continue };
+            let sentence = |killer, proof| Sentence {
+                ledger: r.ledger.clone(),
+                number: r.number,
+                state,
+                killer,
+                proof,
+            };
+            if r.killers.is_empty() {
+                sentences.push(sentence(None, None));
+                continue;
+            }
+            for (k, p) in self.prove(r)? {
+                sentences.push(sentence(Some(k), Some(p)));
+            }
+        }
+        Ok(SelfCheckReport {
+            suite: self.info.name.clone(),
+            title: self.info.title.clone(),
+            noun: self.suite.noun(),
+            unkilled: self.unkilled(&kills),
+            false_claims: self.false_claims(&kills),
+            mutants: killed,
+            variants,
+            must_cases: self.cases.iter().filter(|c| c.level == Level::MUST).count(),
+            rows: rows.len(),
+            problems,
+            sentences,
+            counts: super::ledger::counts(&rows),
+        })
+    }
+}
+
+impl SelfCheckReport {
+    /// Mutants no MUST case of their own kills.
+    pub fn survivors(&self) -> usize {
+        self.mutants.iter().filter(|(_, k)| k.is_empty()).count()
+    }
+
+    /// The verdict (README): it fails if a mutant survives, a MUST case falls to no mutant of
+    /// its own section, a `killed_by` claim is false, a variant fails a MUST case, a ledger
+    /// row's killer survives, or a row's claims do not hold.
+    pub fn passed(&self) -> bool {
+        self.survivors() == 0
+            && self.unkilled.is_empty()
+            && self.false_claims.is_empty()
+            && self.variants.iter().all(|(_, f)| f.is_empty())
+            && !self.sentences.iter().any(Sentence::survives)
+            && self.problems.is_empty()
+    }
+
+    /// What `selfcheck.json` keeps of it (what a published report shows: "N of M sentences
+    /// proven").
+    pub fn record(&self) -> serde_json::Value {
+        use serde_json::json;
+        json!({
+            "suite": self.suite,
+            "mutants": self.mutants.iter().map(|(m, k)| json!({ "name": m.name, "sections": m.sections, "kills": k })).collect::<Vec<_>>(),
+            "unkilled": self.unkilled,
+            "variants": self.variants.iter().map(|(v, f)| json!({ "name": v.name, "mustFailed": f.len() })).collect::<Vec<_>>(),
+            "sentences": self.sentences.iter().map(|s| {
+                let proof = s.proof.clone().unwrap_or_default();
+                json!({
+                    "ledger": s.ledger, "row": s.number, "state": s.state.label(), "killer": s.killer,
+                    "killedBy": proof.killed_by, "elsewhere": proof.elsewhere,
+                })
+            }).collect::<Vec<_>>(),
+            "counts": super::ledger::State::ALL.iter().map(|s| (s.label().to_string(), json!(self.counts[s]))).collect::<serde_json::Map<_, _>>(),
+            "passed": self.passed(),
+        })
+    }
+}

@@ -6,7 +6,7 @@ use hcpspec::case::{self, Case, Level, SuiteInfo};
 use hcpspec::error::BadInput;
 use hcpspec::exit;
 use hcpspec::report::{Look, Terminal};
-use hcpspec::report::{Rules, RunResult, RuntimeRun, Summary};
+use hcpspec::report::{Rules, RunResult, RunStats, RuntimeRun, Summary};
 use hcpspec::run::expectations::Expectations;
 use hcpspec::run::plan::Selection;
 use hcpspec::run::runner::{Runner, Snapshots, Target};
@@ -14,7 +14,7 @@ use hcpspec::run::session::{self, Planned};
 use hcpspec::run::{CaseResult, Verdict};
 use hcpspec::snapshot;
 use hcpspec::suites::hcp::RunEnv;
-use hcpspec::suites::selfcheck::SelfCheck;
+use hcpspec::suites::selfcheck::{SelfCheck, SelfCheckReport};
 use hcpspec::suites::{Context, Loaded, Suite as _};
 use hcpspec::vectors::Vectors;
 use serde_json::{json, Value};
@@ -386,8 +386,7 @@ fn plan<'a>(
 /// `selfcheck.json`, is what a published report shows ("N of M sentences proven").
 fn self_check(a: &RunArgs, suites: &[Loaded], vectors: &Path) -> Result<i32, exit::Error> {
     let ctx = context(vectors, Default::default());
-    let mut code = exit::OK;
-    let mut record = Vec::new();
+    let mut reports = Vec::new();
     for l in suites {
         let memo = hcpspec::suites::selfcheck::Memo::new(
             l.suite.self_check_jobs().max(a.jobs.unwrap_or(0)),
@@ -399,24 +398,116 @@ fn self_check(a: &RunArgs, suites: &[Loaded], vectors: &Path) -> Result<i32, exi
             ctx: &ctx,
             memo: &memo,
         };
-        let (c, r) = print_self_check(&sc, vectors)?;
-        code = code.max(c);
-        record.push(r);
+        println!("{} ({})", l.info.title, l.info.name);
+        let report = sc.report(vectors)?;
+        print_self_check(&report);
+        reports.push(report);
         println!();
     }
+    let code = exit::of_self_check(&reports);
     let out = a.out.join("selfcheck.json");
+    let record: Vec<Value> = reports.iter().map(|r| r.record()).collect();
     let body = serde_json::json!({ "code": code, "suites": record });
-    if let Err(e) = std::fs::create_dir_all(&a.out).and_then(|_| {
-        std::fs::write(
-            &out,
-            serde_json::to_string_pretty(&body).unwrap_or_default() + "\n",
-        )
-    }) {
-        eprintln!("error: {}: {e}", out.display());
-        return Ok(exit::OUTPUT);
-    }
+    std::fs::create_dir_all(&a.out)
+        .and_then(|_| {
+            std::fs::write(
+                &out,
+                serde_json::to_string_pretty(&body).unwrap_or_default() + "\n",
+            )
+        })
+        .map_err(|source| hcpspec::report::WriteError::Io {
+            path: out.clone(),
+            source,
+        })?;
     println!("wrote {}", out.display());
     Ok(code)
+}
+
+/// A suite's self-check, printed: each mutant against the MUST cases it answers for (its own
+/// sections', and those whose `killed_by` names it), each variant against every MUST case, then
+/// the sentence matrix (each ledger row's killer against the row's cases).
+fn print_self_check(r: &SelfCheckReport) {
+    use hcpspec::suites::ledger::State;
+    let noun = r.noun;
+    println!(
+        "{:<32} {:>9} {:>9}   rule broken",
+        format!("mutant {noun}"),
+        "sections",
+        "killed by"
+    );
+    for (m, k) in &r.mutants {
+        println!(
+            "{:<32} {:>9} {:>9}   {}{}",
+            m.name,
+            m.sections.join(","),
+            k.len(),
+            m.about,
+            if k.is_empty() { "  <- SURVIVES" } else { "" }
+        );
+    }
+    for c in &r.unkilled {
+        println!("warning: no mutant of its own section (or killed_by) fails MUST case {c}");
+    }
+    for c in &r.false_claims {
+        println!("error: {c}");
+    }
+    println!(
+        "\n{:<32} {:>10}",
+        format!("allowed variant {noun}"),
+        "MUST fails"
+    );
+    for (v, failed) in &r.variants {
+        println!("{:<32} {:>10}", v.name, failed.len());
+        for f in failed {
+            println!("  {}", f.lines().next().unwrap_or_default());
+        }
+    }
+    println!(
+        "{} mutants, {} killed; {} MUST cases, {} not failed by any mutant",
+        r.mutants.len(),
+        r.mutants.len() - r.survivors(),
+        r.must_cases,
+        r.unkilled.len()
+    );
+    for p in &r.problems {
+        println!("error: {p}");
+    }
+    if r.rows > 0 {
+        println!(
+            "\n{:<22} {:<14} {:<34} killed by",
+            "sentence", "state", "killer"
+        );
+    }
+    for s in &r.sentences {
+        let killed_by = match &s.proof {
+            None => String::new(),
+            Some(p) if s.survives() && p.elsewhere.is_empty() => "SURVIVES".into(),
+            Some(p) if s.survives() => format!(
+                "SURVIVES (fails only elsewhere: {})",
+                p.elsewhere.join(", ")
+            ),
+            Some(p) => p.killed_by.join(", "),
+        };
+        println!(
+            "{:<22} {:<14} {:<34} {}",
+            format!("{} {}", s.ledger.trim_start_matches("../"), s.number),
+            s.state.label(),
+            s.killer.as_deref().unwrap_or("-"),
+            killed_by
+        );
+    }
+    let total: usize = r.counts.values().sum();
+    if total > 0 {
+        println!(
+            "{} of {total} sentences proven ({})",
+            r.counts[&State::Covered],
+            State::ALL
+                .iter()
+                .map(|s| format!("{} {}", r.counts[s], s.label()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
 }
 
 /// A folder hcpspec will write into is one, or can be made: it, or its nearest existing
@@ -451,175 +542,16 @@ pub fn report(results: &[PathBuf], out: &Path) -> Result<i32, exit::Error> {
         .map(|p| hcpspec::report::read(p).map(|r| (p.clone(), r)))
         .collect::<Result<Vec<_>, _>>()?;
     let merged = hcpspec::report::merge(read)?;
-    let files = match hcpspec::report::write_all(&merged, out) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("hcpspec: the outputs were not written: {e}");
-            return Ok(exit::OUTPUT);
-        }
-    };
+    let files =
+        hcpspec::report::write_all(&merged, out).map_err(|source| exit::Error::Unwritten {
+            what: "the outputs",
+            source,
+        })?;
     for f in files {
         println!("wrote {}", f.display());
     }
     // The merged record's verdict, as its run's exit code would be.
-    Ok(if merged.fails() {
-        exit::FAILURES
-    } else {
-        exit::OK
-    })
-}
-
-/// A suite's self-check, printed: each mutant against the MUST cases it answers for (its own
-/// sections', and those whose `killed_by` names it), each variant against every MUST case, then
-/// the sentence matrix (each ledger row's killer against the row's cases). Its exit code, and
-/// its record for `selfcheck.json`.
-fn print_self_check(sc: &SelfCheck, vectors: &Path) -> Result<(i32, serde_json::Value), BadInput> {
-    use hcpspec::suites::ledger;
-    use serde_json::json;
-    let noun = sc.suite.noun();
-    println!("{} ({})", sc.info.title, sc.info.name);
-    println!(
-        "{:<32} {:>9} {:>9}   rule broken",
-        format!("mutant {noun}"),
-        "sections",
-        "killed by"
-    );
-    let mutants = sc.suite.mutants();
-    let mut kills = hcpspec::suites::selfcheck::Kills::new();
-    let mut survivors = 0;
-    for m in &mutants {
-        let k = sc.kills(m)?;
-        survivors += usize::from(k.is_empty());
-        println!(
-            "{:<32} {:>9} {:>9}   {}{}",
-            m.name,
-            m.sections.join(","),
-            k.len(),
-            m.about,
-            if k.is_empty() { "  <- SURVIVES" } else { "" }
-        );
-        kills.insert(m.name, k);
-    }
-    let unkilled = sc.unkilled(&kills);
-    for c in &unkilled {
-        println!("warning: no mutant of its own section (or killed_by) fails MUST case {c}");
-    }
-    let claims = sc.false_claims(&kills);
-    for c in &claims {
-        println!("error: {c}");
-    }
-    println!(
-        "\n{:<32} {:>10}",
-        format!("allowed variant {noun}"),
-        "MUST fails"
-    );
-    let mut unfair = 0;
-    let mut variants = Vec::new();
-    for v in sc.suite.variants() {
-        let failed = sc.variant_failures(&v)?;
-        unfair += failed.len();
-        println!("{:<32} {:>10}", v.name, failed.len());
-        for f in &failed {
-            println!("  {}", f.lines().next().unwrap_or_default());
-        }
-        variants.push(json!({ "name": v.name, "mustFailed": failed.len() }));
-    }
-    println!(
-        "{} mutants, {} killed; {} MUST cases, {} not failed by any mutant",
-        mutants.len(),
-        mutants.len() - survivors,
-        sc.cases.iter().filter(|c| c.level == Level::MUST).count(),
-        unkilled.len()
-    );
-    // The sentence matrix: every ledger row, its killer proven or not.
-    let rows = sc.ledger(vectors)?;
-    let names: Vec<&str> = mutants.iter().map(|m| m.name).collect();
-    let problems = ledger::problems(&rows, sc.cases, &names);
-    for p in &problems {
-        println!("error: {p}");
-    }
-    let mut unproven = 0;
-    let mut sentences = Vec::new();
-    if !rows.is_empty() {
-        println!(
-            "\n{:<22} {:<14} {:<34} killed by",
-            "sentence", "state", "killer"
-        );
-    }
-    for r in &rows {
-        let Some(state) = r.state else { continue };
-        // One line per killer (a row of several clauses names one per clause).
-        let proofs: Vec<(Option<String>, Option<hcpspec::suites::selfcheck::Proof>)> =
-            match r.killers.is_empty() {
-                true => vec![(None, None)],
-                false => sc
-                    .prove(r)?
-                    .into_iter()
-                    .map(|(k, p)| (Some(k), Some(p)))
-                    .collect(),
-            };
-        for (killer, proof) in proofs {
-            let killed_by = proof
-                .as_ref()
-                .map(|p| p.killed_by.clone())
-                .unwrap_or_default();
-            let survives = proof.is_some() && killed_by.is_empty();
-            unproven += usize::from(survives);
-            println!(
-                "{:<22} {:<14} {:<34} {}",
-                format!("{} {}", r.ledger.trim_start_matches("../"), r.number),
-                state.label(),
-                killer.as_deref().unwrap_or("-"),
-                match (&proof, survives) {
-                    (None, _) => String::new(),
-                    (Some(p), true) => format!(
-                        "SURVIVES{}",
-                        if p.elsewhere.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" (fails only elsewhere: {})", p.elsewhere.join(", "))
-                        }
-                    ),
-                    (Some(_), false) => killed_by.join(", "),
-                }
-            );
-            sentences.push(json!({
-                "ledger": r.ledger, "row": r.number, "state": state.label(), "killer": killer,
-                "killedBy": killed_by, "elsewhere": proof.map(|p| p.elsewhere).unwrap_or_default(),
-            }));
-        }
-    }
-    let counts = ledger::counts(&rows);
-    let total: usize = counts.values().sum();
-    if total > 0 {
-        println!(
-            "{} of {total} sentences proven ({})",
-            counts[&ledger::State::Covered],
-            ledger::State::ALL
-                .iter()
-                .map(|s| format!("{} {}", counts[s], s.label()))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    // README: exit 1 if a mutant survives, a MUST case falls to no mutant of its own section,
-    // a killed_by claim is false, a variant fails a MUST case, or a ledger row's killer survives.
-    let failed = survivors > 0
-        || !unkilled.is_empty()
-        || !claims.is_empty()
-        || unfair > 0
-        || unproven > 0
-        || !problems.is_empty();
-    let record = json!({
-        "suite": sc.info.name,
-        "mutants": mutants.iter().map(|m| json!({ "name": m.name, "sections": m.sections, "kills": kills[m.name] })).collect::<Vec<_>>(),
-        "unkilled": unkilled,
-        "variants": variants,
-        "sentences": sentences,
-        "counts": ledger::State::ALL.iter().map(|s| (s.label().to_string(), json!(counts[s]))).collect::<serde_json::Map<_, _>>(),
-        "passed": !failed,
-    });
-    Ok((if failed { exit::FAILURES } else { exit::OK }, record))
+    Ok(exit::of_run(&RunStats::of(&merged.suites, false)))
 }
 
 /// Every registered suite's mutants and allowed variants (`hcpspec list --mutants`), with the
