@@ -241,11 +241,6 @@ impl<'e> Fuzzer<'e> {
         })
     }
 
-    /// Judge a fuzz case once (for tests and tools).
-    pub fn judge_case(&self, fc: &FuzzCase) -> Result<Judged, String> {
-        self.judge(&mut self.adapters(), fc, 0)
-    }
-
     /// Shrink, render, check and write one finding.
     fn finding(
         &self,

@@ -685,3 +685,127 @@ impl SelfCheckReport {
         })
     }
 }
+
+/// A trial of `cargo test`'s suite harness (`tests/suites.rs`), by kind; its name is its
+/// `Display`, and parses back with `FromStr`. The names, one grammar:
+/// `SUITE::GROUP::ID::RUNTIME` (a case on an embedded runtime), `mutants::SUITE::NAME`,
+/// `variants::SUITE::NAME`, `sentences::SUITE::ledger` and `sentences::SUITE::LEDGER::N`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrialId {
+    Case {
+        suite: String,
+        group: String,
+        id: String,
+        runtime: String,
+    },
+    /// A mutant killed, or a suite-wide question of the mutants
+    /// (`every-must-case-is-killed`, `killed-by-claims-hold`).
+    Mutant {
+        suite: String,
+        name: String,
+    },
+    Variant {
+        suite: String,
+        name: String,
+    },
+    /// The suite's ledgers read and checked (`row: None`), or one row's killer proven.
+    Sentence {
+        suite: String,
+        row: Option<(String, u32)>,
+    },
+}
+
+impl TrialId {
+    /// The suite it is of.
+    pub fn suite(&self) -> &str {
+        match self {
+            TrialId::Case { suite, .. }
+            | TrialId::Mutant { suite, .. }
+            | TrialId::Variant { suite, .. }
+            | TrialId::Sentence { suite, .. } => suite,
+        }
+    }
+}
+
+impl std::fmt::Display for TrialId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TrialId::Case {
+                suite,
+                group,
+                id,
+                runtime,
+            } => write!(f, "{suite}::{group}::{id}::{runtime}"),
+            TrialId::Mutant { suite, name } => write!(f, "mutants::{suite}::{name}"),
+            TrialId::Variant { suite, name } => write!(f, "variants::{suite}::{name}"),
+            TrialId::Sentence { suite, row: None } => write!(f, "sentences::{suite}::ledger"),
+            TrialId::Sentence {
+                suite,
+                row: Some((ledger, n)),
+            } => write!(f, "sentences::{suite}::{ledger}::{n}"),
+        }
+    }
+}
+
+impl std::str::FromStr for TrialId {
+    type Err = BadInput;
+
+    fn from_str(s: &str) -> Result<TrialId, BadInput> {
+        let own = |x: &str| x.to_string();
+        Ok(match s.split("::").collect::<Vec<_>>().as_slice() {
+            ["mutants", suite, name] => TrialId::Mutant {
+                suite: own(suite),
+                name: own(name),
+            },
+            ["variants", suite, name] => TrialId::Variant {
+                suite: own(suite),
+                name: own(name),
+            },
+            ["sentences", suite, "ledger"] => TrialId::Sentence {
+                suite: own(suite),
+                row: None,
+            },
+            ["sentences", suite, ledger, n] => TrialId::Sentence {
+                suite: own(suite),
+                row: Some((
+                    own(ledger),
+                    n.parse()
+                        .map_err(|_| BadInput(format!("{s}: a ledger row's number, not {n}")))?,
+                )),
+            },
+            [k @ ("mutants" | "variants" | "sentences"), ..] => {
+                return Err(BadInput(format!("{s}: not a {k} trial")))
+            }
+            [suite, group, id, runtime] => TrialId::Case {
+                suite: own(suite),
+                group: own(group),
+                id: own(id),
+                runtime: own(runtime),
+            },
+            _ => return Err(BadInput(format!("{s}: the name of no trial"))),
+        })
+    }
+}
+
+#[cfg(test)]
+mod trial_tests {
+    use super::TrialId;
+
+    #[test]
+    fn a_trials_name_parses_back_to_it() {
+        for name in [
+            "contract::03-authorize::write-without-grant::reference",
+            "mutants::core-api::every-must-case-is-killed",
+            "variants::host::optional-as-in-department",
+            "sentences::harness-api::ledger",
+            "sentences::core-api::COVERAGE.md::12",
+        ] {
+            let t: TrialId = name.parse().unwrap();
+            assert_eq!(t.to_string(), name);
+        }
+        assert!("sentences::x::COVERAGE.md::twelve"
+            .parse::<TrialId>()
+            .is_err());
+        assert!("snapshots::no-orphans".parse::<TrialId>().is_err());
+    }
+}

@@ -82,29 +82,6 @@ pub fn cite(check: &str) -> &'static str {
         .map_or("", |(_, c)| c)
 }
 
-/// The checks a scenario may ask for (docs: vectors/harness-api/CHECKS.md).
-pub const ASKED: &[&str] = &[
-    "ends",
-    "waitsOn",
-    "gateCancelled",
-    "gateCalls",
-    "replaysSame",
-    "spilled",
-    "offered",
-    "frame",
-    "noFrame",
-    "notDropped",
-    "count",
-    "gate",
-    "answeredOk",
-    "inputEntries",
-    "renewals",
-    "modelSaw",
-    "entries",
-    "partsStored",
-    "noImageFile",
-];
-
 struct View<'a> {
     p: &'a Played,
 }
