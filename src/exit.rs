@@ -66,3 +66,14 @@ pub fn of_self_check(reports: &[crate::suites::selfcheck::SelfCheckReport]) -> i
         FAILURES
     }
 }
+
+/// A fuzzer's error is bad input or an unreachable target, as any other command's.
+impl From<crate::suites::FuzzError> for Error {
+    fn from(e: crate::suites::FuzzError) -> Error {
+        match e {
+            crate::suites::FuzzError::Input(e) => e.into(),
+            crate::suites::FuzzError::Unreachable(e) => e.into(),
+            crate::suites::FuzzError::Runtime(e) => e.into(),
+        }
+    }
+}

@@ -442,16 +442,6 @@ impl From<String> for FuzzError {
     }
 }
 
-impl From<FuzzError> for crate::exit::Error {
-    fn from(e: FuzzError) -> crate::exit::Error {
-        match e {
-            FuzzError::Input(e) => e.into(),
-            FuzzError::Unreachable(e) => e.into(),
-            FuzzError::Runtime(e) => e.into(),
-        }
-    }
-}
-
 /// A target whose shim takes one whole case at a time (a core's control shim, a host shim),
 /// a fresh one per case: `run` plays the case on it.
 pub struct ShimTarget {
