@@ -27,8 +27,8 @@ pub struct Finished {
 
 /// What a suite's thread sends the reporter's.
 enum Message {
-    Event(Recorded),
-    Done(Result<RunResult, RunError>),
+    Event(Box<Recorded>),
+    Done(Box<Result<RunResult, RunError>>),
 }
 
 /// A suite's reporter: its events, sent to the thread that tells the run's reporter.
@@ -40,7 +40,7 @@ struct Forward<'s> {
 impl Reporter for Forward<'_> {
     fn event(&mut self, e: &Event<'_>) {
         if let Some(kept) = Recorded::of(e) {
-            let _ = self.to.send((self.suite, Message::Event(kept)));
+            let _ = self.to.send((self.suite, Message::Event(Box::new(kept))));
         }
     }
 }
@@ -78,7 +78,7 @@ pub fn run(
                 if r.is_err() {
                     stop.store(true, Ordering::Relaxed);
                 }
-                let _ = tx.send((i, Message::Done(r)));
+                let _ = tx.send((i, Message::Done(Box::new(r))));
             })
         });
         // Told in plan order: a suite's events wait until the suites before it are told.
@@ -93,16 +93,18 @@ pub fn run(
                 let runner = &planned[at].runner;
                 match m {
                     Message::Event(e) => e.tell(reporter, &runner.suite.name, runner.cases),
-                    Message::Done(Ok(result)) => {
-                        reporter.event(&Event {
-                            suite: Some(&runner.suite.name),
-                            elapsed: started.elapsed(),
-                            kind: EventKind::SuiteFinished { result: &result },
-                        });
-                        results.push(result);
-                        at += 1;
-                    }
-                    Message::Done(Err(e)) => failed = Some(e),
+                    Message::Done(done) => match *done {
+                        Ok(result) => {
+                            reporter.event(&Event {
+                                suite: Some(&runner.suite.name),
+                                elapsed: started.elapsed(),
+                                kind: EventKind::SuiteFinished { result: &result },
+                            });
+                            results.push(result);
+                            at += 1;
+                        }
+                        Err(e) => failed = Some(e),
+                    },
                 }
             }
         }
