@@ -4,7 +4,6 @@
 //! which, never read until the kernel stops it.
 
 use crate::error::BadInput;
-
 use std::io::Read;
 use std::path::Path;
 

@@ -8,7 +8,6 @@
 //! embedded bytes file by file, and a folder that differs (edited, cut short) is replaced.
 
 use crate::error::BadInput;
-
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

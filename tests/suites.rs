@@ -138,7 +138,7 @@ fn sentence_trials(
     si: usize,
     ctx: &Arc<Context>,
     memo: &Arc<Memo>,
-    rows: Result<Vec<ledger::Row>, String>,
+    rows: Result<Vec<ledger::Row>, hcpspec::error::BadInput>,
     vectors: &Path,
 ) {
     let l = &suites[si];

@@ -7,10 +7,9 @@
 //! past `max_message`; invalid UTF-8 and another request's id are errors that say so.
 //! Notifications (a message with a method and no id) before the answer are skipped.
 
-use crate::error::BadInput;
-
 use crate::adapter::stdio::{end_of, Proc};
 use crate::adapter::{Adapter, CallError, Options};
+use crate::error::BadInput;
 use crate::shim::RpcError;
 use serde_json::{json, Value};
 use std::time::Instant;

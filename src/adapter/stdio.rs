@@ -6,10 +6,9 @@
 //! ends, unless the process broke the transport; then it is killed and the next case gets a
 //! fresh one. With `--jobs N` there are at most N processes.
 
-use crate::error::BadInput;
-
 use super::rpc::{excerpt, secs, size, Client, Link};
 use super::{Adapter, CallError, Options};
+use crate::error::BadInput;
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::io::{BufReader, Read, Write};

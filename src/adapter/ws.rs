@@ -1,9 +1,8 @@
 //! `ws://HOST:PORT/PATH`: one JSON-RPC message per text frame. One connection per case (the
 //! shim disposes what a closed connection left), a small tokio runtime per adapter.
 
-use crate::error::BadInput;
-
 use super::rpc::{excerpt, secs, size, Link};
+use crate::error::BadInput;
 use futures_util::{SinkExt, StreamExt};
 use std::time::Duration;
 use tokio::net::TcpStream;

@@ -1,7 +1,6 @@
 //! A case's `patch` of a pack file: edits at JSON pointers (shared with the fuzzers' mutators).
 
 use crate::error::BadInput;
-
 use serde_json::Value;
 
 /// Set (`Some`) or remove (`None`) at a JSON pointer; the parent must exist; `-` appends.

@@ -6,7 +6,6 @@
 //! (`suites::hcp::materialize`), for cases that never went through `parse_case` (the fuzzers' own).
 
 use crate::error::BadInput;
-
 use std::path::{Component, Path};
 
 /// The longest name or relative path a case may give.

@@ -2,7 +2,6 @@
 //! earlier step saved.
 
 use crate::error::BadInput;
-
 use serde_json::{json, Map, Value};
 
 /// How large one expansion may grow: the bytes templates put in (a whole-value template counts

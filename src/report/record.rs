@@ -1,9 +1,8 @@
 //! `result.json`: the one record a run (or `hcpspec report`) writes, every suite's result in
 //! it, and the union of several such records by case name.
 
-use crate::error::BadInput;
-
 use super::{RunResult, RuntimeRun, Summary};
+use crate::error::BadInput;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -10,10 +10,9 @@
 //! ```
 //! `case` is a case name or a glob over names; the first matching entry applies.
 
-use crate::error::BadInput;
-
 use super::{CaseResult, Verdict};
 use crate::case::Level;
+use crate::error::BadInput;
 use globset::{Glob, GlobMatcher};
 use serde::{Deserialize, Serialize};
 use std::path::Path;

@@ -3,7 +3,6 @@
 //! stay valid. Volatile values become the case file's own variables where there is one.
 
 use crate::error::BadInput;
-
 use regex::Regex;
 use serde_json::Value;
 use std::borrow::Cow;

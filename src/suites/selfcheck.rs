@@ -8,10 +8,9 @@
 //! killed, every MUST case killed, a claim, a ledger row) plays only the pairs it needs, so a
 //! trial run alone (`cargo nextest`) does not replay the whole matrix.
 
-use crate::error::BadInput;
-
 use super::{Context, Suite};
 use crate::case::{Case, Level, SuiteInfo};
+use crate::error::BadInput;
 use crate::knob::Info;
 use crate::run::expectations::Expectations;
 use crate::run::runner::{Quiet, Runner};
@@ -475,9 +474,9 @@ pub struct Proof {
 impl SelfCheck<'_> {
     /// Run each of a ledger row's killers on what the row claims (see [`SelfCheck::prove_one`]):
     /// the row is proven when every one of them kills.
-    pub fn prove(&self, row: &super::ledger::Row) -> Result<Vec<(String, Proof)>, String> {
+    pub fn prove(&self, row: &super::ledger::Row) -> Result<Vec<(String, Proof)>, BadInput> {
         if row.killers.is_empty() {
-            return Err(format!("{}: names no killer", row.at()));
+            return Err(BadInput(format!("{}: names no killer", row.at())));
         }
         row.killers
             .iter()
@@ -542,7 +541,7 @@ impl SelfCheck<'_> {
     }
 
     /// The suite's ledgers, read ([`super::ledger::read`]).
-    pub fn ledger(&self, vectors: &std::path::Path) -> Result<Vec<super::ledger::Row>, String> {
+    pub fn ledger(&self, vectors: &std::path::Path) -> Result<Vec<super::ledger::Row>, BadInput> {
         super::ledger::read(vectors, self.info, &self.suite.checks())
     }
 }
