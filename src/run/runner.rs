@@ -206,7 +206,7 @@ pub enum RunError {
     #[error("runtime {spec} unreachable: {message}")]
     Unreachable { spec: String, message: String },
     #[error("snapshots could not be written: {0}")]
-    Snapshot(String),
+    Snapshot(#[from] snapshot::Unwritten),
     /// The runtime's `initialize` answer declares something hcpspec cannot use (a bad
     /// redaction): bad input.
     #[error("runtime {runtime} ({spec}) declares a bad redaction (docs/shim-protocol.md#redactions): {message}")]
@@ -571,8 +571,7 @@ impl<'a> Runner<'a> {
             name: &r.name,
             source: &case.file,
         };
-        let drift = snapshot::check(root, runtime, &key, &r.observations, policy)
-            .map_err(RunError::Snapshot)?;
+        let drift = snapshot::check(root, runtime, &key, &r.observations, policy)?;
         Ok(drift.filter(|_| policy != snapshot::Policy::Accept))
     }
 
