@@ -25,3 +25,10 @@ impl From<&str> for BadInput {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unreachable: {0}")]
 pub struct Unreachable(pub String);
+
+/// For callers that still speak in strings: the line itself.
+impl From<BadInput> for String {
+    fn from(e: BadInput) -> String {
+        e.0
+    }
+}

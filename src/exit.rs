@@ -27,6 +27,12 @@ pub enum Error {
     Run(#[from] crate::run::runner::RunError),
     #[error(transparent)]
     Write(#[from] crate::report::WriteError),
+    /// Outputs not written, saying which (`the run's outputs`).
+    #[error("{what} were not written: {source}")]
+    Unwritten {
+        what: &'static str,
+        source: crate::report::WriteError,
+    },
 }
 
 /// The one place an error becomes an exit code.
@@ -35,7 +41,39 @@ pub fn code(e: &Error) -> i32 {
     match e {
         Error::Input(_) => USAGE,
         Error::Unreachable(_) | Error::Run(RunError::Unreachable { .. }) => UNREACHABLE,
-        Error::Run(RunError::Snapshot(_)) | Error::Write(_) => OUTPUT,
+        Error::Run(RunError::Snapshot(_)) | Error::Write(_) | Error::Unwritten { .. } => OUTPUT,
         Error::Run(RunError::Declared { .. }) => USAGE,
+    }
+}
+
+/// The one place a finished run's stats become its exit code: interrupted, else failed, else
+/// conformant.
+pub fn of_run(stats: &crate::run::result::RunStats) -> i32 {
+    if stats.interrupted {
+        INTERRUPTED
+    } else if stats.fails() {
+        FAILURES
+    } else {
+        OK
+    }
+}
+
+/// The one place self-checks become an exit code: failed when any failed.
+pub fn of_self_check(reports: &[crate::suites::selfcheck::SelfCheckReport]) -> i32 {
+    if reports.iter().all(|r| r.passed()) {
+        OK
+    } else {
+        FAILURES
+    }
+}
+
+/// A fuzzer's error is bad input or an unreachable target, as any other command's.
+impl From<crate::suites::FuzzError> for Error {
+    fn from(e: crate::suites::FuzzError) -> Error {
+        match e {
+            crate::suites::FuzzError::Input(e) => e.into(),
+            crate::suites::FuzzError::Unreachable(e) => e.into(),
+            crate::suites::FuzzError::Runtime(e) => e.into(),
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! a device (`/dev/zero`), a directory or a file over its cap is refused with a message saying
 //! which, never read until the kernel stops it.
 
+use crate::error::BadInput;
 use std::io::Read;
 use std::path::Path;
 
@@ -46,16 +47,16 @@ pub const MAX_CASE: u64 = 8 << 20;
 /// The text of the regular file at `path`, at most `cap` bytes of UTF-8. The error says why
 /// (not a regular file, over the cap, not UTF-8, an I/O error) without naming the file: the
 /// caller does, in its own format.
-pub fn read_capped(path: &Path, cap: u64) -> Result<String, String> {
+pub fn read_capped(path: &Path, cap: u64) -> Result<String, BadInput> {
     use std::os::unix::fs::OpenOptionsExt;
     // Refuse what is not a regular file before opening it (opening a FIFO blocks until a
     // writer comes); O_NONBLOCK keeps the open from blocking should it be swapped for one.
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
     if !meta.is_file() {
-        return Err(format!(
+        return Err(BadInput(format!(
             "cannot read: not a regular file ({})",
             kind(&meta.file_type())
-        ));
+        )));
     }
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -64,13 +65,13 @@ pub fn read_capped(path: &Path, cap: u64) -> Result<String, String> {
         .map_err(|e| format!("cannot read: {e}"))?;
     let meta = file.metadata().map_err(|e| format!("cannot read: {e}"))?;
     if !meta.is_file() {
-        return Err(format!(
+        return Err(BadInput(format!(
             "cannot read: not a regular file ({})",
             kind(&meta.file_type())
-        ));
+        )));
     }
     if meta.len() > cap {
-        return Err(over(meta.len(), cap));
+        return Err(BadInput(over(meta.len(), cap)));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(cap + 1)
@@ -78,14 +79,16 @@ pub fn read_capped(path: &Path, cap: u64) -> Result<String, String> {
         .map_err(|e| format!("cannot read: {e}"))?;
     if bytes.len() as u64 > cap {
         // It grew while being read.
-        return Err(over(bytes.len() as u64, cap));
+        return Err(BadInput(over(bytes.len() as u64, cap)));
     }
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "not UTF-8 (an invalid byte at byte {})",
-            e.utf8_error().valid_up_to()
-        )
-    })
+    String::from_utf8(bytes)
+        .map_err(|e| {
+            format!(
+                "not UTF-8 (an invalid byte at byte {})",
+                e.utf8_error().valid_up_to()
+            )
+        })
+        .map_err(BadInput)
 }
 
 fn over(size: u64, cap: u64) -> String {
@@ -122,13 +125,16 @@ mod tests {
         let f = dir.path().join("a.json");
         std::fs::write(&f, "{}").unwrap();
         assert_eq!(read_capped(&f, 2).unwrap(), "{}");
-        assert!(read_capped(&f, 1).unwrap_err().contains("over the cap"));
+        assert!(read_capped(&f, 1).unwrap_err().0.contains("over the cap"));
         let e = read_capped(Path::new("/dev/zero"), MAX_RESULT).unwrap_err();
-        assert!(e.contains("not a regular file (a character device)"), "{e}");
+        assert!(
+            e.0.contains("not a regular file (a character device)"),
+            "{e}"
+        );
         let e = read_capped(dir.path(), MAX_RESULT).unwrap_err();
-        assert!(e.contains("a directory"), "{e}");
+        assert!(e.0.contains("a directory"), "{e}");
         std::fs::write(&f, b"\xff").unwrap();
-        assert!(read_capped(&f, 2).unwrap_err().contains("not UTF-8"));
+        assert!(read_capped(&f, 2).unwrap_err().0.contains("not UTF-8"));
     }
 
     #[test]

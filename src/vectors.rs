@@ -7,6 +7,7 @@
 //! place, so processes racing to write it agree; before each use it is compared with the
 //! embedded bytes file by file, and a folder that differs (edited, cut short) is replaced.
 
+use crate::error::BadInput;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -77,7 +78,7 @@ pub struct Vectors {
 
 impl Vectors {
     /// `dir` when given, else the embedded tree (materialised).
-    pub fn resolve(dir: Option<&Path>) -> Result<Vectors, String> {
+    pub fn resolve(dir: Option<&Path>) -> Result<Vectors, BadInput> {
         Ok(match dir {
             Some(d) => Vectors {
                 root: d.to_path_buf(),
@@ -91,7 +92,7 @@ impl Vectors {
     }
 
     /// Where they came from and their hash.
-    pub fn origin(&self) -> Result<Origin, String> {
+    pub fn origin(&self) -> Result<Origin, BadInput> {
         Ok(match &self.given {
             None => Origin {
                 origin: "embedded".into(),
@@ -145,12 +146,13 @@ fn read_tree(root: &Path, rel: &str, out: &mut Vec<(String, Vec<u8>)>) -> Result
 static MATERIALISED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
 
 /// The folder the embedded vectors are materialised in, written on first use in this process.
-pub fn embedded_root() -> Result<&'static Path, String> {
+pub fn embedded_root() -> Result<&'static Path, BadInput> {
     MATERIALISED
         .get_or_init(materialise)
         .as_ref()
         .map(|p| p.as_path())
         .map_err(Clone::clone)
+        .map_err(BadInput)
 }
 
 /// A path under the materialised tree as the repository names it (`vectors/host/…`), for

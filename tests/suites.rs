@@ -9,7 +9,7 @@ use hcpspec::run::expectations::Expectations;
 use hcpspec::run::runner::{Quiet, Runner};
 use hcpspec::run::Verdict;
 use hcpspec::suites::ledger;
-use hcpspec::suites::selfcheck::{Memo, SelfCheck};
+use hcpspec::suites::selfcheck::{Memo, SelfCheck, TrialId};
 use hcpspec::suites::{Context, Loaded};
 use libtest_mimic::{Arguments, Trial};
 use std::path::Path;
@@ -138,7 +138,7 @@ fn sentence_trials(
     si: usize,
     ctx: &Arc<Context>,
     memo: &Arc<Memo>,
-    rows: Result<Vec<ledger::Row>, String>,
+    rows: Result<Vec<ledger::Row>, hcpspec::error::BadInput>,
     vectors: &Path,
 ) {
     let l = &suites[si];
@@ -146,37 +146,38 @@ fn sentence_trials(
     let rows = match rows {
         Ok(rows) => rows,
         Err(e) => {
-            trials.push(Trial::test(
-                format!("sentences::{name}::ledger"),
-                move || Err(e.into()),
-            ));
+            let ledger = TrialId::Sentence {
+                suite: name,
+                row: None,
+            };
+            trials.push(Trial::test(ledger.to_string(), move || Err(e.into())));
             return;
         }
     };
     let (all, vectors2) = (suites.clone(), vectors.to_path_buf());
     let rows2 = rows.clone();
-    trials.push(Trial::test(
-        format!("sentences::{name}::ledger"),
-        move || {
-            let l = &all[si];
-            let mutants: Vec<&str> = l.suite.mutants().iter().map(|m| m.name).collect();
-            let mut problems = ledger::problems(&rows2, &l.cases, &mutants);
-            problems.extend(summaries(&l.info, &rows2, &vectors2));
-            if problems.is_empty() {
-                Ok(())
-            } else {
-                Err(problems.join("\n").into())
-            }
-        },
-    ));
+    let ledger = TrialId::Sentence {
+        suite: name.clone(),
+        row: None,
+    };
+    trials.push(Trial::test(ledger.to_string(), move || {
+        let l = &all[si];
+        let mutants: Vec<&str> = l.suite.mutants().iter().map(|m| m.name).collect();
+        let mut problems = ledger::problems(&rows2, &l.cases, &mutants);
+        problems.extend(summaries(&l.info, &rows2, &vectors2));
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n").into())
+        }
+    }));
     for row in rows.into_iter().filter(|r| !r.killers.is_empty()) {
         let (suites, ctx, memo) = (suites.clone(), ctx.clone(), memo.clone());
-        let trial = format!(
-            "sentences::{name}::{}::{}",
-            row.ledger.trim_start_matches("../"),
-            row.number
-        );
-        trials.push(Trial::test(trial, move || {
+        let trial = TrialId::Sentence {
+            suite: name.clone(),
+            row: Some((row.ledger.trim_start_matches("../").into(), row.number)),
+        };
+        trials.push(Trial::test(trial.to_string(), move || {
             let proofs = self_check(&suites[si], &ctx, &memo).prove(&row)?;
             let survivors: Vec<String> = proofs
                 .iter()
@@ -299,9 +300,12 @@ fn main() {
         _ => load_all(&vectors),
     };
     // Only a mutant's trial (its likeliest kills) and a ledger's read the ledgers.
-    let ledgers = only
-        .as_deref()
-        .is_none_or(|t| t.starts_with("mutants::") || t.starts_with("sentences::"));
+    let ledgers = only.as_deref().is_none_or(|t| {
+        matches!(
+            t.parse(),
+            Ok(TrialId::Mutant { .. } | TrialId::Sentence { .. })
+        )
+    });
     let mut trials = match loaded {
         Ok(suites) => all_trials(suites, &ctx, &vectors, ledgers),
         Err(e) => exit_on(e),
@@ -353,12 +357,10 @@ fn load_all(vectors: &Path) -> Result<Vec<Loaded>, hcpspec::case::CaseError> {
 /// every MUST case). `None` for a trial that needs every suite whole, or for a name of no trial.
 fn load_for(vectors: &Path, trial: &str) -> Result<Option<Loaded>, hcpspec::case::CaseError> {
     use hcpspec::case::{Head, Keep, Level};
-    let parts: Vec<&str> = trial.split("::").collect();
-    let (kind, suite, rest) = match parts.as_slice() {
-        [k @ ("mutants" | "variants" | "sentences"), s, rest @ ..] => (*k, *s, rest),
-        [s, rest @ ..] => ("case", *s, rest),
-        [] => return Ok(None),
+    let Ok(trial) = trial.parse::<TrialId>() else {
+        return Ok(None);
     };
+    let suite = trial.suite();
     if !suite_names(vectors)?.iter().any(|n| n == suite) {
         return Ok(None);
     }
@@ -366,9 +368,9 @@ fn load_for(vectors: &Path, trial: &str) -> Result<Option<Loaded>, hcpspec::case
     let code = hcpspec::suites::of(vectors, &info)?;
     let must = |h: &Head| h.level == Level::MUST;
     let some = |keep: &Keep| hcpspec::suites::load_some(vectors, suite, keep).map(Some);
-    match (kind, rest) {
-        ("case", [group, id, _runtime]) => some(&Keep::Named(&|g, i| g == *group && i == *id)),
-        ("mutants", [m]) => match code.mutants().into_iter().find(|x| x.name == *m) {
+    match &trial {
+        TrialId::Case { group, id, .. } => some(&Keep::Named(&|g, i| g == group && i == id)),
+        TrialId::Mutant { name, .. } => match code.mutants().into_iter().find(|x| x.name == name) {
             Some(m) => some(&Keep::Head(&|h| {
                 must(h)
                     && (m.sections.contains(&h.section.as_str())
@@ -376,14 +378,15 @@ fn load_for(vectors: &Path, trial: &str) -> Result<Option<Loaded>, hcpspec::case
             })),
             None => hcpspec::suites::load(vectors, suite).map(Some),
         },
-        ("variants", [_]) => some(&Keep::Head(&must)),
-        ("sentences", [file, number]) => {
+        TrialId::Variant { .. } => some(&Keep::Head(&must)),
+        TrialId::Sentence {
+            row: Some((file, number)),
+            ..
+        } => {
             let row = ledger::read(vectors, &info, &code.checks())
                 .unwrap_or_default()
                 .into_iter()
-                .find(|r| {
-                    r.ledger.trim_start_matches("../") == *file && r.number.to_string() == *number
-                });
+                .find(|r| r.ledger.trim_start_matches("../") == file && r.number == *number);
             match row {
                 Some(r) if r.checks.is_empty() => some(&Keep::Named(&|g, i| {
                     r.cases.contains(&format!("{suite}::{g}::{i}"))
@@ -392,7 +395,7 @@ fn load_for(vectors: &Path, trial: &str) -> Result<Option<Loaded>, hcpspec::case
                 None => hcpspec::suites::load(vectors, suite).map(Some),
             }
         }
-        _ => hcpspec::suites::load(vectors, suite).map(Some),
+        TrialId::Sentence { row: None, .. } => hcpspec::suites::load(vectors, suite).map(Some),
     }
 }
 
@@ -429,7 +432,13 @@ fn all_trials(
                 let rt = spec.strip_prefix("inproc:").unwrap_or(spec);
                 let (suites, ctx, spec) = (suites.clone(), ctx.clone(), spec.clone());
                 let memo = memos[si].clone();
-                trials.push(Trial::test(format!("{}::{rt}", case.name()), move || {
+                let trial = TrialId::Case {
+                    suite: case.suite.clone(),
+                    group: case.group.clone(),
+                    id: case.id.clone(),
+                    runtime: rt.into(),
+                };
+                trials.push(Trial::test(trial.to_string(), move || {
                     let l = &suites[si];
                     judge(l, &l.cases[i], &ctx, &spec, &memo)
                 }));
@@ -462,7 +471,11 @@ fn all_trials(
                 .filter(|(_, k)| k == m.name)
                 .map(|(c, _)| c.clone())
                 .collect();
-            trials.push(Trial::test(format!("mutants::{name}::{}", m.name), move || {
+            let trial = TrialId::Mutant {
+                suite: name.clone(),
+                name: m.name.into(),
+            };
+            trials.push(Trial::test(trial.to_string(), move || {
                 if self_check(&suites[si], &ctx, &memo)
                     .first_kill(&m, &mine)?
                     .is_some()
@@ -478,39 +491,44 @@ fn all_trials(
         }
         let (suites2, ctx2, memo2, hints2) =
             (suites.clone(), ctx.clone(), memo.clone(), hints.clone());
-        trials.push(Trial::test(
-            format!("mutants::{name}::every-must-case-is-killed"),
-            move || {
-                let unkilled =
-                    self_check(&suites2[si], &ctx2, &memo2).unkilled_by_search(&hints2)?;
-                if unkilled.is_empty() {
-                    return Ok(());
-                }
-                Err(format!(
-                    "MUST cases no mutant of their own section (or killed_by) fails ({}):\n  {}",
-                    unkilled.len(),
-                    unkilled.join("\n  ")
-                )
-                .into())
-            },
-        ));
+        let every = TrialId::Mutant {
+            suite: name.clone(),
+            name: "every-must-case-is-killed".into(),
+        };
+        trials.push(Trial::test(every.to_string(), move || {
+            let unkilled = self_check(&suites2[si], &ctx2, &memo2).unkilled_by_search(&hints2)?;
+            if unkilled.is_empty() {
+                return Ok(());
+            }
+            Err(format!(
+                "MUST cases no mutant of their own section (or killed_by) fails ({}):\n  {}",
+                unkilled.len(),
+                unkilled.join("\n  ")
+            )
+            .into())
+        }));
         let (suites3, ctx3, memo3) = (suites.clone(), ctx.clone(), memo.clone());
-        trials.push(Trial::test(
-            format!("mutants::{name}::killed-by-claims-hold"),
-            move || {
-                let claims = self_check(&suites3[si], &ctx3, &memo3).false_claims_played()?;
-                if claims.is_empty() {
-                    Ok(())
-                } else {
-                    Err(claims.join("\n").into())
-                }
-            },
-        ));
+        let claims = TrialId::Mutant {
+            suite: name.clone(),
+            name: "killed-by-claims-hold".into(),
+        };
+        trials.push(Trial::test(claims.to_string(), move || {
+            let claims = self_check(&suites3[si], &ctx3, &memo3).false_claims_played()?;
+            if claims.is_empty() {
+                Ok(())
+            } else {
+                Err(claims.join("\n").into())
+            }
+        }));
         sentence_trials(&mut trials, &suites, si, ctx, memo, rows, &vectors);
         for v in l.suite.variants() {
             let (suites, ctx, memo) = (suites.clone(), ctx.clone(), memo.clone());
             let noun = l.suite.noun();
-            trials.push(Trial::test(format!("variants::{name}::{}", v.name), move || {
+            let trial = TrialId::Variant {
+                suite: name.clone(),
+                name: v.name.into(),
+            };
+            trials.push(Trial::test(trial.to_string(), move || {
                 let failed = self_check(&suites[si], &ctx, &memo).variant_failures(&v)?;
                 if failed.is_empty() {
                     return Ok(());

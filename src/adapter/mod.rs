@@ -161,7 +161,9 @@ pub fn shim_connector(spec: &Spec, opts: &Options) -> Result<Connector, BadInput
         }
         Spec::Stdio(cmd) => {
             let pool = stdio::Pool::new(cmd.argv.clone(), opts);
-            Ok(Box::new(move || pool.checkout().map(boxed)))
+            Ok(Box::new(move || {
+                pool.checkout().map(boxed).map_err(String::from)
+            }))
         }
         Spec::Http(url) => {
             let shared = http::HttpShared::new(url)?;

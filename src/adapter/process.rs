@@ -25,7 +25,7 @@ pub struct Process {
 }
 
 impl Process {
-    fn start(argv: &[String], opts: &Options) -> Result<Process, String> {
+    pub fn start(argv: &[String], opts: &Options) -> Result<Process, BadInput> {
         Ok(Process {
             proc: Proc::spawn(argv)?,
             opts: opts.clone(),
@@ -130,7 +130,9 @@ pub fn connector(
         Spec::Stdio(cmd) => {
             let (argv, opts) = (cmd.argv.clone(), opts.clone());
             Ok(Box::new(move || {
-                Process::start(&argv, &opts).map(|c| Box::new(c) as Box<dyn Adapter>)
+                Process::start(&argv, &opts)
+                    .map(|c| Box::new(c) as Box<dyn Adapter>)
+                    .map_err(String::from)
             }))
         }
         _ => crate::adapter::shim_connector(spec, opts),

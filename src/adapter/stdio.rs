@@ -8,6 +8,7 @@
 
 use super::rpc::{excerpt, secs, size, Client, Link};
 use super::{Adapter, CallError, Options};
+use crate::error::BadInput;
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::io::{BufReader, Read, Write};
@@ -330,7 +331,7 @@ impl Pool {
     }
 
     /// An initialised process for one case.
-    pub fn checkout(self: &Arc<Self>) -> Result<Pooled, String> {
+    pub fn checkout(self: &Arc<Self>) -> Result<Pooled, BadInput> {
         loop {
             let Some((mut c, handshake)) =
                 self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop()

@@ -2,6 +2,7 @@
 //! shim disposes what a closed connection left), a small tokio runtime per adapter.
 
 use super::rpc::{excerpt, secs, size, Link};
+use crate::error::BadInput;
 use futures_util::{SinkExt, StreamExt};
 use std::time::Duration;
 use tokio::net::TcpStream;
@@ -23,14 +24,14 @@ pub(crate) struct WsLink {
 
 impl WsLink {
     /// Check the spec; nothing is connected until the first call.
-    pub fn new(spec: &str) -> Result<WsLink, String> {
+    pub fn new(spec: &str) -> Result<WsLink, BadInput> {
         let uri: http::Uri = spec
             .parse()
             .map_err(|e| format!("--runtime {spec}: not a URL ({e})"))?;
         if uri.scheme_str() != Some("ws") || uri.host().is_none() {
-            return Err(format!(
+            return Err(BadInput(format!(
                 "--runtime {spec}: expected ws://HOST:PORT/PATH (plain ws only)"
-            ));
+            )));
         }
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -358,203 +358,250 @@ fn strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
 }
 
 fn at(e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Result<(), Mismatch> {
-    let present = a.filter(|v| !v.is_null());
-    if let Some((op, arg)) = operator(e) {
-        return match op {
-            "$absent" => match present {
-                None => Ok(()),
-                Some(_) => Err(miss(path, e, a, "expected absent")),
-            },
-            "$present" => present
-                .map(|_| ())
-                .ok_or_else(|| miss(path, e, a, "expected present")),
-            "$anyOf" => {
-                let options = arg.as_array().map(Vec::as_slice).unwrap_or_default();
-                if options
-                    .iter()
-                    .any(|o| trial(d, || at(o, a, d, path)).is_ok())
-                {
-                    Ok(())
-                } else {
-                    Err(miss(path, e, a, "matched none of $anyOf"))
-                }
-            }
-            "$deep" => {
-                fn nodes<'v>(v: &'v Value, out: &mut Vec<&'v Value>) {
-                    out.push(v);
-                    match v {
-                        Value::Array(a) => a.iter().for_each(|x| nodes(x, out)),
-                        Value::Object(m) => m.values().for_each(|x| nodes(x, out)),
-                        _ => {}
-                    }
-                }
-                let mut all = Vec::new();
-                if let Some(v) = a {
-                    nodes(v, &mut all);
-                }
-                if all
-                    .iter()
-                    .any(|n| trial(d, || at(arg, Some(n), d, path)).is_ok())
-                {
-                    Ok(())
-                } else {
-                    Err(miss(
-                        path,
-                        e,
-                        a,
-                        "nothing inside matches the $deep expectation",
-                    ))
-                }
-            }
-            "$all" => {
-                for want in arg.as_array().map(Vec::as_slice).unwrap_or_default() {
-                    at(want, a, d, path)?;
-                }
-                Ok(())
-            }
-            "$not" => {
-                let before = d.notes.borrow().len();
-                let r = at(arg, a, d, path);
-                let unclassified: Vec<String> = d.notes.borrow_mut().split_off(before);
-                match r {
-                    // It matched only as far as the runtime's maps could tell: the negation
-                    // cannot be told either, so it is unclassified too, never failed.
-                    Ok(()) if !unclassified.is_empty() => {
-                        d.notes
-                            .borrow_mut()
-                            .extend(unclassified.into_iter().map(|n| format!("under $not: {n}")));
-                        Ok(())
-                    }
-                    Ok(()) => Err(miss(path, e, a, "matched the $not expectation")),
-                    Err(_) => Ok(()),
-                }
-            }
-            _ => {
-                let Some(v) = a else {
-                    return Err(miss(path, e, a, "missing"));
-                };
-                match op {
-                    "$regex" => {
-                        let re = Regex::new(arg.as_str().unwrap_or_default())
-                            .map_err(|x| miss(path, e, a, x.to_string()))?;
-                        match v.as_str() {
-                            Some(s) if re.is_match(s) => Ok(()),
-                            _ => Err(miss(path, e, a, "does not match regex")),
-                        }
-                    }
-                    "$denial" | "$rule" => {
-                        let (map, what) = if op == "$denial" {
-                            (d.claims.denials.as_ref(), "denial")
-                        } else {
-                            (d.claims.rules.as_ref(), "rule")
-                        };
-                        let Some(text) = v.as_str() else {
-                            return Err(miss(path, e, a, format!("a {what} must be a string")));
-                        };
-                        classify(map, what, arg.as_str().unwrap_or_default(), text, &d.notes)
-                            .map_err(|m| miss(path, e, a, m))
-                    }
-                    "$within" => match v.as_str() {
-                        Some(p) if within(p, arg.as_str().unwrap_or_default()) => Ok(()),
-                        _ => Err(miss(path, e, a, "not a path within the directory")),
-                    },
-                    "$type" => {
-                        let ok = match arg {
-                            Value::String(t) => has_type(v, t),
-                            Value::Array(ts) => {
-                                ts.iter().filter_map(Value::as_str).any(|t| has_type(v, t))
-                            }
-                            _ => false,
-                        };
-                        if ok {
-                            Ok(())
-                        } else {
-                            Err(miss(path, e, a, format!("has type {}", type_name(v))))
-                        }
-                    }
-                    "$exact" if v == arg => Ok(()),
-                    "$exact" => Err(miss(path, e, a, "not exactly equal")),
-                    "$len" => {
-                        let n = match v {
-                            Value::Array(x) => x.len(),
-                            Value::Object(x) => x.len(),
-                            Value::String(x) => x.chars().count(),
-                            _ => return Err(miss(path, e, a, "has no length")),
-                        };
-                        if Some(n as u64) == arg.as_u64() {
-                            Ok(())
-                        } else {
-                            Err(miss(path, e, a, format!("has length {n}")))
-                        }
-                    }
-                    "$count" => {
-                        let Some(items) = v.as_array() else {
-                            return Err(miss(path, e, a, "not an array"));
-                        };
-                        let (want, x) = (arg[0].as_u64(), &arg[1]);
-                        let n = items
-                            .iter()
-                            .filter(|i| trial(d, || at(x, Some(i), d, path)).is_ok())
-                            .count();
-                        if Some(n as u64) == want {
-                            Ok(())
-                        } else {
-                            Err(miss(path, e, a, format!("{n} elements match")))
-                        }
-                    }
-                    "$contains" | "$each" => {
-                        let Some(items) = v.as_array() else {
-                            return Err(miss(path, e, a, "not an array"));
-                        };
-                        if op == "$each" {
-                            for (i, x) in items.iter().enumerate() {
-                                at(arg, Some(x), d, &format!("{path}/{i}"))?;
-                            }
-                            return Ok(());
-                        }
-                        for want in arg.as_array().map(Vec::as_slice).unwrap_or_default() {
-                            if !items
-                                .iter()
-                                .any(|x| trial(d, || at(want, Some(x), d, path)).is_ok())
-                            {
-                                return Err(miss(path, want, a, "no element matches"));
-                            }
-                        }
-                        Ok(())
-                    }
-                    "$noText" | "$hasText" => {
-                        let needles: Vec<&str> = match arg {
-                            Value::String(s) => vec![s.as_str()],
-                            Value::Array(x) => x.iter().filter_map(Value::as_str).collect(),
-                            _ => vec![],
-                        };
-                        let mut hay = Vec::new();
-                        strings(v, &mut hay);
-                        let found = |n: &&&str| hay.iter().any(|h| h.contains(**n));
-                        if op == "$noText" {
-                            match needles.iter().find(found) {
-                                Some(n) => {
-                                    Err(miss(path, e, a, format!("contains the text `{n}`")))
-                                }
-                                None => Ok(()),
-                            }
-                        } else {
-                            match needles.iter().find(|n| !found(n)) {
-                                Some(n) => Err(miss(
-                                    path,
-                                    e,
-                                    a,
-                                    format!("nowhere contains the text `{n}`"),
-                                )),
-                                None => Ok(()),
-                            }
-                        }
-                    }
-                    other => Err(miss(path, e, a, format!("unknown matcher {other}"))),
-                }
-            }
-        };
+    match operator(e) {
+        Some((op, arg)) => matcher(op, arg, e, a, d, path),
+        None => literal(e, a, d, path),
     }
+}
+
+/// An operator on what is there or not (`$absent`, `$present`), one combining expectations
+/// (`$anyOf`, `$deep`, `$all`, `$not`), else one on the value found.
+fn matcher(
+    op: &str,
+    arg: &Value,
+    e: &Value,
+    a: Option<&Value>,
+    d: &Judge,
+    path: &str,
+) -> Result<(), Mismatch> {
+    let present = a.filter(|v| !v.is_null());
+    match op {
+        "$absent" => match present {
+            None => Ok(()),
+            Some(_) => Err(miss(path, e, a, "expected absent")),
+        },
+        "$present" => present
+            .map(|_| ())
+            .ok_or_else(|| miss(path, e, a, "expected present")),
+        "$anyOf" => {
+            let options = arg.as_array().map(Vec::as_slice).unwrap_or_default();
+            if options
+                .iter()
+                .any(|o| trial(d, || at(o, a, d, path)).is_ok())
+            {
+                Ok(())
+            } else {
+                Err(miss(path, e, a, "matched none of $anyOf"))
+            }
+        }
+        "$deep" => deep(arg, e, a, d, path),
+        "$all" => {
+            for want in arg.as_array().map(Vec::as_slice).unwrap_or_default() {
+                at(want, a, d, path)?;
+            }
+            Ok(())
+        }
+        "$not" => not(arg, e, a, d, path),
+        _ => match a {
+            None => Err(miss(path, e, a, "missing")),
+            Some(v) => on_value(op, arg, e, v, d, path),
+        },
+    }
+}
+
+/// `$deep`: the expectation matches the value found or anything inside it.
+fn deep(arg: &Value, e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Result<(), Mismatch> {
+    fn nodes<'v>(v: &'v Value, out: &mut Vec<&'v Value>) {
+        out.push(v);
+        match v {
+            Value::Array(a) => a.iter().for_each(|x| nodes(x, out)),
+            Value::Object(m) => m.values().for_each(|x| nodes(x, out)),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    if let Some(v) = a {
+        nodes(v, &mut all);
+    }
+    if all
+        .iter()
+        .any(|n| trial(d, || at(arg, Some(n), d, path)).is_ok())
+    {
+        Ok(())
+    } else {
+        Err(miss(
+            path,
+            e,
+            a,
+            "nothing inside matches the $deep expectation",
+        ))
+    }
+}
+
+/// `$not`: the expectation does not match.
+fn not(arg: &Value, e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Result<(), Mismatch> {
+    let before = d.notes.borrow().len();
+    let r = at(arg, a, d, path);
+    let unclassified: Vec<String> = d.notes.borrow_mut().split_off(before);
+    match r {
+        // It matched only as far as the runtime's maps could tell: the negation cannot be
+        // told either, so it is unclassified too, never failed.
+        Ok(()) if !unclassified.is_empty() => {
+            d.notes
+                .borrow_mut()
+                .extend(unclassified.into_iter().map(|n| format!("under $not: {n}")));
+            Ok(())
+        }
+        Ok(()) => Err(miss(path, e, a, "matched the $not expectation")),
+        Err(_) => Ok(()),
+    }
+}
+
+/// An operator on the value found, `v`.
+fn on_value(
+    op: &str,
+    arg: &Value,
+    e: &Value,
+    v: &Value,
+    d: &Judge,
+    path: &str,
+) -> Result<(), Mismatch> {
+    let a = Some(v);
+    match op {
+        "$regex" => {
+            let re = Regex::new(arg.as_str().unwrap_or_default())
+                .map_err(|x| miss(path, e, a, x.to_string()))?;
+            match v.as_str() {
+                Some(s) if re.is_match(s) => Ok(()),
+                _ => Err(miss(path, e, a, "does not match regex")),
+            }
+        }
+        "$denial" | "$rule" => {
+            let (map, what) = if op == "$denial" {
+                (d.claims.denials.as_ref(), "denial")
+            } else {
+                (d.claims.rules.as_ref(), "rule")
+            };
+            let Some(text) = v.as_str() else {
+                return Err(miss(path, e, a, format!("a {what} must be a string")));
+            };
+            classify(map, what, arg.as_str().unwrap_or_default(), text, &d.notes)
+                .map_err(|m| miss(path, e, a, m))
+        }
+        "$within" => match v.as_str() {
+            Some(p) if within(p, arg.as_str().unwrap_or_default()) => Ok(()),
+            _ => Err(miss(path, e, a, "not a path within the directory")),
+        },
+        "$type" => {
+            let ok = match arg {
+                Value::String(t) => has_type(v, t),
+                Value::Array(ts) => ts.iter().filter_map(Value::as_str).any(|t| has_type(v, t)),
+                _ => false,
+            };
+            if ok {
+                Ok(())
+            } else {
+                Err(miss(path, e, a, format!("has type {}", type_name(v))))
+            }
+        }
+        "$exact" if v == arg => Ok(()),
+        "$exact" => Err(miss(path, e, a, "not exactly equal")),
+        "$len" => length(arg, e, v, path),
+        "$count" | "$contains" | "$each" => elements(op, arg, e, v, d, path),
+        "$noText" | "$hasText" => text(op, arg, e, v, path),
+        other => Err(miss(path, e, a, format!("unknown matcher {other}"))),
+    }
+}
+
+/// `$len`: the length of an array, object or string.
+fn length(arg: &Value, e: &Value, v: &Value, path: &str) -> Result<(), Mismatch> {
+    let a = Some(v);
+    let n = match v {
+        Value::Array(x) => x.len(),
+        Value::Object(x) => x.len(),
+        Value::String(x) => x.chars().count(),
+        _ => return Err(miss(path, e, a, "has no length")),
+    };
+    if Some(n as u64) == arg.as_u64() {
+        Ok(())
+    } else {
+        Err(miss(path, e, a, format!("has length {n}")))
+    }
+}
+
+/// `$count`, `$contains`, `$each`: the elements of an array.
+fn elements(
+    op: &str,
+    arg: &Value,
+    e: &Value,
+    v: &Value,
+    d: &Judge,
+    path: &str,
+) -> Result<(), Mismatch> {
+    let a = Some(v);
+    let Some(items) = v.as_array() else {
+        return Err(miss(path, e, a, "not an array"));
+    };
+    match op {
+        "$count" => {
+            let (want, x) = (arg[0].as_u64(), &arg[1]);
+            let n = items
+                .iter()
+                .filter(|i| trial(d, || at(x, Some(i), d, path)).is_ok())
+                .count();
+            if Some(n as u64) == want {
+                Ok(())
+            } else {
+                Err(miss(path, e, a, format!("{n} elements match")))
+            }
+        }
+        "$each" => {
+            for (i, x) in items.iter().enumerate() {
+                at(arg, Some(x), d, &format!("{path}/{i}"))?;
+            }
+            Ok(())
+        }
+        _ => {
+            for want in arg.as_array().map(Vec::as_slice).unwrap_or_default() {
+                if !items
+                    .iter()
+                    .any(|x| trial(d, || at(want, Some(x), d, path)).is_ok())
+                {
+                    return Err(miss(path, want, a, "no element matches"));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `$noText`, `$hasText`: texts anywhere in the value found.
+fn text(op: &str, arg: &Value, e: &Value, v: &Value, path: &str) -> Result<(), Mismatch> {
+    let a = Some(v);
+    let needles: Vec<&str> = match arg {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(x) => x.iter().filter_map(Value::as_str).collect(),
+        _ => vec![],
+    };
+    let mut hay = Vec::new();
+    strings(v, &mut hay);
+    let found = |n: &&&str| hay.iter().any(|h| h.contains(**n));
+    if op == "$noText" {
+        match needles.iter().find(found) {
+            Some(n) => Err(miss(path, e, a, format!("contains the text `{n}`"))),
+            None => Ok(()),
+        }
+    } else {
+        match needles.iter().find(|n| !found(n)) {
+            Some(n) => Err(miss(path, e, a, format!("nowhere contains the text `{n}`"))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A literal: an object's members and an array's elements each matched, a number by value,
+/// anything else equal.
+fn literal(e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Result<(), Mismatch> {
     match e {
         Value::Object(want) => {
             let Some(Value::Object(got)) = a else {

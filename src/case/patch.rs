@@ -1,9 +1,10 @@
 //! A case's `patch` of a pack file: edits at JSON pointers (shared with the fuzzers' mutators).
 
+use crate::error::BadInput;
 use serde_json::Value;
 
 /// Set (`Some`) or remove (`None`) at a JSON pointer; the parent must exist; `-` appends.
-pub fn set(doc: &mut Value, pointer: &str, value: Option<Value>) -> Result<(), String> {
+pub fn set(doc: &mut Value, pointer: &str, value: Option<Value>) -> Result<(), BadInput> {
     let (parent, last) = pointer
         .rsplit_once('/')
         .ok_or_else(|| format!("`{pointer}` is not a JSON pointer"))?;
@@ -34,7 +35,7 @@ pub fn set(doc: &mut Value, pointer: &str, value: Option<Value>) -> Result<(), S
                 .parse()
                 .map_err(|_| format!("`{last}` is not an index"))?;
             if i >= a.len() {
-                return Err(format!("index {i} is past the end"));
+                return Err(BadInput(format!("index {i} is past the end")));
             }
             match value {
                 None => {
@@ -44,6 +45,8 @@ pub fn set(doc: &mut Value, pointer: &str, value: Option<Value>) -> Result<(), S
             }
             Ok(())
         }
-        _ => Err(format!("`{parent}` is neither an object nor an array")),
+        _ => Err(BadInput(format!(
+            "`{parent}` is neither an object nor an array"
+        ))),
     }
 }

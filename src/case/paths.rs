@@ -5,6 +5,7 @@
 //! (exit 2), named by file and JSON pointer. The executor checks again before it touches a file
 //! (`suites::hcp::materialize`), for cases that never went through `parse_case` (the fuzzers' own).
 
+use crate::error::BadInput;
 use std::path::{Component, Path};
 
 /// The longest name or relative path a case may give.
@@ -28,80 +29,82 @@ fn shown(s: &str) -> String {
 }
 
 /// A pack name or a fixture name: one plain segment of `[A-Za-z0-9_.-]`, not `.` or `..`.
-pub fn plain_name(s: &str) -> Result<(), String> {
+pub fn plain_name(s: &str) -> Result<(), BadInput> {
     if s.is_empty() || s.len() > MAX_LEN {
-        return Err(format!(
+        return Err(BadInput(format!(
             "`{}`: a pack name must have 1 to {MAX_LEN} characters",
             shown(s)
-        ));
+        )));
     }
     if s == "." || s == ".." {
-        return Err(format!("`{s}`: a pack name cannot be `.` or `..`"));
+        return Err(BadInput(format!(
+            "`{s}`: a pack name cannot be `.` or `..`"
+        )));
     }
     if let Some(c) = s
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || "_.-".contains(*c)))
     {
-        return Err(format!(
+        return Err(BadInput(format!(
             "`{}`: a pack name is one plain segment of [A-Za-z0-9_.-], not {:?}",
             shown(s),
             c
-        ));
+        )));
     }
     Ok(())
 }
 
 /// A file inside a pack or the case's temp dir: relative, and already normal.
-pub fn relative_file(s: &str) -> Result<(), String> {
+pub fn relative_file(s: &str) -> Result<(), BadInput> {
     if s.is_empty() || s.len() > MAX_LEN {
-        return Err(format!(
+        return Err(BadInput(format!(
             "`{}`: a file name must have 1 to {MAX_LEN} characters",
             shown(s)
-        ));
+        )));
     }
     if s.contains('\0') || s.contains('\\') || s.chars().any(char::is_control) {
-        return Err(format!(
+        return Err(BadInput(format!(
             "`{}`: a file name cannot hold NUL, a backslash or control characters",
             shown(s)
-        ));
+        )));
     }
     let p = Path::new(s);
     if p.is_absolute() {
-        return Err(format!(
+        return Err(BadInput(format!(
             "`{}`: an absolute path; a case names files relative to its pack or temp dir",
             shown(s)
-        ));
+        )));
     }
     let mut normal = Vec::new();
     for c in p.components() {
         match c {
             Component::Normal(n) => normal.push(n.to_string_lossy().into_owned()),
             Component::ParentDir => {
-                return Err(format!(
+                return Err(BadInput(format!(
                     "`{}`: `..` would leave the case's directory",
                     shown(s)
-                ))
+                )))
             }
             _ => {
-                return Err(format!(
+                return Err(BadInput(format!(
                     "`{}`: not a normal relative path (no `.`, no leading `/`)",
                     shown(s)
-                ))
+                )))
             }
         }
     }
     if normal.join("/") != s {
-        return Err(format!(
+        return Err(BadInput(format!(
             "`{}`: not a normal relative path (no `.`, `//` or trailing `/`)",
             shown(s)
-        ));
+        )));
     }
     Ok(())
 }
 
 /// A probe step's path: `${report}`, `${report.NAME}`, or a relative file under `${tmp}/` or
 /// `${workdir}/`. The probe reads only inside the case's temp dir.
-pub fn probe_path(s: &str) -> Result<(), String> {
+pub fn probe_path(s: &str) -> Result<(), BadInput> {
     if s == "${report}" {
         return Ok(());
     }
@@ -124,33 +127,33 @@ pub fn probe_path(s: &str) -> Result<(), String> {
             }
         }
     }
-    Err(format!(
+    Err(BadInput(format!(
         "`{}`: a probe reads only inside the case's temp dir: `${{report}}`, `${{report.NAME}}`, `${{tmp}}/FILE` or `${{workdir}}/FILE`",
         shown(s)
-    ))
+    )))
 }
 
 /// `fixtures/NAME`, when NAME is a plain name and the directory resolves inside `fixtures`.
-pub fn fixture_dir(fixtures: &Path, name: &str) -> Result<std::path::PathBuf, String> {
+pub fn fixture_dir(fixtures: &Path, name: &str) -> Result<std::path::PathBuf, BadInput> {
     plain_name(name)?;
     let missing = || format!("no fixture pack `{name}` under {}", fixtures.display());
     let root = fixtures.canonicalize().map_err(|_| missing())?;
     let dir = fixtures.join(name).canonicalize().map_err(|_| missing())?;
     if !dir.starts_with(&root) || dir == root {
-        return Err(format!(
+        return Err(BadInput(format!(
             "fixture pack `{name}` resolves outside {}",
             fixtures.display()
-        ));
+        )));
     }
     if !dir.is_dir() {
-        return Err(missing());
+        return Err(BadInput(missing()));
     }
     Ok(dir)
 }
 
 /// `within/rel` when its real location (symlinks resolved, as far as it exists) is inside
 /// `within`: the last check before a file is read or written.
-pub fn inside(within: &Path, rel: &str) -> Result<std::path::PathBuf, String> {
+pub fn inside(within: &Path, rel: &str) -> Result<std::path::PathBuf, BadInput> {
     relative_file(rel)?;
     let root = within
         .canonicalize()
@@ -168,12 +171,12 @@ pub fn inside(within: &Path, rel: &str) -> Result<std::path::PathBuf, String> {
         }
     };
     if !real.starts_with(&root) {
-        return Err(format!(
+        return Err(BadInput(format!(
             "`{}` resolves outside {} (to {})",
             shown(rel),
             within.display(),
             real.display()
-        ));
+        )));
     }
     Ok(path)
 }

@@ -1,6 +1,7 @@
 //! `${name.path}` templates of the script suites (core-api, host): a later step reads what an
 //! earlier step saved.
 
+use crate::error::BadInput;
 use serde_json::{json, Map, Value};
 
 /// How large one expansion may grow: the bytes templates put in (a whole-value template counts
@@ -14,7 +15,7 @@ pub const SAVED_CAP: usize = 32 << 20;
 
 /// Keep `value` as `name` for later steps' templates. An error, and nothing kept, when the saved
 /// values would hold more than [`SAVED_CAP`] bytes in all.
-pub fn save(vars: &mut Map<String, Value>, name: &str, value: Value) -> Result<(), String> {
+pub fn save(vars: &mut Map<String, Value>, name: &str, value: Value) -> Result<(), BadInput> {
     let old = vars.insert(name.to_string(), value);
     let mut total = 0usize;
     for v in vars.values() {
@@ -24,11 +25,11 @@ pub fn save(vars: &mut Map<String, Value>, name: &str, value: Value) -> Result<(
                 Some(o) => vars.insert(name.to_string(), o),
                 None => vars.remove(name),
             };
-            return Err(format!(
+            return Err(BadInput(format!(
                 "saved values past {} MiB (saving `{}`): a case's steps save too much",
                 SAVED_CAP >> 20,
                 name.chars().take(64).collect::<String>()
-            ));
+            )));
         }
     }
     Ok(())
@@ -37,9 +38,9 @@ pub fn save(vars: &mut Map<String, Value>, name: &str, value: Value) -> Result<(
 /// `${name.path}` in strings: a string that is one whole template becomes the saved value (of any
 /// type); a template inside a longer string becomes its text. An unknown name is `null` / "".
 /// An error when the expansion would put more than [`EXPANSION_CAP`] bytes in.
-pub fn fill(vars: &Map<String, Value>, v: &Value) -> Result<Value, String> {
+pub fn fill(vars: &Map<String, Value>, v: &Value) -> Result<Value, BadInput> {
     let mut budget = EXPANSION_CAP;
-    fill_within(vars, v, &mut budget)
+    fill_within(vars, v, &mut budget).map_err(BadInput)
 }
 
 fn spend(budget: &mut usize, bytes: usize) -> Result<(), String> {
@@ -154,7 +155,7 @@ mod tests {
             save(&mut vars, &format!("v{i}"), mb.clone()).unwrap();
         }
         let e = save(&mut vars, "big", json!("x".repeat(2 << 20))).unwrap_err();
-        assert!(e.contains("saved values past 32 MiB"), "{e}");
+        assert!(e.0.contains("saved values past 32 MiB"), "{e}");
         assert!(!vars.contains_key("big"));
         // Saving again under a name replaces its value: no growth.
         save(&mut vars, "v0", json!("small")).unwrap();

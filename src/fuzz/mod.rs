@@ -241,11 +241,6 @@ impl<'e> Fuzzer<'e> {
         })
     }
 
-    /// Judge a fuzz case once (for tests and tools).
-    pub fn judge_case(&self, fc: &FuzzCase) -> Result<Judged, String> {
-        self.judge(&mut self.adapters(), fc, 0)
-    }
-
     /// Shrink, render, check and write one finding.
     fn finding(
         &self,
@@ -335,14 +330,23 @@ impl<'e> Fuzzer<'e> {
     /// Fuzz until the time or case budget runs out, `max_findings` are found, or `stop` is set.
     /// `on_progress` is called about once a second, `on_finding` for each finding as it is
     /// written.
+    /// The runtime under test could not be reached (exit 3, as `run` says it).
+    fn unreachable(&self, e: impl std::fmt::Display) -> crate::suites::FuzzError {
+        crate::run::runner::RunError::Unreachable {
+            spec: self.cfg.runtime.clone(),
+            message: e.to_string(),
+        }
+        .into()
+    }
+
     pub fn run(
         &self,
         stop: &AtomicBool,
         on_progress: &(dyn Fn(Progress) + Sync),
         on_finding: &(dyn Fn(&Finding) + Sync),
-    ) -> Result<Report, String> {
+    ) -> Result<Report, crate::suites::FuzzError> {
         // Reachable at all? (exit 3 otherwise, like `run`)
-        (self.connect)().map_err(|e| format!("runtime {} unreachable: {e}", self.cfg.runtime))?;
+        (self.connect)().map_err(|e| self.unreachable(e))?;
         let start = Instant::now();
         let sh = Shared {
             start,
@@ -365,7 +369,7 @@ impl<'e> Fuzzer<'e> {
                     let work = std::panic::AssertUnwindSafe(|| self.worker(&sh, on_finding));
                     if std::panic::catch_unwind(work).is_err() {
                         lock(&sh.failure).get_or_insert_with(|| {
-                            format!("a fuzz worker panicked; rerun with --jobs 1 --seed {} to reproduce", self.cfg.seed)
+                            format!("a fuzz worker panicked; rerun with --jobs 1 --seed {} to reproduce", self.cfg.seed).into()
                         });
                     }
                     sh.done.store(true, Ordering::Relaxed);
@@ -411,8 +415,7 @@ impl<'e> Fuzzer<'e> {
             let judged = match self.judge(&mut ad, &fc, index) {
                 Ok(j) => j,
                 Err(e) => {
-                    *lock(&sh.failure) =
-                        Some(format!("runtime {} unreachable: {e}", self.cfg.runtime));
+                    *lock(&sh.failure) = Some(self.unreachable(e));
                     break;
                 }
             };
@@ -454,7 +457,7 @@ struct Shared<'s> {
     done: AtomicBool,
     claimed: Mutex<BTreeSet<&'static str>>,
     findings: Mutex<Vec<Finding>>,
-    failure: Mutex<Option<String>>,
+    failure: Mutex<Option<crate::suites::FuzzError>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

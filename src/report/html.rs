@@ -121,6 +121,31 @@ fn suite(h: &mut String, result: &RunResult) {
             );
         }
     }
+    let sections = sections(result);
+    matrix(h, result, &sections);
+    coverage(h, result, &sections);
+    cases(h, result, &sections);
+    parity(h, result);
+    *h += "</section>";
+}
+
+/// The suite's sections some runtime ran a case of: (id, title).
+fn sections(result: &RunResult) -> Vec<(&str, &str)> {
+    result
+        .sections
+        .iter()
+        .map(|s| (s.id.as_str(), s.title.as_str()))
+        .filter(|(s, _)| {
+            result
+                .runtimes
+                .iter()
+                .any(|r| r.cases.iter().any(|c| c.section == *s))
+        })
+        .collect()
+}
+
+/// The matrix: sections down, runtimes across.
+fn matrix(h: &mut String, result: &RunResult, sections: &[(&str, &str)]) {
     // The matrix: sections down, runtimes across. data-* attributes let a checker read the
     // numbers without parsing the text.
     *h += "<h3>Matrix</h3><table class=matrix><thead><tr><th>section</th>";
@@ -139,18 +164,7 @@ fn suite(h: &mut String, result: &RunResult) {
         );
     }
     *h += "</tr></thead><tbody>";
-    let sections: Vec<(&str, &str)> = result
-        .sections
-        .iter()
-        .map(|s| (s.id.as_str(), s.title.as_str()))
-        .filter(|(s, _)| {
-            result
-                .runtimes
-                .iter()
-                .any(|r| r.cases.iter().any(|c| c.section == *s))
-        })
-        .collect();
-    for (s, title) in &sections {
+    for (s, title) in sections {
         let _ = write!(h, "<tr><th>{}</th>", esc(&section_label(s, title)));
         for run in &result.runtimes {
             let rules = result.rules();
@@ -191,11 +205,14 @@ fn suite(h: &mut String, result: &RunResult) {
         );
     }
     *h += "</tr></tbody></table>";
+}
 
+/// How many cases stand behind each section, by level.
+fn coverage(h: &mut String, result: &RunResult, sections: &[(&str, &str)]) {
     // Requirement coverage: how many cases stand behind each section, by level.
     *h += "<h3>Requirement coverage</h3><table><thead><tr><th>section</th><th>cases</th><th>MUST</th><th>SHOULD</th><th>MAY</th></tr></thead><tbody>";
     if let Some(run) = result.runtimes.first() {
-        for (s, title) in &sections {
+        for (s, title) in sections {
             let n = |l: Option<Level>| {
                 run.cases
                     .iter()
@@ -206,7 +223,10 @@ fn suite(h: &mut String, result: &RunResult) {
         }
     }
     *h += "</tbody></table>";
+}
 
+/// The drill-down: per runtime and section, every case.
+fn cases(h: &mut String, result: &RunResult, sections: &[(&str, &str)]) {
     // Drill-down per runtime and section.
     *h += "<h3>Cases</h3>";
     for run in &result.runtimes {
@@ -226,7 +246,7 @@ fn suite(h: &mut String, result: &RunResult) {
             let _ = write!(h, " · claims: {}", names.join(", "));
         }
         *h += "</p>";
-        for (sec, title) in &sections {
+        for (sec, title) in sections {
             let cases: Vec<_> = run.cases.iter().filter(|c| c.section == *sec).collect();
             let c = counts(&run.cases, sec, None, result.rules());
             let _ = write!(
@@ -237,58 +257,67 @@ fn suite(h: &mut String, result: &RunResult) {
                 c.total()
             );
             for r in cases {
-                let st = state(r);
-                let css = match st {
-                    _ if fails_run(r, result.rules()) => "fail",
-                    State::Pass => "pass",
-                    State::Fail | State::Error | State::Stale => "fail",
-                    _ => "skip",
-                };
-                let label = st.label();
-                let _ = write!(h, "<li><details><summary><span class={css}>{label}</span> {} <small>{:?}</small></summary><p><small>{}</small></p>", esc(&r.name), r.level, esc(&r.spec));
-                match &r.verdict {
-                    Verdict::Fail(f) => {
-                        let _ = write!(
-                            h,
-                            "<p>step {} ({}): {} at <code>{}</code></p><pre>expected: {}\nactual:   {}</pre>",
-                            f.step,
-                            esc(&f.action),
-                            esc(&f.message),
-                            esc(&f.path),
-                            esc(&serde_json::to_string_pretty(&f.expected).unwrap_or_default()),
-                            esc(&serde_json::to_string_pretty(&f.actual).unwrap_or_default())
-                        );
-                    }
-                    Verdict::Error { message } => {
-                        let _ = write!(h, "<pre>{}</pre>", esc(message));
-                    }
-                    Verdict::Skip { reason } | Verdict::Unimplemented { reason } => {
-                        let _ = write!(h, "<p>{}</p>", esc(reason));
-                    }
-                    Verdict::Pass => {}
-                }
-                if let Some(e) = &r.annotations.expectation {
-                    let _ = write!(
-                        h,
-                        "<p>expected {:?}: {}{}</p>",
-                        e.expect,
-                        esc(&e.reason),
-                        e.issue
-                            .as_ref()
-                            .map(|i| format!(" ({})", esc(i)))
-                            .unwrap_or_default()
-                    );
-                }
-                if let Some(crate::snapshot::Drift::Changed { diff }) = &r.annotations.drift {
-                    let _ = write!(h, "<p>snapshot drift</p><pre>{}</pre>", esc(diff));
-                } else if r.annotations.drift.is_some() {
-                    *h += "<p>new snapshot (none yet): fails the run only under CI</p>";
-                }
-                *h += "</details></li>";
+                case(h, r, result.rules());
             }
             *h += "</ul></details>";
         }
     }
+}
+
+/// One case in the drill-down: its state, what failed, its expectation and snapshot drift.
+fn case(h: &mut String, r: &crate::run::CaseResult, rules: super::Rules) {
+    let st = state(r);
+    let css = match st {
+        _ if fails_run(r, rules) => "fail",
+        State::Pass => "pass",
+        State::Fail | State::Error | State::Stale => "fail",
+        _ => "skip",
+    };
+    let label = st.label();
+    let _ = write!(h, "<li><details><summary><span class={css}>{label}</span> {} <small>{:?}</small></summary><p><small>{}</small></p>", esc(&r.name), r.level, esc(&r.spec));
+    match &r.verdict {
+        Verdict::Fail(f) => {
+            let _ = write!(
+                h,
+                "<p>step {} ({}): {} at <code>{}</code></p><pre>expected: {}\nactual:   {}</pre>",
+                f.step,
+                esc(&f.action),
+                esc(&f.message),
+                esc(&f.path),
+                esc(&serde_json::to_string_pretty(&f.expected).unwrap_or_default()),
+                esc(&serde_json::to_string_pretty(&f.actual).unwrap_or_default())
+            );
+        }
+        Verdict::Error { message } => {
+            let _ = write!(h, "<pre>{}</pre>", esc(message));
+        }
+        Verdict::Skip { reason } | Verdict::Unimplemented { reason } => {
+            let _ = write!(h, "<p>{}</p>", esc(reason));
+        }
+        Verdict::Pass => {}
+    }
+    if let Some(e) = &r.annotations.expectation {
+        let _ = write!(
+            h,
+            "<p>expected {:?}: {}{}</p>",
+            e.expect,
+            esc(&e.reason),
+            e.issue
+                .as_ref()
+                .map(|i| format!(" ({})", esc(i)))
+                .unwrap_or_default()
+        );
+    }
+    if let Some(crate::snapshot::Drift::Changed { diff }) = &r.annotations.drift {
+        let _ = write!(h, "<p>snapshot drift</p><pre>{}</pre>", esc(diff));
+    } else if r.annotations.drift.is_some() {
+        *h += "<p>new snapshot (none yet): fails the run only under CI</p>";
+    }
+    *h += "</details></li>";
+}
+
+/// Cases observed differently over two transports of one runtime.
+fn parity(h: &mut String, result: &RunResult) {
     if !result.parity.is_empty() {
         let _ = write!(h, "<h3>Transport parity</h3><p>{} case(s) observed differently over two transports of one runtime</p><ul>", result.parity.len());
         for d in &result.parity {
@@ -304,7 +333,6 @@ fn suite(h: &mut String, result: &RunResult) {
         }
         *h += "</ul>";
     }
-    *h += "</section>";
 }
 
 #[cfg(test)]

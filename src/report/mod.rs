@@ -7,6 +7,7 @@ mod junit;
 mod markdown;
 mod record;
 mod table;
+pub mod terminal;
 
 pub use badge::badge;
 pub use html::html;
@@ -14,9 +15,11 @@ pub use junit::junit;
 pub use markdown::markdown;
 pub use record::{merge, read, Report, REPORT_SCHEMA};
 pub use table::{table, table_marked, Marks};
+pub use terminal::{Look, Terminal};
 
 pub use crate::run::result::{
-    counts, fails_run, fnv1a, outcome, state, Rules, RunResult, RuntimeRun, State, Summary, SCHEMA,
+    counts, fails_run, fnv1a, outcome, state, Rules, RunResult, RunStats, RuntimeRun, State,
+    Summary, SCHEMA,
 };
 use std::path::Path;
 

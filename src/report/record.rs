@@ -2,6 +2,7 @@
 //! it, and the union of several such records by case name.
 
 use super::{RunResult, RuntimeRun, Summary};
+use crate::error::BadInput;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -36,7 +37,7 @@ impl Report {
 
     /// Does it fail (exit 1)? When any suite's result does.
     pub fn fails(&self) -> bool {
-        self.suites.iter().any(RunResult::fails)
+        crate::run::result::RunStats::of(&self.suites, false).fails()
     }
 }
 
@@ -54,12 +55,12 @@ fn judged(c: &crate::run::CaseResult) -> Value {
 /// refused; a case present in two files must agree (its verdict, observations and annotations),
 /// else the merge is refused naming it; one suite's results must agree on
 /// `--strict-expectations` and on CI. Summaries are recounted from the merged cases.
-pub fn merge(inputs: Vec<(PathBuf, Report)>) -> Result<Report, String> {
+pub fn merge(inputs: Vec<(PathBuf, Report)>) -> Result<Report, BadInput> {
     let mut seen: Vec<PathBuf> = vec![];
     for (p, _) in &inputs {
         let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
         if seen.contains(&real) {
-            return Err(format!("{}: given twice", p.display()));
+            return Err(BadInput(format!("{}: given twice", p.display())));
         }
         seen.push(real);
     }
@@ -86,7 +87,7 @@ pub fn merge(inputs: Vec<(PathBuf, Report)>) -> Result<Report, String> {
                 }
             };
             if acc.strict_expectations != r.strict_expectations {
-                return Err(format!(
+                return Err(BadInput(format!(
                     "{}: suite {} was run {} --strict-expectations, an earlier file's without",
                     path.display(),
                     r.suite,
@@ -95,16 +96,16 @@ pub fn merge(inputs: Vec<(PathBuf, Report)>) -> Result<Report, String> {
                     } else {
                         "without"
                     }
-                ));
+                )));
             }
             if acc.ci != r.ci {
-                return Err(format!(
+                return Err(BadInput(format!(
                     "{}: suite {} was run {} CI (--ci), an earlier file's {}",
                     path.display(),
                     r.suite,
                     if r.ci { "under" } else { "outside" },
                     if r.ci { "outside" } else { "under" }
-                ));
+                )));
             }
             if acc.cases_hash != r.cases_hash
                 && !acc.cases_hash.split('+').any(|h| h == r.cases_hash)
@@ -138,13 +139,13 @@ pub fn merge(inputs: Vec<(PathBuf, Report)>) -> Result<Report, String> {
                     let key = (r.suite.clone(), run.runtime.clone(), c.name.clone());
                     match target.cases.iter().find(|x| x.name == c.name) {
                         Some(old) if judged(old) != judged(&c) => {
-                            return Err(format!(
+                            return Err(BadInput(format!(
                                 "case {} of {} differs between {} and {}: shards of one run never overlap; results of two runs cannot be merged",
                                 c.name,
                                 run.runtime,
                                 from[&key].display(),
                                 path.display()
-                            ))
+                            )))
                         }
                         Some(_) => {}
                         None => {
@@ -183,16 +184,16 @@ pub fn merge(inputs: Vec<(PathBuf, Report)>) -> Result<Report, String> {
 /// parsed, then contained as a live run contains what it keeps ([`RunResult::contain`]): a
 /// hand-edited file's floods come out cut and its secrets redacted. One line naming the file
 /// on any problem.
-pub fn read(path: &Path) -> Result<Report, String> {
+pub fn read(path: &Path) -> Result<Report, BadInput> {
     let name = super::printable(&path.display().to_string(), false);
     let text = crate::input::read_capped(path, crate::input::MAX_RESULT)
         .map_err(|e| format!("{name}: {e}"))?;
     let values = crate::input::json_values(&text);
     if values > crate::input::MAX_RESULT_VALUES {
-        return Err(format!(
+        return Err(BadInput(format!(
             "{name}: {values} JSON values is over the cap of {} values",
             crate::input::MAX_RESULT_VALUES
-        ));
+        )));
     }
     let quiet = |e: serde_json::Error| {
         super::printable(&crate::snapshot::contain_text(&e.to_string()), false)

@@ -12,6 +12,7 @@
 
 use super::{CaseResult, Verdict};
 use crate::case::Level;
+use crate::error::BadInput;
 use globset::{Glob, GlobMatcher};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -49,7 +50,7 @@ pub struct Expectations {
 
 impl Expectations {
     /// Load and check a file; every problem is one line naming the file and the JSON pointer.
-    pub fn load(path: &Path) -> Result<Expectations, String> {
+    pub fn load(path: &Path) -> Result<Expectations, BadInput> {
         let at = |p: &str, m: String| {
             if p.is_empty() {
                 format!("{}: {m}", path.display())
@@ -57,17 +58,17 @@ impl Expectations {
                 format!("{}:{p}: {m}", path.display())
             }
         };
-        let text =
-            crate::input::read_capped(path, crate::input::MAX_CASE).map_err(|e| at("", e))?;
+        let text = crate::input::read_capped(path, crate::input::MAX_CASE)
+            .map_err(|e| at("", String::from(e)))?;
         let file: File = serde_json::from_str(&text)
             .map_err(|e| at("", format!("line {} column {}: {e}", e.line(), e.column())))?;
         let mut entries = Vec::new();
         for (i, e) in file.expectations.into_iter().enumerate() {
             if e.reason.trim().is_empty() {
-                return Err(at(
+                return Err(BadInput(at(
                     &format!("/expectations/{i}/reason"),
                     "every expectation needs a reason".into(),
-                ));
+                )));
             }
             let glob = Glob::new(&e.case)
                 .map_err(|x| at(&format!("/expectations/{i}/case"), x.to_string()))?
@@ -220,10 +221,12 @@ mod tests {
         .unwrap();
         assert!(Expectations::load(&p)
             .unwrap_err()
+            .0
             .ends_with(":/expectations/0/reason: every expectation needs a reason"));
         std::fs::write(&p, r#"{"expectations":[{"case":"contract::0[4-confirm::*","expect":"fail","reason":"r"}]}"#).unwrap();
         assert!(Expectations::load(&p)
             .unwrap_err()
+            .0
             .contains("/expectations/0/case"));
         std::fs::write(
             &p,

@@ -4,8 +4,10 @@
 pub mod expectations;
 pub mod parity;
 pub mod plan;
+pub mod pool;
 pub mod result;
 pub mod runner;
+pub mod session;
 pub mod spec;
 
 pub use spec::Spec;
@@ -157,39 +159,27 @@ pub fn par_each(
     judge: &(dyn Fn(&Case) -> CaseResult + Sync),
     on_done: &(dyn Fn(&CaseResult) + Sync),
 ) -> Vec<CaseResult> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<CaseResult>>> = Mutex::new(vec![None; cases.len()]);
-    std::thread::scope(|s| {
-        for _ in 0..jobs.max(1).min(cases.len().max(1)) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(case) = cases.get(i) else { break };
-                // A panic is the case's error, never the end of the run.
-                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| judge(case)))
-                    .unwrap_or_else(|_| {
-                        CaseResult::of(
-                            case,
-                            Verdict::Error {
-                                message: "hcpspec panicked while running the case".into(),
-                            },
-                            vec![],
-                            vec![],
-                            std::time::Instant::now(),
-                        )
-                    });
-                on_done(&result);
-                results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(result);
+    pool::each(cases, jobs, &pool::never, &|_, case| {
+        // A panic is the case's error, never the end of the run.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| judge(case)))
+            .unwrap_or_else(|_| {
+                CaseResult::of(
+                    case,
+                    Verdict::Error {
+                        message: "hcpspec panicked while running the case".into(),
+                    },
+                    vec![],
+                    vec![],
+                    std::time::Instant::now(),
+                )
             });
-        }
-    });
-    results
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .flatten()
-        .collect()
+        on_done(&result);
+        result
+    })
+    .into_iter()
+    .flatten()
+    .flatten()
+    .collect()
 }
 
 /// A verdict's texts (they quote the runtime: errors, skip reasons, failure messages) as

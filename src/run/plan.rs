@@ -1,6 +1,7 @@
 //! Choose which cases run: by name (substring or glob), section and level.
 
 use crate::case::{Case, Level};
+use crate::error::BadInput;
 use globset::Glob;
 
 #[derive(Debug, Clone, Default)]
@@ -21,7 +22,7 @@ pub fn shard(name: &str, n: usize) -> usize {
 }
 
 /// Parse `k/n` with 1 ≤ k ≤ n.
-pub fn parse_partition(s: &str) -> Result<(usize, usize), String> {
+pub fn parse_partition(s: &str) -> Result<(usize, usize), BadInput> {
     let bad = || format!("--partition {s}: expected k/n with 1 <= k <= n, e.g. 2/4");
     let (k, n) = s.split_once('/').ok_or_else(bad)?;
     let (k, n): (usize, usize) = (
@@ -29,7 +30,7 @@ pub fn parse_partition(s: &str) -> Result<(usize, usize), String> {
         n.trim().parse().map_err(|_| bad())?,
     );
     if k == 0 || n == 0 || k > n {
-        return Err(bad());
+        return Err(BadInput(bad()));
     }
     Ok((k, n))
 }
@@ -37,7 +38,7 @@ pub fn parse_partition(s: &str) -> Result<(usize, usize), String> {
 impl Selection {
     /// The selected cases, in order. A filter that matches nothing is an error: a typo must not
     /// pass as an empty, green run.
-    pub fn apply(&self, cases: &[Case]) -> Result<Vec<Case>, String> {
+    pub fn apply(&self, cases: &[Case]) -> Result<Vec<Case>, BadInput> {
         let mut matchers = Vec::new();
         for f in &self.filters {
             if f.contains(['*', '?', '[']) {
@@ -55,17 +56,17 @@ impl Selection {
         }
         for (f, m) in &matchers {
             if !cases.iter().any(|c| m(&c.name())) {
-                return Err(format!("--filter {f} matches no case"));
+                return Err(BadInput(format!("--filter {f} matches no case")));
             }
         }
         for s in &self.sections {
             if !cases.iter().any(|c| &c.section == s) {
                 let mut known: Vec<&str> = cases.iter().map(|c| c.section.as_str()).collect();
                 known.dedup();
-                return Err(format!(
+                return Err(BadInput(format!(
                     "--section {s} matches no case (sections: {})",
                     known.join(", ")
-                ));
+                )));
             }
         }
         Ok(cases

@@ -360,3 +360,42 @@ impl std::fmt::Display for Difference {
         )
     }
 }
+
+/// What a finished run counted: enough to decide its exit code.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunStats {
+    pub suites: usize,
+    /// Case results, over every runtime of every suite.
+    pub cases: usize,
+    /// Case results that fail the run (`run::result::fails_run`).
+    pub failed: usize,
+    /// Transport parity differences (each fails the run).
+    pub parity: usize,
+    /// The run was interrupted (Ctrl-C): the cases not run are skips.
+    pub interrupted: bool,
+}
+
+impl RunStats {
+    /// The stats of `results`.
+    pub fn of(results: &[RunResult], interrupted: bool) -> RunStats {
+        let cases = || {
+            results.iter().flat_map(|r| {
+                r.runtimes
+                    .iter()
+                    .flat_map(move |run| run.cases.iter().map(move |c| (r, c)))
+            })
+        };
+        RunStats {
+            suites: results.len(),
+            cases: cases().count(),
+            failed: cases().filter(|(r, c)| fails_run(c, r.rules())).count(),
+            parity: results.iter().map(|r| r.parity.len()).sum(),
+            interrupted,
+        }
+    }
+
+    /// Does the run fail (exit 1)? A case that fails it, or a transport parity difference.
+    pub fn fails(&self) -> bool {
+        self.failed > 0 || self.parity > 0
+    }
+}

@@ -42,9 +42,22 @@ pub enum Snapshots {
     Accept(PathBuf),
 }
 
-/// What happened, for reporters. Cases finish in any order (they run in parallel); everything
-/// else comes in run order.
-pub enum Event<'a> {
+/// What happened, for reporters: of which suite, when (since the run started), and what.
+pub struct Event<'a> {
+    /// The suite it happened in; `None` for the run's own events (`RunStarted`, `RunFinished`).
+    pub suite: Option<&'a str>,
+    /// Since the run started.
+    pub elapsed: Duration,
+    pub kind: EventKind<'a>,
+}
+
+/// What happened. Cases finish in any order (they run in parallel); everything else comes in
+/// run order, and a run's suites one after another (`run::session`).
+pub enum EventKind<'a> {
+    /// The run begins with these suites, in the order they are told.
+    RunStarted {
+        suites: &'a [&'a SuiteInfo],
+    },
     RuntimeStarted {
         spec: &'a str,
         info: &'a Value,
@@ -79,6 +92,14 @@ pub enum Event<'a> {
     ParityDiffered {
         difference: &'a crate::run::parity::Difference,
     },
+    /// A suite's whole result, once every runtime ran it.
+    SuiteFinished {
+        result: &'a RunResult,
+    },
+    /// The run is over: what it counted.
+    RunFinished {
+        stats: &'a super::result::RunStats,
+    },
 }
 
 /// Anything that watches a run: the terminal table and progress bar, a JSON stream …
@@ -93,13 +114,14 @@ impl Reporter for Quiet {
     fn event(&mut self, _: &Event<'_>) {}
 }
 
-/// A reporter that keeps what it is told, to tell it later: a suite run beside others records
-/// its events, and they are replayed in the run's order once the suites before it are told, so
-/// the terminal reads as if the suites ran one after another.
-#[derive(Default)]
-pub struct Recorder(Vec<Recorded>);
+/// A suite's event, owned: what a suite run beside others keeps until the suites before it
+/// are told, so the terminal reads as if the suites ran one after another.
+pub(crate) struct Recorded {
+    elapsed: Duration,
+    kind: Kept,
+}
 
-enum Recorded {
+enum Kept {
     RuntimeStarted(String, Value, usize),
     CaseStarted(String, String),
     CaseSlow(String, String, Duration),
@@ -109,63 +131,72 @@ enum Recorded {
     ParityDiffered(crate::run::parity::Difference),
 }
 
-impl Reporter for Recorder {
-    fn event(&mut self, e: &Event<'_>) {
-        self.0.push(match *e {
-            Event::RuntimeStarted { spec, info, cases } => {
-                Recorded::RuntimeStarted(spec.into(), info.clone(), cases)
+impl Recorded {
+    /// A suite's event kept; the run's own events and `SuiteFinished` are not a suite's to keep.
+    pub(crate) fn of(e: &Event<'_>) -> Option<Recorded> {
+        let kind = match e.kind {
+            EventKind::RuntimeStarted { spec, info, cases } => {
+                Kept::RuntimeStarted(spec.into(), info.clone(), cases)
             }
-            Event::CaseStarted { spec, name } => Recorded::CaseStarted(spec.into(), name.into()),
-            Event::CaseSlow {
+            EventKind::CaseStarted { spec, name } => Kept::CaseStarted(spec.into(), name.into()),
+            EventKind::CaseSlow {
                 spec,
                 name,
                 elapsed,
-            } => Recorded::CaseSlow(spec.into(), name.into(), elapsed),
-            Event::CaseFinished { spec, result } => {
-                Recorded::CaseFinished(spec.into(), result.clone())
+            } => Kept::CaseSlow(spec.into(), name.into(), elapsed),
+            EventKind::CaseFinished { spec, result } => {
+                Kept::CaseFinished(spec.into(), result.clone())
             }
-            Event::Drifted {
+            EventKind::Drifted {
                 spec,
                 result,
                 drift,
                 written,
-            } => Recorded::Drifted(spec.into(), result.clone(), drift.clone(), written.into()),
-            Event::RuntimeFinished { spec, run, .. } => {
-                Recorded::RuntimeFinished(spec.into(), run.clone())
+            } => Kept::Drifted(spec.into(), result.clone(), drift.clone(), written.into()),
+            EventKind::RuntimeFinished { spec, run, .. } => {
+                Kept::RuntimeFinished(spec.into(), run.clone())
             }
-            Event::ParityDiffered { difference } => Recorded::ParityDiffered(difference.clone()),
-        });
+            EventKind::ParityDiffered { difference } => Kept::ParityDiffered(difference.clone()),
+            EventKind::RunStarted { .. }
+            | EventKind::SuiteFinished { .. }
+            | EventKind::RunFinished { .. } => return None,
+        };
+        Some(Recorded {
+            elapsed: e.elapsed,
+            kind,
+        })
     }
-}
 
-impl Recorder {
-    /// Tell `to` every event, in the order they came; `cases` are the run's (what
-    /// `RuntimeFinished` carries).
-    pub fn replay(&self, to: &mut dyn Reporter, cases: &[Case]) {
-        for r in &self.0 {
-            to.event(&match r {
-                Recorded::RuntimeStarted(spec, info, cases) => Event::RuntimeStarted {
-                    spec,
-                    info,
-                    cases: *cases,
-                },
-                Recorded::CaseStarted(spec, name) => Event::CaseStarted { spec, name },
-                Recorded::CaseSlow(spec, name, elapsed) => Event::CaseSlow {
-                    spec,
-                    name,
-                    elapsed: *elapsed,
-                },
-                Recorded::CaseFinished(spec, result) => Event::CaseFinished { spec, result },
-                Recorded::Drifted(spec, result, drift, written) => Event::Drifted {
-                    spec,
-                    result,
-                    drift,
-                    written,
-                },
-                Recorded::RuntimeFinished(spec, run) => Event::RuntimeFinished { spec, run, cases },
-                Recorded::ParityDiffered(difference) => Event::ParityDiffered { difference },
-            });
-        }
+    /// Tell `to` this event of `suite`, whose cases are `cases` (what `RuntimeFinished`
+    /// carries).
+    pub(crate) fn tell(&self, to: &mut dyn Reporter, suite: &str, cases: &[Case]) {
+        let kind = match &self.kind {
+            Kept::RuntimeStarted(spec, info, cases) => EventKind::RuntimeStarted {
+                spec,
+                info,
+                cases: *cases,
+            },
+            Kept::CaseStarted(spec, name) => EventKind::CaseStarted { spec, name },
+            Kept::CaseSlow(spec, name, elapsed) => EventKind::CaseSlow {
+                spec,
+                name,
+                elapsed: *elapsed,
+            },
+            Kept::CaseFinished(spec, result) => EventKind::CaseFinished { spec, result },
+            Kept::Drifted(spec, result, drift, written) => EventKind::Drifted {
+                spec,
+                result,
+                drift,
+                written,
+            },
+            Kept::RuntimeFinished(spec, run) => EventKind::RuntimeFinished { spec, run, cases },
+            Kept::ParityDiffered(difference) => EventKind::ParityDiffered { difference },
+        };
+        to.event(&Event {
+            suite: Some(suite),
+            elapsed: self.elapsed,
+            kind,
+        });
     }
 }
 
@@ -174,8 +205,8 @@ impl Recorder {
 pub enum RunError {
     #[error("runtime {spec} unreachable: {message}")]
     Unreachable { spec: String, message: String },
-    #[error("{0}")]
-    Snapshot(String),
+    #[error("snapshots could not be written: {0}")]
+    Snapshot(#[from] snapshot::Unwritten),
     /// The runtime's `initialize` answer declares something hcpspec cannot use (a bad
     /// redaction): bad input.
     #[error("runtime {runtime} ({spec}) declares a bad redaction (docs/shim-protocol.md#redactions): {message}")]
@@ -210,6 +241,8 @@ pub struct Runner<'a> {
     failed: std::sync::atomic::AtomicUsize,
     /// Under CI (`--ci`, or `CI` set): a missing snapshot fails the run.
     pub ci: bool,
+    /// When the run began: every event's `elapsed` counts from it.
+    pub started: Instant,
 }
 
 /// When a case is reported slow, by default.
@@ -234,6 +267,7 @@ impl<'a> Runner<'a> {
             max_fail: None,
             failed: Default::default(),
             ci: false,
+            started: Instant::now(),
         }
     }
 
@@ -249,7 +283,7 @@ impl<'a> Runner<'a> {
         }
         let parity = super::parity::parity(&runs);
         for d in &parity {
-            reporter.event(&Event::ParityDiffered { difference: d });
+            self.tell(reporter, EventKind::ParityDiffered { difference: d });
         }
         Ok(RunResult {
             schema: super::result::SCHEMA.into(),
@@ -292,7 +326,7 @@ impl<'a> Runner<'a> {
         let declared = declared.map_err(|message| RunError::Declared {
             spec: spec.into(),
             runtime: run_name.clone(),
-            message: snapshot::contain_text(&message),
+            message: snapshot::contain_text(&message.0),
         })?;
         let skipped = |c: &Case| {
             self.expectations
@@ -300,16 +334,19 @@ impl<'a> Runner<'a> {
                 .is_some_and(|e| e.expect == Expect::Skip)
         };
         let to_run: Vec<Case> = self.cases.iter().filter(|c| !skipped(c)).cloned().collect();
-        reporter.event(&Event::RuntimeStarted {
-            spec,
-            info: &info,
-            cases: to_run.len(),
-        });
+        self.tell(
+            reporter,
+            EventKind::RuntimeStarted {
+                spec,
+                info: &info,
+                cases: to_run.len(),
+            },
+        );
         let start = Instant::now();
         let shared = Mutex::new(&mut *reporter);
-        let event = |e: &Event| {
+        let event = |kind: EventKind| {
             let mut rep = shared.lock().unwrap_or_else(|p| p.into_inner());
-            rep.event(e);
+            self.tell(&mut **rep, kind);
         };
         let ran = self.pool(t, &to_run, spec, &event);
         let stopped = self.halted();
@@ -331,12 +368,15 @@ impl<'a> Runner<'a> {
             r.annotations.outcome = Some(Outcome::of(&r, entry.as_ref()));
             r.annotations.expectation = entry;
             if let Some((drift, written)) = self.snapshot(&run_name, c, &r)? {
-                reporter.event(&Event::Drifted {
-                    spec,
-                    result: &r,
-                    drift: &drift,
-                    written: &written,
-                });
+                self.tell(
+                    reporter,
+                    EventKind::Drifted {
+                        spec,
+                        result: &r,
+                        drift: &drift,
+                        written: &written,
+                    },
+                );
                 r.annotations.drift = Some(drift);
             }
             results.push(r);
@@ -351,12 +391,24 @@ impl<'a> Runner<'a> {
             summary,
             cases: results,
         };
-        reporter.event(&Event::RuntimeFinished {
-            spec,
-            run: &run,
-            cases: self.cases,
-        });
+        self.tell(
+            reporter,
+            EventKind::RuntimeFinished {
+                spec,
+                run: &run,
+                cases: self.cases,
+            },
+        );
         Ok(run)
+    }
+
+    /// Tell `reporter` what happened in this runner's suite, now.
+    fn tell(&self, reporter: &mut dyn Reporter, kind: EventKind<'_>) {
+        reporter.event(&Event {
+            suite: Some(&self.suite.name),
+            elapsed: self.started.elapsed(),
+            kind,
+        });
     }
 
     /// Why no more cases start, if the run was stopped.
@@ -380,49 +432,50 @@ impl<'a> Runner<'a> {
         t: &Arc<dyn Target>,
         cases: &[Case],
         spec: &str,
-        event: &(dyn Fn(&Event) + Sync),
+        event: &(dyn Fn(EventKind) + Sync),
     ) -> Vec<CaseResult> {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        let cases: Arc<Vec<Case>> = Arc::new(cases.to_vec());
-        let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<Option<CaseResult>>> = Mutex::new(vec![None; cases.len()]);
-        let jobs = t.jobs(self.jobs).max(1).min(cases.len().max(1));
-        std::thread::scope(|s| {
-            for _ in 0..jobs {
-                s.spawn(|| loop {
-                    if self.halted().is_some() {
-                        break;
-                    }
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= cases.len() {
-                        break;
-                    }
-                    let name = cases[i].name();
-                    event(&Event::CaseStarted { spec, name: &name });
-                    let mut r = self.one(t, &cases, i, spec, event);
-                    // Ctrl-C reaches a shim in the terminal's process group too: a case it
-                    // broke was interrupted, not judged.
-                    let interrupted = self.interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
-                    if interrupted && matches!(r.verdict, Verdict::Error { .. }) {
-                        r = not_run(&cases[i], "the run was interrupted (Ctrl-C) while it ran");
-                    }
-                    event(&Event::CaseFinished { spec, result: &r });
-                    // The one rule for what fails a run (its snapshot is judged later).
-                    r.annotations.outcome =
-                        Some(Outcome::of(&r, self.expectations.lookup(&r.name)));
-                    if super::result::fails_run(&r, self.rules()) {
-                        self.failed.fetch_add(1, Ordering::Relaxed);
-                    }
-                    results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
-                });
+        use std::sync::atomic::Ordering;
+        let all: Arc<Vec<Case>> = Arc::new(cases.to_vec());
+        let jobs = t.jobs(self.jobs);
+        let halted = || self.halted().is_some();
+        super::pool::each(cases, jobs, &halted, &|i, case| {
+            let name = case.name();
+            event(EventKind::CaseStarted { spec, name: &name });
+            let mut r = self.one(t, &all, i, spec, event);
+            // Ctrl-C reaches a shim in the terminal's process group too: a case it broke was
+            // interrupted, not judged.
+            let interrupted = self.interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
+            if interrupted && matches!(r.verdict, Verdict::Error { .. }) {
+                r = not_run(case, "the run was interrupted (Ctrl-C) while it ran");
             }
-        });
-        results
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner())
-            .into_iter()
-            .flatten()
-            .collect()
+            event(EventKind::CaseFinished { spec, result: &r });
+            // The one rule for what fails a run (its snapshot is judged later).
+            r.annotations.outcome = Some(Outcome::of(&r, self.expectations.lookup(&r.name)));
+            if super::result::fails_run(&r, self.rules()) {
+                self.failed.fetch_add(1, Ordering::Relaxed);
+            }
+            r
+        })
+        .into_iter()
+        .zip(cases)
+        .filter_map(|(r, case)| {
+            r.map(|r| {
+                r.unwrap_or_else(|panic| {
+                    CaseResult::of(
+                        case,
+                        Verdict::Error {
+                            message: snapshot::contain_text(&format!(
+                                "hcpspec panicked while running the case: {panic}"
+                            )),
+                        },
+                        vec![],
+                        vec![],
+                        Instant::now(),
+                    )
+                })
+            })
+        })
+        .collect()
     }
 
     /// One case on a thread of its own, watched for slowness and the deadline.
@@ -432,7 +485,7 @@ impl<'a> Runner<'a> {
         cases: &Arc<Vec<Case>>,
         i: usize,
         spec: &str,
-        event: &(dyn Fn(&Event) + Sync),
+        event: &(dyn Fn(EventKind) + Sync),
     ) -> CaseResult {
         use std::sync::mpsc::{channel, RecvTimeoutError};
         let case = &cases[i];
@@ -467,11 +520,7 @@ impl<'a> Runner<'a> {
             match rx.recv_timeout(wait) {
                 Ok(Ok(r)) => return r,
                 Ok(Err(panic)) => {
-                    let why = panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_else(|| "(no message)".into());
+                    let why = super::pool::message(&*panic);
                     return error(format!(
                         "hcpspec panicked while running the case (a defect of hcpspec, not of the implementation): {why}"
                     ));
@@ -488,7 +537,7 @@ impl<'a> Runner<'a> {
                         ));
                     }
                     if elapsed >= slow_at {
-                        event(&Event::CaseSlow {
+                        event(EventKind::CaseSlow {
                             spec,
                             name: &case.name(),
                             elapsed,
@@ -522,8 +571,7 @@ impl<'a> Runner<'a> {
             name: &r.name,
             source: &case.file,
         };
-        let drift = snapshot::check(root, runtime, &key, &r.observations, policy)
-            .map_err(RunError::Snapshot)?;
+        let drift = snapshot::check(root, runtime, &key, &r.observations, policy)?;
         Ok(drift.filter(|_| policy != snapshot::Policy::Accept))
     }
 
@@ -538,14 +586,9 @@ impl<'a> Runner<'a> {
 
 impl RunResult {
     /// Does this result fail a run (exit 1)? A case that [`fails_run`](super::result::fails_run),
-    /// or a transport parity difference.
+    /// or a transport parity difference: the rule of [`RunStats::fails`](super::result::RunStats::fails).
     pub fn fails(&self) -> bool {
-        !self.parity.is_empty()
-            || self
-                .runtimes
-                .iter()
-                .flat_map(|r| &r.cases)
-                .any(|r| super::result::fails_run(r, self.rules()))
+        super::result::RunStats::of(std::slice::from_ref(self), false).fails()
     }
 }
 

@@ -373,5 +373,3 @@ pub fn embedded(name: &str) -> Option<Arc<dyn Factory>> {
         }
     }
 }
-
-pub const EMBEDDED: &[&str] = &["reference", "stub"];

@@ -128,7 +128,7 @@ pub fn check<T: Serialize + ?Sized>(
     key: &Key<'_>,
     observations: &T,
     policy: Policy,
-) -> Result<Option<(Drift, PathBuf)>, String> {
+) -> Result<Option<(Drift, PathBuf)>, Unwritten> {
     let path = path(root, runtime, key.suite, key.id);
     let body = body(key.name, observations);
     let Some(drift) = compare(&path, &body) else {
@@ -148,9 +148,19 @@ pub fn check<T: Serialize + ?Sized>(
         (Policy::Accept, _) | (Policy::Check, Drift::New) => true,
         (Policy::Check, Drift::Changed { .. }) | (Policy::Ci, _) => false,
     };
-    let written =
-        write(&path, &source, &body, accept).map_err(|e| format!("{}: {e}", path.display()))?;
+    let written = write(&path, &source, &body, accept).map_err(|source| Unwritten {
+        path: path.clone(),
+        source,
+    })?;
     Ok(Some((drift, written)))
+}
+
+/// A snapshot (or its `.snap.new`) that could not be written: the run's outputs are incomplete.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct Unwritten {
+    pub path: PathBuf,
+    pub source: std::io::Error,
 }
 
 /// The `.snap.new` files under `root`, sorted, each with its snapshot's path (which may not
@@ -284,7 +294,10 @@ mod tests {
             .unwrap();
         assert_eq!((drift, &written), (Drift::New, &snap));
         assert!(!pending_file.exists());
-        assert_eq!(check(dir.path(), "rt", &key, &[1], Policy::Check), Ok(None));
+        assert!(matches!(
+            check(dir.path(), "rt", &key, &[1], Policy::Check),
+            Ok(None)
+        ));
         // A change is pending in both, the snapshot untouched.
         for policy in [Policy::Check, Policy::Ci] {
             let (drift, written) = check(dir.path(), "rt", &key, &[2], policy)
@@ -295,13 +308,19 @@ mod tests {
             assert!(read(&snap).unwrap().contains("1"));
         }
         // Agreeing again clears the stale pending file.
-        assert_eq!(check(dir.path(), "rt", &key, &[1], Policy::Ci), Ok(None));
+        assert!(matches!(
+            check(dir.path(), "rt", &key, &[1], Policy::Ci),
+            Ok(None)
+        ));
         assert!(pending(dir.path()).unwrap().is_empty());
         // A CRLF checkout is the same snapshot, not a new one.
         let crlf = std::fs::read_to_string(&snap)
             .unwrap()
             .replace('\n', "\r\n");
         std::fs::write(&snap, crlf).unwrap();
-        assert_eq!(check(dir.path(), "rt", &key, &[1], Policy::Ci), Ok(None));
+        assert!(matches!(
+            check(dir.path(), "rt", &key, &[1], Policy::Ci),
+            Ok(None)
+        ));
     }
 }

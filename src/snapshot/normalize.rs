@@ -2,6 +2,7 @@
 //! place, and steps are only ever appended (cf. trybuild's normaliser), so that old snapshots
 //! stay valid. Volatile values become the case file's own variables where there is one.
 
+use crate::error::BadInput;
 use regex::Regex;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -353,7 +354,7 @@ pub struct Declared {
 impl Declared {
     /// The redactions of an `initialize` answer; none when it declares none. An error names the
     /// member (`redactions[2].pattern`) and what is wrong with it.
-    pub fn from_initialize(info: &Value) -> Result<Declared, String> {
+    pub fn from_initialize(info: &Value) -> Result<Declared, BadInput> {
         let Some(list) = info.get("redactions") else {
             return Ok(Declared::default());
         };
@@ -364,27 +365,27 @@ impl Declared {
             );
         };
         if list.len() > MAX_REDACTIONS {
-            return Err(format!(
+            return Err(BadInput(format!(
                 "`redactions`: {} redactions, at most {MAX_REDACTIONS}",
                 list.len()
-            ));
+            )));
         }
         let mut rules = Vec::with_capacity(list.len());
         for (i, item) in list.iter().enumerate() {
             let at = format!("redactions[{i}]");
             let Some(m) = item.as_object() else {
-                return Err(format!(
+                return Err(BadInput(format!(
                     "`{at}`: expected {{\"pattern\": REGEX, \"placeholder\": TEXT}}"
-                ));
+                )));
             };
             if let Some(k) = m
                 .keys()
                 .find(|k| !["pattern", "placeholder"].contains(&k.as_str()))
             {
-                return Err(format!(
+                return Err(BadInput(format!(
                     "`{at}`: unknown member `{}` (a redaction has `pattern` and `placeholder`)",
                     cap_at(k, 64)
-                ));
+                )));
             }
             let text = |member: &str, max: usize| -> Result<String, String> {
                 let v = m
@@ -404,9 +405,9 @@ impl Declared {
             let pattern = text("pattern", MAX_PATTERN)?;
             let placeholder = text("placeholder", MAX_PLACEHOLDER)?;
             if placeholder.chars().any(char::is_control) {
-                return Err(format!(
+                return Err(BadInput(format!(
                     "`{at}.placeholder`: {placeholder:?} holds a control character"
-                ));
+                )));
             }
             let re = regex::RegexBuilder::new(&pattern)
                 .size_limit(1 << 20)
@@ -420,9 +421,9 @@ impl Declared {
                     )
                 })?;
             if re.is_match("") {
-                return Err(format!(
+                return Err(BadInput(format!(
                     "`{at}.pattern`: {pattern:?} matches the empty string, so it would redact everywhere"
-                ));
+                )));
             }
             rules.push((re, placeholder));
         }
@@ -654,8 +655,8 @@ mod tests {
             (json!(many), "33 redactions, at most 32"),
         ] {
             let e = Declared::from_initialize(&json!({ "redactions": bad })).unwrap_err();
-            assert!(e.contains(says), "{e} lacks {says}");
-            assert!(!e.contains('\n'), "one line: {e}");
+            assert!(e.0.contains(says), "{e} lacks {says}");
+            assert!(!e.0.contains('\n'), "one line: {e}");
         }
     }
 }

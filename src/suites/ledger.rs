@@ -6,6 +6,7 @@
 //! an expectation the case wrote (docs/ledgers.md).
 
 use crate::case::{Case, Level, SuiteInfo};
+use crate::error::BadInput;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -188,7 +189,7 @@ impl<'a> Names<'a> {
 
 /// A suite's ledgers, read: every row of every file its `suite.json` names; a row's cases are
 /// those of the suite's folder, named by full name, `group/id` or id.
-pub fn read(vectors: &Path, info: &SuiteInfo, checks: &[&str]) -> Result<Vec<Row>, String> {
+pub fn read(vectors: &Path, info: &SuiteInfo, checks: &[&str]) -> Result<Vec<Row>, BadInput> {
     let files = crate::case::case_files(vectors, &info.name).map_err(|e| e.to_string())?;
     let names = Names::new(
         &info.name,
@@ -207,7 +208,7 @@ pub fn read(vectors: &Path, info: &SuiteInfo, checks: &[&str]) -> Result<Vec<Row
 
 /// A ledger's rows: every line of a table whose header has `#`, `state` and `killer`. Errors
 /// name the ledger's line and what is wrong with it.
-pub fn parse(ledger: &str, text: &str, names: &Names) -> Result<Vec<Row>, String> {
+pub fn parse(ledger: &str, text: &str, names: &Names) -> Result<Vec<Row>, BadInput> {
     let mut rows = Vec::new();
     let mut columns: Option<Columns> = None;
     let mut header = true;
@@ -229,11 +230,11 @@ pub fn parse(ledger: &str, text: &str, names: &Names) -> Result<Vec<Row>, String
             continue; // the header's rule
         }
         if c.len() != cols.width {
-            return Err(format!(
+            return Err(BadInput(format!(
                 "{at}: {} cells where the header has {}",
                 c.len(),
                 cols.width
-            ));
+            )));
         }
         let number = c[cols.number]
             .parse::<u32>()
@@ -241,7 +242,7 @@ pub fn parse(ledger: &str, text: &str, names: &Names) -> Result<Vec<Row>, String
         let state_cell = &c[cols.state];
         let (state, mut why) = if state_cell.is_empty() || state_cell == "-" {
             if cols.binds.is_none() {
-                return Err(format!("{at}: row {number} has no state"));
+                return Err(BadInput(format!("{at}: row {number} has no state")));
             }
             (None, String::new())
         } else {
@@ -290,7 +291,10 @@ pub fn parse(ledger: &str, text: &str, names: &Names) -> Result<Vec<Row>, String
         if let Some(k) = cols.check {
             for word in ticked(&c[k]) {
                 if !names.checks.contains(&word) {
-                    return Err(format!("{at}: `{word}` is not a check of {}", names.suite));
+                    return Err(BadInput(format!(
+                        "{at}: `{word}` is not a check of {}",
+                        names.suite
+                    )));
                 }
                 checks.push(word.to_string());
             }
@@ -307,7 +311,9 @@ pub fn parse(ledger: &str, text: &str, names: &Names) -> Result<Vec<Row>, String
         {
             let mut names = ticked(piece);
             let (Some(k), None) = (names.next(), names.next()) else {
-                return Err(format!("{at}: the killer is a mutant's name in backticks"));
+                return Err(BadInput(format!(
+                    "{at}: the killer is a mutant's name in backticks"
+                )));
             };
             killers.push(k.to_string());
             let Some((_, rest)) = piece.split_once("(as ") else {
@@ -546,13 +552,13 @@ mod tests {
             &names,
         )
         .unwrap_err();
-        assert!(e.starts_with("L.md line 3: state `done`"), "{e}");
+        assert!(e.0.starts_with("L.md line 3: state `done`"), "{e}");
         let e = parse(
             "L.md",
             "| # | state | killer |\n|---|---|---|\n| x | covered | |\n",
             &names,
         )
         .unwrap_err();
-        assert!(e.contains("not a number"), "{e}");
+        assert!(e.0.contains("not a number"), "{e}");
     }
 }

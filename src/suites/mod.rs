@@ -2,6 +2,8 @@
 //! implements [`Suite`]; [`ALL`] is the registry. Everything else (the loader, the runner, the
 //! self-check, the CLI) asks a suite through the trait and never by its name.
 
+use crate::error::{BadInput, Unreachable};
+
 pub mod core_api;
 pub mod harness_api;
 pub mod hcp;
@@ -59,7 +61,7 @@ pub trait Suite: Format + Sync {
     /// `spec`, judged by the suite's invariants, findings written under `out` as cases. None
     /// when it has none of this shape (the contract suite's is `hcpspec::fuzz`, with jobs and a
     /// shrinker of its own).
-    fn fuzz(&self, _run: &FuzzRun) -> Option<Result<FuzzReport, String>> {
+    fn fuzz(&self, _run: &FuzzRun) -> Option<Result<FuzzReport, FuzzError>> {
         None
     }
     /// The number failures give a case's first written step (`steps[0]`): 0, or 1 where the
@@ -172,17 +174,17 @@ impl Context {
 }
 
 /// Add a suite to the registry for the rest of the process; a `drives` already taken is refused.
-pub fn register(suite: &'static dyn Suite) -> Result<(), String> {
+pub fn register(suite: &'static dyn Suite) -> Result<(), BadInput> {
     let mut plugins = PLUGINS.write().unwrap_or_else(|p| p.into_inner());
     if ALL
         .iter()
         .chain(plugins.iter())
         .any(|s| s.drives() == suite.drives())
     {
-        return Err(format!(
+        return Err(BadInput(format!(
             "a suite driving `{}` is already registered",
             suite.drives()
-        ));
+        )));
     }
     plugins.push(suite);
     Ok(())
@@ -291,9 +293,9 @@ pub struct FuzzReport {
     pub found_after: Vec<std::time::Duration>,
     /// Trials that could not be played (neither a finding nor a pass).
     pub unplayable: u64,
-    /// Why the fuzzer stopped before its budget, when it did: starting "unreachable" when the
-    /// target stopped answering (the CLI's exit 3).
-    pub stopped: Option<String>,
+    /// Why the fuzzer stopped before its budget, when it did: the target stopped answering
+    /// (the CLI's exit 3).
+    pub stopped: Option<Stopped>,
     pub elapsed: std::time::Duration,
 }
 
@@ -396,20 +398,49 @@ pub fn describe(
     Ok(info)
 }
 
-/// Whether a whole-case shim answers its `describe` before a fuzzer plays anything on it: an
-/// error starting "unreachable" (the CLI's exit 3) when it does not, so a shim that cannot be
-/// started or answers garbage is neither a green run nor a flood of findings.
+/// Whether a whole-case shim answers its `describe` before a fuzzer plays anything on it:
+/// [`Unreachable`] (the CLI's exit 3) when it does not, so a shim that cannot be started or
+/// answers garbage is neither a green run nor a flood of findings.
 pub fn reachable(
     spec: &str,
     connect: &crate::adapter::Connector,
     how: &Describe,
-) -> Result<(), String> {
+) -> Result<(), Unreachable> {
     describe(spec, connect, how).map(drop).map_err(|e| {
-        format!(
-            "unreachable: {spec}: {} failed, nothing could be played: {e}",
+        Unreachable(format!(
+            "{spec}: {} failed, nothing could be played: {e}",
             how.method
-        )
+        ))
     })
+}
+
+/// Why a fuzzer stopped before its budget.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Stopped {
+    /// The target stopped answering (the CLI's exit 3).
+    #[error(transparent)]
+    Unreachable(#[from] Unreachable),
+    /// Nothing more could be judged (the target breaks on an unmutated seed case).
+    #[error("{0}")]
+    Unjudgeable(String),
+}
+
+/// Why a suite's fuzzer could not run: bad input (a spec, a case), or a target it cannot reach.
+#[derive(Debug, thiserror::Error)]
+pub enum FuzzError {
+    #[error(transparent)]
+    Input(#[from] BadInput),
+    #[error(transparent)]
+    Unreachable(#[from] Unreachable),
+    /// The runtime under test stopped answering mid-run (`runtime SPEC unreachable: …`).
+    #[error(transparent)]
+    Runtime(#[from] crate::run::runner::RunError),
+}
+
+impl From<String> for FuzzError {
+    fn from(e: String) -> FuzzError {
+        FuzzError::Input(BadInput(e))
+    }
 }
 
 /// A target whose shim takes one whole case at a time (a core's control shim, a host shim),

@@ -10,6 +10,7 @@
 
 use super::{Context, Suite};
 use crate::case::{Case, Level, SuiteInfo};
+use crate::error::BadInput;
 use crate::knob::Info;
 use crate::run::expectations::Expectations;
 use crate::run::runner::{Quiet, Runner};
@@ -245,31 +246,18 @@ impl SelfCheck<'_> {
     /// results in order. A question has at most `jobs` threads: a thread per pair, each waiting
     /// for a place, cost more than the pairs themselves.
     fn play(&self, pairs: &[(&str, &Case)]) -> Result<Vec<CaseResult>, String> {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<Option<Result<CaseResult, String>>>> =
-            Mutex::new(vec![None; pairs.len()]);
-        std::thread::scope(|s| {
-            for _ in 0..self.memo.jobs.min(pairs.len()) {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((name, case)) = pairs.get(i) else {
-                        break;
-                    };
-                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        self.one(name, case)
-                    }))
-                    .unwrap_or_else(|_| Err("a self-check thread panicked".into()));
-                    results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
-                });
-            }
-        });
-        results
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner())
-            .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err("a self-check thread panicked".into())))
-            .collect()
+        crate::run::pool::each(
+            pairs,
+            self.memo.jobs,
+            &crate::run::pool::never,
+            &|_, (name, case)| self.one(name, case),
+        )
+        .into_iter()
+        .map(|r| match r {
+            Some(Ok(r)) => r,
+            _ => Err("a self-check thread panicked".into()),
+        })
+        .collect()
     }
 
     /// `inproc:NAME` on `cases`; results in case order.
@@ -307,7 +295,7 @@ impl SelfCheck<'_> {
 
     /// The cases of its own that the mutant fails (an error or a skip is no kill): all of them
     /// (the CLI's matrix prints the count).
-    pub fn kills(&self, m: &Info) -> Result<Vec<String>, String> {
+    pub fn kills(&self, m: &Info) -> Result<Vec<String>, BadInput> {
         let own = self.own(m, self.cases);
         Ok(self
             .run(&format!("mutant:{}", m.name), &own)?
@@ -320,7 +308,7 @@ impl SelfCheck<'_> {
     /// One case of its own that the mutant fails, if any: the cases whose `killed_by` names it
     /// first, then those of `hints` (the ledger rows it is the killer of), then the rest, a
     /// batch at a time, stopping at the first kill (or one already known).
-    pub fn first_kill(&self, m: &Info, hints: &[String]) -> Result<Option<String>, String> {
+    pub fn first_kill(&self, m: &Info, hints: &[String]) -> Result<Option<String>, BadInput> {
         let name = format!("mutant:{}", m.name);
         let mut own = self.own(m, self.cases);
         if let Some(c) = own.iter().find(|c| self.memo.known_kill(&name, &c.name())) {
@@ -336,7 +324,7 @@ impl SelfCheck<'_> {
     }
 
     /// Every mutant's kills (the whole matrix).
-    pub fn all_kills(&self) -> Result<Kills, String> {
+    pub fn all_kills(&self) -> Result<Kills, BadInput> {
         self.suite
             .mutants()
             .iter()
@@ -346,7 +334,7 @@ impl SelfCheck<'_> {
 
     /// The MUST cases the variant does not pass (a skip is no failure: what it needs was not
     /// offered), each explained.
-    pub fn variant_failures(&self, v: &Info) -> Result<Vec<String>, String> {
+    pub fn variant_failures(&self, v: &Info) -> Result<Vec<String>, BadInput> {
         let must: Vec<&Case> = self
             .cases
             .iter()
@@ -376,7 +364,7 @@ impl SelfCheck<'_> {
     /// tries its candidates in turn (those its `killed_by` names, then the killers of the
     /// ledger rows naming it, `hints` as (case, mutant), then the rest of its section's), every
     /// case's next candidate played at once, until each has a kill or none is left.
-    pub fn unkilled_by_search(&self, hints: &[(String, String)]) -> Result<Vec<String>, String> {
+    pub fn unkilled_by_search(&self, hints: &[(String, String)]) -> Result<Vec<String>, BadInput> {
         let mutants = self.suite.mutants();
         let mut open: Vec<(&Case, Vec<String>)> = self
             .cases
@@ -447,7 +435,7 @@ impl SelfCheck<'_> {
 
     /// The same as [`SelfCheck::false_claims`], playing only each claim's own pair: the matrix
     /// it reads holds just those.
-    pub fn false_claims_played(&self) -> Result<Vec<String>, String> {
+    pub fn false_claims_played(&self) -> Result<Vec<String>, BadInput> {
         let mut kills: Kills = self
             .suite
             .mutants()
@@ -486,9 +474,9 @@ pub struct Proof {
 impl SelfCheck<'_> {
     /// Run each of a ledger row's killers on what the row claims (see [`SelfCheck::prove_one`]):
     /// the row is proven when every one of them kills.
-    pub fn prove(&self, row: &super::ledger::Row) -> Result<Vec<(String, Proof)>, String> {
+    pub fn prove(&self, row: &super::ledger::Row) -> Result<Vec<(String, Proof)>, BadInput> {
         if row.killers.is_empty() {
-            return Err(format!("{}: names no killer", row.at()));
+            return Err(BadInput(format!("{}: names no killer", row.at())));
         }
         row.killers
             .iter()
@@ -498,7 +486,7 @@ impl SelfCheck<'_> {
 
     /// Run one killer of a ledger row on what the row claims: its MUST cases, and for each check
     /// it names, every MUST case of the suite (a check every case runs is claimed by all of them).
-    pub fn prove_one(&self, row: &super::ledger::Row, killer: &str) -> Result<Proof, String> {
+    pub fn prove_one(&self, row: &super::ledger::Row, killer: &str) -> Result<Proof, BadInput> {
         // The row's own cases first; a check it claims is claimed by every MUST case, played in
         // batches until one proves it (a wait-bound suite has many).
         let mut cases: Vec<&Case> = self
@@ -553,7 +541,270 @@ impl SelfCheck<'_> {
     }
 
     /// The suite's ledgers, read ([`super::ledger::read`]).
-    pub fn ledger(&self, vectors: &std::path::Path) -> Result<Vec<super::ledger::Row>, String> {
+    pub fn ledger(&self, vectors: &std::path::Path) -> Result<Vec<super::ledger::Row>, BadInput> {
         super::ledger::read(vectors, self.info, &self.suite.checks())
+    }
+}
+
+/// A suite's whole self-check, its verdict computed here; `hcpspec run --mutants` only prints
+/// it, and `selfcheck.json` keeps its [`record`](SelfCheckReport::record).
+#[derive(Debug, Clone)]
+pub struct SelfCheckReport {
+    pub suite: String,
+    pub title: String,
+    /// What its targets are called (`runtime`, `harness` …).
+    pub noun: &'static str,
+    /// Each mutant and the MUST cases it answers for that it fails.
+    pub mutants: Vec<(Info, Vec<String>)>,
+    /// MUST cases no mutant of their own section (or `killed_by`) fails.
+    pub unkilled: Vec<String>,
+    /// `killed_by` claims that do not hold.
+    pub false_claims: Vec<String>,
+    /// Each allowed variant and the MUST cases it fails, explained.
+    pub variants: Vec<(Info, Vec<String>)>,
+    /// How many MUST cases the suite has.
+    pub must_cases: usize,
+    /// How many ledger rows were read, and what is wrong with them as claims.
+    pub rows: usize,
+    pub problems: Vec<String>,
+    /// Every ledger row with a state: one line per killer (`None`: a row naming none).
+    pub sentences: Vec<Sentence>,
+    pub counts: BTreeMap<super::ledger::State, usize>,
+}
+
+/// One ledger row's killer and what it proved.
+#[derive(Debug, Clone)]
+pub struct Sentence {
+    pub ledger: String,
+    pub number: u32,
+    pub state: super::ledger::State,
+    pub killer: Option<String>,
+    pub proof: Option<Proof>,
+}
+
+impl Sentence {
+    /// A killer that fails none of the row's MUST cases on an expectation the case wrote.
+    pub fn survives(&self) -> bool {
+        self.proof.as_ref().is_some_and(|p| p.killed_by.is_empty())
+    }
+}
+
+impl SelfCheck<'_> {
+    /// The whole self-check: every mutant's kills, the MUST cases none kills, the claims, the
+    /// variants, and the sentence matrix (each ledger row's killer against the row's cases).
+    pub fn report(&self, vectors: &std::path::Path) -> Result<SelfCheckReport, BadInput> {
+        let mutants = self.suite.mutants();
+        let mut kills = Kills::new();
+        let mut killed = Vec::new();
+        for m in mutants {
+            let k = self.kills(&m)?;
+            kills.insert(m.name, k.clone());
+            killed.push((m, k));
+        }
+        let variants = self
+            .suite
+            .variants()
+            .into_iter()
+            .map(|v| Ok((v.clone(), self.variant_failures(&v)?)))
+            .collect::<Result<Vec<_>, BadInput>>()?;
+        let rows = self.ledger(vectors)?;
+        let names: Vec<&str> = killed.iter().map(|(m, _)| m.name).collect();
+        let problems = super::ledger::problems(&rows, self.cases, &names);
+        let mut sentences = Vec::new();
+        for r in &rows {
+            let Some(state) = r.state else { continue };
+            let sentence = |killer, proof| Sentence {
+                ledger: r.ledger.clone(),
+                number: r.number,
+                state,
+                killer,
+                proof,
+            };
+            if r.killers.is_empty() {
+                sentences.push(sentence(None, None));
+                continue;
+            }
+            for (k, p) in self.prove(r)? {
+                sentences.push(sentence(Some(k), Some(p)));
+            }
+        }
+        Ok(SelfCheckReport {
+            suite: self.info.name.clone(),
+            title: self.info.title.clone(),
+            noun: self.suite.noun(),
+            unkilled: self.unkilled(&kills),
+            false_claims: self.false_claims(&kills),
+            mutants: killed,
+            variants,
+            must_cases: self.cases.iter().filter(|c| c.level == Level::MUST).count(),
+            rows: rows.len(),
+            problems,
+            sentences,
+            counts: super::ledger::counts(&rows),
+        })
+    }
+}
+
+impl SelfCheckReport {
+    /// Mutants no MUST case of their own kills.
+    pub fn survivors(&self) -> usize {
+        self.mutants.iter().filter(|(_, k)| k.is_empty()).count()
+    }
+
+    /// The verdict (README): it fails if a mutant survives, a MUST case falls to no mutant of
+    /// its own section, a `killed_by` claim is false, a variant fails a MUST case, a ledger
+    /// row's killer survives, or a row's claims do not hold.
+    pub fn passed(&self) -> bool {
+        self.survivors() == 0
+            && self.unkilled.is_empty()
+            && self.false_claims.is_empty()
+            && self.variants.iter().all(|(_, f)| f.is_empty())
+            && !self.sentences.iter().any(Sentence::survives)
+            && self.problems.is_empty()
+    }
+
+    /// What `selfcheck.json` keeps of it (what a published report shows: "N of M sentences
+    /// proven").
+    pub fn record(&self) -> serde_json::Value {
+        use serde_json::json;
+        json!({
+            "suite": self.suite,
+            "mutants": self.mutants.iter().map(|(m, k)| json!({ "name": m.name, "sections": m.sections, "kills": k })).collect::<Vec<_>>(),
+            "unkilled": self.unkilled,
+            "variants": self.variants.iter().map(|(v, f)| json!({ "name": v.name, "mustFailed": f.len() })).collect::<Vec<_>>(),
+            "sentences": self.sentences.iter().map(|s| {
+                let proof = s.proof.clone().unwrap_or_default();
+                json!({
+                    "ledger": s.ledger, "row": s.number, "state": s.state.label(), "killer": s.killer,
+                    "killedBy": proof.killed_by, "elsewhere": proof.elsewhere,
+                })
+            }).collect::<Vec<_>>(),
+            "counts": super::ledger::State::ALL.iter().map(|s| (s.label().to_string(), json!(self.counts[s]))).collect::<serde_json::Map<_, _>>(),
+            "passed": self.passed(),
+        })
+    }
+}
+
+/// A trial of `cargo test`'s suite harness (`tests/suites.rs`), by kind; its name is its
+/// `Display`, and parses back with `FromStr`. The names, one grammar:
+/// `SUITE::GROUP::ID::RUNTIME` (a case on an embedded runtime), `mutants::SUITE::NAME`,
+/// `variants::SUITE::NAME`, `sentences::SUITE::ledger` and `sentences::SUITE::LEDGER::N`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrialId {
+    Case {
+        suite: String,
+        group: String,
+        id: String,
+        runtime: String,
+    },
+    /// A mutant killed, or a suite-wide question of the mutants
+    /// (`every-must-case-is-killed`, `killed-by-claims-hold`).
+    Mutant {
+        suite: String,
+        name: String,
+    },
+    Variant {
+        suite: String,
+        name: String,
+    },
+    /// The suite's ledgers read and checked (`row: None`), or one row's killer proven.
+    Sentence {
+        suite: String,
+        row: Option<(String, u32)>,
+    },
+}
+
+impl TrialId {
+    /// The suite it is of.
+    pub fn suite(&self) -> &str {
+        match self {
+            TrialId::Case { suite, .. }
+            | TrialId::Mutant { suite, .. }
+            | TrialId::Variant { suite, .. }
+            | TrialId::Sentence { suite, .. } => suite,
+        }
+    }
+}
+
+impl std::fmt::Display for TrialId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TrialId::Case {
+                suite,
+                group,
+                id,
+                runtime,
+            } => write!(f, "{suite}::{group}::{id}::{runtime}"),
+            TrialId::Mutant { suite, name } => write!(f, "mutants::{suite}::{name}"),
+            TrialId::Variant { suite, name } => write!(f, "variants::{suite}::{name}"),
+            TrialId::Sentence { suite, row: None } => write!(f, "sentences::{suite}::ledger"),
+            TrialId::Sentence {
+                suite,
+                row: Some((ledger, n)),
+            } => write!(f, "sentences::{suite}::{ledger}::{n}"),
+        }
+    }
+}
+
+impl std::str::FromStr for TrialId {
+    type Err = BadInput;
+
+    fn from_str(s: &str) -> Result<TrialId, BadInput> {
+        let own = |x: &str| x.to_string();
+        Ok(match s.split("::").collect::<Vec<_>>().as_slice() {
+            ["mutants", suite, name] => TrialId::Mutant {
+                suite: own(suite),
+                name: own(name),
+            },
+            ["variants", suite, name] => TrialId::Variant {
+                suite: own(suite),
+                name: own(name),
+            },
+            ["sentences", suite, "ledger"] => TrialId::Sentence {
+                suite: own(suite),
+                row: None,
+            },
+            ["sentences", suite, ledger, n] => TrialId::Sentence {
+                suite: own(suite),
+                row: Some((
+                    own(ledger),
+                    n.parse()
+                        .map_err(|_| BadInput(format!("{s}: a ledger row's number, not {n}")))?,
+                )),
+            },
+            [k @ ("mutants" | "variants" | "sentences"), ..] => {
+                return Err(BadInput(format!("{s}: not a {k} trial")))
+            }
+            [suite, group, id, runtime] => TrialId::Case {
+                suite: own(suite),
+                group: own(group),
+                id: own(id),
+                runtime: own(runtime),
+            },
+            _ => return Err(BadInput(format!("{s}: the name of no trial"))),
+        })
+    }
+}
+
+#[cfg(test)]
+mod trial_tests {
+    use super::TrialId;
+
+    #[test]
+    fn a_trials_name_parses_back_to_it() {
+        for name in [
+            "contract::03-authorize::write-without-grant::reference",
+            "mutants::core-api::every-must-case-is-killed",
+            "variants::host::optional-as-in-department",
+            "sentences::harness-api::ledger",
+            "sentences::core-api::COVERAGE.md::12",
+        ] {
+            let t: TrialId = name.parse().unwrap();
+            assert_eq!(t.to_string(), name);
+        }
+        assert!("sentences::x::COVERAGE.md::twelve"
+            .parse::<TrialId>()
+            .is_err());
+        assert!("snapshots::no-orphans".parse::<TrialId>().is_err());
     }
 }

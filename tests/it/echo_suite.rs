@@ -266,7 +266,7 @@ fn a_case_past_the_deadline_is_an_error_and_slow_cases_are_reported() {
     struct Slow(Vec<String>);
     impl hcpspec::run::runner::Reporter for Slow {
         fn event(&mut self, e: &hcpspec::run::runner::Event<'_>) {
-            if let hcpspec::run::runner::Event::CaseSlow { name, .. } = e {
+            if let hcpspec::run::runner::EventKind::CaseSlow { name, .. } = e.kind {
                 self.0.push(name.to_string());
             }
         }
@@ -287,47 +287,64 @@ struct Told(Vec<String>);
 
 impl hcpspec::run::runner::Reporter for Told {
     fn event(&mut self, e: &hcpspec::run::runner::Event<'_>) {
-        use hcpspec::run::runner::Event;
-        self.0.push(match e {
-            Event::RuntimeStarted { spec, cases, .. } => format!("started {spec} {cases}"),
-            Event::CaseStarted { spec, name } => format!("case {spec} {name}"),
-            Event::CaseSlow { spec, name, .. } => format!("slow {spec} {name}"),
-            Event::CaseFinished { spec, result } => {
+        use hcpspec::run::runner::EventKind;
+        self.0.push(match &e.kind {
+            EventKind::RunStarted { suites } => format!("run started {}", suites.len()),
+            EventKind::RuntimeStarted { spec, cases, .. } => format!("started {spec} {cases}"),
+            EventKind::CaseStarted { spec, name } => format!("case {spec} {name}"),
+            EventKind::CaseSlow { spec, name, .. } => format!("slow {spec} {name}"),
+            EventKind::CaseFinished { spec, result } => {
                 format!("finished {spec} {} {}", result.name, result.verdict.label())
             }
-            Event::Drifted { spec, result, .. } => format!("drifted {spec} {}", result.name),
-            Event::RuntimeFinished { spec, run, cases } => format!(
+            EventKind::Drifted { spec, result, .. } => format!("drifted {spec} {}", result.name),
+            EventKind::RuntimeFinished { spec, run, cases } => format!(
                 "runtime finished {spec} {} of {} cases",
                 run.cases.len(),
                 cases.len()
             ),
-            Event::ParityDiffered { difference } => format!("parity {}", difference.case),
+            EventKind::ParityDiffered { difference } => format!("parity {}", difference.case),
+            EventKind::SuiteFinished { result } => format!("suite finished {}", result.suite),
+            EventKind::RunFinished { stats } => format!("run finished {} failed", stats.failed),
         });
     }
 }
 
-/// A suite run beside others records what it would have told the terminal; replayed, the
-/// terminal is told the same, in the same order, as when it watched the run itself.
+/// Suites run side by side are told one after another: between `RunStarted` and `RunFinished`,
+/// the reporter hears each suite's events as a run of that suite alone tells them, in plan order.
 #[test]
-fn a_recorded_run_replays_what_it_would_have_told() {
+fn suites_side_by_side_are_told_one_after_another() {
+    use hcpspec::run::session::{self, Planned};
     registered();
     let l = hcpspec::suites::load(&vectors(), "echo").unwrap();
     let ctx = Context::new(&vectors(), Path::new(env!("CARGO_BIN_EXE_hcpspec-probe")));
     let expectations = Expectations::default();
-    let mut runner = Runner::new(&l.info, &l.cases, &expectations);
-    runner.jobs = 1;
+    let runner = || {
+        let mut runner = Runner::new(&l.info, &l.cases, &expectations);
+        runner.jobs = 1;
+        runner
+    };
     let target = || l.suite.target("inproc:mutant:mute", &ctx).unwrap();
     let mut watched = Told::default();
-    runner.run(&[target()], &mut watched).unwrap();
-    let mut recorder = hcpspec::run::runner::Recorder::default();
-    runner.run(&[target()], &mut recorder).unwrap();
-    let mut replayed = Told::default();
-    recorder.replay(&mut replayed, &l.cases);
-    assert_eq!(replayed.0, watched.0);
+    runner().run(&[target()], &mut watched).unwrap();
     assert!(
         watched.0.iter().any(|l| l.ends_with(" fail")),
         "{:?}",
         watched.0
     );
-    assert!(watched.0.last().unwrap().starts_with("runtime finished"));
+    let planned = (0..2)
+        .map(|_| Planned {
+            runner: runner(),
+            targets: vec![target()],
+        })
+        .collect();
+    let mut told = Told::default();
+    let finished = session::run(planned, true, &mut told).unwrap();
+    let mut expected = vec!["run started 2".to_string()];
+    for _ in 0..2 {
+        expected.extend(watched.0.iter().cloned());
+        expected.push("suite finished echo".into());
+    }
+    expected.push(format!("run finished {} failed", finished.stats.failed));
+    assert_eq!(told.0, expected);
+    assert!(finished.stats.fails() && finished.results.len() == 2);
 }

@@ -3,15 +3,18 @@
 
 use hcpspec::adapter;
 use hcpspec::case::{self, Case, Level, SuiteInfo};
+use hcpspec::error::BadInput;
 use hcpspec::exit;
-use hcpspec::report::{Rules, RunResult, RuntimeRun, Summary};
-use hcpspec::run::expectations::{Expectations, Outcome};
+use hcpspec::report::{Look, Terminal};
+use hcpspec::report::{Rules, RunResult, RunStats, RuntimeRun, Summary};
+use hcpspec::run::expectations::Expectations;
 use hcpspec::run::plan::Selection;
-use hcpspec::run::runner::{Event, Reporter, RunError, Runner, Snapshots, Target};
+use hcpspec::run::runner::{Runner, Snapshots, Target};
+use hcpspec::run::session::{self, Planned};
 use hcpspec::run::{CaseResult, Verdict};
-use hcpspec::snapshot::{self, Drift};
+use hcpspec::snapshot;
 use hcpspec::suites::hcp::RunEnv;
-use hcpspec::suites::selfcheck::SelfCheck;
+use hcpspec::suites::selfcheck::{SelfCheck, SelfCheckReport};
 use hcpspec::suites::{Context, Loaded, Suite as _};
 use hcpspec::vectors::Vectors;
 use serde_json::{json, Value};
@@ -24,7 +27,7 @@ use crate::Filters;
 
 /// The vectors a command reads: the folder given (`--vectors`, `HCPSPEC_VECTORS`), else the
 /// tree embedded in this binary.
-pub fn vectors(given: &Option<PathBuf>) -> Result<Vectors, String> {
+pub fn vectors(given: &Option<PathBuf>) -> Result<Vectors, BadInput> {
     Vectors::resolve(given.as_deref())
 }
 
@@ -32,29 +35,31 @@ pub fn vectors(given: &Option<PathBuf>) -> Result<Vectors, String> {
 pub const MAX_JOBS: usize = 256;
 
 /// A whole number from `lo` to `hi`, or one clear line saying the bound (clap exits 2).
-pub fn bounded(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
+pub fn bounded(s: &str, lo: u64, hi: u64) -> Result<u64, BadInput> {
     let n: u64 = s
         .trim()
         .parse()
         .map_err(|_| format!("expected a whole number from {lo} to {hi}"))?;
     if n < lo || n > hi {
-        return Err(format!("{n} is out of bounds: expected {lo} to {hi}"));
+        return Err(BadInput(format!(
+            "{n} is out of bounds: expected {lo} to {hi}"
+        )));
     }
     Ok(n)
 }
 
 /// A number of seconds, finite, above 0 (or 0 when `zero` is allowed) and at most `hi`.
-pub fn seconds(s: &str, zero: bool, hi: f64) -> Result<f64, String> {
+pub fn seconds(s: &str, zero: bool, hi: f64) -> Result<f64, BadInput> {
     let x: f64 = s
         .trim()
         .parse()
         .map_err(|_| format!("expected a number of seconds, at most {hi}"))?;
     let low_ok = if zero { x >= 0.0 } else { x > 0.0 };
     if !x.is_finite() || !low_ok || x > hi {
-        return Err(format!(
+        return Err(BadInput(format!(
             "{s} is out of bounds: expected {} seconds up to {hi}",
             if zero { "0 or more" } else { "more than 0" }
-        ));
+        )));
     }
     Ok(x)
 }
@@ -69,11 +74,11 @@ pub fn is_ci() -> bool {
     }
 }
 
-pub fn jobs(s: &str) -> Result<usize, String> {
+pub fn jobs(s: &str) -> Result<usize, BadInput> {
     bounded(s, 1, MAX_JOBS as u64).map(|n| n as usize)
 }
 
-pub fn timeout_secs(s: &str) -> Result<f64, String> {
+pub fn timeout_secs(s: &str) -> Result<f64, BadInput> {
     seconds(s, false, adapter::MAX_TIMEOUT_SECS)
 }
 
@@ -85,15 +90,15 @@ pub fn cores() -> usize {
 
 /// The selected suites (`--suite`, else every suite under the vectors folder) and, for each, its
 /// selected cases. A selection that leaves a suite no case drops that suite, unless it was named.
-fn select(filters: &Filters, vectors: &Path) -> Result<Vec<Loaded>, String> {
+fn select(filters: &Filters, vectors: &Path) -> Result<Vec<Loaded>, BadInput> {
     let all = case::suite_names(vectors).map_err(|e| e.to_string())?;
     for s in &filters.suite {
         if !all.contains(s) {
-            return Err(format!(
+            return Err(BadInput(format!(
                 "--suite {s}: no such suite under {} (suites: {})",
                 hcpspec::vectors::shown(vectors).display(),
                 all.join(", ")
-            ));
+            )));
         }
     }
     let names = if filters.suite.is_empty() {
@@ -102,10 +107,10 @@ fn select(filters: &Filters, vectors: &Path) -> Result<Vec<Loaded>, String> {
         filters.suite.clone()
     };
     if names.is_empty() {
-        return Err(format!(
+        return Err(BadInput(format!(
             "{}: no suite (a folder with a suite.json)",
             vectors.display()
-        ));
+        )));
     }
     let levels = filters
         .level
@@ -159,8 +164,8 @@ fn context(vectors: &Path, options: adapter::Options) -> Context {
     }
 }
 
-fn env(vectors: &Path) -> Result<RunEnv, String> {
-    RunEnv::new(vectors, &RunEnv::self_probe())
+fn env(vectors: &Path) -> Result<RunEnv, BadInput> {
+    RunEnv::new(vectors, &RunEnv::self_probe()).map_err(BadInput)
 }
 
 #[derive(clap::Args)]
@@ -217,60 +222,28 @@ pub struct RunArgs {
 }
 
 /// A `--name`: a plain label, at most 64 characters, no control characters.
-fn label(s: &str) -> Result<String, String> {
+fn label(s: &str) -> Result<String, BadInput> {
     if s.is_empty() || s.chars().count() > 64 || s.chars().any(char::is_control) {
         return Err("a label is 1 to 64 characters, none of them control characters".into());
     }
     Ok(s.to_string())
 }
 
-pub fn run(a: &RunArgs) -> Result<i32, String> {
+pub fn run(a: &RunArgs) -> Result<i32, exit::Error> {
     if a.name.len() > a.runtime.len() {
-        return Err(format!(
+        return Err(BadInput(format!(
             "--name: {} label(s) for {} --runtime(s); a label names the --runtime of its position",
             a.name.len(),
             a.runtime.len()
-        ));
+        ))
+        .into());
     }
     let vectors = vectors(&a.filters.vectors)?;
     let suites = select(&a.filters, &vectors.root)?;
     let origin = vectors.origin()?;
     println!("vectors: {origin}");
     if a.mutants {
-        // Each selected suite's self-check; the run fails when any fails.
-        let ctx = context(&vectors.root, Default::default());
-        let mut code = exit::OK;
-        let mut record = Vec::new();
-        for l in &suites {
-            let memo = hcpspec::suites::selfcheck::Memo::new(
-                l.suite.self_check_jobs().max(a.jobs.unwrap_or(0)),
-            );
-            let sc = SelfCheck {
-                suite: l.suite,
-                info: &l.info,
-                cases: &l.cases,
-                ctx: &ctx,
-                memo: &memo,
-            };
-            let (c, r) = print_self_check(&sc, &vectors.root)?;
-            code = code.max(c);
-            record.push(r);
-            println!();
-        }
-        // The self-check's record: what a published report shows ("N of M sentences proven").
-        let out = a.out.join("selfcheck.json");
-        let body = serde_json::json!({ "code": code, "suites": record });
-        if let Err(e) = std::fs::create_dir_all(&a.out).and_then(|_| {
-            std::fs::write(
-                &out,
-                serde_json::to_string_pretty(&body).unwrap_or_default() + "\n",
-            )
-        }) {
-            eprintln!("error: {}: {e}", out.display());
-            return Ok(exit::OUTPUT);
-        }
-        println!("wrote {}", out.display());
-        return Ok(code);
+        return self_check(a, &suites, &vectors.root);
     }
     let expectations = match &a.expectations {
         Some(p) => Expectations::load(p)?,
@@ -283,35 +256,76 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
     for e in expectations.unused(&names) {
         eprintln!("warning: expectation `{}` matches no selected case", e.case);
     }
-    if !(a.timeout > 0.0 && a.timeout <= adapter::MAX_TIMEOUT_SECS) {
-        return Err(format!(
-            "--timeout {}: expected a positive number of seconds",
-            a.timeout
-        ));
-    }
-    let opts = adapter::Options {
-        timeout: std::time::Duration::try_from_secs_f64(a.timeout).map_err(|e| e.to_string())?,
-        ..Default::default()
-    };
+    let opts = options(a.timeout)?;
     out_dir("--out", &a.out)?;
     if let Some(d) = &a.snapshots {
         out_dir("--snapshots", d)?;
     }
     let ci = a.ci || is_ci();
-    let snapshots = match (&a.snapshots, a.accept) {
-        (None, _) => Snapshots::Off,
-        (Some(d), false) => Snapshots::Check(d.clone()),
-        (Some(d), true) => Snapshots::Accept(d.clone()),
+    let planned = plan(a, &suites, &context(&vectors.root, opts), &expectations, ci)?;
+    let look = Look {
+        tty: std::io::stderr().is_terminal(),
+        marks: crate::style::marks(),
+        red: crate::style::colour(false),
     };
-    // Each suite's targets. `--runtime` without `--suite` runs the suites that drive what it
-    // names: a harness (`exec:`) is no HCP runtime, and a shim no harness.
-    let ctx = context(&vectors.root, opts);
+    let rules = Rules {
+        strict: a.strict_expectations,
+        ci,
+    };
+    let mut terminal = Terminal::stdio(look, rules, a.snapshots.as_deref());
+    // Without --jobs the suites run side by side: their cases mostly wait (scripted clocks, other
+    // processes), and each suite's own jobs already fit its kind of work. `--jobs N` runs them
+    // one after another, N cases at a time.
+    let finished = session::run(planned, a.jobs.is_none(), &mut terminal)?;
+    // One record and one set of renderings for the whole run, every suite in it.
+    let report = hcpspec::report::Report {
+        vectors: vec![origin],
+        ..hcpspec::report::Report::of(finished.results)
+    };
+    let files =
+        hcpspec::report::write_all(&report, &a.out).map_err(|source| exit::Error::Unwritten {
+            what: "the run's outputs",
+            source,
+        })?;
+    println!(
+        "\nwrote {} ({} files)",
+        a.out.join("result.json").display(),
+        files.len()
+    );
+    if finished.stats.interrupted {
+        eprintln!("hcpspec: interrupted: the outputs hold the cases that ran, the rest are skips saying so");
+    }
+    Ok(exit::of_run(&finished.stats))
+}
+
+/// The adapters' options: `--timeout`, a positive number of seconds.
+fn options(timeout: f64) -> Result<adapter::Options, BadInput> {
+    if !(timeout > 0.0 && timeout <= adapter::MAX_TIMEOUT_SECS) {
+        return Err(BadInput(format!(
+            "--timeout {timeout}: expected a positive number of seconds"
+        )));
+    }
+    Ok(adapter::Options {
+        timeout: std::time::Duration::try_from_secs_f64(timeout)
+            .map_err(|e| BadInput(e.to_string()))?,
+        ..Default::default()
+    })
+}
+
+/// Each selected suite's targets and runner. `--runtime` without `--suite` runs the suites that
+/// drive what it names: a harness (`exec:`) is no HCP runtime, and a shim no harness.
+fn plan<'a>(
+    a: &RunArgs,
+    suites: &'a [Loaded],
+    ctx: &Context,
+    expectations: &'a Expectations,
+    ci: bool,
+) -> Result<Vec<Planned<'a>>, BadInput> {
     let mut planned = Vec::new();
     let mut first_error = None;
-    for l in &suites {
-        let (suite, cases) = (&l.info, &l.cases);
+    for l in suites {
         let specs = if a.runtime.is_empty() {
-            suite.embedded.clone()
+            l.info.embedded.clone()
         } else {
             a.runtime.clone()
         };
@@ -321,514 +335,107 @@ pub fn run(a: &RunArgs) -> Result<i32, String> {
         if implicit && !l.suite.runs_unnamed() && specs.iter().any(|s| !s.starts_with("inproc:")) {
             continue;
         }
-        match specs
+        let targets = match specs
             .iter()
-            .map(|s| l.suite.target(s, &ctx))
+            .map(|s| l.suite.target(s, ctx))
             .collect::<Result<Vec<_>, _>>()
         {
-            Ok(targets) => {
-                // An implementation under test is held to the caps per case times the cases at
-                // once (docs/security.md): only the embedded ones, trusted, run more at once.
-                let embedded = specs.iter().all(|s| s.starts_with("inproc:"));
-                let jobs = if embedded {
-                    l.suite.jobs(cores())
-                } else {
-                    cores()
-                };
-                planned.push((suite, cases, targets, jobs))
-            }
-            Err(e) if a.filters.suite.is_empty() && !a.runtime.is_empty() => {
+            Ok(targets) => targets,
+            Err(e) if implicit => {
                 first_error.get_or_insert(e);
+                continue;
             }
-            Err(e) => return Err(e),
-        }
+            Err(e) => return Err(BadInput(e)),
+        };
+        // An implementation under test is held to the caps per case times the cases at once
+        // (docs/security.md): only the embedded ones, trusted, run more at once.
+        let embedded = specs.iter().all(|s| s.starts_with("inproc:"));
+        let jobs = if embedded {
+            l.suite.jobs(cores())
+        } else {
+            cores()
+        };
+        let mut runner = Runner::new(&l.info, &l.cases, expectations);
+        runner.snapshots = match (&a.snapshots, a.accept) {
+            (None, _) => Snapshots::Off,
+            (Some(d), false) => Snapshots::Check(d.clone()),
+            (Some(d), true) => Snapshots::Accept(d.clone()),
+        };
+        runner.jobs = a.jobs.unwrap_or(jobs);
+        runner.strict = a.strict_expectations;
+        runner.labels = a
+            .runtime
+            .iter()
+            .cloned()
+            .zip(a.name.iter().cloned())
+            .collect();
+        runner.max_fail = a.max_fail.map(|n| n as usize);
+        runner.interrupt = Some(&crate::INTERRUPTED);
+        runner.ci = ci;
+        planned.push(Planned { runner, targets });
     }
     if planned.is_empty() {
-        return Err(first_error.unwrap_or_else(|| "no suite selected".into()));
+        return Err(BadInput(
+            first_error.unwrap_or_else(|| "no suite selected".into()),
+        ));
     }
-    let runners: Vec<Runner> = planned
-        .iter()
-        .map(|(suite, cases, _, jobs)| {
-            let mut runner = Runner::new(suite, cases, &expectations);
-            runner.snapshots = snapshots.clone();
-            runner.jobs = a.jobs.unwrap_or(*jobs);
-            runner.strict = a.strict_expectations;
-            runner.labels = a
-                .runtime
-                .iter()
-                .cloned()
-                .zip(a.name.iter().cloned())
-                .collect();
-            runner.max_fail = a.max_fail.map(|n| n as usize);
-            runner.interrupt = Some(&crate::INTERRUPTED);
-            runner.ci = ci;
-            runner
+    Ok(planned)
+}
+
+/// Each selected suite's self-check, printed; the run fails when any fails. Its record,
+/// `selfcheck.json`, is what a published report shows ("N of M sentences proven").
+fn self_check(a: &RunArgs, suites: &[Loaded], vectors: &Path) -> Result<i32, exit::Error> {
+    let ctx = context(vectors, Default::default());
+    let mut reports = Vec::new();
+    for l in suites {
+        let memo = hcpspec::suites::selfcheck::Memo::new(
+            l.suite.self_check_jobs().max(a.jobs.unwrap_or(0)),
+        );
+        let sc = SelfCheck {
+            suite: l.suite,
+            info: &l.info,
+            cases: &l.cases,
+            ctx: &ctx,
+            memo: &memo,
+        };
+        println!("{} ({})", l.info.title, l.info.name);
+        let report = sc.report(vectors)?;
+        print_self_check(&report);
+        reports.push(report);
+        println!();
+    }
+    let code = exit::of_self_check(&reports);
+    let out = a.out.join("selfcheck.json");
+    let record: Vec<Value> = reports.iter().map(|r| r.record()).collect();
+    let body = serde_json::json!({ "code": code, "suites": record });
+    std::fs::create_dir_all(&a.out)
+        .and_then(|_| {
+            std::fs::write(
+                &out,
+                serde_json::to_string_pretty(&body).unwrap_or_default() + "\n",
+            )
         })
-        .collect();
-    let terminal = |suite: &SuiteInfo, runner: &Runner, live: bool| {
-        Terminal::new(suite, runner.rules(), a.snapshots.as_deref(), live)
-    };
-    // Without --jobs the suites run side by side: their cases mostly wait (scripted clocks, other
-    // processes), and each suite's own jobs already fit its kind of work. The first suite tells
-    // the terminal as it goes; each other one records, and is told in the run's order once it
-    // is over, so the terminal reads as one suite after another. `--jobs N` runs them one
-    // after another, N cases at a time.
-    let side_by_side = a.jobs.is_none();
-    // Each suite's terminal is finished as it is told; a run that could not finish stops the
-    // telling (the suites still running beside it end with the scope, untold).
-    let outcomes: Vec<Result<RunResult, RunError>> = std::thread::scope(|s| {
-        let mut rest = std::collections::VecDeque::new();
-        if side_by_side {
-            for (runner, (_, _, targets, _)) in runners.iter().zip(&planned).skip(1) {
-                rest.push_back(s.spawn(move || {
-                    let mut recorder = hcpspec::run::runner::Recorder::default();
-                    let r = runner.run(targets, &mut recorder);
-                    (r, recorder)
-                }));
-            }
-        }
-        let mut out = Vec::new();
-        for (i, (runner, (suite, cases, targets, _))) in runners.iter().zip(&planned).enumerate() {
-            // Every suite after the first was spawned above, unless under --jobs.
-            let spawned = if i > 0 { rest.pop_front() } else { None };
-            let (r, t) = match spawned {
-                Some(h) => {
-                    let (r, recorder) = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-                    let mut t = terminal(suite, runner, false);
-                    recorder.replay(&mut t, cases);
-                    (r, t)
-                }
-                None => {
-                    let mut t = terminal(suite, runner, true);
-                    (runner.run(targets, &mut t), t)
-                }
-            };
-            if let Ok(result) = &r {
-                t.finish(result);
-            }
-            let stop = r.is_err();
-            out.push(r);
-            if stop {
-                break;
-            }
-        }
-        out
-    });
-    let mut code = exit::OK;
-    let mut results = Vec::new();
-    for result in outcomes {
-        let result = match result {
-            Ok(r) => r,
-            Err(RunError::Unreachable { spec, message }) => {
-                eprintln!(
-                    "hcpspec: runtime {spec} unreachable: {}",
-                    hcpspec::report::printable(&message, true)
-                );
-                return Ok(exit::UNREACHABLE);
-            }
-            Err(e @ RunError::Snapshot(_)) => {
-                eprintln!("hcpspec: snapshots could not be written: {e}");
-                return Ok(exit::OUTPUT);
-            }
-            Err(e @ RunError::Declared { .. }) => {
-                eprintln!(
-                    "hcpspec: {}",
-                    hcpspec::report::printable(&e.to_string(), false)
-                );
-                return Ok(exit::USAGE);
-            }
-        };
-        if result.fails() {
-            code = exit::FAILURES;
-        }
-        results.push(result);
-    }
-    roll_up(&results);
-    // One record and one set of renderings for the whole run, every suite in it.
-    let report = hcpspec::report::Report {
-        vectors: vec![origin],
-        ..hcpspec::report::Report::of(results)
-    };
-    let files = match hcpspec::report::write_all(&report, &a.out) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("hcpspec: the run's outputs were not written: {e}");
-            return Ok(exit::OUTPUT);
-        }
-    };
-    println!(
-        "\nwrote {} ({} files)",
-        a.out.join("result.json").display(),
-        files.len()
-    );
-    if crate::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
-        eprintln!("hcpspec: interrupted: the outputs hold the cases that ran, the rest are skips saying so");
-        return Ok(exit::INTERRUPTED);
-    }
+        .map_err(|source| hcpspec::report::WriteError::Io {
+            path: out.clone(),
+            source,
+        })?;
+    println!("wrote {}", out.display());
     Ok(code)
-}
-
-/// A red run's last words: where its failing cases stop (the step's action and the pointer of a
-/// failure, an error's or unimplemented method's first words), most first.
-fn roll_up(results: &[hcpspec::report::RunResult]) {
-    let mut at: std::collections::BTreeMap<String, usize> = Default::default();
-    for result in results {
-        for run in &result.runtimes {
-            for r in &run.cases {
-                if !hcpspec::report::fails_run(r, result.rules()) {
-                    continue;
-                }
-                let key = match &r.verdict {
-                    Verdict::Fail(f) => format!("{} at {}", f.action, f.path),
-                    Verdict::Error { message } => {
-                        format!("error: {}", message.chars().take(60).collect::<String>())
-                    }
-                    Verdict::Unimplemented { reason } => {
-                        format!(
-                            "unimplemented: {}",
-                            reason.chars().take(60).collect::<String>()
-                        )
-                    }
-                    _ => "snapshot drift".into(),
-                };
-                *at.entry(format!(
-                    "{} {}",
-                    result.suite,
-                    hcpspec::report::printable(&key, false)
-                ))
-                .or_default() += 1;
-            }
-        }
-    }
-    if at.is_empty() {
-        return;
-    }
-    let mut rows: Vec<(String, usize)> = at.into_iter().collect();
-    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let total: usize = rows.iter().map(|r| r.1).sum();
-    eprintln!(
-        "\n{}",
-        crate::style::red_err(&format!("{total} case(s) failed the run, stopping at:"))
-    );
-    for (key, n) in rows.iter().take(10) {
-        eprintln!("  {n:>4} × {key}");
-    }
-    if rows.len() > 10 {
-        eprintln!("  … and {} more places (see summary.md)", rows.len() - 10);
-    }
-}
-
-/// The terminal: a progress bar (or a line per problem without a terminal), then per runtime a
-/// table per section and an explanation of every failure; drift and parity as they come.
-struct Terminal {
-    suite: SuiteInfo,
-    tty: bool,
-    live: bool,
-    bar: Option<indicatif::ProgressBar>,
-    /// Cases whose snapshot changed, and cases that had none.
-    changed: usize,
-    new: usize,
-    rules: Rules,
-    snapshots: Option<PathBuf>,
-}
-
-impl Terminal {
-    /// `live`: told as the run goes (a progress bar on a terminal), not replayed after it.
-    fn new(suite: &SuiteInfo, rules: Rules, snapshots: Option<&Path>, live: bool) -> Terminal {
-        Terminal {
-            suite: suite.clone(),
-            tty: std::io::stderr().is_terminal(),
-            live,
-            bar: None,
-            changed: 0,
-            new: 0,
-            rules,
-            snapshots: snapshots.map(Path::to_path_buf),
-        }
-    }
-
-    /// A line above the progress bar, or on stderr.
-    fn say(&self, line: &str) {
-        match &self.bar {
-            Some(b) => b.println(line),
-            None => eprintln!("{line}"),
-        }
-    }
-
-    fn finish(&self, result: &hcpspec::report::RunResult) {
-        let groups = hcpspec::run::parity::groups(
-            &result
-                .runtimes
-                .iter()
-                .map(|r| (r.runtime.as_str(), &r.info))
-                .collect::<Vec<_>>(),
-        );
-        for (runtime, specs) in &groups {
-            let n = result
-                .parity
-                .iter()
-                .filter(|d| &d.runtime == runtime)
-                .count();
-            if n == 0 {
-                println!(
-                    "\ntransport parity: {runtime} observed the same over {}",
-                    specs.join(", ")
-                );
-            } else {
-                eprintln!(
-                    "\ntransport parity: {runtime}: {n} case(s) observed differently over {}",
-                    specs.join(", ")
-                );
-            }
-        }
-        let review = self.snapshots.as_ref().map_or_else(String::new, |d| {
-            format!("hcpspec review --snapshots {}", d.display())
-        });
-        if self.new > 0 && self.rules.ci {
-            eprintln!("\n{} new snapshot(s), which fail the run under CI: left as .snap.new; review them ({review}) or run with --accept, then commit them", self.new);
-        } else if self.new > 0 {
-            eprintln!(
-                "\n{} new snapshot(s) written (not a failure): commit them",
-                self.new
-            );
-        }
-        if self.changed > 0 {
-            eprintln!("\n{} case(s) drifted from their snapshots: review the .snap.new files ({review}, or cargo insta review) or rerun with --accept", self.changed);
-        }
-    }
-}
-
-impl Reporter for Terminal {
-    fn event(&mut self, e: &Event<'_>) {
-        match e {
-            Event::RuntimeStarted { spec, cases, .. } => {
-                self.bar = (self.tty && self.live).then(|| {
-                    let b = indicatif::ProgressBar::new(*cases as u64);
-                    if let Ok(style) = indicatif::ProgressStyle::with_template(
-                        "{prefix} [{bar:30}] {pos}/{len} {msg}",
-                    ) {
-                        b.set_style(style.progress_chars("=> "));
-                    }
-                    b.set_prefix(spec.to_string());
-                    b
-                });
-            }
-            Event::CaseFinished { spec, result: r } => {
-                let name = hcpspec::report::printable(&r.name, false);
-                match &self.bar {
-                    Some(b) => {
-                        b.inc(1);
-                        if !matches!(r.verdict, Verdict::Pass) {
-                            b.set_message(format!("last problem: {name}"));
-                        }
-                    }
-                    None if !matches!(r.verdict, Verdict::Pass) => {
-                        let label = if r.level == Level::PROFILE {
-                            "profile"
-                        } else {
-                            r.verdict.label()
-                        };
-                        eprintln!("hcpspec: {spec} {label} {name}");
-                    }
-                    None => {}
-                }
-            }
-            Event::CaseSlow {
-                spec,
-                name,
-                elapsed,
-            } => {
-                let line = format!(
-                    "SLOW {spec} {} (running for {:.0} s)",
-                    hcpspec::report::printable(name, false),
-                    elapsed.as_secs_f64()
-                );
-                match &self.bar {
-                    Some(b) => b.println(line),
-                    None => eprintln!("hcpspec: {line}"),
-                }
-            }
-            Event::CaseStarted { .. } => {}
-            Event::Drifted {
-                spec,
-                result: r,
-                drift,
-                written,
-            } => match drift {
-                Drift::New => {
-                    self.new += 1;
-                    let what = if self.rules.ci {
-                        "no snapshot yet, which fails under CI; pending"
-                    } else {
-                        "no snapshot yet; written"
-                    };
-                    self.say(&format!(
-                        "NEW {} on {spec}: {what} {}",
-                        hcpspec::report::printable(&r.name, false),
-                        written.display()
-                    ));
-                }
-                Drift::Changed { diff } => {
-                    self.changed += 1;
-                    let diff = if self.tty {
-                        snapshot::colour(diff)
-                    } else {
-                        diff.clone()
-                    };
-                    eprintln!(
-                        "\nDRIFT {} on {spec} (verdict {}):\n{diff}",
-                        r.name,
-                        r.verdict.label()
-                    );
-                }
-            },
-            Event::RuntimeFinished { spec, run, cases } => {
-                if let Some(b) = self.bar.take() {
-                    b.finish_and_clear();
-                }
-                print_table(&self.suite, spec, run, self.rules);
-                explain_problems(cases, run);
-            }
-            Event::ParityDiffered { difference } => eprintln!("PARITY {difference}"),
-        }
-    }
-}
-
-/// Every unexpected failure explained; PROFILE deviations and stale expectations in a line.
-fn explain_problems(cases: &[Case], run: &hcpspec::report::RuntimeRun) {
-    for c in cases {
-        let Some(r) = run.cases.iter().find(|r| r.name == c.name()) else {
-            continue;
-        };
-        let o = r.annotations.outcome.unwrap_or(Outcome::Pass);
-        let deviates = matches!(o, Outcome::Fail | Outcome::Error | Outcome::Unimplemented);
-        if deviates && c.level == Level::PROFILE {
-            eprintln!(
-                "\nPROFILE {} decides otherwise than hcpspec's profile (not a failure): {}",
-                r.name,
-                c.assumption.as_deref().unwrap_or("")
-            );
-        } else if deviates {
-            eprintln!(
-                "\n{} {}",
-                r.verdict.label().to_uppercase(),
-                hcpspec::report::printable(r.explain(c).trim_end(), true)
-            );
-        } else if o == Outcome::Stale {
-            eprintln!(
-                "\nSTALE {}: expected to fail ({}), but passes",
-                r.name,
-                r.annotations
-                    .expectation
-                    .as_ref()
-                    .map(|e| e.reason.as_str())
-                    .unwrap_or("")
-            );
-        }
-    }
-}
-
-/// A folder hcpspec will write into is one, or can be made: it, or its nearest existing
-/// ancestor, is a directory. Checked before anything runs, so `--out /dev/null/x` is one line
-/// and exit 2, not a whole run and then "not written".
-pub fn out_dir(flag: &str, dir: &Path) -> Result<(), String> {
-    let shown = || hcpspec::report::printable(&dir.display().to_string(), false);
-    let mut at = Some(dir);
-    while let Some(p) = at {
-        match std::fs::metadata(p) {
-            Ok(m) if m.is_dir() => return Ok(()),
-            Ok(_) if p == dir => return Err(format!("{flag} {}: not a directory", shown())),
-            Ok(_) => {
-                return Err(format!(
-                    "{flag} {}: {} is not a directory",
-                    shown(),
-                    p.display()
-                ))
-            }
-            Err(_) => at = p.parent().filter(|q| !q.as_os_str().is_empty()),
-        }
-    }
-    Ok(())
-}
-
-pub fn report(results: &[PathBuf], out: &Path) -> Result<i32, String> {
-    out_dir("--out", out)?;
-    let read = results
-        .iter()
-        .map(|p| hcpspec::report::read(p).map(|r| (p.clone(), r)))
-        .collect::<Result<Vec<_>, _>>()?;
-    let merged = hcpspec::report::merge(read)?;
-    let files = match hcpspec::report::write_all(&merged, out) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("hcpspec: the outputs were not written: {e}");
-            return Ok(exit::OUTPUT);
-        }
-    };
-    for f in files {
-        println!("wrote {}", f.display());
-    }
-    // The merged record's verdict, as its run's exit code would be.
-    Ok(if merged.fails() {
-        exit::FAILURES
-    } else {
-        exit::OK
-    })
-}
-
-fn print_table(suite: &SuiteInfo, spec: &str, run: &hcpspec::report::RuntimeRun, rules: Rules) {
-    let head = match &run.label {
-        Some(l) => format!("{} = {spec}", hcpspec::report::printable(l, false)),
-        None => spec.to_string(),
-    };
-    // What the implementation said of itself, as far as it said it (a harness says nothing).
-    let said: Vec<String> = ["/runtime/name", "/runtime/version"]
-        .iter()
-        .filter_map(|p| run.info.pointer(p).and_then(Value::as_str))
-        .filter(|t| *t != spec)
-        .map(|t| hcpspec::report::printable(t, false))
-        .collect();
-    match said.is_empty() {
-        true => println!("\n{head}"),
-        false => println!("\n{head}  ({})", said.join(" ")),
-    }
-    print!(
-        "{}",
-        hcpspec::report::table_marked(&suite.sections, run, rules, &crate::style::marks())
-    );
-    let summary = &run.summary;
-    if let Some(why) = &run.stopped {
-        println!("  stopped early: {why}; the cases not run are skips");
-    }
-    if summary.unclassified > 0 {
-        println!(
-            "  {} denial-class or rule check(s) unclassified: the runtime declares no map for them in initialize (docs/shim-protocol.md#initialize); counted, never failed",
-            summary.unclassified
-        );
-    }
 }
 
 /// A suite's self-check, printed: each mutant against the MUST cases it answers for (its own
 /// sections', and those whose `killed_by` names it), each variant against every MUST case, then
-/// the sentence matrix (each ledger row's killer against the row's cases). Its exit code, and
-/// its record for `selfcheck.json`.
-fn print_self_check(sc: &SelfCheck, vectors: &Path) -> Result<(i32, serde_json::Value), String> {
-    use hcpspec::suites::ledger;
-    use serde_json::json;
-    let noun = sc.suite.noun();
-    println!("{} ({})", sc.info.title, sc.info.name);
+/// the sentence matrix (each ledger row's killer against the row's cases).
+fn print_self_check(r: &SelfCheckReport) {
+    use hcpspec::suites::ledger::State;
+    let noun = r.noun;
     println!(
         "{:<32} {:>9} {:>9}   rule broken",
         format!("mutant {noun}"),
         "sections",
         "killed by"
     );
-    let mutants = sc.suite.mutants();
-    let mut kills = hcpspec::suites::selfcheck::Kills::new();
-    let mut survivors = 0;
-    for m in &mutants {
-        let k = sc.kills(m)?;
-        survivors += usize::from(k.is_empty());
+    for (m, k) in &r.mutants {
         println!(
             "{:<32} {:>9} {:>9}   {}{}",
             m.name,
@@ -837,14 +444,11 @@ fn print_self_check(sc: &SelfCheck, vectors: &Path) -> Result<(i32, serde_json::
             m.about,
             if k.is_empty() { "  <- SURVIVES" } else { "" }
         );
-        kills.insert(m.name, k);
     }
-    let unkilled = sc.unkilled(&kills);
-    for c in &unkilled {
+    for c in &r.unkilled {
         println!("warning: no mutant of its own section (or killed_by) fails MUST case {c}");
     }
-    let claims = sc.false_claims(&kills);
-    for c in &claims {
+    for c in &r.false_claims {
         println!("error: {c}");
     }
     println!(
@@ -852,113 +456,102 @@ fn print_self_check(sc: &SelfCheck, vectors: &Path) -> Result<(i32, serde_json::
         format!("allowed variant {noun}"),
         "MUST fails"
     );
-    let mut unfair = 0;
-    let mut variants = Vec::new();
-    for v in sc.suite.variants() {
-        let failed = sc.variant_failures(&v)?;
-        unfair += failed.len();
+    for (v, failed) in &r.variants {
         println!("{:<32} {:>10}", v.name, failed.len());
-        for f in &failed {
+        for f in failed {
             println!("  {}", f.lines().next().unwrap_or_default());
         }
-        variants.push(json!({ "name": v.name, "mustFailed": failed.len() }));
     }
     println!(
         "{} mutants, {} killed; {} MUST cases, {} not failed by any mutant",
-        mutants.len(),
-        mutants.len() - survivors,
-        sc.cases.iter().filter(|c| c.level == Level::MUST).count(),
-        unkilled.len()
+        r.mutants.len(),
+        r.mutants.len() - r.survivors(),
+        r.must_cases,
+        r.unkilled.len()
     );
-    // The sentence matrix: every ledger row, its killer proven or not.
-    let rows = sc.ledger(vectors)?;
-    let names: Vec<&str> = mutants.iter().map(|m| m.name).collect();
-    let problems = ledger::problems(&rows, sc.cases, &names);
-    for p in &problems {
+    for p in &r.problems {
         println!("error: {p}");
     }
-    let mut unproven = 0;
-    let mut sentences = Vec::new();
-    if !rows.is_empty() {
+    if r.rows > 0 {
         println!(
             "\n{:<22} {:<14} {:<34} killed by",
             "sentence", "state", "killer"
         );
     }
-    for r in &rows {
-        let Some(state) = r.state else { continue };
-        // One line per killer (a row of several clauses names one per clause).
-        let proofs: Vec<(Option<String>, Option<hcpspec::suites::selfcheck::Proof>)> =
-            match r.killers.is_empty() {
-                true => vec![(None, None)],
-                false => sc
-                    .prove(r)?
-                    .into_iter()
-                    .map(|(k, p)| (Some(k), Some(p)))
-                    .collect(),
-            };
-        for (killer, proof) in proofs {
-            let killed_by = proof
-                .as_ref()
-                .map(|p| p.killed_by.clone())
-                .unwrap_or_default();
-            let survives = proof.is_some() && killed_by.is_empty();
-            unproven += usize::from(survives);
-            println!(
-                "{:<22} {:<14} {:<34} {}",
-                format!("{} {}", r.ledger.trim_start_matches("../"), r.number),
-                state.label(),
-                killer.as_deref().unwrap_or("-"),
-                match (&proof, survives) {
-                    (None, _) => String::new(),
-                    (Some(p), true) => format!(
-                        "SURVIVES{}",
-                        if p.elsewhere.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" (fails only elsewhere: {})", p.elsewhere.join(", "))
-                        }
-                    ),
-                    (Some(_), false) => killed_by.join(", "),
-                }
-            );
-            sentences.push(json!({
-                "ledger": r.ledger, "row": r.number, "state": state.label(), "killer": killer,
-                "killedBy": killed_by, "elsewhere": proof.map(|p| p.elsewhere).unwrap_or_default(),
-            }));
-        }
+    for s in &r.sentences {
+        let killed_by = match &s.proof {
+            None => String::new(),
+            Some(p) if s.survives() && p.elsewhere.is_empty() => "SURVIVES".into(),
+            Some(p) if s.survives() => format!(
+                "SURVIVES (fails only elsewhere: {})",
+                p.elsewhere.join(", ")
+            ),
+            Some(p) => p.killed_by.join(", "),
+        };
+        println!(
+            "{:<22} {:<14} {:<34} {}",
+            format!("{} {}", s.ledger.trim_start_matches("../"), s.number),
+            s.state.label(),
+            s.killer.as_deref().unwrap_or("-"),
+            killed_by
+        );
     }
-    let counts = ledger::counts(&rows);
-    let total: usize = counts.values().sum();
+    let total: usize = r.counts.values().sum();
     if total > 0 {
         println!(
             "{} of {total} sentences proven ({})",
-            counts[&ledger::State::Covered],
-            ledger::State::ALL
+            r.counts[&State::Covered],
+            State::ALL
                 .iter()
-                .map(|s| format!("{} {}", counts[s], s.label()))
+                .map(|s| format!("{} {}", r.counts[s], s.label()))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
     }
-    // README: exit 1 if a mutant survives, a MUST case falls to no mutant of its own section,
-    // a killed_by claim is false, a variant fails a MUST case, or a ledger row's killer survives.
-    let failed = survivors > 0
-        || !unkilled.is_empty()
-        || !claims.is_empty()
-        || unfair > 0
-        || unproven > 0
-        || !problems.is_empty();
-    let record = json!({
-        "suite": sc.info.name,
-        "mutants": mutants.iter().map(|m| json!({ "name": m.name, "sections": m.sections, "kills": kills[m.name] })).collect::<Vec<_>>(),
-        "unkilled": unkilled,
-        "variants": variants,
-        "sentences": sentences,
-        "counts": ledger::State::ALL.iter().map(|s| (s.label().to_string(), json!(counts[s]))).collect::<serde_json::Map<_, _>>(),
-        "passed": !failed,
-    });
-    Ok((if failed { exit::FAILURES } else { exit::OK }, record))
+}
+
+/// A folder hcpspec will write into is one, or can be made: it, or its nearest existing
+/// ancestor, is a directory. Checked before anything runs, so `--out /dev/null/x` is one line
+/// and exit 2, not a whole run and then "not written".
+pub fn out_dir(flag: &str, dir: &Path) -> Result<(), BadInput> {
+    let shown = || hcpspec::report::printable(&dir.display().to_string(), false);
+    let mut at = Some(dir);
+    while let Some(p) = at {
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) if p == dir => {
+                return Err(BadInput(format!("{flag} {}: not a directory", shown())))
+            }
+            Ok(_) => {
+                return Err(BadInput(format!(
+                    "{flag} {}: {} is not a directory",
+                    shown(),
+                    p.display()
+                )))
+            }
+            Err(_) => at = p.parent().filter(|q| !q.as_os_str().is_empty()),
+        }
+    }
+    Ok(())
+}
+
+pub fn report(results: &[PathBuf], out: &Path) -> Result<i32, exit::Error> {
+    out_dir("--out", out)?;
+    let read = results
+        .iter()
+        .map(|p| hcpspec::report::read(p).map(|r| (p.clone(), r)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let merged = hcpspec::report::merge(read)?;
+    let files =
+        hcpspec::report::write_all(&merged, out).map_err(|source| exit::Error::Unwritten {
+            what: "the outputs",
+            source,
+        })?;
+    for f in files {
+        println!("wrote {}", f.display());
+    }
+    // The merged record's verdict, as its run's exit code would be.
+    Ok(exit::of_run(&RunStats::of(&merged.suites, false)))
 }
 
 /// Every registered suite's mutants and allowed variants (`hcpspec list --mutants`), with the
@@ -971,14 +564,14 @@ pub enum ListFormat {
 }
 
 /// One JSON document on stdout; a closed pipe ends it quietly.
-fn print_json(v: &serde_json::Value) -> Result<i32, String> {
+fn print_json(v: &serde_json::Value) -> Result<i32, BadInput> {
     use std::io::Write;
     let text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
     let _ = writeln!(std::io::stdout().lock(), "{text}");
     Ok(exit::OK)
 }
 
-pub fn list_mutants(filters: &Filters, format: ListFormat) -> Result<i32, String> {
+pub fn list_mutants(filters: &Filters, format: ListFormat) -> Result<i32, BadInput> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let mut all = Vec::new();
@@ -1019,11 +612,11 @@ pub fn list_mutants(filters: &Filters, format: ListFormat) -> Result<i32, String
     Ok(exit::OK)
 }
 
-pub fn lint(dirs: &[PathBuf]) -> Result<i32, String> {
+pub fn lint(dirs: &[PathBuf]) -> Result<i32, BadInput> {
     let mut issues = 0;
     for dir in dirs {
         if !dir.is_dir() {
-            return Err(format!("{}: not a pack directory", dir.display()));
+            return Err(BadInput(format!("{}: not a pack directory", dir.display())));
         }
         let files = hcpspec::pack::PackFiles::read(dir);
         match hcpspec::pack::install(&files) {
@@ -1055,7 +648,7 @@ pub fn lint(dirs: &[PathBuf]) -> Result<i32, String> {
     }
 }
 
-pub fn list(filters: &Filters, format: ListFormat) -> Result<i32, String> {
+pub fn list(filters: &Filters, format: ListFormat) -> Result<i32, BadInput> {
     use std::io::Write;
     let suites = select(filters, &vectors(&filters.vectors)?.root)?;
     if format == ListFormat::Json {
@@ -1085,7 +678,7 @@ pub fn list(filters: &Filters, format: ListFormat) -> Result<i32, String> {
     Ok(exit::OK)
 }
 
-pub fn explain(name: &str, vectors: &Path) -> Result<i32, String> {
+pub fn explain(name: &str, vectors: &Path) -> Result<i32, BadInput> {
     let mut cases = Vec::new();
     for s in case::suite_names(vectors).map_err(|e| e.to_string())? {
         let l = hcpspec::suites::load(vectors, &s).map_err(|e| e.to_string())?;
@@ -1168,7 +761,7 @@ fn timed(
     ctx: &Context,
     spec: &str,
     jobs: usize,
-) -> Result<(Vec<CaseResult>, f64), String> {
+) -> Result<(Vec<CaseResult>, f64), BadInput> {
     let target: Arc<dyn Target> = l.suite.target(spec, ctx)?;
     let expectations = Expectations::default();
     let mut runner = Runner::new(&l.info, &l.cases, &expectations);
@@ -1180,15 +773,15 @@ fn timed(
     let secs = t.elapsed().as_secs_f64();
     let results: Vec<CaseResult> = result.runtimes.into_iter().flat_map(|r| r.cases).collect();
     if results.iter().any(|r| !matches!(r.verdict, Verdict::Pass)) {
-        return Err(format!(
+        return Err(BadInput(format!(
             "the reference fails its own {} suite over {spec}; run `hcpspec run --suite {}` first",
             l.info.name, l.info.name
-        ));
+        )));
     }
     Ok((results, secs))
 }
 
-pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, String> {
+pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, BadInput> {
     let contract = hcpspec::suites::load_driving(vectors, hcpspec::suites::hcp::Contract.drives())
         .map_err(|e| e.to_string())?;
     let ctx = context(vectors, Default::default());
@@ -1248,7 +841,7 @@ fn cpu_secs() -> f64 {
 /// alone at a time: wall time, CPU time, and the share of the cores' time that was waiting
 /// rather than work. The last row sums them: `hcpspec run` without --jobs runs the suites side
 /// by side, so its own wall time is less.
-fn bench_suites(vectors: &Path, ctx: &Context) -> Result<(), String> {
+fn bench_suites(vectors: &Path, ctx: &Context) -> Result<(), BadInput> {
     let names = hcpspec::case::suite_names(vectors).map_err(|e| e.to_string())?;
     println!(
         "\nevery suite as `hcpspec run` runs it, one at a time ({} cores):\n  {:<12} {:>6} {:>5} {:>8} {:>8} {:>7}",
@@ -1295,7 +888,7 @@ fn bench_suites(vectors: &Path, ctx: &Context) -> Result<(), String> {
 
 /// The core-api and host suites against their references, in-process and over their stdio shims
 /// (one shim process per case), on 1 job: cases/s and the ratio of the two.
-fn bench_shim_suites(vectors: &Path, ctx: &Context) -> Result<(), String> {
+fn bench_shim_suites(vectors: &Path, ctx: &Context) -> Result<(), BadInput> {
     use hcpspec::suites::{core_api::CoreApi, host::Host, Suite};
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let suites: [(&dyn Suite, &str, &str); 2] = [
@@ -1334,7 +927,7 @@ fn bench_shim_suites(vectors: &Path, ctx: &Context) -> Result<(), String> {
 /// The harness-api suite against the reference harness, scenarios in parallel, each on its own
 /// ports: scenarios/s, and the share of the time that is scripted waiting (held gate answers,
 /// the settle after a scenario's last run) rather than work.
-fn bench_harness(vectors: &Path, ctx: &Context) -> Result<(), String> {
+fn bench_harness(vectors: &Path, ctx: &Context) -> Result<(), BadInput> {
     use hcpspec::suites::harness_api as h;
     use hcpspec::suites::world::scenario::Scenario;
     use hcpspec::suites::Suite;
@@ -1370,7 +963,7 @@ fn bench_reports(
     cases: &[Case],
     results: Vec<CaseResult>,
     suite_secs: f64,
-) -> Result<(), String> {
+) -> Result<(), BadInput> {
     let info = json!({ "runtime": { "name": "reference", "version": env!("CARGO_PKG_VERSION") } });
     let runs = (0..10)
         .map(|i| RuntimeRun {

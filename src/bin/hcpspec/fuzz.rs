@@ -1,9 +1,10 @@
 //! `hcpspec fuzz`: wiring only; the fuzzer is `hcpspec::fuzz`.
 
+use hcpspec::error::{BadInput, Unreachable};
 use hcpspec::exit;
 use hcpspec::fuzz::{Config, Finding, Fuzzer, Progress};
 use hcpspec::suites::hcp::RunEnv;
-use hcpspec::suites::Suite as _;
+use hcpspec::suites::{Stopped, Suite as _};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,7 +49,7 @@ pub struct FuzzArgs {
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
-pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
+pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
     if let Some(out) = &a.out {
         crate::cli::out_dir("--out", out)?;
     }
@@ -59,7 +60,7 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
         None => PathBuf::from("found"),
     });
     if let Some(name) = &a.suite {
-        let l = hcpspec::suites::load(&vectors.root, name).map_err(|e| e.to_string())?;
+        let l = hcpspec::suites::load(&vectors.root, name).map_err(|e| BadInput(e.to_string()))?;
         let out = found.clone();
         let run = hcpspec::suites::FuzzRun {
             spec: &a.runtime,
@@ -79,19 +80,14 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
             a.seconds,
             out.join(name).display()
         );
-        match l.suite.fuzz(&run) {
-            Some(Err(e)) if e.starts_with("unreachable") => {
-                eprintln!("hcpspec: {e}");
-                return Ok(exit::UNREACHABLE);
-            }
-            Some(report) => return print_report(&report?),
-            None => {}
+        if let Some(report) = l.suite.fuzz(&run) {
+            return print_report(&report?);
         }
         if l.suite.drives() != hcpspec::suites::hcp::Contract.drives() {
-            return Err(format!("--suite {name}: this suite has no fuzzer"));
+            return Err(BadInput(format!("--suite {name}: this suite has no fuzzer")).into());
         }
     }
-    let mut env = RunEnv::new(&vectors.root, &RunEnv::self_probe())?;
+    let mut env = RunEnv::new(&vectors.root, &RunEnv::self_probe()).map_err(BadInput)?;
     env.uncapped = true; // the oracles judge whole observations; findings cap nothing they need
     let out = found;
     let cfg = Config {
@@ -104,7 +100,7 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
         out: Some(out.clone()),
         shrink_budget: a.shrink_budget,
     };
-    let fuzzer = Fuzzer::new(cfg, &env)?;
+    let fuzzer = Fuzzer::new(cfg, &env).map_err(BadInput)?;
     // Ctrl-C stops generating; findings already written stay, one being shrunk is written as
     // far as it got.
     let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
@@ -155,14 +151,7 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
             }
         );
     };
-    let report = match fuzzer.run(&STOP, &progress, &found) {
-        Ok(r) => r,
-        Err(e) if e.contains("unreachable") => {
-            eprintln!("hcpspec: {e}");
-            return Ok(exit::UNREACHABLE);
-        }
-        Err(e) => return Err(e),
-    };
+    let report = fuzzer.run(&STOP, &progress, &found)?;
     if tty {
         eprintln!();
     }
@@ -188,7 +177,7 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
 }
 
 /// A suite fuzzer's findings and totals; exit 1 on any finding.
-fn print_report(report: &hcpspec::suites::FuzzReport) -> Result<i32, String> {
+fn print_report(report: &hcpspec::suites::FuzzReport) -> Result<i32, exit::Error> {
     for (i, (why, seed, path)) in report.findings.iter().enumerate() {
         let after = report
             .found_after
@@ -212,18 +201,17 @@ fn print_report(report: &hcpspec::suites::FuzzReport) -> Result<i32, String> {
             String::new()
         }
     );
-    if let Some(why) = &report.stopped {
-        eprintln!("hcpspec: {why}");
-        if why.starts_with("unreachable") {
-            return Ok(exit::UNREACHABLE);
-        }
+    match &report.stopped {
+        Some(Stopped::Unreachable(e)) => return Err(e.clone().into()),
+        Some(why) => eprintln!("hcpspec: {why}"),
+        None => {}
     }
     if report.findings.is_empty() && report.cases > 0 && report.unplayable == report.cases {
-        eprintln!(
-            "hcpspec: unreachable: none of the {} fuzz cases could be played (the target could not be started or answered nothing usable)",
+        return Err(Unreachable(format!(
+            "none of the {} fuzz cases could be played (the target could not be started or answered nothing usable)",
             report.cases
-        );
-        return Ok(exit::UNREACHABLE);
+        ))
+        .into());
     }
     Ok(if report.findings.is_empty() {
         exit::OK

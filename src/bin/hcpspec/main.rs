@@ -1,6 +1,7 @@
 //! The `hcpspec` command: argument parsing and wiring only; the work is in the library.
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use hcpspec::error::BadInput;
 use hcpspec::exit;
 use std::path::PathBuf;
 
@@ -186,34 +187,38 @@ fn main() {
             cli::run(&args)
         }
         Command::Report { results, out } => cli::report(&results, &out),
-        Command::Lint { pack_dirs } => cli::lint(&pack_dirs),
+        Command::Lint { pack_dirs } => cli::lint(&pack_dirs).map_err(exit::Error::from),
         Command::List {
             filters,
             mutants,
             format,
         } => {
             if mutants {
-                cli::list_mutants(&filters, format)
+                cli::list_mutants(&filters, format).map_err(exit::Error::from)
             } else {
-                cli::list(&filters, format)
+                cli::list(&filters, format).map_err(exit::Error::from)
             }
         }
-        Command::Explain { case, vectors } => {
-            cli::vectors(&vectors).and_then(|v| cli::explain(&case, &v.root))
-        }
+        Command::Explain { case, vectors } => cli::vectors(&vectors)
+            .and_then(|v| cli::explain(&case, &v.root))
+            .map_err(exit::Error::from),
         Command::Bench {
             iterations,
             vectors,
             transports: false,
-        } => cli::vectors(&vectors).and_then(|v| cli::bench(iterations, &v.root)),
+        } => cli::vectors(&vectors)
+            .and_then(|v| cli::bench(iterations, &v.root))
+            .map_err(exit::Error::from),
         Command::Bench {
             iterations,
             vectors,
             transports: true,
-        } => cli::vectors(&vectors).and_then(|v| shim::bench_transports(iterations, &v.root)),
-        Command::Shim(args) => shim::serve(&args),
+        } => cli::vectors(&vectors)
+            .and_then(|v| shim::bench_transports(iterations, &v.root))
+            .map_err(exit::Error::from),
+        Command::Shim(args) => shim::serve(&args).map_err(exit::Error::from),
         Command::Fuzz(args) => fuzz::fuzz(&args),
-        Command::Review(args) => review::review(&args),
+        Command::Review(args) => review::review(&args).map_err(exit::Error::from),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "hcpspec", &mut out);
@@ -224,7 +229,7 @@ fn main() {
             let mut out = Vec::new();
             clap_mangen::Man::new(Cli::command())
                 .render(&mut out)
-                .map_err(|e| e.to_string())
+                .map_err(|e| exit::Error::from(BadInput(e.to_string())))
                 .map(|()| {
                     print!("{}", String::from_utf8_lossy(&out));
                     exit::OK
@@ -232,7 +237,10 @@ fn main() {
         }
     };
     std::process::exit(code.unwrap_or_else(|e| {
-        eprintln!("hcpspec: {}", hcpspec::report::printable(&e, true));
-        exit::USAGE
+        eprintln!(
+            "hcpspec: {}",
+            hcpspec::report::printable(&e.to_string(), true)
+        );
+        exit::code(&e)
     }));
 }

@@ -3,6 +3,7 @@
 //! `.snap.new` becomes the `.snap`), reject (it is deleted) or skip (it stays pending). The files
 //! keep insta's format, so `cargo insta review` reads the same ones.
 
+use hcpspec::error::BadInput;
 use hcpspec::exit;
 use hcpspec::snapshot;
 use std::io::{BufRead, IsTerminal, Write};
@@ -66,13 +67,14 @@ impl Pending {
         hcpspec::report::printable(&rel.display().to_string(), false)
     }
 
-    fn apply(&self, answer: Answer) -> Result<(), String> {
+    fn apply(&self, answer: Answer) -> Result<(), BadInput> {
         let done = match answer {
             Answer::Accept => std::fs::rename(&self.new_file, &self.snap),
             Answer::Reject => std::fs::remove_file(&self.new_file),
             Answer::Skip => Ok(()),
         };
         done.map_err(|e| format!("{}: {e}", self.new_file.display()))
+            .map_err(BadInput)
     }
 }
 
@@ -85,10 +87,13 @@ fn parse(line: &str) -> Option<Answer> {
     }
 }
 
-pub fn review(a: &ReviewArgs) -> Result<i32, String> {
+pub fn review(a: &ReviewArgs) -> Result<i32, BadInput> {
     let root = &a.snapshots;
     if !root.is_dir() {
-        return Err(format!("--snapshots {}: no such directory", root.display()));
+        return Err(BadInput(format!(
+            "--snapshots {}: no such directory",
+            root.display()
+        )));
     }
     let pending: Vec<Pending> = snapshot::pending(root)
         .map_err(|e| format!("{}: {e}", root.display()))?

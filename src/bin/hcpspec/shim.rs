@@ -2,6 +2,7 @@
 //! `hcpspec bench --transports`: what each transport costs against a bare echo.
 
 use hcpspec::adapter;
+use hcpspec::error::BadInput;
 use hcpspec::exit;
 use hcpspec::run::Verdict;
 use hcpspec::shim::{self, Service, PROTOCOL};
@@ -37,14 +38,14 @@ pub struct ShimArgs {
 }
 
 /// `127.0.0.1:PORT`, `localhost:PORT`, `:PORT` or `PORT`; anything else is refused.
-fn loopback(listen: &str) -> Result<SocketAddr, String> {
+fn loopback(listen: &str) -> Result<SocketAddr, BadInput> {
     let port = match listen.rsplit_once(':') {
         Some(("" | "127.0.0.1" | "localhost", port)) => port,
         None => listen,
         Some(_) => {
-            return Err(format!(
+            return Err(BadInput(format!(
                 "--listen {listen}: hcpspec shim only ever binds 127.0.0.1 (give 127.0.0.1:PORT)"
-            ))
+            )))
         }
     };
     let port: u16 = port
@@ -53,7 +54,7 @@ fn loopback(listen: &str) -> Result<SocketAddr, String> {
     Ok(SocketAddr::from(([127, 0, 0, 1], port)))
 }
 
-pub fn serve(a: &ShimArgs) -> Result<i32, String> {
+pub fn serve(a: &ShimArgs) -> Result<i32, BadInput> {
     // A core's control shim (docs/core-protocol.md) or a host shim (docs/host-protocol.md):
     // their state is a whole case.
     if let Some(make) = case_target(&a.runtime)? {
@@ -92,7 +93,7 @@ pub fn serve(a: &ShimArgs) -> Result<i32, String> {
 }
 
 /// Bind `--listen` on loopback and say where on stdout's first line (`listening on URL`).
-fn listen(a: &ShimArgs, what: &str) -> Result<(std::net::TcpListener, String), String> {
+fn listen(a: &ShimArgs, what: &str) -> Result<(std::net::TcpListener, String), BadInput> {
     let addr = loopback(&a.listen)?;
     let listener =
         std::net::TcpListener::bind(addr).map_err(|e| format!("--listen {addr}: {e}"))?;
@@ -109,7 +110,7 @@ fn listen(a: &ShimArgs, what: &str) -> Result<(std::net::TcpListener, String), S
 
 /// `PREFIX:NAME` (`core:reference`, `host:mutant:…`): an embedded target of a suite whose shim
 /// holds a whole case, found through the registry.
-fn case_target(runtime: &str) -> Result<Option<(String, hcpspec::suites::serve::Make)>, String> {
+fn case_target(runtime: &str) -> Result<Option<(String, hcpspec::suites::serve::Make)>, BadInput> {
     let Some((prefix, name)) = runtime.split_once(':') else {
         return Ok(None);
     };
@@ -121,9 +122,9 @@ fn case_target(runtime: &str) -> Result<Option<(String, hcpspec::suites::serve::
         return Ok(None);
     };
     if (shim.make)(name).is_none() {
-        return Err(format!(
+        return Err(BadInput(format!(
             "--runtime {runtime}: no embedded {prefix} `{name}` (reference, mutant:NAME, variant:NAME; `hcpspec list --mutants` names them)"
-        ));
+        )));
     }
     let (make, name) = (shim.make, name.to_string());
     let maker: hcpspec::suites::serve::Make =
@@ -134,7 +135,7 @@ fn case_target(runtime: &str) -> Result<Option<(String, hcpspec::suites::serve::
 fn serve_case_target(
     a: &ShimArgs,
     (what, make): (String, hcpspec::suites::serve::Make),
-) -> Result<i32, String> {
+) -> Result<i32, BadInput> {
     use hcpspec::suites::serve;
     if a.transport == Transport::Stdio {
         eprintln!("hcpspec shim: serving {what} over stdio");
@@ -157,7 +158,7 @@ struct Server {
 }
 
 impl Server {
-    fn start(exe: &Path, args: &[&str]) -> Result<Server, String> {
+    fn start(exe: &Path, args: &[&str]) -> Result<Server, BadInput> {
         let mut child = Command::new(exe)
             .arg("shim")
             .args(args)
@@ -196,7 +197,7 @@ type Call = Box<dyn FnMut() -> Result<(), String>>;
 /// The best mean µs per call of each of `calls` over `rounds` rounds of `n` calls, the calls
 /// interleaved round by round (so that a busy moment of the machine hits them alike), after
 /// `n` unmeasured calls each.
-fn best_means(calls: &mut [Call], n: usize, rounds: usize) -> Result<Vec<f64>, String> {
+fn best_means(calls: &mut [Call], n: usize, rounds: usize) -> Result<Vec<f64>, BadInput> {
     for c in calls.iter_mut() {
         for _ in 0..n {
             c()?;
@@ -215,8 +216,8 @@ fn best_means(calls: &mut [Call], n: usize, rounds: usize) -> Result<Vec<f64>, S
     Ok(best)
 }
 
-fn adapter_call(spec: &str) -> Result<Call, String> {
-    let mut a = adapter::connector(spec).map_err(|e| e.to_string())?()?;
+fn adapter_call(spec: &str) -> Result<Call, BadInput> {
+    let mut a = adapter::connector(spec)?()?;
     let params = serde_json::json!({ "protocol": PROTOCOL });
     Ok(Box::new(move || {
         a.call("initialize", params.clone())
@@ -226,7 +227,7 @@ fn adapter_call(spec: &str) -> Result<Call, String> {
 }
 
 /// A bare client: write the frame, read one line back, on this thread.
-fn echo_stdio(exe: &Path) -> Result<Call, String> {
+fn echo_stdio(exe: &Path) -> Result<Call, BadInput> {
     struct Echo(Child);
     impl Drop for Echo {
         fn drop(&mut self) {
@@ -263,7 +264,7 @@ fn echo_stdio(exe: &Path) -> Result<Call, String> {
 
 /// A bare HTTP/1.1 client on one keep-alive connection: request bytes out, headers and a
 /// Content-Length body back.
-fn echo_http(url: &str) -> Result<Call, String> {
+fn echo_http(url: &str) -> Result<Call, BadInput> {
     let authority = url
         .trim_start_matches("http://")
         .trim_end_matches('/')
@@ -306,7 +307,7 @@ fn echo_http(url: &str) -> Result<Call, String> {
 }
 
 /// A bare WebSocket client (tungstenite, blocking): one text frame out, one back.
-fn echo_ws(url: &str) -> Result<Call, String> {
+fn echo_ws(url: &str) -> Result<Call, BadInput> {
     use tokio_tungstenite::tungstenite::{client, Message};
     let authority = url
         .trim_start_matches("ws://")
@@ -330,7 +331,7 @@ fn echo_ws(url: &str) -> Result<Call, String> {
 
 /// `hcpspec bench --transports`: the round trip of `initialize` through each adapter against a
 /// bare echo over the same pipe or socket, then the whole contract suite per transport.
-pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, String> {
+pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, BadInput> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let x = exe.display().to_string();
     let cases = hcpspec::suites::load_driving(vectors, "hcp-runtime")

@@ -75,12 +75,3 @@ pub fn marks() -> hcpspec::report::Marks {
         m
     }
 }
-
-/// `text` in red on stderr when it is coloured.
-pub fn red_err(text: &str) -> String {
-    if colour(false) {
-        format!("\x1b[31m{text}\x1b[0m")
-    } else {
-        text.to_string()
-    }
-}

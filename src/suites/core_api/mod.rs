@@ -328,7 +328,9 @@ fn execute(
         }
         if let Some(name) = &step.save {
             if let Err(message) = crate::case::template::save(&mut x.vars, name, observed.clone()) {
-                verdict = Verdict::Error { message };
+                verdict = Verdict::Error {
+                    message: message.into(),
+                };
                 break;
             }
         }
@@ -634,7 +636,7 @@ impl Exec {
     }
 
     fn fill(&self, v: &Value) -> Result<Value, String> {
-        crate::case::template::fill(&self.vars, v)
+        crate::case::template::fill(&self.vars, v).map_err(String::from)
     }
 
     fn lookup(&self, path: &str) -> Option<Value> {

@@ -97,10 +97,10 @@ impl Suite for HarnessApi {
     fn variants(&self) -> Vec<Info> {
         infos::<super::reference::Variant>()
     }
-    fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, String>> {
+    fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, crate::suites::FuzzError>> {
         let harness = match Harness::parse(run.spec) {
             Ok(h) => h,
-            Err(e) => return Some(Err(e.to_string())),
+            Err(e) => return Some(Err(e.into())),
         };
         let cfg = super::fuzz::Config {
             harness,

@@ -82,12 +82,12 @@ pub fn pack(
         .unwrap_or_else(|| format!("inline-{index}"));
     // Checked again here (the fuzzers build cases that never went through `parse_case`):
     // nothing is created, copied, written or deleted outside `into`.
-    paths::plain_name(&name).map_err(|m| fail(&here, m))?;
-    let dir = paths::inside(into, &name).map_err(|m| fail(&here, m))?;
+    paths::plain_name(&name).map_err(|m| fail(&here, String::from(m)))?;
+    let dir = paths::inside(into, &name).map_err(|m| fail(&here, String::from(m)))?;
     std::fs::create_dir_all(&dir)
         .map_err(|e| fail(&here, format!("cannot create {}: {e}", dir.display())))?;
     if let Some(from) = &inline.from {
-        let src = paths::fixture_dir(fixtures, from).map_err(|m| fail(&here, m))?;
+        let src = paths::fixture_dir(fixtures, from).map_err(|m| fail(&here, String::from(m)))?;
         for f in PACK_FILES {
             let Ok(real) = src.join(f).canonicalize() else {
                 continue;
@@ -104,7 +104,7 @@ pub fn pack(
     }
     for (file, content) in &inline.files {
         let at = format!("{here}/files/{}", paths::segment(file));
-        let path = paths::inside(&dir, file).map_err(|m| fail(&at, m))?;
+        let path = paths::inside(&dir, file).map_err(|m| fail(&at, String::from(m)))?;
         let written = match content {
             Value::Null => std::fs::remove_file(&path).or_else(|e| {
                 if e.kind() == std::io::ErrorKind::NotFound {
@@ -123,14 +123,19 @@ pub fn pack(
     }
     for (file, edits) in &inline.patch {
         let at = format!("{here}/patch/{}", paths::segment(file));
-        let path = paths::inside(&dir, file).map_err(|m| fail(&at, m))?;
+        let path = paths::inside(&dir, file).map_err(|m| fail(&at, String::from(m)))?;
         let text = std::fs::read_to_string(&path)
             .map_err(|e| fail(&at, format!("cannot read {file} to patch: {e}")))?;
         let mut doc: Value = serde_json::from_str(&text)
             .map_err(|e| fail(&at, format!("{file} is not JSON: {e}")))?;
         for (pointer, value) in edits.as_object().into_iter().flatten() {
             crate::case::patch::set(&mut doc, pointer, (!value.is_null()).then(|| value.clone()))
-                .map_err(|m| fail(&format!("{at}/{}", paths::segment(pointer)), m))?;
+                .map_err(|m| {
+                fail(
+                    &format!("{at}/{}", paths::segment(pointer)),
+                    String::from(m),
+                )
+            })?;
         }
         std::fs::write(
             &path,

@@ -175,18 +175,21 @@ fn check_paths(body: &Body) -> Result<(), (String, String)> {
     for (i, p) in body.setup.packs.iter().enumerate() {
         let here = format!("/setup/packs/{i}");
         match p {
-            PackRef::Fixture(name) => plain_name(name).map_err(|m| bad(here.clone(), m))?,
+            PackRef::Fixture(name) => {
+                plain_name(name).map_err(|m| bad(here.clone(), String::from(m)))?
+            }
             PackRef::Inline(inline) => {
                 if let Some(name) = &inline.name {
-                    plain_name(name).map_err(|m| bad(format!("{here}/name"), m))?;
+                    plain_name(name).map_err(|m| bad(format!("{here}/name"), String::from(m)))?;
                 }
                 if let Some(from) = &inline.from {
-                    plain_name(from).map_err(|m| bad(format!("{here}/from"), m))?;
+                    plain_name(from).map_err(|m| bad(format!("{here}/from"), String::from(m)))?;
                 }
                 for (field, map) in [("files", &inline.files), ("patch", &inline.patch)] {
                     for key in map.keys() {
-                        relative_file(key)
-                            .map_err(|m| bad(format!("{here}/{field}/{}", segment(key)), m))?;
+                        relative_file(key).map_err(|m| {
+                            bad(format!("{here}/{field}/{}", segment(key)), String::from(m))
+                        })?;
                     }
                 }
             }
@@ -194,7 +197,7 @@ fn check_paths(body: &Body) -> Result<(), (String, String)> {
     }
     for (i, step) in body.steps.iter().enumerate() {
         if let Action::Probe(path) = &step.action {
-            probe_path(path).map_err(|m| bad(format!("/steps/{i}/probe"), m))?;
+            probe_path(path).map_err(|m| bad(format!("/steps/{i}/probe"), String::from(m)))?;
         }
     }
     Ok(())
@@ -212,7 +215,7 @@ fn check_fixtures(body: &Body, vectors: &Path) -> Result<(), (String, String)> {
                 None => continue,
             },
         };
-        fixture_dir(&fixtures, name).map_err(|message| (pointer, message))?;
+        fixture_dir(&fixtures, name).map_err(|message| (pointer, String::from(message)))?;
     }
     Ok(())
 }

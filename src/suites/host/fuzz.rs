@@ -570,17 +570,17 @@ pub fn run(
             // finding, and stop): never one finding per case.
             // Whether the shim has died for good (its describe fails on a fresh start): then the
             // run stops, unreachable.
-            let died = |broke: &str, stopped: &mut Option<String>| {
+            let died = |broke: &str, stopped: &mut Option<crate::suites::Stopped>| {
                 let describe = connect().and_then(|mut s| {
                     s.call("host.describe", json!({}))
                         .map_err(|e| e.to_string())
                 });
                 let e = describe.err()?;
                 stop.store(true, std::sync::atomic::Ordering::SeqCst);
-                *stopped = Some(format!(
-                    "unreachable: the host shim stopped answering after {cases} fuzz cases: host.describe: {}; the last case: {broke}",
+                *stopped = Some(crate::suites::Stopped::Unreachable(crate::error::Unreachable(format!(
+                    "the host shim stopped answering after {cases} fuzz cases: host.describe: {}; the last case: {broke}",
                     crate::snapshot::contain_text(&e)
-                ));
+                ))));
                 Some(())
             };
             if let Some(broke) = broke {
@@ -589,9 +589,9 @@ pub fn run(
                         return None;
                     }
                     stop.store(true, std::sync::atomic::Ordering::SeqCst);
-                    stopped = Some(format!(
+                    stopped = Some(crate::suites::Stopped::Unjudgeable(format!(
                         "stopped after {cases} fuzz cases: the host shim breaks on an unmutated seed case, so no mutation can be judged"
-                    ));
+                    )));
                     let why = format!("the shim breaks on the unmutated seed: {again}");
                     let path = out.and_then(|d| write(d, seed, &base, &why, &[]).ok());
                     return Some((why, path));

@@ -224,7 +224,7 @@ impl<'a> Player<'a> {
     pub fn call(&mut self, step: &Step) -> Result<Call, (&'static str, CallError)> {
         let method = step.call;
         let params = template::fill(&self.vars, &step.params)
-            .map_err(|e| (method.name(), CallError::Transport(e)))?;
+            .map_err(|e| (method.name(), CallError::Transport(String::from(e))))?;
         let mut params = match method {
             Method::Bind => merge(&bind_defaults(), &params),
             _ => params,
@@ -245,7 +245,7 @@ impl<'a> Player<'a> {
         };
         if let Some(name) = &step.save {
             template::save(&mut self.vars, name, answer.clone())
-                .map_err(|e| (method.name(), CallError::Transport(e)))?;
+                .map_err(|e| (method.name(), CallError::Transport(String::from(e))))?;
         }
         Ok(Call {
             method,
@@ -278,7 +278,7 @@ impl<'a> Player<'a> {
     }
 
     fn fill(&self, v: &Value) -> Result<Value, String> {
-        template::fill(&self.vars, v)
+        template::fill(&self.vars, v).map_err(String::from)
     }
 }
 

@@ -85,16 +85,16 @@ impl Suite for Host {
             super::run_case,
         )))
     }
-    fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, String>> {
+    fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, crate::suites::FuzzError>> {
         let connect = Spec::of_shim(run.spec)
             .map_err(Into::into)
             .and_then(|spec| super::connector(&spec, &Default::default()));
         let connect = match connect {
             Ok(c) => c,
-            Err(e) => return Some(Err(e.to_string())),
+            Err(e) => return Some(Err(e.into())),
         };
         if let Err(e) = crate::suites::reachable(run.spec, &connect, &super::DESCRIBE) {
-            return Some(Err(e));
+            return Some(Err(e.into()));
         }
         let budget = super::fuzz::Budget {
             seed: run.seed,

@@ -459,10 +459,6 @@ impl World {
             && self.inflight == 0
     }
 
-    pub fn run_by_id(&mut self, id: &str) -> Option<&mut Run> {
-        self.runs.iter_mut().find(|r| r.id == id)
-    }
-
     pub fn active_run(&self) -> Option<&Run> {
         self.runs.iter().rev().find(|r| r.ended.is_none())
     }
