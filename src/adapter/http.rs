@@ -4,6 +4,7 @@
 //! connection the server closed before it was sent.
 
 use super::client;
+use crate::error::BadInput;
 use super::rpc::{excerpt, secs, size, Link};
 use reqwest::{header, StatusCode};
 use std::sync::Arc;
@@ -19,12 +20,12 @@ pub(crate) struct HttpShared {
 
 impl HttpShared {
     /// Parse the spec; nothing is connected until the first call.
-    pub fn new(spec: &str) -> Result<Arc<HttpShared>, String> {
+    pub fn new(spec: &str) -> Result<Arc<HttpShared>, BadInput> {
         let base: http::Uri = spec
             .parse()
             .map_err(|e| format!("--runtime {spec}: not a URL ({e})"))?;
         if base.scheme_str() != Some("http") {
-            return Err(format!("--runtime {spec}: only plain http:// is supported"));
+            return Err(format!("--runtime {spec}: only plain http:// is supported").into());
         }
         let host = base
             .host()

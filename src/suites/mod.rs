@@ -368,23 +368,30 @@ pub struct Describe {
     pub protocol: &'static str,
 }
 
+/// Why a shim's `describe` cannot be used: no answer, or a protocol hcpspec does not speak.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NotDescribed(String);
+
 /// A shim's `describe` answer (`{protocol, WHAT: {name, version}, redactions?}`) as the runtime
 /// info reports keep: for the suites whose shim holds a whole case (core-api, host).
 pub fn describe(
     spec: &str,
     connect: &crate::adapter::Connector,
     how: &Describe,
-) -> Result<serde_json::Value, String> {
+) -> Result<serde_json::Value, NotDescribed> {
     use serde_json::json;
     let (method, what, speaks) = (how.method, how.what, how.protocol);
-    let d = connect().and_then(|mut a| a.call(method, json!({})).map_err(|e| e.to_string()))?;
+    let d = connect()
+        .and_then(|mut a| a.call(method, json!({})).map_err(|e| e.to_string()))
+        .map_err(NotDescribed)?;
     // The protocol a shim states decides what hcpspec's messages mean (docs/CHANGELOG.md): one
     // hcpspec does not speak is refused, never driven on a guess.
     if d["protocol"] != speaks {
-        return Err(format!(
+        return Err(NotDescribed(format!(
             "{method} states protocol {}; hcpspec speaks {speaks} (docs/CHANGELOG.md)",
             crate::snapshot::contain_text(&d["protocol"].to_string())
-        ));
+        )));
     }
     let mut info = json!({
         "runtime": { "name": d[what].get("name").cloned().unwrap_or(json!(spec)), "version": d[what]["version"] },
@@ -477,7 +484,7 @@ impl Target for ShimTarget {
         &self.written
     }
     fn describe(&self) -> Result<serde_json::Value, String> {
-        describe(&self.written, &self.connect, self.describe)
+        describe(&self.written, &self.connect, self.describe).map_err(|e| e.to_string())
     }
     fn jobs(&self, asked: usize) -> usize {
         match self.spec {

@@ -83,6 +83,14 @@ pub enum Harness {
     Embedded(super::reference::Knobs),
 }
 
+/// A harness whose command would not start (not found, not executable …).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start `{program}`: {source}")]
+pub struct CannotStart {
+    program: String,
+    source: std::io::Error,
+}
+
 impl Harness {
     /// `exec:CMD ARGS`, `inproc:reference`, `inproc:mutant:NAME`, `inproc:variant:NAME`.
     pub fn parse(spec: &str) -> Result<Harness, BadInput> {
@@ -108,7 +116,7 @@ impl Harness {
     }
 
     /// Start it; must be called on the scenario's runtime.
-    pub fn start(&self, env: &LaunchEnv) -> Result<Running, String> {
+    pub fn start(&self, env: &LaunchEnv) -> Result<Running, CannotStart> {
         match self {
             Harness::Embedded(k) => Ok(Running::Task(tokio::spawn(super::reference::run(
                 env.clone(),
@@ -128,7 +136,10 @@ impl Harness {
                     .process_group(0);
                 let mut child = cmd
                     .spawn()
-                    .map_err(|e| format!("cannot start `{}`: {e}", argv[0]))?;
+                    .map_err(|source| CannotStart {
+                        program: argv[0].clone(),
+                        source,
+                    })?;
                 let stderr = Arc::new(Mutex::new(Stderr::default()));
                 if let Some(err) = child.stderr.take() {
                     let keep = stderr.clone();

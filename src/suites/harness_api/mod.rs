@@ -278,8 +278,8 @@ pub enum PlayError {
     #[error("{0}")]
     Port(std::io::Error),
     /// The harness would not start under the launch contract.
-    #[error("{0}")]
-    Start(String),
+    #[error(transparent)]
+    Start(#[from] launch::CannotStart),
 }
 
 /// Play the scenario: core and gates on fresh loopback ports, the harness started, triggers
