@@ -1,7 +1,7 @@
-//! `hcpspec fuzz`: wiring only; the fuzzer is `hcpspec::fuzz`.
+//! `hcpspec fuzz`: wiring only; the fuzzer is `hcpspec::suites::hcp::fuzz`.
 
 use hcpspec::exit;
-use hcpspec::fuzz::{Config, Finding, Fuzzer, Progress};
+use hcpspec::suites::hcp::fuzz::{Config, Finding, Fuzzer, Progress};
 use hcpspec::suites::hcp::RunEnv;
 use hcpspec::suites::Suite as _;
 use std::io::IsTerminal;
@@ -19,7 +19,7 @@ pub struct FuzzArgs {
     #[arg(long)]
     pub suite: Option<String>,
     /// Stop after this many seconds.
-    #[arg(long, default_value_t = 60.0, value_parser = |s: &str| crate::cli::seconds(s, true, hcpspec::fuzz::MAX_SECONDS))]
+    #[arg(long, default_value_t = 60.0, value_parser = |s: &str| crate::cli::seconds(s, true, hcpspec::suites::hcp::fuzz::MAX_SECONDS))]
     pub seconds: f64,
     /// The seed: the same seed generates the same cases.
     #[arg(long, default_value_t = 1)]

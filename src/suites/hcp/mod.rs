@@ -2,7 +2,13 @@
 //! availability, Sense, audit, probe …, `steps.rs`) and the executor that drives a runtime's
 //! shim through them and judges what each step observed.
 
+pub mod fuzz;
 mod materialize;
+pub mod mutate;
+pub mod pack;
+pub mod probe;
+pub mod runtime;
+pub mod shim;
 pub mod steps;
 mod suite;
 

@@ -1,6 +1,6 @@
 //! The contract suite as a [`Suite`]: its case format, its targets (a runtime behind a shim, a
 //! fresh adapter per case), the run environment its fixture packs need (the probe), and its
-//! mutants and variants (`crate::runtime::{mutant, variant}`).
+//! mutants and variants (`crate::suites::hcp::runtime::{mutant, variant}`).
 
 use super::steps::{Action, Body, PackRef};
 use super::{run_case, Claims};
@@ -55,7 +55,7 @@ impl Suite for Contract {
         true
     }
     fn target(&self, spec: &str, ctx: &Context) -> Result<Arc<dyn Target>, String> {
-        let connect = crate::adapter::connector_with(spec, &ctx.options)?;
+        let connect = super::shim::connector(spec, &ctx.options)?;
         let env = RunEnv::new(&ctx.vectors, &ctx.probe)?;
         Ok(Arc::new(Runtime {
             spec: spec.to_string(),
@@ -65,10 +65,10 @@ impl Suite for Contract {
         }))
     }
     fn mutants(&self) -> Vec<Info> {
-        infos::<crate::runtime::mutant::Mutant>()
+        infos::<crate::suites::hcp::runtime::mutant::Mutant>()
     }
     fn variants(&self) -> Vec<Info> {
-        let mut v = infos::<crate::runtime::variant::Variant>();
+        let mut v = infos::<crate::suites::hcp::runtime::variant::Variant>();
         v.push(Info {
             name: "all",
             about: "every variant's choice at once",
@@ -119,7 +119,7 @@ impl Target for Runtime {
 
 /// What an embedded runtime claims in `initialize` (its denial and rule maps, its features).
 pub fn embedded_claims(name: &str) -> Option<Claims> {
-    let info = crate::adapter::Inproc::new(name)?
+    let info = super::shim::inproc(name)?
         .call("initialize", json!({}))
         .ok()?;
     Some(Claims::from_initialize(&info))

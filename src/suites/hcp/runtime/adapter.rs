@@ -2,7 +2,7 @@
 //! the argv from the command's template, resolve the wrap bin, spawn it without a shell.
 //! Shared by the reference and the stub; the reference's mutants choose other inputs here.
 
-use crate::pack::Pack;
+use crate::suites::hcp::pack::Pack;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::io::Read;

@@ -7,7 +7,7 @@
 //! `inproc:variant:NAME` runs one; `inproc:variant:all` makes every choice at once, the runtime
 //! a stranger could write from the spec alone.
 
-use crate::pack::{Issue, Pack};
+use crate::suites::hcp::pack::{Issue, Pack};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -108,7 +108,7 @@ pub fn undeclared_arg(pack: &Pack, verb_key: &str, args: &Map<String, Value>) ->
     args.keys()
         .find(|k| {
             !cmd.args.contains_key(k.as_str())
-                && !crate::runtime::adapter::GATE_ARGS.contains(&k.as_str())
+                && !crate::suites::hcp::runtime::adapter::GATE_ARGS.contains(&k.as_str())
         })
         .map(|k| format!("invalid args: {k} is not an arg of {verb_key}"))
 }
@@ -188,7 +188,7 @@ pub fn dialect_text(text: &str) -> String {
     // The most specific class first, so that `missing-write` wins over `no-grant`.
     static CLASSES: std::sync::OnceLock<Vec<(&str, regex::Regex)>> = std::sync::OnceLock::new();
     let classes = CLASSES.get_or_init(|| {
-        let map = crate::runtime::denial_map();
+        let map = crate::suites::hcp::runtime::denial_map();
         DIALECT_ORDER
             .iter()
             .filter_map(|c| Some((*c, regex::Regex::new(map.get(*c)?).ok()?)))
@@ -240,14 +240,17 @@ pub fn dialect_denial_map() -> BTreeMap<String, String> {
 
 /// dialect: lint rule names of its own (`HCP201` …), and the map onto hcpspec's.
 pub fn dialect_rule(rule: &str) -> String {
-    match crate::pack::RULES.iter().position(|r| *r == rule) {
+    match crate::suites::hcp::pack::RULES
+        .iter()
+        .position(|r| *r == rule)
+    {
         Some(i) => format!("HCP{:03}", 100 + i),
         None => rule.to_string(),
     }
 }
 
 pub fn dialect_rule_map() -> BTreeMap<String, String> {
-    crate::pack::RULES
+    crate::suites::hcp::pack::RULES
         .iter()
         .map(|r| (r.to_string(), format!("^{}$", dialect_rule(r))))
         .collect()
@@ -262,7 +265,8 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("vectors/packs")
             .join(name);
-        crate::pack::install(&crate::pack::PackFiles::read(&dir)).expect("fixture installs")
+        crate::suites::hcp::pack::install(&crate::suites::hcp::pack::PackFiles::read(&dir))
+            .expect("fixture installs")
     }
 
     fn args(v: Value) -> Map<String, Value> {

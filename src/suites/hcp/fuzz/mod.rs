@@ -11,14 +11,14 @@ pub mod oracle;
 pub mod shrink;
 pub mod targets;
 
-use crate::adapter::{self, Adapter, Connector, Inproc};
+use crate::adapter::{Adapter, Connector, Inproc};
 use crate::case::matcher::Claims;
 use crate::case::Case;
-use crate::mutate::case::{case_json, generate, CaseMeta, FuzzCase};
-use crate::mutate::pack::Fixture;
 use crate::mutate::Rng;
 use crate::report::fnv1a;
 use crate::run::{CaseResult, Verdict};
+use crate::suites::hcp::mutate::case::{case_json, generate, CaseMeta, FuzzCase};
+use crate::suites::hcp::mutate::pack::Fixture;
 use crate::suites::hcp::{run_case, RunEnv};
 use oracle::{Classes, Ctx, Model, Violation};
 use serde_json::Value;
@@ -148,7 +148,7 @@ impl<'e> Fuzzer<'e> {
                 env.vectors.join("packs").display()
             ));
         }
-        let connect = adapter::connector(&cfg.runtime)?;
+        let connect = super::shim::connector(&cfg.runtime, &Default::default())?;
         let claims = connect()
             .and_then(|mut a| {
                 a.call(
@@ -162,7 +162,7 @@ impl<'e> Fuzzer<'e> {
         Ok(Fuzzer {
             claims,
             differential: cfg.runtime != "inproc:reference",
-            classes: Classes::new(&crate::runtime::denial_map()),
+            classes: Classes::new(&crate::suites::hcp::runtime::denial_map()),
             cfg,
             env,
             fixtures,
@@ -181,7 +181,7 @@ impl<'e> Fuzzer<'e> {
         Adapters {
             connect: &self.connect,
             runtime: None,
-            reference: Inproc::new("reference").expect("the reference is embedded"),
+            reference: super::shim::inproc("reference").expect("the reference is embedded"),
         }
     }
 
@@ -312,7 +312,7 @@ impl<'e> Fuzzer<'e> {
             && on_runtime.is_ok_and(|r| !matches!(r.verdict, Verdict::Pass));
         let path = self.cfg.out.as_ref().and_then(|dir| {
             let path = dir.join(format!("{id}.json"));
-            let text = crate::mutate::case::pretty(&case_json(&case));
+            let text = crate::suites::hcp::mutate::case::pretty(&case_json(&case));
             std::fs::create_dir_all(dir).ok()?;
             std::fs::write(&path, text).ok()?;
             Some(path)

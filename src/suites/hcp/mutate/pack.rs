@@ -6,9 +6,9 @@
 //! An edit applies to the current state of a pack, so dropping an edit from a list (the
 //! shrinker does) restores that field to the seed's value and keeps the rest.
 
-use super::{retype, weird_string, Source};
 use crate::case::patch::set;
-use crate::pack::PackFiles;
+use crate::mutate::{retype, weird_string, Source};
+use crate::suites::hcp::pack::PackFiles;
 use crate::suites::hcp::steps::InlinePack;
 use serde_json::{json, Map, Value};
 use std::path::Path;
@@ -32,9 +32,9 @@ macro_rules! embedded {
         pub fn embedded_fixtures() -> Vec<Fixture> {
             vec![$(Fixture::parse(
                 $name,
-                include_str!(concat!("../../vectors/packs/", $name, "/surface.json")),
-                include_str!(concat!("../../vectors/packs/", $name, "/policy.json")),
-                Some(include_str!(concat!("../../vectors/packs/", $name, "/HARNESS.md"))),
+                include_str!(concat!("../../../../vectors/packs/", $name, "/surface.json")),
+                include_str!(concat!("../../../../vectors/packs/", $name, "/policy.json")),
+                Some(include_str!(concat!("../../../../vectors/packs/", $name, "/HARNESS.md"))),
             )),+]
         }
     };
@@ -929,7 +929,11 @@ mod tests {
         assert_eq!(fx.len(), 6);
         for f in &fx {
             let files = PackState::of(f).files(&f.name);
-            assert!(crate::pack::install(&files).is_ok(), "{}", f.name);
+            assert!(
+                crate::suites::hcp::pack::install(&files).is_ok(),
+                "{}",
+                f.name
+            );
         }
     }
 

@@ -17,9 +17,9 @@
 //!
 //! A grant of any other capability grants nothing (a runtime must not extend the types).
 
-use crate::pack::{Land, Operation, Pack, VerbPolicy};
-use crate::runtime::mutant::Mutant;
-use crate::runtime::{ExecRequest, Grant};
+use crate::suites::hcp::pack::{Land, Operation, Pack, VerbPolicy};
+use crate::suites::hcp::runtime::mutant::Mutant;
+use crate::suites::hcp::runtime::{ExecRequest, Grant};
 use serde_json::{Map, Value};
 
 pub const ACTIVATE: &str = "pack.activate";

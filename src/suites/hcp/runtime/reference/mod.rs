@@ -10,7 +10,7 @@ use super::mutant::Mutant;
 use super::variant::{self, Variant};
 use super::*;
 use crate::knob::Knob as _;
-use crate::pack::{self, BindingMode, Operation, Pack, PackFiles};
+use crate::suites::hcp::pack::{self, BindingMode, Operation, Pack, PackFiles};
 use authz::Subject;
 use hub::{Hub, Minted};
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,6 +1,6 @@
 //! Contract point 5: the Binding hub. Scripted per pack by the case; a failed mint denies.
 
-use crate::runtime::MintOutcome;
+use crate::suites::hcp::runtime::MintOutcome;
 use std::collections::{BTreeMap, VecDeque};
 
 #[derive(Debug, Default)]

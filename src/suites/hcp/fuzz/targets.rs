@@ -11,16 +11,16 @@
 
 use crate::case::matcher::{self, Denials};
 use crate::case::patch::set;
-use crate::mutate::case::{case_json, gen_args, gen_grants, generate, CaseMeta};
-use crate::mutate::pack::{embedded_fixtures, gen_edit, pointers, Fixture, PackState};
 use crate::mutate::{any_json, retype, weird_string, Bytes, Source};
-use crate::pack::{self, Issue, Operation, Pack, PackFiles};
-use crate::runtime::mutant::Mutant;
-use crate::runtime::reference::authz::{
+use crate::suites::hcp::mutate::case::{case_json, gen_args, gen_grants, generate, CaseMeta};
+use crate::suites::hcp::mutate::pack::{embedded_fixtures, gen_edit, pointers, Fixture, PackState};
+use crate::suites::hcp::pack::{self, Issue, Operation, Pack, PackFiles};
+use crate::suites::hcp::runtime::mutant::Mutant;
+use crate::suites::hcp::runtime::reference::authz::{
     authorize_exec, confirm_gate, holds, may_activate, Subject, CAPABILITIES, CONNECT, ELEVATE,
     EXEC_READ, EXEC_WRITE,
 };
-use crate::runtime::{ExecRequest, Grant};
+use crate::suites::hcp::runtime::{ExecRequest, Grant};
 use arbitrary::{Arbitrary, Unstructured};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -77,8 +77,8 @@ fn typed_fixtures() -> &'static [Pack] {
 pub fn denials() -> &'static Denials {
     static D: OnceLock<Denials> = OnceLock::new();
     D.get_or_init(|| {
-        let v: Value =
-            serde_json::from_str(include_str!("../../vectors/denials.json")).unwrap_or_default();
+        let v: Value = serde_json::from_str(include_str!("../../../../vectors/denials.json"))
+            .unwrap_or_default();
         let names = |key: &str| {
             v[key]
                 .as_object()
@@ -97,7 +97,7 @@ pub fn denials() -> &'static Denials {
 // ---------------------------------------------------------------------------------------------
 // pack_load
 
-use crate::pack::RULES;
+use crate::suites::hcp::pack::RULES;
 
 /// Bytes of surface.json, policy.json and HARNESS.md (raw: separated by 0xFF; else a fixture
 /// with generated edits): load and lint never panic, a rejection names its issues, lint is
@@ -287,7 +287,13 @@ pub fn check_authz(i: &AuthzInput, m: Option<Mutant>) -> Result<(), String> {
     };
     // A grant allows exactly its capability on exactly its pack, within its scopes.
     let granted = |cap: &str, pack_id: &str, verb: Option<&str>| {
-        crate::fuzz::oracle::granted(&i.grants, i.tenant_id.as_deref(), cap, pack_id, verb)
+        crate::suites::hcp::fuzz::oracle::granted(
+            &i.grants,
+            i.tenant_id.as_deref(),
+            cap,
+            pack_id,
+            verb,
+        )
     };
     let packs = [i.pack.pack_id(), i.req.pack_id.as_str(), "*"];
     let verbs = [None, Some(i.req.verb_key.as_str()), Some("*")];
@@ -647,7 +653,9 @@ pub fn matcher(data: &[u8]) {
     // The reference's words, compiled once for every input.
     static CLAIMS: OnceLock<matcher::Claims> = OnceLock::new();
     let d = CLAIMS.get_or_init(|| matcher::Claims {
-        denials: Some(matcher::WordMap::new(&crate::runtime::denial_map())),
+        denials: Some(matcher::WordMap::new(
+            &crate::suites::hcp::runtime::denial_map(),
+        )),
         ..Default::default()
     });
     let first = matcher::check(&e, &a, d);
@@ -882,8 +890,8 @@ pub fn shim_message(data: &[u8]) {
         }
         out
     };
-    let factory = crate::runtime::embedded("reference").expect("the reference is embedded");
-    let session = crate::shim::Session::new(factory);
+    let session =
+        crate::suites::hcp::shim::session("reference").expect("the reference is embedded");
     for (method, params) in messages.into_iter().take(32) {
         let params = sanitize(&method, params);
         match session.dispatch(&method, params) {

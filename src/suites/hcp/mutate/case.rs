@@ -3,10 +3,12 @@
 //! `run::run_case` like any other case and a finding is written out as a case file.
 
 use super::pack::{gen_edits, Fixture, PackEdit, PackState};
-use super::{any_json, name, weird_string, Source};
 use crate::case::{Case, Level};
-use crate::runtime::reference::authz::{ACTIVATE, CONNECT, ELEVATE, EXEC_READ, EXEC_WRITE};
-use crate::runtime::{Grant, MintOutcome, Principal};
+use crate::mutate::{any_json, name, weird_string, Source};
+use crate::suites::hcp::runtime::reference::authz::{
+    ACTIVATE, CONNECT, ELEVATE, EXEC_READ, EXEC_WRITE,
+};
+use crate::suites::hcp::runtime::{Grant, MintOutcome, Principal};
 use crate::suites::hcp::steps::{Action, Body, OneOrMany, PackRef, Setup, Step};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -682,13 +684,13 @@ pub fn generate(src: &mut impl Source, fixtures: &[Fixture], seed: u64) -> FuzzC
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mutate::pack::embedded_fixtures;
     use crate::mutate::Rng;
+    use crate::suites::hcp::mutate::pack::embedded_fixtures;
 
     #[test]
     fn generated_cases_render_to_valid_case_files() {
         let fx = embedded_fixtures();
-        let denials = crate::fuzz::targets::denials();
+        let denials = crate::suites::hcp::fuzz::targets::denials();
         for i in 0..200 {
             let mut rng = Rng::for_case(9, i);
             let c = generate(&mut rng, &fx, i);

@@ -11,7 +11,7 @@ pub mod stub;
 pub mod variant;
 
 use crate::knob::Knob as _;
-use crate::pack::{Issue, Land, Operation};
+use crate::suites::hcp::pack::{Issue, Land, Operation};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -169,7 +169,7 @@ impl PackResult {
 /// What a minted Binding shows outside the runtime: never the token itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BindingInfo {
-    pub mode: crate::pack::BindingMode,
+    pub mode: crate::suites::hcp::pack::BindingMode,
     pub hub: String,
     pub identity: String,
 }
@@ -308,7 +308,7 @@ pub fn denial_map() -> BTreeMap<String, String> {
 
 /// The rule map of the runtimes whose lint is `pack::lint`: hcpspec's names are theirs.
 pub fn rule_map() -> BTreeMap<String, String> {
-    crate::pack::RULES
+    crate::suites::hcp::pack::RULES
         .iter()
         .map(|r| (r.to_string(), format!("^{r}$")))
         .collect()

@@ -15,12 +15,14 @@
 //! Each violation carries the expectation that, put on its step of the rendered case, makes the
 //! case pass on the reference and fail on the runtime: that is the regression case written out.
 
-use crate::mutate::case::{FStep, FuzzCase, Slot};
-use crate::mutate::pack::Fixture;
-use crate::pack::{self, Issue, Land, Operation, Pack};
-use crate::runtime::adapter::{render_argv, INPROC};
-use crate::runtime::reference::authz::{CAPABILITIES, CONNECT, ELEVATE, EXEC_READ, EXEC_WRITE};
-use crate::runtime::MintOutcome;
+use crate::suites::hcp::mutate::case::{FStep, FuzzCase, Slot};
+use crate::suites::hcp::mutate::pack::Fixture;
+use crate::suites::hcp::pack::{self, Issue, Land, Operation, Pack};
+use crate::suites::hcp::runtime::adapter::{render_argv, INPROC};
+use crate::suites::hcp::runtime::reference::authz::{
+    CAPABILITIES, CONNECT, ELEVATE, EXEC_READ, EXEC_WRITE,
+};
+use crate::suites::hcp::runtime::MintOutcome;
 use crate::suites::hcp::Vars;
 use regex::Regex;
 use serde_json::{json, Value};
@@ -205,7 +207,7 @@ impl Classes {
 /// apart from the runtimes it judges: a grant of exactly `cap` on exactly `pack_id`, within its
 /// verb and tenant scopes, and nothing else.
 pub fn granted(
-    grants: &[crate::runtime::Grant],
+    grants: &[crate::suites::hcp::runtime::Grant],
     tenant: Option<&str>,
     cap: &str,
     pack_id: &str,
@@ -249,7 +251,7 @@ fn reason(v: &Value) -> bool {
 }
 
 impl Ctx<'_> {
-    fn grants(&self) -> &[crate::runtime::Grant] {
+    fn grants(&self) -> &[crate::suites::hcp::runtime::Grant] {
         self.case.grants.as_deref().unwrap_or(&[])
     }
 
@@ -363,7 +365,7 @@ pub fn invariants(
                 json!({ "$noText": c.canary }),
                 format!(
                     "the planted {} shows up in what step {k} observed",
-                    crate::mutate::case::CANARY_KEY
+                    crate::suites::hcp::mutate::case::CANARY_KEY
                 ),
             );
         }

@@ -6,7 +6,7 @@
 use super::adapter;
 use super::reference::install_all;
 use super::*;
-use crate::pack::{self, BindingMode, Land, Operation, Pack};
+use crate::suites::hcp::pack::{self, BindingMode, Land, Operation, Pack};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 pub struct StubFactory;
