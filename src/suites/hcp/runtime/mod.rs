@@ -10,7 +10,6 @@ pub mod reference;
 pub mod stub;
 pub mod variant;
 
-use crate::knob::Knob as _;
 use crate::suites::hcp::pack::{Issue, Land, Operation};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -353,24 +352,17 @@ pub trait Factory: Send + Sync {
     fn create(&self, config: RuntimeConfig) -> Result<Box<dyn Runtime>, Vec<Issue>>;
 }
 
-/// The embedded runtimes by name: `reference`, `stub`, `mutant:NAME`.
+/// The embedded runtimes by name: `reference`, `stub`, `mutant:NAME`, `variant:NAME` and
+/// `variant:all` (every variant's choice at once).
 pub fn embedded(name: &str) -> Option<Arc<dyn Factory>> {
     match name {
-        "reference" => Some(Arc::new(reference::ReferenceFactory::default())),
         "stub" => Some(Arc::new(stub::StubFactory)),
-        _ => {
-            if let Some(v) = name.strip_prefix("variant:") {
-                return Some(Arc::new(reference::ReferenceFactory {
-                    mutant: None,
-                    variants: variant::parse_set(v)?,
-                }));
-            }
-            let m = mutant::Mutant::by_name(name.strip_prefix("mutant:")?)?;
-            Some(Arc::new(reference::ReferenceFactory {
-                mutant: Some(m),
-                variants: vec![],
-            }))
-        }
+        "variant:all" => Some(Arc::new(reference::ReferenceFactory {
+            knobs: reference::Knobs::every_variant(),
+        })),
+        _ => Some(Arc::new(reference::ReferenceFactory {
+            knobs: reference::Knobs::named(name)?,
+        })),
     }
 }
 

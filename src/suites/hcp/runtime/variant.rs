@@ -12,57 +12,45 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-macro_rules! variants {
-    ($($variant:ident = $name:literal, $assumption:literal, $what:literal;)+) => {
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub enum Variant { $($variant),+ }
-
-        impl Variant {
-            pub const ALL: &'static [Variant] = &[$(Variant::$variant),+];
-            pub fn name(self) -> &'static str { match self { $(Variant::$variant => $name),+ } }
-            /// The heading of `vectors/contract/ASSUMPTIONS.md` whose decision this variant reverses.
-            pub fn assumption(self) -> &'static str { match self { $(Variant::$variant => $assumption),+ } }
-            pub fn what(self) -> &'static str { match self { $(Variant::$variant => $what),+ } }
-            pub fn by_name(name: &str) -> Option<Variant> {
-                Self::ALL.iter().copied().find(|v| v.name() == name)
-            }
-        }
-
-        impl $crate::knob::Knob for Variant {
-            const ALL: &'static [Variant] = Variant::ALL;
-            fn name(self) -> &'static str { Variant::name(self) }
-            fn about(self) -> &'static str { Variant::what(self) }
-            fn sections(self) -> &'static [&'static str] { &[] }
-        }
-    };
-}
-
-variants! {
-    MintInExec = "mint-in-exec", "Authorisation: the five capability axes", "mints a Binding through the hub inside every exec, as the spec's createAcmeRuntime does; connect is optional";
-    JailPerExec = "jail-per-exec", "Binding and adapters", "runs each adapter in a fresh subdirectory of workdir, removed when the exec ends";
-    PassThroughPairs = "pass-through-pairs", "The pack format", "renders pass-through as verb_key then `--key` `value` pairs, and forwards confirm and apply";
-    SenseOnAfterActivation = "sense-on-after-activation", "Audit, availability, Sense", "Sense is on unless sense.enable is false, and drops events of packs not activated";
-    SpecLintRules = "spec-lint-rules", "The pack format", "lints only the spec's row-2 rules: Policy covers commands and triggers, Skill present, wrap named or pass_through";
-    PublicConnectFlag = "public-connect-flag", "Audit, availability, Sense", "reports a public pack connected: false, with a reason, until connect";
-    DenialsUnaudited = "denials-unaudited", "Audit, availability, Sense", "audits the writes that ran, not the writes denied before their adapter";
-    CredentialFile = "credential-file", "Binding and adapters", "hands the minted token to the adapter in a file named by HCP_CREDENTIAL_FILE, never in a variable";
-    BinPathAllowed = "bin-path-allowed", "The pack format", "runs a wrap bin given as a path when the allow-list names that exact path";
-    NativeLocalAllowList = "native-local-allow-list", "Binding and adapters", "keeps a given bin allow-list under native-local (sandbox: false)";
-    ActivationLast = "activation-last", "Authorisation: the five capability axes", "checks activation after the capability axes and the confirm gate, just before the Binding";
-    SenseAfterConnect = "sense-after-connect", "Audit, availability, Sense", "delivers Sense events of a Binding pack only once the pack is connected, and drops them before";
-    TypedArgs = "typed-args", "The pack format", "refuses an exec whose args do not match the types surface.json declares for them, as soon as the verb is known (before activation, grants and the confirm gate)";
-    DeclaredArgsOnly = "declared-args-only", "The pack format", "refuses an exec that sends an arg its command does not declare in surface.json (gate args aside) when the wrap names the command's argv, as soon as the verb is known; pass-through forwards what it is given";
-    NarrowActivation = "narrow-activation", "Authorisation: the five capability axes", "activates a pack only with a pack.activate or verb.exec.* grant on it; pack.connect or binding.elevate alone does not imply activation";
-    HubUsedUpMints = "hub-used-up-mints", "The hub script (hcpspec's harness)", "its test hub lets every mint succeed once a pack's script is used up, as hcpspec-shim/1's first text said (docs/CHANGELOG.md)";
-    Dialect = "dialect", "Denial texts", "its own words and shapes: other denial texts and lint rule names (declared in its maps), issues in reverse order, extra members in records, results wrapped";
-}
-
-/// The set of variants a runtime runs with (`all` is every one).
-pub fn parse_set(name: &str) -> Option<Vec<Variant>> {
-    if name == "all" {
-        return Some(Variant::ALL.to_vec());
+crate::variants! {
+    /// Each variant names, above it, the heading of `vectors/contract/ASSUMPTIONS.md` whose
+    /// decision it reverses.
+    pub enum Variant {
+    /// ASSUMPTIONS.md: Authorisation: the five capability axes.
+    MintInExec = "mint-in-exec", "mints a Binding through the hub inside every exec, as the spec's createAcmeRuntime does; connect is optional";
+    /// ASSUMPTIONS.md: Binding and adapters.
+    JailPerExec = "jail-per-exec", "runs each adapter in a fresh subdirectory of workdir, removed when the exec ends";
+    /// ASSUMPTIONS.md: The pack format.
+    PassThroughPairs = "pass-through-pairs", "renders pass-through as verb_key then `--key` `value` pairs, and forwards confirm and apply";
+    /// ASSUMPTIONS.md: Audit, availability, Sense.
+    SenseOnAfterActivation = "sense-on-after-activation", "Sense is on unless sense.enable is false, and drops events of packs not activated";
+    /// ASSUMPTIONS.md: The pack format.
+    SpecLintRules = "spec-lint-rules", "lints only the spec's row-2 rules: Policy covers commands and triggers, Skill present, wrap named or pass_through";
+    /// ASSUMPTIONS.md: Audit, availability, Sense.
+    PublicConnectFlag = "public-connect-flag", "reports a public pack connected: false, with a reason, until connect";
+    /// ASSUMPTIONS.md: Audit, availability, Sense.
+    DenialsUnaudited = "denials-unaudited", "audits the writes that ran, not the writes denied before their adapter";
+    /// ASSUMPTIONS.md: Binding and adapters.
+    CredentialFile = "credential-file", "hands the minted token to the adapter in a file named by HCP_CREDENTIAL_FILE, never in a variable";
+    /// ASSUMPTIONS.md: The pack format.
+    BinPathAllowed = "bin-path-allowed", "runs a wrap bin given as a path when the allow-list names that exact path";
+    /// ASSUMPTIONS.md: Binding and adapters.
+    NativeLocalAllowList = "native-local-allow-list", "keeps a given bin allow-list under native-local (sandbox: false)";
+    /// ASSUMPTIONS.md: Authorisation: the five capability axes.
+    ActivationLast = "activation-last", "checks activation after the capability axes and the confirm gate, just before the Binding";
+    /// ASSUMPTIONS.md: Audit, availability, Sense.
+    SenseAfterConnect = "sense-after-connect", "delivers Sense events of a Binding pack only once the pack is connected, and drops them before";
+    /// ASSUMPTIONS.md: The pack format.
+    TypedArgs = "typed-args", "refuses an exec whose args do not match the types surface.json declares for them, as soon as the verb is known (before activation, grants and the confirm gate)";
+    /// ASSUMPTIONS.md: The pack format.
+    DeclaredArgsOnly = "declared-args-only", "refuses an exec that sends an arg its command does not declare in surface.json (gate args aside) when the wrap names the command's argv, as soon as the verb is known; pass-through forwards what it is given";
+    /// ASSUMPTIONS.md: Authorisation: the five capability axes.
+    NarrowActivation = "narrow-activation", "activates a pack only with a pack.activate or verb.exec.* grant on it; pack.connect or binding.elevate alone does not imply activation";
+    /// ASSUMPTIONS.md: The hub script (hcpspec's harness).
+    HubUsedUpMints = "hub-used-up-mints", "its test hub lets every mint succeed once a pack's script is used up, as hcpspec-shim/1's first text said (docs/CHANGELOG.md)";
+    /// ASSUMPTIONS.md: Denial texts.
+    Dialect = "dialect", "its own words and shapes: other denial texts and lint rule names (declared in its maps), issues in reverse order, extra members in records, results wrapped";
     }
-    Variant::by_name(name).map(|v| vec![v])
 }
 
 /// pass-through-pairs: `verb_key`, then `--key` and `value` as two elements for every arg,

@@ -15,22 +15,24 @@ use authz::Subject;
 use hub::{Hub, Minted};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The reference's mutant or allowed variants (open points decided the other way, `variant.rs`).
+pub type Knobs = crate::knob::Knobs<Mutant, Variant>;
+
 #[derive(Debug, Default, Clone)]
 pub struct ReferenceFactory {
-    pub mutant: Option<Mutant>,
-    /// Allowed variants: open points decided the other way (`variant.rs`).
-    pub variants: Vec<Variant>,
+    pub knobs: Knobs,
 }
 
 impl Factory for ReferenceFactory {
     fn info(&self) -> RuntimeInfo {
-        let name = match (self.mutant, self.variants.as_slice()) {
+        let k = &self.knobs;
+        let name = match (k.mutant, k.variant) {
             (Some(m), _) => format!("mutant:{}", m.name()),
-            (None, []) => "reference".to_string(),
-            (None, [v]) => format!("variant:{}", v.name()),
-            (None, _) => "variant:all".to_string(),
+            _ if k.is_every_variant() => "variant:all".to_string(),
+            (None, Some(v)) => format!("variant:{}", v.name()),
+            (None, None) => "reference".to_string(),
         };
-        let dialect = self.variants.contains(&Variant::Dialect);
+        let dialect = k.decides(Variant::Dialect);
         RuntimeInfo {
             name,
             version: env!("CARGO_PKG_VERSION").into(),
@@ -53,11 +55,11 @@ impl Factory for ReferenceFactory {
     }
 
     fn create(&self, mut config: RuntimeConfig) -> Result<Box<dyn Runtime>, Vec<Issue>> {
-        let m = self.mutant;
+        let m = self.knobs.mutant;
         if m == Some(Mutant::SandboxOffByDefault) && config.sandbox.is_none() {
             config.sandbox = Some(false);
         }
-        let vs = &self.variants;
+        let vs = &self.knobs;
         let dirs: Vec<std::path::PathBuf> = if m == Some(Mutant::BadPackDropped) {
             // Keep only the packs that would install on their own, and say nothing of the rest.
             config
@@ -126,14 +128,14 @@ impl Factory for ReferenceFactory {
                     lint_without(p, &["wrap-named-or-pass-through", "wrap-covers-command"])
                 }),
                 Some(Mutant::SchemaSkipped) => unchecked_install(&files),
-                _ if vs.contains(&Variant::SpecLintRules) => {
+                _ if vs.decides(Variant::SpecLintRules) => {
                     pack::install_with(&files, variant::spec_lint)
                 }
                 _ => pack::install(&files),
             }
         });
         let packs = match installed {
-            Err(mut issues) if vs.contains(&Variant::Dialect) => {
+            Err(mut issues) if vs.decides(Variant::Dialect) => {
                 issues.reverse();
                 for i in &mut issues {
                     i.rule = variant::dialect_rule(&i.rule);
@@ -175,7 +177,7 @@ impl Factory for ReferenceFactory {
             env_grants
         };
         let mut hub = Hub::new(&config.hub);
-        hub.used_up_mints = vs.contains(&Variant::HubUsedUpMints);
+        hub.used_up_mints = vs.decides(Variant::HubUsedUpMints);
         Ok(Box::new(Reference {
             hub,
             config,
@@ -184,8 +186,7 @@ impl Factory for ReferenceFactory {
             bindings: BTreeMap::new(),
             audit: Vec::new(),
             sink: Vec::new(),
-            mutant: m,
-            variants: self.variants.clone(),
+            knobs: self.knobs,
             public_connected: BTreeSet::new(),
             env_grants,
             polling_since: None,
@@ -365,8 +366,7 @@ pub struct Reference {
     hub: Hub,
     audit: Vec<AuditRecord>,
     sink: Vec<SenseEvent>,
-    mutant: Option<Mutant>,
-    variants: Vec<Variant>,
+    knobs: Knobs,
     /// public-connect-flag: the public packs connect was called for.
     public_connected: BTreeSet<String>,
     /// grants-from-env: grants read from the runtime's environment.
@@ -377,14 +377,14 @@ pub struct Reference {
 
 impl Reference {
     fn broken(&self, m: Mutant) -> bool {
-        self.mutant == Some(m)
+        self.knobs.breaks(m)
     }
 
     fn chose(&self, v: Variant) -> bool {
         // sense-while-disabled-after-connect is the allowed choice sense-after-connect with one
         // rule broken: the shape of the runtime issue 22 found, whose bug no case caught while
         // the Sense cases never connected.
-        self.variants.contains(&v)
+        self.knobs.decides(v)
             || (v == Variant::SenseAfterConnect
                 && self.broken(Mutant::SenseWhileDisabledAfterConnect))
     }
@@ -413,7 +413,7 @@ impl Reference {
                 authz::ELEVATE,
                 pack.pack_id(),
                 None,
-                self.mutant,
+                self.knobs.mutant,
             ))
         .then(|| {
             format!(
@@ -429,9 +429,9 @@ impl Reference {
         if self.chose(Variant::NarrowActivation) {
             return [authz::ACTIVATE, authz::EXEC_READ, authz::EXEC_WRITE]
                 .iter()
-                .any(|c| authz::holds(self.subject(), c, pack_id, None, self.mutant));
+                .any(|c| authz::holds(self.subject(), c, pack_id, None, self.knobs.mutant));
         }
-        authz::may_activate(self.subject(), pack_id, self.mutant)
+        authz::may_activate(self.subject(), pack_id, self.knobs.mutant)
     }
 
     fn subject(&self) -> Subject<'_> {
@@ -719,14 +719,14 @@ impl Reference {
             if early_confirm {
                 s.project_id = Some("");
             }
-            authz::authorize_exec(s, pack, req, self.mutant)
+            authz::authorize_exec(s, pack, req, self.knobs.mutant)
         };
         let policy = match authorized {
             Ok(p) => p,
             Err(e) => return deny(e),
         };
         if early_confirm {
-            if let Err(e) = authz::confirm_gate(policy, &req.args, self.mutant) {
+            if let Err(e) = authz::confirm_gate(policy, &req.args, self.knobs.mutant) {
                 return deny(e);
             }
             if needs_project {
@@ -752,7 +752,7 @@ impl Reference {
         }
         let late_confirm = self.broken(Mutant::ConfirmAfterAdapter);
         if !late_confirm {
-            if let Err(e) = authz::confirm_gate(policy, &req.args, self.mutant) {
+            if let Err(e) = authz::confirm_gate(policy, &req.args, self.knobs.mutant) {
                 return deny(e);
             }
         }
@@ -797,7 +797,7 @@ impl Reference {
         });
         let result = self.run_adapter(pack, req, binding.as_ref());
         if late_confirm {
-            if let Err(e) = authz::confirm_gate(policy, &req.args, self.mutant) {
+            if let Err(e) = authz::confirm_gate(policy, &req.args, self.knobs.mutant) {
                 return deny(e);
             }
         }
@@ -885,7 +885,8 @@ impl Reference {
         }
         let blocked = if let Some(r) = blocking {
             Some(r)
-        } else if let Err(e) = authz::authorize_exec(self.subject(), pack, &req, self.mutant) {
+        } else if let Err(e) = authz::authorize_exec(self.subject(), pack, &req, self.knobs.mutant)
+        {
             Some(e)
         } else {
             match self.plan_adapter(pack, &req) {
@@ -1022,8 +1023,8 @@ impl Reference {
         let exec_grant_connects = self.broken(Mutant::ExecGrantAllowsConnect)
             && [authz::EXEC_READ, authz::EXEC_WRITE]
                 .iter()
-                .any(|c| authz::holds(s, c, pack_id, None, self.mutant));
-        if !authz::holds(s, authz::CONNECT, pack_id, None, self.mutant)
+                .any(|c| authz::holds(s, c, pack_id, None, self.knobs.mutant));
+        if !authz::holds(s, authz::CONNECT, pack_id, None, self.knobs.mutant)
             && !self.broken(Mutant::ConnectWithoutGrant)
             && !exec_grant_connects
         {
