@@ -14,8 +14,8 @@ pub mod targets;
 use crate::adapter::{Adapter, Connector, Inproc};
 use crate::case::matcher::Claims;
 use crate::case::Case;
+use crate::hash::fnv1a_parts;
 use crate::mutate::Rng;
-use crate::report::fnv1a;
 use crate::run::{CaseResult, Verdict};
 use crate::suites::hcp::mutate::case::{case_json, generate, CaseMeta, FuzzCase};
 use crate::suites::hcp::mutate::pack::Fixture;
@@ -301,7 +301,7 @@ impl<'e> Fuzzer<'e> {
         }
         };
         let draft = small.to_case(&self.fixtures, meta("x".into()), &expects);
-        let hash = fnv1a([serde_json::to_vec(&case_json(&draft)).unwrap_or_default()]);
+        let hash = fnv1a_parts([serde_json::to_vec(&case_json(&draft)).unwrap_or_default()]);
         let id = format!("{rule}-{}", &hash[..8]);
         let case = small.to_case(&self.fixtures, meta(id.clone()), &expects);
         let on_reference = run_case(&case, &mut ad.reference, self.env, &reference_claims());
