@@ -1,9 +1,9 @@
-//! `hcpspec fuzz`: wiring only; the fuzzer is `hcpspec::suites::hcp::fuzz`.
+//! `hcpspec fuzz`: wiring only; the fuzzer is the suite's (`Suite::fuzz`), the contract's by
+//! default.
 
 use hcpspec::exit;
-use hcpspec::suites::hcp::fuzz::{Config, Finding, Fuzzer, Progress};
-use hcpspec::suites::hcp::RunEnv;
-use hcpspec::suites::Suite as _;
+use hcpspec::suites::hcp::Contract;
+use hcpspec::suites::{FuzzFinding, FuzzNews, FuzzProgress, FuzzRun, Suite as _};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,64 +60,43 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
     });
     if let Some(name) = &a.suite {
         let l = hcpspec::suites::load(&vectors.root, name).map_err(|e| e.to_string())?;
-        let out = found.clone();
-        let run = hcpspec::suites::FuzzRun {
-            spec: &a.runtime,
-            cases: &l.cases,
-            seed: a.seed,
-            seconds: a.seconds,
-            trials: a.cases,
-            findings: a.max_findings,
-            out: &out,
-            stop: &STOP,
-        };
-        let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
-        eprintln!(
-            "fuzz: {} against mutated {name} cases from seed {} for {} s; findings go to {}",
-            a.runtime,
-            a.seed,
-            a.seconds,
-            out.join(name).display()
-        );
-        match l.suite.fuzz(&run) {
-            Some(Err(e)) if e.starts_with("unreachable") => {
-                eprintln!("hcpspec: {e}");
-                return Ok(exit::UNREACHABLE);
-            }
-            Some(report) => return print_report(&report?),
-            None => {}
-        }
-        if l.suite.drives() != hcpspec::suites::hcp::Contract.drives() {
-            return Err(format!("--suite {name}: this suite has no fuzzer"));
+        if l.suite.drives() != Contract.drives() {
+            let out = found.clone();
+            let run = FuzzRun {
+                spec: &a.runtime,
+                cases: &l.cases,
+                seed: a.seed,
+                seconds: a.seconds,
+                trials: a.cases,
+                findings: a.max_findings,
+                out: &out,
+                stop: &STOP,
+                jobs: a.jobs.max(1),
+                shrink_budget: a.shrink_budget,
+                vectors: &vectors.root,
+                tell: &|_| {},
+            };
+            let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
+            eprintln!(
+                "fuzz: {} against mutated {name} cases from seed {} for {} s; findings go to {}",
+                a.runtime,
+                a.seed,
+                a.seconds,
+                out.join(name).display()
+            );
+            return match l.suite.fuzz(&run) {
+                Some(Err(e)) if e.starts_with("unreachable") => {
+                    eprintln!("hcpspec: {e}");
+                    Ok(exit::UNREACHABLE)
+                }
+                Some(report) => print_report(&report?),
+                None => Err(format!("--suite {name}: this suite has no fuzzer")),
+            };
         }
     }
-    let mut env = RunEnv::new(&vectors.root, &RunEnv::self_probe())?;
-    env.uncapped = true; // the oracles judge whole observations; findings cap nothing they need
     let out = found;
-    let cfg = Config {
-        runtime: a.runtime.clone(),
-        seed: a.seed,
-        seconds: a.seconds,
-        max_cases: a.cases,
-        jobs: a.jobs.max(1),
-        max_findings: a.max_findings,
-        out: Some(out.clone()),
-        shrink_budget: a.shrink_budget,
-    };
-    let fuzzer = Fuzzer::new(cfg, &env)?;
-    // Ctrl-C stops generating; findings already written stay, one being shrunk is written as
-    // far as it got.
-    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
     let tty = std::io::stderr().is_terminal();
-    eprintln!(
-        "fuzz: {} from seed {} for {} s on {} job(s); findings go to {}",
-        a.runtime,
-        a.seed,
-        a.seconds,
-        a.jobs.max(1),
-        out.display()
-    );
-    let progress = |p: Progress| {
+    let progress = |p: FuzzProgress| {
         let secs = p.elapsed.as_secs_f64();
         let line = format!(
             "fuzz: {} cases, {:.0} cases/s, {} findings, {} errors, {:.0} s",
@@ -133,7 +112,7 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
             eprintln!("{line}");
         }
     };
-    let found = |f: &Finding| {
+    let found = |f: &FuzzFinding| {
         if tty {
             eprint!("\r");
         }
@@ -155,7 +134,36 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
             }
         );
     };
-    let report = match fuzzer.run(&STOP, &progress, &found) {
+    let tell = |news: FuzzNews| match news {
+        FuzzNews::Progress(p) => progress(p),
+        FuzzNews::Found(f) => found(f),
+    };
+    let run = FuzzRun {
+        spec: &a.runtime,
+        cases: &[],
+        seed: a.seed,
+        seconds: a.seconds,
+        trials: a.cases,
+        findings: a.max_findings,
+        out: &out,
+        stop: &STOP,
+        jobs: a.jobs.max(1),
+        shrink_budget: a.shrink_budget,
+        vectors: &vectors.root,
+        tell: &tell,
+    };
+    // Ctrl-C stops generating; findings already written stay, one being shrunk is written as
+    // far as it got.
+    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
+    eprintln!(
+        "fuzz: {} from seed {} for {} s on {} job(s); findings go to {}",
+        a.runtime,
+        a.seed,
+        a.seconds,
+        a.jobs.max(1),
+        out.display()
+    );
+    let report = match Contract.fuzz(&run).expect("the contract suite fuzzes") {
         Ok(r) => r,
         Err(e) if e.contains("unreachable") => {
             eprintln!("hcpspec: {e}");
@@ -173,8 +181,8 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
         secs,
         report.cases as f64 / secs.max(1e-9),
         report.findings.len(),
-        report.errors,
-        if report.interrupted {
+        report.unplayable,
+        if report.stopped.is_some() {
             " (interrupted)"
         } else {
             ""

@@ -11,7 +11,7 @@ use crate::case::{Case, Format};
 use crate::knob::{infos, Info};
 use crate::run::runner::Target;
 use crate::run::CaseResult;
-use crate::suites::{Context, Suite};
+use crate::suites::{Context, FuzzNews, FuzzReport, FuzzRun, Suite};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -66,6 +66,13 @@ impl Suite for Contract {
     }
     fn mutants(&self) -> Vec<Info> {
         infos::<crate::suites::hcp::runtime::mutant::Mutant>()
+    }
+    /// Generated cases (not the suite's own), `run.jobs` at a time from `run.seed`, each judged
+    /// by the oracles and, on another runtime than the reference, against the reference; each
+    /// finding shrunk, written under `run.out` and told as it comes. A case that ended in an
+    /// error after its install is counted `unplayable`; a stop by `run.stop` is `stopped`.
+    fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, String>> {
+        Some(fuzz(run))
     }
     fn variants(&self) -> Vec<Info> {
         let mut v = infos::<crate::suites::hcp::runtime::variant::Variant>();
@@ -166,6 +173,43 @@ impl RunEnv {
     pub fn self_probe() -> PathBuf {
         std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hcpspec"))
     }
+}
+
+fn fuzz(run: &FuzzRun) -> Result<FuzzReport, String> {
+    let mut env = RunEnv::new(run.vectors, &RunEnv::self_probe())?;
+    env.uncapped = true; // the oracles judge whole observations; findings cap nothing they need
+    let cfg = super::fuzz::Config {
+        runtime: run.spec.to_string(),
+        seed: run.seed,
+        seconds: run.seconds,
+        max_cases: run.trials,
+        jobs: run.jobs.max(1),
+        max_findings: run.findings,
+        out: Some(run.out.to_path_buf()),
+        shrink_budget: run.shrink_budget,
+    };
+    let fuzzer = super::fuzz::Fuzzer::new(cfg, &env)?;
+    let r = fuzzer.run(run.stop, &|p| (run.tell)(FuzzNews::Progress(p)), &|f| {
+        (run.tell)(FuzzNews::Found(f))
+    })?;
+    Ok(FuzzReport {
+        cases: r.cases,
+        findings: r
+            .findings
+            .iter()
+            .map(|f| {
+                (
+                    f.rule.to_string(),
+                    format!("case {}", f.case_index),
+                    f.path.clone(),
+                )
+            })
+            .collect(),
+        found_after: r.findings.iter().map(|f| f.after).collect(),
+        unplayable: r.errors,
+        stopped: r.interrupted.then(|| "interrupted".to_string()),
+        elapsed: r.elapsed,
+    })
 }
 
 /// Every path the case names, checked without touching the file system.

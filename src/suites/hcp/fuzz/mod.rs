@@ -13,13 +13,13 @@ pub mod targets;
 
 use crate::adapter::{Adapter, Connector, Inproc};
 use crate::case::matcher::Claims;
-use crate::case::Case;
 use crate::hash::fnv1a_parts;
 use crate::mutate::Rng;
 use crate::run::{CaseResult, Verdict};
 use crate::suites::hcp::mutate::case::{case_json, generate, CaseMeta, FuzzCase};
 use crate::suites::hcp::mutate::pack::Fixture;
 use crate::suites::hcp::{run_case, RunEnv};
+use crate::suites::{FuzzFinding, FuzzProgress};
 use oracle::{Classes, Ctx, Model, Violation};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -64,33 +64,6 @@ impl Config {
     }
 }
 
-/// One rule a runtime broke, as a written regression case.
-#[derive(Debug, Clone)]
-pub struct Finding {
-    pub rule: &'static str,
-    pub message: String,
-    /// The number of the case that first broke the rule.
-    pub case_index: u64,
-    /// Time from the start of the run to the case that found it.
-    pub after: Duration,
-    /// The regression case (shrunk).
-    pub case: Case,
-    pub path: Option<PathBuf>,
-    /// The written case passes on the reference and does not pass on the runtime.
-    pub reproduces: bool,
-    /// Steps of the case as found and as shrunk.
-    pub steps: (usize, usize),
-}
-
-#[derive(Debug, Clone, Copy)]
-pub struct Progress {
-    pub cases: u64,
-    /// Cases whose run on the runtime ended in an error after a successful install.
-    pub errors: u64,
-    pub findings: usize,
-    pub elapsed: Duration,
-}
-
 #[derive(Debug)]
 pub struct Report {
     pub cases: u64,
@@ -98,7 +71,7 @@ pub struct Report {
     /// install: a runtime that errors on everything finds nothing, so this must stay low.
     pub errors: u64,
     pub elapsed: Duration,
-    pub findings: Vec<Finding>,
+    pub findings: Vec<FuzzFinding>,
     /// Stopped by the caller's stop flag (Ctrl-C) before the budget ran out.
     pub interrupted: bool,
 }
@@ -255,7 +228,7 @@ impl<'e> Fuzzer<'e> {
         index: u64,
         after: Duration,
         stop: &AtomicBool,
-    ) -> Finding {
+    ) -> FuzzFinding {
         let rule = v.rule;
         let mut still = |c: &FuzzCase| {
             self.judge(ad, c, index)
@@ -317,7 +290,7 @@ impl<'e> Fuzzer<'e> {
             std::fs::write(&path, text).ok()?;
             Some(path)
         });
-        Finding {
+        FuzzFinding {
             rule,
             message: v.message.clone(),
             case_index: index,
@@ -338,8 +311,8 @@ impl<'e> Fuzzer<'e> {
     pub fn run(
         &self,
         stop: &AtomicBool,
-        on_progress: &(dyn Fn(Progress) + Sync),
-        on_finding: &(dyn Fn(&Finding) + Sync),
+        on_progress: &(dyn Fn(FuzzProgress) + Sync),
+        on_finding: &(dyn Fn(&FuzzFinding) + Sync),
     ) -> Result<Report, String> {
         // Reachable at all? (exit 3 otherwise, like `run`)
         (self.connect)().map_err(|e| format!("runtime {} unreachable: {e}", self.cfg.runtime))?;
@@ -376,7 +349,7 @@ impl<'e> Fuzzer<'e> {
                 std::thread::sleep(Duration::from_millis(20));
                 if last.elapsed() >= Duration::from_secs(1) {
                     last = Instant::now();
-                    on_progress(Progress {
+                    on_progress(FuzzProgress {
                         cases: sh.cases.load(Ordering::Relaxed),
                         errors: sh.errors.load(Ordering::Relaxed),
                         findings: lock(&sh.findings).len(),
@@ -399,7 +372,7 @@ impl<'e> Fuzzer<'e> {
         })
     }
 
-    fn worker(&self, sh: &Shared, on_finding: &(dyn Fn(&Finding) + Sync)) {
+    fn worker(&self, sh: &Shared, on_finding: &(dyn Fn(&FuzzFinding) + Sync)) {
         let mut ad = self.adapters();
         let finished = || sh.done.load(Ordering::Relaxed) || sh.stop.load(Ordering::Relaxed);
         while !finished() && Instant::now() < sh.deadline {
@@ -453,7 +426,7 @@ struct Shared<'s> {
     errors: AtomicU64,
     done: AtomicBool,
     claimed: Mutex<BTreeSet<&'static str>>,
-    findings: Mutex<Vec<Finding>>,
+    findings: Mutex<Vec<FuzzFinding>>,
     failure: Mutex<Option<String>>,
 }
 
