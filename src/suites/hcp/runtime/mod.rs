@@ -17,6 +17,30 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// A refusal of the runtime, in its words: what an envelope's `error` says (a denial, an
+/// adapter that would not run, a mint that failed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Denied(pub String);
+
+impl From<String> for Denied {
+    fn from(s: String) -> Denied {
+        Denied(s)
+    }
+}
+
+impl From<&str> for Denied {
+    fn from(s: &str) -> Denied {
+        Denied(s.to_string())
+    }
+}
+
+impl From<Denied> for String {
+    fn from(d: Denied) -> String {
+        d.0
+    }
+}
+
 /// `runtime.create` params: everything a runtime gets, with nothing else implicit.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RuntimeConfig {

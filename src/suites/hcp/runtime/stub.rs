@@ -152,7 +152,7 @@ impl Stub {
                             .map(|(k, v)| (k.clone(), v.clone())),
                     );
                 }
-                adapter::spawn(&program, &argv, &self.config.workdir, &env)
+                Ok(adapter::spawn(&program, &argv, &self.config.workdir, &env)?)
             }
         }
     }

@@ -7,6 +7,7 @@
 //! `inproc:variant:NAME` runs one; `inproc:variant:all` makes every choice at once, the runtime
 //! a stranger could write from the spec alone.
 
+use super::Denied;
 use crate::suites::hcp::pack::{Issue, Pack};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -147,16 +148,16 @@ pub fn spec_lint(pack: &Pack) -> Vec<Issue> {
 }
 
 /// jail-per-exec: a fresh directory under the jail root for one exec.
-pub fn fresh_jail(root: &Path) -> Result<PathBuf, String> {
+pub fn fresh_jail(root: &Path) -> Result<PathBuf, Denied> {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = root.join(format!("jail-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make a jail: {e}"))?;
+    std::fs::create_dir_all(&dir).map_err(|e| Denied(format!("cannot make a jail: {e}")))?;
     Ok(dir)
 }
 
 /// credential-file: write the token to a file in the jail, readable by the adapter only.
-pub fn credential_file(jail: &Path, token: &str) -> Result<PathBuf, String> {
+pub fn credential_file(jail: &Path, token: &str) -> Result<PathBuf, Denied> {
     use std::os::unix::fs::OpenOptionsExt;
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -167,7 +168,7 @@ pub fn credential_file(jail: &Path, token: &str) -> Result<PathBuf, String> {
         .mode(0o600)
         .open(&path)
         .and_then(|mut f| std::io::Write::write_all(&mut f, token.as_bytes()))
-        .map_err(|e| format!("cannot hand over the credential: {e}"))?;
+        .map_err(|e| Denied(format!("cannot hand over the credential: {e}")))?;
     Ok(path)
 }
 

@@ -568,10 +568,10 @@ impl Reference {
                 let env =
                     adapter::sandbox_env(&self.config.path, &req.pack_id, &req.verb_key, token);
                 return adapter::spawn(p, &argv, &self.config.workdir, &env).or_else(|e| {
-                    if e.starts_with("adapter exited") {
+                    if e.0.starts_with("adapter exited") {
                         Ok(Value::Null)
                     } else {
-                        Err(e)
+                        Err(e.0)
                     }
                 });
             }
@@ -596,7 +596,7 @@ impl Reference {
         } else {
             self.config.workdir.clone()
         };
-        adapter::spawn(&program, &argv, &cwd, &env)
+        Ok(adapter::spawn(&program, &argv, &cwd, &env)?)
     }
 
     /// jail-per-exec and credential-file: a spawn of their own. The jail is a fresh directory
@@ -638,7 +638,7 @@ impl Reference {
         if fresh {
             let _ = std::fs::remove_dir_all(&jail);
         }
-        result
+        Ok(result?)
     }
 
     /// The pipeline up to the adapter, in the contract's order; any step may deny.
@@ -680,7 +680,7 @@ impl Reference {
         if self.broken(Mutant::ConfirmBeforeGrants) {
             if let Some(row) = pack.policy.verbs.get(&req.verb_key) {
                 if let Err(e) = authz::confirm_gate(row, &req.args, None) {
-                    return deny(e);
+                    return deny(e.0);
                 }
             }
         }
@@ -723,11 +723,11 @@ impl Reference {
         };
         let policy = match authorized {
             Ok(p) => p,
-            Err(e) => return deny(e),
+            Err(e) => return deny(e.0),
         };
         if early_confirm {
             if let Err(e) = authz::confirm_gate(policy, &req.args, self.knobs.mutant) {
-                return deny(e);
+                return deny(e.0);
             }
             if needs_project {
                 return deny(brain_denial.into());
@@ -753,7 +753,7 @@ impl Reference {
         let late_confirm = self.broken(Mutant::ConfirmAfterAdapter);
         if !late_confirm {
             if let Err(e) = authz::confirm_gate(policy, &req.args, self.knobs.mutant) {
-                return deny(e);
+                return deny(e.0);
             }
         }
         if !activated {
@@ -798,7 +798,7 @@ impl Reference {
         let result = self.run_adapter(pack, req, binding.as_ref());
         if late_confirm {
             if let Err(e) = authz::confirm_gate(policy, &req.args, self.knobs.mutant) {
-                return deny(e);
+                return deny(e.0);
             }
         }
         (operation, identity, result)
@@ -887,7 +887,7 @@ impl Reference {
             Some(r)
         } else if let Err(e) = authz::authorize_exec(self.subject(), pack, &req, self.knobs.mutant)
         {
-            Some(e)
+            Some(e.0)
         } else {
             match self.plan_adapter(pack, &req) {
                 Err(e) if !e.starts_with("invalid args") => Some(e),
