@@ -641,6 +641,38 @@ impl Reference {
         Ok(result?)
     }
 
+    /// The capability axes of an exec (`authz::authorize_exec`) as this runtime checks them:
+    /// its Policy row, or the denial.
+    fn authorize<'p>(
+        &self,
+        pack: &'p Pack,
+        req: &ExecRequest,
+        activated: bool,
+        early_confirm: bool,
+    ) -> Result<&'p pack::VerbPolicy, Denied> {
+        let mut s = self.subject();
+        // activation-authorises-exec: an activated pack's verbs need no exec grant.
+        let widened: Vec<Grant>;
+        if self.broken(Mutant::ActivationAuthorisesExec) && activated {
+            widened = s
+                .grants
+                .iter()
+                .cloned()
+                .chain([authz::EXEC_READ, authz::EXEC_WRITE].map(|c| Grant {
+                    capability: c.into(),
+                    pack_id: req.pack_id.clone(),
+                    verb_keys: None,
+                    tenant_id: None,
+                }))
+                .collect();
+            s.grants = &widened;
+        }
+        if early_confirm {
+            s.project_id = Some("");
+        }
+        authz::authorize_exec(s, pack, req, self.knobs.mutant)
+    }
+
     /// The pipeline up to the adapter, in the contract's order; any step may deny.
     fn exec_inner(
         &mut self,
@@ -698,30 +730,7 @@ impl Reference {
             return deny(brain_denial.into());
         }
         let early_confirm = self.broken(Mutant::ConfirmBeforeBrain);
-        let authorized = {
-            let mut s = self.subject();
-            // activation-authorises-exec: an activated pack's verbs need no exec grant.
-            let widened: Vec<Grant>;
-            if self.broken(Mutant::ActivationAuthorisesExec) && activated {
-                widened = s
-                    .grants
-                    .iter()
-                    .cloned()
-                    .chain([authz::EXEC_READ, authz::EXEC_WRITE].map(|c| Grant {
-                        capability: c.into(),
-                        pack_id: req.pack_id.clone(),
-                        verb_keys: None,
-                        tenant_id: None,
-                    }))
-                    .collect();
-                s.grants = &widened;
-            }
-            if early_confirm {
-                s.project_id = Some("");
-            }
-            authz::authorize_exec(s, pack, req, self.knobs.mutant)
-        };
-        let policy = match authorized {
+        let policy = match self.authorize(pack, req, activated, early_confirm) {
             Ok(p) => p,
             Err(e) => return deny(e.0),
         };
@@ -767,20 +776,14 @@ impl Reference {
             }
         }
         let binding = if self.chose(Variant::MintInExec) {
-            let decl = pack
-                .surface
-                .binding
-                .as_ref()
-                .filter(|_| pack.needs_binding());
-            match (self.elevation_denial(pack), decl) {
-                (Some(e), _) => Err(e),
-                (None, None) => Ok(None),
-                (None, Some(decl)) => self
-                    .hub
-                    .mint(&req.pack_id, &decl.hub, &self.config.principal.id)
-                    .map(Some)
-                    .map_err(|e| format!("denied: mint failed: {e}")),
-            }
+            let elevation = self.elevation_denial(pack);
+            mint_in_exec(
+                &mut self.hub,
+                elevation,
+                pack,
+                req,
+                &self.config.principal.id,
+            )
         } else {
             self.binding_for(pack)
         };
@@ -932,6 +935,30 @@ impl Reference {
             executable: blocked.is_none() || optimistic,
             reasons,
         })
+    }
+}
+
+/// mint-in-exec: a Binding for this exec, minted through the hub unless elevation is denied;
+/// none for a pack that needs none.
+fn mint_in_exec(
+    hub: &mut Hub,
+    elevation: Option<String>,
+    pack: &Pack,
+    req: &ExecRequest,
+    principal_id: &str,
+) -> Result<Option<Minted>, String> {
+    let decl = pack
+        .surface
+        .binding
+        .as_ref()
+        .filter(|_| pack.needs_binding());
+    match (elevation, decl) {
+        (Some(e), _) => Err(e),
+        (None, None) => Ok(None),
+        (None, Some(decl)) => hub
+            .mint(&req.pack_id, &decl.hub, principal_id)
+            .map(Some)
+            .map_err(|e| format!("denied: mint failed: {e}")),
     }
 }
 
