@@ -596,10 +596,10 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
         verb,
         fixtures,
     };
-    if arm <= 10 {
-        field_edit(src, arm, d)
-    } else {
-        shape_edit(src, arm, d)
+    match arm {
+        0..=4 => field_edit(src, arm, d),
+        5..=10 => row_edit(src, arm, d),
+        _ => shape_edit(src, arm, d),
     }
 }
 
@@ -620,14 +620,13 @@ fn set_at(file: File, pointer: String, value: Value) -> PackEdit {
     }
 }
 
-/// Edits 0 to 10 of [`gen_edit`]: a field dropped, retyped or made weird, the wrap's bin and
-/// argv, a Policy row flipped or missing, a verb key twice.
+/// Edits 0 to 4 of [`gen_edit`]: a field dropped, retyped or made weird, the wrap's bin and
+/// argv.
 fn field_edit(src: &mut impl Source, arm: usize, d: Drawn) -> PackEdit {
     let Drawn {
         surface,
         policy,
         file,
-        verb,
         ..
     } = d;
     match arm {
@@ -690,6 +689,20 @@ fn field_edit(src: &mut impl Source, arm: usize, d: Drawn) -> PackEdit {
             };
             set_at(File::Surface, p, json!(src.pick(TEMPLATES).to_string()))
         }
+        _ => unreachable!("field edits are 0 to 4"),
+    }
+}
+
+/// Edits 5 to 10 of [`gen_edit`]: a Policy row flipped, missing or given another land, a verb
+/// key twice.
+fn row_edit(src: &mut impl Source, arm: usize, d: Drawn) -> PackEdit {
+    let Drawn {
+        surface,
+        policy,
+        verb,
+        ..
+    } = d;
+    match arm {
         // flipped operation
         5 => match verb {
             Some(v) => {
@@ -783,7 +796,7 @@ fn field_edit(src: &mut impl Source, arm: usize, d: Drawn) -> PackEdit {
             }
             None => PackEdit::Delete { file: File::Policy },
         },
-        _ => unreachable!("field edits are 0 to 10"),
+        _ => unreachable!("row edits are 5 to 10"),
     }
 }
 
