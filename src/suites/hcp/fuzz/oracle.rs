@@ -936,131 +936,144 @@ pub fn differential(
             Slot::Probe(_) => continue,
             Slot::Step(i) => &ctx.case.steps[*i],
         };
-        let class_expect = |b: &Value| {
-            let mut e = json!({ "ok": b["ok"] });
-            if let Some(class) = b["error"].as_str().and_then(|t| ctx.classes.of(t)) {
-                e["error"] = json!({ "$denial": class });
-            }
-            e
-        };
-        match step {
-            FStep::Activate(_) => {
-                let (xs, ys) = (
-                    a.as_array().cloned().unwrap_or_default(),
-                    b.as_array().cloned().unwrap_or_default(),
-                );
-                for (x, y) in xs.iter().zip(&ys) {
-                    if x["ok"] != y["ok"] {
-                        fire(
-                            "differential-activate",
-                            k,
-                            json!({ "$contains": [{ "pack_id": y["pack_id"], "ok": y["ok"] }] }),
-                            format!(
-                                "activation of {} is {}, the reference says {}",
-                                y["pack_id"], x["ok"], y["ok"]
-                            ),
-                        );
-                        break;
-                    }
-                }
-            }
-            FStep::Connect(p) => {
-                if a["ok"] != b["ok"] {
-                    fire(
-                        "differential-connect",
-                        k,
-                        class_expect(b),
-                        format!(
-                            "connect {p} ok is {}, the reference says {}",
-                            a["ok"], b["ok"]
-                        ),
-                    );
-                }
-            }
-            FStep::Exec {
-                pack_id, verb_key, ..
-            } => {
-                if a["ok"] != b["ok"] {
-                    fire(
-                        "differential-exec",
-                        k,
-                        class_expect(b),
-                        format!(
-                            "exec {pack_id}.{verb_key} ok is {} ({}), the reference says {} ({})",
-                            a["ok"], a["error"], b["ok"], b["error"]
-                        ),
-                    );
-                } else if a["ok"] == false {
-                    let (ta, tb) = (
-                        a["error"].as_str().unwrap_or_default(),
-                        b["error"].as_str().unwrap_or_default(),
-                    );
-                    // The runtime's text is judged by its own denial map, as `run` judges it:
-                    // without a map for the class it is unclassified, never a finding.
-                    if let Some(class) = ctx.classes.of(tb) {
-                        if ctx.claims.denial_fits(class, ta) == Some(false) {
-                            fire(
-                                "differential-denial-class",
-                                k,
-                                class_expect(b),
-                                format!("exec {pack_id}.{verb_key} denied with {ta:?}; the reference's denial is a `{class}` ({tb:?})"),
-                            );
-                        }
-                    }
-                }
-            }
-            FStep::Sense {
-                pack_id, trigger, ..
-            } => {
-                if a["accepted"] != b["accepted"] {
-                    fire(
-                        "differential-sense",
-                        k,
-                        json!({ "accepted": b["accepted"] }),
-                        format!(
-                            "Sense {pack_id}/{trigger} accepted is {}, the reference says {}",
-                            a["accepted"], b["accepted"]
-                        ),
-                    );
-                }
-            }
-            FStep::Availability(p) => {
-                if a["installed"] != b["installed"] {
-                    fire(
-                        "differential-availability",
-                        k,
-                        json!({ "installed": b["installed"] }),
-                        format!("availability of {p}: installed differs"),
-                    );
-                    continue;
-                }
-                'verbs: for y in b["verbs"].as_array().into_iter().flatten() {
-                    let Some(x) = a["verbs"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .find(|x| x["verb_key"] == y["verb_key"])
-                    else {
-                        continue;
-                    };
-                    for flag in ["installed", "activated", "connected", "executable"] {
-                        if x[flag] != y[flag] {
-                            fire(
-                                "differential-availability",
-                                k,
-                                json!({ "verbs": { "$contains": [{ "verb_key": y["verb_key"], flag: y[flag] }] } }),
-                                format!(
-                                    "availability of {p}.{}: {flag} is {}, the reference says {}",
-                                    y["verb_key"], x[flag], y[flag]
-                                ),
-                            );
-                            break 'verbs;
-                        }
-                    }
-                }
-            }
-            FStep::Audit => {}
-        }
+        differ(ctx, k, step, a, b, &mut fire);
     }
     out
+}
+
+/// One step as the runtime (`a`) and the reference (`b`) observed it: a violation for each
+/// difference that matters.
+fn differ(
+    ctx: &Ctx,
+    k: usize,
+    step: &FStep,
+    a: &Value,
+    b: &Value,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    let class_expect = |b: &Value| {
+        let mut e = json!({ "ok": b["ok"] });
+        if let Some(class) = b["error"].as_str().and_then(|t| ctx.classes.of(t)) {
+            e["error"] = json!({ "$denial": class });
+        }
+        e
+    };
+    match step {
+        FStep::Activate(_) => {
+            let (xs, ys) = (
+                a.as_array().cloned().unwrap_or_default(),
+                b.as_array().cloned().unwrap_or_default(),
+            );
+            for (x, y) in xs.iter().zip(&ys) {
+                if x["ok"] != y["ok"] {
+                    fire(
+                        "differential-activate",
+                        k,
+                        json!({ "$contains": [{ "pack_id": y["pack_id"], "ok": y["ok"] }] }),
+                        format!(
+                            "activation of {} is {}, the reference says {}",
+                            y["pack_id"], x["ok"], y["ok"]
+                        ),
+                    );
+                    break;
+                }
+            }
+        }
+        FStep::Connect(p) => {
+            if a["ok"] != b["ok"] {
+                fire(
+                    "differential-connect",
+                    k,
+                    class_expect(b),
+                    format!(
+                        "connect {p} ok is {}, the reference says {}",
+                        a["ok"], b["ok"]
+                    ),
+                );
+            }
+        }
+        FStep::Exec {
+            pack_id, verb_key, ..
+        } => {
+            if a["ok"] != b["ok"] {
+                fire(
+                    "differential-exec",
+                    k,
+                    class_expect(b),
+                    format!(
+                        "exec {pack_id}.{verb_key} ok is {} ({}), the reference says {} ({})",
+                        a["ok"], a["error"], b["ok"], b["error"]
+                    ),
+                );
+            } else if a["ok"] == false {
+                let (ta, tb) = (
+                    a["error"].as_str().unwrap_or_default(),
+                    b["error"].as_str().unwrap_or_default(),
+                );
+                // The runtime's text is judged by its own denial map, as `run` judges it:
+                // without a map for the class it is unclassified, never a finding.
+                if let Some(class) = ctx.classes.of(tb) {
+                    if ctx.claims.denial_fits(class, ta) == Some(false) {
+                        fire(
+                            "differential-denial-class",
+                            k,
+                            class_expect(b),
+                            format!("exec {pack_id}.{verb_key} denied with {ta:?}; the reference's denial is a `{class}` ({tb:?})"),
+                        );
+                    }
+                }
+            }
+        }
+        FStep::Sense {
+            pack_id, trigger, ..
+        } => {
+            if a["accepted"] != b["accepted"] {
+                fire(
+                    "differential-sense",
+                    k,
+                    json!({ "accepted": b["accepted"] }),
+                    format!(
+                        "Sense {pack_id}/{trigger} accepted is {}, the reference says {}",
+                        a["accepted"], b["accepted"]
+                    ),
+                );
+            }
+        }
+        FStep::Availability(p) => {
+            if a["installed"] != b["installed"] {
+                fire(
+                    "differential-availability",
+                    k,
+                    json!({ "installed": b["installed"] }),
+                    format!("availability of {p}: installed differs"),
+                );
+                return;
+            }
+            'verbs: for y in b["verbs"].as_array().into_iter().flatten() {
+                let Some(x) = a["verbs"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|x| x["verb_key"] == y["verb_key"])
+                else {
+                    continue;
+                };
+                for flag in ["installed", "activated", "connected", "executable"] {
+                    if x[flag] != y[flag] {
+                        fire(
+                            "differential-availability",
+                            k,
+                            json!({ "verbs": { "$contains": [{ "verb_key": y["verb_key"], flag: y[flag] }] } }),
+                            format!(
+                                "availability of {p}.{}: {flag} is {}, the reference says {}",
+                                y["verb_key"], x[flag], y[flag]
+                            ),
+                        );
+                        break 'verbs;
+                    }
+                }
+            }
+        }
+        FStep::Audit => {}
+    }
 }
