@@ -25,7 +25,7 @@ use crate::suites::hcp::runtime::reference::authz::{
 use crate::suites::hcp::runtime::MintOutcome;
 use crate::suites::hcp::Vars;
 use regex::Regex;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::PathBuf;
 
@@ -759,9 +759,27 @@ fn exec_ran(
             "the args do not render the command's template".into(),
         );
     };
-    let (Some((pk, pv)), Some(r)) = (report_seen, report) else {
+    let (Some(seen), Some(r)) = (report_seen, report) else {
         return;
     };
+    probe_report(ctx, pack, verb_key, &at, &full, &expected, seen, r, fire);
+}
+
+/// What the probe reported of an exec that ran (`seen`: its slot and report): the argv the
+/// template renders, a cwd inside the jail, a sandboxed environment.
+#[allow(clippy::too_many_arguments)]
+fn probe_report(
+    ctx: &Ctx,
+    pack: &Pack,
+    verb_key: &str,
+    at: &str,
+    full: &Map<String, Value>,
+    expected: &[String],
+    seen: (usize, &Value),
+    r: &str,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    let (pk, pv) = seen;
     let argv: Vec<&str> = pv["argv"]
         .as_array()
         .into_iter()
@@ -772,7 +790,7 @@ fn exec_ran(
     // see snapshot::normalize), or raw: then the case's temp dir is where the probe was told to
     // write its report, and the expected argv is rendered from the substituted args.
     let (want, workdir) = if argv.iter().any(|a| a.contains(&format!("${{report.{r}}}"))) {
-        (Some(expected.clone()), "${workdir}".to_string())
+        (Some(expected.to_vec()), "${workdir}".to_string())
     } else {
         let marker = format!("/probe/report.{r}.json");
         let tmp = argv.iter().find_map(|a| {
@@ -786,8 +804,8 @@ fn exec_ran(
             workdir: tmp.join("work"),
             tmp,
         };
-        let seen = vars.substitute(&json!(full));
-        let want = seen
+        let substituted = vars.substitute(&json!(full));
+        let want = substituted
             .as_object()
             .and_then(|a| render_argv(pack, verb_key, a).ok());
         (want, vars.workdir.display().to_string())
