@@ -371,53 +371,7 @@ pub fn invariants(
         }
         let step = match *slot {
             Slot::Install => {
-                if v["ok"] == true && !model.install_ok {
-                    let first = model
-                        .issues
-                        .first()
-                        .map(|i| i.to_string())
-                        .unwrap_or_default();
-                    let load = model
-                        .issues
-                        .iter()
-                        .any(|i| ["parse", "schema", "missing-file"].contains(&i.rule.as_str()));
-                    fire(
-                        if load {
-                            "install-accepted-unparsable-pack"
-                        } else {
-                            "install-accepted-bad-pack"
-                        },
-                        k,
-                        json!({ "ok": false }),
-                        format!("install accepted a pack the reference rejects ({first})"),
-                    );
-                }
-                if v["ok"] == false && !model.install_ok {
-                    // Every issue is listed: each rule the reference finds must be named.
-                    let named: Vec<&str> = v["issues"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|i| i["rule"].as_str())
-                        .collect();
-                    let mut missing: Vec<&str> = model
-                        .issues
-                        .iter()
-                        .map(|i| i.rule.as_str())
-                        .filter(|r| !named.contains(r))
-                        .collect();
-                    missing.dedup();
-                    if !missing.is_empty() {
-                        let want: Vec<Value> =
-                            missing.iter().map(|r| json!({ "rule": r })).collect();
-                        fire(
-                            "install-issues-incomplete",
-                            k,
-                            json!({ "ok": false, "issues": { "$contains": want } }),
-                            format!("the rejected install does not list the rule(s) {} that the reference finds", missing.join(", ")),
-                        );
-                    }
-                }
+                install_checks(model, k, v, &mut fire);
                 if !model.install_ok {
                     break; // what follows rests on packs the reference never installed
                 }
@@ -443,103 +397,20 @@ pub fn invariants(
         };
         match &c.steps[step] {
             FStep::Activate(ids) => {
-                for (j, r) in v.as_array().into_iter().flatten().enumerate() {
-                    if r["ok"] != true {
-                        continue;
-                    }
-                    let pid = r["pack_id"]
-                        .as_str()
-                        .or(ids.get(j).map(String::as_str))
-                        .unwrap_or_default()
-                        .to_string();
-                    let expect = json!({ "$contains": [{ "pack_id": pid, "ok": false }] });
-                    if !model.packs.contains_key(&pid) {
-                        fire(
-                            "activate-unknown-pack",
-                            k,
-                            expect,
-                            format!("activated {pid}, which is not installed"),
-                        );
-                    } else if !CAPABILITIES.iter().any(|cap| ctx.granted(cap, &pid, None)) {
-                        fire(
-                            "activate-without-grant",
-                            k,
-                            expect,
-                            format!("activated {pid} without any grant on it"),
-                        );
-                    }
-                    activated.insert(pid);
-                }
+                activate_checks(ctx, k, ids, v, &mut activated, &mut fire);
             }
             FStep::Connect(p) => {
-                let ok = v["ok"] == true;
-                let Some(pack) = model.packs.get(p) else {
-                    if ok {
-                        fire(
-                            "connect-unknown-pack",
-                            k,
-                            json!({ "ok": false }),
-                            format!("connected {p}, which is not installed"),
-                        );
-                    }
-                    continue;
-                };
-                if !pack.needs_binding() {
-                    if ok && !activated.contains(p) {
-                        fire(
-                            "connect-not-activated",
-                            k,
-                            json!({ "ok": false }),
-                            format!("connected {p} before activating it"),
-                        );
-                    }
-                    continue;
-                }
-                let mothership = pack.surface.binding.as_ref().map(|b| b.mode)
-                    == Some(pack::BindingMode::Mothership);
-                let allowed = activated.contains(p)
-                    && ctx.granted(CONNECT, p, None)
-                    && (!mothership || ctx.granted(ELEVATE, p, None));
-                // A mint is attempted when connect gets that far (and always when it succeeds).
-                let minted = if ok || allowed {
-                    hub.get_mut(p).and_then(VecDeque::pop_front)
-                } else {
-                    None
-                };
-                if !ok {
-                    continue;
-                }
-                let deny = ctx.deny_expect(k, reference);
-                if !activated.contains(p) {
-                    fire(
-                        "connect-not-activated",
-                        k,
-                        deny,
-                        format!("connected {p} before activating it"),
-                    );
-                } else if !ctx.granted(CONNECT, p, None) {
-                    fire(
-                        "connect-without-grant",
-                        k,
-                        deny,
-                        format!("minted a Binding for {p} without pack.connect"),
-                    );
-                } else if mothership && !ctx.granted(ELEVATE, p, None) {
-                    fire(
-                        "mothership-without-elevation",
-                        k,
-                        deny,
-                        format!("minted the mothership Binding of {p} without binding.elevate"),
-                    );
-                } else if minted.is_some_and(|o| !o.ok) {
-                    fire(
-                        "connect-despite-failed-mint",
-                        k,
-                        deny,
-                        format!("connect of {p} succeeded although the hub's mint failed"),
-                    );
-                }
-                connected.insert(p.clone());
+                connect_checks(
+                    ctx,
+                    k,
+                    p,
+                    v,
+                    reference,
+                    &activated,
+                    &mut connected,
+                    &mut hub,
+                    &mut fire,
+                );
             }
             FStep::Exec {
                 pack_id, verb_key, ..
@@ -589,58 +460,251 @@ pub fn invariants(
                 }
             }
             FStep::Audit => {
-                let records = v.as_array().cloned().unwrap_or_default();
-                let mut seen = BTreeSet::new();
-                for (p, verb) in &writes {
-                    if !seen.insert((p, verb)) {
-                        continue;
-                    }
-                    if !records
-                        .iter()
-                        .any(|r| r["pack_id"] == p.as_str() && r["verb_key"] == verb.as_str())
-                    {
-                        fire(
-                            "write-not-audited",
-                            k,
-                            json!({ "$contains": [{ "pack_id": p, "verb_key": verb }] }),
-                            format!("the write exec of {p}.{verb} left no audit record"),
-                        );
-                        break;
-                    }
-                }
-                let principal = json!({ "id": c.principal.id, "kind": c.principal.kind });
-                if let Some(r) = records.iter().find(|r| r["principal"] != principal) {
-                    fire(
-                        "audit-without-principal",
-                        k,
-                        json!({ "$each": { "principal": principal } }),
-                        format!(
-                            "an audit record names principal {} instead of {principal}",
-                            r["principal"]
-                        ),
-                    );
-                }
-                let id = |x: &Option<String>| {
-                    x.as_ref().map_or(json!({ "$absent": true }), |s| json!(s))
-                };
-                let wrong = |r: &Value, key: &str, want: &Option<String>| match want {
-                    Some(s) => r[key] != s.as_str(),
-                    None => !r[key].is_null(),
-                };
-                if records.iter().any(|r| {
-                    wrong(r, "tenant_id", &c.tenant_id) || wrong(r, "project_id", &c.project_id)
-                }) {
-                    fire(
-                        "audit-attribution-incomplete",
-                        k,
-                        json!({ "$each": { "tenant_id": id(&c.tenant_id), "project_id": id(&c.project_id) } }),
-                        "an audit record names another tenant or project".into(),
-                    );
-                }
+                audit_checks(c, k, v, &writes, &mut fire);
             }
         }
     }
     out
+}
+
+/// The install's observation: a pack the reference rejects is not installed, and a rejection
+/// names every rule the reference finds.
+fn install_checks(
+    model: &Model,
+    k: usize,
+    v: &Value,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    if v["ok"] == true && !model.install_ok {
+        let first = model
+            .issues
+            .first()
+            .map(|i| i.to_string())
+            .unwrap_or_default();
+        let load = model
+            .issues
+            .iter()
+            .any(|i| ["parse", "schema", "missing-file"].contains(&i.rule.as_str()));
+        fire(
+            if load {
+                "install-accepted-unparsable-pack"
+            } else {
+                "install-accepted-bad-pack"
+            },
+            k,
+            json!({ "ok": false }),
+            format!("install accepted a pack the reference rejects ({first})"),
+        );
+    }
+    if v["ok"] == false && !model.install_ok {
+        // Every issue is listed: each rule the reference finds must be named.
+        let named: Vec<&str> = v["issues"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i["rule"].as_str())
+            .collect();
+        let mut missing: Vec<&str> = model
+            .issues
+            .iter()
+            .map(|i| i.rule.as_str())
+            .filter(|r| !named.contains(r))
+            .collect();
+        missing.dedup();
+        if !missing.is_empty() {
+            let want: Vec<Value> = missing.iter().map(|r| json!({ "rule": r })).collect();
+            fire(
+                "install-issues-incomplete",
+                k,
+                json!({ "ok": false, "issues": { "$contains": want } }),
+                format!(
+                    "the rejected install does not list the rule(s) {} that the reference finds",
+                    missing.join(", ")
+                ),
+            );
+        }
+    }
+}
+
+/// An activation's answer: only installed packs with a grant on them activate.
+fn activate_checks(
+    ctx: &Ctx,
+    k: usize,
+    ids: &[String],
+    v: &Value,
+    activated: &mut BTreeSet<String>,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    for (j, r) in v.as_array().into_iter().flatten().enumerate() {
+        if r["ok"] != true {
+            continue;
+        }
+        let pid = r["pack_id"]
+            .as_str()
+            .or(ids.get(j).map(String::as_str))
+            .unwrap_or_default()
+            .to_string();
+        let expect = json!({ "$contains": [{ "pack_id": pid, "ok": false }] });
+        if !ctx.model.packs.contains_key(&pid) {
+            fire(
+                "activate-unknown-pack",
+                k,
+                expect,
+                format!("activated {pid}, which is not installed"),
+            );
+        } else if !CAPABILITIES.iter().any(|cap| ctx.granted(cap, &pid, None)) {
+            fire(
+                "activate-without-grant",
+                k,
+                expect,
+                format!("activated {pid} without any grant on it"),
+            );
+        }
+        activated.insert(pid);
+    }
+}
+
+/// A connect's answer: it mints only for an activated pack with pack.connect (and
+/// binding.elevate for a mothership Binding) whose hub's mint succeeds.
+#[allow(clippy::too_many_arguments)]
+fn connect_checks(
+    ctx: &Ctx,
+    k: usize,
+    p: &String,
+    v: &Value,
+    reference: Option<&[Option<&Value>]>,
+    activated: &BTreeSet<String>,
+    connected: &mut BTreeSet<String>,
+    hub: &mut BTreeMap<String, VecDeque<MintOutcome>>,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    let model = ctx.model;
+    let ok = v["ok"] == true;
+    let Some(pack) = model.packs.get(p) else {
+        if ok {
+            fire(
+                "connect-unknown-pack",
+                k,
+                json!({ "ok": false }),
+                format!("connected {p}, which is not installed"),
+            );
+        }
+        return;
+    };
+    if !pack.needs_binding() {
+        if ok && !activated.contains(p) {
+            fire(
+                "connect-not-activated",
+                k,
+                json!({ "ok": false }),
+                format!("connected {p} before activating it"),
+            );
+        }
+        return;
+    }
+    let mothership =
+        pack.surface.binding.as_ref().map(|b| b.mode) == Some(pack::BindingMode::Mothership);
+    let allowed = activated.contains(p)
+        && ctx.granted(CONNECT, p, None)
+        && (!mothership || ctx.granted(ELEVATE, p, None));
+    // A mint is attempted when connect gets that far (and always when it succeeds).
+    let minted = if ok || allowed {
+        hub.get_mut(p).and_then(VecDeque::pop_front)
+    } else {
+        None
+    };
+    if !ok {
+        return;
+    }
+    let deny = ctx.deny_expect(k, reference);
+    if !activated.contains(p) {
+        fire(
+            "connect-not-activated",
+            k,
+            deny,
+            format!("connected {p} before activating it"),
+        );
+    } else if !ctx.granted(CONNECT, p, None) {
+        fire(
+            "connect-without-grant",
+            k,
+            deny,
+            format!("minted a Binding for {p} without pack.connect"),
+        );
+    } else if mothership && !ctx.granted(ELEVATE, p, None) {
+        fire(
+            "mothership-without-elevation",
+            k,
+            deny,
+            format!("minted the mothership Binding of {p} without binding.elevate"),
+        );
+    } else if minted.is_some_and(|o| !o.ok) {
+        fire(
+            "connect-despite-failed-mint",
+            k,
+            deny,
+            format!("connect of {p} succeeded although the hub's mint failed"),
+        );
+    }
+    connected.insert(p.clone());
+}
+
+/// The audit log: every write that ran has a record, and every record names the case's
+/// Principal, tenant and project.
+fn audit_checks(
+    c: &FuzzCase,
+    k: usize,
+    v: &Value,
+    writes: &[(String, String)],
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    let records = v.as_array().cloned().unwrap_or_default();
+    let mut seen = BTreeSet::new();
+    for (p, verb) in writes {
+        if !seen.insert((p, verb)) {
+            continue;
+        }
+        if !records
+            .iter()
+            .any(|r| r["pack_id"] == p.as_str() && r["verb_key"] == verb.as_str())
+        {
+            fire(
+                "write-not-audited",
+                k,
+                json!({ "$contains": [{ "pack_id": p, "verb_key": verb }] }),
+                format!("the write exec of {p}.{verb} left no audit record"),
+            );
+            break;
+        }
+    }
+    let principal = json!({ "id": c.principal.id, "kind": c.principal.kind });
+    if let Some(r) = records.iter().find(|r| r["principal"] != principal) {
+        fire(
+            "audit-without-principal",
+            k,
+            json!({ "$each": { "principal": principal } }),
+            format!(
+                "an audit record names principal {} instead of {principal}",
+                r["principal"]
+            ),
+        );
+    }
+    let id = |x: &Option<String>| x.as_ref().map_or(json!({ "$absent": true }), |s| json!(s));
+    let wrong = |r: &Value, key: &str, want: &Option<String>| match want {
+        Some(s) => r[key] != s.as_str(),
+        None => !r[key].is_null(),
+    };
+    if records
+        .iter()
+        .any(|r| wrong(r, "tenant_id", &c.tenant_id) || wrong(r, "project_id", &c.project_id))
+    {
+        fire(
+            "audit-attribution-incomplete",
+            k,
+            json!({ "$each": { "tenant_id": id(&c.tenant_id), "project_id": id(&c.project_id) } }),
+            "an audit record names another tenant or project".into(),
+        );
+    }
 }
 
 /// An exec ran its adapter (the envelope says ok, or a probe report exists): every check of
