@@ -344,7 +344,7 @@ fn observe(
         },
         Action::Sense(req) => call(adapter, with(vars.substitute(req))),
         Action::ListPacks(_) | Action::Sink(_) | Action::Audit(_) => call(adapter, with(json!({}))),
-        Action::Probe(path) => materialize::read_probe(vars, path).map_err(CallError::Transport),
+        Action::Probe(path) => materialize::read_probe(vars, path),
         Action::Wait(ms) => {
             std::thread::sleep(std::time::Duration::from_millis((*ms).min(MAX_WAIT_MS)));
             Ok(json!({ "waited_ms": (*ms).min(MAX_WAIT_MS) }))

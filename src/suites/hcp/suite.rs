@@ -188,7 +188,7 @@ fn fuzz(run: &FuzzRun) -> Result<FuzzReport, String> {
         out: Some(run.out.to_path_buf()),
         shrink_budget: run.shrink_budget,
     };
-    let fuzzer = super::fuzz::Fuzzer::new(cfg, &env)?;
+    let fuzzer = super::fuzz::Fuzzer::new(cfg, &env).map_err(|e| e.to_string())?;
     let r = fuzzer.run(run.stop, &|p| (run.tell)(FuzzNews::Progress(p)), &|f| {
         (run.tell)(FuzzNews::Found(f))
     })?;

@@ -13,6 +13,7 @@ pub mod targets;
 
 use crate::adapter::{Adapter, Connector, Inproc};
 use crate::case::matcher::Claims;
+use crate::error::BadInput;
 use crate::hash::fnv1a_parts;
 use crate::mutate::Rng;
 use crate::run::{CaseResult, Verdict};
@@ -113,15 +114,16 @@ pub struct Fuzzer<'e> {
 }
 
 impl<'e> Fuzzer<'e> {
-    pub fn new(cfg: Config, env: &'e RunEnv) -> Result<Fuzzer<'e>, String> {
+    pub fn new(cfg: Config, env: &'e RunEnv) -> Result<Fuzzer<'e>, BadInput> {
         let fixtures = Fixture::load_all(&env.vectors.join("packs"))?;
         if fixtures.is_empty() {
-            return Err(format!(
+            return Err(BadInput(format!(
                 "no fixture packs under {}",
                 env.vectors.join("packs").display()
-            ));
+            )));
         }
-        let connect = super::shim::connector(&cfg.runtime, &Default::default())?;
+        let connect =
+            super::shim::connector(&cfg.runtime, &Default::default()).map_err(BadInput)?;
         let claims = connect()
             .and_then(|mut a| {
                 a.call(

@@ -128,11 +128,22 @@ pub fn pack_load(data: &[u8]) {
     }
 }
 
+/// An invariant of the library a fuzz target found broken: the target panics with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Broken(pub String);
+
+impl From<&str> for Broken {
+    fn from(s: &str) -> Broken {
+        Broken(s.to_string())
+    }
+}
+
 /// The invariants of the loader and linter on one pack. (Install is load + lint by
 /// construction, `pack::install`; checking it again would only halve the execs/s.)
-pub fn check_pack(files: &PackFiles) -> Result<(), String> {
+pub fn check_pack(files: &PackFiles) -> Result<(), Broken> {
     let known = |issues: &[Issue]| match issues.iter().find(|i| !RULES.contains(&i.rule.as_str())) {
-        Some(i) => Err(format!("issue with an unknown rule: {i}")),
+        Some(i) => Err(Broken(format!("issue with an unknown rule: {i}"))),
         None => Ok(()),
     };
     let loaded = pack::load_files(files);
@@ -142,9 +153,9 @@ pub fn check_pack(files: &PackFiles) -> Result<(), String> {
     {
         let slow = pack::load_files_schema_first(files);
         if loaded != slow {
-            return Err(format!(
+            return Err(Broken(format!(
                 "the typed loader and the schema-first loader differ: {loaded:?} against {slow:?}"
-            ));
+            )));
         }
     }
     let pack = match loaded {
@@ -164,16 +175,19 @@ pub fn check_pack(files: &PackFiles) -> Result<(), String> {
             policy: serde_json::to_vec(&pack.policy).ok(),
             skill: pack.skill.clone().map(String::into_bytes),
         };
-        let reloaded = pack::load_files(&again)
-            .map_err(|e| format!("a clean pack, serialised again, does not load: {e:?}"))?;
+        let reloaded = pack::load_files(&again).map_err(|e| {
+            Broken(format!(
+                "a clean pack, serialised again, does not load: {e:?}"
+            ))
+        })?;
         if reloaded != pack {
             return Err("a clean pack, serialised again, loads as another pack".into());
         }
         let relinted = pack::lint(&reloaded);
         if !relinted.is_empty() {
-            return Err(format!(
+            return Err(Broken(format!(
                 "a clean pack, serialised again, has lint issues: {relinted:?}"
-            ));
+            )));
         }
     }
     Ok(())
@@ -279,7 +293,7 @@ impl AuthzInput {
 /// The authoriser's invariants, against their definitions in the contract and ASSUMPTIONS.md.
 /// With a mutant, the first broken invariant (the tests show each authorisation mutant is
 /// caught this way).
-pub fn check_authz(i: &AuthzInput, m: Option<Mutant>) -> Result<(), String> {
+pub fn check_authz(i: &AuthzInput, m: Option<Mutant>) -> Result<(), Broken> {
     let s = Subject {
         grants: &i.grants,
         tenant_id: i.tenant_id.as_deref(),
@@ -302,9 +316,9 @@ pub fn check_authz(i: &AuthzInput, m: Option<Mutant>) -> Result<(), String> {
             for v in verbs {
                 let (got, want) = (holds(s, cap, p, v, m), granted(cap, p, v));
                 if got != want {
-                    return Err(format!(
+                    return Err(Broken(format!(
                         "holds({cap}, {p}, {v:?}) is {got}; the grants say {want}"
-                    ));
+                    )));
                 }
             }
         }
@@ -312,10 +326,10 @@ pub fn check_authz(i: &AuthzInput, m: Option<Mutant>) -> Result<(), String> {
     for p in packs {
         let want = CAPABILITIES.iter().any(|c| granted(c, p, None));
         if may_activate(s, p, m) != want {
-            return Err(format!(
+            return Err(Broken(format!(
                 "activation of {p} is {}; the grants say {want}",
                 !want
-            ));
+            )));
         }
     }
 
@@ -334,27 +348,27 @@ pub fn check_authz(i: &AuthzInput, m: Option<Mutant>) -> Result<(), String> {
             return Err("no grant, no allow: allowed with no grants".into())
         }
         (Ok(_), _) if !known => {
-            return Err(format!(
+            return Err(Broken(format!(
                 "allowed {p}.{v}, which has no command or no Policy row"
-            ))
+            )))
         }
         (Ok(got), Some(row)) => {
             if !std::ptr::eq(*got, row) {
                 return Err("allowed under another Policy row".into());
             }
             if !granted(cap(row), p, Some(v)) {
-                return Err(format!(
+                return Err(Broken(format!(
                     "allowed a {:?} of {p}.{v} without {}",
                     row.operation,
                     cap(row)
-                ));
+                )));
             }
             if brain_blocked(row) {
                 return Err("allowed privacy.land brain without a project".into());
             }
         }
         (Err(e), Some(row)) if known && granted(cap(row), p, Some(v)) && !brain_blocked(row) => {
-            return Err(format!("denied ({e}) although every axis allows"));
+            return Err(Broken(format!("denied ({e}) although every axis allows")));
         }
         _ => {}
     }
@@ -371,13 +385,13 @@ pub fn check_authz(i: &AuthzInput, m: Option<Mutant>) -> Result<(), String> {
         let want = !row.confirm || is_true("confirm") || is_true("apply");
         let gate = confirm_gate(row, &i.req.args, m);
         if gate.is_ok() != want {
-            return Err(format!(
+            return Err(Broken(format!(
                 "confirm gate says {:?} for confirm {:?}, apply {:?} (Policy confirm {})",
                 gate,
                 i.req.args.get("confirm"),
                 i.req.args.get("apply"),
                 row.confirm
-            ));
+            )));
         }
         // The pipeline: authorise, then the gate; only then may an adapter run.
         let reaches_adapter = decided

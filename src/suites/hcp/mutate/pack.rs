@@ -7,6 +7,7 @@
 //! shrinker does) restores that field to the seed's value and keeps the rest.
 
 use crate::case::patch::set;
+use crate::error::BadInput;
 use crate::mutate::{retype, weird_string, Source};
 use crate::suites::hcp::pack::PackFiles;
 use crate::suites::hcp::steps::InlinePack;
@@ -53,10 +54,10 @@ impl Fixture {
 
     /// The fixture packs under `packs_dir`, in name order; the ones that do not parse are left
     /// out (a mutation needs a JSON seed).
-    pub fn load_all(packs_dir: &Path) -> Result<Vec<Fixture>, String> {
+    pub fn load_all(packs_dir: &Path) -> Result<Vec<Fixture>, BadInput> {
         let mut out = Vec::new();
-        let dirs =
-            std::fs::read_dir(packs_dir).map_err(|e| format!("{}: {e}", packs_dir.display()))?;
+        let dirs = std::fs::read_dir(packs_dir)
+            .map_err(|e| BadInput(format!("{}: {e}", packs_dir.display())))?;
         let mut dirs: Vec<_> = dirs
             .flatten()
             .map(|d| d.path())
