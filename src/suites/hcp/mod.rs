@@ -116,6 +116,7 @@ pub fn run_case(
     CaseResult::of(case, verdict, observations, unclassified, start)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn execute(
     case: &Case,
     body: &Body,
@@ -152,7 +153,7 @@ fn execute(
         expect: None,
         note: None,
     };
-    let steps: Vec<&Step> = match implicit_install(&body) {
+    let steps: Vec<&Step> = match implicit_install(body) {
         false => body.steps.iter().collect(),
         true => std::iter::once(&implicit).chain(&body.steps).collect(),
     };
