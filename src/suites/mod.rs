@@ -151,6 +151,8 @@ pub struct FuzzRun<'a> {
 
 /// What a fuzzer tells while it runs.
 pub enum FuzzNews<'a> {
+    /// The target was reached: the first case is about to play.
+    Started,
     Progress(FuzzProgress),
     Found(&'a FuzzFinding),
 }

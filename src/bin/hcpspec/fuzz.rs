@@ -134,7 +134,22 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
             }
         );
     };
+    // Told once the runtime answered and the fuzzer is ready, as before any case plays.
+    let started = || {
+        // Ctrl-C stops generating; findings already written stay, one being shrunk is written
+        // as far as it got.
+        let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
+        eprintln!(
+            "fuzz: {} from seed {} for {} s on {} job(s); findings go to {}",
+            a.runtime,
+            a.seed,
+            a.seconds,
+            a.jobs.max(1),
+            out.display()
+        );
+    };
     let tell = |news: FuzzNews| match news {
+        FuzzNews::Started => started(),
         FuzzNews::Progress(p) => progress(p),
         FuzzNews::Found(f) => found(f),
     };
@@ -152,17 +167,6 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
         vectors: &vectors.root,
         tell: &tell,
     };
-    // Ctrl-C stops generating; findings already written stay, one being shrunk is written as
-    // far as it got.
-    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
-    eprintln!(
-        "fuzz: {} from seed {} for {} s on {} job(s); findings go to {}",
-        a.runtime,
-        a.seed,
-        a.seconds,
-        a.jobs.max(1),
-        out.display()
-    );
     let report = match Contract.fuzz(&run).expect("the contract suite fuzzes") {
         Ok(r) => r,
         Err(e) if e.contains("unreachable") => {

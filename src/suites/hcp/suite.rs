@@ -189,6 +189,7 @@ fn fuzz(run: &FuzzRun) -> Result<FuzzReport, String> {
         shrink_budget: run.shrink_budget,
     };
     let fuzzer = super::fuzz::Fuzzer::new(cfg, &env).map_err(|e| e.to_string())?;
+    (run.tell)(FuzzNews::Started);
     let r = fuzzer.run(run.stop, &|p| (run.tell)(FuzzNews::Progress(p)), &|f| {
         (run.tell)(FuzzNews::Found(f))
     })?;
