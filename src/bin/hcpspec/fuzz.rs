@@ -60,6 +60,14 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
     });
     if let Some(name) = &a.suite {
         let l = hcpspec::suites::load(&vectors.root, name).map_err(|e| e.to_string())?;
+        let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
+        eprintln!(
+            "fuzz: {} against mutated {name} cases from seed {} for {} s; findings go to {}",
+            a.runtime,
+            a.seed,
+            a.seconds,
+            found.join(name).display()
+        );
         if l.suite.drives() != Contract.drives() {
             let out = found.clone();
             let run = FuzzRun {
@@ -76,14 +84,6 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, String> {
                 vectors: &vectors.root,
                 tell: &|_| {},
             };
-            let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
-            eprintln!(
-                "fuzz: {} against mutated {name} cases from seed {} for {} s; findings go to {}",
-                a.runtime,
-                a.seed,
-                a.seconds,
-                out.join(name).display()
-            );
             return match l.suite.fuzz(&run) {
                 Some(Err(e)) if e.starts_with("unreachable") => {
                     eprintln!("hcpspec: {e}");
