@@ -190,9 +190,11 @@ fn fuzz(run: &FuzzRun) -> Result<FuzzReport, String> {
     };
     let fuzzer = super::fuzz::Fuzzer::new(cfg, &env).map_err(|e| e.to_string())?;
     (run.tell)(FuzzNews::Started);
-    let r = fuzzer.run(run.stop, &|p| (run.tell)(FuzzNews::Progress(p)), &|f| {
-        (run.tell)(FuzzNews::Found(f))
-    })?;
+    let r = fuzzer
+        .run(run.stop, &|p| (run.tell)(FuzzNews::Progress(p)), &|f| {
+            (run.tell)(FuzzNews::Found(f))
+        })
+        .map_err(|e| e.to_string())?;
     Ok(FuzzReport {
         cases: r.cases,
         findings: r

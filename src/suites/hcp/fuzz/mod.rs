@@ -77,6 +77,17 @@ pub struct Report {
     pub interrupted: bool,
 }
 
+/// Why a fuzz run ended without its report.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FuzzError {
+    /// The runtime could not be reached, at the start or in the middle of the run (exit 3).
+    #[error("runtime {runtime} unreachable: {why}")]
+    Unreachable { runtime: String, why: String },
+    /// A worker panicked: a bug to reproduce on one job from the seed.
+    #[error("a fuzz worker panicked; rerun with --jobs 1 --seed {seed} to reproduce")]
+    Panicked { seed: u64 },
+}
+
 /// One fuzz case run on the runtime and (when it is another) the reference, and judged.
 pub struct Judged {
     pub violations: Vec<Violation>,
@@ -143,6 +154,13 @@ impl<'e> Fuzzer<'e> {
             fixtures,
             connect,
         })
+    }
+
+    fn unreachable(&self, why: String) -> FuzzError {
+        FuzzError::Unreachable {
+            runtime: self.cfg.runtime.clone(),
+            why,
+        }
     }
 
     /// The fuzz case number `index` of this run.
@@ -217,10 +235,6 @@ impl<'e> Fuzzer<'e> {
     }
 
     /// Judge a fuzz case once (for tests and tools).
-    pub fn judge_case(&self, fc: &FuzzCase) -> Result<Judged, String> {
-        self.judge(&mut self.adapters(), fc, 0)
-    }
-
     /// Shrink, render, check and write one finding.
     fn finding(
         &self,
@@ -315,9 +329,9 @@ impl<'e> Fuzzer<'e> {
         stop: &AtomicBool,
         on_progress: &(dyn Fn(FuzzProgress) + Sync),
         on_finding: &(dyn Fn(&FuzzFinding) + Sync),
-    ) -> Result<Report, String> {
+    ) -> Result<Report, FuzzError> {
         // Reachable at all? (exit 3 otherwise, like `run`)
-        (self.connect)().map_err(|e| format!("runtime {} unreachable: {e}", self.cfg.runtime))?;
+        (self.connect)().map_err(|why| self.unreachable(why))?;
         let start = Instant::now();
         let sh = Shared {
             start,
@@ -339,8 +353,8 @@ impl<'e> Fuzzer<'e> {
                 s.spawn(|| {
                     let work = std::panic::AssertUnwindSafe(|| self.worker(&sh, on_finding));
                     if std::panic::catch_unwind(work).is_err() {
-                        lock(&sh.failure).get_or_insert_with(|| {
-                            format!("a fuzz worker panicked; rerun with --jobs 1 --seed {} to reproduce", self.cfg.seed)
+                        lock(&sh.failure).get_or_insert(FuzzError::Panicked {
+                            seed: self.cfg.seed,
                         });
                     }
                     sh.done.store(true, Ordering::Relaxed);
@@ -385,9 +399,8 @@ impl<'e> Fuzzer<'e> {
             let fc = self.case(index);
             let judged = match self.judge(&mut ad, &fc, index) {
                 Ok(j) => j,
-                Err(e) => {
-                    *lock(&sh.failure) =
-                        Some(format!("runtime {} unreachable: {e}", self.cfg.runtime));
+                Err(why) => {
+                    *lock(&sh.failure) = Some(self.unreachable(why));
                     break;
                 }
             };
@@ -429,7 +442,7 @@ struct Shared<'s> {
     done: AtomicBool,
     claimed: Mutex<BTreeSet<&'static str>>,
     findings: Mutex<Vec<FuzzFinding>>,
-    failure: Mutex<Option<String>>,
+    failure: Mutex<Option<FuzzError>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
