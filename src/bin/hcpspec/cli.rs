@@ -160,7 +160,7 @@ fn context(vectors: &Path, options: adapter::Options) -> Context {
 }
 
 fn env(vectors: &Path) -> Result<RunEnv, String> {
-    RunEnv::new(vectors, &RunEnv::self_probe())
+    RunEnv::new(vectors, &RunEnv::self_probe()).map_err(|e| e.0)
 }
 
 #[derive(clap::Args)]

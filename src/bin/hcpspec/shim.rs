@@ -215,7 +215,8 @@ fn best_means(calls: &mut [Call], n: usize, rounds: usize) -> Result<Vec<f64>, S
 }
 
 fn adapter_call(spec: &str) -> Result<Call, String> {
-    let mut a = hcpspec::suites::hcp::shim::connector(spec, &Default::default())?()?;
+    let mut a =
+        hcpspec::suites::hcp::shim::connector(spec, &Default::default()).map_err(|e| e.0)?()?;
     let params = serde_json::json!({ "protocol": PROTOCOL });
     Ok(Box::new(move || {
         a.call("initialize", params.clone())
@@ -335,7 +336,7 @@ pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, String
     let cases = hcpspec::suites::load_driving(vectors, "hcp-runtime")
         .map_err(|e| e.to_string())?
         .cases;
-    let env = RunEnv::new(vectors, &RunEnv::self_probe())?;
+    let env = RunEnv::new(vectors, &RunEnv::self_probe()).map_err(|e| e.0)?;
     let claims = hcpspec::suites::hcp::embedded_claims("reference").unwrap_or_default();
     let jobs = crate::cli::cores();
     let http = Server::start(&exe, &["--transport", "http", "--runtime", "reference"])?;
@@ -387,7 +388,8 @@ pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, String
     let connectors = specs
         .iter()
         .map(|(_, spec)| hcpspec::suites::hcp::shim::connector(spec, &Default::default()))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.0)?;
     let mut best = vec![f64::MAX; specs.len()];
     let mut passed = vec![0; specs.len()];
     for _ in 0..iterations.max(1) {

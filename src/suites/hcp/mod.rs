@@ -87,7 +87,7 @@ pub fn run_case(
             ),
         }
     } else {
-        match Body::of(case).and_then(|body| {
+        match Body::of(case).map_err(|e| e.0).and_then(|body| {
             tempfile::Builder::new()
                 .prefix(CASE_DIR_PREFIX)
                 .tempdir()

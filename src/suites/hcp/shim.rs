@@ -5,6 +5,7 @@
 use super::pack::{self, PackFiles};
 use super::runtime::{CliRequest, ExecRequest, Factory, Runtime, RuntimeConfig, SenseEvent};
 use crate::adapter::{self, Adapter, Connector, Inproc, Options};
+use crate::error::BadInput;
 use crate::shim::{
     Dispatch, RpcError, Service, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, PROTOCOL,
     UNKNOWN_RUNTIME,
@@ -257,12 +258,14 @@ pub fn service(name: &str) -> Option<Service> {
 /// A runtime spec as a connector: `inproc:NAME` an embedded runtime, any other spec the
 /// adapter's (`stdio:`, `http://`, `ws://`). An unknown spec is a usage error naming the specs
 /// that exist; nothing is reached yet: the first call does that.
-pub fn connector(spec: &str, opts: &Options) -> Result<Connector, String> {
+pub fn connector(spec: &str, opts: &Options) -> Result<Connector, BadInput> {
     let Some(name) = spec.strip_prefix("inproc:") else {
-        return adapter::connector_with(spec, opts);
+        return adapter::connector_with(spec, opts).map_err(BadInput);
     };
     super::runtime::embedded(name).ok_or_else(|| {
-        format!("--runtime {spec}: no embedded runtime `{name}` (reference, stub, mutant:NAME)")
+        BadInput(format!(
+            "--runtime {spec}: no embedded runtime `{name}` (reference, stub, mutant:NAME)"
+        ))
     })?;
     crate::shim::schema::warm();
     let name = name.to_string();

@@ -8,6 +8,7 @@ use crate::adapter::{Adapter, Connector};
 use crate::case::matcher::Denials;
 use crate::case::paths::{fixture_dir, plain_name, probe_path, relative_file, segment};
 use crate::case::{Case, Format};
+use crate::error::BadInput;
 use crate::knob::{infos, Info};
 use crate::run::runner::Target;
 use crate::run::CaseResult;
@@ -28,11 +29,11 @@ impl Format for Contract {
     }
     fn check(&self, case: &Case, denials: &Denials) -> Result<(), (String, String)> {
         crate::case::check_expects(case.member("steps"), "/steps", "expect", denials)?;
-        let body = Body::of(case).map_err(|e| (String::new(), e))?;
+        let body = Body::of(case).map_err(|e| (String::new(), e.0))?;
         check_paths(&body)
     }
     fn check_fixtures(&self, case: &Case, vectors: &Path) -> Result<(), (String, String)> {
-        let body = Body::of(case).map_err(|e| (String::new(), e))?;
+        let body = Body::of(case).map_err(|e| (String::new(), e.0))?;
         check_fixtures(&body, vectors)
     }
 }
@@ -55,8 +56,8 @@ impl Suite for Contract {
         true
     }
     fn target(&self, spec: &str, ctx: &Context) -> Result<Arc<dyn Target>, String> {
-        let connect = super::shim::connector(spec, &ctx.options)?;
-        let env = RunEnv::new(&ctx.vectors, &ctx.probe)?;
+        let connect = super::shim::connector(spec, &ctx.options).map_err(|e| e.0)?;
+        let env = RunEnv::new(&ctx.vectors, &ctx.probe).map_err(|e| e.0)?;
         Ok(Arc::new(Runtime {
             spec: spec.to_string(),
             connect,
@@ -147,18 +148,21 @@ pub struct RunEnv {
 
 impl RunEnv {
     /// `probe` is the hcpspec-probe executable; it is linked into a fresh bin directory twice.
-    pub fn new(vectors: &Path, probe: &Path) -> Result<RunEnv, String> {
-        let denials = crate::case::load_denials(vectors).map_err(|e| e.to_string())?;
-        let probe = probe
-            .canonicalize()
-            .map_err(|e| format!("hcpspec-probe not found at {}: {e}", probe.display()))?;
+    pub fn new(vectors: &Path, probe: &Path) -> Result<RunEnv, BadInput> {
+        let denials = crate::case::load_denials(vectors).map_err(|e| BadInput(e.to_string()))?;
+        let probe = probe.canonicalize().map_err(|e| {
+            BadInput(format!(
+                "hcpspec-probe not found at {}: {e}",
+                probe.display()
+            ))
+        })?;
         let bins = tempfile::Builder::new()
             .prefix("hcpspec-bin")
             .tempdir()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| BadInput(e.to_string()))?;
         for name in ["hcpspec-probe", "other-probe"] {
             std::os::unix::fs::symlink(&probe, bins.path().join(name))
-                .map_err(|e| format!("cannot link {name}: {e}"))?;
+                .map_err(|e| BadInput(format!("cannot link {name}: {e}")))?;
         }
         Ok(RunEnv {
             vectors: vectors.to_path_buf(),
@@ -176,7 +180,7 @@ impl RunEnv {
 }
 
 fn fuzz(run: &FuzzRun) -> Result<FuzzReport, String> {
-    let mut env = RunEnv::new(run.vectors, &RunEnv::self_probe())?;
+    let mut env = RunEnv::new(run.vectors, &RunEnv::self_probe()).map_err(|e| e.0)?;
     env.uncapped = true; // the oracles judge whole observations; findings cap nothing they need
     let cfg = super::fuzz::Config {
         runtime: run.spec.to_string(),

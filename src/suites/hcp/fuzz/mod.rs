@@ -133,8 +133,7 @@ impl<'e> Fuzzer<'e> {
                 env.vectors.join("packs").display()
             )));
         }
-        let connect =
-            super::shim::connector(&cfg.runtime, &Default::default()).map_err(BadInput)?;
+        let connect = super::shim::connector(&cfg.runtime, &Default::default())?;
         let claims = connect()
             .and_then(|mut a| {
                 a.call(
