@@ -1,14 +1,14 @@
 //! Throughput of the `pack_load` fuzz target's body without libFuzzer: every file of the given
-//! corpus directories replayed through `hcpspec::fuzz::targets::pack_load`, round after round,
+//! corpus directories replayed through `hcpspec::suites::hcp::fuzz::targets::pack_load`, round after round,
 //! on one thread, for about `SECONDS`; then the loader alone on each fixture pack, typed and
 //! schema-first. See docs/bench.md.
 //!
 //!   cargo run --release --example pack_load_bench -- [SECONDS] DIR...
 //!   cargo run --release --example pack_load_bench -- 10 fuzz/corpus/pack_load
 
-use hcpspec::fuzz::targets;
-use hcpspec::mutate::pack::{embedded_fixtures, PackState};
-use hcpspec::pack;
+use hcpspec::suites::hcp::fuzz::targets;
+use hcpspec::suites::hcp::mutate::pack::{embedded_fixtures, PackState};
+use hcpspec::suites::hcp::pack;
 use std::time::{Duration, Instant};
 
 fn main() {

@@ -12,8 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec cargo mutants \
-  -f src/runtime/reference/mod.rs -f src/runtime/reference/authz.rs \
-  -f src/runtime/reference/hub.rs -f src/runtime/adapter.rs -f src/pack/lint.rs \
+  -f src/suites/hcp/runtime/reference/mod.rs -f src/suites/hcp/runtime/reference/authz.rs \
+  -f src/suites/hcp/runtime/reference/hub.rs -f src/suites/hcp/runtime/adapter.rs -f src/suites/hcp/pack/lint.rs \
   -E 'overstrict_lint|unchecked_install|invent_policy|first_values|with_blank_args' \
   -E 'Reference::(broken|chose|words|mint_for_exec|run_in_own_jail)' \
   -E 'Mutant::|Variant::|env_grants|public_connected|public_unconnected|mint_in_exec' \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proof that `hcpspec fuzz` finds bugs: fuzz every contract mutant (src/runtime/mutant.rs)
+# Proof that `hcpspec fuzz` finds bugs: fuzz every contract mutant (src/suites/hcp/runtime/mutant.rs)
 # in-process from a fixed seed, stop at the first finding, and print the cases and time it took.
 # Then fuzz the reference, which must find nothing.
 #
@@ -32,7 +32,7 @@ trap 'rm -rf "$out"' EXIT
 # Binding in an audit record, availability's shape, the sink's records, a poller on a timer):
 # the contract cases kill each of them (`hcpspec run --mutants`); the fuzzer is not expected to.
 not_fuzzed="whitespace-json-refused list-packs-empty token-in-connect polling-as-sense sense-audited grants-from-env pack-rewritten public-pack-minted get-pack-first-installed skill-not-exposed cli-runs-another-command cli-face-unimplemented confirm-before-brain envelope-without-ids unknown-pack-bare-denial binding-hub-renamed inproc-argv-dropped audit-without-binding audit-token-as-binding availability-shape-wrong sense-sink-unrecorded polling-on-a-timer"
-mutants=$(sed -n 's/^ *[A-Za-z]* = "\([a-z-]*\)", \[.*/\1/p' src/runtime/mutant.rs \
+mutants=$(sed -n 's/^ *[A-Za-z]* = "\([a-z-]*\)", \[.*/\1/p' src/suites/hcp/runtime/mutant.rs \
   | grep -vxF -f <(tr ' ' '\n' <<<"$not_fuzzed"))
 # Mutants run two at a time (FUZZ_JOBS), the reference beside them: each is one job from its
 # own seed, so running several at once changes no count, only the wall time.

@@ -55,11 +55,15 @@ macro_rules! variants {
     };
 }
 
-/// Which mutant or variant an embedded reference is, if any: at most one of the two.
+/// Which mutant or variant an embedded reference is, if any: at most one of the two (or, for a
+/// suite that offers `variant:all`, every variant at once).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Knobs<M, V> {
     pub mutant: Option<M>,
     pub variant: Option<V>,
+    /// Every allowed variant's choice at once: the runtime a stranger could write from the
+    /// spec alone (the contract's `variant:all`).
+    every_variant: bool,
 }
 
 impl<M, V> Default for Knobs<M, V> {
@@ -67,6 +71,7 @@ impl<M, V> Default for Knobs<M, V> {
         Knobs {
             mutant: None,
             variant: None,
+            every_variant: false,
         }
     }
 }
@@ -80,13 +85,26 @@ impl<M: Knob, V: Knob> Knobs<M, V> {
         if let Some(m) = name.strip_prefix("mutant:") {
             return Some(Knobs {
                 mutant: Some(M::by_name(m)?),
-                variant: None,
+                ..Self::default()
             });
         }
         Some(Knobs {
-            mutant: None,
             variant: Some(V::by_name(name.strip_prefix("variant:")?)?),
+            ..Self::default()
         })
+    }
+
+    /// Every allowed variant at once (`variant:all`, where a suite offers it).
+    pub fn every_variant() -> Self {
+        Knobs {
+            every_variant: true,
+            ..Self::default()
+        }
+    }
+
+    /// Is this every allowed variant at once?
+    pub fn is_every_variant(&self) -> bool {
+        self.every_variant
     }
 
     /// Is this the mutant that breaks `m`'s rule?
@@ -96,7 +114,7 @@ impl<M: Knob, V: Knob> Knobs<M, V> {
 
     /// Is this the allowed variant that decides `v`'s point otherwise?
     pub fn decides(&self, v: V) -> bool {
-        self.variant == Some(v)
+        self.every_variant || self.variant == Some(v)
     }
 }
 
@@ -142,5 +160,7 @@ mod tests {
         }
         assert_eq!(M::B.sections(), &["2", "3"]);
         assert_eq!(infos::<M>().len(), 2);
+        let all = Knobs::<M, V>::every_variant();
+        assert!(all.decides(V::X) && !all.breaks(M::A) && all.is_every_variant());
     }
 }

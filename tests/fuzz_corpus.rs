@@ -1,9 +1,9 @@
 //! Regression on stable: every seed of `fuzz/corpus/<target>/` and every past crash input of
 //! `fuzz/regressions/<target>/` replayed through the cargo-fuzz target's body
-//! (`hcpspec::fuzz::targets`), one test each: `fuzz_corpus::pack_load::ledger.pack`.
+//! (`hcpspec::suites::hcp::fuzz::targets`), one test each: `fuzz_corpus::pack_load::ledger.pack`.
 //! No nightly and no libFuzzer needed; a target that panics fails its test.
 
-use hcpspec::fuzz::targets::{self, TARGETS};
+use hcpspec::suites::hcp::fuzz::targets::{self, TARGETS};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
 

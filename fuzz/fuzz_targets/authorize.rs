@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| hcpspec::fuzz::targets::authorize(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| hcpspec::suites::hcp::fuzz::targets::authorize(data));

@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| hcpspec::fuzz::targets::pack_load(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| hcpspec::suites::hcp::fuzz::targets::pack_load(data));

@@ -1,8 +1,9 @@
 //! The client side of the shim protocol: one trait, one implementation per transport.
 //! The runner only ever talks to a runtime through an `Adapter`.
 //!
-//! Runtime specs: `inproc:NAME` (an embedded runtime, no bytes), `stdio:CMD ARGS` (a shim as a
-//! child process), `http://HOST:PORT` and `ws://HOST:PORT/PATH` (a shim serving). Every adapter
+//! Runtime specs: `stdio:CMD ARGS` (a shim as a child process), `http://HOST:PORT` and
+//! `ws://HOST:PORT/PATH` (a shim serving); `inproc:NAME` is a suite's own (its embedded target
+//! behind [`Inproc`], no bytes). Every adapter
 //! made by `connector` checks every message both ways against `vectors/schemas/shim/`, and
 //! every transport failure (a deadline, a crash, garbage, a wrong id, an oversized answer, a
 //! closed socket) is a `CallError::Transport` that says what came back.
@@ -20,7 +21,7 @@ pub use rpc::excerpt;
 use crate::error::BadInput;
 use crate::run::spec::{Spec, SpecError};
 use crate::shim::schema::{self, Part};
-use crate::shim::{RpcError, Session};
+use crate::shim::{Dispatch, RpcError};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -45,16 +46,17 @@ pub trait Adapter: Send {
     fn call(&mut self, method: &str, params: Value) -> Result<Value, CallError>;
 }
 
-/// `inproc:NAME`: the embedded runtime in this process, same messages, no bytes.
+/// `inproc:NAME`: a suite's embedded target in this process, handed over as its session: same
+/// messages, no bytes.
 pub struct Inproc {
-    session: Session,
+    session: Box<dyn Dispatch>,
 }
 
 impl Inproc {
-    pub fn new(name: &str) -> Option<Inproc> {
-        Some(Inproc {
-            session: Session::new(crate::runtime::embedded(name)?),
-        })
+    pub fn new(session: impl Dispatch + 'static) -> Inproc {
+        Inproc {
+            session: Box::new(session),
+        }
     }
 }
 
@@ -125,7 +127,7 @@ impl<A: Adapter> Adapter for Checked<A> {
     }
 }
 
-/// Makes a fresh adapter per case for a runtime spec (`inproc:reference`, …).
+/// Makes a fresh adapter per case for a runtime spec (`stdio:CMD`, …).
 pub type Connector = Box<dyn Fn() -> Result<Box<dyn Adapter>, String> + Sync + Send>;
 
 /// Parse a runtime spec into a connector, with the default deadline and size cap.
@@ -139,8 +141,8 @@ pub fn connector_with(spec: &str, opts: &Options) -> Result<Connector, BadInput>
     shim_connector(&Spec::of_shim(spec)?, opts)
 }
 
-/// A connector to the HCP runtime a parsed spec names: embedded, or behind a shim over stdio
-/// (a pool of processes), HTTP or WebSocket.
+/// A connector to the runtime behind a shim a parsed spec names: over stdio (a pool of
+/// processes), HTTP or WebSocket.
 pub fn shim_connector(spec: &Spec, opts: &Options) -> Result<Connector, BadInput> {
     fn boxed<A: Adapter + 'static>(a: A) -> Box<dyn Adapter> {
         Box::new(Checked(a))
@@ -148,17 +150,6 @@ pub fn shim_connector(spec: &Spec, opts: &Options) -> Result<Connector, BadInput
     schema::warm();
     let opts = opts.clone();
     match spec {
-        Spec::Inproc(name) => {
-            crate::runtime::embedded(name).ok_or_else(|| {
-                format!(
-                    "--runtime {spec}: no embedded runtime `{name}` (reference, stub, mutant:NAME)"
-                )
-            })?;
-            let name = name.clone();
-            Ok(Box::new(move || {
-                Ok(boxed(Inproc::new(&name).expect("checked above")))
-            }))
-        }
         Spec::Stdio(cmd) => {
             let pool = stdio::Pool::new(cmd.argv.clone(), opts);
             Ok(Box::new(move || {
@@ -184,7 +175,8 @@ pub fn shim_connector(spec: &Spec, opts: &Options) -> Result<Connector, BadInput
                 )))
             }))
         }
-        // `exec:` starts a harness, never a shim.
-        Spec::Exec(_) => Err(SpecError::Unknown(spec.to_string()).into()),
+        // `inproc:` is a suite's own (its session handed to `Inproc`); `exec:` starts a
+        // harness, never a shim.
+        Spec::Inproc(_) | Spec::Exec(_) => Err(SpecError::Unknown(spec.to_string()).into()),
     }
 }

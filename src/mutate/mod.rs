@@ -1,14 +1,11 @@
-//! Generators and mutators shared by the cargo-fuzz targets (`fuzz/`) and the black-box protocol
-//! fuzzer (`hcpspec fuzz`, `src/fuzz/`).
+//! The random source every fuzzer draws from, and the generic mutators of JSON values: shared
+//! by the cargo-fuzz targets (`fuzz/`) and every suite's black-box fuzzer (`hcpspec fuzz`).
 //!
 //! Every choice goes through a [`Source`]: a seeded PRNG ([`Rng`]) for `hcpspec fuzz`, so a run
 //! is reproducible from its seed with no time-dependence, or libFuzzer's bytes through
 //! `arbitrary::Unstructured` ([`Bytes`]) for the coverage-guided targets, so the same
 //! structure-aware mutations reach past the JSON parser into the loader, the linter and the
 //! authoriser.
-
-pub mod case;
-pub mod pack;
 
 use serde_json::{json, Map, Value};
 

@@ -40,10 +40,7 @@ pub fn serve(
 ) -> std::io::Result<()> {
     let mut conn = Conn::default();
     let mut line = Vec::new();
-    loop {
-        let Some(fits) = next_line(&mut input, &mut line, MAX_MESSAGE)? else {
-            break;
-        };
+    while let Some(fits) = next_line(&mut input, &mut line, MAX_MESSAGE)? {
         let reply = if !fits {
             Some(error_frame(
                 Value::Null,

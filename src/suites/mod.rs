@@ -57,10 +57,9 @@ pub trait Suite: Format + Sync {
     fn runs_unnamed(&self) -> bool {
         false
     }
-    /// Its black-box fuzzer (`hcpspec fuzz --suite NAME`): mutated cases of its own played on
-    /// `spec`, judged by the suite's invariants, findings written under `out` as cases. None
-    /// when it has none of this shape (the contract suite's is `hcpspec::fuzz`, with jobs and a
-    /// shrinker of its own).
+    /// Its black-box fuzzer (`hcpspec fuzz --suite NAME`): mutated or generated cases played
+    /// on `spec`, judged by the suite's invariants, findings written under `out` as cases. None
+    /// when it has none.
     fn fuzz(&self, _run: &FuzzRun) -> Option<Result<FuzzReport, FuzzError>> {
         None
     }
@@ -142,6 +141,51 @@ pub struct FuzzRun<'a> {
     pub findings: Option<usize>,
     pub out: &'a Path,
     pub stop: &'a std::sync::atomic::AtomicBool,
+    /// Cases played at once, where the fuzzer plays several (the contract's).
+    pub jobs: usize,
+    /// Runs of a case the shrinker may spend on one finding, where the fuzzer shrinks (the
+    /// contract's).
+    pub shrink_budget: usize,
+    /// The vectors folder: fixture packs, denial classes.
+    pub vectors: &'a Path,
+    /// Told as the fuzzer goes, where it tells (the contract's: its progress, each finding).
+    pub tell: &'a (dyn Fn(FuzzNews) + Sync),
+}
+
+/// What a fuzzer tells while it runs.
+pub enum FuzzNews<'a> {
+    /// The target was reached: the first case is about to play.
+    Started,
+    Progress(FuzzProgress),
+    Found(&'a FuzzFinding),
+}
+
+/// One rule a target broke, as a written regression case (the contract's fuzzer tells each).
+#[derive(Debug, Clone)]
+pub struct FuzzFinding {
+    pub rule: &'static str,
+    pub message: String,
+    /// The number of the case that first broke the rule.
+    pub case_index: u64,
+    /// Time from the start of the run to the case that found it.
+    pub after: std::time::Duration,
+    /// The regression case (shrunk).
+    pub case: Case,
+    pub path: Option<PathBuf>,
+    /// The written case passes on the reference and does not pass on the runtime.
+    pub reproduces: bool,
+    /// Steps of the case as found and as shrunk.
+    pub steps: (usize, usize),
+}
+
+/// How far a fuzzer is (the contract's tells it every second).
+#[derive(Debug, Clone, Copy)]
+pub struct FuzzProgress {
+    pub cases: u64,
+    /// Cases whose run on the runtime ended in an error after a successful install.
+    pub errors: u64,
+    pub findings: usize,
+    pub elapsed: std::time::Duration,
 }
 
 /// A suite's embedded shim: `PREFIX:NAME` (`core:reference`, `host:mutant:…`), the protocol it
@@ -430,6 +474,9 @@ pub enum Stopped {
     /// Nothing more could be judged (the target breaks on an unmutated seed case).
     #[error("{0}")]
     Unjudgeable(String),
+    /// Stopped by Ctrl-C: the findings so far are kept.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 /// Why a suite's fuzzer could not run: bad input (a spec, a case), or a target it cannot reach.

@@ -1,4 +1,4 @@
-//! No import circles among the library's modules: the file-level module graph of `src/`
+//! The library's imports go one way. No import circles among its files: the file-level graph of `src/`
 //! (`src/bin` excluded), with an edge from a file to every file a `crate::…`, `super::…` or
 //! `self::…` path of it resolves to (the longest module prefix that is a file), has no strongly
 //! connected component of more than one file. Each circle found is listed with its files.
@@ -6,7 +6,8 @@
 //! The graph is read from the source text by the rules of the team's `circles.py` hook (a port:
 //! the two find the same edges and circles), with nothing outside this crate read: comments and a
 //! trailing `#[cfg(test)] mod tests { … }` are left out, and a path's `{…}` group counts one edge
-//! per item.
+//! per item. And docs/architecture.md's layer table is true of the top-level modules of that
+//! graph: each imports only what its row may.
 
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
@@ -204,5 +205,99 @@ fn no_import_circles_among_src_modules() {
         "{} import circle(s) among src/ modules (each a set of files that import one another):\n  {}",
         found.len(),
         shown.join("\n  ")
+    );
+}
+
+/// The rows of docs/architecture.md's layer table, top to bottom: each row's modules and what
+/// they may import (None: anything below).
+fn layer_table(doc: &str) -> Vec<(Vec<String>, Option<Vec<String>>)> {
+    let names = Regex::new(r"`([a-z_/]+)`").unwrap();
+    let section = doc
+        .split("## The layers")
+        .nth(1)
+        .and_then(|s| s.split("**Never**").next())
+        .expect("docs/architecture.md has a section \"The layers\"");
+    section
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|row| {
+            let cells: Vec<&str> = row.split(" | ").collect();
+            let (modules, may) = (cells[0], cells[cells.len() - 1]);
+            let list = |cell: &str| -> Vec<String> {
+                names
+                    .captures_iter(cell)
+                    .map(|c| c[1].to_string())
+                    .collect()
+            };
+            let may = if may.starts_with("anything") {
+                None
+            } else {
+                Some(list(may))
+            };
+            (list(modules), may)
+        })
+        .filter(|(m, _)| !m.iter().any(|m| m.starts_with("src/")))
+        .collect()
+}
+
+/// docs/architecture.md's layer table is the module graph: every top-level module of `src/`
+/// is in one row, and imports only what its row may import (its list, or any row below), never
+/// a row above; so no two top-level modules import each other, through any path.
+#[test]
+fn the_layer_table_holds() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("src");
+    let mut mods = BTreeMap::new();
+    modules(&src, &src, &mut mods);
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let rows = layer_table(&doc);
+    let row_of = |m: &str| rows.iter().position(|(ms, _)| ms.iter().any(|x| x == m));
+    let top = |file: &PathBuf| -> String {
+        let rel = file.strip_prefix(&src).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        first.trim_end_matches(".rs").to_string()
+    };
+    let tops: BTreeSet<String> = mods.values().map(top).filter(|t| t != "lib").collect();
+    let mut wrong = Vec::new();
+    for t in &tops {
+        if row_of(t).is_none() {
+            wrong.push(format!("`{t}` is in no row of the layer table"));
+        }
+    }
+    for (i, (ms, may)) in rows.iter().enumerate() {
+        for m in may.iter().flatten() {
+            if row_of(m).is_none_or(|r| r <= i) {
+                wrong.push(format!(
+                    "the row of {ms:?} may import `{m}`, which is not a row below it"
+                ));
+            }
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for (file, to) in edges(&mods) {
+        let from = top(&file);
+        let Some(r) = row_of(&from) else { continue };
+        for t in to.iter().map(top).filter(|t| *t != from && t != "lib") {
+            let allowed = match &rows[r].1 {
+                Some(list) => list.contains(&t),
+                None => row_of(&t).is_some_and(|rt| rt > r),
+            };
+            if !allowed && seen.insert((from.clone(), t.clone())) {
+                wrong.push(format!(
+                    "`{from}` imports `{t}` ({}), which its row may not",
+                    file.strip_prefix(root).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/architecture.md's layer table is not the module graph:\n  {}",
+        wrong.join("\n  ")
     );
 }

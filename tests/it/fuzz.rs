@@ -2,10 +2,10 @@
 //! on the reference, and its findings are valid case files that reproduce; the found cases
 //! committed under `vectors/found/` load, validate and pass on the reference.
 
-use hcpspec::adapter::Inproc;
 use hcpspec::case::{load_case, load_denials};
-use hcpspec::fuzz::{Config, Fuzzer, Report};
 use hcpspec::run::Verdict;
+use hcpspec::suites::hcp::fuzz::{Config, Fuzzer, Report};
+use hcpspec::suites::hcp::shim::inproc;
 use hcpspec::suites::hcp::{run_case, RunEnv};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -70,7 +70,7 @@ fn finds_mutants_and_writes_reproducing_cases() {
             .unwrap_or_else(|e| panic!("{m}: {e}"));
         let on_ref = run_case(
             &case,
-            &mut Inproc::new("reference").unwrap(),
+            &mut inproc("reference").unwrap(),
             env(),
             &claims("reference"),
         );
@@ -82,7 +82,7 @@ fn finds_mutants_and_writes_reproducing_cases() {
         );
         let on_mutant = run_case(
             &case,
-            &mut Inproc::new(&format!("mutant:{m}")).unwrap(),
+            &mut inproc(&format!("mutant:{m}")).unwrap(),
             env(),
             &claims(&format!("mutant:{m}")),
         );
@@ -163,7 +163,7 @@ fn committed_found_cases_load_and_pass_on_the_reference() {
             .unwrap_or_else(|e| panic!("{e}"));
         let r = run_case(
             &case,
-            &mut Inproc::new("reference").unwrap(),
+            &mut inproc("reference").unwrap(),
             env(),
             &claims("reference"),
         );

@@ -163,7 +163,8 @@ fn the_executor_refuses_hostile_paths_the_loader_never_saw() {
     let v = root().join("vectors");
     let env =
         hcpspec::suites::hcp::RunEnv::new(&v, Path::new(env!("CARGO_BIN_EXE_hcpspec"))).unwrap();
-    let connect = hcpspec::adapter::connector("inproc:reference").unwrap();
+    let connect =
+        hcpspec::suites::hcp::shim::connector("inproc:reference", &Default::default()).unwrap();
     let victim = std::env::temp_dir().join(format!("hcpspec-hostile-exec-{}", std::process::id()));
     let patched = victim.with_extension("json");
     for (case, _) in REFUSED {

@@ -6,9 +6,11 @@
 //! reads differently from a `Value` (duplicate keys, arrays for objects, `null`s), and for
 //! generated edits.
 
-use hcpspec::mutate::pack::{embedded_fixtures, gen_edit, pointers, Fixture, PackState};
 use hcpspec::mutate::Rng;
-use hcpspec::pack::{load_files, load_files_schema_first, PackFiles};
+use hcpspec::suites::hcp::mutate::pack::{
+    embedded_fixtures, gen_edit, pointers, Fixture, PackState,
+};
+use hcpspec::suites::hcp::pack::{load_files, load_files_schema_first, PackFiles};
 use serde_json::{json, Value};
 
 fn files(surface: &[u8], policy: &[u8]) -> PackFiles {

@@ -3,12 +3,12 @@
 //! over stdio, and deliberately broken shims (tests/fauxmplementations/faux_shim.py) whose every
 //! misbehaviour must end as a clear verdict, never as a hang or a crash of hcpspec.
 
-use hcpspec::adapter::{self, Options};
+use hcpspec::adapter::Options;
 use hcpspec::case::{Case, Level};
 use hcpspec::knob::Knob;
 use hcpspec::run::parity;
 use hcpspec::run::{CaseResult, Verdict};
-use hcpspec::runtime::mutant::Mutant;
+use hcpspec::suites::hcp::runtime::mutant::Mutant;
 use hcpspec::suites::hcp::{run_all, RunEnv};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -212,7 +212,7 @@ fn misbehaviours(spec: &str, extra: &[(&str, &[&str])]) {
         cases.push(faux_case("ok", vec![]));
         expect.push(None);
     }
-    let connect = adapter::connector_with(spec, &quick()).expect("spec");
+    let connect = hcpspec::suites::hcp::shim::connector(spec, &quick()).expect("spec");
     let start = Instant::now();
     let results = run_all(&cases, env(), &claims(), 2, &connect, &|_| {});
     // Each broken call costs at most one deadline (3 s); nothing waits longer.
@@ -294,7 +294,7 @@ fn a_crashed_stdio_shim_is_restarted_and_a_healthy_one_reused() {
         .iter()
         .map(|v| faux_case(v, vec![]))
         .collect();
-    let connect = adapter::connector(&spec).expect("spec");
+    let connect = hcpspec::suites::hcp::shim::connector(&spec, &Default::default()).expect("spec");
     let r = run_all(&cases, env(), &claims(), 1, &connect, &|_| {});
     let (a, b) = (pid_of(&r[0]), pid_of(&r[1]));
     assert_eq!(a, b, "one process serves case after case");
@@ -307,7 +307,7 @@ fn a_crashed_stdio_shim_is_restarted_and_a_healthy_one_reused() {
 #[test]
 fn an_unimplemented_method_is_unimplemented_never_a_pass() {
     let spec = format!("stdio:python3 {}", shell_words::quote(&faux()));
-    let connect = adapter::connector(&spec).expect("spec");
+    let connect = hcpspec::suites::hcp::shim::connector(&spec, &Default::default()).expect("spec");
     let r = run_all(
         &[faux_case("ok", vec![json!({ "audit": {} })])],
         env(),
@@ -350,7 +350,7 @@ fn unreachable_and_unstartable_shims_are_errors() {
         "stdio:python3 {} --die-at-start",
         shell_words::quote(&faux())
     );
-    let e = adapter::connector(&die).expect("spec")()
+    let e = hcpspec::suites::hcp::shim::connector(&die, &Default::default()).expect("spec")()
         .err()
         .expect("the handshake fails");
     assert!(
@@ -359,12 +359,16 @@ fn unreachable_and_unstartable_shims_are_errors() {
             && e.contains("cannot start: no runtime configured"),
         "{e}"
     );
-    let e = adapter::connector("stdio:/nonexistent/shim --x").expect("spec")()
+    let e =
+        hcpspec::suites::hcp::shim::connector("stdio:/nonexistent/shim --x", &Default::default())
+            .expect("spec")()
         .err()
         .expect("cannot start");
     assert!(e.contains("cannot start `/nonexistent/shim --x`"), "{e}");
     for spec in ["http://127.0.0.1:9", "ws://127.0.0.1:9/ws"] {
-        let mut a = adapter::connector(spec).expect("spec")().expect("lazy");
+        let mut a =
+            hcpspec::suites::hcp::shim::connector(spec, &Default::default()).expect("spec")()
+                .expect("lazy");
         let e = a
             .call("initialize", json!({ "protocol": "hcpspec-shim/1" }))
             .expect_err("nothing listens")
@@ -375,13 +379,18 @@ fn unreachable_and_unstartable_shims_are_errors() {
         );
     }
     for bad in ["stdio:", "stdio:'unclosed", "http://", "ftp://x", "ws//x"] {
-        assert!(adapter::connector(bad).is_err(), "{bad} should be refused");
+        assert!(
+            hcpspec::suites::hcp::shim::connector(bad, &Default::default()).is_err(),
+            "{bad} should be refused"
+        );
     }
 }
 
 #[test]
 fn invalid_params_are_never_sent() {
-    let mut a = adapter::connector("inproc:reference").expect("spec")().expect("adapter");
+    let mut a = hcpspec::suites::hcp::shim::connector("inproc:reference", &Default::default())
+        .expect("spec")()
+    .expect("adapter");
     let e = a
         .call(
             "runtime.exec",
@@ -409,7 +418,8 @@ fn the_suite_passes_over_every_transport_with_parity() {
     ];
     let mut runs = Vec::new();
     for spec in &specs {
-        let connect = adapter::connector(spec).expect("spec");
+        let connect =
+            hcpspec::suites::hcp::shim::connector(spec, &Default::default()).expect("spec");
         let info = connect()
             .expect("adapter")
             .call("initialize", json!({ "protocol": "hcpspec-shim/1" }))
@@ -465,7 +475,8 @@ fn mutants_are_killed_over_stdio() {
             env(),
             &claims(),
             2,
-            adapter::connector(&stdio_shim(&name)).expect("spec"),
+            hcpspec::suites::hcp::shim::connector(&stdio_shim(&name), &Default::default())
+                .expect("spec"),
             &|_| {},
         );
         let inproc = run_all(
@@ -473,7 +484,8 @@ fn mutants_are_killed_over_stdio() {
             env(),
             &claims(),
             2,
-            adapter::connector(&format!("inproc:{name}")).expect("spec"),
+            hcpspec::suites::hcp::shim::connector(&format!("inproc:{name}"), &Default::default())
+                .expect("spec"),
             &|_| {},
         );
         let killed = over_stdio
@@ -504,7 +516,8 @@ fn parity_flags_a_differing_observation_within_one_runtime() {
         env(),
         &claims(),
         1,
-        adapter::connector("inproc:reference").expect("spec"),
+        hcpspec::suites::hcp::shim::connector("inproc:reference", &Default::default())
+            .expect("spec"),
         &|_| {},
     );
     let b = run_all(
@@ -512,7 +525,7 @@ fn parity_flags_a_differing_observation_within_one_runtime() {
         env(),
         &claims(),
         1,
-        adapter::connector(&http.url).expect("spec"),
+        hcpspec::suites::hcp::shim::connector(&http.url, &Default::default()).expect("spec"),
         &|_| {},
     );
     let info = json!({ "runtime": { "name": "reference", "version": "1" } });
@@ -655,9 +668,8 @@ fn the_stdio_server_survives_bad_requests() {
 /// A WebSocket connection that closes takes its runtimes with it.
 #[test]
 fn a_closed_websocket_disposes_its_runtimes() {
-    let session = std::sync::Arc::new(hcpspec::shim::Session::new(
-        hcpspec::runtime::embedded("reference").expect("reference"),
-    ));
+    let session =
+        std::sync::Arc::new(hcpspec::suites::hcp::shim::session("reference").expect("reference"));
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("ws://{}/ws", listener.local_addr().expect("addr"));
     let service = hcpspec::shim::Service::Rpc(session.clone());
@@ -665,7 +677,9 @@ fn a_closed_websocket_disposes_its_runtimes() {
     let work = tempfile::tempdir().expect("tmp");
     let create = json!({ "packDirs": [], "principal": { "id": "u", "kind": "human" }, "workdir": work.path() });
     {
-        let mut a = adapter::connector(&url).expect("spec")().expect("adapter");
+        let mut a =
+            hcpspec::suites::hcp::shim::connector(&url, &Default::default()).expect("spec")()
+                .expect("adapter");
         for _ in 0..3 {
             assert_eq!(
                 a.call("runtime.create", create.clone()).expect("create")["ok"],

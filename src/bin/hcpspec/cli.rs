@@ -165,7 +165,7 @@ fn context(vectors: &Path, options: adapter::Options) -> Context {
 }
 
 fn env(vectors: &Path) -> Result<RunEnv, BadInput> {
-    RunEnv::new(vectors, &RunEnv::self_probe()).map_err(BadInput)
+    RunEnv::new(vectors, &RunEnv::self_probe())
 }
 
 #[derive(clap::Args)]
@@ -618,8 +618,8 @@ pub fn lint(dirs: &[PathBuf]) -> Result<i32, BadInput> {
         if !dir.is_dir() {
             return Err(BadInput(format!("{}: not a pack directory", dir.display())));
         }
-        let files = hcpspec::pack::PackFiles::read(dir);
-        match hcpspec::pack::install(&files) {
+        let files = hcpspec::suites::hcp::pack::PackFiles::read(dir);
+        match hcpspec::suites::hcp::pack::install(&files) {
             Ok(p) => println!(
                 "{}: ok ({}, {} commands)",
                 dir.display(),
@@ -799,9 +799,9 @@ pub fn bench(iterations: usize, vectors: &Path) -> Result<i32, BadInput> {
     let n = contract.cases.len();
     let mut best = f64::MAX;
     for _ in 0..iterations.max(1) {
-        let before = hcpspec::runtime::adapter::spawns();
+        let before = hcpspec::suites::hcp::runtime::adapter::spawns();
         let (_, secs) = timed(&contract, &ctx, "inproc:reference", 1)?;
-        let spawned = hcpspec::runtime::adapter::spawns() - before;
+        let spawned = hcpspec::suites::hcp::runtime::adapter::spawns() - before;
         best = best.min(secs);
         println!(
             "suite: {n} cases in {secs:.3} s = {:.0} cases/s (1 job); {} probe spawns ≈ {:.3} s of it; the rest {:.3} s",

@@ -1,10 +1,10 @@
-//! `hcpspec fuzz`: wiring only; the fuzzer is `hcpspec::fuzz`.
+//! `hcpspec fuzz`: wiring only; the fuzzer is the suite's (`Suite::fuzz`), the contract's by
+//! default.
 
 use hcpspec::error::{BadInput, Unreachable};
 use hcpspec::exit;
-use hcpspec::fuzz::{Config, Finding, Fuzzer, Progress};
-use hcpspec::suites::hcp::RunEnv;
-use hcpspec::suites::{Stopped, Suite as _};
+use hcpspec::suites::hcp::Contract;
+use hcpspec::suites::{FuzzFinding, FuzzNews, FuzzProgress, FuzzRun, Stopped, Suite as _};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,7 +20,7 @@ pub struct FuzzArgs {
     #[arg(long)]
     pub suite: Option<String>,
     /// Stop after this many seconds.
-    #[arg(long, default_value_t = 60.0, value_parser = |s: &str| crate::cli::seconds(s, true, hcpspec::fuzz::MAX_SECONDS))]
+    #[arg(long, default_value_t = 60.0, value_parser = |s: &str| crate::cli::seconds(s, true, hcpspec::suites::hcp::fuzz::MAX_SECONDS))]
     pub seconds: f64,
     /// The seed: the same seed generates the same cases.
     #[arg(long, default_value_t = 1)]
@@ -61,59 +61,39 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
     });
     if let Some(name) = &a.suite {
         let l = hcpspec::suites::load(&vectors.root, name).map_err(|e| BadInput(e.to_string()))?;
-        let out = found.clone();
-        let run = hcpspec::suites::FuzzRun {
-            spec: &a.runtime,
-            cases: &l.cases,
-            seed: a.seed,
-            seconds: a.seconds,
-            trials: a.cases,
-            findings: a.max_findings,
-            out: &out,
-            stop: &STOP,
-        };
         let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
         eprintln!(
             "fuzz: {} against mutated {name} cases from seed {} for {} s; findings go to {}",
             a.runtime,
             a.seed,
             a.seconds,
-            out.join(name).display()
+            found.join(name).display()
         );
-        if let Some(report) = l.suite.fuzz(&run) {
-            return print_report(&report?);
-        }
-        if l.suite.drives() != hcpspec::suites::hcp::Contract.drives() {
-            return Err(BadInput(format!("--suite {name}: this suite has no fuzzer")).into());
+        if l.suite.drives() != Contract.drives() {
+            let out = found.clone();
+            let run = FuzzRun {
+                spec: &a.runtime,
+                cases: &l.cases,
+                seed: a.seed,
+                seconds: a.seconds,
+                trials: a.cases,
+                findings: a.max_findings,
+                out: &out,
+                stop: &STOP,
+                jobs: a.jobs.max(1),
+                shrink_budget: a.shrink_budget,
+                vectors: &vectors.root,
+                tell: &|_| {},
+            };
+            return match l.suite.fuzz(&run) {
+                Some(report) => print_report(&report?),
+                None => Err(BadInput(format!("--suite {name}: this suite has no fuzzer")).into()),
+            };
         }
     }
-    let mut env = RunEnv::new(&vectors.root, &RunEnv::self_probe()).map_err(BadInput)?;
-    env.uncapped = true; // the oracles judge whole observations; findings cap nothing they need
     let out = found;
-    let cfg = Config {
-        runtime: a.runtime.clone(),
-        seed: a.seed,
-        seconds: a.seconds,
-        max_cases: a.cases,
-        jobs: a.jobs.max(1),
-        max_findings: a.max_findings,
-        out: Some(out.clone()),
-        shrink_budget: a.shrink_budget,
-    };
-    let fuzzer = Fuzzer::new(cfg, &env).map_err(BadInput)?;
-    // Ctrl-C stops generating; findings already written stay, one being shrunk is written as
-    // far as it got.
-    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
     let tty = std::io::stderr().is_terminal();
-    eprintln!(
-        "fuzz: {} from seed {} for {} s on {} job(s); findings go to {}",
-        a.runtime,
-        a.seed,
-        a.seconds,
-        a.jobs.max(1),
-        out.display()
-    );
-    let progress = |p: Progress| {
+    let progress = |p: FuzzProgress| {
         let secs = p.elapsed.as_secs_f64();
         let line = format!(
             "fuzz: {} cases, {:.0} cases/s, {} findings, {} errors, {:.0} s",
@@ -129,7 +109,7 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
             eprintln!("{line}");
         }
     };
-    let found = |f: &Finding| {
+    let found = |f: &FuzzFinding| {
         if tty {
             eprint!("\r");
         }
@@ -151,7 +131,40 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
             }
         );
     };
-    let report = fuzzer.run(&STOP, &progress, &found)?;
+    // Told once the runtime answered and the fuzzer is ready, as before any case plays.
+    let started = || {
+        // Ctrl-C stops generating; findings already written stay, one being shrunk is written
+        // as far as it got.
+        let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
+        eprintln!(
+            "fuzz: {} from seed {} for {} s on {} job(s); findings go to {}",
+            a.runtime,
+            a.seed,
+            a.seconds,
+            a.jobs.max(1),
+            out.display()
+        );
+    };
+    let tell = |news: FuzzNews| match news {
+        FuzzNews::Started => started(),
+        FuzzNews::Progress(p) => progress(p),
+        FuzzNews::Found(f) => found(f),
+    };
+    let run = FuzzRun {
+        spec: &a.runtime,
+        cases: &[],
+        seed: a.seed,
+        seconds: a.seconds,
+        trials: a.cases,
+        findings: a.max_findings,
+        out: &out,
+        stop: &STOP,
+        jobs: a.jobs.max(1),
+        shrink_budget: a.shrink_budget,
+        vectors: &vectors.root,
+        tell: &tell,
+    };
+    let report = Contract.fuzz(&run).expect("the contract suite fuzzes")?;
     if tty {
         eprintln!();
     }
@@ -162,8 +175,8 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
         secs,
         report.cases as f64 / secs.max(1e-9),
         report.findings.len(),
-        report.errors,
-        if report.interrupted {
+        report.unplayable,
+        if report.stopped.is_some() {
             " (interrupted)"
         } else {
             ""

@@ -167,8 +167,8 @@ fn version_text() -> String {
 }
 
 fn main() {
-    if hcpspec::probe::invoked_as_probe() {
-        std::process::exit(hcpspec::probe::main());
+    if hcpspec::suites::hcp::probe::invoked_as_probe() {
+        std::process::exit(hcpspec::suites::hcp::probe::main());
     }
     // The version names the protocols and the case set too, which only a run-time value holds.
     let version: &'static str = Box::leak(version_text().into_boxed_str());

@@ -1,7 +1,6 @@
 //! `hcpspec shim`: serve an embedded runtime over the shim protocol, and
 //! `hcpspec bench --transports`: what each transport costs against a bare echo.
 
-use hcpspec::adapter;
 use hcpspec::error::BadInput;
 use hcpspec::exit;
 use hcpspec::run::Verdict;
@@ -64,7 +63,7 @@ pub fn serve(a: &ShimArgs) -> Result<i32, BadInput> {
     let service = if a.echo {
         Service::Echo
     } else {
-        Service::embedded(name).ok_or_else(|| {
+        hcpspec::suites::hcp::shim::service(name).ok_or_else(|| {
             format!(
                 "--runtime {}: no embedded runtime `{name}` (reference, stub, mutant:NAME)",
                 a.runtime
@@ -217,7 +216,7 @@ fn best_means(calls: &mut [Call], n: usize, rounds: usize) -> Result<Vec<f64>, B
 }
 
 fn adapter_call(spec: &str) -> Result<Call, BadInput> {
-    let mut a = adapter::connector(spec)?()?;
+    let mut a = hcpspec::suites::hcp::shim::connector(spec, &Default::default())?()?;
     let params = serde_json::json!({ "protocol": PROTOCOL });
     Ok(Box::new(move || {
         a.call("initialize", params.clone())
@@ -388,7 +387,7 @@ pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, BadInp
     // Iterations interleave the transports, so that a busy moment hits them alike.
     let connectors = specs
         .iter()
-        .map(|(_, spec)| adapter::connector(spec).map_err(|e| e.to_string()))
+        .map(|(_, spec)| hcpspec::suites::hcp::shim::connector(spec, &Default::default()))
         .collect::<Result<Vec<_>, _>>()?;
     let mut best = vec![f64::MAX; specs.len()];
     let mut passed = vec![0; specs.len()];

@@ -2,6 +2,7 @@
 //! and `${…}` variables into the case's own paths.
 
 use super::steps::{InlinePack, PackRef};
+use crate::adapter::CallError;
 use crate::case::{paths, CaseError};
 use regex::Regex;
 use serde_json::Value;
@@ -153,9 +154,9 @@ pub const MAX_PROBE_REPORT: u64 = 1 << 20;
 /// there is none. Only a file inside the case's temp dir is read, symlinks resolved: a case
 /// cannot name `/proc/self/environ`, and a runtime cannot plant a link to it in the report's
 /// place.
-pub fn read_probe(vars: &Vars, path: &str) -> Result<Value, String> {
+pub fn read_probe(vars: &Vars, path: &str) -> Result<Value, CallError> {
     use std::io::Read;
-    paths::probe_path(path).map_err(|m| format!("probe {m}"))?;
+    paths::probe_path(path).map_err(|m| CallError::Transport(format!("probe {m}")))?;
     let full = vars.substitute(&Value::String(path.to_string()));
     let full = PathBuf::from(full.as_str().unwrap_or_default());
     let root = vars.tmp.canonicalize().unwrap_or_else(|_| vars.tmp.clone());
@@ -163,11 +164,11 @@ pub fn read_probe(vars: &Vars, path: &str) -> Result<Value, String> {
         return Ok(Value::Null);
     };
     if !real.starts_with(&root) {
-        return Err(format!(
+        return Err(CallError::Transport(format!(
             "probe: the report {} resolves outside the case's temp dir (to {}); not read",
             full.display(),
             real.display()
-        ));
+        )));
     }
     if !real.is_file() {
         return Ok(Value::Null);
@@ -175,13 +176,13 @@ pub fn read_probe(vars: &Vars, path: &str) -> Result<Value, String> {
     let mut bytes = Vec::new();
     std::fs::File::open(&real)
         .and_then(|f| f.take(MAX_PROBE_REPORT + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("probe: cannot read {}: {e}", full.display()))?;
+        .map_err(|e| CallError::Transport(format!("probe: cannot read {}: {e}", full.display())))?;
     if bytes.len() as u64 > MAX_PROBE_REPORT {
-        return Err(format!(
+        return Err(CallError::Transport(format!(
             "probe: the report {} is over {} bytes; not read",
             full.display(),
             MAX_PROBE_REPORT
-        ));
+        )));
     }
     let text = String::from_utf8_lossy(&bytes);
     Ok(serde_json::from_str(&text).unwrap_or_else(|_| Value::String(text.into_owned())))

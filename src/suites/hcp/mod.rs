@@ -2,7 +2,13 @@
 //! availability, Sense, audit, probe …, `steps.rs`) and the executor that drives a runtime's
 //! shim through them and judges what each step observed.
 
+pub mod fuzz;
 mod materialize;
+pub mod mutate;
+pub mod pack;
+pub mod probe;
+pub mod runtime;
+pub mod shim;
 pub mod steps;
 mod suite;
 
@@ -81,7 +87,7 @@ pub fn run_case(
             ),
         }
     } else {
-        match Body::of(case).and_then(|body| {
+        match Body::of(case).map_err(|e| e.0).and_then(|body| {
             tempfile::Builder::new()
                 .prefix(CASE_DIR_PREFIX)
                 .tempdir()
@@ -110,6 +116,7 @@ pub fn run_case(
     CaseResult::of(case, verdict, observations, unclassified, start)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn execute(
     case: &Case,
     body: &Body,
@@ -146,7 +153,7 @@ fn execute(
         expect: None,
         note: None,
     };
-    let steps: Vec<&Step> = match implicit_install(&body) {
+    let steps: Vec<&Step> = match implicit_install(body) {
         false => body.steps.iter().collect(),
         true => std::iter::once(&implicit).chain(&body.steps).collect(),
     };
@@ -338,7 +345,7 @@ fn observe(
         },
         Action::Sense(req) => call(adapter, with(vars.substitute(req))),
         Action::ListPacks(_) | Action::Sink(_) | Action::Audit(_) => call(adapter, with(json!({}))),
-        Action::Probe(path) => materialize::read_probe(vars, path).map_err(CallError::Transport),
+        Action::Probe(path) => materialize::read_probe(vars, path),
         Action::Wait(ms) => {
             std::thread::sleep(std::time::Duration::from_millis((*ms).min(MAX_WAIT_MS)));
             Ok(json!({ "waited_ms": (*ms).min(MAX_WAIT_MS) }))

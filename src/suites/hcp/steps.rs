@@ -15,9 +15,9 @@ pub struct Body {
 
 impl Body {
     /// The body of `case` (validated when the case was loaded).
-    pub fn of(case: &crate::case::Case) -> Result<Body, String> {
+    pub fn of(case: &crate::case::Case) -> Result<Body, crate::error::BadInput> {
         serde_json::from_value(Value::Object(case.body.clone()))
-            .map_err(|e| format!("{}: {e}", case.file.display()))
+            .map_err(|e| crate::error::BadInput(format!("{}: {e}", case.file.display())))
     }
 
     /// As a case's body members.

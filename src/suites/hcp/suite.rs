@@ -1,6 +1,6 @@
 //! The contract suite as a [`Suite`]: its case format, its targets (a runtime behind a shim, a
 //! fresh adapter per case), the run environment its fixture packs need (the probe), and its
-//! mutants and variants (`crate::runtime::{mutant, variant}`).
+//! mutants and variants (`crate::suites::hcp::runtime::{mutant, variant}`).
 
 use super::steps::{Action, Body, PackRef};
 use super::{run_case, Claims};
@@ -8,10 +8,11 @@ use crate::adapter::{Adapter, Connector};
 use crate::case::matcher::Denials;
 use crate::case::paths::{fixture_dir, plain_name, probe_path, relative_file, segment};
 use crate::case::{Case, Format};
+use crate::error::BadInput;
 use crate::knob::{infos, Info};
-use crate::run::runner::Target;
+use crate::run::runner::{RunError, Target};
 use crate::run::CaseResult;
-use crate::suites::{Context, Suite};
+use crate::suites::{Context, FuzzError, FuzzNews, FuzzReport, FuzzRun, Stopped, Suite};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -28,11 +29,11 @@ impl Format for Contract {
     }
     fn check(&self, case: &Case, denials: &Denials) -> Result<(), (String, String)> {
         crate::case::check_expects(case.member("steps"), "/steps", "expect", denials)?;
-        let body = Body::of(case).map_err(|e| (String::new(), e))?;
+        let body = Body::of(case).map_err(|e| (String::new(), e.0))?;
         check_paths(&body)
     }
     fn check_fixtures(&self, case: &Case, vectors: &Path) -> Result<(), (String, String)> {
-        let body = Body::of(case).map_err(|e| (String::new(), e))?;
+        let body = Body::of(case).map_err(|e| (String::new(), e.0))?;
         check_fixtures(&body, vectors)
     }
 }
@@ -55,9 +56,8 @@ impl Suite for Contract {
         true
     }
     fn target(&self, spec: &str, ctx: &Context) -> Result<Arc<dyn Target>, String> {
-        let connect =
-            crate::adapter::connector_with(spec, &ctx.options).map_err(|e| e.to_string())?;
-        let env = RunEnv::new(&ctx.vectors, &ctx.probe)?;
+        let connect = super::shim::connector(spec, &ctx.options).map_err(|e| e.0)?;
+        let env = RunEnv::new(&ctx.vectors, &ctx.probe).map_err(|e| e.0)?;
         Ok(Arc::new(Runtime {
             spec: spec.to_string(),
             connect,
@@ -66,10 +66,17 @@ impl Suite for Contract {
         }))
     }
     fn mutants(&self) -> Vec<Info> {
-        infos::<crate::runtime::mutant::Mutant>()
+        infos::<crate::suites::hcp::runtime::mutant::Mutant>()
+    }
+    /// Generated cases (not the suite's own), `run.jobs` at a time from `run.seed`, each judged
+    /// by the oracles and, on another runtime than the reference, against the reference; each
+    /// finding shrunk, written under `run.out` and told as it comes. A case that ended in an
+    /// error after its install is counted `unplayable`; a stop by `run.stop` is `stopped`.
+    fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, FuzzError>> {
+        Some(fuzz(run))
     }
     fn variants(&self) -> Vec<Info> {
-        let mut v = infos::<crate::runtime::variant::Variant>();
+        let mut v = infos::<crate::suites::hcp::runtime::variant::Variant>();
         v.push(Info {
             name: "all",
             about: "every variant's choice at once",
@@ -120,7 +127,7 @@ impl Target for Runtime {
 
 /// What an embedded runtime claims in `initialize` (its denial and rule maps, its features).
 pub fn embedded_claims(name: &str) -> Option<Claims> {
-    let info = crate::adapter::Inproc::new(name)?
+    let info = super::shim::inproc(name)?
         .call("initialize", json!({}))
         .ok()?;
     Some(Claims::from_initialize(&info))
@@ -141,18 +148,21 @@ pub struct RunEnv {
 
 impl RunEnv {
     /// `probe` is the hcpspec-probe executable; it is linked into a fresh bin directory twice.
-    pub fn new(vectors: &Path, probe: &Path) -> Result<RunEnv, String> {
-        let denials = crate::case::load_denials(vectors).map_err(|e| e.to_string())?;
-        let probe = probe
-            .canonicalize()
-            .map_err(|e| format!("hcpspec-probe not found at {}: {e}", probe.display()))?;
+    pub fn new(vectors: &Path, probe: &Path) -> Result<RunEnv, BadInput> {
+        let denials = crate::case::load_denials(vectors).map_err(|e| BadInput(e.to_string()))?;
+        let probe = probe.canonicalize().map_err(|e| {
+            BadInput(format!(
+                "hcpspec-probe not found at {}: {e}",
+                probe.display()
+            ))
+        })?;
         let bins = tempfile::Builder::new()
             .prefix("hcpspec-bin")
             .tempdir()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| BadInput(e.to_string()))?;
         for name in ["hcpspec-probe", "other-probe"] {
             std::os::unix::fs::symlink(&probe, bins.path().join(name))
-                .map_err(|e| format!("cannot link {name}: {e}"))?;
+                .map_err(|e| BadInput(format!("cannot link {name}: {e}")))?;
         }
         Ok(RunEnv {
             vectors: vectors.to_path_buf(),
@@ -167,6 +177,57 @@ impl RunEnv {
     pub fn self_probe() -> PathBuf {
         std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hcpspec"))
     }
+}
+
+fn fuzz(run: &FuzzRun) -> Result<FuzzReport, FuzzError> {
+    let mut env = RunEnv::new(run.vectors, &RunEnv::self_probe())?;
+    env.uncapped = true; // the oracles judge whole observations; findings cap nothing they need
+    let cfg = super::fuzz::Config {
+        runtime: run.spec.to_string(),
+        seed: run.seed,
+        seconds: run.seconds,
+        max_cases: run.trials,
+        jobs: run.jobs.max(1),
+        max_findings: run.findings,
+        out: Some(run.out.to_path_buf()),
+        shrink_budget: run.shrink_budget,
+    };
+    let fuzzer = super::fuzz::Fuzzer::new(cfg, &env)?;
+    (run.tell)(FuzzNews::Started);
+    let r = fuzzer
+        .run(run.stop, &|p| (run.tell)(FuzzNews::Progress(p)), &|f| {
+            (run.tell)(FuzzNews::Found(f))
+        })
+        .map_err(|e| match e {
+            super::fuzz::FuzzError::Unreachable { runtime, why } => {
+                FuzzError::Runtime(RunError::Unreachable {
+                    spec: runtime,
+                    message: why,
+                })
+            }
+            // A panicking worker has always ended the command as exit 2, with its message.
+            panicked @ super::fuzz::FuzzError::Panicked { .. } => {
+                FuzzError::Input(panicked.to_string().into())
+            }
+        })?;
+    Ok(FuzzReport {
+        cases: r.cases,
+        findings: r
+            .findings
+            .iter()
+            .map(|f| {
+                (
+                    f.rule.to_string(),
+                    format!("case {}", f.case_index),
+                    f.path.clone(),
+                )
+            })
+            .collect(),
+        found_after: r.findings.iter().map(|f| f.after).collect(),
+        unplayable: r.errors,
+        stopped: r.interrupted.then_some(Stopped::Interrupted),
+        elapsed: r.elapsed,
+    })
 }
 
 /// Every path the case names, checked without touching the file system.

@@ -6,9 +6,10 @@
 //! An edit applies to the current state of a pack, so dropping an edit from a list (the
 //! shrinker does) restores that field to the seed's value and keeps the rest.
 
-use super::{retype, weird_string, Source};
 use crate::case::patch::set;
-use crate::pack::PackFiles;
+use crate::error::BadInput;
+use crate::mutate::{retype, weird_string, Source};
+use crate::suites::hcp::pack::PackFiles;
 use crate::suites::hcp::steps::InlinePack;
 use serde_json::{json, Map, Value};
 use std::path::Path;
@@ -32,9 +33,9 @@ macro_rules! embedded {
         pub fn embedded_fixtures() -> Vec<Fixture> {
             vec![$(Fixture::parse(
                 $name,
-                include_str!(concat!("../../vectors/packs/", $name, "/surface.json")),
-                include_str!(concat!("../../vectors/packs/", $name, "/policy.json")),
-                Some(include_str!(concat!("../../vectors/packs/", $name, "/HARNESS.md"))),
+                include_str!(concat!("../../../../vectors/packs/", $name, "/surface.json")),
+                include_str!(concat!("../../../../vectors/packs/", $name, "/policy.json")),
+                Some(include_str!(concat!("../../../../vectors/packs/", $name, "/HARNESS.md"))),
             )),+]
         }
     };
@@ -53,10 +54,10 @@ impl Fixture {
 
     /// The fixture packs under `packs_dir`, in name order; the ones that do not parse are left
     /// out (a mutation needs a JSON seed).
-    pub fn load_all(packs_dir: &Path) -> Result<Vec<Fixture>, String> {
+    pub fn load_all(packs_dir: &Path) -> Result<Vec<Fixture>, BadInput> {
         let mut out = Vec::new();
-        let dirs =
-            std::fs::read_dir(packs_dir).map_err(|e| format!("{}: {e}", packs_dir.display()))?;
+        let dirs = std::fs::read_dir(packs_dir)
+            .map_err(|e| BadInput(format!("{}: {e}", packs_dir.display())))?;
         let mut dirs: Vec<_> = dirs
             .flatten()
             .map(|d| d.path())
@@ -585,15 +586,51 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
     } else {
         File::Policy
     };
-    let set = |file, pointer: String, value| PackEdit::Set {
+    let verb = (!verbs.is_empty()).then(|| verbs[src.below(verbs.len())].clone());
+    let arm = src.weighted(&[
+        8, 8, 6, 8, 4, 8, 6, 6, 5, 5, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 5,
+    ]);
+    let d = Drawn {
+        surface,
+        policy,
+        file,
+        verb,
+        fixtures,
+    };
+    match arm {
+        0..=4 => field_edit(src, arm, d),
+        5..=10 => row_edit(src, arm, d),
+        _ => shape_edit(src, arm, d),
+    }
+}
+
+/// What one edit draws on: the pack's two documents, the file and the Policy row picked.
+struct Drawn<'a> {
+    surface: &'a Value,
+    policy: &'a Value,
+    file: File,
+    verb: Option<String>,
+    fixtures: &'a [Fixture],
+}
+
+fn set_at(file: File, pointer: String, value: Value) -> PackEdit {
+    PackEdit::Set {
         file,
         pointer,
         value,
-    };
-    let verb = (!verbs.is_empty()).then(|| verbs[src.below(verbs.len())].clone());
-    match src.weighted(&[
-        8, 8, 6, 8, 4, 8, 6, 6, 5, 5, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 5,
-    ]) {
+    }
+}
+
+/// Edits 0 to 4 of [`gen_edit`]: a field dropped, retyped or made weird, the wrap's bin and
+/// argv.
+fn field_edit(src: &mut impl Source, arm: usize, d: Drawn) -> PackEdit {
+    let Drawn {
+        surface,
+        policy,
+        file,
+        ..
+    } = d;
+    match arm {
         // dropped field
         0 => {
             let doc = if file == File::Surface {
@@ -616,7 +653,7 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
             let Some((p, old)) = pick_pointer(src, doc, |_, _| true) else {
                 return PackEdit::Delete { file };
             };
-            set(file, p, retype(src, old))
+            set_at(file, p, retype(src, old))
         }
         // unicode / huge / weird string into a string field
         2 => {
@@ -628,10 +665,10 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
             let Some((p, _)) = pick_pointer(src, doc, |_, v| v.is_string()) else {
                 return PackEdit::Skill(Some(weird_string(src)));
             };
-            set(file, p, Value::String(weird_string(src)))
+            set_at(file, p, Value::String(weird_string(src)))
         }
         // path traversal and friends in the wrap bin
-        3 => set(
+        3 => set_at(
             File::Surface,
             "/wrap/bin".into(),
             json!(src.pick(BINS).to_string()),
@@ -642,7 +679,7 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
                 |p: &str, _: &Value| p.starts_with("/wrap/commands/") && p.contains("/argv/");
             let n = count_pointers(surface, argv);
             if n == 0 {
-                return set(File::Surface, "/wrap/pass_through".into(), json!(true));
+                return set_at(File::Surface, "/wrap/pass_through".into(), json!(true));
             }
             let append = src.chance(30);
             let (p, _) = nth_pointer(surface, argv, src.below(n)).unwrap_or_default();
@@ -651,8 +688,22 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
             } else {
                 p
             };
-            set(File::Surface, p, json!(src.pick(TEMPLATES).to_string()))
+            set_at(File::Surface, p, json!(src.pick(TEMPLATES).to_string()))
         }
+        _ => unreachable!("field edits are 0 to 4"),
+    }
+}
+
+/// Edits 5 to 10 of [`gen_edit`]: a Policy row flipped, missing or given another land, a verb
+/// key twice.
+fn row_edit(src: &mut impl Source, arm: usize, d: Drawn) -> PackEdit {
+    let Drawn {
+        surface,
+        policy,
+        verb,
+        ..
+    } = d;
+    match arm {
         // flipped operation
         5 => match verb {
             Some(v) => {
@@ -663,7 +714,7 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
                     _ if now == "read" => json!("write"),
                     _ => json!("read"),
                 };
-                set(File::Policy, format!("/verbs/{v}/operation"), to)
+                set_at(File::Policy, format!("/verbs/{v}/operation"), to)
             }
             None => PackEdit::Delete { file: File::Policy },
         },
@@ -676,7 +727,7 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
                 } else {
                     json!("true")
                 };
-                set(File::Policy, format!("/verbs/{v}/confirm"), to)
+                set_at(File::Policy, format!("/verbs/{v}/confirm"), to)
             }
             None => PackEdit::Delete { file: File::Policy },
         },
@@ -700,7 +751,7 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
         }
         // lands
         8 => match verb {
-            Some(v) => set(
+            Some(v) => set_at(
                 File::Policy,
                 format!("/verbs/{v}/privacy/land"),
                 json!(src
@@ -721,7 +772,7 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
             if let (true, Some(m)) = (src.chance(50), c.as_object_mut()) {
                 m.insert("summary".into(), json!("the twin"));
             }
-            set(File::Surface, "/commands/-".into(), c)
+            set_at(File::Surface, "/commands/-".into(), c)
         }
         // duplicate verb key: a JSON object key (the first of two; serde_json keeps the last)
         10 => match verb {
@@ -746,6 +797,20 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
             }
             None => PackEdit::Delete { file: File::Policy },
         },
+        _ => unreachable!("row edits are 5 to 10"),
+    }
+}
+
+/// Edits 11 and up of [`gen_edit`]: a file's bytes broken, the Skill, the pack's shape (public,
+/// binding, Sense, version, wrap, pack_id, extensions, args).
+fn shape_edit(src: &mut impl Source, arm: usize, d: Drawn) -> PackEdit {
+    let Drawn {
+        surface,
+        file,
+        fixtures,
+        ..
+    } = d;
+    match arm {
         // trailing garbage
         11 => PackEdit::Trailing {
             file,
@@ -776,7 +841,7 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
         }),
         // public / binding
         14 => match src.below(4) {
-            0 => set(
+            0 => set_at(
                 File::Surface,
                 "/public".into(),
                 json!(!surface["public"].as_bool().unwrap_or(false)),
@@ -785,12 +850,12 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
                 file: File::Surface,
                 pointer: "/binding".into(),
             },
-            2 => set(
+            2 => set_at(
                 File::Surface,
                 "/binding".into(),
                 json!({"mode": "mothership", "hub": "h"}),
             ),
-            _ => set(
+            _ => set_at(
                 File::Surface,
                 "/binding/mode".into(),
                 json!(src
@@ -800,19 +865,19 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
         },
         // Sense declarations
         15 => match src.below(3) {
-            0 => set(
+            0 => set_at(
                 File::Surface,
                 "/sense".into(),
                 json!({"triggers": ["fuzz.event"]}),
             ),
-            1 => set(File::Policy, "/triggers".into(), json!({"fuzz.event": {}})),
+            1 => set_at(File::Policy, "/triggers".into(), json!({"fuzz.event": {}})),
             _ => PackEdit::Remove {
                 file: File::Surface,
                 pointer: "/sense".into(),
             },
         },
         // version
-        16 => set(
+        16 => set_at(
             File::Surface,
             "/hcp".into(),
             src.pick(&[
@@ -826,17 +891,17 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
         ),
         // wrap shape
         17 => match src.below(4) {
-            0 => set(File::Surface, "/wrap/inproc".into(), json!("echo")),
+            0 => set_at(File::Surface, "/wrap/inproc".into(), json!("echo")),
             1 => PackEdit::Remove {
                 file: File::Surface,
                 pointer: "/wrap/commands".into(),
             },
-            2 => set(
+            2 => set_at(
                 File::Surface,
                 "/wrap/pass_through".into(),
                 json!(src.chance(50)),
             ),
-            _ => set(File::Surface, "/wrap/inproc".into(), json!("shell")),
+            _ => set_at(File::Surface, "/wrap/inproc".into(), json!("shell")),
         },
         // pack_id: another fixture's (a duplicate install) or a weird one
         18 => {
@@ -845,7 +910,7 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
             } else {
                 json!(weird_string(src))
             };
-            set(File::Surface, "/pack_id".into(), id)
+            set_at(File::Surface, "/pack_id".into(), id)
         }
         // another adapter: an in-process handler the runtime may not know
         21 => {
@@ -855,10 +920,10 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
                 let h = src.pick(&["shell", "Echo", "echo ", "exec", "../echo", "echo"]);
                 m.insert("inproc".into(), json!(h.to_string()));
             }
-            set(File::Surface, "/wrap".into(), wrap)
+            set_at(File::Surface, "/wrap".into(), wrap)
         }
         // an unknown field (a protocol extension)
-        19 => set(
+        19 => set_at(
             file,
             format!(
                 "/{}",
@@ -869,7 +934,7 @@ pub fn gen_edit(src: &mut impl Source, state: &PackState, fixtures: &[Fixture]) 
         // a new required arg
         _ => {
             let n = surface["commands"].as_array().map_or(0, Vec::len);
-            set(
+            set_at(
                 File::Surface,
                 format!("/commands/{}/args", src.below(n.max(1))),
                 json!({"extra": {"type": "string", "required": true}}),
@@ -929,7 +994,11 @@ mod tests {
         assert_eq!(fx.len(), 6);
         for f in &fx {
             let files = PackState::of(f).files(&f.name);
-            assert!(crate::pack::install(&files).is_ok(), "{}", f.name);
+            assert!(
+                crate::suites::hcp::pack::install(&files).is_ok(),
+                "{}",
+                f.name
+            );
         }
     }
 

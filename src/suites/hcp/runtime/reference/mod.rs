@@ -10,27 +10,29 @@ use super::mutant::Mutant;
 use super::variant::{self, Variant};
 use super::*;
 use crate::knob::Knob as _;
-use crate::pack::{self, BindingMode, Operation, Pack, PackFiles};
+use crate::suites::hcp::pack::{self, BindingMode, Operation, Pack, PackFiles};
 use authz::Subject;
 use hub::{Hub, Minted};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The reference's mutant or allowed variants (open points decided the other way, `variant.rs`).
+pub type Knobs = crate::knob::Knobs<Mutant, Variant>;
+
 #[derive(Debug, Default, Clone)]
 pub struct ReferenceFactory {
-    pub mutant: Option<Mutant>,
-    /// Allowed variants: open points decided the other way (`variant.rs`).
-    pub variants: Vec<Variant>,
+    pub knobs: Knobs,
 }
 
 impl Factory for ReferenceFactory {
     fn info(&self) -> RuntimeInfo {
-        let name = match (self.mutant, self.variants.as_slice()) {
+        let k = &self.knobs;
+        let name = match (k.mutant, k.variant) {
             (Some(m), _) => format!("mutant:{}", m.name()),
-            (None, []) => "reference".to_string(),
-            (None, [v]) => format!("variant:{}", v.name()),
-            (None, _) => "variant:all".to_string(),
+            _ if k.is_every_variant() => "variant:all".to_string(),
+            (None, Some(v)) => format!("variant:{}", v.name()),
+            (None, None) => "reference".to_string(),
         };
-        let dialect = self.variants.contains(&Variant::Dialect);
+        let dialect = k.decides(Variant::Dialect);
         RuntimeInfo {
             name,
             version: env!("CARGO_PKG_VERSION").into(),
@@ -53,11 +55,11 @@ impl Factory for ReferenceFactory {
     }
 
     fn create(&self, mut config: RuntimeConfig) -> Result<Box<dyn Runtime>, Vec<Issue>> {
-        let m = self.mutant;
+        let m = self.knobs.mutant;
         if m == Some(Mutant::SandboxOffByDefault) && config.sandbox.is_none() {
             config.sandbox = Some(false);
         }
-        let vs = &self.variants;
+        let vs = &self.knobs;
         let dirs: Vec<std::path::PathBuf> = if m == Some(Mutant::BadPackDropped) {
             // Keep only the packs that would install on their own, and say nothing of the rest.
             config
@@ -126,14 +128,14 @@ impl Factory for ReferenceFactory {
                     lint_without(p, &["wrap-named-or-pass-through", "wrap-covers-command"])
                 }),
                 Some(Mutant::SchemaSkipped) => unchecked_install(&files),
-                _ if vs.contains(&Variant::SpecLintRules) => {
+                _ if vs.decides(Variant::SpecLintRules) => {
                     pack::install_with(&files, variant::spec_lint)
                 }
                 _ => pack::install(&files),
             }
         });
         let packs = match installed {
-            Err(mut issues) if vs.contains(&Variant::Dialect) => {
+            Err(mut issues) if vs.decides(Variant::Dialect) => {
                 issues.reverse();
                 for i in &mut issues {
                     i.rule = variant::dialect_rule(&i.rule);
@@ -175,7 +177,7 @@ impl Factory for ReferenceFactory {
             env_grants
         };
         let mut hub = Hub::new(&config.hub);
-        hub.used_up_mints = vs.contains(&Variant::HubUsedUpMints);
+        hub.used_up_mints = vs.decides(Variant::HubUsedUpMints);
         Ok(Box::new(Reference {
             hub,
             config,
@@ -184,8 +186,7 @@ impl Factory for ReferenceFactory {
             bindings: BTreeMap::new(),
             audit: Vec::new(),
             sink: Vec::new(),
-            mutant: m,
-            variants: self.variants.clone(),
+            knobs: self.knobs,
             public_connected: BTreeSet::new(),
             env_grants,
             polling_since: None,
@@ -365,8 +366,7 @@ pub struct Reference {
     hub: Hub,
     audit: Vec<AuditRecord>,
     sink: Vec<SenseEvent>,
-    mutant: Option<Mutant>,
-    variants: Vec<Variant>,
+    knobs: Knobs,
     /// public-connect-flag: the public packs connect was called for.
     public_connected: BTreeSet<String>,
     /// grants-from-env: grants read from the runtime's environment.
@@ -377,14 +377,14 @@ pub struct Reference {
 
 impl Reference {
     fn broken(&self, m: Mutant) -> bool {
-        self.mutant == Some(m)
+        self.knobs.breaks(m)
     }
 
     fn chose(&self, v: Variant) -> bool {
         // sense-while-disabled-after-connect is the allowed choice sense-after-connect with one
         // rule broken: the shape of the runtime issue 22 found, whose bug no case caught while
         // the Sense cases never connected.
-        self.variants.contains(&v)
+        self.knobs.decides(v)
             || (v == Variant::SenseAfterConnect
                 && self.broken(Mutant::SenseWhileDisabledAfterConnect))
     }
@@ -413,7 +413,7 @@ impl Reference {
                 authz::ELEVATE,
                 pack.pack_id(),
                 None,
-                self.mutant,
+                self.knobs.mutant,
             ))
         .then(|| {
             format!(
@@ -429,9 +429,9 @@ impl Reference {
         if self.chose(Variant::NarrowActivation) {
             return [authz::ACTIVATE, authz::EXEC_READ, authz::EXEC_WRITE]
                 .iter()
-                .any(|c| authz::holds(self.subject(), c, pack_id, None, self.mutant));
+                .any(|c| authz::holds(self.subject(), c, pack_id, None, self.knobs.mutant));
         }
-        authz::may_activate(self.subject(), pack_id, self.mutant)
+        authz::may_activate(self.subject(), pack_id, self.knobs.mutant)
     }
 
     fn subject(&self) -> Subject<'_> {
@@ -568,10 +568,10 @@ impl Reference {
                 let env =
                     adapter::sandbox_env(&self.config.path, &req.pack_id, &req.verb_key, token);
                 return adapter::spawn(p, &argv, &self.config.workdir, &env).or_else(|e| {
-                    if e.starts_with("adapter exited") {
+                    if e.0.starts_with("adapter exited") {
                         Ok(Value::Null)
                     } else {
-                        Err(e)
+                        Err(e.0)
                     }
                 });
             }
@@ -596,7 +596,7 @@ impl Reference {
         } else {
             self.config.workdir.clone()
         };
-        adapter::spawn(&program, &argv, &cwd, &env)
+        Ok(adapter::spawn(&program, &argv, &cwd, &env)?)
     }
 
     /// jail-per-exec and credential-file: a spawn of their own. The jail is a fresh directory
@@ -638,7 +638,39 @@ impl Reference {
         if fresh {
             let _ = std::fs::remove_dir_all(&jail);
         }
-        result
+        Ok(result?)
+    }
+
+    /// The capability axes of an exec (`authz::authorize_exec`) as this runtime checks them:
+    /// its Policy row, or the denial.
+    fn authorize<'p>(
+        &self,
+        pack: &'p Pack,
+        req: &ExecRequest,
+        activated: bool,
+        early_confirm: bool,
+    ) -> Result<&'p pack::VerbPolicy, Denied> {
+        let mut s = self.subject();
+        // activation-authorises-exec: an activated pack's verbs need no exec grant.
+        let widened: Vec<Grant>;
+        if self.broken(Mutant::ActivationAuthorisesExec) && activated {
+            widened = s
+                .grants
+                .iter()
+                .cloned()
+                .chain([authz::EXEC_READ, authz::EXEC_WRITE].map(|c| Grant {
+                    capability: c.into(),
+                    pack_id: req.pack_id.clone(),
+                    verb_keys: None,
+                    tenant_id: None,
+                }))
+                .collect();
+            s.grants = &widened;
+        }
+        if early_confirm {
+            s.project_id = Some("");
+        }
+        authz::authorize_exec(s, pack, req, self.knobs.mutant)
     }
 
     /// The pipeline up to the adapter, in the contract's order; any step may deny.
@@ -680,7 +712,7 @@ impl Reference {
         if self.broken(Mutant::ConfirmBeforeGrants) {
             if let Some(row) = pack.policy.verbs.get(&req.verb_key) {
                 if let Err(e) = authz::confirm_gate(row, &req.args, None) {
-                    return deny(e);
+                    return deny(e.0);
                 }
             }
         }
@@ -698,36 +730,13 @@ impl Reference {
             return deny(brain_denial.into());
         }
         let early_confirm = self.broken(Mutant::ConfirmBeforeBrain);
-        let authorized = {
-            let mut s = self.subject();
-            // activation-authorises-exec: an activated pack's verbs need no exec grant.
-            let widened: Vec<Grant>;
-            if self.broken(Mutant::ActivationAuthorisesExec) && activated {
-                widened = s
-                    .grants
-                    .iter()
-                    .cloned()
-                    .chain([authz::EXEC_READ, authz::EXEC_WRITE].map(|c| Grant {
-                        capability: c.into(),
-                        pack_id: req.pack_id.clone(),
-                        verb_keys: None,
-                        tenant_id: None,
-                    }))
-                    .collect();
-                s.grants = &widened;
-            }
-            if early_confirm {
-                s.project_id = Some("");
-            }
-            authz::authorize_exec(s, pack, req, self.mutant)
-        };
-        let policy = match authorized {
+        let policy = match self.authorize(pack, req, activated, early_confirm) {
             Ok(p) => p,
-            Err(e) => return deny(e),
+            Err(e) => return deny(e.0),
         };
         if early_confirm {
-            if let Err(e) = authz::confirm_gate(policy, &req.args, self.mutant) {
-                return deny(e);
+            if let Err(e) = authz::confirm_gate(policy, &req.args, self.knobs.mutant) {
+                return deny(e.0);
             }
             if needs_project {
                 return deny(brain_denial.into());
@@ -752,8 +761,8 @@ impl Reference {
         }
         let late_confirm = self.broken(Mutant::ConfirmAfterAdapter);
         if !late_confirm {
-            if let Err(e) = authz::confirm_gate(policy, &req.args, self.mutant) {
-                return deny(e);
+            if let Err(e) = authz::confirm_gate(policy, &req.args, self.knobs.mutant) {
+                return deny(e.0);
             }
         }
         if !activated {
@@ -767,20 +776,14 @@ impl Reference {
             }
         }
         let binding = if self.chose(Variant::MintInExec) {
-            let decl = pack
-                .surface
-                .binding
-                .as_ref()
-                .filter(|_| pack.needs_binding());
-            match (self.elevation_denial(pack), decl) {
-                (Some(e), _) => Err(e),
-                (None, None) => Ok(None),
-                (None, Some(decl)) => self
-                    .hub
-                    .mint(&req.pack_id, &decl.hub, &self.config.principal.id)
-                    .map(Some)
-                    .map_err(|e| format!("denied: mint failed: {e}")),
-            }
+            let elevation = self.elevation_denial(pack);
+            mint_in_exec(
+                &mut self.hub,
+                elevation,
+                pack,
+                req,
+                &self.config.principal.id,
+            )
         } else {
             self.binding_for(pack)
         };
@@ -797,8 +800,8 @@ impl Reference {
         });
         let result = self.run_adapter(pack, req, binding.as_ref());
         if late_confirm {
-            if let Err(e) = authz::confirm_gate(policy, &req.args, self.mutant) {
-                return deny(e);
+            if let Err(e) = authz::confirm_gate(policy, &req.args, self.knobs.mutant) {
+                return deny(e.0);
             }
         }
         (operation, identity, result)
@@ -885,8 +888,9 @@ impl Reference {
         }
         let blocked = if let Some(r) = blocking {
             Some(r)
-        } else if let Err(e) = authz::authorize_exec(self.subject(), pack, &req, self.mutant) {
-            Some(e)
+        } else if let Err(e) = authz::authorize_exec(self.subject(), pack, &req, self.knobs.mutant)
+        {
+            Some(e.0)
         } else {
             match self.plan_adapter(pack, &req) {
                 Err(e) if !e.starts_with("invalid args") => Some(e),
@@ -931,6 +935,30 @@ impl Reference {
             executable: blocked.is_none() || optimistic,
             reasons,
         })
+    }
+}
+
+/// mint-in-exec: a Binding for this exec, minted through the hub unless elevation is denied;
+/// none for a pack that needs none.
+fn mint_in_exec(
+    hub: &mut Hub,
+    elevation: Option<String>,
+    pack: &Pack,
+    req: &ExecRequest,
+    principal_id: &str,
+) -> Result<Option<Minted>, String> {
+    let decl = pack
+        .surface
+        .binding
+        .as_ref()
+        .filter(|_| pack.needs_binding());
+    match (elevation, decl) {
+        (Some(e), _) => Err(e),
+        (None, None) => Ok(None),
+        (None, Some(decl)) => hub
+            .mint(&req.pack_id, &decl.hub, principal_id)
+            .map(Some)
+            .map_err(|e| format!("denied: mint failed: {e}")),
     }
 }
 
@@ -1022,8 +1050,8 @@ impl Reference {
         let exec_grant_connects = self.broken(Mutant::ExecGrantAllowsConnect)
             && [authz::EXEC_READ, authz::EXEC_WRITE]
                 .iter()
-                .any(|c| authz::holds(s, c, pack_id, None, self.mutant));
-        if !authz::holds(s, authz::CONNECT, pack_id, None, self.mutant)
+                .any(|c| authz::holds(s, c, pack_id, None, self.knobs.mutant));
+        if !authz::holds(s, authz::CONNECT, pack_id, None, self.knobs.mutant)
             && !self.broken(Mutant::ConnectWithoutGrant)
             && !exec_grant_connects
         {

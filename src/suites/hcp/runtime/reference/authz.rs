@@ -17,9 +17,9 @@
 //!
 //! A grant of any other capability grants nothing (a runtime must not extend the types).
 
-use crate::pack::{Land, Operation, Pack, VerbPolicy};
-use crate::runtime::mutant::Mutant;
-use crate::runtime::{ExecRequest, Grant};
+use crate::suites::hcp::pack::{Land, Operation, Pack, VerbPolicy};
+use crate::suites::hcp::runtime::mutant::Mutant;
+use crate::suites::hcp::runtime::{Denied, ExecRequest, Grant};
 use serde_json::{Map, Value};
 
 pub const ACTIVATE: &str = "pack.activate";
@@ -94,16 +94,16 @@ pub fn authorize_exec<'p>(
     pack: &'p Pack,
     req: &ExecRequest,
     m: Option<Mutant>,
-) -> Result<&'p VerbPolicy, String> {
+) -> Result<&'p VerbPolicy, Denied> {
     let (p, v) = (req.pack_id.as_str(), req.verb_key.as_str());
     if pack.command(v).is_none() {
-        return Err(format!("unknown verb {p}.{v}"));
+        return Err(Denied(format!("unknown verb {p}.{v}")));
     }
     let policy = pack
         .policy
         .verbs
         .get(v)
-        .ok_or_else(|| format!("no policy for {v}"))?;
+        .ok_or_else(|| Denied(format!("no policy for {v}")))?;
     let cap = match policy.operation {
         Operation::Read => EXEC_READ,
         Operation::Write if m == Some(Mutant::WriteCheckedAsRead) => EXEC_READ,
@@ -113,7 +113,7 @@ pub fn authorize_exec<'p>(
         || (m == Some(Mutant::ReadGrantRefused) && cap == EXEC_READ)
         || (m == Some(Mutant::WriteGrantRefused) && cap == EXEC_WRITE)
     {
-        return Err(format!("denied: missing {cap} for {p}.{v}"));
+        return Err(Denied(format!("denied: missing {cap} for {p}.{v}")));
     }
     if policy.privacy.land == Land::Brain
         && (s.project_id.is_none() || m == Some(Mutant::BrainAlwaysDenied))
@@ -130,7 +130,7 @@ pub fn confirm_gate(
     policy: &VerbPolicy,
     args: &Map<String, Value>,
     m: Option<Mutant>,
-) -> Result<(), String> {
+) -> Result<(), Denied> {
     let gated = policy.confirm
         || (m == Some(Mutant::EveryWriteGated) && policy.operation == Operation::Write);
     if !gated || m == Some(Mutant::NoConfirmGate) {

@@ -2,7 +2,8 @@
 //! the argv from the command's template, resolve the wrap bin, spawn it without a shell.
 //! Shared by the reference and the stub; the reference's mutants choose other inputs here.
 
-use crate::pack::Pack;
+use super::Denied;
+use crate::suites::hcp::pack::Pack;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -31,17 +32,22 @@ pub fn render_argv(
     pack: &Pack,
     verb_key: &str,
     args: &Map<String, Value>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, Denied> {
     if let Some(cmd) = pack.command(verb_key) {
         for (name, spec) in &cmd.args {
             if spec.required && !args.contains_key(name) {
-                return Err(format!("invalid args: missing {name}"));
+                return Err(Denied(format!("invalid args: missing {name}")));
             }
         }
     }
     let wrap = &pack.surface.wrap;
     if let Some(named) = wrap.commands.get(verb_key) {
-        return named.argv.iter().map(|t| fill(t, args)).collect();
+        return named
+            .argv
+            .iter()
+            .map(|t| fill(t, args))
+            .collect::<Result<_, String>>()
+            .map_err(Denied);
     }
     if wrap.pass_through {
         let mut keys: Vec<&String> = args
@@ -56,7 +62,7 @@ pub fn render_argv(
         );
         return Ok(argv);
     }
-    Err(format!("no wrap command for {verb_key}"))
+    Err(Denied(format!("no wrap command for {verb_key}")))
 }
 
 fn fill(template: &str, args: &Map<String, Value>) -> Result<String, String> {
@@ -87,14 +93,14 @@ fn text(v: &Value) -> String {
 
 /// Find a wrap bin on the runtime's bin path. A name with a path separator or `..` is unknown:
 /// the allow-list names bins, never paths.
-pub fn resolve_bin(name: &str, path: &[PathBuf]) -> Result<PathBuf, String> {
+pub fn resolve_bin(name: &str, path: &[PathBuf]) -> Result<PathBuf, Denied> {
     if name.is_empty() || name.contains('/') || name.contains('\\') || name == "." || name == ".." {
-        return Err(format!("denied: unknown bin {name}"));
+        return Err(Denied(format!("denied: unknown bin {name}")));
     }
     path.iter()
         .map(|dir| dir.join(name))
         .find(|p| p.is_file())
-        .ok_or_else(|| format!("denied: unknown bin {name}"))
+        .ok_or_else(|| Denied(format!("denied: unknown bin {name}")))
 }
 
 /// The environment a sandboxed adapter gets: nothing inherited, only what it needs.
@@ -125,7 +131,7 @@ pub fn spawn(
     argv: &[String],
     cwd: &Path,
     env: &BTreeMap<String, String>,
-) -> Result<Value, String> {
+) -> Result<Value, Denied> {
     SPAWNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut child = Command::new(program)
         .args(argv)
@@ -136,7 +142,7 @@ pub fn spawn(
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("adapter failed to start: {e}"))?;
+        .map_err(|e| Denied(format!("adapter failed to start: {e}")))?;
     let mut stdout = child.stdout.take().expect("piped stdout");
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -155,7 +161,7 @@ pub fn spawn(
     };
     let status = child
         .wait()
-        .map_err(|e| format!("adapter wait failed: {e}"))?;
+        .map_err(|e| Denied(format!("adapter wait failed: {e}")))?;
     let text = String::from_utf8_lossy(&out);
     let stdout = serde_json::from_str::<Value>(text.trim())
         .unwrap_or_else(|_| Value::String(text.into_owned()));
@@ -164,18 +170,20 @@ pub fn spawn(
     if status.success() {
         Ok(result)
     } else {
-        Err(format!("adapter exited with {code}"))
+        Err(Denied(format!("adapter exited with {code}")))
     }
 }
 
 /// In-process adapters the embedded runtimes register by name (`wrap.inproc`).
 pub const INPROC: &[&str] = &["echo"];
 
-pub fn inproc_known(handler: &str) -> Result<(), String> {
+pub fn inproc_known(handler: &str) -> Result<(), Denied> {
     if INPROC.contains(&handler) {
         Ok(())
     } else {
-        Err(format!("denied: unknown in-process adapter {handler}"))
+        Err(Denied(format!(
+            "denied: unknown in-process adapter {handler}"
+        )))
     }
 }
 

@@ -1,6 +1,6 @@
 //! Contract point 5: the Binding hub. Scripted per pack by the case; a failed mint denies.
 
-use crate::runtime::MintOutcome;
+use crate::suites::hcp::runtime::{Denied, MintOutcome};
 use std::collections::{BTreeMap, VecDeque};
 
 #[derive(Debug, Default)]
@@ -32,7 +32,7 @@ impl Hub {
 
     /// Mint for `pack_id` through hub `hub`: the next scripted outcome, the last one again once
     /// the script is used up, or a fresh token for a pack with no script.
-    pub fn mint(&mut self, pack_id: &str, hub: &str, principal_id: &str) -> Result<Minted, String> {
+    pub fn mint(&mut self, pack_id: &str, hub: &str, principal_id: &str) -> Result<Minted, Denied> {
         self.minted += 1;
         let first_text = self.used_up_mints;
         let next = self.script.get_mut(pack_id).and_then(|q| {
@@ -51,7 +51,7 @@ impl Hub {
                     .identity
                     .unwrap_or_else(|| format!("{hub}:{principal_id}")),
             }),
-            Some(o) => Err(o.error.unwrap_or_else(|| "hub refused".into())),
+            Some(o) => Err(Denied(o.error.unwrap_or_else(|| "hub refused".into()))),
             None => Ok(Minted {
                 token: format!("tok-{pack_id}-{}", self.minted),
                 identity: format!("{hub}:{principal_id}"),

@@ -11,15 +11,16 @@ pub mod oracle;
 pub mod shrink;
 pub mod targets;
 
-use crate::adapter::{self, Adapter, Connector, Inproc};
+use crate::adapter::{Adapter, Connector, Inproc};
 use crate::case::matcher::Claims;
-use crate::case::Case;
-use crate::mutate::case::{case_json, generate, CaseMeta, FuzzCase};
-use crate::mutate::pack::Fixture;
+use crate::error::BadInput;
+use crate::hash::fnv1a_parts;
 use crate::mutate::Rng;
-use crate::report::fnv1a;
 use crate::run::{CaseResult, Verdict};
+use crate::suites::hcp::mutate::case::{case_json, generate, CaseMeta, FuzzCase};
+use crate::suites::hcp::mutate::pack::Fixture;
 use crate::suites::hcp::{run_case, RunEnv};
+use crate::suites::{FuzzFinding, FuzzProgress};
 use oracle::{Classes, Ctx, Model, Violation};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -64,33 +65,6 @@ impl Config {
     }
 }
 
-/// One rule a runtime broke, as a written regression case.
-#[derive(Debug, Clone)]
-pub struct Finding {
-    pub rule: &'static str,
-    pub message: String,
-    /// The number of the case that first broke the rule.
-    pub case_index: u64,
-    /// Time from the start of the run to the case that found it.
-    pub after: Duration,
-    /// The regression case (shrunk).
-    pub case: Case,
-    pub path: Option<PathBuf>,
-    /// The written case passes on the reference and does not pass on the runtime.
-    pub reproduces: bool,
-    /// Steps of the case as found and as shrunk.
-    pub steps: (usize, usize),
-}
-
-#[derive(Debug, Clone, Copy)]
-pub struct Progress {
-    pub cases: u64,
-    /// Cases whose run on the runtime ended in an error after a successful install.
-    pub errors: u64,
-    pub findings: usize,
-    pub elapsed: Duration,
-}
-
 #[derive(Debug)]
 pub struct Report {
     pub cases: u64,
@@ -98,9 +72,20 @@ pub struct Report {
     /// install: a runtime that errors on everything finds nothing, so this must stay low.
     pub errors: u64,
     pub elapsed: Duration,
-    pub findings: Vec<Finding>,
+    pub findings: Vec<FuzzFinding>,
     /// Stopped by the caller's stop flag (Ctrl-C) before the budget ran out.
     pub interrupted: bool,
+}
+
+/// Why a fuzz run ended without its report.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FuzzError {
+    /// The runtime could not be reached, at the start or in the middle of the run (exit 3).
+    #[error("runtime {runtime} unreachable: {why}")]
+    Unreachable { runtime: String, why: String },
+    /// A worker panicked: a bug to reproduce on one job from the seed.
+    #[error("a fuzz worker panicked; rerun with --jobs 1 --seed {seed} to reproduce")]
+    Panicked { seed: u64 },
 }
 
 /// One fuzz case run on the runtime and (when it is another) the reference, and judged.
@@ -140,15 +125,15 @@ pub struct Fuzzer<'e> {
 }
 
 impl<'e> Fuzzer<'e> {
-    pub fn new(cfg: Config, env: &'e RunEnv) -> Result<Fuzzer<'e>, String> {
+    pub fn new(cfg: Config, env: &'e RunEnv) -> Result<Fuzzer<'e>, BadInput> {
         let fixtures = Fixture::load_all(&env.vectors.join("packs"))?;
         if fixtures.is_empty() {
-            return Err(format!(
+            return Err(BadInput(format!(
                 "no fixture packs under {}",
                 env.vectors.join("packs").display()
-            ));
+            )));
         }
-        let connect = adapter::connector(&cfg.runtime).map_err(|e| e.to_string())?;
+        let connect = super::shim::connector(&cfg.runtime, &Default::default())?;
         let claims = connect()
             .and_then(|mut a| {
                 a.call(
@@ -162,12 +147,19 @@ impl<'e> Fuzzer<'e> {
         Ok(Fuzzer {
             claims,
             differential: cfg.runtime != "inproc:reference",
-            classes: Classes::new(&crate::runtime::denial_map()),
+            classes: Classes::new(&crate::suites::hcp::runtime::denial_map()),
             cfg,
             env,
             fixtures,
             connect,
         })
+    }
+
+    fn unreachable(&self, why: String) -> FuzzError {
+        FuzzError::Unreachable {
+            runtime: self.cfg.runtime.clone(),
+            why,
+        }
     }
 
     /// The fuzz case number `index` of this run.
@@ -181,7 +173,7 @@ impl<'e> Fuzzer<'e> {
         Adapters {
             connect: &self.connect,
             runtime: None,
-            reference: Inproc::new("reference").expect("the reference is embedded"),
+            reference: super::shim::inproc("reference").expect("the reference is embedded"),
         }
     }
 
@@ -241,6 +233,7 @@ impl<'e> Fuzzer<'e> {
         })
     }
 
+    /// Judge a fuzz case once (for tests and tools).
     /// Shrink, render, check and write one finding.
     fn finding(
         &self,
@@ -250,7 +243,7 @@ impl<'e> Fuzzer<'e> {
         index: u64,
         after: Duration,
         stop: &AtomicBool,
-    ) -> Finding {
+    ) -> FuzzFinding {
         let rule = v.rule;
         let mut still = |c: &FuzzCase| {
             self.judge(ad, c, index)
@@ -296,7 +289,7 @@ impl<'e> Fuzzer<'e> {
         }
         };
         let draft = small.to_case(&self.fixtures, meta("x".into()), &expects);
-        let hash = fnv1a([serde_json::to_vec(&case_json(&draft)).unwrap_or_default()]);
+        let hash = fnv1a_parts([serde_json::to_vec(&case_json(&draft)).unwrap_or_default()]);
         let id = format!("{rule}-{}", &hash[..8]);
         let case = small.to_case(&self.fixtures, meta(id.clone()), &expects);
         let on_reference = run_case(&case, &mut ad.reference, self.env, &reference_claims());
@@ -307,12 +300,12 @@ impl<'e> Fuzzer<'e> {
             && on_runtime.is_ok_and(|r| !matches!(r.verdict, Verdict::Pass));
         let path = self.cfg.out.as_ref().and_then(|dir| {
             let path = dir.join(format!("{id}.json"));
-            let text = crate::mutate::case::pretty(&case_json(&case));
+            let text = crate::suites::hcp::mutate::case::pretty(&case_json(&case));
             std::fs::create_dir_all(dir).ok()?;
             std::fs::write(&path, text).ok()?;
             Some(path)
         });
-        Finding {
+        FuzzFinding {
             rule,
             message: v.message.clone(),
             case_index: index,
@@ -331,22 +324,14 @@ impl<'e> Fuzzer<'e> {
     /// `on_progress` is called about once a second, `on_finding` for each finding as it is
     /// written.
     /// The runtime under test could not be reached (exit 3, as `run` says it).
-    fn unreachable(&self, e: impl std::fmt::Display) -> crate::suites::FuzzError {
-        crate::run::runner::RunError::Unreachable {
-            spec: self.cfg.runtime.clone(),
-            message: e.to_string(),
-        }
-        .into()
-    }
-
     pub fn run(
         &self,
         stop: &AtomicBool,
-        on_progress: &(dyn Fn(Progress) + Sync),
-        on_finding: &(dyn Fn(&Finding) + Sync),
-    ) -> Result<Report, crate::suites::FuzzError> {
+        on_progress: &(dyn Fn(FuzzProgress) + Sync),
+        on_finding: &(dyn Fn(&FuzzFinding) + Sync),
+    ) -> Result<Report, FuzzError> {
         // Reachable at all? (exit 3 otherwise, like `run`)
-        (self.connect)().map_err(|e| self.unreachable(e))?;
+        (self.connect)().map_err(|why| self.unreachable(why))?;
         let start = Instant::now();
         let sh = Shared {
             start,
@@ -368,8 +353,8 @@ impl<'e> Fuzzer<'e> {
                 s.spawn(|| {
                     let work = std::panic::AssertUnwindSafe(|| self.worker(&sh, on_finding));
                     if std::panic::catch_unwind(work).is_err() {
-                        lock(&sh.failure).get_or_insert_with(|| {
-                            format!("a fuzz worker panicked; rerun with --jobs 1 --seed {} to reproduce", self.cfg.seed).into()
+                        lock(&sh.failure).get_or_insert(FuzzError::Panicked {
+                            seed: self.cfg.seed,
                         });
                     }
                     sh.done.store(true, Ordering::Relaxed);
@@ -380,7 +365,7 @@ impl<'e> Fuzzer<'e> {
                 std::thread::sleep(Duration::from_millis(20));
                 if last.elapsed() >= Duration::from_secs(1) {
                     last = Instant::now();
-                    on_progress(Progress {
+                    on_progress(FuzzProgress {
                         cases: sh.cases.load(Ordering::Relaxed),
                         errors: sh.errors.load(Ordering::Relaxed),
                         findings: lock(&sh.findings).len(),
@@ -403,7 +388,7 @@ impl<'e> Fuzzer<'e> {
         })
     }
 
-    fn worker(&self, sh: &Shared, on_finding: &(dyn Fn(&Finding) + Sync)) {
+    fn worker(&self, sh: &Shared, on_finding: &(dyn Fn(&FuzzFinding) + Sync)) {
         let mut ad = self.adapters();
         let finished = || sh.done.load(Ordering::Relaxed) || sh.stop.load(Ordering::Relaxed);
         while !finished() && Instant::now() < sh.deadline {
@@ -414,8 +399,8 @@ impl<'e> Fuzzer<'e> {
             let fc = self.case(index);
             let judged = match self.judge(&mut ad, &fc, index) {
                 Ok(j) => j,
-                Err(e) => {
-                    *lock(&sh.failure) = Some(self.unreachable(e));
+                Err(why) => {
+                    *lock(&sh.failure) = Some(self.unreachable(why));
                     break;
                 }
             };
@@ -456,8 +441,8 @@ struct Shared<'s> {
     errors: AtomicU64,
     done: AtomicBool,
     claimed: Mutex<BTreeSet<&'static str>>,
-    findings: Mutex<Vec<Finding>>,
-    failure: Mutex<Option<crate::suites::FuzzError>>,
+    findings: Mutex<Vec<FuzzFinding>>,
+    failure: Mutex<Option<FuzzError>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -7,62 +7,51 @@
 //! `inproc:variant:NAME` runs one; `inproc:variant:all` makes every choice at once, the runtime
 //! a stranger could write from the spec alone.
 
-use crate::pack::{Issue, Pack};
+use super::Denied;
+use crate::suites::hcp::pack::{Issue, Pack};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-macro_rules! variants {
-    ($($variant:ident = $name:literal, $assumption:literal, $what:literal;)+) => {
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub enum Variant { $($variant),+ }
-
-        impl Variant {
-            pub const ALL: &'static [Variant] = &[$(Variant::$variant),+];
-            pub fn name(self) -> &'static str { match self { $(Variant::$variant => $name),+ } }
-            /// The heading of `vectors/contract/ASSUMPTIONS.md` whose decision this variant reverses.
-            pub fn assumption(self) -> &'static str { match self { $(Variant::$variant => $assumption),+ } }
-            pub fn what(self) -> &'static str { match self { $(Variant::$variant => $what),+ } }
-            pub fn by_name(name: &str) -> Option<Variant> {
-                Self::ALL.iter().copied().find(|v| v.name() == name)
-            }
-        }
-
-        impl $crate::knob::Knob for Variant {
-            const ALL: &'static [Variant] = Variant::ALL;
-            fn name(self) -> &'static str { Variant::name(self) }
-            fn about(self) -> &'static str { Variant::what(self) }
-            fn sections(self) -> &'static [&'static str] { &[] }
-        }
-    };
-}
-
-variants! {
-    MintInExec = "mint-in-exec", "Authorisation: the five capability axes", "mints a Binding through the hub inside every exec, as the spec's createAcmeRuntime does; connect is optional";
-    JailPerExec = "jail-per-exec", "Binding and adapters", "runs each adapter in a fresh subdirectory of workdir, removed when the exec ends";
-    PassThroughPairs = "pass-through-pairs", "The pack format", "renders pass-through as verb_key then `--key` `value` pairs, and forwards confirm and apply";
-    SenseOnAfterActivation = "sense-on-after-activation", "Audit, availability, Sense", "Sense is on unless sense.enable is false, and drops events of packs not activated";
-    SpecLintRules = "spec-lint-rules", "The pack format", "lints only the spec's row-2 rules: Policy covers commands and triggers, Skill present, wrap named or pass_through";
-    PublicConnectFlag = "public-connect-flag", "Audit, availability, Sense", "reports a public pack connected: false, with a reason, until connect";
-    DenialsUnaudited = "denials-unaudited", "Audit, availability, Sense", "audits the writes that ran, not the writes denied before their adapter";
-    CredentialFile = "credential-file", "Binding and adapters", "hands the minted token to the adapter in a file named by HCP_CREDENTIAL_FILE, never in a variable";
-    BinPathAllowed = "bin-path-allowed", "The pack format", "runs a wrap bin given as a path when the allow-list names that exact path";
-    NativeLocalAllowList = "native-local-allow-list", "Binding and adapters", "keeps a given bin allow-list under native-local (sandbox: false)";
-    ActivationLast = "activation-last", "Authorisation: the five capability axes", "checks activation after the capability axes and the confirm gate, just before the Binding";
-    SenseAfterConnect = "sense-after-connect", "Audit, availability, Sense", "delivers Sense events of a Binding pack only once the pack is connected, and drops them before";
-    TypedArgs = "typed-args", "The pack format", "refuses an exec whose args do not match the types surface.json declares for them, as soon as the verb is known (before activation, grants and the confirm gate)";
-    DeclaredArgsOnly = "declared-args-only", "The pack format", "refuses an exec that sends an arg its command does not declare in surface.json (gate args aside) when the wrap names the command's argv, as soon as the verb is known; pass-through forwards what it is given";
-    NarrowActivation = "narrow-activation", "Authorisation: the five capability axes", "activates a pack only with a pack.activate or verb.exec.* grant on it; pack.connect or binding.elevate alone does not imply activation";
-    HubUsedUpMints = "hub-used-up-mints", "The hub script (hcpspec's harness)", "its test hub lets every mint succeed once a pack's script is used up, as hcpspec-shim/1's first text said (docs/CHANGELOG.md)";
-    Dialect = "dialect", "Denial texts", "its own words and shapes: other denial texts and lint rule names (declared in its maps), issues in reverse order, extra members in records, results wrapped";
-}
-
-/// The set of variants a runtime runs with (`all` is every one).
-pub fn parse_set(name: &str) -> Option<Vec<Variant>> {
-    if name == "all" {
-        return Some(Variant::ALL.to_vec());
+crate::variants! {
+    /// Each variant names, above it, the heading of `vectors/contract/ASSUMPTIONS.md` whose
+    /// decision it reverses.
+    pub enum Variant {
+    /// ASSUMPTIONS.md: Authorisation: the five capability axes.
+    MintInExec = "mint-in-exec", "mints a Binding through the hub inside every exec, as the spec's createAcmeRuntime does; connect is optional";
+    /// ASSUMPTIONS.md: Binding and adapters.
+    JailPerExec = "jail-per-exec", "runs each adapter in a fresh subdirectory of workdir, removed when the exec ends";
+    /// ASSUMPTIONS.md: The pack format.
+    PassThroughPairs = "pass-through-pairs", "renders pass-through as verb_key then `--key` `value` pairs, and forwards confirm and apply";
+    /// ASSUMPTIONS.md: Audit, availability, Sense.
+    SenseOnAfterActivation = "sense-on-after-activation", "Sense is on unless sense.enable is false, and drops events of packs not activated";
+    /// ASSUMPTIONS.md: The pack format.
+    SpecLintRules = "spec-lint-rules", "lints only the spec's row-2 rules: Policy covers commands and triggers, Skill present, wrap named or pass_through";
+    /// ASSUMPTIONS.md: Audit, availability, Sense.
+    PublicConnectFlag = "public-connect-flag", "reports a public pack connected: false, with a reason, until connect";
+    /// ASSUMPTIONS.md: Audit, availability, Sense.
+    DenialsUnaudited = "denials-unaudited", "audits the writes that ran, not the writes denied before their adapter";
+    /// ASSUMPTIONS.md: Binding and adapters.
+    CredentialFile = "credential-file", "hands the minted token to the adapter in a file named by HCP_CREDENTIAL_FILE, never in a variable";
+    /// ASSUMPTIONS.md: The pack format.
+    BinPathAllowed = "bin-path-allowed", "runs a wrap bin given as a path when the allow-list names that exact path";
+    /// ASSUMPTIONS.md: Binding and adapters.
+    NativeLocalAllowList = "native-local-allow-list", "keeps a given bin allow-list under native-local (sandbox: false)";
+    /// ASSUMPTIONS.md: Authorisation: the five capability axes.
+    ActivationLast = "activation-last", "checks activation after the capability axes and the confirm gate, just before the Binding";
+    /// ASSUMPTIONS.md: Audit, availability, Sense.
+    SenseAfterConnect = "sense-after-connect", "delivers Sense events of a Binding pack only once the pack is connected, and drops them before";
+    /// ASSUMPTIONS.md: The pack format.
+    TypedArgs = "typed-args", "refuses an exec whose args do not match the types surface.json declares for them, as soon as the verb is known (before activation, grants and the confirm gate)";
+    /// ASSUMPTIONS.md: The pack format.
+    DeclaredArgsOnly = "declared-args-only", "refuses an exec that sends an arg its command does not declare in surface.json (gate args aside) when the wrap names the command's argv, as soon as the verb is known; pass-through forwards what it is given";
+    /// ASSUMPTIONS.md: Authorisation: the five capability axes.
+    NarrowActivation = "narrow-activation", "activates a pack only with a pack.activate or verb.exec.* grant on it; pack.connect or binding.elevate alone does not imply activation";
+    /// ASSUMPTIONS.md: The hub script (hcpspec's harness).
+    HubUsedUpMints = "hub-used-up-mints", "its test hub lets every mint succeed once a pack's script is used up, as hcpspec-shim/1's first text said (docs/CHANGELOG.md)";
+    /// ASSUMPTIONS.md: Denial texts.
+    Dialect = "dialect", "its own words and shapes: other denial texts and lint rule names (declared in its maps), issues in reverse order, extra members in records, results wrapped";
     }
-    Variant::by_name(name).map(|v| vec![v])
 }
 
 /// pass-through-pairs: `verb_key`, then `--key` and `value` as two elements for every arg,
@@ -108,7 +97,7 @@ pub fn undeclared_arg(pack: &Pack, verb_key: &str, args: &Map<String, Value>) ->
     args.keys()
         .find(|k| {
             !cmd.args.contains_key(k.as_str())
-                && !crate::runtime::adapter::GATE_ARGS.contains(&k.as_str())
+                && !crate::suites::hcp::runtime::adapter::GATE_ARGS.contains(&k.as_str())
         })
         .map(|k| format!("invalid args: {k} is not an arg of {verb_key}"))
 }
@@ -159,16 +148,16 @@ pub fn spec_lint(pack: &Pack) -> Vec<Issue> {
 }
 
 /// jail-per-exec: a fresh directory under the jail root for one exec.
-pub fn fresh_jail(root: &Path) -> Result<PathBuf, String> {
+pub fn fresh_jail(root: &Path) -> Result<PathBuf, Denied> {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = root.join(format!("jail-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make a jail: {e}"))?;
+    std::fs::create_dir_all(&dir).map_err(|e| Denied(format!("cannot make a jail: {e}")))?;
     Ok(dir)
 }
 
 /// credential-file: write the token to a file in the jail, readable by the adapter only.
-pub fn credential_file(jail: &Path, token: &str) -> Result<PathBuf, String> {
+pub fn credential_file(jail: &Path, token: &str) -> Result<PathBuf, Denied> {
     use std::os::unix::fs::OpenOptionsExt;
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -179,7 +168,7 @@ pub fn credential_file(jail: &Path, token: &str) -> Result<PathBuf, String> {
         .mode(0o600)
         .open(&path)
         .and_then(|mut f| std::io::Write::write_all(&mut f, token.as_bytes()))
-        .map_err(|e| format!("cannot hand over the credential: {e}"))?;
+        .map_err(|e| Denied(format!("cannot hand over the credential: {e}")))?;
     Ok(path)
 }
 
@@ -188,7 +177,7 @@ pub fn dialect_text(text: &str) -> String {
     // The most specific class first, so that `missing-write` wins over `no-grant`.
     static CLASSES: std::sync::OnceLock<Vec<(&str, regex::Regex)>> = std::sync::OnceLock::new();
     let classes = CLASSES.get_or_init(|| {
-        let map = crate::runtime::denial_map();
+        let map = crate::suites::hcp::runtime::denial_map();
         DIALECT_ORDER
             .iter()
             .filter_map(|c| Some((*c, regex::Regex::new(map.get(*c)?).ok()?)))
@@ -240,14 +229,17 @@ pub fn dialect_denial_map() -> BTreeMap<String, String> {
 
 /// dialect: lint rule names of its own (`HCP201` …), and the map onto hcpspec's.
 pub fn dialect_rule(rule: &str) -> String {
-    match crate::pack::RULES.iter().position(|r| *r == rule) {
+    match crate::suites::hcp::pack::RULES
+        .iter()
+        .position(|r| *r == rule)
+    {
         Some(i) => format!("HCP{:03}", 100 + i),
         None => rule.to_string(),
     }
 }
 
 pub fn dialect_rule_map() -> BTreeMap<String, String> {
-    crate::pack::RULES
+    crate::suites::hcp::pack::RULES
         .iter()
         .map(|r| (r.to_string(), format!("^{}$", dialect_rule(r))))
         .collect()
@@ -262,7 +254,8 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("vectors/packs")
             .join(name);
-        crate::pack::install(&crate::pack::PackFiles::read(&dir)).expect("fixture installs")
+        crate::suites::hcp::pack::install(&crate::suites::hcp::pack::PackFiles::read(&dir))
+            .expect("fixture installs")
     }
 
     fn args(v: Value) -> Map<String, Value> {

@@ -2,7 +2,7 @@
 //! grants and exec args, narrow grants, then restore every other mutated field to the seed's
 //! value. Each candidate is one run of the case, so a budget bounds the work.
 
-use crate::mutate::case::{FStep, FuzzCase};
+use crate::suites::hcp::mutate::case::{FStep, FuzzCase};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The smallest case found within `budget` tries that `still` holds for.

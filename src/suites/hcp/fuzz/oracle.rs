@@ -15,15 +15,17 @@
 //! Each violation carries the expectation that, put on its step of the rendered case, makes the
 //! case pass on the reference and fail on the runtime: that is the regression case written out.
 
-use crate::mutate::case::{FStep, FuzzCase, Slot};
-use crate::mutate::pack::Fixture;
-use crate::pack::{self, Issue, Land, Operation, Pack};
-use crate::runtime::adapter::{render_argv, INPROC};
-use crate::runtime::reference::authz::{CAPABILITIES, CONNECT, ELEVATE, EXEC_READ, EXEC_WRITE};
-use crate::runtime::MintOutcome;
+use crate::suites::hcp::mutate::case::{FStep, FuzzCase, Slot};
+use crate::suites::hcp::mutate::pack::Fixture;
+use crate::suites::hcp::pack::{self, Issue, Land, Operation, Pack};
+use crate::suites::hcp::runtime::adapter::{render_argv, INPROC};
+use crate::suites::hcp::runtime::reference::authz::{
+    CAPABILITIES, CONNECT, ELEVATE, EXEC_READ, EXEC_WRITE,
+};
+use crate::suites::hcp::runtime::MintOutcome;
 use crate::suites::hcp::Vars;
 use regex::Regex;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::PathBuf;
 
@@ -205,7 +207,7 @@ impl Classes {
 /// apart from the runtimes it judges: a grant of exactly `cap` on exactly `pack_id`, within its
 /// verb and tenant scopes, and nothing else.
 pub fn granted(
-    grants: &[crate::runtime::Grant],
+    grants: &[crate::suites::hcp::runtime::Grant],
     tenant: Option<&str>,
     cap: &str,
     pack_id: &str,
@@ -249,7 +251,7 @@ fn reason(v: &Value) -> bool {
 }
 
 impl Ctx<'_> {
-    fn grants(&self) -> &[crate::runtime::Grant] {
+    fn grants(&self) -> &[crate::suites::hcp::runtime::Grant] {
         self.case.grants.as_deref().unwrap_or(&[])
     }
 
@@ -363,59 +365,13 @@ pub fn invariants(
                 json!({ "$noText": c.canary }),
                 format!(
                     "the planted {} shows up in what step {k} observed",
-                    crate::mutate::case::CANARY_KEY
+                    crate::suites::hcp::mutate::case::CANARY_KEY
                 ),
             );
         }
         let step = match *slot {
             Slot::Install => {
-                if v["ok"] == true && !model.install_ok {
-                    let first = model
-                        .issues
-                        .first()
-                        .map(|i| i.to_string())
-                        .unwrap_or_default();
-                    let load = model
-                        .issues
-                        .iter()
-                        .any(|i| ["parse", "schema", "missing-file"].contains(&i.rule.as_str()));
-                    fire(
-                        if load {
-                            "install-accepted-unparsable-pack"
-                        } else {
-                            "install-accepted-bad-pack"
-                        },
-                        k,
-                        json!({ "ok": false }),
-                        format!("install accepted a pack the reference rejects ({first})"),
-                    );
-                }
-                if v["ok"] == false && !model.install_ok {
-                    // Every issue is listed: each rule the reference finds must be named.
-                    let named: Vec<&str> = v["issues"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|i| i["rule"].as_str())
-                        .collect();
-                    let mut missing: Vec<&str> = model
-                        .issues
-                        .iter()
-                        .map(|i| i.rule.as_str())
-                        .filter(|r| !named.contains(r))
-                        .collect();
-                    missing.dedup();
-                    if !missing.is_empty() {
-                        let want: Vec<Value> =
-                            missing.iter().map(|r| json!({ "rule": r })).collect();
-                        fire(
-                            "install-issues-incomplete",
-                            k,
-                            json!({ "ok": false, "issues": { "$contains": want } }),
-                            format!("the rejected install does not list the rule(s) {} that the reference finds", missing.join(", ")),
-                        );
-                    }
-                }
+                install_checks(model, k, v, &mut fire);
                 if !model.install_ok {
                     break; // what follows rests on packs the reference never installed
                 }
@@ -441,103 +397,20 @@ pub fn invariants(
         };
         match &c.steps[step] {
             FStep::Activate(ids) => {
-                for (j, r) in v.as_array().into_iter().flatten().enumerate() {
-                    if r["ok"] != true {
-                        continue;
-                    }
-                    let pid = r["pack_id"]
-                        .as_str()
-                        .or(ids.get(j).map(String::as_str))
-                        .unwrap_or_default()
-                        .to_string();
-                    let expect = json!({ "$contains": [{ "pack_id": pid, "ok": false }] });
-                    if !model.packs.contains_key(&pid) {
-                        fire(
-                            "activate-unknown-pack",
-                            k,
-                            expect,
-                            format!("activated {pid}, which is not installed"),
-                        );
-                    } else if !CAPABILITIES.iter().any(|cap| ctx.granted(cap, &pid, None)) {
-                        fire(
-                            "activate-without-grant",
-                            k,
-                            expect,
-                            format!("activated {pid} without any grant on it"),
-                        );
-                    }
-                    activated.insert(pid);
-                }
+                activate_checks(ctx, k, ids, v, &mut activated, &mut fire);
             }
             FStep::Connect(p) => {
-                let ok = v["ok"] == true;
-                let Some(pack) = model.packs.get(p) else {
-                    if ok {
-                        fire(
-                            "connect-unknown-pack",
-                            k,
-                            json!({ "ok": false }),
-                            format!("connected {p}, which is not installed"),
-                        );
-                    }
-                    continue;
-                };
-                if !pack.needs_binding() {
-                    if ok && !activated.contains(p) {
-                        fire(
-                            "connect-not-activated",
-                            k,
-                            json!({ "ok": false }),
-                            format!("connected {p} before activating it"),
-                        );
-                    }
-                    continue;
-                }
-                let mothership = pack.surface.binding.as_ref().map(|b| b.mode)
-                    == Some(pack::BindingMode::Mothership);
-                let allowed = activated.contains(p)
-                    && ctx.granted(CONNECT, p, None)
-                    && (!mothership || ctx.granted(ELEVATE, p, None));
-                // A mint is attempted when connect gets that far (and always when it succeeds).
-                let minted = if ok || allowed {
-                    hub.get_mut(p).and_then(VecDeque::pop_front)
-                } else {
-                    None
-                };
-                if !ok {
-                    continue;
-                }
-                let deny = ctx.deny_expect(k, reference);
-                if !activated.contains(p) {
-                    fire(
-                        "connect-not-activated",
-                        k,
-                        deny,
-                        format!("connected {p} before activating it"),
-                    );
-                } else if !ctx.granted(CONNECT, p, None) {
-                    fire(
-                        "connect-without-grant",
-                        k,
-                        deny,
-                        format!("minted a Binding for {p} without pack.connect"),
-                    );
-                } else if mothership && !ctx.granted(ELEVATE, p, None) {
-                    fire(
-                        "mothership-without-elevation",
-                        k,
-                        deny,
-                        format!("minted the mothership Binding of {p} without binding.elevate"),
-                    );
-                } else if minted.is_some_and(|o| !o.ok) {
-                    fire(
-                        "connect-despite-failed-mint",
-                        k,
-                        deny,
-                        format!("connect of {p} succeeded although the hub's mint failed"),
-                    );
-                }
-                connected.insert(p.clone());
+                connect_checks(
+                    ctx,
+                    k,
+                    p,
+                    v,
+                    reference,
+                    &activated,
+                    &mut connected,
+                    &mut hub,
+                    &mut fire,
+                );
             }
             FStep::Exec {
                 pack_id, verb_key, ..
@@ -587,58 +460,251 @@ pub fn invariants(
                 }
             }
             FStep::Audit => {
-                let records = v.as_array().cloned().unwrap_or_default();
-                let mut seen = BTreeSet::new();
-                for (p, verb) in &writes {
-                    if !seen.insert((p, verb)) {
-                        continue;
-                    }
-                    if !records
-                        .iter()
-                        .any(|r| r["pack_id"] == p.as_str() && r["verb_key"] == verb.as_str())
-                    {
-                        fire(
-                            "write-not-audited",
-                            k,
-                            json!({ "$contains": [{ "pack_id": p, "verb_key": verb }] }),
-                            format!("the write exec of {p}.{verb} left no audit record"),
-                        );
-                        break;
-                    }
-                }
-                let principal = json!({ "id": c.principal.id, "kind": c.principal.kind });
-                if let Some(r) = records.iter().find(|r| r["principal"] != principal) {
-                    fire(
-                        "audit-without-principal",
-                        k,
-                        json!({ "$each": { "principal": principal } }),
-                        format!(
-                            "an audit record names principal {} instead of {principal}",
-                            r["principal"]
-                        ),
-                    );
-                }
-                let id = |x: &Option<String>| {
-                    x.as_ref().map_or(json!({ "$absent": true }), |s| json!(s))
-                };
-                let wrong = |r: &Value, key: &str, want: &Option<String>| match want {
-                    Some(s) => r[key] != s.as_str(),
-                    None => !r[key].is_null(),
-                };
-                if records.iter().any(|r| {
-                    wrong(r, "tenant_id", &c.tenant_id) || wrong(r, "project_id", &c.project_id)
-                }) {
-                    fire(
-                        "audit-attribution-incomplete",
-                        k,
-                        json!({ "$each": { "tenant_id": id(&c.tenant_id), "project_id": id(&c.project_id) } }),
-                        "an audit record names another tenant or project".into(),
-                    );
-                }
+                audit_checks(c, k, v, &writes, &mut fire);
             }
         }
     }
     out
+}
+
+/// The install's observation: a pack the reference rejects is not installed, and a rejection
+/// names every rule the reference finds.
+fn install_checks(
+    model: &Model,
+    k: usize,
+    v: &Value,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    if v["ok"] == true && !model.install_ok {
+        let first = model
+            .issues
+            .first()
+            .map(|i| i.to_string())
+            .unwrap_or_default();
+        let load = model
+            .issues
+            .iter()
+            .any(|i| ["parse", "schema", "missing-file"].contains(&i.rule.as_str()));
+        fire(
+            if load {
+                "install-accepted-unparsable-pack"
+            } else {
+                "install-accepted-bad-pack"
+            },
+            k,
+            json!({ "ok": false }),
+            format!("install accepted a pack the reference rejects ({first})"),
+        );
+    }
+    if v["ok"] == false && !model.install_ok {
+        // Every issue is listed: each rule the reference finds must be named.
+        let named: Vec<&str> = v["issues"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i["rule"].as_str())
+            .collect();
+        let mut missing: Vec<&str> = model
+            .issues
+            .iter()
+            .map(|i| i.rule.as_str())
+            .filter(|r| !named.contains(r))
+            .collect();
+        missing.dedup();
+        if !missing.is_empty() {
+            let want: Vec<Value> = missing.iter().map(|r| json!({ "rule": r })).collect();
+            fire(
+                "install-issues-incomplete",
+                k,
+                json!({ "ok": false, "issues": { "$contains": want } }),
+                format!(
+                    "the rejected install does not list the rule(s) {} that the reference finds",
+                    missing.join(", ")
+                ),
+            );
+        }
+    }
+}
+
+/// An activation's answer: only installed packs with a grant on them activate.
+fn activate_checks(
+    ctx: &Ctx,
+    k: usize,
+    ids: &[String],
+    v: &Value,
+    activated: &mut BTreeSet<String>,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    for (j, r) in v.as_array().into_iter().flatten().enumerate() {
+        if r["ok"] != true {
+            continue;
+        }
+        let pid = r["pack_id"]
+            .as_str()
+            .or(ids.get(j).map(String::as_str))
+            .unwrap_or_default()
+            .to_string();
+        let expect = json!({ "$contains": [{ "pack_id": pid, "ok": false }] });
+        if !ctx.model.packs.contains_key(&pid) {
+            fire(
+                "activate-unknown-pack",
+                k,
+                expect,
+                format!("activated {pid}, which is not installed"),
+            );
+        } else if !CAPABILITIES.iter().any(|cap| ctx.granted(cap, &pid, None)) {
+            fire(
+                "activate-without-grant",
+                k,
+                expect,
+                format!("activated {pid} without any grant on it"),
+            );
+        }
+        activated.insert(pid);
+    }
+}
+
+/// A connect's answer: it mints only for an activated pack with pack.connect (and
+/// binding.elevate for a mothership Binding) whose hub's mint succeeds.
+#[allow(clippy::too_many_arguments)]
+fn connect_checks(
+    ctx: &Ctx,
+    k: usize,
+    p: &String,
+    v: &Value,
+    reference: Option<&[Option<&Value>]>,
+    activated: &BTreeSet<String>,
+    connected: &mut BTreeSet<String>,
+    hub: &mut BTreeMap<String, VecDeque<MintOutcome>>,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    let model = ctx.model;
+    let ok = v["ok"] == true;
+    let Some(pack) = model.packs.get(p) else {
+        if ok {
+            fire(
+                "connect-unknown-pack",
+                k,
+                json!({ "ok": false }),
+                format!("connected {p}, which is not installed"),
+            );
+        }
+        return;
+    };
+    if !pack.needs_binding() {
+        if ok && !activated.contains(p) {
+            fire(
+                "connect-not-activated",
+                k,
+                json!({ "ok": false }),
+                format!("connected {p} before activating it"),
+            );
+        }
+        return;
+    }
+    let mothership =
+        pack.surface.binding.as_ref().map(|b| b.mode) == Some(pack::BindingMode::Mothership);
+    let allowed = activated.contains(p)
+        && ctx.granted(CONNECT, p, None)
+        && (!mothership || ctx.granted(ELEVATE, p, None));
+    // A mint is attempted when connect gets that far (and always when it succeeds).
+    let minted = if ok || allowed {
+        hub.get_mut(p).and_then(VecDeque::pop_front)
+    } else {
+        None
+    };
+    if !ok {
+        return;
+    }
+    let deny = ctx.deny_expect(k, reference);
+    if !activated.contains(p) {
+        fire(
+            "connect-not-activated",
+            k,
+            deny,
+            format!("connected {p} before activating it"),
+        );
+    } else if !ctx.granted(CONNECT, p, None) {
+        fire(
+            "connect-without-grant",
+            k,
+            deny,
+            format!("minted a Binding for {p} without pack.connect"),
+        );
+    } else if mothership && !ctx.granted(ELEVATE, p, None) {
+        fire(
+            "mothership-without-elevation",
+            k,
+            deny,
+            format!("minted the mothership Binding of {p} without binding.elevate"),
+        );
+    } else if minted.is_some_and(|o| !o.ok) {
+        fire(
+            "connect-despite-failed-mint",
+            k,
+            deny,
+            format!("connect of {p} succeeded although the hub's mint failed"),
+        );
+    }
+    connected.insert(p.clone());
+}
+
+/// The audit log: every write that ran has a record, and every record names the case's
+/// Principal, tenant and project.
+fn audit_checks(
+    c: &FuzzCase,
+    k: usize,
+    v: &Value,
+    writes: &[(String, String)],
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    let records = v.as_array().cloned().unwrap_or_default();
+    let mut seen = BTreeSet::new();
+    for (p, verb) in writes {
+        if !seen.insert((p, verb)) {
+            continue;
+        }
+        if !records
+            .iter()
+            .any(|r| r["pack_id"] == p.as_str() && r["verb_key"] == verb.as_str())
+        {
+            fire(
+                "write-not-audited",
+                k,
+                json!({ "$contains": [{ "pack_id": p, "verb_key": verb }] }),
+                format!("the write exec of {p}.{verb} left no audit record"),
+            );
+            break;
+        }
+    }
+    let principal = json!({ "id": c.principal.id, "kind": c.principal.kind });
+    if let Some(r) = records.iter().find(|r| r["principal"] != principal) {
+        fire(
+            "audit-without-principal",
+            k,
+            json!({ "$each": { "principal": principal } }),
+            format!(
+                "an audit record names principal {} instead of {principal}",
+                r["principal"]
+            ),
+        );
+    }
+    let id = |x: &Option<String>| x.as_ref().map_or(json!({ "$absent": true }), |s| json!(s));
+    let wrong = |r: &Value, key: &str, want: &Option<String>| match want {
+        Some(s) => r[key] != s.as_str(),
+        None => !r[key].is_null(),
+    };
+    if records
+        .iter()
+        .any(|r| wrong(r, "tenant_id", &c.tenant_id) || wrong(r, "project_id", &c.project_id))
+    {
+        fire(
+            "audit-attribution-incomplete",
+            k,
+            json!({ "$each": { "tenant_id": id(&c.tenant_id), "project_id": id(&c.project_id) } }),
+            "an audit record names another tenant or project".into(),
+        );
+    }
 }
 
 /// An exec ran its adapter (the envelope says ok, or a probe report exists): every check of
@@ -757,9 +823,27 @@ fn exec_ran(
             "the args do not render the command's template".into(),
         );
     };
-    let (Some((pk, pv)), Some(r)) = (report_seen, report) else {
+    let (Some(seen), Some(r)) = (report_seen, report) else {
         return;
     };
+    probe_report(ctx, pack, verb_key, &at, &full, &expected, seen, r, fire);
+}
+
+/// What the probe reported of an exec that ran (`seen`: its slot and report): the argv the
+/// template renders, a cwd inside the jail, a sandboxed environment.
+#[allow(clippy::too_many_arguments)]
+fn probe_report(
+    ctx: &Ctx,
+    pack: &Pack,
+    verb_key: &str,
+    at: &str,
+    full: &Map<String, Value>,
+    expected: &[String],
+    seen: (usize, &Value),
+    r: &str,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    let (pk, pv) = seen;
     let argv: Vec<&str> = pv["argv"]
         .as_array()
         .into_iter()
@@ -770,7 +854,7 @@ fn exec_ran(
     // see snapshot::normalize), or raw: then the case's temp dir is where the probe was told to
     // write its report, and the expected argv is rendered from the substituted args.
     let (want, workdir) = if argv.iter().any(|a| a.contains(&format!("${{report.{r}}}"))) {
-        (Some(expected.clone()), "${workdir}".to_string())
+        (Some(expected.to_vec()), "${workdir}".to_string())
     } else {
         let marker = format!("/probe/report.{r}.json");
         let tmp = argv.iter().find_map(|a| {
@@ -784,8 +868,8 @@ fn exec_ran(
             workdir: tmp.join("work"),
             tmp,
         };
-        let seen = vars.substitute(&json!(full));
-        let want = seen
+        let substituted = vars.substitute(&json!(full));
+        let want = substituted
             .as_object()
             .and_then(|a| render_argv(pack, verb_key, a).ok());
         (want, vars.workdir.display().to_string())
@@ -934,131 +1018,144 @@ pub fn differential(
             Slot::Probe(_) => continue,
             Slot::Step(i) => &ctx.case.steps[*i],
         };
-        let class_expect = |b: &Value| {
-            let mut e = json!({ "ok": b["ok"] });
-            if let Some(class) = b["error"].as_str().and_then(|t| ctx.classes.of(t)) {
-                e["error"] = json!({ "$denial": class });
-            }
-            e
-        };
-        match step {
-            FStep::Activate(_) => {
-                let (xs, ys) = (
-                    a.as_array().cloned().unwrap_or_default(),
-                    b.as_array().cloned().unwrap_or_default(),
-                );
-                for (x, y) in xs.iter().zip(&ys) {
-                    if x["ok"] != y["ok"] {
-                        fire(
-                            "differential-activate",
-                            k,
-                            json!({ "$contains": [{ "pack_id": y["pack_id"], "ok": y["ok"] }] }),
-                            format!(
-                                "activation of {} is {}, the reference says {}",
-                                y["pack_id"], x["ok"], y["ok"]
-                            ),
-                        );
-                        break;
-                    }
-                }
-            }
-            FStep::Connect(p) => {
-                if a["ok"] != b["ok"] {
-                    fire(
-                        "differential-connect",
-                        k,
-                        class_expect(b),
-                        format!(
-                            "connect {p} ok is {}, the reference says {}",
-                            a["ok"], b["ok"]
-                        ),
-                    );
-                }
-            }
-            FStep::Exec {
-                pack_id, verb_key, ..
-            } => {
-                if a["ok"] != b["ok"] {
-                    fire(
-                        "differential-exec",
-                        k,
-                        class_expect(b),
-                        format!(
-                            "exec {pack_id}.{verb_key} ok is {} ({}), the reference says {} ({})",
-                            a["ok"], a["error"], b["ok"], b["error"]
-                        ),
-                    );
-                } else if a["ok"] == false {
-                    let (ta, tb) = (
-                        a["error"].as_str().unwrap_or_default(),
-                        b["error"].as_str().unwrap_or_default(),
-                    );
-                    // The runtime's text is judged by its own denial map, as `run` judges it:
-                    // without a map for the class it is unclassified, never a finding.
-                    if let Some(class) = ctx.classes.of(tb) {
-                        if ctx.claims.denial_fits(class, ta) == Some(false) {
-                            fire(
-                                "differential-denial-class",
-                                k,
-                                class_expect(b),
-                                format!("exec {pack_id}.{verb_key} denied with {ta:?}; the reference's denial is a `{class}` ({tb:?})"),
-                            );
-                        }
-                    }
-                }
-            }
-            FStep::Sense {
-                pack_id, trigger, ..
-            } => {
-                if a["accepted"] != b["accepted"] {
-                    fire(
-                        "differential-sense",
-                        k,
-                        json!({ "accepted": b["accepted"] }),
-                        format!(
-                            "Sense {pack_id}/{trigger} accepted is {}, the reference says {}",
-                            a["accepted"], b["accepted"]
-                        ),
-                    );
-                }
-            }
-            FStep::Availability(p) => {
-                if a["installed"] != b["installed"] {
-                    fire(
-                        "differential-availability",
-                        k,
-                        json!({ "installed": b["installed"] }),
-                        format!("availability of {p}: installed differs"),
-                    );
-                    continue;
-                }
-                'verbs: for y in b["verbs"].as_array().into_iter().flatten() {
-                    let Some(x) = a["verbs"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .find(|x| x["verb_key"] == y["verb_key"])
-                    else {
-                        continue;
-                    };
-                    for flag in ["installed", "activated", "connected", "executable"] {
-                        if x[flag] != y[flag] {
-                            fire(
-                                "differential-availability",
-                                k,
-                                json!({ "verbs": { "$contains": [{ "verb_key": y["verb_key"], flag: y[flag] }] } }),
-                                format!(
-                                    "availability of {p}.{}: {flag} is {}, the reference says {}",
-                                    y["verb_key"], x[flag], y[flag]
-                                ),
-                            );
-                            break 'verbs;
-                        }
-                    }
-                }
-            }
-            FStep::Audit => {}
-        }
+        differ(ctx, k, step, a, b, &mut fire);
     }
     out
+}
+
+/// One step as the runtime (`a`) and the reference (`b`) observed it: a violation for each
+/// difference that matters.
+fn differ(
+    ctx: &Ctx,
+    k: usize,
+    step: &FStep,
+    a: &Value,
+    b: &Value,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    let class_expect = |b: &Value| {
+        let mut e = json!({ "ok": b["ok"] });
+        if let Some(class) = b["error"].as_str().and_then(|t| ctx.classes.of(t)) {
+            e["error"] = json!({ "$denial": class });
+        }
+        e
+    };
+    match step {
+        FStep::Activate(_) => {
+            let (xs, ys) = (
+                a.as_array().cloned().unwrap_or_default(),
+                b.as_array().cloned().unwrap_or_default(),
+            );
+            for (x, y) in xs.iter().zip(&ys) {
+                if x["ok"] != y["ok"] {
+                    fire(
+                        "differential-activate",
+                        k,
+                        json!({ "$contains": [{ "pack_id": y["pack_id"], "ok": y["ok"] }] }),
+                        format!(
+                            "activation of {} is {}, the reference says {}",
+                            y["pack_id"], x["ok"], y["ok"]
+                        ),
+                    );
+                    break;
+                }
+            }
+        }
+        FStep::Connect(p) => {
+            if a["ok"] != b["ok"] {
+                fire(
+                    "differential-connect",
+                    k,
+                    class_expect(b),
+                    format!(
+                        "connect {p} ok is {}, the reference says {}",
+                        a["ok"], b["ok"]
+                    ),
+                );
+            }
+        }
+        FStep::Exec {
+            pack_id, verb_key, ..
+        } => {
+            if a["ok"] != b["ok"] {
+                fire(
+                    "differential-exec",
+                    k,
+                    class_expect(b),
+                    format!(
+                        "exec {pack_id}.{verb_key} ok is {} ({}), the reference says {} ({})",
+                        a["ok"], a["error"], b["ok"], b["error"]
+                    ),
+                );
+            } else if a["ok"] == false {
+                let (ta, tb) = (
+                    a["error"].as_str().unwrap_or_default(),
+                    b["error"].as_str().unwrap_or_default(),
+                );
+                // The runtime's text is judged by its own denial map, as `run` judges it:
+                // without a map for the class it is unclassified, never a finding.
+                if let Some(class) = ctx.classes.of(tb) {
+                    if ctx.claims.denial_fits(class, ta) == Some(false) {
+                        fire(
+                            "differential-denial-class",
+                            k,
+                            class_expect(b),
+                            format!("exec {pack_id}.{verb_key} denied with {ta:?}; the reference's denial is a `{class}` ({tb:?})"),
+                        );
+                    }
+                }
+            }
+        }
+        FStep::Sense {
+            pack_id, trigger, ..
+        } => {
+            if a["accepted"] != b["accepted"] {
+                fire(
+                    "differential-sense",
+                    k,
+                    json!({ "accepted": b["accepted"] }),
+                    format!(
+                        "Sense {pack_id}/{trigger} accepted is {}, the reference says {}",
+                        a["accepted"], b["accepted"]
+                    ),
+                );
+            }
+        }
+        FStep::Availability(p) => {
+            if a["installed"] != b["installed"] {
+                fire(
+                    "differential-availability",
+                    k,
+                    json!({ "installed": b["installed"] }),
+                    format!("availability of {p}: installed differs"),
+                );
+                return;
+            }
+            'verbs: for y in b["verbs"].as_array().into_iter().flatten() {
+                let Some(x) = a["verbs"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|x| x["verb_key"] == y["verb_key"])
+                else {
+                    continue;
+                };
+                for flag in ["installed", "activated", "connected", "executable"] {
+                    if x[flag] != y[flag] {
+                        fire(
+                            "differential-availability",
+                            k,
+                            json!({ "verbs": { "$contains": [{ "verb_key": y["verb_key"], flag: y[flag] }] } }),
+                            format!(
+                                "availability of {p}.{}: {flag} is {}, the reference says {}",
+                                y["verb_key"], x[flag], y[flag]
+                            ),
+                        );
+                        break 'verbs;
+                    }
+                }
+            }
+        }
+        FStep::Audit => {}
+    }
 }

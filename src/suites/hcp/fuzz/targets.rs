@@ -11,16 +11,16 @@
 
 use crate::case::matcher::{self, Denials};
 use crate::case::patch::set;
-use crate::mutate::case::{case_json, gen_args, gen_grants, generate, CaseMeta};
-use crate::mutate::pack::{embedded_fixtures, gen_edit, pointers, Fixture, PackState};
 use crate::mutate::{any_json, retype, weird_string, Bytes, Source};
-use crate::pack::{self, Issue, Operation, Pack, PackFiles};
-use crate::runtime::mutant::Mutant;
-use crate::runtime::reference::authz::{
+use crate::suites::hcp::mutate::case::{case_json, gen_args, gen_grants, generate, CaseMeta};
+use crate::suites::hcp::mutate::pack::{embedded_fixtures, gen_edit, pointers, Fixture, PackState};
+use crate::suites::hcp::pack::{self, Issue, Operation, Pack, PackFiles};
+use crate::suites::hcp::runtime::mutant::Mutant;
+use crate::suites::hcp::runtime::reference::authz::{
     authorize_exec, confirm_gate, holds, may_activate, Subject, CAPABILITIES, CONNECT, ELEVATE,
     EXEC_READ, EXEC_WRITE,
 };
-use crate::runtime::{ExecRequest, Grant};
+use crate::suites::hcp::runtime::{ExecRequest, Grant};
 use arbitrary::{Arbitrary, Unstructured};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -77,8 +77,8 @@ fn typed_fixtures() -> &'static [Pack] {
 pub fn denials() -> &'static Denials {
     static D: OnceLock<Denials> = OnceLock::new();
     D.get_or_init(|| {
-        let v: Value =
-            serde_json::from_str(include_str!("../../vectors/denials.json")).unwrap_or_default();
+        let v: Value = serde_json::from_str(include_str!("../../../../vectors/denials.json"))
+            .unwrap_or_default();
         let names = |key: &str| {
             v[key]
                 .as_object()
@@ -97,7 +97,7 @@ pub fn denials() -> &'static Denials {
 // ---------------------------------------------------------------------------------------------
 // pack_load
 
-use crate::pack::RULES;
+use crate::suites::hcp::pack::RULES;
 
 /// Bytes of surface.json, policy.json and HARNESS.md (raw: separated by 0xFF; else a fixture
 /// with generated edits): load and lint never panic, a rejection names its issues, lint is
@@ -128,11 +128,22 @@ pub fn pack_load(data: &[u8]) {
     }
 }
 
+/// An invariant of the library a fuzz target found broken: the target panics with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Broken(pub String);
+
+impl From<&str> for Broken {
+    fn from(s: &str) -> Broken {
+        Broken(s.to_string())
+    }
+}
+
 /// The invariants of the loader and linter on one pack. (Install is load + lint by
 /// construction, `pack::install`; checking it again would only halve the execs/s.)
-pub fn check_pack(files: &PackFiles) -> Result<(), String> {
+pub fn check_pack(files: &PackFiles) -> Result<(), Broken> {
     let known = |issues: &[Issue]| match issues.iter().find(|i| !RULES.contains(&i.rule.as_str())) {
-        Some(i) => Err(format!("issue with an unknown rule: {i}")),
+        Some(i) => Err(Broken(format!("issue with an unknown rule: {i}"))),
         None => Ok(()),
     };
     let loaded = pack::load_files(files);
@@ -142,9 +153,9 @@ pub fn check_pack(files: &PackFiles) -> Result<(), String> {
     {
         let slow = pack::load_files_schema_first(files);
         if loaded != slow {
-            return Err(format!(
+            return Err(Broken(format!(
                 "the typed loader and the schema-first loader differ: {loaded:?} against {slow:?}"
-            ));
+            )));
         }
     }
     let pack = match loaded {
@@ -164,16 +175,19 @@ pub fn check_pack(files: &PackFiles) -> Result<(), String> {
             policy: serde_json::to_vec(&pack.policy).ok(),
             skill: pack.skill.clone().map(String::into_bytes),
         };
-        let reloaded = pack::load_files(&again)
-            .map_err(|e| format!("a clean pack, serialised again, does not load: {e:?}"))?;
+        let reloaded = pack::load_files(&again).map_err(|e| {
+            Broken(format!(
+                "a clean pack, serialised again, does not load: {e:?}"
+            ))
+        })?;
         if reloaded != pack {
             return Err("a clean pack, serialised again, loads as another pack".into());
         }
         let relinted = pack::lint(&reloaded);
         if !relinted.is_empty() {
-            return Err(format!(
+            return Err(Broken(format!(
                 "a clean pack, serialised again, has lint issues: {relinted:?}"
-            ));
+            )));
         }
     }
     Ok(())
@@ -279,7 +293,7 @@ impl AuthzInput {
 /// The authoriser's invariants, against their definitions in the contract and ASSUMPTIONS.md.
 /// With a mutant, the first broken invariant (the tests show each authorisation mutant is
 /// caught this way).
-pub fn check_authz(i: &AuthzInput, m: Option<Mutant>) -> Result<(), String> {
+pub fn check_authz(i: &AuthzInput, m: Option<Mutant>) -> Result<(), Broken> {
     let s = Subject {
         grants: &i.grants,
         tenant_id: i.tenant_id.as_deref(),
@@ -287,7 +301,13 @@ pub fn check_authz(i: &AuthzInput, m: Option<Mutant>) -> Result<(), String> {
     };
     // A grant allows exactly its capability on exactly its pack, within its scopes.
     let granted = |cap: &str, pack_id: &str, verb: Option<&str>| {
-        crate::fuzz::oracle::granted(&i.grants, i.tenant_id.as_deref(), cap, pack_id, verb)
+        crate::suites::hcp::fuzz::oracle::granted(
+            &i.grants,
+            i.tenant_id.as_deref(),
+            cap,
+            pack_id,
+            verb,
+        )
     };
     let packs = [i.pack.pack_id(), i.req.pack_id.as_str(), "*"];
     let verbs = [None, Some(i.req.verb_key.as_str()), Some("*")];
@@ -296,9 +316,9 @@ pub fn check_authz(i: &AuthzInput, m: Option<Mutant>) -> Result<(), String> {
             for v in verbs {
                 let (got, want) = (holds(s, cap, p, v, m), granted(cap, p, v));
                 if got != want {
-                    return Err(format!(
+                    return Err(Broken(format!(
                         "holds({cap}, {p}, {v:?}) is {got}; the grants say {want}"
-                    ));
+                    )));
                 }
             }
         }
@@ -306,10 +326,10 @@ pub fn check_authz(i: &AuthzInput, m: Option<Mutant>) -> Result<(), String> {
     for p in packs {
         let want = CAPABILITIES.iter().any(|c| granted(c, p, None));
         if may_activate(s, p, m) != want {
-            return Err(format!(
+            return Err(Broken(format!(
                 "activation of {p} is {}; the grants say {want}",
                 !want
-            ));
+            )));
         }
     }
 
@@ -328,27 +348,27 @@ pub fn check_authz(i: &AuthzInput, m: Option<Mutant>) -> Result<(), String> {
             return Err("no grant, no allow: allowed with no grants".into())
         }
         (Ok(_), _) if !known => {
-            return Err(format!(
+            return Err(Broken(format!(
                 "allowed {p}.{v}, which has no command or no Policy row"
-            ))
+            )))
         }
         (Ok(got), Some(row)) => {
             if !std::ptr::eq(*got, row) {
                 return Err("allowed under another Policy row".into());
             }
             if !granted(cap(row), p, Some(v)) {
-                return Err(format!(
+                return Err(Broken(format!(
                     "allowed a {:?} of {p}.{v} without {}",
                     row.operation,
                     cap(row)
-                ));
+                )));
             }
             if brain_blocked(row) {
                 return Err("allowed privacy.land brain without a project".into());
             }
         }
         (Err(e), Some(row)) if known && granted(cap(row), p, Some(v)) && !brain_blocked(row) => {
-            return Err(format!("denied ({e}) although every axis allows"));
+            return Err(Broken(format!("denied ({e}) although every axis allows")));
         }
         _ => {}
     }
@@ -365,13 +385,13 @@ pub fn check_authz(i: &AuthzInput, m: Option<Mutant>) -> Result<(), String> {
         let want = !row.confirm || is_true("confirm") || is_true("apply");
         let gate = confirm_gate(row, &i.req.args, m);
         if gate.is_ok() != want {
-            return Err(format!(
+            return Err(Broken(format!(
                 "confirm gate says {:?} for confirm {:?}, apply {:?} (Policy confirm {})",
                 gate,
                 i.req.args.get("confirm"),
                 i.req.args.get("apply"),
                 row.confirm
-            ));
+            )));
         }
         // The pipeline: authorise, then the gate; only then may an adapter run.
         let reaches_adapter = decided
@@ -647,7 +667,9 @@ pub fn matcher(data: &[u8]) {
     // The reference's words, compiled once for every input.
     static CLAIMS: OnceLock<matcher::Claims> = OnceLock::new();
     let d = CLAIMS.get_or_init(|| matcher::Claims {
-        denials: Some(matcher::WordMap::new(&crate::runtime::denial_map())),
+        denials: Some(matcher::WordMap::new(
+            &crate::suites::hcp::runtime::denial_map(),
+        )),
         ..Default::default()
     });
     let first = matcher::check(&e, &a, d);
@@ -882,8 +904,8 @@ pub fn shim_message(data: &[u8]) {
         }
         out
     };
-    let factory = crate::runtime::embedded("reference").expect("the reference is embedded");
-    let session = crate::shim::Session::new(factory);
+    let session =
+        crate::suites::hcp::shim::session("reference").expect("the reference is embedded");
     for (method, params) in messages.into_iter().take(32) {
         let params = sanitize(&method, params);
         match session.dispatch(&method, params) {

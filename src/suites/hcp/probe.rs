@@ -90,25 +90,25 @@ pub fn main() -> i32 {
 /// The probe writes only inside a case's temp dir (`hcpspec-case…`, made by the runner): a
 /// case's exec args reach the probe's argv through the runtime, and `--report ~/.bashrc` must
 /// not overwrite anything.
-pub fn writable(path: &std::path::Path) -> Result<(), String> {
+pub fn writable(path: &std::path::Path) -> Result<(), crate::error::BadInput> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => std::path::Path::new("."),
     };
     let real = parent
         .canonicalize()
-        .map_err(|e| format!("{}: {e}", parent.display()))?;
+        .map_err(|e| crate::error::BadInput(format!("{}: {e}", parent.display())))?;
     let in_case = real.components().any(|c| {
         c.as_os_str()
             .to_string_lossy()
             .starts_with(crate::suites::hcp::CASE_DIR_PREFIX)
     });
     if !in_case {
-        return Err(format!(
+        return Err(crate::error::BadInput(format!(
             "{} is not inside a case's temp dir ({}…)",
             real.display(),
             crate::suites::hcp::CASE_DIR_PREFIX
-        ));
+        )));
     }
     if path.file_name().is_none() {
         return Err("no file name".into());

@@ -6,7 +6,7 @@
 use super::adapter;
 use super::reference::install_all;
 use super::*;
-use crate::pack::{self, BindingMode, Land, Operation, Pack};
+use crate::suites::hcp::pack::{self, BindingMode, Land, Operation, Pack};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 pub struct StubFactory;
@@ -152,7 +152,7 @@ impl Stub {
                             .map(|(k, v)| (k.clone(), v.clone())),
                     );
                 }
-                adapter::spawn(&program, &argv, &self.config.workdir, &env)
+                Ok(adapter::spawn(&program, &argv, &self.config.workdir, &env)?)
             }
         }
     }

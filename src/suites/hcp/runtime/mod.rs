@@ -10,13 +10,36 @@ pub mod reference;
 pub mod stub;
 pub mod variant;
 
-use crate::knob::Knob as _;
-use crate::pack::{Issue, Land, Operation};
+use crate::suites::hcp::pack::{Issue, Land, Operation};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+
+/// A refusal of the runtime, in its words: what an envelope's `error` says (a denial, an
+/// adapter that would not run, a mint that failed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Denied(pub String);
+
+impl From<String> for Denied {
+    fn from(s: String) -> Denied {
+        Denied(s)
+    }
+}
+
+impl From<&str> for Denied {
+    fn from(s: &str) -> Denied {
+        Denied(s.to_string())
+    }
+}
+
+impl From<Denied> for String {
+    fn from(d: Denied) -> String {
+        d.0
+    }
+}
 
 /// `runtime.create` params: everything a runtime gets, with nothing else implicit.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -169,7 +192,7 @@ impl PackResult {
 /// What a minted Binding shows outside the runtime: never the token itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BindingInfo {
-    pub mode: crate::pack::BindingMode,
+    pub mode: crate::suites::hcp::pack::BindingMode,
     pub hub: String,
     pub identity: String,
 }
@@ -308,7 +331,7 @@ pub fn denial_map() -> BTreeMap<String, String> {
 
 /// The rule map of the runtimes whose lint is `pack::lint`: hcpspec's names are theirs.
 pub fn rule_map() -> BTreeMap<String, String> {
-    crate::pack::RULES
+    crate::suites::hcp::pack::RULES
         .iter()
         .map(|r| (r.to_string(), format!("^{r}$")))
         .collect()
@@ -353,23 +376,16 @@ pub trait Factory: Send + Sync {
     fn create(&self, config: RuntimeConfig) -> Result<Box<dyn Runtime>, Vec<Issue>>;
 }
 
-/// The embedded runtimes by name: `reference`, `stub`, `mutant:NAME`.
+/// The embedded runtimes by name: `reference`, `stub`, `mutant:NAME`, `variant:NAME` and
+/// `variant:all` (every variant's choice at once).
 pub fn embedded(name: &str) -> Option<Arc<dyn Factory>> {
     match name {
-        "reference" => Some(Arc::new(reference::ReferenceFactory::default())),
         "stub" => Some(Arc::new(stub::StubFactory)),
-        _ => {
-            if let Some(v) = name.strip_prefix("variant:") {
-                return Some(Arc::new(reference::ReferenceFactory {
-                    mutant: None,
-                    variants: variant::parse_set(v)?,
-                }));
-            }
-            let m = mutant::Mutant::by_name(name.strip_prefix("mutant:")?)?;
-            Some(Arc::new(reference::ReferenceFactory {
-                mutant: Some(m),
-                variants: vec![],
-            }))
-        }
+        "variant:all" => Some(Arc::new(reference::ReferenceFactory {
+            knobs: reference::Knobs::every_variant(),
+        })),
+        _ => Some(Arc::new(reference::ReferenceFactory {
+            knobs: reference::Knobs::named(name)?,
+        })),
     }
 }

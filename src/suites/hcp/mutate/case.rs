@@ -3,10 +3,12 @@
 //! `run::run_case` like any other case and a finding is written out as a case file.
 
 use super::pack::{gen_edits, Fixture, PackEdit, PackState};
-use super::{any_json, name, weird_string, Source};
 use crate::case::{Case, Level};
-use crate::runtime::reference::authz::{ACTIVATE, CONNECT, ELEVATE, EXEC_READ, EXEC_WRITE};
-use crate::runtime::{Grant, MintOutcome, Principal};
+use crate::mutate::{any_json, name, weird_string, Source};
+use crate::suites::hcp::runtime::reference::authz::{
+    ACTIVATE, CONNECT, ELEVATE, EXEC_READ, EXEC_WRITE,
+};
+use crate::suites::hcp::runtime::{Grant, MintOutcome, Principal};
 use crate::suites::hcp::steps::{Action, Body, OneOrMany, PackRef, Setup, Step};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -555,6 +557,14 @@ pub fn generate(src: &mut impl Source, fixtures: &[Fixture], seed: u64) -> FuzzC
     let mut ids: Vec<String> = used.iter().map(|f| f.pack_id().to_string()).collect();
     ids.dedup();
 
+    gen_setup(src, &mut c, &used);
+    gen_steps(src, &mut c, &used, &ids);
+    c
+}
+
+/// The runtime a fuzz case creates: its Principal, tenant, project, grants, sandbox, allow-list,
+/// hub script and Sense switch.
+fn gen_setup(src: &mut impl Source, c: &mut FuzzCase, used: &[&Fixture]) {
     if src.chance(15) {
         c.principal = Principal {
             id: name(src, &["user_42", "admin", "root"]),
@@ -571,7 +581,7 @@ pub fn generate(src: &mut impl Source, fixtures: &[Fixture], seed: u64) -> FuzzC
         1 => Some("proj_1".into()),
         _ => Some(weird_string(src)),
     };
-    c.grants = gen_grants(src, &used);
+    c.grants = gen_grants(src, used);
     c.sandbox = match src.weighted(&[90, 5, 5]) {
         0 => None,
         1 => Some(true),
@@ -606,11 +616,13 @@ pub fn generate(src: &mut impl Source, fixtures: &[Fixture], seed: u64) -> FuzzC
         c.hub.insert(id, script);
     }
     c.sense_enable = src.chance(35);
+}
 
-    // Activation, then connects, then the actions, then the audit log.
+/// The steps of a fuzz case: activation, then connects, then the actions, then the audit log.
+fn gen_steps(src: &mut impl Source, c: &mut FuzzCase, used: &[&Fixture], ids: &[String]) {
     match src.weighted(&[80, 10, 10]) {
         0 => {
-            let mut all = ids.clone();
+            let mut all = ids.to_vec();
             if src.chance(5) {
                 all.push(name(src, &["nope"]));
             }
@@ -624,7 +636,7 @@ pub fn generate(src: &mut impl Source, fixtures: &[Fixture], seed: u64) -> FuzzC
         }
         _ => {}
     }
-    for f in &used {
+    for f in used {
         if (!f.public() && src.chance(75)) || src.chance(8) {
             c.steps.push(FStep::Connect(f.pack_id().to_string()));
         }
@@ -634,7 +646,7 @@ pub fn generate(src: &mut impl Source, fixtures: &[Fixture], seed: u64) -> FuzzC
     }
     let mut execs = 0;
     for _ in 0..1 + src.below(4) {
-        let f = (!src.chance(4)).then(|| *src.pick(&used));
+        let f = (!src.chance(4)).then(|| *src.pick(used));
         match src.weighted(&[65, 15, 20]) {
             0 => {
                 let pack_id = f.map_or_else(|| name(src, &["nope"]), |f| f.pack_id().to_string());
@@ -677,19 +689,18 @@ pub fn generate(src: &mut impl Source, fixtures: &[Fixture], seed: u64) -> FuzzC
         c.steps.swap(i, i + 1);
     }
     c.steps.push(FStep::Audit);
-    c
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mutate::pack::embedded_fixtures;
     use crate::mutate::Rng;
+    use crate::suites::hcp::mutate::pack::embedded_fixtures;
 
     #[test]
     fn generated_cases_render_to_valid_case_files() {
         let fx = embedded_fixtures();
-        let denials = crate::fuzz::targets::denials();
+        let denials = crate::suites::hcp::fuzz::targets::denials();
         for i in 0..200 {
             let mut rng = Rng::for_case(9, i);
             let c = generate(&mut rng, &fx, i);
