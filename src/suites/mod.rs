@@ -465,6 +465,19 @@ pub fn reachable(
     })
 }
 
+/// The connector a whole-case shim's fuzzer plays on: the spec parsed, and the shim answering
+/// its `describe` ([`reachable`]) before anything is played.
+pub fn fuzz_connector(
+    run: &FuzzRun,
+    connector: fn(&crate::run::Spec, &crate::adapter::Options) -> Result<crate::adapter::Connector, BadInput>,
+    how: &Describe,
+) -> Result<crate::adapter::Connector, FuzzError> {
+    let spec = crate::run::Spec::of_shim(run.spec).map_err(BadInput::from)?;
+    let connect = connector(&spec, &Default::default())?;
+    reachable(run.spec, &connect, how)?;
+    Ok(connect)
+}
+
 /// Why a fuzzer stopped before its budget.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum Stopped {

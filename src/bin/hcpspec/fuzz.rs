@@ -70,21 +70,7 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
             found.join(name).display()
         );
         if l.suite.drives() != Contract.drives() {
-            let out = found.clone();
-            let run = FuzzRun {
-                spec: &a.runtime,
-                cases: &l.cases,
-                seed: a.seed,
-                seconds: a.seconds,
-                trials: a.cases,
-                findings: a.max_findings,
-                out: &out,
-                stop: &STOP,
-                jobs: a.jobs.max(1),
-                shrink_budget: a.shrink_budget,
-                vectors: &vectors.root,
-                tell: &|_| {},
-            };
+            let run = fuzz_run(a, &l.cases, &found, &vectors.root, &|_| {});
             return match l.suite.fuzz(&run) {
                 Some(report) => print_report(&report?),
                 None => Err(BadInput(format!("--suite {name}: this suite has no fuzzer")).into()),
@@ -150,20 +136,7 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
         FuzzNews::Progress(p) => progress(p),
         FuzzNews::Found(f) => found(f),
     };
-    let run = FuzzRun {
-        spec: &a.runtime,
-        cases: &[],
-        seed: a.seed,
-        seconds: a.seconds,
-        trials: a.cases,
-        findings: a.max_findings,
-        out: &out,
-        stop: &STOP,
-        jobs: a.jobs.max(1),
-        shrink_budget: a.shrink_budget,
-        vectors: &vectors.root,
-        tell: &tell,
-    };
+    let run = fuzz_run(a, &[], &out, &vectors.root, &tell);
     let report = Contract.fuzz(&run).expect("the contract suite fuzzes")?;
     if tty {
         eprintln!();
@@ -187,6 +160,30 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
     } else {
         exit::FAILURES
     })
+}
+
+/// What the fuzzer of a suite is asked to do: the arguments, its seed cases, where findings go.
+fn fuzz_run<'a>(
+    a: &'a FuzzArgs,
+    cases: &'a [hcpspec::case::Case],
+    out: &'a std::path::Path,
+    vectors: &'a std::path::Path,
+    tell: &'a (dyn Fn(FuzzNews) + Sync),
+) -> FuzzRun<'a> {
+    FuzzRun {
+        spec: &a.runtime,
+        cases,
+        seed: a.seed,
+        seconds: a.seconds,
+        trials: a.cases,
+        findings: a.max_findings,
+        out,
+        stop: &STOP,
+        jobs: a.jobs.max(1),
+        shrink_budget: a.shrink_budget,
+        vectors,
+        tell,
+    }
 }
 
 /// A suite fuzzer's findings and totals; exit 1 on any finding.

@@ -86,16 +86,10 @@ impl Suite for Host {
         )))
     }
     fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, crate::suites::FuzzError>> {
-        let connect = Spec::of_shim(run.spec)
-            .map_err(Into::into)
-            .and_then(|spec| super::connector(&spec, &Default::default()));
-        let connect = match connect {
+        let connect = match crate::suites::fuzz_connector(run, super::connector, &super::DESCRIBE) {
             Ok(c) => c,
-            Err(e) => return Some(Err(e.into())),
+            Err(e) => return Some(Err(e)),
         };
-        if let Err(e) = crate::suites::reachable(run.spec, &connect, &super::DESCRIBE) {
-            return Some(Err(e.into()));
-        }
         let budget = super::fuzz::Budget {
             seed: run.seed,
             seconds: run.seconds,
