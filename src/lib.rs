@@ -14,5 +14,6 @@ pub mod run;
 pub mod schema;
 pub mod shim;
 pub mod snapshot;
+pub mod spec;
 pub mod suites;
 pub mod vectors;

@@ -19,7 +19,7 @@ mod ws;
 pub use rpc::excerpt;
 
 use crate::error::BadInput;
-use crate::run::spec::{Spec, SpecError};
+use crate::spec::{Spec, SpecError};
 use crate::shim::schema::{self, Part};
 use crate::shim::{Dispatch, RpcError};
 use serde_json::Value;

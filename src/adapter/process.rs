@@ -10,7 +10,7 @@
 use crate::adapter::stdio::{end_of, Proc};
 use crate::adapter::{Adapter, CallError, Options};
 use crate::error::BadInput;
-use crate::run::Spec;
+use crate::spec::Spec;
 use crate::shim::RpcError;
 use serde_json::{json, Value};
 use std::time::Instant;

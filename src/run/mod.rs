@@ -8,9 +8,6 @@ pub mod pool;
 pub mod result;
 pub mod runner;
 pub mod session;
-pub mod spec;
-
-pub use spec::Spec;
 
 use crate::case::{Case, Level};
 use serde::{Deserialize, Serialize};

@@ -44,7 +44,7 @@ pub trait Suite: Format + Sync {
     /// What its targets are called in reports: runtime, harness, core, adapter.
     fn noun(&self) -> &'static str;
     /// The target a spec names (`inproc:reference`, `inproc:mutant:NAME`, `stdio:CMD` …): parsed
-    /// once into a [`crate::run::Spec`] and matched on, a kind it does not drive refused in its
+    /// once into a [`crate::spec::Spec`] and matched on, a kind it does not drive refused in its
     /// own words; a bad spec is one line naming it.
     fn target(&self, spec: &str, ctx: &Context) -> Result<Arc<dyn Target>, String>;
     /// Its embedded reference's mutants, each with its rule and sections.
@@ -469,10 +469,10 @@ pub fn reachable(
 /// its `describe` ([`reachable`]) before anything is played.
 pub fn fuzz_connector(
     run: &FuzzRun,
-    connector: fn(&crate::run::Spec, &crate::adapter::Options) -> Result<crate::adapter::Connector, BadInput>,
+    connector: fn(&crate::spec::Spec, &crate::adapter::Options) -> Result<crate::adapter::Connector, BadInput>,
     how: &Describe,
 ) -> Result<crate::adapter::Connector, FuzzError> {
-    let spec = crate::run::Spec::of_shim(run.spec).map_err(BadInput::from)?;
+    let spec = crate::spec::Spec::of_shim(run.spec).map_err(BadInput::from)?;
     let connect = connector(&spec, &Default::default())?;
     reachable(run.spec, &connect, how)?;
     Ok(connect)
@@ -513,7 +513,7 @@ impl From<String> for FuzzError {
 /// A target whose shim takes one whole case at a time (a core's control shim, a host shim),
 /// a fresh one per case: `run` plays the case on it.
 pub struct ShimTarget {
-    spec: crate::run::Spec,
+    spec: crate::spec::Spec,
     /// The spec as written (reports name the target so).
     written: String,
     connect: crate::adapter::Connector,
@@ -524,7 +524,7 @@ pub struct ShimTarget {
 
 impl ShimTarget {
     pub fn new(
-        spec: crate::run::Spec,
+        spec: crate::spec::Spec,
         connect: crate::adapter::Connector,
         describe: &'static Describe,
         run: fn(&Case, &crate::adapter::Connector) -> crate::run::CaseResult,
@@ -549,7 +549,7 @@ impl Target for ShimTarget {
     fn jobs(&self, asked: usize) -> usize {
         match self.spec {
             // One HTTP shim holds one case's state at a time.
-            crate::run::Spec::Http(_) => 1,
+            crate::spec::Spec::Http(_) => 1,
             _ => asked,
         }
     }

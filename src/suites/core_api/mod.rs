@@ -79,7 +79,7 @@ pub type Connector = crate::adapter::Connector;
 /// `inproc:reference`, `inproc:mutant:NAME`, or any spec `--runtime` takes for a shim (stdio:,
 /// http://, ws://): the control protocol is JSON-RPC over the same transports.
 pub fn connector(
-    spec: &crate::run::Spec,
+    spec: &crate::spec::Spec,
     opts: &crate::adapter::Options,
 ) -> Result<Connector, crate::error::BadInput> {
     crate::adapter::process::connector(spec, opts, "core", |name| {

@@ -4,7 +4,7 @@ use crate::case::matcher::Denials;
 use crate::case::{check_expects, Case, Format, Parsed};
 use crate::knob::{infos, Info};
 use crate::run::runner::Target;
-use crate::run::Spec;
+use crate::spec::Spec;
 use crate::suites::{Context, FuzzReport, FuzzRun, Shim, ShimTarget, Suite};
 use serde_json::Value;
 use std::collections::BTreeSet;

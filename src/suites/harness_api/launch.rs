@@ -9,7 +9,7 @@ pub const VERSION: &str = "1";
 
 use super::reap::{self, Tree};
 use crate::error::BadInput;
-use crate::run::spec::{Scheme, Spec, SpecError};
+use crate::spec::{Scheme, Spec, SpecError};
 use std::collections::VecDeque;
 use std::io::Read;
 use std::os::unix::process::CommandExt;

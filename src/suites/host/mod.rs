@@ -37,7 +37,7 @@ pub type Connector = crate::adapter::Connector;
 /// `inproc:reference` (`mutant:NAME`, `variant:NAME`), `stdio:CMD` (a shim process per case), or
 /// a shim serving over HTTP or WebSocket.
 pub fn connector(
-    spec: &crate::run::Spec,
+    spec: &crate::spec::Spec,
     opts: &crate::adapter::Options,
 ) -> Result<Connector, crate::error::BadInput> {
     crate::adapter::process::connector(spec, opts, "host adapter", |name| {
