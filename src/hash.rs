@@ -38,10 +38,10 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 
 /// FNV-1a 64 over several byte strings, each followed by the byte 0xFF (which no UTF-8 text
 /// holds, so `["ab", "c"]` and `["a", "bc"]` differ), as 16 hex digits.
-pub fn fnv1a_parts(parts: impl IntoIterator<Item = Vec<u8>>) -> String {
+pub fn fnv1a_parts<P: AsRef<[u8]>>(parts: impl IntoIterator<Item = P>) -> String {
     let mut h = Fnv1a::new();
     for part in parts {
-        h.write(&part);
+        h.write(part.as_ref());
         h.write(&[0xff]);
     }
     format!("{:016x}", h.finish())

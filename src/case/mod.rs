@@ -85,6 +85,10 @@ pub struct Case {
     /// The body in its suite's own types, parsed once at load ([`Format::parse`]).
     #[serde(skip)]
     pub parsed: Parsed,
+    /// The file's text as it was read (empty for a case built in memory): a run's
+    /// `cases_hash` is taken over it, so no file is read again once loaded.
+    #[serde(skip)]
+    pub text: std::sync::Arc<str>,
 }
 
 /// A case's body parsed by its suite at load and kept beside the map, so that no run parses it
@@ -416,6 +420,7 @@ pub fn parse_case(
     let mut case: Case =
         serde_json::from_value(Value::Object(head)).map_err(|e| err(file, "", e.to_string()))?;
     case.body = body;
+    case.text = text.into();
     let (group, stem) = group_and_id(file);
     if case.id != stem {
         return Err(err(
@@ -579,6 +584,7 @@ mod tests {
             group: "g".into(),
             file: "f".into(),
             parsed: Default::default(),
+            text: Default::default(),
         };
         let Value::Object(fields) = serde_json::to_value(&case).unwrap() else {
             panic!("a case serializes to an object");

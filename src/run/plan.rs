@@ -103,6 +103,7 @@ mod tests {
                 group: "g".into(),
                 file: Default::default(),
                 parsed: Default::default(),
+                text: Default::default(),
             })
             .collect()
     }

@@ -453,6 +453,7 @@ mod tests {
             group: group.into(),
             file: Default::default(),
             parsed: Default::default(),
+            text: Default::default(),
         }
     }
 
