@@ -6,6 +6,7 @@
 
 use regex::Regex;
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
 const MAX_FILE_LINES: usize = 1500;
 const MAX_FN_LINES: usize = 150;
@@ -37,8 +38,9 @@ fn src() -> (PathBuf, Vec<PathBuf>) {
 
 /// A line with its string and char literals emptied and its comment cut, for counting braces.
 fn code(line: &str) -> String {
-    let strings = Regex::new(r#""(\\.|[^"\\])*"|'(\\.|[^'\\])'"#).unwrap();
-    let line = strings.replace_all(line, "\"\"");
+    static STRINGS: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#""(\\.|[^"\\])*"|'(\\.|[^'\\])'"#).unwrap());
+    let line = STRINGS.replace_all(line, "\"\"");
     line.split("//").next().unwrap_or_default().to_string()
 }
 
