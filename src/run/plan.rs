@@ -103,7 +103,7 @@ mod tests {
                 group: "g".into(),
                 file: Default::default(),
                 parsed: Default::default(),
-                text: Default::default(),
+                source: Default::default(),
             })
             .collect()
     }

@@ -290,7 +290,7 @@ impl<'a> Runner<'a> {
             hcpspec_version: env!("CARGO_PKG_VERSION").into(),
             suite: self.suite.name.clone(),
             sections: self.suite.sections.clone(),
-            cases_hash: fnv1a(self.cases.iter().map(|c| c.text.as_bytes())),
+            cases_hash: fnv1a(self.cases.iter().map(|c| c.source.as_bytes())),
             runtimes: runs,
             parity,
             strict_expectations: self.strict,

@@ -453,7 +453,7 @@ mod tests {
             group: group.into(),
             file: Default::default(),
             parsed: Default::default(),
-            text: Default::default(),
+            source: Default::default(),
         }
     }
 

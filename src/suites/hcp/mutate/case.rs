@@ -258,7 +258,7 @@ impl FuzzCase {
             group: "found".into(),
             file: meta.file,
             parsed: Default::default(),
-            text: Default::default(),
+            source: Default::default(),
         }
     }
 }
