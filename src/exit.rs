@@ -58,6 +58,16 @@ pub fn of_run(stats: &crate::run::result::RunStats) -> i32 {
     }
 }
 
+/// The one place problems found become an exit code: a fuzzer's findings, lint's issues,
+/// snapshots left pending by `review`.
+pub fn of_findings(found: usize) -> i32 {
+    if found == 0 {
+        OK
+    } else {
+        FAILURES
+    }
+}
+
 /// The one place self-checks become an exit code: failed when any failed.
 pub fn of_self_check(reports: &[crate::suites::selfcheck::SelfCheckReport]) -> i32 {
     if reports.iter().all(|r| r.passed()) {

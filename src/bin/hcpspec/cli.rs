@@ -642,10 +642,8 @@ pub fn lint(dirs: &[PathBuf]) -> Result<i32, BadInput> {
     }
     if issues > 0 {
         eprintln!("{issues} issue(s)");
-        Ok(exit::FAILURES)
-    } else {
-        Ok(exit::OK)
     }
+    Ok(exit::of_findings(issues))
 }
 
 pub fn list(filters: &Filters, format: ListFormat) -> Result<i32, BadInput> {

@@ -155,11 +155,7 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
             ""
         }
     );
-    Ok(if report.findings.is_empty() {
-        exit::OK
-    } else {
-        exit::FAILURES
-    })
+    Ok(exit::of_findings(report.findings.len()))
 }
 
 /// What the fuzzer of a suite is asked to do: the arguments, its seed cases, where findings go.
@@ -223,9 +219,5 @@ fn print_report(report: &hcpspec::suites::FuzzReport) -> Result<i32, exit::Error
         ))
         .into());
     }
-    Ok(if report.findings.is_empty() {
-        exit::OK
-    } else {
-        exit::FAILURES
-    })
+    Ok(exit::of_findings(report.findings.len()))
 }

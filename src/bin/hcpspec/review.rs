@@ -123,7 +123,7 @@ pub fn review(a: &ReviewArgs) -> Result<i32, BadInput> {
             root.display(),
             root.display()
         );
-        return Ok(exit::FAILURES);
+        return Ok(exit::of_findings(pending.len()));
     }
     let colour = std::io::stdout().is_terminal();
     let mut lines = stdin.lock().lines();
@@ -193,11 +193,7 @@ pub fn review(a: &ReviewArgs) -> Result<i32, BadInput> {
         out,
         "\n{accepted} accepted, {rejected} rejected, {skipped} skipped (still pending)"
     );
-    Ok(if skipped > 0 {
-        exit::FAILURES
-    } else {
-        exit::OK
-    })
+    Ok(exit::of_findings(skipped))
 }
 
 #[cfg(test)]
