@@ -4,8 +4,8 @@
 //! connection the server closed before it was sent.
 
 use super::client;
-use crate::error::BadInput;
 use super::rpc::{excerpt, secs, size, Link};
+use crate::error::BadInput;
 use reqwest::{header, StatusCode};
 use std::sync::Arc;
 use std::time::Duration;

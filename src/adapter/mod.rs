@@ -19,9 +19,9 @@ mod ws;
 pub use rpc::excerpt;
 
 use crate::error::BadInput;
-use crate::spec::{Spec, SpecError};
 use crate::shim::schema::{self, Part};
 use crate::shim::{Dispatch, RpcError};
+use crate::spec::{Spec, SpecError};
 use serde_json::Value;
 use std::time::Duration;
 

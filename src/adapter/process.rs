@@ -10,8 +10,8 @@
 use crate::adapter::stdio::{end_of, Proc};
 use crate::adapter::{Adapter, CallError, Options};
 use crate::error::BadInput;
-use crate::spec::Spec;
 use crate::shim::RpcError;
+use crate::spec::Spec;
 use serde_json::{json, Value};
 use std::time::Instant;
 

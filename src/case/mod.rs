@@ -192,7 +192,6 @@ impl Case {
     pub fn member(&self, key: &str) -> Option<&Value> {
         self.body.get(key)
     }
-
 }
 
 /// What the loader asks of the suite a case belongs to: the member its body lives in, the schema

@@ -99,7 +99,7 @@ mod tests {
                 requires: vec![],
                 killed_by: vec![],
                 body: Default::default(),
-                    suite: "suite-a".into(),
+                suite: "suite-a".into(),
                 group: "g".into(),
                 file: Default::default(),
                 parsed: Default::default(),

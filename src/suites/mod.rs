@@ -469,7 +469,10 @@ pub fn reachable(
 /// its `describe` ([`reachable`]) before anything is played.
 pub fn fuzz_connector(
     run: &FuzzRun,
-    connector: fn(&crate::spec::Spec, &crate::adapter::Options) -> Result<crate::adapter::Connector, BadInput>,
+    connector: fn(
+        &crate::spec::Spec,
+        &crate::adapter::Options,
+    ) -> Result<crate::adapter::Connector, BadInput>,
     how: &Describe,
 ) -> Result<crate::adapter::Connector, FuzzError> {
     let spec = crate::spec::Spec::of_shim(run.spec).map_err(BadInput::from)?;

@@ -27,7 +27,7 @@ mod loading;
 mod pack_typed;
 mod redaction;
 mod renderings;
-mod shape;
 mod report_untrusted;
+mod shape;
 mod stdio_lines;
 mod transports;

@@ -51,7 +51,9 @@ fn long_functions(text: &str) -> Vec<(String, usize)> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     for (i, line) in lines.iter().enumerate() {
-        let Some(c) = head.captures(line) else { continue };
+        let Some(c) = head.captures(line) else {
+            continue;
+        };
         let (mut depth, mut opened) = (0i64, false);
         for (j, l) in lines.iter().enumerate().skip(i) {
             let l = code(l);
@@ -78,7 +80,8 @@ fn no_file_over_the_limit() {
         .iter()
         .filter_map(|f| {
             let n = std::fs::read_to_string(f).unwrap().lines().count();
-            (n > MAX_FILE_LINES).then(|| format!("{} ({n} lines)", f.strip_prefix(&root).unwrap().display()))
+            (n > MAX_FILE_LINES)
+                .then(|| format!("{} ({n} lines)", f.strip_prefix(&root).unwrap().display()))
         })
         .collect();
     assert!(big.is_empty(), "files over {MAX_FILE_LINES} lines: {big:?}");
@@ -96,14 +99,20 @@ fn no_function_over_the_limit_but_tables() {
             }
         }
     }
-    assert!(long.is_empty(), "functions over {MAX_FN_LINES} lines: {long:#?}");
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_FN_LINES} lines: {long:#?}"
+    );
 }
 
 #[test]
 fn the_counter_sees_a_long_function() {
     let body = "    let x = 1;\n".repeat(MAX_FN_LINES);
     let text = format!("pub fn long() {{\n{body}}}\nfn short() {{ let s = \"}}\"; }}\n");
-    assert_eq!(long_functions(&text), vec![("long".to_string(), MAX_FN_LINES + 2)]);
+    assert_eq!(
+        long_functions(&text),
+        vec![("long".to_string(), MAX_FN_LINES + 2)]
+    );
 }
 
 #[test]
@@ -117,7 +126,11 @@ fn no_pub_fn_errs_with_a_bare_string() {
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
         for c in sig.captures_iter(&text) {
-            found.push(format!("{} {}", f.strip_prefix(&root).unwrap().display(), &c[2]));
+            found.push(format!(
+                "{} {}",
+                f.strip_prefix(&root).unwrap().display(),
+                &c[2]
+            ));
         }
     }
     assert!(found.is_empty(), "pub fns erring with a String: {found:#?}");

@@ -7,13 +7,13 @@ pub mod fakes;
 pub mod fuzz;
 pub mod knobs;
 pub mod names;
-pub mod reference;
 pub mod pods;
+pub mod reference;
 pub mod role;
-pub mod tools;
-pub mod wire_names;
 pub mod step;
 mod suite;
+pub mod tools;
+pub mod wire_names;
 pub use step::{Action, Script, Step};
 pub use suite::CoreApi;
 

@@ -2,8 +2,8 @@
 //! join and renewal routes of core's harness listener (`POST /nylorun/harness/v1/host/join` and
 //! `.../host/renew`), served beside the WebSocket upgrades on the same port.
 
-use crate::suites::world::core;
 use crate::suites::core_api::knobs::Mutant;
+use crate::suites::world::core;
 use crate::suites::world::model::{fresh, lock, Shared, World};
 use serde_json::{json, Value};
 use std::time::Duration;

@@ -134,12 +134,10 @@ impl Harness {
                     .stdout(Stdio::null())
                     .stderr(Stdio::piped())
                     .process_group(0);
-                let mut child = cmd
-                    .spawn()
-                    .map_err(|source| CannotStart {
-                        program: argv[0].clone(),
-                        source,
-                    })?;
+                let mut child = cmd.spawn().map_err(|source| CannotStart {
+                    program: argv[0].clone(),
+                    source,
+                })?;
                 let stderr = Arc::new(Mutex::new(Stderr::default()));
                 if let Some(err) = child.stderr.take() {
                     let keep = stderr.clone();

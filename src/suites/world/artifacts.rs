@@ -2,8 +2,8 @@
 //! session's artifacts only, chunks within `limits.chunkBytes`, offsets received in order, the
 //! last chunk acknowledged again, an idempotent `key`, `effectId` provenance.
 
-use crate::suites::core_api::knobs::{Mutant, Variant};
 use super::model::{Reply, Upload, World};
+use crate::suites::core_api::knobs::{Mutant, Variant};
 use serde_json::{json, Value};
 
 pub use super::b64;

@@ -1,8 +1,8 @@
 //! hcpspec's core listener (section 1): the WebSocket upgrade checks, one JSON text message per
 //! frame, pings and the silence drop. Requests go to the `World`; every frame is logged.
 
-use crate::suites::core_api::knobs::{Mutant, Variant};
 use super::model::{lock, Conn, Reply, Shared, World};
+use crate::suites::core_api::knobs::{Mutant, Variant};
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};

@@ -2,8 +2,8 @@
 //! They check the run token, the `Idempotency-Key` and the journal, answer from the scenario's
 //! fixture model and tools, and log every call for the judge.
 
-use crate::suites::core_api::knobs::{Mutant, Variant};
 use super::model::{lock, Shared, World};
+use crate::suites::core_api::knobs::{Mutant, Variant};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};

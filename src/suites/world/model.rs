@@ -2,10 +2,10 @@
 //! everything the harness and hcpspec said. The WebSocket listener (`core.rs`) and the gates
 //! (`gates.rs`) share one `World` behind a lock; every decision of the fake core is here.
 
-use crate::suites::core_api::knobs::{Mutant, Variant};
 use super::role::Role;
 use super::scenario::{Offer, Renew, Scenario};
 use crate::knob::Knobs;
+use crate::suites::core_api::knobs::{Mutant, Variant};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

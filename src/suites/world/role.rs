@@ -2,13 +2,14 @@
 //! core does, and it breaks no rule. The core-api suite's reference core (`core_api::reference`)
 //! decides by the spec itself, and its knobs make it a mutant (one rule broken) or a variant
 //! (one open point decided otherwise). Each method is one behaviour the two do differently; the
-//! knobs are read inline where they bite, through `World::breaks` and `World::decides`. The
-//! reference's own code (its tool decisions and wire names) is core-api's, reached through this
-//! trait, so the world imports neither suite.
+//! knobs (declared in `core_api::knobs`, a leaf) are read inline where they bite, through
+//! `World::breaks` and `World::decides`. The reference's own code (its tool decisions and wire
+//! names) is core-api's, reached through this trait, so the world imports nothing else of a
+//! suite.
 
-use crate::suites::core_api::knobs::{Mutant, Variant};
 use super::scenario::Scenario;
 use crate::knob::Knobs;
+use crate::suites::core_api::knobs::{Mutant, Variant};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
