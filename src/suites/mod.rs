@@ -526,19 +526,25 @@ pub struct ShimTarget {
 }
 
 impl ShimTarget {
-    pub fn new(
-        spec: crate::spec::Spec,
-        connect: crate::adapter::Connector,
+    /// The target `written` names, through the suite's `connector` (nothing is reached yet).
+    pub fn of(
+        written: &str,
+        options: &crate::adapter::Options,
+        connector: fn(
+            &crate::spec::Spec,
+            &crate::adapter::Options,
+        ) -> Result<crate::adapter::Connector, BadInput>,
         describe: &'static Describe,
         run: fn(&Case, &crate::adapter::Connector) -> crate::run::CaseResult,
-    ) -> ShimTarget {
-        ShimTarget {
+    ) -> Result<ShimTarget, BadInput> {
+        let spec = crate::spec::Spec::of_shim(written)?;
+        Ok(ShimTarget {
             written: spec.to_string(),
+            connect: connector(&spec, options)?,
             spec,
-            connect,
             describe,
             run,
-        }
+        })
     }
 }
 

@@ -4,7 +4,6 @@ use crate::case::matcher::Denials;
 use crate::case::{check_expects, Case, Format, Parsed};
 use crate::knob::{infos, Info};
 use crate::run::runner::Target;
-use crate::spec::Spec;
 use crate::suites::{Context, FuzzReport, FuzzRun, Shim, ShimTarget, Suite};
 use std::sync::Arc;
 
@@ -76,14 +75,14 @@ impl Suite for Host {
         super::ALWAYS.iter().map(|(name, _, _)| *name).collect()
     }
     fn target(&self, spec: &str, ctx: &Context) -> Result<Arc<dyn Target>, String> {
-        let spec = Spec::of_shim(spec).map_err(|e| e.to_string())?;
-        let connect = super::connector(&spec, &ctx.options).map_err(|e| e.to_string())?;
-        Ok(Arc::new(ShimTarget::new(
+        let target = ShimTarget::of(
             spec,
-            connect,
+            &ctx.options,
+            super::connector,
             &super::DESCRIBE,
             super::run_case,
-        )))
+        );
+        Ok(Arc::new(target.map_err(|e| e.to_string())?))
     }
     fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, crate::suites::FuzzError>> {
         let connect = match crate::suites::fuzz_connector(run, super::connector, &super::DESCRIBE) {
