@@ -130,17 +130,6 @@ impl<A: Adapter> Adapter for Checked<A> {
 /// Makes a fresh adapter per case for a runtime spec (`stdio:CMD`, …).
 pub type Connector = Box<dyn Fn() -> Result<Box<dyn Adapter>, String> + Sync + Send>;
 
-/// Parse a runtime spec into a connector, with the default deadline and size cap.
-pub fn connector(spec: &str) -> Result<Connector, BadInput> {
-    connector_with(spec, &Options::default())
-}
-
-/// Parse a runtime spec into a connector. An unknown spec is a usage error (the message says
-/// which specs exist). Nothing is reached yet: the first call does that.
-pub fn connector_with(spec: &str, opts: &Options) -> Result<Connector, BadInput> {
-    shim_connector(&Spec::of_shim(spec)?, opts)
-}
-
 /// A connector to the runtime behind a shim a parsed spec names: over stdio (a pool of
 /// processes), HTTP or WebSocket.
 pub fn shim_connector(spec: &Spec, opts: &Options) -> Result<Connector, BadInput> {

@@ -174,8 +174,10 @@ pub fn par_each(
         result
     })
     .into_iter()
-    .flatten()
-    .flatten()
+    .map(|r| match r {
+        Some(Ok(result)) => result,
+        _ => unreachable!("the pool never halts here, and a panic is the case's error above"),
+    })
     .collect()
 }
 

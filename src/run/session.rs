@@ -28,7 +28,8 @@ pub struct Finished {
 /// What a suite's thread sends the reporter's.
 enum Message {
     Event(Box<Recorded>),
-    Done(Box<Result<RunResult, RunError>>),
+    /// The suite's result, and when it finished (since the run started).
+    Done(Box<Result<RunResult, RunError>>, std::time::Duration),
 }
 
 /// A suite's reporter: its events, sent to the thread that tells the run's reporter.
@@ -78,7 +79,7 @@ pub fn run(
                 if r.is_err() {
                     stop.store(true, Ordering::Relaxed);
                 }
-                let _ = tx.send((i, Message::Done(Box::new(r))));
+                let _ = tx.send((i, Message::Done(Box::new(r), started.elapsed())));
             })
         });
         // Told in plan order: a suite's events wait until the suites before it are told.
@@ -93,11 +94,11 @@ pub fn run(
                 let runner = &planned[at].runner;
                 match m {
                     Message::Event(e) => e.tell(reporter, &runner.suite.name, runner.cases),
-                    Message::Done(done) => match *done {
+                    Message::Done(done, finished_at) => match *done {
                         Ok(result) => {
                             reporter.event(&Event {
                                 suite: Some(&runner.suite.name),
-                                elapsed: started.elapsed(),
+                                elapsed: finished_at,
                                 kind: EventKind::SuiteFinished { result: &result },
                             });
                             results.push(result);
@@ -117,7 +118,7 @@ pub fn run(
     }
     // A suite whose run panicked (a defect of hcpspec) ends the run as the panic did.
     if let Some(Some(Err(panic))) = ran.into_iter().find(|r| matches!(r, Some(Err(_)))) {
-        panic!("{panic}");
+        std::panic::resume_unwind(Box::new(panic));
     }
     let interrupted = planned.iter().any(|p| {
         p.runner

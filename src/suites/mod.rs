@@ -337,8 +337,8 @@ pub struct FuzzReport {
     pub found_after: Vec<std::time::Duration>,
     /// Trials that could not be played (neither a finding nor a pass).
     pub unplayable: u64,
-    /// Why the fuzzer stopped before its budget, when it did: the target stopped answering
-    /// (the CLI's exit 3).
+    /// Why the fuzzer stopped before its budget, when it did ([`Stopped`]: the target stopped
+    /// answering, the CLI's exit 3; nothing more could be judged; Ctrl-C).
     pub stopped: Option<Stopped>,
     pub elapsed: std::time::Duration,
 }
@@ -505,12 +505,6 @@ pub enum FuzzError {
     /// The runtime under test stopped answering mid-run (`runtime SPEC unreachable: …`).
     #[error(transparent)]
     Runtime(#[from] crate::run::runner::RunError),
-}
-
-impl From<String> for FuzzError {
-    fn from(e: String) -> FuzzError {
-        FuzzError::Input(BadInput(e))
-    }
 }
 
 /// A target whose shim takes one whole case at a time (a core's control shim, a host shim),

@@ -241,8 +241,9 @@ fn layer_table(doc: &str) -> Vec<(Vec<String>, Option<Vec<String>>)> {
 }
 
 /// docs/architecture.md's layer table is the module graph: every top-level module of `src/`
-/// is in one row, and imports only what its row may import (its list, or any row below), never
-/// a row above; so no two top-level modules import each other, through any path.
+/// is in one row, and imports only what its row may import (its list, or any row below for a
+/// row that says "anything below"), never a row above; so no two top-level modules import each
+/// other, through any path.
 #[test]
 fn the_layer_table_holds() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -292,10 +292,16 @@ pub fn run(a: &RunArgs) -> Result<i32, exit::Error> {
         a.out.join("result.json").display(),
         files.len()
     );
-    if finished.stats.interrupted {
+    // A Ctrl-C while the outputs were written counts too: the run still ends as interrupted.
+    let stats = hcpspec::run::result::RunStats {
+        interrupted: finished.stats.interrupted
+            || crate::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed),
+        ..finished.stats
+    };
+    if stats.interrupted {
         eprintln!("hcpspec: interrupted: the outputs hold the cases that ran, the rest are skips saying so");
     }
-    Ok(exit::of_run(&finished.stats))
+    Ok(exit::of_run(&stats))
 }
 
 /// The adapters' options: `--timeout`, a positive number of seconds.

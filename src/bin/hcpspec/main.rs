@@ -237,9 +237,14 @@ fn main() {
         }
     };
     std::process::exit(code.unwrap_or_else(|e| {
+        // A redaction a runtime declared is its own text, shown on one line.
+        let lines = !matches!(
+            e,
+            exit::Error::Run(hcpspec::run::runner::RunError::Declared { .. })
+        );
         eprintln!(
             "hcpspec: {}",
-            hcpspec::report::printable(&e.to_string(), true)
+            hcpspec::report::printable(&e.to_string(), lines)
         );
         exit::code(&e)
     }));

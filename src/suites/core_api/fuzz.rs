@@ -18,7 +18,6 @@ use super::{Connector, Script};
 use crate::case::Case;
 use crate::mutate::{Rng, Source};
 use crate::run::Observation;
-use base64::Engine;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -518,9 +517,7 @@ impl Seen {
                     .as_str()
                     .unwrap_or_default()
                     .to_string();
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(&b64)
-                    .unwrap_or_default();
+                let bytes = crate::suites::world::unb64(&b64).unwrap_or_default();
                 let text = String::from_utf8_lossy(&bytes).to_string();
                 self.secrets
                     .push((v["artifactId"].clone(), scope.to_string(), b64, text));
@@ -694,6 +691,8 @@ pub fn run(
                 let mut case = seed.clone();
                 case.body
                     .insert("script".into(), json!({ "start": start, "steps": steps }));
+                // Its script is the one written here, not the seed's it was parsed with.
+                case.parsed = Default::default();
                 case
             };
             let judge = |steps: &[Value]| {

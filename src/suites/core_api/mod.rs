@@ -82,9 +82,12 @@ pub fn connector(
     spec: &crate::spec::Spec,
     opts: &crate::adapter::Options,
 ) -> Result<Connector, crate::error::BadInput> {
-    crate::adapter::process::connector(spec, opts, "core", |name| {
-        reference::ReferenceCore::named(name).map(|c| Box::new(c) as Box<dyn Adapter>)
-    })
+    crate::adapter::process::connector(spec, opts, "core", embedded)
+}
+
+/// The embedded core `inproc:NAME` names (the reference, a mutant or a variant), if any.
+pub fn embedded(name: &str) -> Option<Box<dyn Adapter>> {
+    reference::ReferenceCore::named(name).map(|c| Box::new(c) as Box<dyn Adapter>)
 }
 
 struct Conn {
@@ -1366,6 +1369,22 @@ impl Exec {
     }
 }
 
+/// A core-api case of `steps`, loaded as the file `vectors/core-api/1/ID.json` would be (for
+/// unit tests).
+#[cfg(test)]
+pub(crate) fn script_case(id: &str, steps: &str) -> Result<Case, crate::case::CaseError> {
+    use std::path::Path;
+    let text = format!(
+        r#"{{"id": "{id}", "title": "t", "section": "1", "level": "MUST",
+        "spec": "004_0d5b24e47247e871.txt § 1 Transport (\"x\")",
+        "script": {{ "steps": {steps} }} }}"#
+    );
+    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
+    let denials = crate::case::load_denials(&vectors).unwrap();
+    let file = Path::new("vectors/core-api/1").join(format!("{id}.json"));
+    crate::suites::parse_case(&file, &text, "core-api", "core", &denials)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{default_harness, set_pointer};
@@ -1402,17 +1421,7 @@ mod tests {
     }
 
     fn verdict_with_names(names: serde_json::Value, steps: &str) -> crate::run::Verdict {
-        use std::path::Path;
-        let text = format!(
-            r#"{{"id": "names", "title": "t", "section": "1", "level": "MUST",
-            "spec": "004_0d5b24e47247e871.txt § 1 Transport (\"x\")",
-            "script": {{ "steps": {steps} }} }}"#
-        );
-        let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
-        let denials = crate::case::load_denials(&vectors).unwrap();
-        let case =
-            crate::suites::parse_case(Path::new("names.json"), &text, "core-api", "core", &denials)
-                .unwrap();
+        let case = super::script_case("names", steps).unwrap();
         let connect: super::Connector = Box::new(move || {
             let core = super::reference::ReferenceCore::named("reference").unwrap();
             Ok(Box::new(Named(core, names.clone())) as Box<dyn crate::adapter::Adapter>)

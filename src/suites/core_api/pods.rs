@@ -105,7 +105,7 @@ fn join(w: &mut World, body: &Value) -> (u16, Value) {
 
 /// `POST .../host/renew` with the host token as bearer.
 fn host_renew(w: &World, bearer: Option<&str>) -> (u16, Value) {
-    let known = bearer.is_some_and(|t| w.hosts().contains_key(t));
+    let known = bearer.is_some_and(|t| w.is_host_token(t));
     if (known && !w.breaks(Mutant::HostRenewRefused))
         || (!known && w.breaks(Mutant::HostRenewAnyToken))
     {

@@ -1,7 +1,8 @@
 //! The reference core behind the control protocol (docs/core-protocol.md): hcpspec's own core
 //! and gates (the harness role's `World`, listener and gates), started by `core.start` on fresh
-//! loopback ports, and its mutants (one rule broken each) and variants, declared with the World
-//! (`suites::world::knobs`) and read by its role (`role.rs`).
+//! loopback ports, and its mutants (one rule broken each) and variants, declared in
+//! `core_api::knobs` and read by its role (`role.rs`). Its listener also serves pods' hosts
+//! (`pods.rs`).
 
 use super::role::Reference;
 use crate::adapter::{Adapter, CallError};
@@ -332,9 +333,7 @@ fn cancel(g: &mut World, params: &Value) -> Value {
 
 /// `artifact.seed`: an artifact the session holds before any run wrote one.
 fn seed(g: &mut World, params: &Value) -> Value {
-    use base64::Engine;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(params["base64"].as_str().unwrap_or_default())
+    let bytes = crate::suites::world::unb64(params["base64"].as_str().unwrap_or_default())
         .unwrap_or_default();
     crate::suites::world::artifacts::seed(
         g,

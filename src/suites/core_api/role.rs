@@ -1,7 +1,7 @@
 //! The reference core's role in the World: it decides by the spec what a scripted core reads
 //! from its scenario (tool intents by the Agent's targets and policy, `tools.rs`), and its
 //! knobs make it a mutant or a variant; a variant of other wire names reads and writes its own
-//! (`wire_names.rs`). Its listener also serves pods' hosts (`pods.rs`).
+//! (`wire_names.rs`).
 
 use super::{tools, wire_names};
 use crate::knob::Knobs;

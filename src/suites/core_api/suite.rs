@@ -195,10 +195,7 @@ impl Suite for CoreApi {
         Some(Shim {
             prefix: "core",
             protocol: super::PROTOCOL,
-            make: |name| {
-                super::reference::ReferenceCore::named(name)
-                    .map(|c| Box::new(c) as Box<dyn crate::adapter::Adapter>)
-            },
+            make: super::embedded,
         })
     }
     fn mutants(&self) -> Vec<Info> {
@@ -216,16 +213,7 @@ mod tests {
 
     /// A case of `steps`, loaded as a file of the suite: its error, one line.
     fn load_error(steps: &str) -> String {
-        use std::path::Path;
-        let text = format!(
-            r#"{{"id": "steps", "title": "t", "section": "1", "level": "MUST",
-            "spec": "004_0d5b24e47247e871.txt § 1 Transport (\"x\")",
-            "script": {{ "steps": {steps} }} }}"#
-        );
-        let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
-        let denials = crate::case::load_denials(&vectors).unwrap();
-        let file = Path::new("vectors/core-api/1/steps.json");
-        crate::suites::parse_case(file, &text, "core-api", "core", &denials)
+        super::super::script_case("steps", steps)
             .unwrap_err()
             .to_string()
     }

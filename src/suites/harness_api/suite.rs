@@ -9,6 +9,7 @@ use crate::run::runner::Target;
 use crate::run::CaseResult;
 use crate::suites::world::scenario::{unreadable, Scenario, Timers};
 use crate::suites::{Context, FuzzReport, FuzzRun, Suite};
+use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -29,8 +30,8 @@ impl Format for HarnessApi {
     /// The scenario as hcpspec's core plays it and the judge reads its checks: what it cannot
     /// read is refused here, at load, not an error verdict mid-run.
     fn parse(&self, case: &Case) -> Result<Parsed, (String, String)> {
-        let written = case.member("scenario").cloned().unwrap_or_default();
-        let sc: Scenario = serde_json::from_value(written.clone()).map_err(|e| {
+        let written = case.member("scenario").unwrap_or(&Value::Null);
+        let sc = Scenario::deserialize(written).map_err(|e| {
             written
                 .as_object()
                 .and_then(|sc| unreadable(sc, "/scenario"))

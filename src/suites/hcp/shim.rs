@@ -259,8 +259,9 @@ pub fn service(name: &str) -> Option<Service> {
 /// adapter's (`stdio:`, `http://`, `ws://`). An unknown spec is a usage error naming the specs
 /// that exist; nothing is reached yet: the first call does that.
 pub fn connector(spec: &str, opts: &Options) -> Result<Connector, BadInput> {
-    let Some(name) = spec.strip_prefix("inproc:") else {
-        return adapter::connector_with(spec, opts);
+    let parsed = crate::spec::Spec::of_shim(spec)?;
+    let crate::spec::Spec::Inproc(name) = &parsed else {
+        return adapter::shim_connector(&parsed, opts);
     };
     super::runtime::embedded(name).ok_or_else(|| {
         BadInput(format!(
@@ -268,7 +269,7 @@ pub fn connector(spec: &str, opts: &Options) -> Result<Connector, BadInput> {
         ))
     })?;
     crate::shim::schema::warm();
-    let name = name.to_string();
+    let name = name.clone();
     Ok(Box::new(move || {
         let a = inproc(&name).expect("checked above");
         Ok(Box::new(adapter::Checked(a)) as Box<dyn Adapter>)

@@ -40,9 +40,12 @@ pub fn connector(
     spec: &crate::spec::Spec,
     opts: &crate::adapter::Options,
 ) -> Result<Connector, crate::error::BadInput> {
-    crate::adapter::process::connector(spec, opts, "host adapter", |name| {
-        shim::ReferenceHost::named(name).map(|h| Box::new(h) as Box<dyn Adapter>)
-    })
+    crate::adapter::process::connector(spec, opts, "host adapter", embedded)
+}
+
+/// The embedded host adapter `inproc:NAME` names (the reference, a mutant or a variant), if any.
+pub fn embedded(name: &str) -> Option<Box<dyn Adapter>> {
+    shim::ReferenceHost::named(name).map(|h| Box::new(h) as Box<dyn Adapter>)
 }
 
 /// A check every case makes on what the fakes recorded: its name, the sentence, what fails it.

@@ -107,10 +107,7 @@ impl Suite for Host {
         Some(Shim {
             prefix: "host",
             protocol: super::PROTOCOL,
-            make: |name| {
-                super::shim::ReferenceHost::named(name)
-                    .map(|h| Box::new(h) as Box<dyn crate::adapter::Adapter>)
-            },
+            make: super::embedded,
         })
     }
     fn mutants(&self) -> Vec<Info> {

@@ -340,6 +340,11 @@ impl World {
     }
 
     /// Every host token a join gave, the pod it is for and that pod Agent's harness id.
+    /// Whether `token` is a host token a pod's join was answered with.
+    pub fn is_host_token(&self, token: &str) -> bool {
+        self.host_tokens.contains_key(token)
+    }
+
     pub fn hosts(&self) -> BTreeMap<String, (usize, String)> {
         self.host_tokens
             .iter()
@@ -375,7 +380,6 @@ impl World {
         self.role.knobs().breaks(m)
     }
 
-    /// Is this the allowed variant of the reference core that decides `v`'s point otherwise?
     /// Remove from an object each member whose mutant is on (the mutants that drop one member
     /// of an answer or a frame).
     pub fn drop_broken(&self, v: &mut Value, members: &[(Mutant, &str)]) {
@@ -386,6 +390,7 @@ impl World {
         }
     }
 
+    /// Is this the allowed variant of the reference core that decides `v`'s point otherwise?
     pub fn decides(&self, v: Variant) -> bool {
         self.role.knobs().decides(v)
     }

@@ -61,7 +61,7 @@ pub struct Scenario {
     #[serde(default)]
     pub checks: Vec<Written<Asked>>,
     /// The core role only: the Agent the session runs on, which core's target table reads
-    /// (`tools.rs`, docs/core-protocol.md).
+    /// (`core_api/tools.rs`, docs/core-protocol.md).
     #[serde(default)]
     pub agent: Value,
     /// The core role only: the Tenant's tool policy, `[{server?, tool, answer}]`.
@@ -109,7 +109,7 @@ pub struct Pod {
 /// Where `v` (a scenario, or a `core.start`'s params) cannot be read as a [`Scenario`], as
 /// hcpspec's own core and the reference core read it: the pointer (below `at`) of the first
 /// member that cannot, and serde's message. None when it reads. A case that fails here cannot
-/// be played as it means: its suite's `check` refuses it at load.
+/// be played as it means: its suite refuses it at load (`Format::check` or `Format::parse`).
 ///
 /// A member holding a string that is one `${…}` and nothing else is left to run time: such a
 /// template takes its value's JSON type only when it is filled.

@@ -233,7 +233,6 @@ impl<'e> Fuzzer<'e> {
         })
     }
 
-    /// Judge a fuzz case once (for tests and tools).
     /// Shrink, render, check and write one finding.
     fn finding(
         &self,

@@ -387,7 +387,7 @@ pub fn check_authz(i: &AuthzInput, m: Option<Mutant>) -> Result<(), Broken> {
         if gate.is_ok() != want {
             return Err(Broken(format!(
                 "confirm gate says {:?} for confirm {:?}, apply {:?} (Policy confirm {})",
-                gate,
+                gate.as_ref().map_err(|d| &d.0),
                 i.req.args.get("confirm"),
                 i.req.args.get("apply"),
                 row.confirm
