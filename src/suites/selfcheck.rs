@@ -28,6 +28,11 @@ pub struct SelfCheck<'a> {
     pub memo: &'a Memo,
 }
 
+/// A pass, or a skip (what the case needs was not offered): no failure.
+fn passed(r: &CaseResult) -> bool {
+    matches!(r.verdict, Verdict::Pass | Verdict::Skip { .. })
+}
+
 /// Each mutant's name and the names of the cases it fails among those it must answer for.
 pub type Kills = BTreeMap<&'static str, Vec<String>>;
 
@@ -340,13 +345,39 @@ impl SelfCheck<'_> {
             .iter()
             .filter(|c| c.level == Level::MUST)
             .collect();
-        Ok(self
+        let failed: Vec<(CaseResult, &Case)> = self
             .run(&format!("variant:{}", v.name), &must)?
             .into_iter()
-            .zip(&must)
-            .filter(|(r, _)| !matches!(r.verdict, Verdict::Pass | Verdict::Skip { .. }))
-            .map(|(r, c)| r.explain(c))
-            .collect())
+            .zip(must)
+            .filter(|(r, _)| !passed(r))
+            .collect();
+        let Some(freedom) = crate::knob::Freedom::named(v.name) else {
+            return Ok(failed.iter().map(|(r, c)| r.explain(c)).collect());
+        };
+        // A freedom failure names the classes that fail the case alone, so a maintainer sees
+        // which expectation holds the reference's choice.
+        failed
+            .iter()
+            .map(|(r, c)| {
+                let mut alone = Vec::new();
+                for class in freedom.classes() {
+                    let one = crate::knob::Freedom::only(freedom.seed, &[class]);
+                    let r = self.run(&format!("variant:{}", one.name()), &[*c])?;
+                    if !r.iter().all(passed) {
+                        alone.push(class.name());
+                    }
+                }
+                let which = match alone.is_empty() {
+                    true => "no class alone: only together".to_string(),
+                    false => alone.join(", "),
+                };
+                Ok(format!(
+                    "{} [seed {}; fails with {which}]",
+                    r.explain(c),
+                    freedom.seed
+                ))
+            })
+            .collect()
     }
 
     /// The MUST cases no mutant of their own (section or `killed_by`) fails, from a whole
