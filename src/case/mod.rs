@@ -11,6 +11,7 @@ use crate::schema;
 use matcher::Denials;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -69,6 +70,11 @@ pub struct Case {
     /// the self-check verifies that each of them fails it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub killed_by: Vec<String>,
+    /// The freedom classes (`order`, `words`, `extra`, `shapes`, `preconditions`, `time`) the spec
+    /// fixes for this case, each with the sentence that fixes it: the freedom variants play the
+    /// case without them, and say so.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fixed: BTreeMap<String, String>,
     /// What the case's suite drives it with: every member that is not the header above
     /// (`setup` and `steps` in the contract suite, `scenario`, `script`, `host` in the others),
     /// read by the suite's own code.
@@ -156,7 +162,7 @@ impl Case {
 }
 
 /// The members of a case file that are [`Case`]'s own fields; every other member is its body.
-const HEADER: [&str; 8] = [
+const HEADER: [&str; 9] = [
     "id",
     "title",
     "section",
@@ -165,6 +171,7 @@ const HEADER: [&str; 8] = [
     "assumption",
     "requires",
     "killed_by",
+    "fixed",
 ];
 
 /// What says who answers for a case, read without reading the case whole: which cases a
@@ -557,7 +564,7 @@ pub fn load_some(
             .map_err(|(p, m)| err(f, &p, m))?;
         cases.push(c);
     }
-    let mut seen = std::collections::BTreeMap::new();
+    let mut seen = BTreeMap::new();
     for c in &cases {
         if !info.sections.iter().any(|s| s.id == c.section) {
             return Err(err(
@@ -601,6 +608,7 @@ mod tests {
             assumption: Some("a".into()),
             requires: vec!["r".into()],
             killed_by: vec!["k".into()],
+            fixed: [("order".to_string(), "q".to_string())].into(),
             body: serde_json::Map::new(),
             suite: "x".into(),
             group: "g".into(),

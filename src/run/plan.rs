@@ -98,6 +98,7 @@ mod tests {
                 assumption: None,
                 requires: vec![],
                 killed_by: vec![],
+                fixed: Default::default(),
                 body: Default::default(),
                 suite: "suite-a".into(),
                 group: "g".into(),

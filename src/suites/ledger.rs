@@ -448,6 +448,7 @@ mod tests {
             assumption: None,
             requires: vec![],
             killed_by: vec![],
+            fixed: Default::default(),
             body: Default::default(),
             suite: "s".into(),
             group: group.into(),

@@ -28,6 +28,16 @@ pub struct SelfCheck<'a> {
     pub memo: &'a Memo,
 }
 
+/// `freedom` without the classes the case says its spec fixes.
+fn free_for(freedom: crate::knob::Freedom, case: &Case) -> crate::knob::Freedom {
+    let classes: Vec<crate::knob::Class> = freedom
+        .classes()
+        .into_iter()
+        .filter(|c| !case.fixed.contains_key(c.name()))
+        .collect();
+    crate::knob::Freedom::only(freedom.seed, &classes)
+}
+
 /// A pass, or a skip (what the case needs was not offered): no failure.
 fn passed(r: &CaseResult) -> bool {
     matches!(r.verdict, Verdict::Pass | Verdict::Skip { .. })
@@ -345,23 +355,30 @@ impl SelfCheck<'_> {
             .iter()
             .filter(|c| c.level == Level::MUST)
             .collect();
-        let failed: Vec<(CaseResult, &Case)> = self
-            .run(&format!("variant:{}", v.name), &must)?
-            .into_iter()
-            .zip(must)
-            .filter(|(r, _)| !passed(r))
-            .collect();
         let Some(freedom) = crate::knob::Freedom::named(v.name) else {
-            return Ok(failed.iter().map(|(r, c)| r.explain(c)).collect());
+            return Ok(self
+                .run(&format!("variant:{}", v.name), &must)?
+                .into_iter()
+                .zip(must)
+                .filter(|(r, _)| !passed(r))
+                .map(|(r, c)| r.explain(c))
+                .collect());
         };
-        // A freedom failure names the classes that fail the case alone, so a maintainer sees
-        // which expectation holds the reference's choice.
+        // Each case plays the classes its spec does not fix (the case's `fixed`), and a failure
+        // names the classes that fail the case alone, so a maintainer sees which expectation
+        // holds the reference's choice.
+        let mut failed = Vec::new();
+        for c in must {
+            let free = free_for(freedom, c);
+            let r = self.run(&format!("variant:{}", free.name()), &[c])?;
+            failed.extend(r.into_iter().filter(|r| !passed(r)).map(|r| (r, c, free)));
+        }
         failed
             .iter()
-            .map(|(r, c)| {
+            .map(|(r, c, free)| {
                 let mut alone = Vec::new();
-                for class in freedom.classes() {
-                    let one = crate::knob::Freedom::only(freedom.seed, &[class]);
+                for class in free.classes() {
+                    let one = crate::knob::Freedom::only(free.seed, &[class]);
                     let r = self.run(&format!("variant:{}", one.name()), &[*c])?;
                     if !r.iter().all(passed) {
                         alone.push(class.name());
@@ -374,7 +391,7 @@ impl SelfCheck<'_> {
                 Ok(format!(
                     "{} [seed {}; fails with {which}]",
                     r.explain(c),
-                    freedom.seed
+                    free.seed
                 ))
             })
             .collect()

@@ -249,6 +249,7 @@ impl FuzzCase {
             assumption: meta.assumption,
             requires: vec![],
             killed_by: vec![],
+            fixed: Default::default(),
             body: Body {
                 setup: Setup { packs, params },
                 steps,
