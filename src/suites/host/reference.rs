@@ -514,6 +514,14 @@ impl Bound {
                 "create and restore are not applied",
             ));
         }
+        // Preconditions an adapter may demand of what Host always sends: the record's Principal
+        // and its authorized attempt.
+        if cmd.principal.is_null() && demands(k, "principal") {
+            return Err(Refusal::open(k, "invalid", "a command without a Principal"));
+        }
+        if cmd.attempt.is_empty() && demands(k, "attempt") {
+            return Err(Refusal::open(k, "invalid", "a command without an attempt"));
+        }
         let mut payload = cmd.payload.clone();
         let has_bytes = payload.as_ref().is_some_and(|b| !b.is_empty());
         if let Some(r) = &cmd.payload_ref {
