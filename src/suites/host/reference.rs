@@ -488,8 +488,11 @@ impl Bound {
         match &self.decoder {
             Some(d) if !k.breaks(Mutant::ProductDecoderIgnored) => d(bytes),
             None if k.breaks(Mutant::NoDefaultDecoder) => Err("no block decoder".into()),
-            // DecodeInputBlocks: Core's InputRequest, principal and metadata allowed.
-            _ => dialect(k).input_blocks(bytes, false).map_err(String::from),
+            // DecodeInputBlocks: Core's InputRequest, principal and metadata allowed (whether
+            // it refuses a member InputRequest lacks is its own: the freedom's may).
+            _ => dialect(k)
+                .input_blocks(bytes, shape(k, "default-decoder-strict"))
+                .map_err(String::from),
         }
         .map_err(|e| Refusal::open(k, "invalid", e))
     }
