@@ -357,3 +357,55 @@ impl ReferenceHost {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bind(h: &mut ReferenceHost, session: Value) -> Value {
+        h.call("host.target", json!({ "rigs": { "shape": "shared" } }))
+            .unwrap();
+        h.call(
+            "host.bind",
+            json!({ "kind": "create", "request": {}, "rigSessionId": "u-1", "session": session }),
+        )
+        .unwrap()
+    }
+
+    /// Over its eight seeds the freedom variant really takes each open point both ways, so its
+    /// passing every MUST case means something.
+    #[test]
+    fn the_freedom_variant_varies_what_it_says() {
+        let (mut orders, mut texts, mut encodings, mut extras) = (vec![], vec![], vec![], 0);
+        for seed in 1..=8 {
+            let mut h = ReferenceHost::named(&format!("variant:freedom:{seed}")).unwrap();
+            let bound = bind(&mut h, json!({}));
+            orders.push(bound["capabilities"].clone());
+            extras += bound.as_object().unwrap().len() - 2;
+            let refused = bind(&mut h, json!({ "lacks": ["AttemptCloser"] }));
+            texts.push(refused["refused"]["message"].clone());
+            let enc = h
+                .call(
+                    "host.encode",
+                    json!({ "type": "gate_response", "interactionId": "e", "answer": 1 }),
+                )
+                .unwrap();
+            encodings.push(enc.get("payloadText").is_some());
+        }
+        let plain = bind(&mut ReferenceHost::named("reference").unwrap(), json!({}));
+        assert!(orders.iter().any(|o| *o != plain["capabilities"]), "order");
+        let alone = bind(
+            &mut ReferenceHost::named("reference").unwrap(),
+            json!({ "lacks": ["AttemptCloser"] }),
+        );
+        assert!(
+            texts.iter().all(|t| *t != alone["refused"]["message"]),
+            "words"
+        );
+        assert!(
+            encodings.contains(&true) && encodings.contains(&false),
+            "shapes"
+        );
+        assert!(extras > 0, "extra");
+    }
+}
