@@ -5,6 +5,7 @@
 
 use super::core::Dialect;
 use super::seams::*;
+use crate::knob::Class;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -99,11 +100,13 @@ crate::variants! {
 /// Which mutant or variant this adapter is, if any.
 pub type Knobs = crate::knob::Knobs<Mutant, Variant>;
 
-/// The Core this adapter is built on: the reference's, or another encoding.
+/// The Core this adapter is built on: the reference's, or another encoding (the freedom
+/// variant's seed may take the other: how Core encodes its bodies is Core's, A2, A3).
 pub fn dialect(k: &Knobs) -> Dialect {
     let other = k.decides(Variant::OtherBodyEncoding)
         || k.breaks(Mutant::PrincipalDroppedOtherEncoding)
-        || k.breaks(Mutant::GateSourceAgentOtherEncoding);
+        || k.breaks(Mutant::GateSourceAgentOtherEncoding)
+        || shape(k, "core");
     if other {
         Dialect::Other
     } else {
@@ -111,27 +114,51 @@ pub fn dialect(k: &Knobs) -> Dialect {
     }
 }
 
-/// A refusal, as a value.
+/// The freedom variant's coin for an open shape at `site` (false for every other adapter).
+fn shape(k: &Knobs, site: &str) -> bool {
+    k.free(Class::Shapes)
+        .is_some_and(|f| f.coin(Class::Shapes, site))
+}
+
+/// Whether the freedom variant demands the precondition at `site`.
+fn demands(k: &Knobs, site: &str) -> bool {
+    k.free(Class::Preconditions)
+        .is_some_and(|f| f.coin(Class::Preconditions, site))
+}
+
+/// A refusal, as a value: the adapter's own text and the texts of others' errors joined to it
+/// (harness's, a fake's), which travel whole.
 #[derive(Debug, Clone)]
 pub struct Refusal {
     pub kind: &'static str,
     pub message: String,
+    pub joined: Vec<String>,
 }
 
 impl Refusal {
-    fn new(kind: &'static str, message: impl Into<String>) -> Refusal {
+    pub fn new(kind: &'static str, message: impl Into<String>) -> Refusal {
         Refusal {
             kind,
             message: message.into(),
+            joined: vec![],
         }
     }
 
-    /// An open point's refusal: `invalid` under the variant that names every one so.
+    /// Another error's text joined to this refusal (Go's `errors.Join`).
+    pub fn join(mut self, text: impl Into<String>) -> Refusal {
+        self.joined.push(text.into());
+        self
+    }
+
+    /// An open point's refusal: `invalid` under the variant that names every one so, any of
+    /// the three under the freedom variant.
     fn open(knob: &Knobs, kind: &'static str, message: impl Into<String>) -> Refusal {
-        let kind = if knob.decides(Variant::OtherRefusalKinds) {
-            "invalid"
-        } else {
-            kind
+        let message = message.into();
+        let kind = match knob.free(Class::Shapes) {
+            _ if knob.decides(Variant::OtherRefusalKinds) => "invalid",
+            Some(f) => ["incapable", "unsupported", "invalid"]
+                [f.below(Class::Shapes, &format!("kind:{message}"), 3) as usize],
+            None => kind,
         };
         Refusal::new(kind, message)
     }
@@ -305,8 +332,8 @@ impl Target {
         if let Some(missing) = self.missing(&*session) {
             return Err(self.refuse(launch, &*session, missing));
         }
-        let bind_epoch = if k.breaks(Mutant::BindTimeEpoch) || k.decides(Variant::ProbeEpochAtBind)
-        {
+        let probe = k.decides(Variant::ProbeEpochAtBind) || shape(k, "probe-epoch-at-bind");
+        let bind_epoch = if k.breaks(Mutant::BindTimeEpoch) || probe {
             session.lease_epoch_reporter().and_then(|r| r.lease_epoch())
         } else {
             None
@@ -364,26 +391,52 @@ impl Target {
     /// a failed release to the refusal.
     fn refuse(&self, launch: Ctx, s: &dyn Session, why: String) -> Refusal {
         let k = &self.knob;
-        let mut message = format!("incapable session {}: {why}", s.session_id());
-        if let (Some(r), false) = (s.releaser(), k.breaks(Mutant::NoReleaseOnRefusal)) {
-            let ctx = if k.breaks(Mutant::ReleaseUnderLaunchContext) {
-                launch
-            } else {
-                Ctx::default()
-            };
-            if let (Err(e), false) = (
-                r.release_residency(ctx),
-                k.breaks(Mutant::ReleaseErrorDropped),
-            ) {
-                message = if k.breaks(Mutant::ReleaseErrorReplacesRefusal) {
-                    format!("release: {e}")
-                } else {
-                    format!("{message}\nrelease: {e}")
-                };
-            }
+        let refusal = Refusal::new(
+            "incapable",
+            format!("incapable session {}: {why}", s.session_id()),
+        );
+        let Some(r) = s
+            .releaser()
+            .filter(|_| !k.breaks(Mutant::NoReleaseOnRefusal))
+        else {
+            return refusal;
+        };
+        let ctx = if k.breaks(Mutant::ReleaseUnderLaunchContext) {
+            launch
+        } else {
+            Ctx::default()
+        };
+        match r.release_residency(ctx) {
+            Err(_) if k.breaks(Mutant::ReleaseErrorDropped) => refusal,
+            // The release's error returned in the refusal's place: no longer the refusal, a
+            // shim classifies it as it would any other error.
+            Err(e) if k.breaks(Mutant::ReleaseErrorReplacesRefusal) => Refusal::new("invalid", e),
+            Err(e) => refusal.join(format!("release: {e}")),
+            Ok(()) => refusal,
         }
-        Refusal::new("incapable", message)
     }
+}
+
+/// Which of the three kinds a preview frame is (`text`, `reasoning`, `tool`).
+fn frame_kind(f: &Value) -> Option<&'static str> {
+    ["text", "reasoning", "tool"]
+        .into_iter()
+        .find(|k| f.get(*k).is_some())
+}
+
+/// `frames` with each kind's frames in their order and the kinds interleaved by `f`'s order.
+fn interleave(f: &crate::knob::Freedom, frames: Vec<Value>) -> Vec<Value> {
+    let mut slots: Vec<Option<&'static str>> = frames.iter().map(frame_kind).collect();
+    f.permute("live-interleave", &mut slots);
+    let mut queues: BTreeMap<Option<&'static str>, std::collections::VecDeque<Value>> =
+        BTreeMap::new();
+    for fr in frames {
+        queues.entry(frame_kind(&fr)).or_default().push_back(fr);
+    }
+    slots
+        .into_iter()
+        .filter_map(|k| queues.get_mut(&k).and_then(|q| q.pop_front()))
+        .collect()
 }
 
 /// A bound session, as Host sees it.
@@ -417,6 +470,10 @@ impl Bound {
             c.extend(["LiveTextSubscriber", "ReasoningSubscriber"]);
         }
         c.push("EphemeralDrops");
+        // A set: the order Host discovers them in is nobody's.
+        if let Some(f) = self.knob.free(Class::Order) {
+            f.permute("capabilities", &mut c);
+        }
         c
     }
 
@@ -431,8 +488,11 @@ impl Bound {
         match &self.decoder {
             Some(d) if !k.breaks(Mutant::ProductDecoderIgnored) => d(bytes),
             None if k.breaks(Mutant::NoDefaultDecoder) => Err("no block decoder".into()),
-            // DecodeInputBlocks: Core's InputRequest, principal and metadata allowed.
-            _ => dialect(k).input_blocks(bytes, false).map_err(String::from),
+            // DecodeInputBlocks: Core's InputRequest, principal and metadata allowed (whether
+            // it refuses a member InputRequest lacks is its own: the freedom's may).
+            _ => dialect(k)
+                .input_blocks(bytes, shape(k, "default-decoder-strict"))
+                .map_err(String::from),
         }
         .map_err(|e| Refusal::open(k, "invalid", e))
     }
@@ -457,10 +517,19 @@ impl Bound {
                 "create and restore are not applied",
             ));
         }
+        // Preconditions an adapter may demand of what Host always sends: the record's Principal
+        // and its authorized attempt.
+        if cmd.principal.is_null() && demands(k, "principal") {
+            return Err(Refusal::open(k, "invalid", "a command without a Principal"));
+        }
+        if cmd.attempt.is_empty() && demands(k, "attempt") {
+            return Err(Refusal::open(k, "invalid", "a command without an attempt"));
+        }
         let mut payload = cmd.payload.clone();
         let has_bytes = payload.as_ref().is_some_and(|b| !b.is_empty());
         if let Some(r) = &cmd.payload_ref {
-            if k.decides(Variant::PayloadRefWithBytesAdmitted) && has_bytes {
+            let admits = k.decides(Variant::PayloadRefWithBytesAdmitted) || shape(k, "ref-bytes");
+            if admits && has_bytes {
                 // Open point (A20): bytes beside a reference are taken as its resolved body.
             } else if k.breaks(Mutant::PayloadRefDereferenced) {
                 payload = Some(self.env.read_object(r));
@@ -473,6 +542,14 @@ impl Bound {
             }
         }
         let bytes = payload.unwrap_or_default();
+        // Preconditions an adapter may demand (A12, A24): a restore with no payload, a create
+        // with a CreateRequest's bytes.
+        if kind == "restore" && !bytes.is_empty() && demands(k, "restore-without-payload") {
+            return Err(Refusal::open(k, "invalid", "a restore carries no payload"));
+        }
+        if kind == "create" && bytes.is_empty() && demands(k, "create-body") {
+            return Err(Refusal::open(k, "invalid", "no bytes are no CreateRequest"));
+        }
         let (blocks, gate_response) = match kind {
             "input" => {
                 let b = self.decode(&bytes)?;
@@ -501,7 +578,9 @@ impl Bound {
         } else {
             cmd.principal.clone()
         };
-        let carries = matches!(kind, "create" | "input") || k.decides(Variant::MetadataEverywhere);
+        let carries = matches!(kind, "create" | "input")
+            || k.decides(Variant::MetadataEverywhere)
+            || shape(k, "metadata-everywhere");
         let metadata =
             if carries && !(k.breaks(Mutant::MetadataDroppedOnCreate) && kind == "create") {
                 cmd.metadata.clone()
@@ -528,7 +607,7 @@ impl Bound {
         }
         applier
             .apply_runtime_command(Ctx::default(), admitted)
-            .map_err(|e| Refusal::open(k, "invalid", format!("harness: {e}")))
+            .map_err(|e| Refusal::open(k, "invalid", "harness refused the command").join(e))
     }
 
     /// A create's body is Core's CreateRequest; its blocks, if any, are re-presented to the
@@ -550,11 +629,12 @@ impl Bound {
         if k.breaks(Mutant::CreateNotRepresented) {
             return self.decode(bytes);
         }
-        let (principal, metadata) = if k.decides(Variant::RepresentPrincipal) {
-            (cmd.principal.clone(), cmd.metadata.clone())
-        } else {
-            (Value::Null, Value::Null)
-        };
+        let (principal, metadata) =
+            if k.decides(Variant::RepresentPrincipal) || shape(k, "represent-principal") {
+                (cmd.principal.clone(), cmd.metadata.clone())
+            } else {
+                (Value::Null, Value::Null)
+            };
         self.decode(&dialect(k).input_request(&blocks, &principal, &metadata))
     }
 
@@ -654,12 +734,25 @@ impl Bound {
         if self.knob.breaks(Mutant::LiveNotRelayed) {
             return;
         }
-        if let Some(l) = self.session.live_options() {
-            l.subscribe_live(&mut |f| {
-                if !take(f) && !self.knob.breaks(Mutant::DropsUncounted) {
-                    self.drops.fetch_add(1, Ordering::Relaxed);
+        let Some(l) = self.session.live_options() else {
+            return;
+        };
+        let mut relay = |f: Value| {
+            if !take(f) && !self.knob.breaks(Mutant::DropsUncounted) {
+                self.drops.fetch_add(1, Ordering::Relaxed);
+            }
+        };
+        match self.knob.free(Class::Order) {
+            None => l.subscribe_live(&mut relay),
+            // Text, reasoning and tool steps relayed as separate streams: each stream's frames
+            // in their order, the streams interleaved as the seed says.
+            Some(f) => {
+                let mut frames = Vec::new();
+                l.subscribe_live(&mut |fr| frames.push(fr));
+                for fr in interleave(&f, frames) {
+                    relay(fr);
                 }
-            });
+            }
         }
     }
 
@@ -673,9 +766,17 @@ impl Bound {
         if self.knob.breaks(Mutant::LegacyPairSilent) {
             return Ok(());
         }
-        self.live(&mut |f| match f.get(kind) {
-            Some(_) => take(f),
-            None => true,
+        // The freedom variant's pair may carry steps of other kinds too, as the text it hands
+        // the subscriber (A25), which the subscriber takes as a frame of this relay's kind.
+        let free = self.knob.free(Class::Shapes);
+        self.live(&mut |f| match frame_kind(&f) {
+            Some(k) if k == kind => take(f),
+            Some(k)
+                if free.is_some_and(|fr| fr.coin(Class::Shapes, &format!("pair:{kind}:{k}"))) =>
+            {
+                take(json!({ kind: f[k] }))
+            }
+            _ => true,
         });
         Ok(())
     }

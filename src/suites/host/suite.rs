@@ -114,7 +114,9 @@ impl Suite for Host {
         infos::<super::reference::Mutant>()
     }
     fn variants(&self) -> Vec<Info> {
-        infos::<super::reference::Variant>()
+        let mut v = infos::<super::reference::Variant>();
+        v.extend(crate::knob::freedoms());
+        v
     }
 }
 
