@@ -120,6 +120,12 @@ impl Session {
     }
 
     pub fn dispatch(&self, method: &str, p: Value) -> Result<Value, RpcError> {
+        let mut answer = self.answer(method, p)?;
+        self.factory.dress(method, &mut answer);
+        Ok(answer)
+    }
+
+    fn answer(&self, method: &str, p: Value) -> Result<Value, RpcError> {
         match method {
             "initialize" => {
                 let info = self.factory.info();
