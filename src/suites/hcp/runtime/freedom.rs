@@ -8,7 +8,7 @@
 //! - order: `listPacks`, availability `verbs`, the sink, the audit log, install issues;
 //! - words: every denial and refusal text (declared through the denial map it gives
 //!   `initialize`), lint rule names (through its rule map) and issue messages, the Binding
-//!   identities and tokens it mints;
+//!   identities and tokens its hub mints where the case's hub script gives none (`hub.rs`);
 //! - extra: an `x-freedom-…` member on every object it answers that no schema closes (never
 //!   inside what is not its own: a Sense payload, an adapter's output, the surface as loaded);
 //! - shapes: every allowed variant's choice by a coin, an exec result wrapped or holding the
@@ -207,7 +207,6 @@ pub fn dress(f: Freedom, method: &str, v: &mut Value) {
         "runtime.audit" => {
             for r in v.as_array_mut().into_iter().flatten() {
                 reword(f, r, &["error"]);
-                identity(f, r, "binding");
             }
             records(f, "audit", v);
         }
@@ -228,18 +227,9 @@ fn reword(f: Freedom, v: &mut Value, members: &[&str]) {
     }
 }
 
-/// A minted identity in its words (the same identity, the same words, wherever it shows).
-fn identity(f: Freedom, v: &mut Value, member: &str) {
-    if let Some(t) = v.get(member).and_then(Value::as_str) {
-        let t = f.word("identity", t);
-        v[member] = json!(t);
-    }
-}
-
 fn pack_result(f: Freedom, r: &mut Value) {
     reword(f, r, &["error"]);
     if let Some(b) = r.get_mut("binding").filter(|b| b.is_object()) {
-        identity(f, b, "identity");
         f.extra("binding", b);
     }
     f.extra("pack-result", r);

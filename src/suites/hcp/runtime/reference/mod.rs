@@ -189,6 +189,7 @@ impl Factory for ReferenceFactory {
         };
         let mut hub = Hub::new(&config.hub);
         hub.used_up_mints = chooses(vs, Variant::HubUsedUpMints);
+        hub.freedom = vs.freedom;
         Ok(Box::new(Reference {
             hub,
             config,
