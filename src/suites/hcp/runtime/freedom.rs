@@ -12,7 +12,8 @@
 //! - extra: an `x-freedom-…` member on every object it answers that no schema closes (never
 //!   inside what is not its own: a Sense payload, an adapter's output, the surface as loaded);
 //! - shapes: every allowed variant's choice by a coin, an exec result wrapped or holding the
-//!   adapter's stdout as raw text, sink and audit records with more fields;
+//!   adapter's stdout as raw text, a bin's non-zero exit answered `ok: true` with the code in
+//!   the result, sink and audit records with more fields;
 //! - preconditions: activation with no grant at all, with any grant (the reference's), or only
 //!   with `pack.activate` or an exec grant; `pack.connect` demanded before a public pack's
 //!   shortcut; declared arg types, declared args only, Sense only once connected or activated;
@@ -236,6 +237,17 @@ fn pack_result(f: Freedom, r: &mut Value) {
 }
 
 fn envelope(f: Freedom, e: &mut Value) {
+    // A bin that exited non-zero: a failure as ok: false, or a result that carries its code.
+    let exited = e.get("error").and_then(Value::as_str).and_then(|t| {
+        t.strip_prefix("adapter exited with ")?.parse::<i64>().ok()
+    });
+    if let Some(code) = exited.filter(|_| f.coin(Class::Shapes, "exit-in-result")) {
+        if let Some(o) = e.as_object_mut() {
+            o.remove("error");
+            o.insert("ok".into(), json!(true));
+            o.insert("result".into(), json!({ "exit_code": code, "stdout": null }));
+        }
+    }
     reword(f, e, &["error"]);
     if let Some(r) = e.get_mut("result") {
         // The spec shows `result: {…}`: what the runtime makes of the adapter's output is its.
