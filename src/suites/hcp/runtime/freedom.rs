@@ -251,7 +251,7 @@ fn envelope(f: Freedom, e: &mut Value) {
     reword(f, e, &["error"]);
     if let Some(r) = e.get_mut("result") {
         // The spec shows `result: {…}`: what the runtime makes of the adapter's output is its.
-        if let Some(out) = r.get_mut("stdout").filter(|s| !s.is_string()) {
+        if let Some(out) = r.get_mut("stdout").filter(|s| !s.is_string() && !s.is_null()) {
             if f.coin(Class::Shapes, "stdout-raw") {
                 *out = json!(out.to_string());
             }
