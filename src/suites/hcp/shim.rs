@@ -142,7 +142,8 @@ impl Session {
                 let config: RuntimeConfig = params(p)?;
                 match self.factory.create(config) {
                     Ok(rt) => {
-                        let id = format!("rt-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+                        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+                        let id = self.factory.runtime_id(n);
                         self.table().insert(id.clone(), Arc::new(Mutex::new(rt)));
                         Ok(json!({ "ok": true, "runtime_id": id }))
                     }

@@ -8,7 +8,8 @@
 //! - order: `listPacks`, availability `verbs`, the sink, the audit log, install issues;
 //! - words: every denial and refusal text (declared through the denial map it gives
 //!   `initialize`), lint rule names (through its rule map) and issue messages, the Binding
-//!   identities and tokens its hub mints where the case's hub script gives none (`hub.rs`);
+//!   identities and tokens its hub mints where the case's hub script gives none (`hub.rs`),
+//!   the `runtime_id`s its shim mints;
 //! - extra: an `x-freedom-…` member on every object it answers that no schema closes (never
 //!   inside what is not its own: a Sense payload, an adapter's output, the surface as loaded);
 //! - shapes: every allowed variant's choice by a coin, an exec result wrapped or holding the

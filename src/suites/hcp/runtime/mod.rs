@@ -378,6 +378,10 @@ pub trait Factory: Send + Sync {
     /// The answer to `method` as this runtime's shim sends it (the freedom variant decides what
     /// the spec leaves free here: order, words, extra members, open shapes, time).
     fn dress(&self, _method: &str, _answer: &mut Value) {}
+    /// The `runtime_id` of the `n`th runtime its shim creates.
+    fn runtime_id(&self, n: u64) -> String {
+        format!("rt-{n}")
+    }
 }
 
 /// The embedded runtimes by name: `reference`, `stub`, `mutant:NAME`, `variant:NAME` and

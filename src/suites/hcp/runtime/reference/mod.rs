@@ -65,6 +65,14 @@ impl Factory for ReferenceFactory {
         }
     }
 
+    fn runtime_id(&self, n: u64) -> String {
+        let id = format!("rt-{n}");
+        match self.knobs.freedom {
+            Some(f) => f.word("runtime_id", &id),
+            None => id,
+        }
+    }
+
     fn create(&self, mut config: RuntimeConfig) -> Result<Box<dyn Runtime>, Vec<Issue>> {
         let m = self.knobs.mutant;
         if m == Some(Mutant::SandboxOffByDefault) && config.sandbox.is_none() {
