@@ -120,6 +120,12 @@ impl Session {
     }
 
     pub fn dispatch(&self, method: &str, p: Value) -> Result<Value, RpcError> {
+        let mut answer = self.answer(method, p)?;
+        self.factory.dress(method, &mut answer);
+        Ok(answer)
+    }
+
+    fn answer(&self, method: &str, p: Value) -> Result<Value, RpcError> {
         match method {
             "initialize" => {
                 let info = self.factory.info();
@@ -136,7 +142,8 @@ impl Session {
                 let config: RuntimeConfig = params(p)?;
                 match self.factory.create(config) {
                     Ok(rt) => {
-                        let id = format!("rt-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+                        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+                        let id = self.factory.runtime_id(n);
                         self.table().insert(id.clone(), Arc::new(Mutex::new(rt)));
                         Ok(json!({ "ok": true, "runtime_id": id }))
                     }

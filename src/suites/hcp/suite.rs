@@ -82,6 +82,7 @@ impl Suite for Contract {
             about: "every variant's choice at once",
             sections: &[],
         });
+        v.extend(crate::knob::freedoms());
         v
     }
 }

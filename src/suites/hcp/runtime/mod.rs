@@ -5,6 +5,7 @@
 //! envelope, availability, audit, Sense): every adapter and every embedded runtime uses them.
 
 pub mod adapter;
+pub mod freedom;
 pub mod mutant;
 pub mod reference;
 pub mod stub;
@@ -374,6 +375,13 @@ pub trait Runtime: Send {
 pub trait Factory: Send + Sync {
     fn info(&self) -> RuntimeInfo;
     fn create(&self, config: RuntimeConfig) -> Result<Box<dyn Runtime>, Vec<Issue>>;
+    /// The answer to `method` as this runtime's shim sends it (the freedom variant decides what
+    /// the spec leaves free here: order, words, extra members, open shapes, time).
+    fn dress(&self, _method: &str, _answer: &mut Value) {}
+    /// The `runtime_id` of the `n`th runtime its shim creates.
+    fn runtime_id(&self, n: u64) -> String {
+        format!("rt-{n}")
+    }
 }
 
 /// The embedded runtimes by name: `reference`, `stub`, `mutant:NAME`, `variant:NAME` and

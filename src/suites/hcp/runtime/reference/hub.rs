@@ -9,6 +9,8 @@ pub struct Hub {
     minted: u32,
     /// Variant hub-used-up-mints: a used-up script mints instead of repeating its last outcome.
     pub used_up_mints: bool,
+    /// The freedom variant: the tokens and identities it mints itself, in its words.
+    pub freedom: Option<crate::knob::Freedom>,
 }
 
 /// A minted Binding: the token goes to the adapter only; the identity goes to audit.
@@ -27,6 +29,7 @@ impl Hub {
                 .collect(),
             minted: 0,
             used_up_mints: false,
+            freedom: None,
         }
     }
 
@@ -42,19 +45,22 @@ impl Hub {
                 q.front().cloned()
             }
         });
+        // What the script does not give, this hub mints in its own words.
+        let own = |site: &str, text: String| match self.freedom {
+            Some(f) => f.word(site, &text),
+            None => text,
+        };
+        let token = || own("token", format!("tok-{pack_id}-{}", self.minted));
+        let identity = || own("identity", format!("{hub}:{principal_id}"));
         match next {
             Some(o) if o.ok => Ok(Minted {
-                token: o
-                    .token
-                    .unwrap_or_else(|| format!("tok-{pack_id}-{}", self.minted)),
-                identity: o
-                    .identity
-                    .unwrap_or_else(|| format!("{hub}:{principal_id}")),
+                token: o.token.unwrap_or_else(token),
+                identity: o.identity.unwrap_or_else(identity),
             }),
             Some(o) => Err(Denied(o.error.unwrap_or_else(|| "hub refused".into()))),
             None => Ok(Minted {
-                token: format!("tok-{pack_id}-{}", self.minted),
-                identity: format!("{hub}:{principal_id}"),
+                token: token(),
+                identity: identity(),
             }),
         }
     }

@@ -6,6 +6,7 @@ pub mod authz;
 mod hub;
 
 use super::adapter;
+use super::freedom::{self, Activation};
 use super::mutant::Mutant;
 use super::variant::{self, Variant};
 use super::*;
@@ -30,9 +31,13 @@ impl Factory for ReferenceFactory {
             (Some(m), _) => format!("mutant:{}", m.name()),
             _ if k.is_every_variant() => "variant:all".to_string(),
             (None, Some(v)) => format!("variant:{}", v.name()),
-            (None, None) => "reference".to_string(),
+            (None, None) => match k.freedom {
+                Some(f) => format!("variant:{}", f.name()),
+                None => "reference".to_string(),
+            },
         };
         let dialect = k.decides(Variant::Dialect);
+        let words = k.freedom.filter(|f| f.takes(crate::knob::Class::Words));
         RuntimeInfo {
             name,
             version: env!("CARGO_PKG_VERSION").into(),
@@ -41,16 +46,30 @@ impl Factory for ReferenceFactory {
                 .chain(REFERENCE_FEATURES)
                 .map(|f| f.to_string())
                 .collect(),
-            denials: Some(if dialect {
-                variant::dialect_denial_map()
-            } else {
-                denial_map()
+            denials: Some(match words {
+                Some(f) => freedom::denial_map(f),
+                None if dialect => variant::dialect_denial_map(),
+                None => denial_map(),
             }),
-            rules: Some(if dialect {
-                variant::dialect_rule_map()
-            } else {
-                rule_map()
+            rules: Some(match words {
+                Some(f) => freedom::rule_map(f),
+                None if dialect => variant::dialect_rule_map(),
+                None => rule_map(),
             }),
+        }
+    }
+
+    fn dress(&self, method: &str, answer: &mut Value) {
+        if let Some(f) = self.knobs.freedom {
+            freedom::dress(f, method, answer);
+        }
+    }
+
+    fn runtime_id(&self, n: u64) -> String {
+        let id = format!("rt-{n}");
+        match self.knobs.freedom {
+            Some(f) => f.word("runtime_id", &id),
+            None => id,
         }
     }
 
@@ -128,7 +147,7 @@ impl Factory for ReferenceFactory {
                     lint_without(p, &["wrap-named-or-pass-through", "wrap-covers-command"])
                 }),
                 Some(Mutant::SchemaSkipped) => unchecked_install(&files),
-                _ if vs.decides(Variant::SpecLintRules) => {
+                _ if chooses(vs, Variant::SpecLintRules) => {
                     pack::install_with(&files, variant::spec_lint)
                 }
                 _ => pack::install(&files),
@@ -177,7 +196,8 @@ impl Factory for ReferenceFactory {
             env_grants
         };
         let mut hub = Hub::new(&config.hub);
-        hub.used_up_mints = vs.decides(Variant::HubUsedUpMints);
+        hub.used_up_mints = chooses(vs, Variant::HubUsedUpMints);
+        hub.freedom = vs.freedom;
         Ok(Box::new(Reference {
             hub,
             config,
@@ -192,6 +212,12 @@ impl Factory for ReferenceFactory {
             polling_since: None,
         }))
     }
+}
+
+/// Does this runtime take variant `v`'s choice: as that variant, as `variant:all`, or by the
+/// freedom variant's coin?
+fn chooses(k: &Knobs, v: Variant) -> bool {
+    k.decides(v) || freedom::chooses(k.freedom, v)
 }
 
 /// Install every pack directory; collect the issues of all of them before rejecting.
@@ -384,7 +410,7 @@ impl Reference {
         // sense-while-disabled-after-connect is the allowed choice sense-after-connect with one
         // rule broken: the shape of the runtime issue 22 found, whose bug no case caught while
         // the Sense cases never connected.
-        self.knobs.decides(v)
+        chooses(&self.knobs, v)
             || (v == Variant::SenseAfterConnect
                 && self.broken(Mutant::SenseWhileDisabledAfterConnect))
     }
@@ -426,6 +452,9 @@ impl Reference {
     /// Activation: any known capability on the pack (the reference), or only pack.activate and
     /// the exec axes (narrow-activation).
     fn may_activate(&self, pack_id: &str) -> bool {
+        if freedom::activation(self.knobs.freedom) == Activation::Open {
+            return true;
+        }
         if self.chose(Variant::NarrowActivation) {
             return [authz::ACTIVATE, authz::EXEC_READ, authz::EXEC_WRITE]
                 .iter()
@@ -1034,6 +1063,16 @@ impl Reference {
         };
         if !self.activated.contains(pack_id) {
             return PackResult::deny(pack_id, format!("denied: pack {pack_id} is not activated"));
+        }
+        let s = self.subject();
+        if !pack.needs_binding()
+            && freedom::public_connect_needs_grant(self.knobs.freedom)
+            && !authz::holds(s, authz::CONNECT, pack_id, None, self.knobs.mutant)
+        {
+            return PackResult::deny(
+                pack_id,
+                format!("denied: missing pack.connect for {pack_id}"),
+            );
         }
         let Some(decl) = pack
             .surface
