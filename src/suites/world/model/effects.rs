@@ -36,6 +36,15 @@ impl World {
         if let Some(row) = self.journal.get(&eid).cloned() {
             return self.asked_again(i, eid, hash, &effect, row);
         }
+        // A strict schema knows schedule_wake and memory only: its core refuses another runtime
+        // operation as invalid (§ 4: it never runs either way).
+        let operation = effect.pointer("/target/operation").and_then(Value::as_str);
+        if self.decides(Variant::OtherRuntimeOperationInvalid)
+            && effect.pointer("/target/kind").and_then(Value::as_str) == Some("runtime")
+            && !matches!(operation, Some("schedule_wake" | "memory"))
+        {
+            return Reply::Err("invalid", "the target names no runtime operation".into());
+        }
         let answer = if self.breaks(Mutant::IntentNeverExecute) {
             json!("pending")
         } else if effect["kind"] == "model" && self.breaks(Mutant::ModelEffectRefused) {
