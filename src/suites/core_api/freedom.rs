@@ -7,7 +7,7 @@
 //! where the World mints or answers them, through [`id`], [`message`], [`permute`] and [`extra`].
 
 use super::knobs::{Mutant, Variant};
-use crate::knob::{Class, Freedom, Knobs};
+use crate::knob::{Class, Knobs};
 use serde_json::Value;
 
 /// The class of open point each allowed variant decides, when the freedom variant may take it.
@@ -104,11 +104,6 @@ pub fn coin(knobs: &Knobs<Mutant, Variant>, class: Class, site: &str) -> bool {
     knobs.free(class).is_some_and(|f| f.coin(class, site))
 }
 
-/// The freedom variant's own name, when this is one.
-pub fn of(knobs: &Knobs<Mutant, Variant>) -> Option<Freedom> {
-    knobs.freedom
-}
-
 /// The value of an output's `type` that says a turn completed, when this core words it its own
 /// way (spec 004 prints turn.waiting and turn.failed, not this one; core.start answers
 /// `turnCompleted`).
@@ -125,4 +120,51 @@ pub fn content_type(knobs: &Knobs<Mutant, Variant>, name: &str) -> Option<&'stat
         Some("json") => "application/json",
         _ => "application/octet-stream",
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knob::Knob;
+
+    /// Each coin of the freedom variant falls both ways over the eight seeds `cargo test` plays,
+    /// so every open point is played decided otherwise by some seed, and as the reference by
+    /// another.
+    #[test]
+    fn the_eight_seeds_take_each_open_point_both_ways() {
+        let seeds = |site: &dyn Fn(&Knobs<Mutant, Variant>) -> bool| -> Vec<bool> {
+            (1..=8)
+                .map(|s| site(&Knobs::named(&format!("variant:freedom:{s}")).expect("named")))
+                .collect()
+        };
+        let mut sites: Vec<(String, Vec<bool>)> = Variant::ALL
+            .iter()
+            .map(|v| (v.name().to_string(), seeds(&|k| decides(k, *v))))
+            .collect();
+        for (class, site) in [
+            (Class::Shapes, "turnCompleted"),
+            (Class::Shapes, "contentType"),
+            (Class::Shapes, "short-reads"),
+            (Class::Preconditions, "released-elsewhere"),
+            (Class::Time, "lost-at-drop"),
+        ] {
+            sites.push((site.to_string(), seeds(&|k| coin(k, class, site))));
+        }
+        let one_way: Vec<&String> = sites
+            .iter()
+            .filter(|(_, taken)| taken.iter().all(|t| *t) || taken.iter().all(|t| !*t))
+            .map(|(name, _)| name)
+            .collect();
+        assert!(one_way.is_empty(), "taken by every seed or by none: {one_way:?}");
+    }
+
+    #[test]
+    fn a_worded_id_stays_a_part_of_an_effect_id() {
+        let k = Knobs::<Mutant, Variant>::named("variant:freedom:3").expect("named");
+        let id = id(&k, "turnId", "turn-1");
+        assert_ne!(id, "turn-1");
+        assert!(id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'), "{id}");
+        assert_eq!(id, super::id(&k, "turnId", "turn-1"));
+        assert_ne!(id, super::id(&k, "turnId", "turn-2"));
+    }
 }

@@ -3,6 +3,7 @@
 //! last chunk acknowledged again, an idempotent `key`, `effectId` provenance.
 
 use super::model::{Reply, Upload, World};
+use crate::knob::Class;
 use crate::suites::core_api::knobs::{Mutant, Variant};
 use serde_json::{json, Value};
 
@@ -86,6 +87,11 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
         None if w.breaks(Mutant::ReadLengthDefaultUnbounded) => u64::MAX,
         None => chunk,
         Some(l) if w.breaks(Mutant::ReadLengthUnbounded) => l,
+        // "at most length": a core may answer an asked range short (the freedom variant's
+        // shapes: half of it, at least one byte), and the harness reads on from there.
+        Some(l) if crate::suites::core_api::freedom::coin(&w.knobs(), Class::Shapes, "short-reads") => {
+            l.min(chunk).div_ceil(2)
+        }
         Some(l) => l.min(chunk),
     };
     let length = if length == 0 && w.breaks(Mutant::MetadataReadSendsBytes) {
