@@ -711,7 +711,7 @@ crate::variants! {
         McpShapedFailures = "mcp-shaped-failures",
             "answers a tool call's failure as an MCP error result {isError: true, content}, not {kind: \"failed\", code, message} (core.start answers failure)";
         OtherWireNames = "other-wire-names",
-            "names artifact.write's steps, an output's type, a transcript entry and the http-calls body its own way, and refuses hcpspec's names there (core.start answers names)";
+            "names artifact.write's steps, an output's type, a transcript entry, the http-calls body and session.mcp's snapshot its own way, and refuses hcpspec's names there (core.start answers names)";
         VersionsByName = "versions-by-name",
             "writes a new version of the session's own file artifact of the same name, for a begin that names no artifactId";
         OtherRuntimeOperationInvalid = "other-runtime-operation-invalid",
