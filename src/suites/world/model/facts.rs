@@ -217,6 +217,10 @@ impl World {
                     if self.breaks(Mutant::InputMetadataDropped) {
                         m.as_object_mut().map(|o| o.remove("metadata"));
                     }
+                    // A message's metadata is an open map: a core may add its own to it.
+                    if let Some(meta) = m.get_mut("metadata") {
+                        crate::suites::core_api::freedom::extra(&self.knobs(), "metadata", meta);
+                    }
                     m
                 }),
                 _ => Some(json!({ "kind": "messages", "messages": messages })),
