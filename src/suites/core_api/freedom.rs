@@ -146,6 +146,7 @@ mod tests {
             (Class::Shapes, "contentType"),
             (Class::Shapes, "short-reads"),
             (Class::Preconditions, "released-elsewhere"),
+            (Class::Preconditions, "model-outcome-schema"),
             (Class::Time, "lost-at-drop"),
         ] {
             sites.push((site.to_string(), seeds(&|k| coin(k, class, site))));

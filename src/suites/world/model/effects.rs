@@ -420,6 +420,17 @@ impl World {
                 &format!(": the value is {size} bytes"),
             );
         }
+        // A core may hold a model effect's value to ModelCandidateSchema (§ 5: "a ModelCandidate
+        // (output blocks, finishReason, usage) or a failure"): the freedom's preconditions.
+        let model = eid.split(':').nth(2) == Some("model");
+        let candidate = value.get("finishReason").is_some() || value["kind"] == "failed";
+        if model
+            && p.get("value").is_some()
+            && !candidate
+            && crate::suites::core_api::freedom::coin(&self.knobs(), crate::knob::Class::Preconditions, "model-outcome-schema")
+        {
+            return Reply::Err("invalid", "a model effect's value is a ModelCandidate or a failure".into());
+        }
         let Some(row) = self.journal.get(eid).cloned() else {
             return Reply::Err("invalid", format!("effect {eid} was not journaled"));
         };
