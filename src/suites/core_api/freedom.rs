@@ -15,12 +15,23 @@ fn class_of(v: Variant) -> Option<Class> {
     use Variant::*;
     Some(match v {
         // Another code of HARNESS_ERROR_CODES, other ids, other wording.
-        UnknownMethodNotFound | RefusalsUnavailable | OtherIds | LimitMessagesReworded
+        UnknownMethodNotFound
+        | RefusalsUnavailable
+        | OtherIds
+        | LimitMessagesReworded
         | TraceOfItsOwn => Class::Words,
         // Another shape of an answer, declared through core.start where a shim would.
-        RenewOverOkFalse | InputAsText | Sha256Prefixed | BinaryFramesClose
-        | PurposeOnTheEffect | ApprovalAsksTheHeldId | OversizedEntryKeepsTheRun
-        | DiscoveryIsTheSnapshot | OutcomesByHash | McpShapedFailures | OtherWireNames
+        RenewOverOkFalse
+        | InputAsText
+        | Sha256Prefixed
+        | BinaryFramesClose
+        | PurposeOnTheEffect
+        | ApprovalAsksTheHeldId
+        | OversizedEntryKeepsTheRun
+        | DiscoveryIsTheSnapshot
+        | OutcomesByHash
+        | McpShapedFailures
+        | OtherWireNames
         | VersionsByName => Class::Shapes,
         // What a strict core may demand or refuse.
         DefinitionFileBareHex | OtherRuntimeOperationInvalid => Class::Preconditions,
@@ -96,7 +107,9 @@ pub fn extra_each(knobs: &Knobs<Mutant, Variant>, site: &str, list: &mut [Value]
 
 /// A delay at `site` of up to `max_ms`, 0 unless the seed takes time.
 pub fn delay_ms(knobs: &Knobs<Mutant, Variant>, site: &str, max_ms: u64) -> u64 {
-    knobs.free(Class::Time).map_or(0, |f| f.delay_ms(site, max_ms))
+    knobs
+        .free(Class::Time)
+        .map_or(0, |f| f.delay_ms(site, max_ms))
 }
 
 /// Does the seed take the coin of `class` at `site`?
@@ -156,7 +169,10 @@ mod tests {
             .filter(|(_, taken)| taken.iter().all(|t| *t) || taken.iter().all(|t| !*t))
             .map(|(name, _)| name)
             .collect();
-        assert!(one_way.is_empty(), "taken by every seed or by none: {one_way:?}");
+        assert!(
+            one_way.is_empty(),
+            "taken by every seed or by none: {one_way:?}"
+        );
     }
 
     #[test]
@@ -164,7 +180,10 @@ mod tests {
         let k = Knobs::<Mutant, Variant>::named("variant:freedom:3").expect("named");
         let id = id(&k, "turnId", "turn-1");
         assert_ne!(id, "turn-1");
-        assert!(id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'), "{id}");
+        assert!(
+            id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'),
+            "{id}"
+        );
         assert_eq!(id, super::id(&k, "turnId", "turn-1"));
         assert_ne!(id, super::id(&k, "turnId", "turn-2"));
     }

@@ -63,8 +63,7 @@ impl Role for Reference {
         Some(d)
     }
     fn read_names(&self, on: &str, p: &Value) -> Option<Result<Value, UnknownMember>> {
-        freedom::decides(&self.knobs, Variant::OtherWireNames)
-            .then(|| wire_names::read(on, p))
+        freedom::decides(&self.knobs, Variant::OtherWireNames).then(|| wire_names::read(on, p))
     }
     fn word(&self, on: &str, answer: Value) -> Value {
         // A core of MCP-shaped failures answers a tool call's failure as an MCP error result.

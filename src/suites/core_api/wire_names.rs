@@ -35,7 +35,10 @@ const READS: &[Place] = &[
     (
         "session.mcp",
         &["snapshot"],
-        &[("snapshotSchemaVersion", "schemaVersion"), ("servers", "connected")],
+        &[
+            ("snapshotSchemaVersion", "schemaVersion"),
+            ("servers", "connected"),
+        ],
     ),
     (
         "session.mcp",
@@ -164,6 +167,9 @@ mod tests {
         assert_eq!(d["session.mcp"]["servers"], "connected");
         let p = json!({ "runId": "r", "snapshot": { "schemaVersion": 2, "connected": [{ "server": "docs", "listed": [] }] } });
         let read = read("session.mcp", &p).unwrap();
-        assert_eq!(read["snapshot"], json!({ "snapshotSchemaVersion": 2, "servers": [{ "name": "docs", "tools": [] }] }));
+        assert_eq!(
+            read["snapshot"],
+            json!({ "snapshotSchemaVersion": 2, "servers": [{ "name": "docs", "tools": [] }] })
+        );
     }
 }

@@ -89,7 +89,9 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
         Some(l) if w.breaks(Mutant::ReadLengthUnbounded) => l,
         // "at most length": a core may answer an asked range short (the freedom variant's
         // shapes: half of it, at least one byte), and the harness reads on from there.
-        Some(l) if crate::suites::core_api::freedom::coin(&w.knobs(), Class::Shapes, "short-reads") => {
+        Some(l)
+            if crate::suites::core_api::freedom::coin(&w.knobs(), Class::Shapes, "short-reads") =>
+        {
             l.min(chunk).div_ceil(2)
         }
         Some(l) => l.min(chunk),

@@ -204,7 +204,8 @@ fn write(
         while let Some(m) = rx.recv().await {
             // Core takes its time to answer (the freedom variant), within what a case waits.
             sent += 1;
-            let late = crate::suites::core_api::freedom::delay_ms(&knobs, &format!("frame:{sent}"), 60);
+            let late =
+                crate::suites::core_api::freedom::delay_ms(&knobs, &format!("frame:{sent}"), 60);
             if late > 0 && matches!(&m, Message::Text(_)) {
                 tokio::time::sleep(Duration::from_millis(late)).await;
             }

@@ -251,10 +251,18 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
             None => decide(&mut g, route, auth, run, key.as_str(), &body, size),
         };
         // A core words its gate errors and tool failures its own way (the freedom variant).
-        if let Some(e) = decided.1.get_mut("error").filter(|e| e["message"].is_string()) {
+        if let Some(e) = decided
+            .1
+            .get_mut("error")
+            .filter(|e| e["message"].is_string())
+        {
             let code = e["code"].as_str().unwrap_or_default().to_string();
             let text = e["message"].as_str().unwrap_or_default().to_string();
-            e["message"] = json!(crate::suites::core_api::freedom::message(&g.knobs(), &code, &text));
+            e["message"] = json!(crate::suites::core_api::freedom::message(
+                &g.knobs(),
+                &code,
+                &text
+            ));
         }
         // A scripted fault replaces the answer (raw text travels as a JSON string marker).
         let nth = g.gate_counts.get(route).copied().unwrap_or(0);

@@ -454,7 +454,11 @@ impl World {
 
     pub fn next_id(&mut self) -> String {
         self.seq += 1;
-        crate::suites::core_api::freedom::id(&self.knobs(), "requestId", &format!("core-{}", self.seq))
+        crate::suites::core_api::freedom::id(
+            &self.knobs(),
+            "requestId",
+            &format!("core-{}", self.seq),
+        )
     }
 
     /// Are all offers made and all runs over, with no gate call in flight?
@@ -630,7 +634,11 @@ impl World {
                 .filter(|_| self.offers[self.next_offer] == Offer::Replay)
                 .filter(|_| {
                     let k = self.knobs();
-                    crate::suites::core_api::freedom::coin(&k, crate::knob::Class::Preconditions, "released-elsewhere")
+                    crate::suites::core_api::freedom::coin(
+                        &k,
+                        crate::knob::Class::Preconditions,
+                        "released-elsewhere",
+                    )
                 })
                 .map(|r| r.conn);
             let Some(pos) = self
@@ -657,11 +665,15 @@ impl World {
                         .and_then(Value::as_u64)
                         .unwrap_or(0);
                     let turn = format!("turn-{}", self.turns);
-                    (crate::suites::core_api::freedom::id(&self.knobs(), "turnId", &turn), segment)
+                    (
+                        crate::suites::core_api::freedom::id(&self.knobs(), "turnId", &turn),
+                        segment,
+                    )
                 }
             };
             let n = self.runs.len() + 1;
-            let id = crate::suites::core_api::freedom::id(&self.knobs(), "runId", &format!("run-{n}"));
+            let id =
+                crate::suites::core_api::freedom::id(&self.knobs(), "runId", &format!("run-{n}"));
             let token = format!("nylorun-rt-{n}-{:x}", fresh());
             let mut start = self.turn_start(&turn_id, segment);
             if let Some(o) = self.sc.turn_by_offer.get(offered) {
@@ -1112,9 +1124,16 @@ impl World {
         };
         // A core that words the completed type its own way knows no other (its schema's enum).
         let done = crate::suites::core_api::freedom::turn_completed(&self.knobs());
-        let known = ["turn.waiting", "turn.failed", done.unwrap_or("turn.completed")];
+        let known = [
+            "turn.waiting",
+            "turn.failed",
+            done.unwrap_or("turn.completed"),
+        ];
         if done.is_some() && !p["type"].as_str().is_some_and(|t| known.contains(&t)) {
-            return Reply::Err("invalid", format!("output: type {} is none of {known:?}", p["type"]));
+            return Reply::Err(
+                "invalid",
+                format!("output: type {} is none of {known:?}", p["type"]),
+            );
         }
         let limit = self.runs[i].limit("harnessStateBytes");
         let size = p.get("state").map_or(0, |s| s.to_string().len() as u64);

@@ -396,6 +396,25 @@ impl World {
             .or_else(|| p.get("error"))
             .cloned()
             .unwrap_or(Value::Null);
+        // A core may hold a model effect's value to ModelCandidateSchema (§ 5: "a ModelCandidate
+        // (output blocks, finishReason, usage) or a failure"), before it weighs it: the freedom's
+        // preconditions.
+        let model = eid.split(':').nth(2) == Some("model");
+        let candidate = value.get("finishReason").is_some() || value["kind"] == "failed";
+        if model
+            && p.get("value").is_some()
+            && !candidate
+            && crate::suites::core_api::freedom::coin(
+                &self.knobs(),
+                crate::knob::Class::Preconditions,
+                "model-outcome-schema",
+            )
+        {
+            return Reply::Err(
+                "invalid",
+                "a model effect's value is a ModelCandidate or a failure".into(),
+            );
+        }
         let limit = self.runs[i].limit("recordEntryBytes");
         let size = value.to_string().len() as u64;
         if size > limit && !self.breaks(Mutant::RecordLimitUnchecked) {
@@ -419,17 +438,6 @@ impl World {
                 limit,
                 &format!(": the value is {size} bytes"),
             );
-        }
-        // A core may hold a model effect's value to ModelCandidateSchema (§ 5: "a ModelCandidate
-        // (output blocks, finishReason, usage) or a failure"): the freedom's preconditions.
-        let model = eid.split(':').nth(2) == Some("model");
-        let candidate = value.get("finishReason").is_some() || value["kind"] == "failed";
-        if model
-            && p.get("value").is_some()
-            && !candidate
-            && crate::suites::core_api::freedom::coin(&self.knobs(), crate::knob::Class::Preconditions, "model-outcome-schema")
-        {
-            return Reply::Err("invalid", "a model effect's value is a ModelCandidate or a failure".into());
         }
         let Some(row) = self.journal.get(eid).cloned() else {
             return Reply::Err("invalid", format!("effect {eid} was not journaled"));
