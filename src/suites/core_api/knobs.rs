@@ -304,8 +304,8 @@ crate::mutants! {
             "describes the model without its contextWindow";
         EnvironmentIdWrong = "environment-id-wrong", ["3"],
             "names the sandbox's environmentId otherwise than the Agent's id";
-        ContentTypeNotTheWriters = "content-type-not-the-writers", ["4b"],
-            "stores every artifact as application/octet-stream, whatever content type its write declared";
+        ContentTypeMissing = "content-type-missing", ["4b"],
+            "answers an artifact's metadata without its contentType";
         SchemasStrictForTwoOnly = "schemas-strict-for-two-only", ["11"],
             "refuses a member the schema lacks on transcript.read and lease.renew only";
         RequiredMembersCheckedForTwoOnly = "required-members-checked-for-two-only", ["0"],
@@ -711,6 +711,10 @@ crate::variants! {
         McpShapedFailures = "mcp-shaped-failures",
             "answers a tool call's failure as an MCP error result {isError: true, content}, not {kind: \"failed\", code, message} (core.start answers failure)";
         OtherWireNames = "other-wire-names",
-            "names artifact.write's steps, an output's type, a transcript entry and the http-calls body its own way, and refuses hcpspec's names there (core.start answers names)";
+            "names artifact.write's steps, an output's type, a transcript entry, the http-calls body and session.mcp's snapshot its own way, and refuses hcpspec's names there (core.start answers names)";
+        VersionsByName = "versions-by-name",
+            "writes a new version of the session's own file artifact of the same name, for a begin that names no artifactId";
+        OtherRuntimeOperationInvalid = "other-runtime-operation-invalid",
+            "refuses an intent for a runtime operation other than schedule_wake and memory as invalid, as a strict schema would, rather than answering it completed with a failure";
     }
 }

@@ -4,6 +4,7 @@
 //! every answer with hcpspec's matchers.
 
 pub mod fakes;
+pub mod freedom;
 pub mod fuzz;
 pub mod knobs;
 pub mod names;
@@ -306,6 +307,7 @@ fn execute(
     x.names = names::Names::from_start(started.get("names")).map_err(|e| e.to_string())?;
     let mut started = started;
     started["failure"] = failure_form(started.get("failure"))?;
+    started["turnCompleted"] = turn_completed(started.get("turnCompleted"))?;
     x.vars.insert("core".into(), started);
     let mut verdict = Verdict::Pass;
     for (i, step) in script.steps.iter().enumerate() {
@@ -393,6 +395,18 @@ fn failure_form(said: Option<&Value>) -> Result<Value, String> {
     matcher::validate(said, &Default::default())
         .map_err(|(at, why)| format!("core.start's failure{at}: {why}"))?;
     Ok(said.clone())
+}
+
+/// The value of an output's `type` that says the turn completed: spec 004 prints turn.waiting
+/// (§ 4) and turn.failed (§ 8) but not this one, so a core says it (default `turn.completed`).
+fn turn_completed(said: Option<&Value>) -> Result<Value, String> {
+    match said.filter(|v| !v.is_null()) {
+        None => Ok(json!("turn.completed")),
+        Some(Value::String(s)) if !s.is_empty() => Ok(json!(s)),
+        Some(v) => Err(format!(
+            "core.start's turnCompleted is `{v}`, not a non-empty string (such as \"turn.completed\")"
+        )),
+    }
 }
 
 /// Every endpoint `core.start` is given is one of hcpspec's fake tools: the Tool Gate of the

@@ -61,6 +61,20 @@ pub const PLACES: &[Place] = &[
         at: &["entries", "*"],
         members: &["kind", "text"],
     },
+    // McpSnapshotSchema is named (§ 3, snapshotSchemaVersion: 2) but not printed: its servers'
+    // members first, then the envelope, since a place's path is in hcpspec's names.
+    Place {
+        on: "session.mcp",
+        side: Side::Sent,
+        at: &["snapshot", "servers", "*"],
+        members: &["name", "instructions", "tools"],
+    },
+    Place {
+        on: "session.mcp",
+        side: Side::Sent,
+        at: &["snapshot"],
+        members: &["snapshotSchemaVersion", "servers"],
+    },
     Place {
         on: "http-calls",
         side: Side::Sent,
@@ -322,6 +336,18 @@ mod tests {
         // The order of members is kept (a case's frame reads as it was written).
         let keys: Vec<&String> = p.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["runId", "end", "state", "transcript"]);
+    }
+
+    #[test]
+    fn a_snapshots_servers_and_their_members_are_renamed_both() {
+        let n = names(json!({ "session.mcp": { "servers": "connected", "name": "server", "snapshotSchemaVersion": "v" } }))
+            .unwrap();
+        let mut p = json!({ "runId": "r", "snapshot": { "snapshotSchemaVersion": 2, "servers": [{ "name": "docs", "tools": [{ "name": "search" }] }] } });
+        n.sent("session.mcp", &mut p).unwrap();
+        assert_eq!(
+            p,
+            json!({ "runId": "r", "snapshot": { "v": 2, "connected": [{ "server": "docs", "tools": [{ "name": "search" }] }] } })
+        );
     }
 
     #[test]

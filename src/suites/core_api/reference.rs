@@ -116,7 +116,7 @@ impl ReferenceCore {
         let (acts, _rx) = tokio::sync::mpsc::unbounded_channel();
         // A core whose discovery is the recorded snapshot: `discover` is that snapshot, so
         // TurnStart's mcp is there from the first turn and a later session.mcp does not win.
-        let snapshot = (self.knobs.decides(Variant::DiscoveryIsTheSnapshot)
+        let snapshot = (super::freedom::decides(&self.knobs, Variant::DiscoveryIsTheSnapshot)
             && !sc.discover.is_empty())
         .then(|| {
             let servers: Vec<Value> = sc
@@ -158,15 +158,19 @@ impl ReferenceCore {
             answer["pods"] = json!(pods);
         }
         // Where this core reads an intent's purpose (the reference: the default, /purpose).
-        if self.knobs.decides(Variant::PurposeOnTheEffect) {
+        if super::freedom::decides(&self.knobs, Variant::PurposeOnTheEffect) {
             answer["purposeAt"] = json!("/effect/purpose");
         }
         // What this core calls the members spec 004 does not print (the reference: hcpspec's).
-        if self.knobs.decides(Variant::OtherWireNames) {
+        if super::freedom::decides(&self.knobs, Variant::OtherWireNames) {
             answer["names"] = super::wire_names::declared();
         }
+        // What this core calls an output that completed its turn (the reference: the default).
+        if let Some(done) = super::freedom::turn_completed(&self.knobs) {
+            answer["turnCompleted"] = json!(done);
+        }
         // How this core shapes a tool call's failure (the reference: the default, {kind: "failed"}).
-        if self.knobs.decides(Variant::McpShapedFailures) {
+        if super::freedom::decides(&self.knobs, Variant::McpShapedFailures) {
             answer["failure"] = json!({ "isError": true });
         }
         Ok(answer)
@@ -191,14 +195,19 @@ impl Adapter for ReferenceCore {
                 .world()
                 .and_then(|w| open_session(&mut lock(w), method, params)),
             "session.read" => self.world().map(|w| read_session(&lock(w))),
-            "calls.model" => self.world().map(|w| model_rows(&lock(w))),
+            "calls.model" => self.world().map(|w| {
+                let rows = model_rows(&lock(w));
+                json!({ "rows": self.listed("calls.model", rows) })
+            }),
             "events.read" => self
                 .world()
-                .map(|w| json!({ "events": lock(w).event_log() })),
-            "calls.tool" => self.world().map(|w| json!({ "rows": lock(w).tool_rows() })),
+                .map(|w| json!({ "events": self.listed("events", lock(w).event_log()) })),
+            "calls.tool" => self
+                .world()
+                .map(|w| json!({ "rows": self.listed("calls.tool", lock(w).tool_rows()) })),
             "approval.list" => self
                 .world()
-                .map(|w| json!({ "interactions": lock(w).approvals() })),
+                .map(|w| json!({ "interactions": self.listed("approvals", lock(w).approvals().to_vec()) })),
             "approval.answer" => self.world().and_then(|w| {
                 let id = params["id"].as_str().unwrap_or_default();
                 if lock(w).answer_approval(id, params["approve"] == true) {
@@ -233,11 +242,21 @@ impl Adapter for ReferenceCore {
 }
 
 impl ReferenceCore {
+    /// A list the control protocol reads, in the order and with the members the freedom
+    /// variant decides: none of these lists has an order the docs fix, or closed members.
+    fn listed(&self, site: &str, list: Vec<Value>) -> Vec<Value> {
+        let mut list = list;
+        super::freedom::permute(&self.knobs, site, &mut list);
+        super::freedom::extra_each(&self.knobs, site, &mut list);
+        list
+    }
+
     /// `core.describe`: the protocol, and which core this is.
     fn describe(&self) -> Value {
-        let name = match (self.knobs.mutant, self.knobs.variant) {
-            (Some(m), _) => format!("mutant:{}", m.name()),
-            (_, Some(v)) => format!("variant:{}", v.name()),
+        let name = match (self.knobs.mutant, self.knobs.variant, self.knobs.freedom) {
+            (Some(m), _, _) => format!("mutant:{}", m.name()),
+            (_, Some(v), _) => format!("variant:{}", v.name()),
+            (_, _, Some(f)) => format!("variant:{}", f.name()),
             _ => "reference".to_string(),
         };
         json!({
@@ -302,7 +321,7 @@ fn read_session(g: &World) -> Value {
 }
 
 /// The Model Gate's usage rows, one per effect id (GET /v1/sessions/{id}/calls/model).
-fn model_rows(g: &World) -> Value {
+fn model_rows(g: &World) -> Vec<Value> {
     let mut seen = std::collections::BTreeSet::new();
     let rows: Vec<Value> = g
         .log()
@@ -311,7 +330,7 @@ fn model_rows(g: &World) -> Value {
         .filter(|e| seen.insert(e["key"].to_string()) || g.breaks(Mutant::UsageRowPerCall))
         .map(|e| json!({ "effectId": e["key"], "usage": e.pointer("/answer/outcome/usage") }))
         .collect();
-    json!({ "rows": rows })
+    rows
 }
 
 /// `session.cancel`: a cancel to the run held now, if one is.

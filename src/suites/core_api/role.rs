@@ -3,7 +3,7 @@
 //! knobs make it a mutant or a variant; a variant of other wire names reads and writes its own
 //! (`wire_names.rs`).
 
-use super::{tools, wire_names};
+use super::{freedom, tools, wire_names};
 use crate::knob::Knobs;
 use crate::suites::core_api::knobs::{Mutant, Variant};
 use crate::suites::world::role::{Decision, Role, UnknownMember};
@@ -63,17 +63,15 @@ impl Role for Reference {
         Some(d)
     }
     fn read_names(&self, on: &str, p: &Value) -> Option<Result<Value, UnknownMember>> {
-        self.knobs
-            .decides(Variant::OtherWireNames)
-            .then(|| wire_names::read(on, p))
+        freedom::decides(&self.knobs, Variant::OtherWireNames).then(|| wire_names::read(on, p))
     }
     fn word(&self, on: &str, answer: Value) -> Value {
         // A core of MCP-shaped failures answers a tool call's failure as an MCP error result.
-        let answer = match self.knobs.decides(Variant::McpShapedFailures) {
+        let answer = match freedom::decides(&self.knobs, Variant::McpShapedFailures) {
             true => tools::mcp_shaped(answer),
             false => answer,
         };
-        match self.knobs.decides(Variant::OtherWireNames) {
+        match freedom::decides(&self.knobs, Variant::OtherWireNames) {
             true => wire_names::answer(on, answer),
             false => answer,
         }

@@ -202,7 +202,9 @@ impl Suite for CoreApi {
         infos::<super::reference::Mutant>()
     }
     fn variants(&self) -> Vec<Info> {
-        infos::<super::reference::Variant>()
+        let mut v = infos::<super::reference::Variant>();
+        v.extend(crate::knob::freedoms());
+        v
     }
 }
 

@@ -1,6 +1,6 @@
 //! The core-api variant `other-wire-names`: a core whose schema names the members spec 004
 //! names a format for but does not print (artifact.write's steps, an output's type, a transcript
-//! entry, the http-calls body) its own way. As v5's schemas are strict, it knows only its own
+//! entry, the http-calls body, session.mcp's snapshot) its own way. As v5's schemas are strict, it knows only its own
 //! names there: a request carrying hcpspec's is refused as an unknown member. core.start answers
 //! them as `names` (docs/core-protocol.md), so hcpspec speaks them. The rest of the reference
 //! reads the reference's names: this is the edge that translates, written apart from hcpspec's
@@ -31,6 +31,20 @@ const READS: &[Place] = &[
     ("artifact.write", &[], WRITE),
     ("output", &[], &[("type", "end")]),
     ("output", &["transcript", "*", "entries", "*"], ENTRY),
+    // The envelope first: the servers' path is in the reference's names once it is read.
+    (
+        "session.mcp",
+        &["snapshot"],
+        &[
+            ("snapshotSchemaVersion", "schemaVersion"),
+            ("servers", "connected"),
+        ],
+    ),
+    (
+        "session.mcp",
+        &["snapshot", "servers", "*"],
+        &[("name", "server"), ("tools", "listed")],
+    ),
     (
         "http-calls",
         &[],
@@ -150,5 +164,12 @@ mod tests {
         assert_eq!(d["output"]["kind"], "type");
         assert_eq!(d["transcript.read"]["text"], "content");
         assert_eq!(d["http-calls"]["tool"], "toolName");
+        assert_eq!(d["session.mcp"]["servers"], "connected");
+        let p = json!({ "runId": "r", "snapshot": { "schemaVersion": 2, "connected": [{ "server": "docs", "listed": [] }] } });
+        let read = read("session.mcp", &p).unwrap();
+        assert_eq!(
+            read["snapshot"],
+            json!({ "snapshotSchemaVersion": 2, "servers": [{ "name": "docs", "tools": [] }] })
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! last chunk acknowledged again, an idempotent `key`, `effectId` provenance.
 
 use super::model::{Reply, Upload, World};
+use crate::knob::Class;
 use crate::suites::core_api::knobs::{Mutant, Variant};
 use serde_json::{json, Value};
 
@@ -86,6 +87,13 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
         None if w.breaks(Mutant::ReadLengthDefaultUnbounded) => u64::MAX,
         None => chunk,
         Some(l) if w.breaks(Mutant::ReadLengthUnbounded) => l,
+        // "at most length": a core may answer an asked range short (the freedom variant's
+        // shapes: half of it, at least one byte), and the harness reads on from there.
+        Some(l)
+            if crate::suites::core_api::freedom::coin(&w.knobs(), Class::Shapes, "short-reads") =>
+        {
+            l.min(chunk).div_ceil(2)
+        }
         Some(l) => l.min(chunk),
     };
     let length = if length == 0 && w.breaks(Mutant::MetadataReadSendsBytes) {
@@ -190,10 +198,25 @@ fn begin(w: &mut World, p: &Value, turn: &str, data: Option<Vec<u8>>) -> Reply {
         }
     }
     // A new version: only of one of the session's own file artifacts.
-    let of = p
-        .get("artifactId")
-        .and_then(Value::as_str)
-        .map(str::to_string);
+    let of = match w.decides(Variant::VersionsByName) {
+        // A core that versions by name: a begin of the name of one of the session's own file
+        // artifacts writes its new version (the artifactId a begin names is not read).
+        true => {
+            let name = p.get("name").and_then(Value::as_str);
+            w.artifacts
+                .iter()
+                .find(|(_, x)| {
+                    (x["scope"].is_null() || x["scope"] == "session")
+                        && x["meta"]["kind"] == "file"
+                        && x["meta"]["name"].as_str() == name
+                })
+                .map(|(a, _)| a.clone())
+        }
+        false => p
+            .get("artifactId")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    };
     if let Some(a) = &of {
         let own = w
             .artifacts
@@ -231,12 +254,17 @@ fn begin(w: &mut World, p: &Value, turn: &str, data: Option<Vec<u8>>) -> Reply {
         },
         key: p.get("key").and_then(Value::as_str).map(str::to_string),
         effect,
-        content_type: p
-            .get("contentType")
-            .and_then(Value::as_str)
-            .filter(|_| !w.breaks(Mutant::ContentTypeNotTheWriters))
-            .unwrap_or("application/octet-stream")
-            .to_string(),
+        content_type: match crate::suites::core_api::freedom::content_type(
+            &w.knobs(),
+            p.get("name").and_then(Value::as_str).unwrap_or_default(),
+        ) {
+            Some(t) => t.to_string(),
+            None => p
+                .get("contentType")
+                .and_then(Value::as_str)
+                .unwrap_or("application/octet-stream")
+                .to_string(),
+        },
         of,
     };
     if let Some(size) = p.get("size").and_then(Value::as_u64) {
@@ -245,6 +273,7 @@ fn begin(w: &mut World, p: &Value, turn: &str, data: Option<Vec<u8>>) -> Reply {
         }
     }
     let id = w.next_id().replace("core", "upload");
+    let id = crate::suites::core_api::freedom::id(&w.knobs(), "uploadId", &id);
     w.uploads.insert(id.clone(), upload);
     match data.filter(|_| !w.breaks(Mutant::BeginBodyNotCommitted)) {
         Some(d) => {
@@ -339,6 +368,7 @@ fn abort(w: &mut World, p: &Value) -> Reply {
 /// version whose files hold `bytes`).
 pub fn seed(w: &mut World, name: &str, bytes: &[u8], scope: &str, kind: &str) -> Value {
     let aid = format!("art-{}", w.artifacts.len() + 1);
+    let aid = crate::suites::core_api::freedom::id(&w.knobs(), "artifactId", &aid);
     let kind = if kind == "folder" { "folder" } else { "file" };
     let meta = json!({
         "artifactId": aid, "kind": kind, "name": name, "version": 1,
@@ -433,13 +463,19 @@ fn commit(w: &mut World, id: &str) -> Reply {
                 older,
             )
         }
-        None => (format!("art-{}", w.artifacts.len() + 1), 1, vec![]),
+        None => {
+            let aid = format!("art-{}", w.artifacts.len() + 1);
+            let aid = crate::suites::core_api::freedom::id(&w.knobs(), "artifactId", &aid);
+            (aid, 1, vec![])
+        }
     };
     let meta = json!({
         "artifactId": aid, "kind": "file", "name": u.name, "version": version,
         "contentType": u.content_type, "size": u.bytes.len(),
         "sha256": sha256_of(w, &u.bytes), "tenantWide": false
     });
+    let mut meta = meta;
+    w.drop_broken(&mut meta, &[(Mutant::ContentTypeMissing, "contentType")]);
     w.artifacts.insert(
         aid.clone(),
         json!({ "meta": meta, "base64": b64(&u.bytes), "effectId": u.effect, "older": older }),

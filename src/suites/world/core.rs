@@ -2,6 +2,7 @@
 //! frame, pings and the silence drop. Requests go to the `World`; every frame is logged.
 
 use super::model::{lock, Conn, Reply, Shared, World};
+use crate::knob::Class;
 use crate::suites::core_api::knobs::{Mutant, Variant};
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
@@ -63,7 +64,8 @@ pub async fn connection(stream: TcpStream, n: usize, w: Shared) {
             false => (g.sc.timers.ping_ms, g.sc.timers.drop_ms),
         }
     };
-    let writer = write(sink, rx, queued);
+    let knobs = lock(&w).knobs();
+    let writer = write(sink, rx, queued, knobs);
     let pinger = ping(w.clone(), n, ping_ms, drop_ms);
     let mut frames = 0usize;
     while let Some(m) = source.next().await {
@@ -73,10 +75,26 @@ pub async fn connection(stream: TcpStream, n: usize, w: Shared) {
         }
     }
     pinger.abort();
-    {
+    // A core that ends a closed connection's runs only when its silence drop comes (§ 1 ends
+    // them on silence; the freedom variant's time): the connection takes no more runs now.
+    let late = {
         let mut g = lock(&w);
         g.record(json!({ "via": "core", "event": "closed", "conn": n }));
-        g.lost(n);
+        let knobs = g.knobs();
+        match crate::suites::core_api::freedom::coin(&knobs, Class::Time, "lost-at-drop") {
+            true => {
+                g.closed(n);
+                drop_ms
+            }
+            false => {
+                g.lost(n);
+                0
+            }
+        }
+    };
+    if late > 0 {
+        tokio::time::sleep(Duration::from_millis(late)).await;
+        lock(&w).lost(n);
     }
     drop(tx);
     let _ = writer.await;
@@ -179,9 +197,18 @@ fn write(
     mut sink: SplitSink<WebSocketStream<TcpStream>, Message>,
     mut rx: mpsc::UnboundedReceiver<Message>,
     queued: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    knobs: crate::knob::Knobs<Mutant, Variant>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
+        let mut sent = 0u64;
         while let Some(m) = rx.recv().await {
+            // Core takes its time to answer (the freedom variant), within what a case waits.
+            sent += 1;
+            let late =
+                crate::suites::core_api::freedom::delay_ms(&knobs, &format!("frame:{sent}"), 60);
+            if late > 0 && matches!(&m, Message::Text(_)) {
+                tokio::time::sleep(Duration::from_millis(late)).await;
+            }
             let close = matches!(m, Message::Close(_));
             let n = match &m {
                 Message::Text(t) => t.len(),
@@ -385,10 +412,13 @@ fn frame(g: &mut super::model::World, n: usize, text: &str) {
             n,
             json!({ "t": "res", "id": f["id"], "ok": false, "e": { "code": code } }),
         ),
-        Reply::Err(code, message) => g.send(
-            n,
-            json!({ "t": "res", "id": f["id"], "ok": false, "e": { "code": code, "message": message } }),
-        ),
+        Reply::Err(code, message) => {
+            let message = crate::suites::core_api::freedom::message(&g.knobs(), code, &message);
+            g.send(
+                n,
+                json!({ "t": "res", "id": f["id"], "ok": false, "e": { "code": code, "message": message } }),
+            )
+        }
         Reply::Later => {}
     }
 }

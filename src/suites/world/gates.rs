@@ -213,6 +213,9 @@ impl Drop for InFlight {
 }
 
 async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Response {
+    // A gate takes its time to answer (the freedom variant), within what a case waits.
+    let late = crate::suites::core_api::freedom::delay_ms(&lock(&w).knobs(), route, 150);
+    tokio::time::sleep(Duration::from_millis(late)).await;
     let size = body.len() as u64;
     let body: Value = serde_json::from_slice(&body).unwrap_or_else(
         |_| json!({ "$text": crate::snapshot::excerpt_text(&String::from_utf8_lossy(&body), 256) }),
@@ -247,6 +250,20 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
             Some((status, b)) => (status, b, 0),
             None => decide(&mut g, route, auth, run, key.as_str(), &body, size),
         };
+        // A core words its gate errors and tool failures its own way (the freedom variant).
+        if let Some(e) = decided
+            .1
+            .get_mut("error")
+            .filter(|e| e["message"].is_string())
+        {
+            let code = e["code"].as_str().unwrap_or_default().to_string();
+            let text = e["message"].as_str().unwrap_or_default().to_string();
+            e["message"] = json!(crate::suites::core_api::freedom::message(
+                &g.knobs(),
+                &code,
+                &text
+            ));
+        }
         // A scripted fault replaces the answer (raw text travels as a JSON string marker).
         let nth = g.gate_counts.get(route).copied().unwrap_or(0);
         let fault =

@@ -2,9 +2,10 @@
 //! the model both suites are built on, told apart by the `Role` it plays (`role.rs`): the
 //! harness-api suite's scripted core, where hcpspec plays core to the harness under test, and the
 //! core-api suite's reference core. It imports no suite but the reference core's knob
-//! declarations (`core_api::knobs`, a leaf that imports nothing of either): its knob checks stay
-//! inline where they bite, behind `World::breaks` and `World::decides`, false in the scripted
-//! role by construction.
+//! declarations (`core_api::knobs`) and its freedom variant's choices (`core_api::freedom`),
+//! two leaves that import nothing of either: its knob checks stay inline where they bite, behind
+//! `World::breaks` and `World::decides`, false in the scripted role by construction (its knobs
+//! are none, so its freedom is none too).
 
 pub mod artifacts;
 pub mod core;

@@ -392,7 +392,7 @@ impl World {
 
     /// Is this the allowed variant of the reference core that decides `v`'s point otherwise?
     pub fn decides(&self, v: Variant) -> bool {
-        self.role.knobs().decides(v)
+        crate::suites::core_api::freedom::decides(&self.role.knobs(), v)
     }
 
     pub fn now(&self) -> u64 {
@@ -454,7 +454,11 @@ impl World {
 
     pub fn next_id(&mut self) -> String {
         self.seq += 1;
-        format!("core-{}", self.seq)
+        crate::suites::core_api::freedom::id(
+            &self.knobs(),
+            "requestId",
+            &format!("core-{}", self.seq),
+        )
     }
 
     /// Are all offers made and all runs over, with no gate call in flight?
@@ -483,12 +487,17 @@ impl World {
         }
     }
 
-    /// A connection is gone: its runs end as connection.lost, its leases are dropped.
-    pub fn lost(&mut self, conn: usize) {
+    /// A connection is closed: it takes no more runs, its leases are dropped.
+    pub fn closed(&mut self, conn: usize) {
         if let Some(c) = self.conns.get_mut(&conn) {
             c.closed = true;
         }
         self.waiting.retain(|(c, _)| *c != conn);
+    }
+
+    /// A connection is gone: its runs end as connection.lost, its leases are dropped.
+    pub fn lost(&mut self, conn: usize) {
+        self.closed(conn);
         for i in 0..self.runs.len() {
             if self.runs[i].conn == conn && self.runs[i].ended.is_none() {
                 if self.role.replays() && !self.breaks(Mutant::LostRunNotOfferedAgain) {
@@ -616,10 +625,26 @@ impl World {
                         || (c.pod.is_none() && of_pinned && !custom))
                     && (c.workspace || !self.breaks(Mutant::NoTurnsWithoutWorkspace))
             };
+            // A core may give a released segment to another owner only (§ 8: "Another owner
+            // replays the segment"), never back to the connection that released it.
+            let releaser = self
+                .runs
+                .last()
+                .filter(|r| r.ended.as_ref().is_some_and(|(_, why)| why == "release"))
+                .filter(|_| self.offers[self.next_offer] == Offer::Replay)
+                .filter(|_| {
+                    let k = self.knobs();
+                    crate::suites::core_api::freedom::coin(
+                        &k,
+                        crate::knob::Class::Preconditions,
+                        "released-elsewhere",
+                    )
+                })
+                .map(|r| r.conn);
             let Some(pos) = self
                 .waiting
                 .iter()
-                .position(|(c, _)| self.conns.get(c).is_some_and(takes))
+                .position(|(c, _)| Some(*c) != releaser && self.conns.get(c).is_some_and(takes))
             else {
                 return;
             };
@@ -639,11 +664,16 @@ impl World {
                         .and_then(|c| c.get("segment"))
                         .and_then(Value::as_u64)
                         .unwrap_or(0);
-                    (format!("turn-{}", self.turns), segment)
+                    let turn = format!("turn-{}", self.turns);
+                    (
+                        crate::suites::core_api::freedom::id(&self.knobs(), "turnId", &turn),
+                        segment,
+                    )
                 }
             };
             let n = self.runs.len() + 1;
-            let id = format!("run-{n}");
+            let id =
+                crate::suites::core_api::freedom::id(&self.knobs(), "runId", &format!("run-{n}"));
             let token = format!("nylorun-rt-{n}-{:x}", fresh());
             let mut start = self.turn_start(&turn_id, segment);
             if let Some(o) = self.sc.turn_by_offer.get(offered) {
@@ -1092,6 +1122,19 @@ impl World {
             Ok(i) => i,
             Err(e) => return e,
         };
+        // A core that words the completed type its own way knows no other (its schema's enum).
+        let done = crate::suites::core_api::freedom::turn_completed(&self.knobs());
+        let known = [
+            "turn.waiting",
+            "turn.failed",
+            done.unwrap_or("turn.completed"),
+        ];
+        if done.is_some() && !p["type"].as_str().is_some_and(|t| known.contains(&t)) {
+            return Reply::Err(
+                "invalid",
+                format!("output: type {} is none of {known:?}", p["type"]),
+            );
+        }
         let limit = self.runs[i].limit("harnessStateBytes");
         let size = p.get("state").map_or(0, |s| s.to_string().len() as u64);
         if self.breaks(Mutant::OutputKeepsRun) {
@@ -1127,7 +1170,7 @@ impl World {
         {
             self.last_state = s.clone();
         }
-        if self.breaks(Mutant::OutputsExported) && p["type"] == "turn.completed" {
+        if self.breaks(Mutant::OutputsExported) && p["type"] == done.unwrap_or("turn.completed") {
             self.events.push(json!({ "type": "artifact.created", "source": "core", "evidence": "recorded", "name": "outputs" }));
         }
         self.end_run(i, "output");

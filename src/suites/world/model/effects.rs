@@ -36,6 +36,15 @@ impl World {
         if let Some(row) = self.journal.get(&eid).cloned() {
             return self.asked_again(i, eid, hash, &effect, row);
         }
+        // A strict schema knows schedule_wake and memory only: its core refuses another runtime
+        // operation as invalid (§ 4: it never runs either way).
+        let operation = effect.pointer("/target/operation").and_then(Value::as_str);
+        if self.decides(Variant::OtherRuntimeOperationInvalid)
+            && effect.pointer("/target/kind").and_then(Value::as_str) == Some("runtime")
+            && !matches!(operation, Some("schedule_wake" | "memory"))
+        {
+            return Reply::Err("invalid", "the target names no runtime operation".into());
+        }
         let answer = if self.breaks(Mutant::IntentNeverExecute) {
             json!("pending")
         } else if effect["kind"] == "model" && self.breaks(Mutant::ModelEffectRefused) {
@@ -387,6 +396,25 @@ impl World {
             .or_else(|| p.get("error"))
             .cloned()
             .unwrap_or(Value::Null);
+        // A core may hold a model effect's value to ModelCandidateSchema (§ 5: "a ModelCandidate
+        // (output blocks, finishReason, usage) or a failure"), before it weighs it: the freedom's
+        // preconditions.
+        let model = eid.split(':').nth(2) == Some("model");
+        let candidate = value.get("finishReason").is_some() || value["kind"] == "failed";
+        if model
+            && p.get("value").is_some()
+            && !candidate
+            && crate::suites::core_api::freedom::coin(
+                &self.knobs(),
+                crate::knob::Class::Preconditions,
+                "model-outcome-schema",
+            )
+        {
+            return Reply::Err(
+                "invalid",
+                "a model effect's value is a ModelCandidate or a failure".into(),
+            );
+        }
         let limit = self.runs[i].limit("recordEntryBytes");
         let size = value.to_string().len() as u64;
         if size > limit && !self.breaks(Mutant::RecordLimitUnchecked) {

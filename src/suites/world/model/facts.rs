@@ -23,6 +23,9 @@ impl World {
                 _ => None,
             })
             .collect();
+        // "the completed outcomes of this segment": in no order the spec fixes.
+        let mut outcomes = outcomes;
+        crate::suites::core_api::freedom::permute(&self.knobs(), "outcomes", &mut outcomes);
         let mut start = json!({
             "type": "turn.start",
             "engine": if self.breaks(Mutant::EngineMisnamed) { "loop" } else { "agent" },
@@ -142,6 +145,10 @@ impl World {
                 .collect()
         };
         let (disabled, deferred) = (list("disabled"), list("deferred"));
+        // "each server of the agent tree that connected": in no order the spec fixes.
+        if let Some(servers) = facts["servers"].as_array_mut() {
+            crate::suites::core_api::freedom::permute(&self.knobs(), "mcp.servers", servers);
+        }
         for server in facts["servers"].as_array_mut().into_iter().flatten() {
             let name = server["name"].as_str().unwrap_or_default().to_string();
             if let (Some(i), true) = (
@@ -209,6 +216,10 @@ impl World {
                 1 => messages.pop().map(|mut m| {
                     if self.breaks(Mutant::InputMetadataDropped) {
                         m.as_object_mut().map(|o| o.remove("metadata"));
+                    }
+                    // A message's metadata is an open map: a core may add its own to it.
+                    if let Some(meta) = m.get_mut("metadata") {
+                        crate::suites::core_api::freedom::extra(&self.knobs(), "metadata", meta);
                     }
                     m
                 }),
