@@ -40,7 +40,7 @@ fn class(s: &Summary) -> &'static str {
         "bad"
     } else if s.ran() == 0 {
         "none"
-    } else if s.pass < s.total() {
+    } else if s.pass < s.scored() {
         "warn"
     } else {
         "ok"
@@ -295,6 +295,9 @@ fn case(h: &mut String, r: &crate::run::CaseResult, rules: super::Rules) {
             let _ = write!(h, "<p>{}</p>", esc(reason));
         }
         Verdict::Pass => {}
+    }
+    if let Some(why) = &r.annotations.not_scored {
+        let _ = write!(h, "<p>not scored: {}</p>", esc(why));
     }
     if let Some(e) = &r.annotations.expectation {
         let _ = write!(

@@ -243,6 +243,12 @@ pub struct Runner<'a> {
     pub ci: bool,
     /// When the run began: every event's `elapsed` counts from it.
     pub started: Instant,
+    /// The suite's protocol versions and their requirement sets (`vectors/<suite>/versions.json`):
+    /// a target stating an older version is judged by its set. Empty: every case scored.
+    pub versions: super::versions::Versions,
+    /// The version a target that states none (a harness) is written to (`--launch-contract`);
+    /// None: the newest.
+    pub written_to: Option<String>,
 }
 
 /// When a case is reported slow, by default.
@@ -268,6 +274,8 @@ impl<'a> Runner<'a> {
             failed: Default::default(),
             ci: false,
             started: Instant::now(),
+            versions: Default::default(),
+            written_to: None,
         }
     }
 
@@ -344,7 +352,8 @@ impl<'a> Runner<'a> {
             let mut rep = shared.lock().unwrap_or_else(|p| p.into_inner());
             self.tell(&mut **rep, kind);
         };
-        let ran = self.pool(t, &to_run, spec, &event);
+        let version = self.version(&info);
+        let ran = self.pool(t, &to_run, spec, version.as_deref(), &event);
         let stopped = self.halted();
         let mut by_name: std::collections::BTreeMap<String, CaseResult> =
             ran.into_iter().map(|r| (r.name.clone(), r)).collect();
@@ -356,6 +365,9 @@ impl<'a> Runner<'a> {
                 (None, Some(why)) if !skipped(c) => not_run(c, why),
                 (None, _) => skipped_result(c, entry.as_ref()),
             };
+            if !matches!(r.verdict, Verdict::Skip { .. }) {
+                r.annotations.not_scored = self.not_scored(version.as_deref(), &r.name);
+            }
             if !declared.is_empty() {
                 for o in &mut r.observations {
                     o.value = declared.apply(&o.value);
@@ -384,6 +396,7 @@ impl<'a> Runner<'a> {
             label,
             stopped,
             info,
+            version,
             summary,
             cases: results,
         };
@@ -407,6 +420,29 @@ impl<'a> Runner<'a> {
         });
     }
 
+    /// The protocol version a target is judged by: the one it states (`protocol` in what it
+    /// said of itself) when that is a version of the suite's protocol, else the one it is
+    /// written to (`--launch-contract`), else the newest. None for a suite without versions.
+    fn version(&self, info: &Value) -> Option<String> {
+        let stated = info["protocol"].as_str().filter(|p| self.versions.of_protocol(p));
+        stated
+            .map(String::from)
+            .or_else(|| self.written_to.clone())
+            .or_else(|| self.versions.current().map(String::from))
+    }
+
+    /// Why a case is not scored for a target judged by `version`, if it is of a later version.
+    fn not_scored(&self, version: Option<&str>, case: &str) -> Option<String> {
+        let version = version?;
+        let since = self.versions.since(version, case)?;
+        let noun = crate::suites::find(&self.suite.drives).map_or("target", |s| s.noun());
+        let verb = match self.written_to.as_deref() == Some(version) {
+            true => "is written to",
+            false => "states",
+        };
+        Some(format!("since {since}; the {noun} {verb} {version}"))
+    }
+
     /// Why no more cases start, if the run was stopped.
     fn halted(&self) -> Option<String> {
         use std::sync::atomic::Ordering;
@@ -428,6 +464,7 @@ impl<'a> Runner<'a> {
         t: &Arc<dyn Target>,
         cases: &[Case],
         spec: &str,
+        version: Option<&str>,
         event: &(dyn Fn(EventKind) + Sync),
     ) -> Vec<CaseResult> {
         use std::sync::atomic::Ordering;
@@ -444,6 +481,7 @@ impl<'a> Runner<'a> {
             if interrupted && matches!(r.verdict, Verdict::Error { .. }) {
                 r = not_run(case, "the run was interrupted (Ctrl-C) while it ran");
             }
+            r.annotations.not_scored = self.not_scored(version, &name);
             event(EventKind::CaseFinished { spec, result: &r });
             // The one rule for what fails a run (its snapshot is judged later).
             r.annotations.outcome = Some(Outcome::of(&r, self.expectations.lookup(&r.name)));
