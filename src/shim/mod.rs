@@ -14,7 +14,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-pub const PROTOCOL: &str = "hcpspec-shim/1";
+/// The newest version of the shim protocol: what the embedded runtimes state.
+pub const PROTOCOL: &str = "hcpspec-shim/2";
+/// Every version hcpspec speaks, oldest first: a shim states the one it is written to, and is
+/// judged by that version's requirement set (docs/CHANGELOG.md).
+pub const PROTOCOLS: &[&str] = &["hcpspec-shim/1", "hcpspec-shim/2"];
+
+/// What hcpspec sends in `initialize`: `protocol` the oldest version (what a shim written to
+/// `hcpspec-shim/1` checks), `protocols` every version it speaks (docs/shim-protocol.md).
+pub fn greeting() -> Value {
+    json!({ "protocol": PROTOCOLS[0], "protocols": PROTOCOLS })
+}
 
 /// JSON-RPC error codes. "Method not found" is also how a shim says an optional method is not
 /// implemented: hcpspec reports that as a skip with the reason, never as a pass.

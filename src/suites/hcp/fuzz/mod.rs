@@ -138,7 +138,7 @@ impl<'e> Fuzzer<'e> {
             .and_then(|mut a| {
                 a.call(
                     "initialize",
-                    serde_json::json!({ "protocol": crate::shim::PROTOCOL }),
+                    crate::shim::greeting(),
                 )
                 .map_err(|e| e.to_string())
             })
