@@ -14,13 +14,16 @@ import sys
 
 
 def first_added(path):
-    """The day the file was first added at this path (renames not followed: a case copied from
-    another is a new case), or None for a file git does not know."""
+    """The day the file was first added at this path, in any commit or by a merge (renames not
+    followed: a case renamed or copied from another is a new case), or None for a file git does
+    not know (not committed yet)."""
     out = subprocess.run(
-        ["git", "log", "--diff-filter=A", "--format=%aI", "--", path],
+        ["git", "log", "--diff-filter=A", "--no-renames", "--diff-merges=first-parent",
+         "--name-only", "--format=@%aI", "--", path],
         check=True, capture_output=True, text=True,
     ).stdout.split()
-    return out[-1][:10] if out else None
+    days = sorted(w[1:11] for w in out if w.startswith("@"))
+    return days[0] if days else None
 
 
 def main():
