@@ -249,6 +249,8 @@ pub struct Runner<'a> {
     /// The version a target that states none (a harness) is written to (`--launch-contract`);
     /// None: the newest.
     pub written_to: Option<String>,
+    /// What the suite calls its targets (runtime, core …), for what a not-scored case says.
+    pub noun: String,
 }
 
 /// When a case is reported slow, by default.
@@ -276,6 +278,7 @@ impl<'a> Runner<'a> {
             started: Instant::now(),
             versions: Default::default(),
             written_to: None,
+            noun: "target".into(),
         }
     }
 
@@ -435,7 +438,7 @@ impl<'a> Runner<'a> {
     fn not_scored(&self, version: Option<&str>, case: &str) -> Option<String> {
         let version = version?;
         let since = self.versions.since(version, case)?;
-        let noun = crate::suites::find(&self.suite.drives).map_or("target", |s| s.noun());
+        let noun = &self.noun;
         let verb = match self.written_to.as_deref() == Some(version) {
             true => "is written to",
             false => "states",

@@ -398,6 +398,7 @@ fn plan<'a>(
         let mut runner = Runner::new(&l.info, &l.cases, expectations);
         runner.versions = Versions::load(&ctx.vectors.join(&l.info.name))?;
         runner.written_to = written_to(a.launch_contract.as_deref(), &runner.versions)?;
+        runner.noun = l.suite.noun().into();
         runner.snapshots = match (&a.snapshots, a.accept) {
             (None, _) => Snapshots::Off,
             (Some(d), false) => Snapshots::Check(d.clone()),

@@ -26,7 +26,7 @@ fn unjudged() -> Value {
 /// failure form spec 004 prints, the Model Gate's `{kind: "failed", …}` (§ 5), unless its core
 /// states a version before [`FAILURE_SINCE`] (asked through `control`): then the form is
 /// unjudged, as that version's cases left it.
-pub fn failure_form(said: Option<&Value>, control: &mut dyn Adapter) -> Result<Value, String> {
+pub(super) fn failure_form(said: Option<&Value>, control: &mut dyn Adapter) -> Result<Value, String> {
     let Some(said) = said.filter(|v| !v.is_null()) else {
         let stated = control.call("core.describe", json!({})).ok();
         let before = stated
@@ -50,7 +50,7 @@ pub fn failure_form(said: Option<&Value>, control: &mut dyn Adapter) -> Result<V
 
 /// An expectation as a core whose failures' form is unjudged is held to it: `{"$not": F}` of
 /// the unjudged form matches anything too (a success was not told from a failure by its form).
-pub fn judged_as(expect: Value, form: &Value) -> Value {
+pub(super) fn judged_as(expect: Value, form: &Value) -> Value {
     if *form != unjudged() {
         return expect;
     }
