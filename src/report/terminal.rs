@@ -497,6 +497,7 @@ mod tests {
             label: None,
             stopped: None,
             info: json!({ "runtime": { "name": "mute", "version": "0.1.0" } }),
+            version: None,
             summary: Summary::of(&results, rules),
             cases: results.clone(),
         };
