@@ -348,11 +348,9 @@ impl Pool {
         }
         let proc = Proc::spawn(&self.argv)?;
         let mut client = Client::new(proc, self.opts.clone());
-        let handshake = super::check_call(
-            "initialize",
-            crate::shim::greeting(),
-            |p| client.call("initialize", p),
-        )
+        let handshake = super::check_call("initialize", crate::shim::greeting(), |p| {
+            client.call("initialize", p)
+        })
         .map_err(|e| {
             format!(
                 "stdio: `{}` failed the handshake: {e}",

@@ -120,6 +120,17 @@ fn suite(h: &mut String, result: &RunResult) {
                 esc(why)
             );
         }
+        if let (Some(v), n @ 1..) = (
+            &run.version,
+            Summary::of(&run.cases, result.rules()).not_scored,
+        ) {
+            let _ = write!(
+                *h,
+                "<p>{} is judged by <code>{}</code>: {n} case(s) of a later version are not scored.</p>",
+                esc(run.shown()),
+                esc(v)
+            );
+        }
     }
     let sections = sections(result);
     matrix(h, result, &sections);

@@ -61,6 +61,16 @@ fn suite(result: &RunResult) -> String {
                 md(why)
             );
         }
+        if let (Some(v), n @ 1..) = (
+            &run.version,
+            Summary::of(&run.cases, result.rules()).not_scored,
+        ) {
+            out += &format!(
+                "> {} is judged by `{}`: {n} case(s) of a later version are not scored.\n\n",
+                md(run.shown()),
+                md(v)
+            );
+        }
     }
     out += "| section |";
     for run in &result.runtimes {

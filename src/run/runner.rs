@@ -427,7 +427,9 @@ impl<'a> Runner<'a> {
     /// said of itself) when that is a version of the suite's protocol, else the one it is
     /// written to (`--launch-contract`), else the newest. None for a suite without versions.
     fn version(&self, info: &Value) -> Option<String> {
-        let stated = info["protocol"].as_str().filter(|p| self.versions.of_protocol(p));
+        let stated = info["protocol"]
+            .as_str()
+            .filter(|p| self.versions.of_protocol(p));
         stated
             .map(String::from)
             .or_else(|| self.written_to.clone())

@@ -114,7 +114,10 @@ fn judged_by_the_older_set(
         }
     }
     assert!(unscored > 0, "every case is of {version}'s set: {said}");
-    assert!(!red || unscored_red > 0, "no case outside the set failed: {said}");
+    assert!(
+        !red || unscored_red > 0,
+        "no case outside the set failed: {said}"
+    );
     let summary = &suite["runtimes"][0]["summary"];
     assert_eq!(summary["not_scored"], unscored, "{summary}");
     assert_eq!(summary["must_fail"], 0, "{summary}");
@@ -122,9 +125,15 @@ fn judged_by_the_older_set(
     assert!(junit.contains("failures=\"0\""), "{junit}");
     assert_eq!(junit.matches("not-scored (").count(), unscored, "{junit}");
     let md = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
-    assert!(md.contains(&format!("### {unscored} case(s) not scored")), "{md}");
+    assert!(
+        md.contains(&format!("### {unscored} case(s) not scored")),
+        "{md}"
+    );
     assert!(md.contains(&format!("{unscored} not-scored")), "{md}");
-    assert!(said.contains(&format!("{unscored} case(s) not scored")), "{said}");
+    assert!(
+        said.contains(&format!("{unscored} case(s) not scored")),
+        "{said}"
+    );
 }
 
 /// The same target stating the newer version: exit 1, every case scored, some outside the older
@@ -135,7 +144,9 @@ fn judged_by_the_newer_set(
 ) {
     assert_eq!(*code, 1, "{said}");
     let all = cases(suite);
-    assert!(all.iter().all(|(_, _, o, why)| why.is_none() && o != "not-scored"));
+    assert!(all
+        .iter()
+        .all(|(_, _, o, why)| why.is_none() && o != "not-scored"));
     assert!(
         all.iter()
             .any(|(n, v, _, _)| !set.contains(n) && v != "pass"),
@@ -152,7 +163,14 @@ fn a_shim_stating_hcpspec_shim_1_keeps_its_exit_code() {
     let lacks = "--lacks runtime.getPack --lacks runtime.skill";
     let args = |v: &str| {
         let target = older(v, lacks, "reference");
-        run(&["--suite", "contract", "--section", "1", "--runtime", &target])
+        run(&[
+            "--suite",
+            "contract",
+            "--section",
+            "1",
+            "--runtime",
+            &target,
+        ])
     };
     let versions = ("hcpspec-shim/1", "hcpspec-shim/2");
     judged_by_the_older_set(&args(versions.0), &set, versions, true);
@@ -168,7 +186,14 @@ fn a_core_stating_hcpspec_core_1_keeps_its_exit_code_and_failure_default() {
     let set = set("core-api", "hcpspec-core/1");
     let args = |v: &str| {
         let target = older(v, "--no-failure-member", "core:variant:mcp-shaped-failures");
-        run(&["--suite", "core-api", "--section", "4", "--runtime", &target])
+        run(&[
+            "--suite",
+            "core-api",
+            "--section",
+            "4",
+            "--runtime",
+            &target,
+        ])
     };
     let first = args("hcpspec-core/1");
     // Its failures' form is unjudged in every case it runs, of /1's set or not: none is red.
@@ -269,7 +294,10 @@ fn every_case_a_requirement_set_names_exists() {
             assert!(!cases.is_empty(), "{suite} {}", older["version"]);
             for c in cases {
                 let c = c.as_str().unwrap();
-                assert!(listed.contains(c), "{suite}/versions.json names {c}, no case of {suite}");
+                assert!(
+                    listed.contains(c),
+                    "{suite}/versions.json names {c}, no case of {suite}"
+                );
             }
         }
     }

@@ -26,7 +26,10 @@ fn unjudged() -> Value {
 /// failure form spec 004 prints, the Model Gate's `{kind: "failed", …}` (§ 5), unless its core
 /// states a version before [`FAILURE_SINCE`] (asked through `control`): then the form is
 /// unjudged, as that version's cases left it.
-pub(super) fn failure_form(said: Option<&Value>, control: &mut dyn Adapter) -> Result<Value, String> {
+pub(super) fn failure_form(
+    said: Option<&Value>,
+    control: &mut dyn Adapter,
+) -> Result<Value, String> {
     let Some(said) = said.filter(|v| !v.is_null()) else {
         let stated = control.call("core.describe", json!({})).ok();
         let before = stated
@@ -57,7 +60,9 @@ pub(super) fn judged_as(expect: Value, form: &Value) -> Value {
     fn walk(v: Value, any: &Value) -> Value {
         match v {
             Value::Object(m) if m.len() == 1 && m.get("$not") == Some(any) => any.clone(),
-            Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, walk(v, any))).collect()),
+            Value::Object(m) => {
+                Value::Object(m.into_iter().map(|(k, v)| (k, walk(v, any))).collect())
+            }
             Value::Array(a) => Value::Array(a.into_iter().map(|v| walk(v, any)).collect()),
             other => other,
         }
@@ -74,8 +79,14 @@ mod tests {
         let any = unjudged();
         let expect = json!({ "a": any, "b": { "$not": any } });
         let judged = judged_as(expect, &any);
-        for actual in [json!({ "a": { "ok": false }, "b": { "ok": true } }), json!({})] {
-            assert!(matcher::check(&judged, &actual, &Default::default()).is_ok(), "{actual}");
+        for actual in [
+            json!({ "a": { "ok": false }, "b": { "ok": true } }),
+            json!({}),
+        ] {
+            assert!(
+                matcher::check(&judged, &actual, &Default::default()).is_ok(),
+                "{actual}"
+            );
         }
         let failed = json!({ "kind": "failed" });
         let kept = judged_as(json!({ "b": { "$not": failed } }), &failed);
