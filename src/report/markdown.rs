@@ -47,12 +47,10 @@ pub fn markdown(report: &Report) -> String {
     out
 }
 
-fn suite(result: &RunResult) -> String {
-    let mut out = format!(
-        "## hcpspec {} — {} runtime(s)\n\n",
-        md(&result.suite),
-        result.runtimes.len()
-    );
+/// What the matrix needs said first, per runtime: a run stopped early, a run judged by an older
+/// protocol version.
+fn notes(result: &RunResult) -> String {
+    let mut out = String::new();
     for run in &result.runtimes {
         if let Some(why) = &run.stopped {
             out += &format!(
@@ -72,6 +70,16 @@ fn suite(result: &RunResult) -> String {
             );
         }
     }
+    out
+}
+
+fn suite(result: &RunResult) -> String {
+    let mut out = format!(
+        "## hcpspec {} — {} runtime(s)\n\n",
+        md(&result.suite),
+        result.runtimes.len()
+    );
+    out += &notes(result);
     out += "| section |";
     for run in &result.runtimes {
         out += &format!(" {} |", md(run.shown()));
