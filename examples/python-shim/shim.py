@@ -135,10 +135,10 @@ class Shim:
         return self.runtimes[rid]
 
     def m_initialize(self, p):
-        # hcpspec offers every version it speaks in `protocols` (`protocol` is the oldest).
-        offered = p.strs("protocols", None) or [p.str("protocol", None) or PROTOCOL]
-        if PROTOCOL not in offered:
-            raise RpcError(INVALID_PARAMS, f"unsupported protocols {offered}; this shim speaks {PROTOCOL}")
+        # hcpspec sends the oldest version it speaks (hcpspec-shim/1) and speaks them all.
+        asked = p.str("protocol", None)
+        if asked not in (None, "hcpspec-shim/1", PROTOCOL):
+            raise RpcError(INVALID_PARAMS, f"unsupported protocol {asked}; this shim speaks {PROTOCOL}")
         features = ["sense", "sandbox", "binding:user", "binding:local", "binding:mothership", "cli"]
         runtime = {"name": self.reading.name, "version": minihcp.VERSION}
         # The denial and lint rule maps, when the reading words them its own way, and what is

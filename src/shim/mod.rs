@@ -20,10 +20,11 @@ pub const PROTOCOL: &str = "hcpspec-shim/2";
 /// judged by that version's requirement set (docs/CHANGELOG.md).
 pub const PROTOCOLS: &[&str] = &["hcpspec-shim/1", "hcpspec-shim/2"];
 
-/// What hcpspec sends in `initialize`: `protocol` the oldest version (what a shim written to
-/// `hcpspec-shim/1` checks), `protocols` every version it speaks (docs/shim-protocol.md).
+/// What hcpspec sends in `initialize`: byte for byte what it sent under `hcpspec-shim/1`, so a
+/// shim written to it (which may refuse any other `protocol`) sees no change; a shim answers the
+/// version it is written to (docs/shim-protocol.md).
 pub fn greeting() -> Value {
-    json!({ "protocol": PROTOCOLS[0], "protocols": PROTOCOLS })
+    json!({ "protocol": PROTOCOLS[0] })
 }
 
 /// JSON-RPC error codes. "Method not found" is also how a shim says an optional method is not
