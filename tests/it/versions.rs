@@ -302,3 +302,42 @@ fn every_case_a_requirement_set_names_exists() {
         }
     }
 }
+
+/// The versions hcpspec's code speaks are the versions each suite's versions.json knows, the
+/// newest last: a version frozen in the data is one the handshake accepts, and the other way.
+#[test]
+fn the_versions_spoken_are_the_versions_frozen() {
+    let launch = format!(
+        "hcpspec-launch/{}",
+        hcpspec::suites::harness_api::launch::VERSION
+    );
+    for (suite, speaks, newest) in [
+        (
+            "contract",
+            hcpspec::shim::PROTOCOLS,
+            hcpspec::shim::PROTOCOL,
+        ),
+        (
+            "core-api",
+            hcpspec::suites::core_api::PROTOCOLS,
+            hcpspec::suites::core_api::PROTOCOL,
+        ),
+        (
+            "host",
+            hcpspec::suites::host::PROTOCOLS,
+            hcpspec::suites::host::PROTOCOL,
+        ),
+        (
+            "harness-api",
+            &["hcpspec-launch/1", "hcpspec-launch/2"][..],
+            launch.as_str(),
+        ),
+    ] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("vectors")
+            .join(suite);
+        let v = hcpspec::run::versions::Versions::load(&dir).unwrap();
+        assert_eq!(v.all(), speaks, "{suite}");
+        assert_eq!(v.current(), Some(newest), "{suite}");
+    }
+}
