@@ -368,9 +368,11 @@ impl<'a> Runner<'a> {
                 (None, Some(why)) if !skipped(c) => not_run(c, why),
                 (None, _) => skipped_result(c, entry.as_ref()),
             };
-            if !matches!(r.verdict, Verdict::Skip { .. }) {
-                r.annotations.not_scored = self.not_scored(version.as_deref(), &r.name);
-            }
+            // A case not run is a skip, never "not scored" (a panicked case is scored here).
+            r.annotations.not_scored = match r.verdict {
+                Verdict::Skip { .. } => None,
+                _ => self.not_scored(version.as_deref(), &r.name),
+            };
             if !declared.is_empty() {
                 for o in &mut r.observations {
                     o.value = declared.apply(&o.value);
@@ -486,7 +488,9 @@ impl<'a> Runner<'a> {
             if interrupted && matches!(r.verdict, Verdict::Error { .. }) {
                 r = not_run(case, "the run was interrupted (Ctrl-C) while it ran");
             }
-            r.annotations.not_scored = self.not_scored(version, &name);
+            if !matches!(r.verdict, Verdict::Skip { .. }) {
+                r.annotations.not_scored = self.not_scored(version, &name);
+            }
             event(EventKind::CaseFinished { spec, result: &r });
             // The one rule for what fails a run (its snapshot is judged later).
             r.annotations.outcome = Some(Outcome::of(&r, self.expectations.lookup(&r.name)));
