@@ -20,8 +20,8 @@ import os
 import re
 import sys
 
-STATES = ["pass", "fail", "expected-fail", "stale", "skip", "unimplemented", "error", "profile"]
-FIELDS = {"expected-fail": "expected_fail"}
+STATES = ["pass", "fail", "expected-fail", "stale", "skip", "unimplemented", "error", "profile", "not-scored"]
+FIELDS = {"expected-fail": "expected_fail", "not-scored": "not_scored"}
 
 
 def main():
@@ -50,6 +50,7 @@ def main():
         cells = total_row.split(" | ")[1:]
         for i, run in enumerate(s["runtimes"]):
             n = run["summary"]
+            n = {k: n.get(k, 0) for k in list(n) + [FIELDS.get(k, k) for k in STATES]}  # older results: no not_scored
             total = sum(n[FIELDS.get(k, k)] for k in STATES)
             if total != len(run["cases"]):
                 problems.append(f"{s['suite']} {run['runtime']}: the summary counts {total} of {len(run['cases'])} cases")

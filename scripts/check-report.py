@@ -43,7 +43,7 @@ class Cells(HTMLParser):
             self._cell = None
 
 
-STATES = ["pass", "fail", "expected-fail", "stale", "skip", "unimplemented", "error", "profile"]
+STATES = ["pass", "fail", "expected-fail", "stale", "skip", "unimplemented", "error", "profile", "not-scored"]
 
 
 def expected(result):

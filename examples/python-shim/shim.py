@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An hcpspec shim over stdio for minihcp: protocol `hcpspec-shim/1`.
+"""An hcpspec shim over stdio for minihcp: protocol `hcpspec-shim/2`.
 
 JSON-RPC 2.0, one message per line: requests on stdin, responses on stdout, logs on stderr.
 This file knows the protocol and nothing about HCP; every method below is one call into the
@@ -20,7 +20,7 @@ import traceback
 sys.dont_write_bytecode = True  # leave no __pycache__ beside the shim
 import minihcp  # noqa: E402
 
-PROTOCOL = "hcpspec-shim/1"
+PROTOCOL = "hcpspec-shim/2"
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -135,8 +135,9 @@ class Shim:
         return self.runtimes[rid]
 
     def m_initialize(self, p):
+        # hcpspec sends the oldest version it speaks (hcpspec-shim/1) and speaks them all.
         asked = p.str("protocol", None)
-        if asked not in (None, PROTOCOL):
+        if asked not in (None, "hcpspec-shim/1", PROTOCOL):
             raise RpcError(INVALID_PARAMS, f"unsupported protocol {asked}; this shim speaks {PROTOCOL}")
         features = ["sense", "sandbox", "binding:user", "binding:local", "binding:mothership", "cli"]
         runtime = {"name": self.reading.name, "version": minihcp.VERSION}

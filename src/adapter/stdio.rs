@@ -9,7 +9,7 @@
 use super::rpc::{excerpt, secs, size, Client, Link};
 use super::{Adapter, CallError, Options};
 use crate::error::BadInput;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::VecDeque;
 use std::io::{BufReader, Read, Write};
 use std::os::fd::AsRawFd;
@@ -348,11 +348,9 @@ impl Pool {
         }
         let proc = Proc::spawn(&self.argv)?;
         let mut client = Client::new(proc, self.opts.clone());
-        let handshake = super::check_call(
-            "initialize",
-            json!({ "protocol": crate::shim::PROTOCOL }),
-            |p| client.call("initialize", p),
-        )
+        let handshake = super::check_call("initialize", crate::shim::greeting(), |p| {
+            client.call("initialize", p)
+        })
         .map_err(|e| {
             format!(
                 "stdio: `{}` failed the handshake: {e}",

@@ -40,7 +40,7 @@ fn class(s: &Summary) -> &'static str {
         "bad"
     } else if s.ran() == 0 {
         "none"
-    } else if s.pass < s.total() {
+    } else if s.pass < s.scored() {
         "warn"
     } else {
         "ok"
@@ -118,6 +118,17 @@ fn suite(h: &mut String, result: &RunResult) {
                 "<p class=stale><b>Stopped early</b> on {}: {}; the cases not run are skips.</p>",
                 esc(run.shown()),
                 esc(why)
+            );
+        }
+        if let (Some(v), n @ 1..) = (
+            &run.version,
+            Summary::of(&run.cases, result.rules()).not_scored,
+        ) {
+            let _ = write!(
+                *h,
+                "<p>{} is judged by <code>{}</code>: {n} case(s) of a later version are not scored.</p>",
+                esc(run.shown()),
+                esc(v)
             );
         }
     }
@@ -295,6 +306,9 @@ fn case(h: &mut String, r: &crate::run::CaseResult, rules: super::Rules) {
             let _ = write!(h, "<p>{}</p>", esc(reason));
         }
         Verdict::Pass => {}
+    }
+    if let Some(why) = &r.annotations.not_scored {
+        let _ = write!(h, "<p>not scored: {}</p>", esc(why));
     }
     if let Some(e) = &r.annotations.expectation {
         let _ = write!(

@@ -80,6 +80,17 @@ fn add(report: &mut quick_junit::Report, result: &RunResult) {
                 s
             } else if st == State::Pass {
                 TestCaseStatus::success()
+            } else if let (State::NotScored, Some(why)) = (st, &r.annotations.not_scored) {
+                // Ran and reported, not scored: a JUnit reader sees it skipped, with its verdict.
+                let mut s = TestCaseStatus::skipped();
+                s.set_message(format!(
+                    "not-scored ({:?}, verdict {}, does not fail the run): {}",
+                    r.level,
+                    r.verdict.label(),
+                    x(why)
+                ))
+                .set_description(x(&detail));
+                s
             } else {
                 let why = r
                     .annotations

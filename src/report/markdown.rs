@@ -10,7 +10,7 @@ fn cell(s: &Summary) -> String {
         "❌"
     } else if s.ran() == 0 {
         "–"
-    } else if s.pass < s.total() {
+    } else if s.pass < s.scored() {
         "⚠️"
     } else {
         "✅"
@@ -47,12 +47,10 @@ pub fn markdown(report: &Report) -> String {
     out
 }
 
-fn suite(result: &RunResult) -> String {
-    let mut out = format!(
-        "## hcpspec {} — {} runtime(s)\n\n",
-        md(&result.suite),
-        result.runtimes.len()
-    );
+/// What the matrix needs said first, per runtime: a run stopped early, a run judged by an older
+/// protocol version.
+fn notes(result: &RunResult) -> String {
+    let mut out = String::new();
     for run in &result.runtimes {
         if let Some(why) = &run.stopped {
             out += &format!(
@@ -61,7 +59,27 @@ fn suite(result: &RunResult) -> String {
                 md(why)
             );
         }
+        if let (Some(v), n @ 1..) = (
+            &run.version,
+            Summary::of(&run.cases, result.rules()).not_scored,
+        ) {
+            out += &format!(
+                "> {} is judged by `{}`: {n} case(s) of a later version are not scored.\n\n",
+                md(run.shown()),
+                md(v)
+            );
+        }
     }
+    out
+}
+
+fn suite(result: &RunResult) -> String {
+    let mut out = format!(
+        "## hcpspec {} — {} runtime(s)\n\n",
+        md(&result.suite),
+        result.runtimes.len()
+    );
+    out += &notes(result);
     out += "| section |";
     for run in &result.runtimes {
         out += &format!(" {} |", md(run.shown()));
@@ -94,9 +112,21 @@ fn suite(result: &RunResult) -> String {
     out += "\n";
     let mut problems = Vec::new();
     let mut profile = Vec::new();
+    let mut unscored = Vec::new();
     for run in &result.runtimes {
         for r in &run.cases {
             let st = state(r);
+            if st == State::NotScored {
+                let why = r.annotations.not_scored.as_deref().unwrap_or_default();
+                unscored.push(format!(
+                    "| {} | `{}` | {} | {} |",
+                    md(run.shown()),
+                    md(&r.name),
+                    r.verdict.label(),
+                    md(why)
+                ));
+                continue;
+            }
             if st == State::Profile {
                 profile.push(format!("| {} | `{}` |", md(run.shown()), md(&r.name)));
                 continue;
@@ -145,6 +175,17 @@ fn suite(result: &RunResult) -> String {
             profile.len(),
             profile.join("\n")
         );
+    }
+    if !unscored.is_empty() {
+        let shown = unscored.len().min(50);
+        out += &format!(
+            "\n### {} case(s) not scored: of a later protocol version than the target states, run and reported, never failing the run\n\n| runtime | case | verdict | why |\n|---|---|---|---|\n{}\n",
+            unscored.len(),
+            unscored[..shown].join("\n")
+        );
+        if shown < unscored.len() {
+            out += &format!("\n… and {} more: see result.json\n", unscored.len() - shown);
+        }
     }
     if !result.parity.is_empty() {
         out += &format!(

@@ -50,9 +50,9 @@ impl Marks {
     }
 }
 
-fn row(out: &mut String, mark: &str, label: &str, width: usize, s: &Summary) {
+fn row(out: &mut String, mark: &str, label: &str, width: usize, s: &Summary, states: &[State]) {
     let _ = write!(out, "{mark} {label:<width$}");
-    for st in State::ALL {
+    for &st in states {
         let _ = write!(out, " {:>w$}", st.count(s), w = st.label().len());
     }
     let _ = write!(out, " {:>5} {:>3}", s.drift, s.new);
@@ -84,17 +84,22 @@ pub fn table_marked(sections: &[Section], run: &RuntimeRun, rules: Rules, marks:
         .max()
         .unwrap_or(0)
         .max("section".len());
+    let s = Summary::of(&run.cases, rules);
+    // The not-scored column only where a target states an older version (`run::versions`).
+    let states: Vec<State> = State::ALL
+        .into_iter()
+        .filter(|st| *st != State::NotScored || s.not_scored > 0)
+        .collect();
     let mut out = format!("  {:<width$}", "section");
-    for st in State::ALL {
+    for st in &states {
         let _ = write!(out, " {}", st.label());
     }
     out.push_str(" drift new\n");
     for (label, s) in &rows {
-        row(&mut out, marks.of(s), label, width, s);
+        row(&mut out, marks.of(s), label, width, s, &states);
         out.push('\n');
     }
-    let s = Summary::of(&run.cases, rules);
-    row(&mut out, " ", "total", width, &s);
+    row(&mut out, " ", "total", width, &s, &states);
     let _ = writeln!(
         out,
         "   {} cases in {:.2} s",

@@ -126,7 +126,9 @@ impl Terminal {
                 }
             }
             None if !matches!(r.verdict, Verdict::Pass) => {
-                let label = if r.level == Level::PROFILE {
+                let label = if r.annotations.not_scored.is_some() {
+                    "not-scored"
+                } else if r.level == Level::PROFILE {
                     "profile"
                 } else {
                     r.verdict.label()
@@ -222,6 +224,13 @@ impl Terminal {
         if let Some(why) = &run.stopped {
             self.out(&format!(
                 "  stopped early: {why}; the cases not run are skips"
+            ));
+        }
+        if run.summary.not_scored > 0 {
+            self.out(&format!(
+                "  {} case(s) not scored: of a later protocol version than {}, the one it is judged by; they ran and are reported, never failing the run (docs/CHANGELOG.md)",
+                run.summary.not_scored,
+                run.version.as_deref().map_or("the one stated".into(), |v| printable(v, false)),
             ));
         }
         if run.summary.unclassified > 0 {
@@ -488,6 +497,7 @@ mod tests {
             label: None,
             stopped: None,
             info: json!({ "runtime": { "name": "mute", "version": "0.1.0" } }),
+            version: None,
             summary: Summary::of(&results, rules),
             cases: results.clone(),
         };

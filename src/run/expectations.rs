@@ -111,10 +111,18 @@ pub enum Outcome {
     /// The runtime answered "not implemented" (never counts as a pass).
     Unimplemented,
     Error,
+    /// A case of a later protocol version than the target states (`run::versions`): it ran and
+    /// its verdict is reported, but it is not scored (never fails the run).
+    NotScored,
 }
 
 impl Outcome {
     pub fn of(result: &CaseResult, entry: Option<&Entry>) -> Outcome {
+        let ran = !matches!(result.verdict, Verdict::Skip { .. })
+            && entry.is_none_or(|e| e.expect != Expect::Skip);
+        if ran && result.annotations.not_scored.is_some() {
+            return Outcome::NotScored;
+        }
         match (&result.verdict, entry.map(|e| e.expect)) {
             (_, Some(Expect::Skip)) => Outcome::Skip,
             (Verdict::Pass, Some(Expect::Fail)) => Outcome::Stale,

@@ -8,6 +8,7 @@ pub mod pool;
 pub mod result;
 pub mod runner;
 pub mod session;
+pub mod versions;
 
 use crate::case::{Case, Level};
 use serde::{Deserialize, Serialize};
@@ -89,6 +90,10 @@ pub struct Annotations {
     pub expectation: Option<expectations::Entry>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<crate::snapshot::Drift>,
+    /// Why the case is not scored for this target: it is of a later protocol version than the
+    /// target states (`since hcpspec-core/2; the core states hcpspec-core/1`, `run::versions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_scored: Option<String>,
 }
 
 impl CaseResult {

@@ -68,6 +68,11 @@ pub struct RuntimeRun {
     pub stopped: Option<String>,
     /// What the runtime answered to `initialize`: name, version, features it claims.
     pub info: Value,
+    /// The protocol version it was judged by (what it states, or for a harness, which states
+    /// none, `--launch-contract`): the cases outside that version's requirement set are not
+    /// scored (`run::versions`). Absent for a suite without versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     pub summary: Summary,
     pub cases: Vec<CaseResult>,
 }
@@ -106,6 +111,10 @@ pub struct Summary {
     /// never failing a run (and not in `fail`, `unimplemented` or `error`).
     #[serde(default)]
     pub profile: usize,
+    /// Cases of a later protocol version than the target states: run and reported, never
+    /// failing a run (and not in `fail`, `unimplemented` or `error`, whatever their verdict).
+    #[serde(default)]
+    pub not_scored: usize,
     /// Class and rule checks the runtime's own maps could not classify.
     #[serde(default)]
     pub unclassified: usize,
@@ -140,6 +149,9 @@ impl RunResult {
         }
         for run in &mut self.runtimes {
             text(&mut run.runtime);
+            if let Some(v) = &mut run.version {
+                text(v);
+            }
             run.info = contain(&run.info);
             for c in &mut run.cases {
                 text(&mut c.name);
@@ -157,6 +169,9 @@ impl RunResult {
                     if let Some(i) = &mut e.issue {
                         text(i);
                     }
+                }
+                if let Some(why) = &mut c.annotations.not_scored {
+                    text(why);
                 }
                 if let Some(crate::snapshot::Drift::Changed { diff }) = &mut c.annotations.drift {
                     *diff = crate::snapshot::contain_long(diff);
@@ -194,10 +209,12 @@ pub enum State {
     Error,
     /// A PROFILE case the runtime decides otherwise than hcpspec's profile: never a failure.
     Profile,
+    /// A case of a later protocol version than the target states: never a failure.
+    NotScored,
 }
 
 impl State {
-    pub const ALL: [State; 8] = [
+    pub const ALL: [State; 9] = [
         State::Pass,
         State::Fail,
         State::ExpectedFail,
@@ -206,6 +223,7 @@ impl State {
         State::Unimplemented,
         State::Error,
         State::Profile,
+        State::NotScored,
     ];
 
     /// The one word for it, in every rendering.
@@ -219,6 +237,7 @@ impl State {
             State::Unimplemented => "unimplemented",
             State::Error => "error",
             State::Profile => "profile",
+            State::NotScored => "not-scored",
         }
     }
 
@@ -233,6 +252,7 @@ impl State {
             State::Unimplemented => s.unimplemented,
             State::Error => s.error,
             State::Profile => s.profile,
+            State::NotScored => s.not_scored,
         }
     }
 }
@@ -240,6 +260,9 @@ impl State {
 /// The state of one result.
 pub fn state(r: &CaseResult) -> State {
     let o = outcome(r);
+    if o == Outcome::NotScored {
+        return State::NotScored;
+    }
     let deviates = matches!(o, Outcome::Fail | Outcome::Unimplemented | Outcome::Error);
     if r.level == Level::PROFILE && deviates {
         return State::Profile;
@@ -252,6 +275,7 @@ pub fn state(r: &CaseResult) -> State {
         Outcome::Skip => State::Skip,
         Outcome::Unimplemented => State::Unimplemented,
         Outcome::Error => State::Error,
+        Outcome::NotScored => State::NotScored,
     }
 }
 
@@ -281,6 +305,7 @@ impl Summary {
                 State::Unimplemented => s.unimplemented += 1,
                 State::Error => s.error += 1,
                 State::Profile => s.profile += 1,
+                State::NotScored => s.not_scored += 1,
             }
             s.must_fail += usize::from(fails_run(r, rules));
             match r.annotations.drift {
@@ -296,6 +321,12 @@ impl Summary {
     /// Every case counted: the one denominator of every rendering.
     pub fn total(&self) -> usize {
         State::ALL.iter().map(|st| st.count(self)).sum()
+    }
+
+    /// Cases scored: all but those of a later version than the target states. What every
+    /// rendering's mark compares the passes with (all scored passed: green).
+    pub fn scored(&self) -> usize {
+        self.total() - self.not_scored
     }
 
     /// Cases that ran (all but the skipped): a section where none ran is neither green nor red.

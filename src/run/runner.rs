@@ -243,6 +243,14 @@ pub struct Runner<'a> {
     pub ci: bool,
     /// When the run began: every event's `elapsed` counts from it.
     pub started: Instant,
+    /// The suite's protocol versions and their requirement sets (`vectors/<suite>/versions.json`):
+    /// a target stating an older version is judged by its set. Empty: every case scored.
+    pub versions: super::versions::Versions,
+    /// The version a target that states none (a harness) is written to (`--launch-contract`);
+    /// None: the newest.
+    pub written_to: Option<String>,
+    /// What the suite calls its targets (runtime, core …), for what a not-scored case says.
+    pub noun: String,
 }
 
 /// When a case is reported slow, by default.
@@ -268,6 +276,9 @@ impl<'a> Runner<'a> {
             failed: Default::default(),
             ci: false,
             started: Instant::now(),
+            versions: Default::default(),
+            written_to: None,
+            noun: "target".into(),
         }
     }
 
@@ -344,7 +355,8 @@ impl<'a> Runner<'a> {
             let mut rep = shared.lock().unwrap_or_else(|p| p.into_inner());
             self.tell(&mut **rep, kind);
         };
-        let ran = self.pool(t, &to_run, spec, &event);
+        let version = self.version(&info);
+        let ran = self.pool(t, &to_run, spec, version.as_deref(), &event);
         let stopped = self.halted();
         let mut by_name: std::collections::BTreeMap<String, CaseResult> =
             ran.into_iter().map(|r| (r.name.clone(), r)).collect();
@@ -355,6 +367,11 @@ impl<'a> Runner<'a> {
                 (Some(r), _) => r,
                 (None, Some(why)) if !skipped(c) => not_run(c, why),
                 (None, _) => skipped_result(c, entry.as_ref()),
+            };
+            // A case not run is a skip, never "not scored" (a panicked case is scored here).
+            r.annotations.not_scored = match r.verdict {
+                Verdict::Skip { .. } => None,
+                _ => self.not_scored(version.as_deref(), &r.name),
             };
             if !declared.is_empty() {
                 for o in &mut r.observations {
@@ -384,6 +401,7 @@ impl<'a> Runner<'a> {
             label,
             stopped,
             info,
+            version,
             summary,
             cases: results,
         };
@@ -407,6 +425,31 @@ impl<'a> Runner<'a> {
         });
     }
 
+    /// The protocol version a target is judged by: the one it states (`protocol` in what it
+    /// said of itself) when that is a version of the suite's protocol, else the one it is
+    /// written to (`--launch-contract`), else the newest. None for a suite without versions.
+    fn version(&self, info: &Value) -> Option<String> {
+        let stated = info["protocol"]
+            .as_str()
+            .filter(|p| self.versions.of_protocol(p));
+        stated
+            .map(String::from)
+            .or_else(|| self.written_to.clone())
+            .or_else(|| self.versions.current().map(String::from))
+    }
+
+    /// Why a case is not scored for a target judged by `version`, if it is of a later version.
+    fn not_scored(&self, version: Option<&str>, case: &str) -> Option<String> {
+        let version = version?;
+        let since = self.versions.since(version, case)?;
+        let noun = &self.noun;
+        let verb = match self.written_to.as_deref() == Some(version) {
+            true => "is written to",
+            false => "states",
+        };
+        Some(format!("since {since}; the {noun} {verb} {version}"))
+    }
+
     /// Why no more cases start, if the run was stopped.
     fn halted(&self) -> Option<String> {
         use std::sync::atomic::Ordering;
@@ -428,6 +471,7 @@ impl<'a> Runner<'a> {
         t: &Arc<dyn Target>,
         cases: &[Case],
         spec: &str,
+        version: Option<&str>,
         event: &(dyn Fn(EventKind) + Sync),
     ) -> Vec<CaseResult> {
         use std::sync::atomic::Ordering;
@@ -443,6 +487,9 @@ impl<'a> Runner<'a> {
             let interrupted = self.interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
             if interrupted && matches!(r.verdict, Verdict::Error { .. }) {
                 r = not_run(case, "the run was interrupted (Ctrl-C) while it ran");
+            }
+            if !matches!(r.verdict, Verdict::Skip { .. }) {
+                r.annotations.not_scored = self.not_scored(version, &name);
             }
             event(EventKind::CaseFinished { spec, result: &r });
             // The one rule for what fails a run (its snapshot is judged later).

@@ -14,7 +14,18 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-pub const PROTOCOL: &str = "hcpspec-shim/1";
+/// The newest version of the shim protocol: what the embedded runtimes state.
+pub const PROTOCOL: &str = "hcpspec-shim/2";
+/// Every version hcpspec speaks, oldest first: a shim states the one it is written to, and is
+/// judged by that version's requirement set (docs/CHANGELOG.md).
+pub const PROTOCOLS: &[&str] = &["hcpspec-shim/1", "hcpspec-shim/2"];
+
+/// What hcpspec sends in `initialize`: byte for byte what it sent under `hcpspec-shim/1`, so a
+/// shim written to it (which may refuse any other `protocol`) sees no change; a shim answers the
+/// version it is written to (docs/shim-protocol.md).
+pub fn greeting() -> Value {
+    json!({ "protocol": PROTOCOLS[0] })
+}
 
 /// JSON-RPC error codes. "Method not found" is also how a shim says an optional method is not
 /// implemented: hcpspec reports that as a skip with the reason, never as a pass.

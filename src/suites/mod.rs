@@ -405,11 +405,12 @@ impl FuzzReport {
 }
 
 /// How a whole-case shim (core-api, host) describes itself: its `describe` method, the member
-/// naming what it serves, and the one protocol hcpspec speaks with it.
+/// naming what it serves, and the versions of the protocol hcpspec speaks with it.
 pub struct Describe {
     pub method: &'static str,
     pub what: &'static str,
-    pub protocol: &'static str,
+    /// Oldest first; a shim states one, and is judged by its requirement set.
+    pub protocols: &'static [&'static str],
 }
 
 /// Why a shim's `describe` cannot be used: no answer, or a protocol hcpspec does not speak.
@@ -425,16 +426,17 @@ pub fn describe(
     how: &Describe,
 ) -> Result<serde_json::Value, NotDescribed> {
     use serde_json::json;
-    let (method, what, speaks) = (how.method, how.what, how.protocol);
+    let (method, what, speaks) = (how.method, how.what, how.protocols);
     let d = connect()
         .and_then(|mut a| a.call(method, json!({})).map_err(|e| e.to_string()))
         .map_err(NotDescribed)?;
     // The protocol a shim states decides what hcpspec's messages mean (docs/CHANGELOG.md): one
     // hcpspec does not speak is refused, never driven on a guess.
-    if d["protocol"] != speaks {
+    if !d["protocol"].as_str().is_some_and(|p| speaks.contains(&p)) {
         return Err(NotDescribed(format!(
-            "{method} states protocol {}; hcpspec speaks {speaks} (docs/CHANGELOG.md)",
-            crate::snapshot::contain_text(&d["protocol"].to_string())
+            "{method} states protocol {}; hcpspec speaks {} (docs/CHANGELOG.md)",
+            crate::snapshot::contain_text(&d["protocol"].to_string()),
+            speaks.join(", ")
         )));
     }
     let mut info = json!({

@@ -3,7 +3,7 @@ deadline, never a hang of hcpspec and never a pass.
 
 python3 hostile_host.py MODE [ARG]: one JSON-RPC message per line on stdin/stdout.
 
-- other-protocol: states hcpspec-host/2, a protocol hcpspec does not speak;
+- other-protocol: states hcpspec-host/9, a protocol hcpspec does not speak;
 - refuses-long: -32601 to host.bind with a 7 MiB message;
 - exits-after N: every process exits at its N-th request (a shim that dies mid-case, always);
 - dies-after FILE N: answers until N requests in all were made of every process counted in
@@ -44,7 +44,7 @@ for line in sys.stdin:
         continue
     result = {}
     if m == "host.describe":
-        said = "hcpspec-host/2" if MODE == "other-protocol" else "hcpspec-host/1"
+        said = "hcpspec-host/9" if MODE == "other-protocol" else "hcpspec-host/1"
         result = {"protocol": said, "adapter": {"name": MODE, "version": "0"}}
     elif m == "host.target":
         result = {"compatibilityId": "x", "recovery": ["a", "b"]}

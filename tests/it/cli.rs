@@ -958,7 +958,9 @@ fn a_shim_stating_another_protocol_version_is_refused() {
     ]);
     assert_eq!(code(&o), 3, "{}", text(&o));
     assert!(
-        text(&o).contains("states protocol \"hcpspec-host/2\"; hcpspec speaks hcpspec-host/1"),
+        text(&o).contains(
+            "states protocol \"hcpspec-host/9\"; hcpspec speaks hcpspec-host/1, hcpspec-host/2"
+        ),
         "{}",
         text(&o)
     );
@@ -1126,10 +1128,10 @@ fn embedded_vectors_run_from_anywhere_and_name_their_origin() {
     let v = text(&hcpspec_elsewhere(&["--version"], &[]));
     for part in [
         env!("CARGO_PKG_VERSION"),
-        "hcpspec-shim/1",
-        "hcpspec-core/1",
-        "hcpspec-host/1",
-        "launch contract 1",
+        "hcpspec-shim/2",
+        "hcpspec-core/2",
+        "hcpspec-host/2",
+        "launch contract 2",
         sha,
     ] {
         assert!(v.contains(part), "--version lacks {part}: {v}");

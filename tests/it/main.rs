@@ -31,3 +31,4 @@ mod report_untrusted;
 mod shape;
 mod stdio_lines;
 mod transports;
+mod versions;

@@ -649,7 +649,7 @@ fn the_stdio_server_survives_bad_requests() {
     let init = ask(r#"{"jsonrpc":"2.0","id":"five","method":"initialize"}"#);
     assert_eq!(
         (init["id"].as_str(), init["result"]["protocol"].as_str()),
-        (Some("five"), Some("hcpspec-shim/1"))
+        (Some("five"), Some(hcpspec::shim::PROTOCOL))
     );
     assert_eq!(
         ask(r#"{"jsonrpc":"2.0","id":6,"method":"shutdown"}"#)["result"]["ok"],

@@ -11,6 +11,7 @@ use hcpspec::run::expectations::Expectations;
 use hcpspec::run::plan::Selection;
 use hcpspec::run::runner::{Runner, Snapshots, Target};
 use hcpspec::run::session::{self, Planned};
+use hcpspec::run::versions::Versions;
 use hcpspec::run::{CaseResult, Verdict};
 use hcpspec::snapshot;
 use hcpspec::suites::hcp::RunEnv;
@@ -182,6 +183,11 @@ pub struct RunArgs {
     /// are skips saying so.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_fail: Option<u64>,
+    /// The launch contract version a harness is written to (a harness states none): its
+    /// scenarios outside that version's requirement set run and are reported, not scored
+    /// (docs/CHANGELOG.md). Default: the newest.
+    #[arg(long, value_name = "VERSION")]
+    pub launch_contract: Option<String>,
     /// What every output calls the runtime of the same position (its report column, JUnit
     /// testsuite, badge and snapshot folder), instead of its spec and `initialize` name;
     /// repeatable, one per --runtime in order.
@@ -318,6 +324,34 @@ fn options(timeout: f64) -> Result<adapter::Options, BadInput> {
     })
 }
 
+/// The version `--launch-contract` names (`1` or `hcpspec-launch/1`), for a suite whose
+/// targets state none (harnesses, whose protocol is the launch contract); None elsewhere.
+fn written_to(given: Option<&str>, versions: &Versions) -> Result<Option<String>, BadInput> {
+    const LAUNCH: &str = "hcpspec-launch";
+    let Some(given) = given else {
+        return Ok(None);
+    };
+    let version = match given.contains('/') {
+        true => given.to_string(),
+        false => format!("{LAUNCH}/{given}"),
+    };
+    let refused = |speaks: String| {
+        BadInput(format!(
+            "--launch-contract {given}: hcpspec speaks the launch contract {speaks} (docs/CHANGELOG.md)"
+        ))
+    };
+    if !version.starts_with(&format!("{LAUNCH}/")) {
+        return Err(refused(format!("{LAUNCH}/N")));
+    }
+    if !versions.of_protocol(&version) {
+        return Ok(None); // a suite whose targets state their version
+    }
+    if !versions.knows(&version) {
+        return Err(refused(versions.all().join(", ")));
+    }
+    Ok(Some(version))
+}
+
 /// Each selected suite's targets and runner. `--runtime` without `--suite` runs the suites that
 /// drive what it names: a harness (`exec:`) is no HCP runtime, and a shim no harness.
 fn plan<'a>(
@@ -362,6 +396,9 @@ fn plan<'a>(
             cores()
         };
         let mut runner = Runner::new(&l.info, &l.cases, expectations);
+        runner.versions = Versions::load(&ctx.vectors.join(&l.info.name))?;
+        runner.written_to = written_to(a.launch_contract.as_deref(), &runner.versions)?;
+        runner.noun = l.suite.noun().into();
         runner.snapshots = match (&a.snapshots, a.accept) {
             (None, _) => Snapshots::Off,
             (Some(d), false) => Snapshots::Check(d.clone()),
@@ -975,6 +1012,7 @@ fn bench_reports(
             label: None,
             stopped: None,
             info: info.clone(),
+            version: None,
             summary: Summary::of(&results, Rules::default()),
             cases: results.clone(),
         })

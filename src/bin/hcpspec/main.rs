@@ -156,7 +156,7 @@ enum Command {
 /// apart from it, docs/CHANGELOG.md) and the embedded case set's hash.
 fn version_text() -> String {
     format!(
-        "{}\nprotocols: shim {}, control {}, host {}, launch contract {}\nvectors: embedded (sha256 {})",
+        "{}\nprotocols: shim {}, control {}, host {}, launch contract {} (each older version still spoken)\nvectors: embedded (sha256 {})",
         env!("CARGO_PKG_VERSION"),
         hcpspec::shim::PROTOCOL,
         hcpspec::suites::core_api::PROTOCOL,

@@ -14,6 +14,7 @@ pub mod role;
 pub mod step;
 mod suite;
 pub mod tools;
+pub mod versions;
 pub mod wire_names;
 pub use step::{Action, Script, Step};
 pub use suite::CoreApi;
@@ -35,13 +36,16 @@ use tokio_tungstenite::tungstenite::Message;
 
 /// What `drives` says in the suite.json of a suite of cores.
 pub const DRIVES: &str = "core";
-pub const PROTOCOL: &str = "hcpspec-core/1";
+/// The newest version of the control protocol: what the embedded cores state.
+pub const PROTOCOL: &str = "hcpspec-core/2";
+/// Every version hcpspec speaks, oldest first (docs/CHANGELOG.md).
+pub const PROTOCOLS: &[&str] = &["hcpspec-core/1", "hcpspec-core/2"];
 
 /// How its shim describes itself, and the protocol hcpspec speaks with it.
 pub const DESCRIBE: crate::suites::Describe = crate::suites::Describe {
     method: "core.describe",
     what: "core",
-    protocol: PROTOCOL,
+    protocols: PROTOCOLS,
 };
 
 /// How long hcpspec waits for an answer, a message or an upgrade.
@@ -306,7 +310,7 @@ fn execute(
     }
     x.names = names::Names::from_start(started.get("names")).map_err(|e| e.to_string())?;
     let mut started = started;
-    started["failure"] = failure_form(started.get("failure"))?;
+    started["failure"] = versions::failure_form(started.get("failure"), x.control.as_mut())?;
     started["turnCompleted"] = turn_completed(started.get("turnCompleted"))?;
     x.vars.insert("core".into(), started);
     let mut verdict = Verdict::Pass;
@@ -351,7 +355,7 @@ fn execute(
         });
         if let Some(expect) = &step.expect {
             let expect = match x.fill(expect) {
-                Ok(e) => e,
+                Ok(e) => versions::judged_as(e, &x.vars["core"]["failure"]),
                 Err(message) => {
                     verdict = Verdict::Error { message };
                     break;
@@ -379,24 +383,6 @@ fn execute(
     Ok((verdict, up))
 }
 
-/// How the core shapes a tool call's failure in an outcome (`${core.failure}`): core.start's
-/// `failure`, an expectation every failure matches and no success does. § 4 prints no tool
-/// outcome's form, only that refusals are "a failure"; a shim that says nothing gets the one
-/// failure form spec 004 prints, the Model Gate's `{kind: "failed", …}` (§ 5).
-fn failure_form(said: Option<&Value>) -> Result<Value, String> {
-    let Some(said) = said.filter(|v| !v.is_null()) else {
-        return Ok(json!({ "kind": "failed" }));
-    };
-    if said.as_object().is_none_or(|m| m.is_empty()) {
-        return Err(format!(
-            "core.start's failure is `{said}`, not a non-empty object (an expectation such as {{\"kind\": \"failed\"}})"
-        ));
-    }
-    matcher::validate(said, &Default::default())
-        .map_err(|(at, why)| format!("core.start's failure{at}: {why}"))?;
-    Ok(said.clone())
-}
-
 /// The value of an output's `type` that says the turn completed: spec 004 prints turn.waiting
 /// (§ 4) and turn.failed (§ 8) but not this one, so a core says it (default `turn.completed`).
 fn turn_completed(said: Option<&Value>) -> Result<Value, String> {
@@ -408,7 +394,6 @@ fn turn_completed(said: Option<&Value>) -> Result<Value, String> {
         )),
     }
 }
-
 /// Every endpoint `core.start` is given is one of hcpspec's fake tools: the Tool Gate of the
 /// core under test calls it, and its answer lands in the outputs (a case must not aim a core at
 /// another URL). The load check (the script schema) holds files; this holds cases built in

@@ -4,8 +4,10 @@
 //! group or session (`reap`). Its last stderr lines are kept as evidence, read in bounded
 //! chunks. Embedded harnesses run as tasks on the scenario's runtime.
 
-/// The launch contract's version (docs/CHANGELOG.md). A harness states none: it is launched.
-pub const VERSION: &str = "1";
+/// The launch contract's newest version (docs/CHANGELOG.md), `hcpspec-launch/2` in a suite's
+/// versions.json. A harness states none: it is launched, and judged by the newest unless
+/// `--launch-contract` names the one it is written to.
+pub const VERSION: &str = "2";
 
 use super::reap::{self, Tree};
 use crate::error::BadInput;

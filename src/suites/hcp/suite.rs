@@ -102,7 +102,7 @@ impl Target for Runtime {
     }
     fn describe(&self) -> Result<Value, String> {
         let info = (self.connect)().and_then(|mut a| {
-            a.call("initialize", json!({ "protocol": crate::shim::PROTOCOL }))
+            a.call("initialize", crate::shim::greeting())
                 .map_err(|e| e.to_string())
         })?;
         // Its word map compiles regexes: once per target, however many runs describe it.

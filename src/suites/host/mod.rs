@@ -23,13 +23,16 @@ use std::time::Instant;
 
 /// What `drives` says in the suite.json of the host suite.
 pub const DRIVES: &str = "host";
-pub const PROTOCOL: &str = "hcpspec-host/1";
+/// The newest version of the host shim protocol: what the embedded adapters state.
+pub const PROTOCOL: &str = "hcpspec-host/2";
+/// Every version hcpspec speaks, oldest first (docs/CHANGELOG.md).
+pub const PROTOCOLS: &[&str] = &["hcpspec-host/1", "hcpspec-host/2"];
 
 /// How its shim describes itself, and the protocol hcpspec speaks with it.
 pub const DESCRIBE: crate::suites::Describe = crate::suites::Describe {
     method: "host.describe",
     what: "adapter",
-    protocol: PROTOCOL,
+    protocols: PROTOCOLS,
 };
 
 pub type Connector = crate::adapter::Connector;

@@ -1,4 +1,4 @@
-// Command host-shim serves docs/host-protocol.md (hcpspec-host/1) over stdio:
+// Command host-shim serves docs/host-protocol.md (hcpspec-host/2) over stdio:
 // one JSON-RPC 2.0 message per line in, one per line out; logs go to stderr.
 package main
 
@@ -161,7 +161,7 @@ var live = context.Background // hcpspec's own deadline bounds every call
 
 var methods = map[string]func(json.RawMessage) (any, error){
 	"host.describe": func(json.RawMessage) (any, error) {
-		return map[string]any{"protocol": "hcpspec-host/1", "adapter": map[string]string{"name": "go-host harnessruntime", "version": "0.1.0"}}, nil
+		return map[string]any{"protocol": "hcpspec-host/2", "adapter": map[string]string{"name": "go-host harnessruntime", "version": "0.1.0"}}, nil
 	},
 	"host.reset": func(json.RawMessage) (any, error) {
 		target, sessions = department.Target{}, map[string]*bound{}

@@ -136,11 +136,8 @@ impl<'e> Fuzzer<'e> {
         let connect = super::shim::connector(&cfg.runtime, &Default::default())?;
         let claims = connect()
             .and_then(|mut a| {
-                a.call(
-                    "initialize",
-                    serde_json::json!({ "protocol": crate::shim::PROTOCOL }),
-                )
-                .map_err(|e| e.to_string())
+                a.call("initialize", crate::shim::greeting())
+                    .map_err(|e| e.to_string())
             })
             .map(|info| Claims::from_initialize(&info))
             .unwrap_or_default();
