@@ -331,7 +331,14 @@ pub(crate) fn play(
             }
         });
         let gates_task = tokio::spawn({
-            let router = gates::router(w.clone());
+            // A gate call is a harness's contact too: the clock runs from it as well.
+            let reached = reached.clone();
+            let router = gates::router(w.clone()).layer(axum::middleware::map_request(
+                move |req: axum::extract::Request| {
+                    reached.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    async move { req }
+                },
+            ));
             async move { axum::serve(gates, router).await }
         });
         // `afterMs` triggers, in the order they fire on the scenario's clock.
