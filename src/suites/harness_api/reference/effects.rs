@@ -13,7 +13,7 @@ impl Run {
             let id = intent["effect"]["effectId"].as_str().unwrap_or_default();
             return format!("fnv1a:{:016x}", crate::hash::fnv1a64(id.as_bytes()));
         }
-        if self.k.decides(Variant::OtherHash) {
+        if chooses(&self.k, Variant::OtherHash) {
             return format!(
                 "v2:{:x}",
                 crate::hash::fnv1a64(intent.to_string().as_bytes()).rotate_left(17)

@@ -154,6 +154,11 @@ impl Run {
         };
         p["runId"] = json!(self.id);
         p["type"] = json!(kind);
+        if let Some(f) = self.k.freedom {
+            // Its state is its own; the output's members are open.
+            f.extra("state", &mut p["state"]);
+            f.extra(&format!("output:{kind}"), &mut p);
+        }
         if self.k.breaks(Mutant::NoState) {
             p.as_object_mut().expect("object").remove("state");
         }
@@ -181,12 +186,15 @@ impl Run {
         } else {
             kind
         };
-        if self.k.decides(Variant::OtherTranscript) {
+        if chooses(&self.k, Variant::OtherTranscript) {
             return json!({ "kind": kind, "payload": body, "turnId": self.turn });
         }
         let mut e = json!({ "kind": kind });
         if let Some(o) = body.as_object() {
             e.as_object_mut().expect("object").extend(o.clone());
+        }
+        if let Some(f) = self.k.freedom {
+            f.extra(&format!("entry:{kind}"), &mut e);
         }
         e
     }
@@ -330,6 +338,9 @@ impl Run {
                 blocks.iter().filter(|b| b["type"] == "tool-call").collect();
             if self.k.decides(Variant::CallsReversed) && self.taken % 2 == 1 {
                 calls.reverse();
+            }
+            if let Some(f) = self.k.freedom {
+                f.permute(&format!("calls:{}:{step}", self.taken), &mut calls);
             }
             if calls.is_empty() {
                 let text = blocks
@@ -502,7 +513,7 @@ impl Run {
         step: u64,
         outcomes: &BTreeMap<String, Value>,
     ) -> Result<(), Value> {
-        let on = self.k.decides(Variant::Compacts)
+        let on = chooses(&self.k, Variant::Compacts)
             || self.k.breaks(Mutant::SummaryWithoutPurpose)
             || self.k.breaks(Mutant::CompactionUnmarked);
         let window = self.start["model"]["contextWindow"]
@@ -566,7 +577,7 @@ impl Run {
         if self.k.breaks(Mutant::IdsByCallOrder) {
             return self.counter.fetch_add(1, Ordering::Relaxed).to_string();
         }
-        if self.k.decides(Variant::OtherIdentity) {
+        if chooses(&self.k, Variant::OtherIdentity) {
             return format!("i{:x}", crate::hash::fnv1a64(natural.as_bytes()));
         }
         natural.to_string()
@@ -574,7 +585,7 @@ impl Run {
 
     pub(super) fn model_call(&self, history: &[Value], tools: &[Value]) -> Value {
         let instructions = self.start["manifest"]["instructions"].clone();
-        let prompt = if self.k.decides(Variant::OtherPrompt) {
+        let prompt = if chooses(&self.k, Variant::OtherPrompt) {
             json!({ "system": instructions, "turns": history })
         } else {
             let mut p = vec![json!({ "role": "system", "content": instructions })];
@@ -612,7 +623,7 @@ impl Run {
                 let description = if t["enabled"] == false && redescribed {
                     json!(format!("a tool of {server}"))
                 } else {
-                    t["description"].clone()
+                    self.describe(&format!("mcp:{server}/{raw}"), &t["description"])
                 };
                 tools.push(json!({ "name": name, "description": description, "inputSchema": t["inputSchema"] }));
                 targets.insert(
@@ -628,14 +639,17 @@ impl Run {
         {
             if t["kind"] == "http" {
                 let name = t["name"].as_str().unwrap_or_default().to_string();
-                tools.push(json!({ "name": name, "description": t["description"], "inputSchema": t["inputSchema"] }));
+                let description = self.describe(&format!("http:{name}"), &t["description"]);
+                tools.push(json!({ "name": name, "description": description, "inputSchema": t["inputSchema"] }));
                 targets.insert(name.clone(), json!({ "kind": "http", "tool": name }));
             }
         }
         // Core's own tools, when the turn has them (§ 3, § 4): memory (view only for
         // read_only) and schedule_wake; sandbox tools only with a sandbox, which hcpspec never
         // gives (this harness has none to offer, unless the mutant's).
+        let describe = |site: &str, d: &str| self.describe(site, &json!(d));
         let mut runtime = |name: &str, description: &str, schema: Value, target: Value| {
+            let description = describe(name, description);
             tools.push(json!({ "name": name, "description": description, "inputSchema": schema }));
             targets.insert(name.to_string(), target);
         };
@@ -677,7 +691,19 @@ impl Run {
                 json!({ "kind": "sandbox" }),
             );
         }
+        if let Some(f) = self.k.freedom {
+            f.permute("tools", &mut tools);
+        }
         (tools, targets)
+    }
+
+    /// A tool's description for the model: the one it came with, or (the freedom's words)
+    /// the harness's own. Describing tools is the harness's.
+    pub(super) fn describe(&self, site: &str, given: &Value) -> Value {
+        match self.k.free(Class::Words) {
+            Some(f) => json!(f.word(&format!("description:{site}"), given.as_str().unwrap_or(""))),
+            None => given.clone(),
+        }
     }
 
     /// How a gate call names an MCP server: `{serverName}` (by a URL: the mutant's).
@@ -689,7 +715,16 @@ impl Run {
     }
 
     pub(super) fn tool_name(&self, server: &str, tool: &str) -> String {
-        if self.k.decides(Variant::OtherToolNames) {
+        if let Some(f) = self.k.free(Class::Words).filter(|f| f.coin(Class::Words, "tool-names")) {
+            let word: String = f
+                .word("tool-name", &format!("{server}/{tool}"))
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            let name = format!("{word}_{tool}");
+            return name.chars().rev().take(64).collect::<Vec<_>>().into_iter().rev().collect();
+        }
+        if chooses(&self.k, Variant::OtherToolNames) {
             return format!("t_{:x}_{tool}", crate::hash::fnv1a64(server.as_bytes()))
                 .chars()
                 .take(64)
@@ -706,10 +741,13 @@ impl Run {
 
     /// Discover the manifest's MCP servers through the Tool Gate and record what they listed.
     pub(super) async fn discover(&self) -> Value {
-        let servers = self.start["manifest"]["mcpServers"]
+        let mut servers = self.start["manifest"]["mcpServers"]
             .as_array()
             .cloned()
             .unwrap_or_default();
+        if let Some(f) = self.k.freedom {
+            f.permute("discover", &mut servers);
+        }
         if servers.is_empty() || self.k.breaks(Mutant::NoMcpDiscovery) {
             return json!({ "servers": [] });
         }
