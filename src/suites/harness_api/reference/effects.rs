@@ -64,8 +64,7 @@ impl Run {
             Some("execute") => {
                 // A runtime tool is core's (never execute); a sandbox this harness does not have.
                 if matches!(route, "runtime" | "sandbox") {
-                    let error =
-                        json!({ "code": "tool.unavailable", "message": "nothing here runs it" });
+                    let error = json!({ "code": "tool.unavailable", "message": self.say("nothing here runs it") });
                     return self.unknown_fate(&eid, error).await.map(Effected::Done);
                 }
                 let bypass = (route == "model-calls"
@@ -129,7 +128,10 @@ impl Run {
                 ))
             }
             Some("completed") => {
-                if self.k.breaks(Mutant::RefetchCompleted) {
+                let denied = answer["outcome"].to_string().contains("tool.denied");
+                if self.k.breaks(Mutant::RefetchCompleted)
+                    || denied && self.k.breaks(Mutant::DeniedToolRun)
+                {
                     let _ = self.gate(route, Some(&eid), &body).await;
                 }
                 if self.k.breaks(Mutant::CompletedOutcomeDropped) {
@@ -138,6 +140,14 @@ impl Run {
                 Ok(Effected::Done(answer["outcome"].clone()))
             }
             _ => Ok(Effected::Waiting),
+        }
+    }
+
+    /// A message of the harness's own (the freedom's words replace it).
+    pub(super) fn say(&self, text: &str) -> String {
+        match self.k.free(Class::Words) {
+            Some(f) => f.word("message", text),
+            None => text.to_string(),
         }
     }
 

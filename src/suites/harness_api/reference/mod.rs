@@ -168,8 +168,8 @@ crate::mutants! {
             "runs with the tools its own discovery listed, not the facts session.mcp answered";
         CompletedOutcomeDropped = "completed-outcome-dropped", ["4"],
             "on a completed answer, goes on with an empty result, not the journal's outcome";
-        DenialFailsTurn = "denial-fails-turn", ["4"],
-            "fails the turn when a tool call is answered completed with a tool.denied failure";
+        DeniedToolRun = "denied-tool-run", ["4"],
+            "runs a tool call through its gate though its intent was answered completed with a tool.denied failure";
         HashOfIdOnly = "hash-of-id-only", ["4"],
             "hashes the effect id alone, not the whole request";
         ModelHashWithoutCall = "model-hash-without-call", ["4"],
@@ -196,8 +196,6 @@ crate::mutants! {
             "records a tool call whose gate hop was lost as {error}, never asking its intent again";
         SandboxToolsAlways = "sandbox-tools-always", ["3"],
             "offers the model bash, a sandbox tool, when TurnStart's agent has no sandbox";
-        ScheduleWakeAlways = "schedule-wake-always", ["3"],
-            "offers the model schedule_wake when TurnStart's agent has no selfWake";
         MemoryWritesReadOnly = "memory-writes-read-only", ["3"],
             "offers the memory tool's write commands when memory.access is read_only";
         SummaryWithoutPurpose = "summary-without-purpose", ["6"],

@@ -419,7 +419,7 @@ impl Run {
             let call_id = c["callId"].as_str().unwrap_or_default().to_string();
             let name = c["name"].as_str().unwrap_or_default().to_string();
             let Some(target) = targets.get(&name).cloned() else {
-                results.push(json!({ "callId": call_id, "error": "no such tool" }));
+                results.push(json!({ "callId": call_id, "error": self.say("no such tool") }));
                 continue;
             };
             let tid = self.effect_id("tool", &self.ident(&call_id));
@@ -456,12 +456,6 @@ impl Run {
                 ),
             };
             match self.effect(effect, None, outcomes, route, body).await {
-                Ok(Effected::Done(v))
-                    if self.k.breaks(Mutant::DenialFailsTurn)
-                        && v.to_string().contains("tool.denied") =>
-                {
-                    return Err(End::Failed(json!({ "status": "failed", "error": v })));
-                }
                 Ok(Effected::Done(v)) => results.push(json!({ "callId": call_id, "result": v })),
                 Ok(Effected::Waiting) if self.k.breaks(Mutant::NoWaitingOnPending) => {
                     results.push(json!({ "callId": call_id, "result": "pending" }))
@@ -675,7 +669,7 @@ impl Run {
                 json!({ "kind": "runtime", "operation": "memory" }),
             );
         }
-        if self.start["agent"]["selfWake"] == true || self.k.breaks(Mutant::ScheduleWakeAlways) {
+        if self.start["agent"]["selfWake"] == true {
             runtime(
                 "schedule_wake",
                 "Wake this session later: {in} or {at} with a note, or {cancel: true}.",
