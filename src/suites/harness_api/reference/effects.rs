@@ -128,10 +128,7 @@ impl Run {
                 ))
             }
             Some("completed") => {
-                let denied = answer["outcome"].to_string().contains("tool.denied");
-                if self.k.breaks(Mutant::RefetchCompleted)
-                    || denied && self.k.breaks(Mutant::DeniedToolRun)
-                {
+                if self.k.breaks(Mutant::RefetchCompleted) {
                     let _ = self.gate(route, Some(&eid), &body).await;
                 }
                 if self.k.breaks(Mutant::CompletedOutcomeDropped) {

@@ -168,8 +168,6 @@ crate::mutants! {
             "runs with the tools its own discovery listed, not the facts session.mcp answered";
         CompletedOutcomeDropped = "completed-outcome-dropped", ["4"],
             "on a completed answer, goes on with an empty result, not the journal's outcome";
-        DeniedToolRun = "denied-tool-run", ["4"],
-            "runs a tool call through its gate though its intent was answered completed with a tool.denied failure";
         HashOfIdOnly = "hash-of-id-only", ["4"],
             "hashes the effect id alone, not the whole request";
         ModelHashWithoutCall = "model-hash-without-call", ["4"],
