@@ -316,31 +316,7 @@ pub(crate) fn play(
             acts.clone(),
             Box::new(Scripted),
         )));
-        // core's listener, counting the connections that reach it: the scenario's clock runs
-        // only once a harness it started has connected.
-        let reached = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let core_task = tokio::spawn({
-            let (w, reached) = (w.clone(), reached.clone());
-            async move {
-                let mut n = 0;
-                while let Ok((stream, _)) = core.accept().await {
-                    n += 1;
-                    reached.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    tokio::spawn(core::connection(stream, n, w.clone()));
-                }
-            }
-        });
-        let gates_task = tokio::spawn({
-            // A gate call is a harness's contact too: the clock runs from it as well.
-            let reached = reached.clone();
-            let router = gates::router(w.clone()).layer(axum::middleware::map_request(
-                move |req: axum::extract::Request| {
-                    reached.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    async move { req }
-                },
-            ));
-            async move { axum::serve(gates, router).await }
-        });
+        let (core_task, gates_task, reached) = serve(core, gates, &w);
         // `afterMs` triggers, in the order they fire on the scenario's clock.
         let mut timed: Vec<(u64, Value)> = sc
             .on
@@ -448,6 +424,44 @@ pub(crate) fn play(
         };
         Ok((played, stderr, g.skip().map(String::from)))
     })
+}
+
+/// core's listener and the gates, on the scenario's runtime, counting the harness's contacts
+/// (connections to core, gate calls): the scenario's clock runs only once a harness it started
+/// has made one.
+fn serve(
+    core: tokio::net::TcpListener,
+    gates: tokio::net::TcpListener,
+    w: &world::Shared,
+) -> (
+    tokio::task::JoinHandle<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+    Arc<std::sync::atomic::AtomicUsize>,
+) {
+    let reached = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let core_task = tokio::spawn({
+        let (w, reached) = (w.clone(), reached.clone());
+        async move {
+            let mut n = 0;
+            while let Ok((stream, _)) = core.accept().await {
+                n += 1;
+                reached.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::spawn(core::connection(stream, n, w.clone()));
+            }
+        }
+    });
+    let gates_task = tokio::spawn({
+        // A gate call is a harness's contact too: the clock runs from it as well.
+        let reached = reached.clone();
+        let router = gates::router(w.clone()).layer(axum::middleware::map_request(
+            move |req: axum::extract::Request| {
+                reached.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async move { req }
+            },
+        ));
+        async move { axum::serve(gates, router).await }
+    });
+    (core_task, gates_task, reached)
 }
 
 /// A harness token of its own for every scenario: 128 random bits and a count. (It was the pid
