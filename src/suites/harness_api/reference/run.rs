@@ -47,8 +47,12 @@ impl Run {
         let (ctx, mut crx) = mpsc::unbounded_channel();
         *cancels.lock().unwrap_or_else(|p| p.into_inner()) = Some((self.id.clone(), ctx));
         let (refused_tx, mut refused) = oneshot::channel::<()>();
+        // Set once a renewal was refused: the run is over, and nothing more is sent for it,
+        // whichever of the refusal and the segment's end this task sees first.
+        let over = Arc::new(AtomicBool::new(false));
         let _renewer = {
             let r = self.clone();
+            let over = over.clone();
             Owned(tokio::spawn(async move {
                 let mut refused_tx = Some(refused_tx);
                 loop {
@@ -61,6 +65,7 @@ impl Run {
                     match r.chan.req("lease.renew", json!({ "runId": r.id })).await {
                         Ok(a) if a["ok"] == false => {
                             if !r.k.breaks(Mutant::RenewRefusalIgnored) {
+                                over.store(true, Ordering::SeqCst);
                                 if let Some(t) = refused_tx.take() {
                                     let _ = t.send(());
                                 }
@@ -84,6 +89,11 @@ impl Run {
         tokio::pin!(work);
         tokio::select! {
             end = &mut work => {
+                let stale = matches!(&end, End::Failed(why) if why["error"]["code"] == "run_stale");
+                if over.load(Ordering::SeqCst) || stale && !self.k.breaks(Mutant::RenewRefusalIgnored) {
+                    *cancels.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                    return;
+                }
                 if self.k.breaks(Mutant::CompletedLeftHeld) && matches!(end, End::Completed { .. }) {
                     std::future::pending::<()>().await;
                 }
@@ -305,12 +315,12 @@ impl Run {
             let ident = self.ident(&format!("{step}"));
             let eid = self.effect_id("model", &ident);
             let call = self.model_call(&history, &tools);
-            let mut effect = json!({ "effectId": eid, "kind": "model", "context": { "invocationId": format!("step-{step}") } });
+            let mut effect = json!({ "effectId": eid, "kind": "model", "context": { "invocationId": self.mint("step", &format!("step-{step}")) } });
             if self.k.breaks(Mutant::NoInvocationId) {
                 effect["context"] = json!({});
             }
             let mut body =
-                json!({ "effectId": eid, "invocationId": format!("step-{step}"), "call": call });
+                json!({ "effectId": eid, "invocationId": self.mint("step", &format!("step-{step}")), "call": call });
             if self.k.breaks(Mutant::ModelCallWithoutInvocationId) {
                 body.as_object_mut().expect("object").remove("invocationId");
             }
@@ -331,7 +341,7 @@ impl Run {
             let blocks = candidate["output"].as_array().cloned().unwrap_or_default();
             entries.push(self.entry(
                 "candidate",
-                json!({ "stepId": format!("step-{step}"), "output": blocks }),
+                json!({ "stepId": self.mint("step", &format!("step-{step}")), "output": blocks }),
             ));
             history.push(json!({ "role": "assistant", "content": blocks }));
             let mut calls: Vec<&Value> =
@@ -426,7 +436,7 @@ impl Run {
             let input = c["input"].clone();
             let mut effect = json!({
                 "effectId": tid, "kind": "tool", "toolName": name, "target": target, "input": input,
-                "context": { "callId": call_id, "invocationId": format!("step-{step}") }
+                "context": { "callId": call_id, "invocationId": self.mint("step", &format!("step-{step}")) }
             });
             if self.k.breaks(Mutant::ToolIntentUntargeted) {
                 let o = effect.as_object_mut().expect("object");
@@ -434,7 +444,7 @@ impl Run {
                 o.remove("target");
             }
             if self.k.breaks(Mutant::NoCallId) {
-                effect["context"] = json!({ "invocationId": format!("step-{step}") });
+                effect["context"] = json!({ "invocationId": self.mint("step", &format!("step-{step}")) });
             }
             let (route, body) = match target["kind"].as_str() {
                 // Core's own tools and the sandbox's never reach a gate.
@@ -472,7 +482,7 @@ impl Run {
         let budget = self.limit("recordEntryBytes").saturating_sub(1024) as usize;
         let mut entry = self.entry(
             "tool-results",
-            json!({ "stepId": format!("step-{step}"), "results": results }),
+            json!({ "stepId": self.mint("step", &format!("step-{step}")), "results": results }),
         );
         if entry.to_string().len() > budget && !self.k.breaks(Mutant::StepResultsUnshaped) {
             let each = budget / (results.len() + 1);
@@ -482,14 +492,14 @@ impl Run {
                 .collect();
             entry = self.entry(
                 "tool-results",
-                json!({ "stepId": format!("step-{step}"), "results": shrunk }),
+                json!({ "stepId": self.mint("step", &format!("step-{step}")), "results": shrunk }),
             );
         }
         if self.k.breaks(Mutant::ResultsSplit) {
             for r in results {
                 entries.push(self.entry(
                     "tool-results",
-                    json!({ "stepId": format!("step-{step}"), "results": [r] }),
+                    json!({ "stepId": self.mint("step", &format!("step-{step}")), "results": [r] }),
                 ));
             }
         } else {
@@ -522,17 +532,17 @@ impl Run {
         if !on || done || before <= window / 2 {
             return Ok(());
         }
-        let ident = self.ident(&format!("summary-{step}"));
+        let ident = self.ident(&self.mint("step", &format!("summary-{step}")));
         let eid = self.effect_id("model", &ident);
         let mut asked = history.clone();
         asked.push(json!({ "role": "user", "content": "Summarize the conversation so far." }));
         let call = self.model_call(&asked, &[]);
-        let mut effect = json!({ "effectId": eid, "kind": "model", "context": { "invocationId": format!("summary-{step}") } });
+        let mut effect = json!({ "effectId": eid, "kind": "model", "context": { "invocationId": self.mint("step", &format!("summary-{step}")) } });
         if !self.k.breaks(Mutant::SummaryWithoutPurpose) {
             effect["purpose"] = json!("summary");
         }
         let body =
-            json!({ "effectId": eid, "invocationId": format!("summary-{step}"), "call": call });
+            json!({ "effectId": eid, "invocationId": self.mint("step", &format!("summary-{step}")), "call": call });
         let summary = match self
             .effect(effect, Some(call), outcomes, "model-calls", body)
             .await?
@@ -574,7 +584,21 @@ impl Run {
         if chooses(&self.k, Variant::OtherIdentity) {
             return format!("i{:x}", crate::hash::fnv1a64(natural.as_bytes()));
         }
-        natural.to_string()
+        self.mint("identity", natural)
+    }
+
+    /// An id this harness mints (a step's, an effect's identity): as the reference writes it,
+    /// or (the freedom's words) another, the same for the same text, in visible ASCII since it
+    /// travels in an Idempotency-Key.
+    pub(super) fn mint(&self, site: &str, text: &str) -> String {
+        match self.k.free(Class::Words) {
+            Some(f) => f
+                .word(site, text)
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect(),
+            None => text.to_string(),
+        }
     }
 
     pub(super) fn model_call(&self, history: &[Value], tools: &[Value]) -> Value {
