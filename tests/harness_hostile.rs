@@ -76,7 +76,13 @@ fn play_within(
     std::thread::spawn(move || {
         let _ = tx.send(run_case(&scenario(deadline_ms), &h));
     });
-    let bound = Duration::from_millis(deadline_ms + 5000);
+    // A harness that has not connected has its allowance to connect before its scenario's clock
+    // starts (docs/harness-api.md § 1).
+    let allowance = match mode {
+        "never-connects" => hcpspec::suites::harness_api::CONNECT_ALLOWANCE_MS,
+        _ => 0,
+    };
+    let bound = Duration::from_millis(allowance + deadline_ms + 5000);
     let Ok(r) = rx.recv_timeout(bound) else {
         for pid in pidfile.map(pids).unwrap_or_default() {
             unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -123,9 +129,22 @@ fn alive(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
+/// Past its allowance to connect (not its scenario's deadline, which runs once it connects).
 #[test]
-fn a_harness_that_never_connects_fails_at_its_deadline() {
+fn a_harness_that_never_connects_fails_past_its_allowance_to_connect() {
+    let t = std::time::Instant::now();
     fails_with("never-connects", "never connected");
+    let allowance = Duration::from_millis(hcpspec::suites::harness_api::CONNECT_ALLOWANCE_MS);
+    assert!(t.elapsed() >= allowance, "over in {:?}", t.elapsed());
+}
+
+/// A harness that exits before it connects is not waited for.
+#[test]
+fn a_harness_that_exits_before_connecting_fails_at_once() {
+    let _read = ALONE.read().unwrap_or_else(|p| p.into_inner());
+    let t = std::time::Instant::now();
+    play_within("exits-at-once", 1500, "never connected", None);
+    assert!(t.elapsed() < Duration::from_secs(10), "over in {:?}", t.elapsed());
 }
 
 #[test]

@@ -81,6 +81,9 @@ def hello(s):
 print(f"hostile harness: {MODE}", file=sys.stderr, flush=True)
 if MODE == "never-connects":
     time.sleep(60)
+elif MODE == "exits-at-once":
+    print("exiting before it connects", file=sys.stderr, flush=True)
+    sys.exit(3)
 elif MODE == "wrong-path":
     _, status = connect("/wrong")
     print(f"upgrade answered: {status}", file=sys.stderr, flush=True)
@@ -154,7 +157,8 @@ elif MODE == "setsid-grandchild":
         frame(s, '{"t":"ping"}')
         time.sleep(0.3)
 elif MODE == "stderr-without-newline":
-    # 3 GB of stderr and never a newline.
+    # 3 GB of stderr and never a newline (connected first: its scenario's clock runs).
+    conn = connect()
     chunk = b"E" * (1 << 20)
     try:
         for _ in range(3 << 10):

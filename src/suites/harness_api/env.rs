@@ -12,6 +12,17 @@ pub struct LaunchEnv {
 }
 
 impl LaunchEnv {
+    /// What a launched harness reads from its environment, if all four are set.
+    pub fn of_process() -> Option<LaunchEnv> {
+        let v = |k| std::env::var(k).ok();
+        Some(LaunchEnv {
+            core_url: v("NYLORUN_CORE_URL")?,
+            token: v("NYLORUN_HARNESS_TOKEN")?,
+            gates_url: v("NYLORUN_GATES_URL")?,
+            name: v("HARNESS_NAME")?,
+        })
+    }
+
     pub fn vars(&self) -> [(&'static str, String); 4] {
         [
             ("NYLORUN_CORE_URL", self.core_url.clone()),

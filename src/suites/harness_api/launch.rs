@@ -157,6 +157,17 @@ impl Harness {
 }
 
 impl Running {
+    /// Whether the harness has exited, with every process it started: then it will not
+    /// connect, and its allowance to connect is not waited out.
+    pub fn exited(&mut self) -> bool {
+        match self {
+            Running::Task(t) => t.is_finished(),
+            Running::Process { child, tree, .. } => {
+                matches!(child.try_wait(), Ok(Some(_))) && tree.empty()
+            }
+        }
+    }
+
     /// Stop it: SIGTERM to the harness, its group and every process of its tree, a grace
     /// period, then SIGKILL of all of them, whatever their group or session (`reap`); never
     /// blocks past the grace and [`reap::KILL_WAIT`]. Returns its last stderr lines.

@@ -316,29 +316,23 @@ pub(crate) fn play(
             acts.clone(),
             Box::new(Scripted),
         )));
-        let core_task = tokio::spawn(core::serve(core, w.clone()));
-        let gates_task = tokio::spawn({
-            let router = gates::router(w.clone());
-            async move { axum::serve(gates, router).await }
-        });
-        for t in sc.on.iter().filter(|t| t.when.after_ms.is_some()) {
-            let acts = acts.clone();
-            let (ms, act) = (t.when.after_ms.unwrap_or(0), t.act.clone());
-            tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                let _ = acts.send(Act::Do(act));
-            });
-        }
+        let (core_task, gates_task, reached) = serve(core, gates, &w);
+        // `afterMs` triggers, in the order they fire on the scenario's clock.
+        let mut timed: Vec<(u64, Value)> = sc
+            .on
+            .iter()
+            .filter_map(|t| Some((t.when.after_ms?, t.act.clone())))
+            .collect();
+        timed.sort_by_key(|(ms, _)| *ms);
+        let mut timed = timed.into_iter().peekable();
         let mut running = Some(harness.start(&env).map_err(PlayError::Start)?);
+        let mut clock = Clock::started(reached.load(std::sync::atomic::Ordering::SeqCst));
         let mut stderr = Vec::new();
-        let deadline = tokio::time::sleep(Duration::from_millis(sc.deadline_ms));
-        tokio::pin!(deadline);
         let mut settled_since: Option<Instant> = None;
         let mut deadline_hit = false;
         let mut tick = tokio::time::interval(Duration::from_millis(10));
         loop {
             tokio::select! {
-                _ = &mut deadline => { deadline_hit = true; break }
                 Some(Act::Do(a)) = acts_rx.recv() => {
                     if a == "kill" {
                         lock(&w).record(json!({ "via": "core", "event": "kill" }));
@@ -346,11 +340,32 @@ pub(crate) fn play(
                             stderr.extend(r.stop(true));
                         }
                         running = Some(harness.start(&env).map_err(PlayError::Start)?);
+                        clock.restart(reached.load(std::sync::atomic::Ordering::SeqCst));
                     } else {
                         act(&w, &a);
                     }
                 }
                 _ = tick.tick() => {
+                    let reach = reached.load(std::sync::atomic::Ordering::SeqCst);
+                    let gone = running.as_mut().is_some_and(|r| r.exited());
+                    match clock.at(reach, gone) {
+                        Now::Connecting => continue,
+                        Now::NeverConnected => {
+                            lock(&w).record(json!({ "via": "core", "event": "not-connected",
+                                "allowanceMs": CONNECT_ALLOWANCE_MS, "exited": gone }));
+                            deadline_hit = true;
+                            break;
+                        }
+                        Now::At(ms) => {
+                            while let Some((_, a)) = timed.next_if(|(at, _)| *at <= ms) {
+                                let _ = acts.send(Act::Do(a));
+                            }
+                            if ms >= sc.deadline_ms {
+                                deadline_hit = true;
+                                break;
+                            }
+                        }
+                    }
                     let done = lock(&w).finished();
                     match (done, settled_since) {
                         (true, None) => settled_since = Some(Instant::now()),
@@ -411,6 +426,44 @@ pub(crate) fn play(
     })
 }
 
+/// core's listener and the gates, on the scenario's runtime, counting the harness's contacts
+/// (connections to core, gate calls): the scenario's clock runs only once a harness it started
+/// has made one.
+fn serve(
+    core: tokio::net::TcpListener,
+    gates: tokio::net::TcpListener,
+    w: &world::Shared,
+) -> (
+    tokio::task::JoinHandle<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+    Arc<std::sync::atomic::AtomicUsize>,
+) {
+    let reached = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let core_task = tokio::spawn({
+        let (w, reached) = (w.clone(), reached.clone());
+        async move {
+            let mut n = 0;
+            while let Ok((stream, _)) = core.accept().await {
+                n += 1;
+                reached.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::spawn(core::connection(stream, n, w.clone()));
+            }
+        }
+    });
+    let gates_task = tokio::spawn({
+        // A gate call is a harness's contact too: the clock runs from it as well.
+        let reached = reached.clone();
+        let router = gates::router(w.clone()).layer(axum::middleware::map_request(
+            move |req: axum::extract::Request| {
+                reached.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async move { req }
+            },
+        ));
+        async move { axum::serve(gates, router).await }
+    });
+    (core_task, gates_task, reached)
+}
+
 /// A harness token of its own for every scenario: 128 random bits and a count. (It was the pid
 /// and a clock's few nanoseconds, so concurrent scenarios could share one, and their processes,
 /// found by their token, be taken for each other's.)
@@ -429,6 +482,64 @@ fn harness_token() -> String {
 
 /// How long a finished scenario stays open for late frames (a harness that ignores the end).
 pub const SETTLE_MS: u64 = 150;
+
+/// How long a harness may take to connect to core after each start (the first, and each
+/// restart a scenario's `kill` makes), outside the scenario's clock: spec 004 says nothing of
+/// start-up time, so a scenario judges only what a harness does once connected
+/// (docs/harness-api.md § 1). A harness whose processes have all exited is not waited for.
+pub const CONNECT_ALLOWANCE_MS: u64 = 30_000;
+
+/// A scenario's clock: it runs from the harness's first connection, and stands still from each
+/// restart until the restarted harness connects (`deadlineMs` and `afterMs` are read on it).
+struct Clock {
+    /// Scenario time run before the pause, and when the clock last started.
+    run_ms: u64,
+    since: Instant,
+    /// Waiting for a connection past this count of connections, since this instant.
+    connecting: Option<(usize, Instant)>,
+}
+
+enum Now {
+    Connecting,
+    NeverConnected,
+    At(u64),
+}
+
+impl Clock {
+    fn started(reached: usize) -> Clock {
+        Clock {
+            run_ms: 0,
+            since: Instant::now(),
+            connecting: Some((reached, Instant::now())),
+        }
+    }
+
+    /// A restart: the clock stands still until the harness connects again.
+    fn restart(&mut self, reached: usize) {
+        if self.connecting.is_none() {
+            self.run_ms += self.since.elapsed().as_millis() as u64;
+        }
+        self.connecting = Some((reached, Instant::now()));
+    }
+
+    /// The scenario's time, given how many connections reached core and whether the harness
+    /// has exited.
+    fn at(&mut self, reached: usize, exited: bool) -> Now {
+        if let Some((before, waiting)) = self.connecting {
+            if reached > before {
+                self.connecting = None;
+                self.since = Instant::now();
+            } else if exited
+                || waiting.elapsed() >= Duration::from_millis(CONNECT_ALLOWANCE_MS)
+            {
+                return Now::NeverConnected;
+            } else {
+                return Now::Connecting;
+            }
+        }
+        Now::At(self.run_ms + self.since.elapsed().as_millis() as u64)
+    }
+}
 
 /// A trigger's act: cancel the run held now, drop its connection, or send a frame.
 fn act(w: &world::Shared, a: &Value) {

@@ -124,6 +124,14 @@ impl Tree {
         t
     }
 
+    /// Whether no process of the harness's is left running (zombies aside).
+    pub fn empty(&self) -> bool {
+        let procs = self.snapshot();
+        self.seen()
+            .keys()
+            .all(|pid| procs.get(pid).is_none_or(|p| p.zombie))
+    }
+
     fn seen(&self) -> std::sync::MutexGuard<'_, BTreeMap<i32, u64>> {
         self.seen.lock().unwrap_or_else(|p| p.into_inner())
     }

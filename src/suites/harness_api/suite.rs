@@ -96,7 +96,9 @@ impl Suite for HarnessApi {
         infos::<super::reference::Mutant>()
     }
     fn variants(&self) -> Vec<Info> {
-        infos::<super::reference::Variant>()
+        let mut v = infos::<super::reference::Variant>();
+        v.extend(crate::knob::freedoms());
+        v
     }
     fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, crate::suites::FuzzError>> {
         let harness = match Harness::parse(run.spec) {

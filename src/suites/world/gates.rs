@@ -565,7 +565,14 @@ fn model(g: &mut World, key: &str, body: &Value) -> (u16, Value, u64) {
         .unwrap_or_default();
     let mut blocks = Vec::new();
     for (j, call) in reply.tool_calls.iter().enumerate() {
-        let (raw, description) = describe(g, call);
+        let (raw, description, schema) = describe(g, call);
+        // The tool offered for it: by the description hcpspec listed, the raw name, or else
+        // the one offered tool whose input schema is the listed one (names and descriptions
+        // are the harness's).
+        let same_schema: Vec<&Value> = offered
+            .iter()
+            .filter(|t| !schema.is_null() && t.get("inputSchema") == Some(&schema))
+            .collect();
         let found = offered
             .iter()
             .find(|t| {
@@ -581,6 +588,10 @@ fn model(g: &mut World, key: &str, body: &Value) -> (u16, Value, u64) {
                         .and_then(Value::as_str)
                         .is_some_and(|n| !raw.is_empty() && n.contains(&raw))
                 })
+            })
+            .or(match same_schema[..] {
+                [one] => Some(one),
+                _ => None,
             });
         match found.and_then(|t| t.get("name")).and_then(Value::as_str) {
             Some(name) => blocks.push(json!({
@@ -640,36 +651,40 @@ fn misshapen(g: &World, mut answer: Value) -> Value {
     answer
 }
 
-/// A tool call's raw name and the description hcpspec gave the harness for it.
-fn describe(g: &World, call: &super::scenario::ToolCall) -> (String, String) {
+/// A tool call's raw name, and the description and input schema hcpspec gave the harness for it.
+fn describe(g: &World, call: &super::scenario::ToolCall) -> (String, String, Value) {
     let start = g
         .runs
         .last()
         .map(|r| r.start.clone())
         .unwrap_or(Value::Null);
     let find = |list: Option<&Value>, name: &str| {
-        list.and_then(Value::as_array)
-            .and_then(|l| l.iter().find(|t| t["name"] == name))
+        let tool = list
+            .and_then(Value::as_array)
+            .and_then(|l| l.iter().find(|t| t["name"] == name));
+        let d = tool
             .and_then(|t| t.get("description"))
             .and_then(Value::as_str)
             .unwrap_or_default()
-            .to_string()
+            .to_string();
+        (d, tool.map_or(Value::Null, |t| t["inputSchema"].clone()))
     };
     if let Some(m) = &call.mcp {
         let server = start
             .pointer("/mcp/servers")
             .and_then(Value::as_array)
             .and_then(|s| s.iter().find(|s| s["name"] == m.server.as_str()).cloned());
-        let d = find(server.as_ref().and_then(|s| s.get("tools")), &m.tool);
-        return (m.tool.clone(), d);
+        let (d, schema) = find(server.as_ref().and_then(|s| s.get("tools")), &m.tool);
+        return (m.tool.clone(), d, schema);
     }
     if let Some(h) = &call.http {
-        return (h.clone(), find(start.pointer("/manifest/tools"), h));
+        let (d, schema) = find(start.pointer("/manifest/tools"), h);
+        return (h.clone(), d, schema);
     }
     if let Some(t) = call.runtime.as_ref().or(call.sandbox.as_ref()) {
-        return (t.clone(), String::new());
+        return (t.clone(), String::new(), Value::Null);
     }
-    (String::new(), String::new())
+    (String::new(), String::new(), Value::Null)
 }
 
 fn tool(g: &mut World, route: &str, body: &Value) -> (u16, Value, u64) {

@@ -208,7 +208,7 @@ pub const CHECKS: &[Check] = &[
     },
     Check {
         name: "tool-targets",
-        cite: "§ 3 Input: \"Offer sandbox tools, and write a note on the sandbox, only then.\"; § 4 Record: a sandbox call runs when \"The session has a sandbox and toolName is one of bash, read, write, edit, grep, glob\", schedule_wake when \"The session's version sets runtime.selfWake\", memory when \"The session's version sets harness.memory\"",
+        cite: "§ 3 Input: \"Offer sandbox tools, and write a note on the sandbox, only then.\"; § 4 Record: a sandbox call runs when \"The session has a sandbox and toolName is one of bash, read, write, edit, grep, glob\"",
         run: Run::Every(always::tool_targets),
     },
     Check {

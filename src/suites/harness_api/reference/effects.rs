@@ -13,7 +13,7 @@ impl Run {
             let id = intent["effect"]["effectId"].as_str().unwrap_or_default();
             return format!("fnv1a:{:016x}", crate::hash::fnv1a64(id.as_bytes()));
         }
-        if self.k.decides(Variant::OtherHash) {
+        if chooses(&self.k, Variant::OtherHash) {
             return format!(
                 "v2:{:x}",
                 crate::hash::fnv1a64(intent.to_string().as_bytes()).rotate_left(17)
@@ -64,8 +64,7 @@ impl Run {
             Some("execute") => {
                 // A runtime tool is core's (never execute); a sandbox this harness does not have.
                 if matches!(route, "runtime" | "sandbox") {
-                    let error =
-                        json!({ "code": "tool.unavailable", "message": "nothing here runs it" });
+                    let error = json!({ "code": "tool.unavailable", "message": self.say("nothing here runs it") });
                     return self.unknown_fate(&eid, error).await.map(Effected::Done);
                 }
                 let bypass = (route == "model-calls"
@@ -138,6 +137,14 @@ impl Run {
                 Ok(Effected::Done(answer["outcome"].clone()))
             }
             _ => Ok(Effected::Waiting),
+        }
+    }
+
+    /// A message of the harness's own (the freedom's words replace it).
+    pub(super) fn say(&self, text: &str) -> String {
+        match self.k.free(Class::Words) {
+            Some(f) => f.word("message", text),
+            None => text.to_string(),
         }
     }
 

@@ -17,6 +17,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
+use crate::knob::{Class, Knob as _};
 
 crate::mutants! {
     /// Mutants of the reference harness: name, the section whose MUST scenarios must catch it,
@@ -167,8 +168,6 @@ crate::mutants! {
             "runs with the tools its own discovery listed, not the facts session.mcp answered";
         CompletedOutcomeDropped = "completed-outcome-dropped", ["4"],
             "on a completed answer, goes on with an empty result, not the journal's outcome";
-        DenialFailsTurn = "denial-fails-turn", ["4"],
-            "fails the turn when a tool call is answered completed with a tool.denied failure";
         HashOfIdOnly = "hash-of-id-only", ["4"],
             "hashes the effect id alone, not the whole request";
         ModelHashWithoutCall = "model-hash-without-call", ["4"],
@@ -195,8 +194,6 @@ crate::mutants! {
             "records a tool call whose gate hop was lost as {error}, never asking its intent again";
         SandboxToolsAlways = "sandbox-tools-always", ["3"],
             "offers the model bash, a sandbox tool, when TurnStart's agent has no sandbox";
-        ScheduleWakeAlways = "schedule-wake-always", ["3"],
-            "offers the model schedule_wake when TurnStart's agent has no selfWake";
         MemoryWritesReadOnly = "memory-writes-read-only", ["3"],
             "offers the memory tool's write commands when memory.access is read_only";
         SummaryWithoutPurpose = "summary-without-purpose", ["6"],
@@ -237,6 +234,31 @@ crate::variants! {
 /// Which mutant or variant of the reference harness this is, if any.
 pub type Knobs = crate::knob::Knobs<Mutant, Variant>;
 
+/// Whether this harness takes a variant's choice: as that variant, or as the freedom variant
+/// whose seed takes it (a shape left open by a coin of class shapes; the tools' names by one of
+/// class words). The order of a step's calls, `calls-reversed`'s point, is the order class's.
+pub(super) fn chooses(k: &Knobs, v: Variant) -> bool {
+    if k.decides(v) {
+        return true;
+    }
+    let class = match v {
+        Variant::CallsReversed => return false,
+        Variant::OtherToolNames => Class::Words,
+        _ => Class::Shapes,
+    };
+    k.free(class).is_some_and(|f| f.coin(class, v.name()))
+}
+
+/// The freedom variant's delay before a request of `m` (class time): up to 25 ms, never before
+/// a renewal or a ping, whose cadence core judges.
+fn delay(k: &Knobs, m: &str) -> Duration {
+    let ms = match (k.free(Class::Time), m) {
+        (Some(f), m) if m != "lease.renew" => f.delay_ms(&format!("req:{m}"), 25),
+        _ => 0,
+    };
+    Duration::from_millis(ms)
+}
+
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, Value>>>>>;
 
 /// A task that ends with its owner: a harness killed mid-run leaves nothing running.
@@ -258,6 +280,8 @@ struct Chan {
     /// Gate calls in flight, and what a harness blocked by them holds back (a mutant's).
     gating: AtomicU64,
     held: Mutex<Vec<Message>>,
+    /// The ids this harness minted as strings (the freedom's), to the number each stands for.
+    ids: Mutex<HashMap<String, u64>>,
 }
 
 impl Chan {
@@ -290,6 +314,26 @@ impl Chan {
         let _ = self.tx.send(msg);
     }
 
+    /// A request's id as sent: a number, or (the freedom's open shape) a string the harness
+    /// mints ("ids are per sender": their form is the sender's).
+    fn id(&self, n: u64) -> Value {
+        match self.k.free(Class::Shapes) {
+            Some(f) if f.coin(Class::Shapes, "request-ids") => {
+                let id = f.word("request-id", &n.to_string());
+                let mut ids = self.ids.lock().unwrap_or_else(|p| p.into_inner());
+                ids.insert(id.clone(), n);
+                json!(id)
+            }
+            _ => json!(n),
+        }
+    }
+
+    /// The number a string id this harness minted stands for (0: none).
+    fn minted(&self, id: &Value) -> u64 {
+        let ids = self.ids.lock().unwrap_or_else(|p| p.into_inner());
+        id.as_str().and_then(|i| ids.get(i)).copied().unwrap_or(0)
+    }
+
     /// A gate call ends: a harness blocked by it sends what it held back.
     fn gated(&self) {
         if self.gating.fetch_sub(1, Ordering::SeqCst) == 1 {
@@ -300,13 +344,17 @@ impl Chan {
     }
 
     async fn req(&self, m: &str, p: Value) -> Result<Value, Value> {
+        let pause = delay(&self.k, m);
+        if !pause.is_zero() {
+            tokio::time::sleep(pause).await;
+        }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(id, tx);
-        self.send(json!({ "t": "req", "id": id, "m": m, "p": p }));
+        self.send(json!({ "t": "req", "id": self.id(id), "m": m, "p": p }));
         rx.await.unwrap_or_else(|_| {
             Err(json!({ "code": "unavailable", "message": "connection closed" }))
         })
@@ -324,6 +372,10 @@ pub async fn run(env: LaunchEnv, k: Knobs) {
 async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
     if k.breaks(Mutant::NeverConnects) {
         return Ok(());
+    }
+    // The freedom's start-up: up to 3 s before connecting (each start, restarts too).
+    if let Some(f) = k.free(Class::Time) {
+        tokio::time::sleep(Duration::from_millis(f.delay_ms("start", 3000))).await;
     }
     let url = if k.breaks(Mutant::OtherPath) {
         env.core_url
@@ -372,6 +424,7 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
         sent_lease: AtomicBool::new(false),
         gating: AtomicU64::new(0),
         held: Mutex::default(),
+        ids: Mutex::default(),
     });
     let cancels: Cancels = Arc::default();
     let _reader = {
@@ -385,14 +438,17 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
                 };
                 match f["t"].as_str() {
                     Some("res") => {
-                        let id = f["id"].as_u64().unwrap_or(0);
+                        let id = match &f["id"] {
+                            Value::Number(n) => n.as_u64().unwrap_or(0),
+                            minted => chan.minted(minted),
+                        };
                         let waiter = chan.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
                         if let Some(w) = waiter {
                             let _ = w.send(if f["ok"] == true { Ok(f["r"].clone()) } else { Err(f["e"].clone()) });
                         }
                     }
-                    Some("ping") if k.decides(Variant::NoPingAnswer) => {}
-                    Some("ping") if k.decides(Variant::OtherPing) => {
+                    Some("ping") if chooses(&k, Variant::NoPingAnswer) => {}
+                    Some("ping") if chooses(&k, Variant::OtherPing) => {
                         let _ = chan.tx.send(Message::Pong(Default::default()));
                     }
                     Some("ping") => chan.send(json!({ "t": "ping" })),
@@ -430,6 +486,10 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
         "version": env!("CARGO_PKG_VERSION"),
         "features": {}
     });
+    if let Some(f) = k.freedom {
+        f.extra("hello", &mut said);
+        f.extra("hello.features", &mut said["features"]);
+    }
     if k.breaks(Mutant::HelloDeclaresTools) {
         said["tools"] = json!([{ "name": "search" }]);
     }
@@ -440,8 +500,12 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
     let counter = Arc::new(AtomicU64::new(0));
     let mut taken = 0u64;
     loop {
+        let mut ask = json!({});
+        if let Some(f) = k.freedom {
+            f.extra("lease", &mut ask);
+        }
         let lease = chan
-            .req("lease", json!({}))
+            .req("lease", ask)
             .await
             .map_err(|e| e.to_string())?;
         let mut run = Run::new(&env, &lease, chan.clone(), http.clone(), k, counter.clone());

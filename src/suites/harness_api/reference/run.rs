@@ -47,8 +47,12 @@ impl Run {
         let (ctx, mut crx) = mpsc::unbounded_channel();
         *cancels.lock().unwrap_or_else(|p| p.into_inner()) = Some((self.id.clone(), ctx));
         let (refused_tx, mut refused) = oneshot::channel::<()>();
+        // Set once a renewal was refused: the run is over, and nothing more is sent for it,
+        // whichever of the refusal and the segment's end this task sees first.
+        let over = Arc::new(AtomicBool::new(false));
         let _renewer = {
             let r = self.clone();
+            let over = over.clone();
             Owned(tokio::spawn(async move {
                 let mut refused_tx = Some(refused_tx);
                 loop {
@@ -61,6 +65,7 @@ impl Run {
                     match r.chan.req("lease.renew", json!({ "runId": r.id })).await {
                         Ok(a) if a["ok"] == false => {
                             if !r.k.breaks(Mutant::RenewRefusalIgnored) {
+                                over.store(true, Ordering::SeqCst);
                                 if let Some(t) = refused_tx.take() {
                                     let _ = t.send(());
                                 }
@@ -84,6 +89,11 @@ impl Run {
         tokio::pin!(work);
         tokio::select! {
             end = &mut work => {
+                let stale = matches!(&end, End::Failed(why) if why["error"]["code"] == "run_stale");
+                if over.load(Ordering::SeqCst) || stale && !self.k.breaks(Mutant::RenewRefusalIgnored) {
+                    *cancels.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                    return;
+                }
                 if self.k.breaks(Mutant::CompletedLeftHeld) && matches!(end, End::Completed { .. }) {
                     std::future::pending::<()>().await;
                 }
@@ -154,6 +164,11 @@ impl Run {
         };
         p["runId"] = json!(self.id);
         p["type"] = json!(kind);
+        if let Some(f) = self.k.freedom {
+            // Its state is its own; the output's members are open.
+            f.extra("state", &mut p["state"]);
+            f.extra(&format!("output:{kind}"), &mut p);
+        }
         if self.k.breaks(Mutant::NoState) {
             p.as_object_mut().expect("object").remove("state");
         }
@@ -181,12 +196,15 @@ impl Run {
         } else {
             kind
         };
-        if self.k.decides(Variant::OtherTranscript) {
+        if chooses(&self.k, Variant::OtherTranscript) {
             return json!({ "kind": kind, "payload": body, "turnId": self.turn });
         }
         let mut e = json!({ "kind": kind });
         if let Some(o) = body.as_object() {
             e.as_object_mut().expect("object").extend(o.clone());
+        }
+        if let Some(f) = self.k.freedom {
+            f.extra(&format!("entry:{kind}"), &mut e);
         }
         e
     }
@@ -297,12 +315,12 @@ impl Run {
             let ident = self.ident(&format!("{step}"));
             let eid = self.effect_id("model", &ident);
             let call = self.model_call(&history, &tools);
-            let mut effect = json!({ "effectId": eid, "kind": "model", "context": { "invocationId": format!("step-{step}") } });
+            let mut effect = json!({ "effectId": eid, "kind": "model", "context": { "invocationId": self.mint("step", &format!("step-{step}")) } });
             if self.k.breaks(Mutant::NoInvocationId) {
                 effect["context"] = json!({});
             }
             let mut body =
-                json!({ "effectId": eid, "invocationId": format!("step-{step}"), "call": call });
+                json!({ "effectId": eid, "invocationId": self.mint("step", &format!("step-{step}")), "call": call });
             if self.k.breaks(Mutant::ModelCallWithoutInvocationId) {
                 body.as_object_mut().expect("object").remove("invocationId");
             }
@@ -323,13 +341,16 @@ impl Run {
             let blocks = candidate["output"].as_array().cloned().unwrap_or_default();
             entries.push(self.entry(
                 "candidate",
-                json!({ "stepId": format!("step-{step}"), "output": blocks }),
+                json!({ "stepId": self.mint("step", &format!("step-{step}")), "output": blocks }),
             ));
             history.push(json!({ "role": "assistant", "content": blocks }));
             let mut calls: Vec<&Value> =
                 blocks.iter().filter(|b| b["type"] == "tool-call").collect();
             if self.k.decides(Variant::CallsReversed) && self.taken % 2 == 1 {
                 calls.reverse();
+            }
+            if let Some(f) = self.k.freedom {
+                f.permute(&format!("calls:{}:{step}", self.taken), &mut calls);
             }
             if calls.is_empty() {
                 let text = blocks
@@ -408,14 +429,14 @@ impl Run {
             let call_id = c["callId"].as_str().unwrap_or_default().to_string();
             let name = c["name"].as_str().unwrap_or_default().to_string();
             let Some(target) = targets.get(&name).cloned() else {
-                results.push(json!({ "callId": call_id, "error": "no such tool" }));
+                results.push(json!({ "callId": call_id, "error": self.say("no such tool") }));
                 continue;
             };
             let tid = self.effect_id("tool", &self.ident(&call_id));
             let input = c["input"].clone();
             let mut effect = json!({
                 "effectId": tid, "kind": "tool", "toolName": name, "target": target, "input": input,
-                "context": { "callId": call_id, "invocationId": format!("step-{step}") }
+                "context": { "callId": call_id, "invocationId": self.mint("step", &format!("step-{step}")) }
             });
             if self.k.breaks(Mutant::ToolIntentUntargeted) {
                 let o = effect.as_object_mut().expect("object");
@@ -423,7 +444,7 @@ impl Run {
                 o.remove("target");
             }
             if self.k.breaks(Mutant::NoCallId) {
-                effect["context"] = json!({ "invocationId": format!("step-{step}") });
+                effect["context"] = json!({ "invocationId": self.mint("step", &format!("step-{step}")) });
             }
             let (route, body) = match target["kind"].as_str() {
                 // Core's own tools and the sandbox's never reach a gate.
@@ -445,12 +466,6 @@ impl Run {
                 ),
             };
             match self.effect(effect, None, outcomes, route, body).await {
-                Ok(Effected::Done(v))
-                    if self.k.breaks(Mutant::DenialFailsTurn)
-                        && v.to_string().contains("tool.denied") =>
-                {
-                    return Err(End::Failed(json!({ "status": "failed", "error": v })));
-                }
                 Ok(Effected::Done(v)) => results.push(json!({ "callId": call_id, "result": v })),
                 Ok(Effected::Waiting) if self.k.breaks(Mutant::NoWaitingOnPending) => {
                     results.push(json!({ "callId": call_id, "result": "pending" }))
@@ -467,7 +482,7 @@ impl Run {
         let budget = self.limit("recordEntryBytes").saturating_sub(1024) as usize;
         let mut entry = self.entry(
             "tool-results",
-            json!({ "stepId": format!("step-{step}"), "results": results }),
+            json!({ "stepId": self.mint("step", &format!("step-{step}")), "results": results }),
         );
         if entry.to_string().len() > budget && !self.k.breaks(Mutant::StepResultsUnshaped) {
             let each = budget / (results.len() + 1);
@@ -477,14 +492,14 @@ impl Run {
                 .collect();
             entry = self.entry(
                 "tool-results",
-                json!({ "stepId": format!("step-{step}"), "results": shrunk }),
+                json!({ "stepId": self.mint("step", &format!("step-{step}")), "results": shrunk }),
             );
         }
         if self.k.breaks(Mutant::ResultsSplit) {
             for r in results {
                 entries.push(self.entry(
                     "tool-results",
-                    json!({ "stepId": format!("step-{step}"), "results": [r] }),
+                    json!({ "stepId": self.mint("step", &format!("step-{step}")), "results": [r] }),
                 ));
             }
         } else {
@@ -502,7 +517,7 @@ impl Run {
         step: u64,
         outcomes: &BTreeMap<String, Value>,
     ) -> Result<(), Value> {
-        let on = self.k.decides(Variant::Compacts)
+        let on = chooses(&self.k, Variant::Compacts)
             || self.k.breaks(Mutant::SummaryWithoutPurpose)
             || self.k.breaks(Mutant::CompactionUnmarked);
         let window = self.start["model"]["contextWindow"]
@@ -517,17 +532,17 @@ impl Run {
         if !on || done || before <= window / 2 {
             return Ok(());
         }
-        let ident = self.ident(&format!("summary-{step}"));
+        let ident = self.ident(&self.mint("step", &format!("summary-{step}")));
         let eid = self.effect_id("model", &ident);
         let mut asked = history.clone();
         asked.push(json!({ "role": "user", "content": "Summarize the conversation so far." }));
         let call = self.model_call(&asked, &[]);
-        let mut effect = json!({ "effectId": eid, "kind": "model", "context": { "invocationId": format!("summary-{step}") } });
+        let mut effect = json!({ "effectId": eid, "kind": "model", "context": { "invocationId": self.mint("step", &format!("summary-{step}")) } });
         if !self.k.breaks(Mutant::SummaryWithoutPurpose) {
             effect["purpose"] = json!("summary");
         }
         let body =
-            json!({ "effectId": eid, "invocationId": format!("summary-{step}"), "call": call });
+            json!({ "effectId": eid, "invocationId": self.mint("step", &format!("summary-{step}")), "call": call });
         let summary = match self
             .effect(effect, Some(call), outcomes, "model-calls", body)
             .await?
@@ -566,15 +581,29 @@ impl Run {
         if self.k.breaks(Mutant::IdsByCallOrder) {
             return self.counter.fetch_add(1, Ordering::Relaxed).to_string();
         }
-        if self.k.decides(Variant::OtherIdentity) {
+        if chooses(&self.k, Variant::OtherIdentity) {
             return format!("i{:x}", crate::hash::fnv1a64(natural.as_bytes()));
         }
-        natural.to_string()
+        self.mint("identity", natural)
+    }
+
+    /// An id this harness mints (a step's, an effect's identity): as the reference writes it,
+    /// or (the freedom's words) another, the same for the same text, in visible ASCII since it
+    /// travels in an Idempotency-Key.
+    pub(super) fn mint(&self, site: &str, text: &str) -> String {
+        match self.k.free(Class::Words) {
+            Some(f) => f
+                .word(site, text)
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect(),
+            None => text.to_string(),
+        }
     }
 
     pub(super) fn model_call(&self, history: &[Value], tools: &[Value]) -> Value {
         let instructions = self.start["manifest"]["instructions"].clone();
-        let prompt = if self.k.decides(Variant::OtherPrompt) {
+        let prompt = if chooses(&self.k, Variant::OtherPrompt) {
             json!({ "system": instructions, "turns": history })
         } else {
             let mut p = vec![json!({ "role": "system", "content": instructions })];
@@ -612,7 +641,7 @@ impl Run {
                 let description = if t["enabled"] == false && redescribed {
                     json!(format!("a tool of {server}"))
                 } else {
-                    t["description"].clone()
+                    self.describe(&format!("mcp:{server}/{raw}"), &t["description"])
                 };
                 tools.push(json!({ "name": name, "description": description, "inputSchema": t["inputSchema"] }));
                 targets.insert(
@@ -628,14 +657,17 @@ impl Run {
         {
             if t["kind"] == "http" {
                 let name = t["name"].as_str().unwrap_or_default().to_string();
-                tools.push(json!({ "name": name, "description": t["description"], "inputSchema": t["inputSchema"] }));
+                let description = self.describe(&format!("http:{name}"), &t["description"]);
+                tools.push(json!({ "name": name, "description": description, "inputSchema": t["inputSchema"] }));
                 targets.insert(name.clone(), json!({ "kind": "http", "tool": name }));
             }
         }
         // Core's own tools, when the turn has them (§ 3, § 4): memory (view only for
         // read_only) and schedule_wake; sandbox tools only with a sandbox, which hcpspec never
         // gives (this harness has none to offer, unless the mutant's).
+        let describe = |site: &str, d: &str| self.describe(site, &json!(d));
         let mut runtime = |name: &str, description: &str, schema: Value, target: Value| {
+            let description = describe(name, description);
             tools.push(json!({ "name": name, "description": description, "inputSchema": schema }));
             targets.insert(name.to_string(), target);
         };
@@ -661,7 +693,7 @@ impl Run {
                 json!({ "kind": "runtime", "operation": "memory" }),
             );
         }
-        if self.start["agent"]["selfWake"] == true || self.k.breaks(Mutant::ScheduleWakeAlways) {
+        if self.start["agent"]["selfWake"] == true {
             runtime(
                 "schedule_wake",
                 "Wake this session later: {in} or {at} with a note, or {cancel: true}.",
@@ -677,7 +709,19 @@ impl Run {
                 json!({ "kind": "sandbox" }),
             );
         }
+        if let Some(f) = self.k.freedom {
+            f.permute("tools", &mut tools);
+        }
         (tools, targets)
+    }
+
+    /// A tool's description for the model: the one it came with, or (the freedom's words)
+    /// the harness's own. Describing tools is the harness's.
+    pub(super) fn describe(&self, site: &str, given: &Value) -> Value {
+        match self.k.free(Class::Words) {
+            Some(f) => json!(f.word(&format!("description:{site}"), given.as_str().unwrap_or(""))),
+            None => given.clone(),
+        }
     }
 
     /// How a gate call names an MCP server: `{serverName}` (by a URL: the mutant's).
@@ -689,7 +733,16 @@ impl Run {
     }
 
     pub(super) fn tool_name(&self, server: &str, tool: &str) -> String {
-        if self.k.decides(Variant::OtherToolNames) {
+        if let Some(f) = self.k.free(Class::Words).filter(|f| f.coin(Class::Words, "tool-names")) {
+            let word: String = f
+                .word("tool-name", &format!("{server}/{tool}"))
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            let name = format!("{word}_{tool}");
+            return name.chars().rev().take(64).collect::<Vec<_>>().into_iter().rev().collect();
+        }
+        if chooses(&self.k, Variant::OtherToolNames) {
             return format!("t_{:x}_{tool}", crate::hash::fnv1a64(server.as_bytes()))
                 .chars()
                 .take(64)
@@ -706,10 +759,13 @@ impl Run {
 
     /// Discover the manifest's MCP servers through the Tool Gate and record what they listed.
     pub(super) async fn discover(&self) -> Value {
-        let servers = self.start["manifest"]["mcpServers"]
+        let mut servers = self.start["manifest"]["mcpServers"]
             .as_array()
             .cloned()
             .unwrap_or_default();
+        if let Some(f) = self.k.freedom {
+            f.permute("discover", &mut servers);
+        }
         if servers.is_empty() || self.k.breaks(Mutant::NoMcpDiscovery) {
             return json!({ "servers": [] });
         }

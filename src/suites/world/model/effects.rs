@@ -221,11 +221,11 @@ impl World {
             && !self.breaks(Mutant::CrashedCallExecutesAgain)
     }
 
-    /// A re-send of a tool call still invoking, past the Runtime limit toolAttempts (the core
-    /// role; 3 by default): the call ends as tool.interrupted.
+    /// A re-send of a tool call still invoking, past the Runtime limit toolAttempts (3 by
+    /// default): the call ends as tool.interrupted. Both roles: hcpspec's core caps a
+    /// harness's re-sends as spec 004 § 4 says core does.
     fn interrupted(&mut self, eid: &str, effect: &Value) -> bool {
-        if !self.role.decides_effects()
-            || effect["kind"] != "tool"
+        if effect["kind"] != "tool"
             || self.breaks(Mutant::NoToolAttemptsCap)
         {
             return false;
