@@ -144,7 +144,11 @@ fn a_harness_that_exits_before_connecting_fails_at_once() {
     let _read = ALONE.read().unwrap_or_else(|p| p.into_inner());
     let t = std::time::Instant::now();
     play_within("exits-at-once", 1500, "never connected", None);
-    assert!(t.elapsed() < Duration::from_secs(10), "over in {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "over in {:?}",
+        t.elapsed()
+    );
 }
 
 #[test]

@@ -63,7 +63,9 @@ fn cases() -> Vec<Case> {
     hcpspec::suites::load_suite(&vectors, "harness-api")
         .expect("cases load")
         .into_iter()
-        .filter(|c| c.level == hcpspec::case::Level::MUST && (all || SCENARIOS.contains(&c.id.as_str())))
+        .filter(|c| {
+            c.level == hcpspec::case::Level::MUST && (all || SCENARIOS.contains(&c.id.as_str()))
+        })
         .collect()
 }
 
@@ -83,28 +85,36 @@ fn sleep_changes_no_verdict() -> Result<(), Failed> {
     let t = std::time::Instant::now();
     // At most 16 scenarios at once (32 harnesses), so that the machine's load stays what a
     // run's `--jobs` makes it.
-    let verdicts: Vec<(String, [bool; 2], String)> = cases.chunks(16).flat_map(|chunk| std::thread::scope(|s| {
-        let handles: Vec<_> = chunk
-            .iter()
-            .map(|c| {
-                s.spawn(move || {
-                    let [now, late] = [0, SLEEP_MS].map(|ms| {
-                        let h = launched(ms);
-                        std::thread::scope(|s| s.spawn(|| run_case(c, &h)).join())
-                    });
-                    let v = |r: &std::thread::Result<hcpspec::run::CaseResult>| {
-                        r.as_ref().is_ok_and(|r| r.verdict == Verdict::Pass)
-                    };
-                    let why = match &late {
-                        Ok(r) => format!("{:?}", r.verdict).chars().take(300).collect(),
-                        Err(_) => "panicked".into(),
-                    };
-                    (c.id.clone(), [v(&now), v(&late)], why)
-                })
+    let verdicts: Vec<(String, [bool; 2], String)> = cases
+        .chunks(16)
+        .flat_map(|chunk| {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = chunk
+                    .iter()
+                    .map(|c| {
+                        s.spawn(move || {
+                            let [now, late] = [0, SLEEP_MS].map(|ms| {
+                                let h = launched(ms);
+                                std::thread::scope(|s| s.spawn(|| run_case(c, &h)).join())
+                            });
+                            let v = |r: &std::thread::Result<hcpspec::run::CaseResult>| {
+                                r.as_ref().is_ok_and(|r| r.verdict == Verdict::Pass)
+                            };
+                            let why = match &late {
+                                Ok(r) => format!("{:?}", r.verdict).chars().take(300).collect(),
+                                Err(_) => "panicked".into(),
+                            };
+                            (c.id.clone(), [v(&now), v(&late)], why)
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("joined"))
+                    .collect::<Vec<_>>()
             })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("joined")).collect::<Vec<_>>()
-    })).collect();
+        })
+        .collect();
     let (at_once, late) = (
         verdicts.iter().filter(|v| v.1[0]).count(),
         verdicts.iter().filter(|v| v.1[1]).count(),
@@ -115,7 +125,10 @@ fn sleep_changes_no_verdict() -> Result<(), Failed> {
         t.elapsed()
     );
     for v in verdicts.iter().filter(|v| v.1[0] != v.1[1] || !v.1[0]) {
-        eprintln!("  {}: at once {}, after 5 s {} ({})", v.0, v.1[0], v.1[1], v.2);
+        eprintln!(
+            "  {}: at once {}, after 5 s {} ({})",
+            v.0, v.1[0], v.1[1], v.2
+        );
     }
     let differ: Vec<String> = verdicts
         .iter()

@@ -529,9 +529,7 @@ impl Clock {
             if reached > before {
                 self.connecting = None;
                 self.since = Instant::now();
-            } else if exited
-                || waiting.elapsed() >= Duration::from_millis(CONNECT_ALLOWANCE_MS)
-            {
+            } else if exited || waiting.elapsed() >= Duration::from_millis(CONNECT_ALLOWANCE_MS) {
                 return Now::NeverConnected;
             } else {
                 return Now::Connecting;

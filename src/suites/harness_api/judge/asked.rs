@@ -666,8 +666,12 @@ fn parts_stored(v: &View, c: &Value) -> Result<(), Fail> {
             // of a spilled result, "Spill the rest", not of a binary part).
             if !stored.iter().any(|(_, b)| *b == bytes) {
                 return Err(miss(
-                c,
-                    format!("a {} part of {eid}'s answer ({} bytes) was not stored with artifact.write", part["type"].as_str().unwrap_or(""), bytes.len()),
+                    c,
+                    format!(
+                        "a {} part of {eid}'s answer ({} bytes) was not stored with artifact.write",
+                        part["type"].as_str().unwrap_or(""),
+                        bytes.len()
+                    ),
                     json!({ "artifact.write": { "bytes": bytes.len() } }),
                     json!({ "stored": stored.iter().map(|(e, b)| json!({ "effectId": e, "bytes": b.len() })).collect::<Vec<_>>() }),
                 ));

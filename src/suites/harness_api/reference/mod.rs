@@ -8,6 +8,7 @@ mod effects;
 mod run;
 
 use super::env::LaunchEnv;
+use crate::knob::{Class, Knob as _};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -17,7 +18,6 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
-use crate::knob::{Class, Knob as _};
 
 crate::mutants! {
     /// Mutants of the reference harness: name, the section whose MUST scenarios must catch it,
@@ -504,10 +504,7 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
         if let Some(f) = k.freedom {
             f.extra("lease", &mut ask);
         }
-        let lease = chan
-            .req("lease", ask)
-            .await
-            .map_err(|e| e.to_string())?;
+        let lease = chan.req("lease", ask).await.map_err(|e| e.to_string())?;
         let mut run = Run::new(&env, &lease, chan.clone(), http.clone(), k, counter.clone());
         run.taken = taken;
         taken += 1;

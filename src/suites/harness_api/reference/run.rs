@@ -319,8 +319,7 @@ impl Run {
             if self.k.breaks(Mutant::NoInvocationId) {
                 effect["context"] = json!({});
             }
-            let mut body =
-                json!({ "effectId": eid, "invocationId": self.mint("step", &format!("step-{step}")), "call": call });
+            let mut body = json!({ "effectId": eid, "invocationId": self.mint("step", &format!("step-{step}")), "call": call });
             if self.k.breaks(Mutant::ModelCallWithoutInvocationId) {
                 body.as_object_mut().expect("object").remove("invocationId");
             }
@@ -444,7 +443,8 @@ impl Run {
                 o.remove("target");
             }
             if self.k.breaks(Mutant::NoCallId) {
-                effect["context"] = json!({ "invocationId": self.mint("step", &format!("step-{step}")) });
+                effect["context"] =
+                    json!({ "invocationId": self.mint("step", &format!("step-{step}")) });
             }
             let (route, body) = match target["kind"].as_str() {
                 // Core's own tools and the sandbox's never reach a gate.
@@ -541,8 +541,7 @@ impl Run {
         if !self.k.breaks(Mutant::SummaryWithoutPurpose) {
             effect["purpose"] = json!("summary");
         }
-        let body =
-            json!({ "effectId": eid, "invocationId": self.mint("step", &format!("summary-{step}")), "call": call });
+        let body = json!({ "effectId": eid, "invocationId": self.mint("step", &format!("summary-{step}")), "call": call });
         let summary = match self
             .effect(effect, Some(call), outcomes, "model-calls", body)
             .await?
@@ -733,14 +732,25 @@ impl Run {
     }
 
     pub(super) fn tool_name(&self, server: &str, tool: &str) -> String {
-        if let Some(f) = self.k.free(Class::Words).filter(|f| f.coin(Class::Words, "tool-names")) {
+        if let Some(f) = self
+            .k
+            .free(Class::Words)
+            .filter(|f| f.coin(Class::Words, "tool-names"))
+        {
             let word: String = f
                 .word("tool-name", &format!("{server}/{tool}"))
                 .chars()
                 .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
                 .collect();
             let name = format!("{word}_{tool}");
-            return name.chars().rev().take(64).collect::<Vec<_>>().into_iter().rev().collect();
+            return name
+                .chars()
+                .rev()
+                .take(64)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
         }
         if chooses(&self.k, Variant::OtherToolNames) {
             return format!("t_{:x}_{tool}", crate::hash::fnv1a64(server.as_bytes()))

@@ -32,7 +32,10 @@ fn class_of(v: Variant) -> Option<Class> {
     Some(match v {
         MintInExec | JailPerExec | PassThroughPairs | SpecLintRules | PublicConnectFlag
         | DenialsUnaudited | CredentialFile | BinPathAllowed | HubUsedUpMints => Class::Shapes,
-        SenseOnAfterActivation | NativeLocalAllowList | SenseAfterConnect | TypedArgs
+        SenseOnAfterActivation
+        | NativeLocalAllowList
+        | SenseAfterConnect
+        | TypedArgs
         | DeclaredArgsOnly => Class::Preconditions,
         ActivationLast => Class::Order,
         // narrow-activation is one of the three readings of `activation`.
@@ -76,26 +79,7 @@ pub fn public_connect_needs_grant(f: Option<Freedom>) -> bool {
 }
 
 /// The denial classes, the most specific first (`missing-write` before `no-grant`).
-const CLASSES: &[&str] = &[
-    "missing-read",
-    "missing-write",
-    "missing-connect",
-    "unknown-pack",
-    "unknown-verb",
-    "no-policy",
-    "not-activated",
-    "no-grant",
-    "elevation",
-    "brain-needs-project",
-    "confirm",
-    "not-connected",
-    "mint-failed",
-    "bin-not-allowed",
-    "unknown-bin",
-    "invalid-args",
-    "sense-disabled",
-    "undeclared-trigger",
-];
+const CLASSES: &[&str] = super::variant::DIALECT_ORDER;
 
 /// A class's mark in the freedom's texts: what its denial map looks for.
 fn mark(f: Freedom, class: &str) -> String {
@@ -126,10 +110,7 @@ pub fn text(f: Freedom, text: &str) -> String {
 /// Its denial map, over the texts [`text`] gives.
 pub fn denial_map(f: Freedom) -> BTreeMap<String, String> {
     let tail = |classes: &[&str]| {
-        let marks: Vec<String> = classes
-            .iter()
-            .map(|c| regex::escape(&mark(f, c)))
-            .collect();
+        let marks: Vec<String> = classes.iter().map(|c| regex::escape(&mark(f, c))).collect();
         format!(" (?:{})$", marks.join("|"))
     };
     let mut map: BTreeMap<String, String> = CLASSES
@@ -138,7 +119,12 @@ pub fn denial_map(f: Freedom) -> BTreeMap<String, String> {
         .collect();
     map.insert(
         "no-grant".into(),
-        tail(&["no-grant", "missing-read", "missing-write", "missing-connect"]),
+        tail(&[
+            "no-grant",
+            "missing-read",
+            "missing-write",
+            "missing-connect",
+        ]),
     );
     map
 }
@@ -239,20 +225,27 @@ fn pack_result(f: Freedom, r: &mut Value) {
 
 fn envelope(f: Freedom, e: &mut Value) {
     // A bin that exited non-zero: a failure as ok: false, or a result that carries its code.
-    let exited = e.get("error").and_then(Value::as_str).and_then(|t| {
-        t.strip_prefix("adapter exited with ")?.parse::<i64>().ok()
-    });
+    let exited = e
+        .get("error")
+        .and_then(Value::as_str)
+        .and_then(|t| t.strip_prefix("adapter exited with ")?.parse::<i64>().ok());
     if let Some(code) = exited.filter(|_| f.coin(Class::Shapes, "exit-in-result")) {
         if let Some(o) = e.as_object_mut() {
             o.remove("error");
             o.insert("ok".into(), json!(true));
-            o.insert("result".into(), json!({ "exit_code": code, "stdout": null }));
+            o.insert(
+                "result".into(),
+                json!({ "exit_code": code, "stdout": null }),
+            );
         }
     }
     reword(f, e, &["error"]);
     if let Some(r) = e.get_mut("result") {
         // The spec shows `result: {…}`: what the runtime makes of the adapter's output is its.
-        if let Some(out) = r.get_mut("stdout").filter(|s| !s.is_string() && !s.is_null()) {
+        if let Some(out) = r
+            .get_mut("stdout")
+            .filter(|s| !s.is_string() && !s.is_null())
+        {
             if f.coin(Class::Shapes, "stdout-raw") {
                 *out = json!(out.to_string());
             }
@@ -315,7 +308,9 @@ mod tests {
         assert!(matches("missing-write") && matches("no-grant") && !matches("confirm"));
         let rules = rule_map(f);
         let r = rule(f, "skill-present");
-        assert!(regex::Regex::new(&rules["skill-present"]).unwrap().is_match(&r));
+        assert!(regex::Regex::new(&rules["skill-present"])
+            .unwrap()
+            .is_match(&r));
         assert_eq!(text(Freedom::only(3, &[Class::Order]), "x y"), "x y");
     }
 

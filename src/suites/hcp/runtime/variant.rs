@@ -189,7 +189,7 @@ pub fn dialect_text(text: &str) -> String {
     }
 }
 
-const DIALECT_ORDER: &[&str] = &[
+pub(super) const DIALECT_ORDER: &[&str] = &[
     "missing-read",
     "missing-write",
     "missing-connect",

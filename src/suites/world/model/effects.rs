@@ -225,9 +225,7 @@ impl World {
     /// default): the call ends as tool.interrupted. Both roles: hcpspec's core caps a
     /// harness's re-sends as spec 004 § 4 says core does.
     fn interrupted(&mut self, eid: &str, effect: &Value) -> bool {
-        if effect["kind"] != "tool"
-            || self.breaks(Mutant::NoToolAttemptsCap)
-        {
+        if effect["kind"] != "tool" || self.breaks(Mutant::NoToolAttemptsCap) {
             return false;
         }
         let limit = self
