@@ -367,11 +367,24 @@ impl SelfCheck<'_> {
         // Each case plays the classes its spec does not fix (the case's `fixed`), and a failure
         // names the classes that fail the case alone, so a maintainer sees which expectation
         // holds the reference's choice.
-        let mut failed = Vec::new();
+        let mut groups: BTreeMap<String, (crate::knob::Freedom, Vec<&Case>)> = BTreeMap::new();
         for c in must {
             let free = free_for(freedom, c);
-            let r = self.run(&format!("variant:{}", free.name()), &[c])?;
-            failed.extend(r.into_iter().filter(|r| !passed(r)).map(|r| (r, c, free)));
+            groups
+                .entry(free.name())
+                .or_insert((free, vec![]))
+                .1
+                .push(c);
+        }
+        let mut failed = Vec::new();
+        for (name, (free, cases)) in groups {
+            let r = self.run(&format!("variant:{name}"), &cases)?;
+            failed.extend(
+                r.into_iter()
+                    .zip(cases)
+                    .filter(|(r, _)| !passed(r))
+                    .map(|(r, c)| (r, c, free)),
+            );
         }
         failed
             .iter()
