@@ -109,6 +109,9 @@ impl Target for Echoer {
         }
         let said = if self.knobs.breaks(Mutant::Mute) {
             json!(null)
+        } else if let Some(f) = self.knobs.free(hcpspec::knob::Class::Words) {
+            // What an echoer says is its own word under the freedom variant.
+            json!(f.word("say", body["say"].as_str().unwrap_or("")))
         } else {
             body["say"].clone()
         };
@@ -226,6 +229,40 @@ fn a_fifth_suite_plugs_in_through_the_registry_alone() {
         kept,
         "the second memo played a pair the first kept"
     );
+}
+
+/// A freedom seed's failure names the seed, the case and the class that fails it alone; a case
+/// whose `fixed` names the class is played without it.
+#[test]
+fn a_freedom_failure_names_its_seed_and_class_and_fixed_classes_are_not_played() {
+    registered();
+    let l = hcpspec::suites::load(&vectors(), "echo").expect("the echo suite loads");
+    let ctx = Context::new(&vectors(), Path::new(env!("CARGO_BIN_EXE_hcpspec-probe")));
+    let mut cases = l.cases.clone();
+    cases[1]
+        .fixed
+        .insert("words".into(), "an echo says the words it is given".into());
+    let sc = SelfCheck {
+        suite: l.suite,
+        info: &l.info,
+        cases: &cases,
+        ctx: &ctx,
+        memo: &hcpspec::suites::selfcheck::Memo::new(2),
+    };
+    let seed3 = Info {
+        name: "freedom:3",
+        about: "",
+        sections: &[],
+    };
+    let failed = sc.variant_failures(&seed3).unwrap();
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert!(failed[0].contains(&cases[0].name()), "{}", failed[0]);
+    assert!(
+        failed[0].contains("[seed 3; fails with words]"),
+        "{}",
+        failed[0]
+    );
+    assert_eq!(hcpspec::knob::freedoms()[2].name, "freedom:3");
 }
 
 #[test]
