@@ -5,7 +5,7 @@ version's text was first published (docs/CHANGELOG.md). Prints the case names, o
 
     python3 scripts/requirement-sets.py SUITE YYYY-MM-DD [HCPSPEC]
 
-Run once, when a version is frozen; the list is then kept in vectors/SUITE/versions.json and
+Run once, when a version is frozen; the list is then kept in vectors/SUITE/suite.json (`requirements`) and
 never recomputed (a case added later belongs to the newer version only)."""
 
 import json

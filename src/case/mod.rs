@@ -293,6 +293,10 @@ pub struct SuiteInfo {
     /// the cases that check it, each row proved by its killer (docs/ledgers.md).
     #[serde(default)]
     pub ledgers: Vec<String>,
+    /// Its protocol's versions and each older one's frozen requirement set (docs/vectors.md,
+    /// "Requirement sets"), read by `run::versions`; none: every case is scored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requirements: Option<Value>,
 }
 
 impl SuiteInfo {

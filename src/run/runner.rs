@@ -243,7 +243,7 @@ pub struct Runner<'a> {
     pub ci: bool,
     /// When the run began: every event's `elapsed` counts from it.
     pub started: Instant,
-    /// The suite's protocol versions and their requirement sets (`vectors/<suite>/versions.json`):
+    /// The suite's protocol versions and their requirement sets (its `suite.json`'s `requirements`):
     /// a target stating an older version is judged by its set. Empty: every case scored.
     pub versions: super::versions::Versions,
     /// The version a target that states none (a harness) is written to (`--launch-contract`);

@@ -1,24 +1,19 @@
 //! Requirement sets per protocol version (docs/vectors.md, "Requirement sets"; docs/CHANGELOG.md):
-//! `vectors/<suite>/versions.json` freezes, for each older version of the protocol a suite
-//! speaks, the cases that version required. A target that states an older version is judged by
+//! a suite's `suite.json` member `requirements` freezes, for each older version of the protocol
+//! a suite speaks, the cases that version required. A target that states an older version is judged by
 //! its set: a case outside it still runs and is reported, but is *not scored* (never fails the
 //! run, counted apart). A case added from now on is in no older set, so it belongs to the newest
-//! version only; a suite without the file scores every case.
+//! version only; a suite without the member scores every case.
 
+use crate::case::SuiteInfo;
 use crate::error::BadInput;
 use serde::Deserialize;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// The file's name in a suite's folder.
-pub const FILE: &str = "versions.json";
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct File {
-    #[serde(rename = "$schema", default)]
-    #[allow(dead_code)]
-    schema: Option<String>,
+struct Requirements {
     protocol: String,
     current: String,
     versions: Vec<Older>,
@@ -49,18 +44,14 @@ pub struct Versions {
 }
 
 impl Versions {
-    /// `vectors/<suite>/versions.json`, or no versions (every case scored) when there is none.
-    /// A bad file is one line naming it and the member.
-    pub fn load(suite_dir: &Path) -> Result<Versions, BadInput> {
-        let path = suite_dir.join(FILE);
-        if !path.is_file() {
+    /// A suite's versions, from its `suite.json` (`file`, for errors): none (every case scored)
+    /// when it has no `requirements`. A bad member is one line naming the file and the member.
+    pub fn of(info: &SuiteInfo, file: &Path) -> Result<Versions, BadInput> {
+        let Some(value) = &info.requirements else {
             return Ok(Versions::default());
-        }
-        let at = |m: String| BadInput(format!("{}: {m}", path.display()));
-        let text = crate::input::read_capped(&path, crate::input::MAX_CASE)
-            .map_err(|e| at(String::from(e)))?;
-        let f: File = serde_json::from_str(&text)
-            .map_err(|e| at(format!("line {} column {}: {e}", e.line(), e.column())))?;
+        };
+        let at = |m: String| BadInput(format!("{}: /requirements{m}", file.display()));
+        let f = Requirements::deserialize(value).map_err(|e| at(format!(": {e}")))?;
         let named = |v: &str| {
             v.strip_prefix(f.protocol.as_str())
                 .is_some_and(|r| r.len() > 1 && r.starts_with('/'))
@@ -69,6 +60,16 @@ impl Versions {
             return Err(at(format!(
                 "/current: `{}` is not a version of {}",
                 f.current, f.protocol
+            )));
+        }
+        // The suite's `protocol` names the newest version where it is one of these (the
+        // harness suite's is the Harness API its harnesses speak, not its launch contract).
+        if named(&info.protocol) && info.protocol != f.current {
+            return Err(BadInput(format!(
+                "{}: /protocol: `{}` is not the newest version, /requirements/current `{}`",
+                file.display(),
+                info.protocol,
+                f.current
             )));
         }
         for (i, o) in f.versions.iter().enumerate() {
@@ -139,16 +140,21 @@ impl Versions {
 mod tests {
     use super::*;
 
-    fn versions() -> Versions {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join(FILE),
-            r#"{"protocol": "p", "current": "p/3", "versions": [
-                {"version": "p/1", "published": "2026-01-01", "cases": ["a"]},
-                {"version": "p/2", "published": "2026-02-01", "cases": ["a", "b"]}]}"#,
-        )
+    fn of(requirements: &str) -> Result<Versions, BadInput> {
+        let info: SuiteInfo = serde_json::from_value(serde_json::json!({
+            "name": "s", "title": "S", "drives": "d", "protocol": "p/3", "spec": "x.txt",
+            "sections": [{"id": "1", "title": "One"}],
+            "requirements": serde_json::from_str::<serde_json::Value>(requirements).unwrap(),
+        }))
         .unwrap();
-        Versions::load(dir.path()).unwrap()
+        Versions::of(&info, Path::new("s/suite.json"))
+    }
+
+    fn versions() -> Versions {
+        of(r#"{"protocol": "p", "current": "p/3", "versions": [
+                {"version": "p/1", "published": "2026-01-01", "cases": ["a"]},
+                {"version": "p/2", "published": "2026-02-01", "cases": ["a", "b"]}]}"#)
+        .unwrap()
     }
 
     #[test]
@@ -165,13 +171,16 @@ mod tests {
 
     #[test]
     fn a_version_of_another_protocol_is_refused_naming_the_member() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join(FILE),
-            r#"{"protocol": "p", "current": "p/2", "versions": [{"version": "q/1", "published": "x", "cases": []}]}"#,
-        )
-        .unwrap();
-        let e = Versions::load(dir.path()).unwrap_err().0;
-        assert!(e.contains("/versions/0/version"), "{e}");
+        let e = of(r#"{"protocol": "p", "current": "p/3", "versions": [{"version": "q/1", "published": "x", "cases": []}]}"#)
+            .unwrap_err()
+            .0;
+        assert!(
+            e.contains("s/suite.json: /requirements/versions/0/version"),
+            "{e}"
+        );
+        let e = of(r#"{"protocol": "p", "current": "p/4", "versions": []}"#)
+            .unwrap_err()
+            .0;
+        assert!(e.contains("s/suite.json: /protocol: `p/3`"), "{e}");
     }
 }

@@ -1,6 +1,6 @@
 //! A version means the same verdicts (docs/CHANGELOG.md, "Requirement sets"): a target written
 //! to an older version of its protocol is judged by that version's frozen requirement set
-//! (`vectors/SUITE/versions.json`) and defaults, exit code included. For each protocol, a target
+//! (`vectors/SUITE/suite.json`'s `requirements`) and defaults, exit code included. For each protocol, a target
 //! that states the older version and fails only cases added after it exits 0 with those cases
 //! not scored; the same target stating the newer version exits 1.
 
@@ -53,10 +53,16 @@ fn run(args: &[&str]) -> (i32, Value, tempfile::TempDir, String) {
     (o.status.code().unwrap_or(-1), suite, out, said)
 }
 
-/// The cases of an older version's requirement set, as the suite's versions.json freezes them.
+/// A suite's `requirements`, as its suite.json holds them.
+fn requirements(suite: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("vectors/{suite}/suite.json"));
+    let info: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    info["requirements"].clone()
+}
+
+/// The cases of an older version's requirement set, as the suite's suite.json freezes them.
 fn set(suite: &str, version: &str) -> BTreeSet<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("vectors/{suite}/versions.json"));
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = requirements(suite);
     let older = v["versions"].as_array().unwrap();
     let o = older.iter().find(|o| o["version"] == version).unwrap();
     o["cases"]
@@ -286,24 +292,21 @@ fn every_case_a_requirement_set_names_exists() {
             .lines()
             .map(String::from)
             .collect();
-        let path =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("vectors/{suite}/versions.json"));
-        let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        for older in v["versions"].as_array().unwrap() {
+        for older in requirements(suite)["versions"].as_array().unwrap() {
             let cases = older["cases"].as_array().unwrap();
             assert!(!cases.is_empty(), "{suite} {}", older["version"]);
             for c in cases {
                 let c = c.as_str().unwrap();
                 assert!(
                     listed.contains(c),
-                    "{suite}/versions.json names {c}, no case of {suite}"
+                    "{suite}/suite.json's requirements name {c}, no case of {suite}"
                 );
             }
         }
     }
 }
 
-/// The versions hcpspec's code speaks are the versions each suite's versions.json knows, the
+/// The versions hcpspec's code speaks are the versions each suite's requirements know, the
 /// newest last: a version frozen in the data is one the handshake accepts, and the other way.
 #[test]
 fn the_versions_spoken_are_the_versions_frozen() {
@@ -333,10 +336,11 @@ fn the_versions_spoken_are_the_versions_frozen() {
             launch.as_str(),
         ),
     ] {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("vectors")
-            .join(suite);
-        let v = hcpspec::run::versions::Versions::load(&dir).unwrap();
+        let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
+        let info = hcpspec::case::load_suite_info(&vectors, suite).unwrap();
+        let v =
+            hcpspec::run::versions::Versions::of(&info, &vectors.join(suite).join("suite.json"))
+                .unwrap();
         assert_eq!(v.all(), speaks, "{suite}");
         assert_eq!(v.current(), Some(newest), "{suite}");
     }

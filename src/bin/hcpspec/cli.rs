@@ -396,7 +396,8 @@ fn plan<'a>(
             cores()
         };
         let mut runner = Runner::new(&l.info, &l.cases, expectations);
-        runner.versions = Versions::load(&ctx.vectors.join(&l.info.name))?;
+        runner.versions =
+            Versions::of(&l.info, &ctx.vectors.join(&l.info.name).join("suite.json"))?;
         runner.written_to = written_to(a.launch_contract.as_deref(), &runner.versions)?;
         runner.noun = l.suite.noun().into();
         runner.snapshots = match (&a.snapshots, a.accept) {

@@ -5,7 +5,7 @@
 //! chunks. Embedded harnesses run as tasks on the scenario's runtime.
 
 /// The launch contract's newest version (docs/CHANGELOG.md), `hcpspec-launch/2` in a suite's
-/// versions.json. A harness states none: it is launched, and judged by the newest unless
+/// suite.json (`requirements`). A harness states none: it is launched, and judged by the newest unless
 /// `--launch-contract` names the one it is written to.
 pub const VERSION: &str = "2";
 
