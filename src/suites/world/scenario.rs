@@ -433,6 +433,18 @@ pub enum Asked {
     },
     PartsStored {},
     NoImageFile {},
+    // issue 43, harness:
+    AskedAgain {},
+    SameBody {
+        route: String,
+    },
+    InputTexts {
+        texts: Vec<String>,
+    },
+    PromptPinned {
+        text: String,
+    },
+    UniqueNames {},
 }
 
 /// How `ends` wants a run to end: an output holding the status, or a release.

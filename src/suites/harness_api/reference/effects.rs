@@ -32,7 +32,7 @@ impl Run {
         model_input: Option<Value>,
         outcomes: &BTreeMap<String, Value>,
         route: &'static str,
-        body: Value,
+        mut body: Value,
     ) -> Result<Effected, Value> {
         let eid = effect["effectId"].as_str().unwrap_or_default().to_string();
         if let Some(o) = outcomes.get(&eid) {
@@ -62,6 +62,9 @@ impl Run {
                 Ok(Effected::Done(json!({ "ok": false, "error": error })))
             }
             Some("execute") => {
+                if answer["rejoin"] == true && self.k.breaks(Mutant::RejoinOtherBody) {
+                    body["attempt"] = json!(2);
+                }
                 // A runtime tool is core's (never execute); a sandbox this harness does not have.
                 if matches!(route, "runtime" | "sandbox") {
                     let error = json!({ "code": "tool.unavailable", "message": self.say("nothing here runs it") });
@@ -74,7 +77,8 @@ impl Run {
                 let got = if bypass {
                     json!({ "ok": true, "result": "local", "outcome": { "kind": "candidate", "output": [{ "type": "text", "text": "done" }], "finishReason": "stop" } })
                 } else {
-                    let mut got = self.gate(route, Some(&eid), &body).await;
+                    let mut key = eid.clone();
+                    let mut got = self.gate(route, Some(&key), &body).await;
                     // § 4 "When a gate hop is lost, ask the same intent again."
                     let mut attempts = 1;
                     while route != "model-calls"
@@ -83,10 +87,11 @@ impl Run {
                         && !self.k.breaks(Mutant::LostHopNotAskedAgain)
                     {
                         attempts += 1;
-                        // The same intent: the same effect and hash.
-                        let again = self.chan.req("effect.intent", intent.clone()).await?;
+                        // The same intent: the same effect and hash (another: the mutants').
+                        let again = self.intent_again(&intent, &hashed, attempts, &mut key, &mut body);
+                        let again = self.chan.req("effect.intent", again).await?;
                         match again["status"].as_str() {
-                            Some("execute") => got = self.gate(route, Some(&eid), &body).await,
+                            Some("execute") => got = self.gate(route, Some(&key), &body).await,
                             Some("completed") => {
                                 return Ok(Effected::Done(again["outcome"].clone()))
                             }
@@ -140,6 +145,31 @@ impl Run {
         }
     }
 
+    /// The intent a lost hop asks again: the first one (under a new id, or another hash: the
+    /// mutants'), and the key and body its gate call is sent with.
+    fn intent_again(
+        &self,
+        intent: &Value,
+        hashed: &Value,
+        attempt: usize,
+        key: &mut String,
+        body: &mut Value,
+    ) -> Value {
+        let mut again = intent.clone();
+        if self.k.breaks(Mutant::LostHopNewId) {
+            *key = format!("{}-retry{attempt}", intent["effect"]["effectId"].as_str().unwrap_or_default());
+            let mut h = hashed.clone();
+            h["effectId"] = json!(key);
+            again["effect"]["effectId"] = json!(key);
+            again["requestHash"] = json!(self.hash(&json!({ "effect": h })));
+            body["effectId"] = json!(key);
+        }
+        if self.k.breaks(Mutant::LostHopOtherHash) {
+            again["requestHash"] = json!(self.hash(&json!({ "effect": hashed, "attempt": attempt })));
+        }
+        again
+    }
+
     /// A message of the harness's own (the freedom's words replace it).
     pub(super) fn say(&self, text: &str) -> String {
         match self.k.free(Class::Words) {
@@ -178,6 +208,9 @@ impl Run {
             .upload(eid, &name, "application/json", text.as_bytes(), eid)
             .await["artifactId"]
             .clone();
+        if self.k.breaks(Mutant::SpillWithoutPreview) {
+            return json!({ "truncated": true, "artifactId": artifact, "size": text.len() });
+        }
         let preview: String = text.chars().take(512).collect();
         json!({ "truncated": true, "artifactId": artifact, "size": text.len(), "preview": preview })
     }

@@ -204,6 +204,31 @@ crate::mutants! {
             "sends a stored image to the model as a file though turn.start.model does not read images";
         CompactionUnmarked = "compaction-unmarked", ["6"],
             "compacts as `compacts` does, but leaves the edit that replaced the history unmarked (no kind: \"compaction\")";
+        // issue 43, harness:
+        LostHopNewId = "lost-hop-new-id", ["4"],
+            "asks a lost hop's intent again under a new effect id (a retry's), and calls the gate under it";
+        LostHopOtherHash = "lost-hop-other-hash", ["4"],
+            "asks a lost hop's intent again under its id, hashed with the attempt's number";
+        RejoinOtherBody = "rejoin-other-body", ["4"],
+            "sends a call answered {execute, rejoin: true} again under its key, with a body marking the attempt";
+        MessagesReversed = "messages-reversed", ["3"],
+            "writes a messages input's entries newest first";
+        MessagesEachWhole = "messages-each-whole", ["3"],
+            "writes one input entry per message of a messages input, each carrying the whole input";
+        CompactionWithoutFacts = "compaction-without-facts", ["6"],
+            "compacts as `compacts` does, but its compaction facts carry summaryEffectIds alone (no trigger, tokensBefore, tokensAfter)";
+        MemoryOperationPerCommand = "memory-operation-per-command", ["3"],
+            "targets a memory call at {kind: \"runtime\", operation: \"memory.<command>\"}, not operation memory";
+        MemoryRunLocally = "memory-run-locally", ["3"],
+            "answers the model's memory calls itself, journaling no intent";
+        MemoryIndexUnpinned = "memory-index-unpinned", ["3"],
+            "puts the memory index after the history, so its place in the prompt moves each step";
+        MemoryIndexOnce = "memory-index-once", ["3"],
+            "puts the memory index in the first model call's prompt only";
+        SpillWithoutPreview = "spill-without-preview", ["5b"],
+            "reports a spilled result as {truncated, artifactId, size}, with no preview";
+        HelloFeaturesTools = "hello-features-tools", ["2"],
+            "declares its tools in hello's features";
     }
 }
 
@@ -493,6 +518,9 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
     }
     if k.breaks(Mutant::HelloDeclaresTools) {
         said["tools"] = json!([{ "name": "search" }]);
+    }
+    if k.breaks(Mutant::HelloFeaturesTools) {
+        said["features"]["tools"] = json!([{ "name": "search" }]);
     }
     let hello = chan.req("hello", said).await.map_err(|e| e.to_string())?;
     let renew_every = hello["renewEveryMs"].as_u64().unwrap_or(1000).max(1);

@@ -407,7 +407,14 @@ impl Run {
         }
         Ok(match input["kind"].as_str() {
             Some("messages") if !self.k.breaks(Mutant::MessagesMerged) => {
-                input["messages"].as_array().cloned().unwrap_or_default()
+                let mut each = input["messages"].as_array().cloned().unwrap_or_default();
+                if self.k.breaks(Mutant::MessagesReversed) {
+                    each.reverse();
+                }
+                if self.k.breaks(Mutant::MessagesEachWhole) {
+                    each = vec![input.clone(); each.len()];
+                }
+                each
             }
             _ => vec![input],
         })
@@ -445,6 +452,15 @@ impl Run {
             if self.k.breaks(Mutant::NoCallId) {
                 effect["context"] =
                     json!({ "invocationId": self.mint("step", &format!("step-{step}")) });
+            }
+            let memory = target["operation"] == "memory";
+            if memory && self.k.breaks(Mutant::MemoryRunLocally) {
+                results.push(json!({ "callId": call_id, "result": "(no memories)" }));
+                continue;
+            }
+            if memory && self.k.breaks(Mutant::MemoryOperationPerCommand) {
+                let command = input["command"].as_str().unwrap_or("view");
+                effect["target"]["operation"] = json!(format!("memory.{command}"));
             }
             let (route, body) = match target["kind"].as_str() {
                 // Core's own tools and the sandbox's never reach a gate.
@@ -518,6 +534,7 @@ impl Run {
         outcomes: &BTreeMap<String, Value>,
     ) -> Result<(), Value> {
         let on = chooses(&self.k, Variant::Compacts)
+            || self.k.breaks(Mutant::CompactionWithoutFacts)
             || self.k.breaks(Mutant::SummaryWithoutPurpose)
             || self.k.breaks(Mutant::CompactionUnmarked);
         let window = self.start["model"]["contextWindow"]
@@ -560,9 +577,12 @@ impl Run {
         ];
         *entries = vec![self.entry("compaction", json!({ "summary": summary }))];
         let after = json!(history).to_string().len() as u64 / 4;
-        *self.compacted.lock().unwrap_or_else(|p| p.into_inner()) = Some(json!({
-            "trigger": "auto", "tokensBefore": before, "tokensAfter": after, "summaryEffectIds": [eid]
-        }));
+        let facts = if self.k.breaks(Mutant::CompactionWithoutFacts) {
+            json!({ "summaryEffectIds": [eid] })
+        } else {
+            json!({ "trigger": "auto", "tokensBefore": before, "tokensAfter": after, "summaryEffectIds": [eid] })
+        };
+        *self.compacted.lock().unwrap_or_else(|p| p.into_inner()) = Some(facts);
         Ok(())
     }
 
@@ -602,6 +622,7 @@ impl Run {
 
     pub(super) fn model_call(&self, history: &[Value], tools: &[Value]) -> Value {
         let instructions = self.start["manifest"]["instructions"].clone();
+        let history = self.pin_memory_index(history);
         let prompt = if chooses(&self.k, Variant::OtherPrompt) {
             json!({ "system": instructions, "turns": history })
         } else {
@@ -621,6 +642,23 @@ impl Run {
         call
     }
 
+    /// § 3 "Pin the index where the prompt prefix stays cacheable": the memory index as the
+    /// history's head, in every call (after the history, or in the first call only: the
+    /// mutants').
+    fn pin_memory_index(&self, history: &[Value]) -> Vec<Value> {
+        let Some(index) = self.start["memory"]["index"].as_str() else {
+            return history.to_vec();
+        };
+        let entry = json!({ "role": "user", "content": format!("{}\n{index}", self.say("Your memory index:")) });
+        let mut h = history.to_vec();
+        if self.k.breaks(Mutant::MemoryIndexUnpinned) {
+            h.push(entry);
+        } else if !(self.k.breaks(Mutant::MemoryIndexOnce) && h.iter().any(|m| m["role"] == "assistant")) {
+            h.insert(0, entry);
+        }
+        h
+    }
+
     /// The tools offered the model and, by the name given, what runs each.
     pub(super) fn tools(&self, mcp: &Value) -> (Vec<Value>, HashMap<String, Value>) {
         let mut tools = Vec::new();
@@ -636,7 +674,12 @@ impl Run {
                     continue;
                 }
                 let raw = t["name"].as_str().unwrap_or_default();
-                let name = self.tool_name(server, raw);
+                let mut name = self.tool_name(server, raw);
+                // Two tools whose joined names collide are offered under unique names.
+                while targets.contains_key(&name) {
+                    let tag = format!("_{:08x}", crate::hash::fnv1a64(name.as_bytes()) as u32);
+                    name = name.chars().take(64 - tag.len()).collect::<String>() + &tag;
+                }
                 let description = if t["enabled"] == false && redescribed {
                     json!(format!("a tool of {server}"))
                 } else {

@@ -1,0 +1,188 @@
+//! Asked checks of issue 43: sameness across a re-send (a lost hop asked again, a rejoin sent
+//! again), the queued messages' texts entry by entry, the memory index's place in each prompt,
+//! and tool names offered once each.
+
+use super::view::{entries, View};
+use super::Fail;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+fn miss(c: &Value, message: String, expected: Value, actual: Value) -> Fail {
+    super::fail(
+        c["check"].as_str().unwrap_or_default(),
+        message,
+        expected,
+        actual,
+    )
+}
+
+/// § 4 "When a gate hop is lost, ask the same intent again": after each lost tool hop, the run
+/// asks an intent for the same effect id with the same request hash as the intent answered
+/// `execute` before it (a new id, or the same id under another hash, is another intent).
+pub(super) fn asked_again(v: &View, c: &Value) -> Result<(), Fail> {
+    let lost: Vec<(usize, &Value)> = v
+        .effect_gates()
+        .filter(|(_, g)| g["lost"] == true && g["route"] != "model-calls")
+        .collect();
+    if lost.is_empty() {
+        return Err(miss(
+            c,
+            "no tool call's gate hop was lost: the harness made no call the scenario could lose"
+                .into(),
+            c.clone(),
+            Value::Null,
+        ));
+    }
+    let intents = v.intents();
+    for (at, g) in lost {
+        let key = g["key"].as_str().unwrap_or_default();
+        let first = intents.iter().find(|(q, id, _)| q.at < at && id == key);
+        let hash = first.map(|(q, _, _)| &q.f["p"]["requestHash"]);
+        let after: Vec<(&str, &Value)> = intents
+            .iter()
+            .filter(|(q, _, _)| q.at > at && q.f["p"]["runId"] == g["run"])
+            .map(|(q, id, _)| (id.as_str(), &q.f["p"]))
+            .collect();
+        let same = after
+            .iter()
+            .any(|(id, p)| *id == key && Some(&p["requestHash"]) == hash);
+        if !same {
+            return Err(miss(
+                c,
+                format!("the lost hop of `{key}` was not asked again as the same intent (its effect id and request hash)"),
+                json!({ "effectId": key, "requestHash": hash }),
+                json!(after.iter().map(|(_, p)| json!({ "effect": p["effect"], "requestHash": p["requestHash"] })).collect::<Vec<_>>()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// § 4 "Send it again with the same key and body": the calls on `route` under one
+/// Idempotency-Key carry one body (as JSON), and some key was sent more than once.
+pub(super) fn same_body(v: &View, c: &Value, route: &str) -> Result<(), Fail> {
+    let mut by_key: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
+    for (_, g) in v.gates().filter(|(_, g)| g["route"] == route) {
+        if let Some(k) = g["key"].as_str() {
+            by_key.entry(k).or_default().push(&g["body"]);
+        }
+    }
+    if !by_key.values().any(|b| b.len() > 1) {
+        return Err(miss(
+            c,
+            format!("no call on {route} was sent again under its key"),
+            c.clone(),
+            json!(by_key.keys().collect::<Vec<_>>()),
+        ));
+    }
+    for (k, bodies) in by_key {
+        if let Some(other) = bodies.iter().find(|b| **b != bodies[0]) {
+            return Err(miss(
+                c,
+                format!("the call under `{k}` was sent again with another body"),
+                bodies[0].clone(),
+                (*other).clone(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Find `s` within a string anywhere in `v`.
+fn holds(v: &Value, s: &str) -> bool {
+    match v {
+        Value::String(x) => x.contains(s),
+        Value::Array(a) => a.iter().any(|x| holds(x, s)),
+        Value::Object(o) => o.values().any(|x| holds(x, s)),
+        _ => false,
+    }
+}
+
+/// § 3 "each one of the shapes before, in order; write each as its own input transcript
+/// entry": the first output's input entries, in order, hold the messages' texts, each its own.
+pub(super) fn input_texts(v: &View, c: &Value, texts: &[String]) -> Result<(), Fail> {
+    let Some(out) = v.reqs_of("output").next() else {
+        return Err(miss(c, "no output".into(), c.clone(), Value::Null));
+    };
+    let inputs: Vec<&Value> = entries(&out.f["p"])
+        .into_iter()
+        .filter(|e| e["kind"] == "input")
+        .collect();
+    let right = inputs.len() == texts.len()
+        && inputs.iter().enumerate().all(|(i, e)| {
+            texts
+                .iter()
+                .enumerate()
+                .all(|(j, t)| holds(e, t) == (i == j))
+        });
+    if right {
+        Ok(())
+    } else {
+        Err(miss(
+            c,
+            "the input entries are not the messages, one each, in order".into(),
+            json!(texts),
+            json!(inputs),
+        ))
+    }
+}
+
+/// Where `s` sits in `v`: the pointers of the strings holding it, in document order.
+fn places(v: &Value, s: &str, at: String, out: &mut Vec<String>) {
+    match v {
+        Value::String(x) if x.contains(s) => out.push(at),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .for_each(|(i, x)| places(x, s, format!("{at}/{i}"), out)),
+        Value::Object(o) => o
+            .iter()
+            .for_each(|(k, x)| places(x, s, crate::pointer::push(&at, k), out)),
+        _ => {}
+    }
+}
+
+/// § 3 "Pin the index where the prompt prefix stays cacheable": every model call's prompt
+/// holds `text` (a line of the memory index), first at the same place in each.
+pub(super) fn prompt_pinned(v: &View, c: &Value, text: &str) -> Result<(), Fail> {
+    let mut seen: Vec<Option<String>> = Vec::new();
+    for (_, g) in v.gates().filter(|(_, g)| g["route"] == "model-calls") {
+        let mut at = Vec::new();
+        places(&g["body"]["call"]["prompt"], text, String::new(), &mut at);
+        seen.push(at.into_iter().next());
+    }
+    let pinned = seen.len() > 1 && seen.iter().all(|p| p.is_some() && *p == seen[0]);
+    if pinned {
+        Ok(())
+    } else {
+        Err(miss(
+            c,
+            format!("the model calls' prompts do not hold `{text}` at one place each time (null: not at all)"),
+            json!({ "text": text, "samePlaceInEveryCall": true, "calls": "2 or more" }),
+            json!(seen),
+        ))
+    }
+}
+
+/// § 3 "naming and describing tools is the harness's" (PROFILE: offered under unique names):
+/// no model call offers two tools under one name.
+pub(super) fn unique_names(v: &View, c: &Value) -> Result<(), Fail> {
+    for (_, g) in v.gates().filter(|(_, g)| g["route"] == "model-calls") {
+        let mut names: Vec<&str> = g["body"]["call"]["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        names.sort_unstable();
+        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+            return Err(miss(
+                c,
+                format!("two tools offered under one name, `{}`", w[0]),
+                json!("each tool under a name of its own"),
+                json!(names),
+            ));
+        }
+    }
+    Ok(())
+}
