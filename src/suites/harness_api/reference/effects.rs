@@ -127,6 +127,11 @@ impl Run {
                 if self.k.breaks(Mutant::OutcomeWithoutRunId) {
                     outcome.as_object_mut().expect("object").remove("runId");
                 }
+                if self.k.breaks(Mutant::OutcomeAsResult) {
+                    let o = outcome.as_object_mut().expect("object");
+                    let v = o.remove("value").unwrap_or_default();
+                    o.insert("result".into(), v);
+                }
                 let recorded = self.chan.req("effect.outcome", outcome).await?;
                 Ok(Effected::Done(
                     recorded.get("outcome").cloned().unwrap_or(value),

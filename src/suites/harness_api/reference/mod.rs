@@ -229,6 +229,12 @@ crate::mutants! {
             "reports a spilled result as {truncated, artifactId, size}, with no preview";
         HelloFeaturesTools = "hello-features-tools", ["2"],
             "declares its tools in hello's features";
+        OutcomeAsResult = "outcome-as-result", ["4"],
+            "sends effect.outcome with the gate's answer as `result`, not `value`";
+        McpSnapshotEmpty = "mcp-snapshot-empty", ["3"],
+            "connects the manifest's MCP servers but records an empty snapshot, listing nothing";
+        ReleaseReasonAlwaysShutdown = "release-reason-always-shutdown", ["8"],
+            "gives a run back with reason shutdown, whatever core's cancel said";
     }
 }
 

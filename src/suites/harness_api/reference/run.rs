@@ -111,6 +111,9 @@ impl Run {
                     let _ = self.chan.req("lease.release", json!({ "runId": self.id, "reason": reason })).await;
                 } else if release && !self.k.breaks(Mutant::NoReleaseOnShutdown) || !release && self.k.breaks(Mutant::NoCancelledOutput) {
                     let mut p = json!({ "runId": self.id, "reason": reason });
+                    if self.k.breaks(Mutant::ReleaseReasonAlwaysShutdown) {
+                        p["reason"] = json!("shutdown");
+                    }
                     if self.k.breaks(Mutant::ReleaseWithoutReason) {
                         p.as_object_mut().expect("object").remove("reason");
                     }
@@ -830,6 +833,9 @@ impl Run {
             if let Ok(a) = self.gate("mcp/list", None, &server).await {
                 listed.push(json!({ "name": name, "tools": a["result"]["tools"] }));
             }
+        }
+        if self.k.breaks(Mutant::McpSnapshotEmpty) {
+            listed.clear();
         }
         let snapshot = json!({ "snapshotSchemaVersion": 2, "servers": listed });
         match self
