@@ -186,3 +186,74 @@ pub(super) fn unique_names(v: &View, c: &Value) -> Result<(), Fail> {
     }
     Ok(())
 }
+
+/// An object anywhere in `v` whose `reference` names the artifact `id` (§ 5: "A media part's
+/// reference names an artifact version"); a note naming it, in text, is free.
+fn references(v: &Value, id: &str) -> bool {
+    match v {
+        Value::Object(o) => {
+            o.get("reference").is_some_and(|r| r["artifactId"] == id)
+                || o.values().any(|x| references(x, id))
+        }
+        Value::Array(a) => a.iter().any(|x| references(x, id)),
+        _ => false,
+    }
+}
+
+/// § 5 "It refuses … a text file as a media part … past limits.modelFileBytes"; § 3
+/// "modelFileBytes: … the largest a harness should show it": no model call holds a media part
+/// whose reference names the artifact.
+pub(super) fn no_reference(v: &View, c: &Value, artifact: &str) -> Result<(), Fail> {
+    let sent = v
+        .gates()
+        .filter(|(_, g)| g["route"] == "model-calls")
+        .find(|(_, g)| references(&g["body"]["call"], artifact));
+    match sent {
+        None => Ok(()),
+        Some((_, g)) => Err(miss(
+            c,
+            format!("a model call holds a media part naming `{artifact}`"),
+            json!({ "mediaPartNaming": artifact, "in": "no model call" }),
+            g["body"]["call"]["prompt"].clone(),
+        )),
+    }
+}
+
+/// § 4b "Ask for later chunks with the version the first answer named, since a new one may
+/// land": every `artifact.read` of an artifact after the first answered one names that answer's
+/// version; some artifact was read more than once.
+pub(super) fn reads_pinned(v: &View, c: &Value) -> Result<(), Fail> {
+    let mut first: BTreeMap<String, Value> = BTreeMap::new();
+    let mut again = 0;
+    for r in v.reqs_of("artifact.read") {
+        let id = r.f["p"]["artifactId"].as_str().unwrap_or_default().to_string();
+        if let Some(version) = first.get(&id) {
+            again += 1;
+            if &r.f["p"]["version"] != version {
+                return Err(miss(
+                    c,
+                    format!("a later read of `{id}` does not name the version the first answer named"),
+                    json!({ "version": version }),
+                    r.f["p"].clone(),
+                ));
+            }
+            continue;
+        }
+        let answered = v
+            .answer(&r)
+            .map(|a| a["r"]["artifact"]["version"].clone())
+            .filter(|x| !x.is_null());
+        if let Some(version) = answered {
+            first.insert(id, version);
+        }
+    }
+    if again == 0 {
+        return Err(miss(
+            c,
+            "no artifact was read in more than one request".into(),
+            c.clone(),
+            json!(first),
+        ));
+    }
+    Ok(())
+}

@@ -122,6 +122,8 @@ impl Asked {
             Asked::InputTexts { texts } => again::input_texts(v, c, texts),
             Asked::PromptPinned { text } => again::prompt_pinned(v, c, text),
             Asked::UniqueNames {} => again::unique_names(v, c),
+            Asked::NoReference { artifact } => again::no_reference(v, c, artifact),
+            Asked::ReadsPinned {} => again::reads_pinned(v, c),
         }
     }
 }

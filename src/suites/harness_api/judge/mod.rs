@@ -347,6 +347,16 @@ pub const CHECKS: &[Check] = &[
         cite: "",
         run: Run::Asked,
     },
+    Check {
+        name: "noReference",
+        cite: "",
+        run: Run::Asked,
+    },
+    Check {
+        name: "readsPinned",
+        cite: "",
+        run: Run::Asked,
+    },
 ];
 
 /// The checks of every scenario, by name: what a ledger row may claim.

@@ -175,6 +175,59 @@ impl Run {
         again
     }
 
+    /// How a message's files reach the model (§ 3 model, § 5 media parts): a text file inlined,
+    /// read in chunks of the version the first answer named; a file past modelFileBytes told
+    /// of in a note; any other left a media part naming its version.
+    pub(super) async fn files_for_model(&self, m: &Value) -> Value {
+        let mut m = m.clone();
+        let Some(parts) = m.get_mut("content").and_then(Value::as_array_mut) else {
+            return m;
+        };
+        for part in parts.iter_mut() {
+            let Some(aid) = part["reference"]["artifactId"].as_str().map(str::to_string) else {
+                continue;
+            };
+            let mut ask = json!({ "runId": self.id, "artifactId": aid, "length": 0 });
+            if part["reference"]["version"].is_u64() {
+                ask["version"] = part["reference"]["version"].clone();
+            }
+            let Ok(read) = self.chan.req("artifact.read", ask).await else {
+                continue;
+            };
+            let meta = read["artifact"].clone();
+            let size = meta["size"].as_u64().unwrap_or(0);
+            let kind = meta["contentType"].as_str().unwrap_or_default().to_string();
+            if kind.starts_with("text/") && !self.k.breaks(Mutant::TextFileAsMedia) {
+                *part = json!({ "type": "text", "text": self.read_text(&aid, &meta).await });
+            } else if size > self.limit("modelFileBytes") && !self.k.breaks(Mutant::BigFileAsMedia) {
+                let note = self.say("a file too large to show you");
+                *part = json!({ "type": "text", "text": format!("[{note}: {} ({kind}, {size} bytes)]", meta["name"].as_str().unwrap_or(&aid)) });
+            }
+        }
+        m
+    }
+
+    /// A text artifact's bytes, chunk by chunk, every chunk of the version `meta` names.
+    async fn read_text(&self, aid: &str, meta: &Value) -> String {
+        let chunk = self.limit("chunkBytes").clamp(1, 1 << 20);
+        let mut bytes = Vec::new();
+        for _ in 0..256 {
+            let mut ask = json!({ "runId": self.id, "artifactId": aid, "offset": bytes.len(), "length": chunk });
+            if !self.k.breaks(Mutant::LaterChunksUnversioned) {
+                ask["version"] = meta["version"].clone();
+            }
+            let Ok(read) = self.chan.req("artifact.read", ask).await else {
+                break;
+            };
+            let got = read["base64"].as_str().and_then(crate::suites::world::unb64).unwrap_or_default();
+            bytes.extend(got);
+            if read["eof"] != false {
+                break;
+            }
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
     /// A message of the harness's own (the freedom's words replace it).
     pub(super) fn say(&self, text: &str) -> String {
         match self.k.free(Class::Words) {

@@ -235,6 +235,12 @@ crate::mutants! {
             "connects the manifest's MCP servers but records an empty snapshot, listing nothing";
         ReleaseReasonAlwaysShutdown = "release-reason-always-shutdown", ["8"],
             "gives a run back with reason shutdown, whatever core's cancel said";
+        BigFileAsMedia = "big-file-as-media", ["3"],
+            "sends a message's file to the model as a media part whatever its size, past limits.modelFileBytes too";
+        TextFileAsMedia = "text-file-as-media", ["3"],
+            "sends a message's text file to the model as a media part, never inlining it";
+        LaterChunksUnversioned = "later-chunks-unversioned", ["4b"],
+            "reads a file's later chunks without the version the first answer named (the latest, whichever)";
     }
 }
 

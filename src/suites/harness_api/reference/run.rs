@@ -295,10 +295,10 @@ impl Run {
             .iter()
             .map(|m| self.entry("input", json!({ "input": m })))
             .collect();
-        let mut history: Vec<Value> = messages
-            .iter()
-            .map(|m| json!({ "role": "user", "content": m }))
-            .collect();
+        let mut history: Vec<Value> = Vec::new();
+        for m in &messages {
+            history.push(json!({ "role": "user", "content": self.files_for_model(m).await }));
+        }
         for step in 0..12u64 {
             if step > 0 && self.k.breaks(Mutant::TranscriptReadPerStep) {
                 let _ = self
