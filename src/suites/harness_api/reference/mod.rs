@@ -241,6 +241,8 @@ crate::mutants! {
             "sends a message's text file to the model as a media part, never inlining it";
         LaterChunksUnversioned = "later-chunks-unversioned", ["4b"],
             "reads a file's later chunks without the version the first answer named (the latest, whichever)";
+        ServerWithoutAgentId = "server-without-agent-id", ["5"],
+            "names an agent-used-as-a-tool's MCP server by {serverName} alone, without its agentId";
     }
 }
 

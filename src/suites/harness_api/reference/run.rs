@@ -474,7 +474,7 @@ impl Run {
                 Some("mcp") => (
                     "tool-calls",
                     json!({
-                        "server": self.server(&target["server"]), "effectId": tid,
+                        "server": self.server(&target["server"], &target["agentId"]), "effectId": tid,
                         "name": if self.k.breaks(Mutant::OfferedNameCalled) { json!(name) } else { target["tool"].clone() },
                         "arguments": input
                     }),
@@ -689,10 +689,11 @@ impl Run {
                     self.describe(&format!("mcp:{server}/{raw}"), &t["description"])
                 };
                 tools.push(json!({ "name": name, "description": description, "inputSchema": t["inputSchema"] }));
-                targets.insert(
-                    name,
-                    json!({ "kind": "mcp", "server": server, "tool": raw }),
-                );
+                let mut target = json!({ "kind": "mcp", "server": server, "tool": raw });
+                if s["agentId"].is_string() {
+                    target["agentId"] = s["agentId"].clone();
+                }
+                targets.insert(name, target);
             }
         }
         for t in self.start["manifest"]["tools"]
@@ -770,9 +771,13 @@ impl Run {
     }
 
     /// How a gate call names an MCP server: `{serverName}` (by a URL: the mutant's).
-    pub(super) fn server(&self, name: &Value) -> Value {
+    /// The agent used as a tool that declares it, when not the root (`agentId`, § 3).
+    pub(super) fn server(&self, name: &Value, agent: &Value) -> Value {
         if self.k.breaks(Mutant::McpServerByUrl) {
             return json!({ "url": format!("{}/mcp/{}", self.gates, name.as_str().unwrap_or_default()) });
+        }
+        if agent.is_string() && !self.k.breaks(Mutant::ServerWithoutAgentId) {
+            return json!({ "agentId": agent, "serverName": name });
         }
         json!({ "serverName": name })
     }
@@ -828,7 +833,7 @@ impl Run {
         let mut listed = Vec::new();
         for s in servers {
             let name = s["name"].clone();
-            let server = json!({ "server": self.server(&name) });
+            let server = json!({ "server": self.server(&name, &Value::Null) });
             let _ = self.gate("mcp/connect", None, &server).await;
             if let Ok(a) = self.gate("mcp/list", None, &server).await {
                 listed.push(json!({ "name": name, "tools": a["result"]["tools"] }));
