@@ -478,6 +478,7 @@ pub enum Asked {
         artifact: String,
     },
     ReadsPinned {},
+    NoNewVersion {},
 }
 
 /// How `ends` wants a run to end: an output holding the status, or a release.

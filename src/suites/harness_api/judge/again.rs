@@ -257,3 +257,44 @@ pub(super) fn reads_pinned(v: &View, c: &Value) -> Result<(), Fail> {
     }
     Ok(())
 }
+
+/// § 5b "A crash can run a call again, and the gate answers it with the same bytes. A key made
+/// from the effect id and the bytes' hash writes nothing new then": the same bytes stored again
+/// for the same call start no new version (every begin after the first answered `created:
+/// false`); some call's bytes were stored twice.
+pub(super) fn no_new_version(v: &View, c: &Value) -> Result<(), Fail> {
+    let mut begins: BTreeMap<(String, u64), Vec<&Value>> = BTreeMap::new();
+    for r in v.reqs_of("artifact.write").filter(|r| r.f["p"]["op"] == "begin") {
+        let p = &r.f["p"];
+        let size = p["base64"]
+            .as_str()
+            .and_then(crate::suites::world::unb64)
+            .map(|b| b.len() as u64)
+            .or_else(|| p["size"].as_u64())
+            .unwrap_or(0);
+        let eid = p["effectId"].as_str().unwrap_or_default().to_string();
+        if let Some(a) = v.answer(&r).filter(|a| a["ok"] == true) {
+            begins.entry((eid, size)).or_default().push(&a["r"]);
+        }
+    }
+    if !begins.values().any(|b| b.len() > 1) {
+        return Err(miss(
+            c,
+            "no call's result was stored again: the scenario's crash ran no call twice".into(),
+            c.clone(),
+            json!(begins.keys().map(|k| &k.0).collect::<Vec<_>>()),
+        ));
+    }
+    for ((eid, _), answers) in begins {
+        let new: Vec<&&Value> = answers.iter().filter(|a| a["created"] != false).collect();
+        if new.len() > 1 {
+            return Err(miss(
+                c,
+                format!("the result of `{eid}`, stored again after a crash, started a new version"),
+                json!({ "afterTheFirst": { "status": "written", "created": false } }),
+                json!(answers),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -124,6 +124,7 @@ impl Asked {
             Asked::UniqueNames {} => again::unique_names(v, c),
             Asked::NoReference { artifact } => again::no_reference(v, c, artifact),
             Asked::ReadsPinned {} => again::reads_pinned(v, c),
+            Asked::NoNewVersion {} => again::no_new_version(v, c),
         }
     }
 }

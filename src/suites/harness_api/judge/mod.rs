@@ -357,6 +357,11 @@ pub const CHECKS: &[Check] = &[
         cite: "",
         run: Run::Asked,
     },
+    Check {
+        name: "noNewVersion",
+        cite: "",
+        run: Run::Asked,
+    },
 ];
 
 /// The checks of every scenario, by name: what a ledger row may claim.

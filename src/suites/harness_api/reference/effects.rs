@@ -349,6 +349,12 @@ impl Run {
         if self.k.breaks(Mutant::SpillWithoutEffectId) {
             begin.as_object_mut().expect("object").remove("effectId");
         }
+        if self.k.breaks(Mutant::SpillKeyPerRun) {
+            begin["key"] = json!(format!("{key}:{}", self.id));
+        }
+        if self.k.breaks(Mutant::SpillWithoutKey) {
+            begin.as_object_mut().expect("object").remove("key");
+        }
         let b64 = |b: &[u8]| crate::suites::world::artifacts::b64(b);
         let one = bytes.len() <= chunk || self.k.breaks(Mutant::ChunkTooLarge);
         if one {

@@ -243,6 +243,10 @@ crate::mutants! {
             "reads a file's later chunks without the version the first answer named (the latest, whichever)";
         ServerWithoutAgentId = "server-without-agent-id", ["5"],
             "names an agent-used-as-a-tool's MCP server by {serverName} alone, without its agentId";
+        SpillKeyPerRun = "spill-key-per-run", ["5b"],
+            "keys each store by the call and the run, so a crash's re-run stores a new version";
+        SpillWithoutKey = "spill-without-key", ["5b"],
+            "stores a spilled result with no key";
     }
 }
 
