@@ -479,6 +479,7 @@ pub enum Asked {
     },
     ReadsPinned {},
     NoNewVersion {},
+    StopsOnCancel {},
 }
 
 /// How `ends` wants a run to end: an output holding the status, or a release.

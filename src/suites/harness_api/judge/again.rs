@@ -298,3 +298,41 @@ pub(super) fn no_new_version(v: &View, c: &Value) -> Result<(), Fail> {
     }
     Ok(())
 }
+
+/// § 8 "On cancel and deadline: stop": once core sent a run `cancel` (reason cancel or
+/// deadline), the run asks no intent for a model effect: a step needs the one before it done,
+/// so a model intent after the cancel is a step the harness began after it (what it sent before
+/// crosses the cancel).
+pub(super) fn stops_on_cancel(v: &View, c: &Value) -> Result<(), Fail> {
+    let cancels: Vec<(usize, &Value)> = v
+        .p
+        .log
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| {
+            e["via"] == "frame"
+                && e["from"] == "core"
+                && e["frame"]["t"] == "msg"
+                && e["frame"]["m"] == "cancel"
+                && matches!(e["frame"]["p"]["reason"].as_str(), Some("cancel" | "deadline"))
+        })
+        .map(|(i, e)| (i, &e["frame"]["p"]["runId"]))
+        .collect();
+    if cancels.is_empty() {
+        return Err(miss(c, "core sent no cancel".into(), c.clone(), Value::Null));
+    }
+    for (at, run) in cancels {
+        let late = v.reqs_of("effect.intent").find(|q| {
+            q.at > at && &q.f["p"]["runId"] == run && q.f["p"]["effect"]["kind"] == "model"
+        });
+        if let Some(q) = late {
+            return Err(miss(
+                c,
+                format!("{run} began another step (a model intent) after core's cancel"),
+                json!("no new step after the cancel: stop"),
+                q.f.clone(),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -125,6 +125,7 @@ impl Asked {
             Asked::NoReference { artifact } => again::no_reference(v, c, artifact),
             Asked::ReadsPinned {} => again::reads_pinned(v, c),
             Asked::NoNewVersion {} => again::no_new_version(v, c),
+            Asked::StopsOnCancel {} => again::stops_on_cancel(v, c),
         }
     }
 }

@@ -247,6 +247,8 @@ crate::mutants! {
             "keys each store by the call and the run, so a crash's re-run stores a new version";
         SpillWithoutKey = "spill-without-key", ["5b"],
             "stores a spilled result with no key";
+        StepsOnAfterCancel = "steps-on-after-cancel", ["8"],
+            "on cancel, cancels its gate calls but lets the segment run on to its end, then reports turn.failed cancelled";
     }
 }
 

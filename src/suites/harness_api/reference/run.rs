@@ -122,6 +122,9 @@ impl Run {
                     if !release && !self.k.breaks(Mutant::NoGateCancel) {
                         self.cancel_gate_calls().await;
                     }
+                    if !release && self.k.breaks(Mutant::StepsOnAfterCancel) {
+                        let _ = (&mut work).await;
+                    }
                     self.output(End::Failed(json!({ "status": "cancelled", "reason": reason }))).await;
                 }
             }
