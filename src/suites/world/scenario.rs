@@ -480,6 +480,7 @@ pub enum Asked {
     ReadsPinned {},
     NoNewVersion {},
     StopsOnCancel {},
+    InvocationsByStep {},
 }
 
 /// How `ends` wants a run to end: an output holding the status, or a release.

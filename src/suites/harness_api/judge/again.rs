@@ -336,3 +336,48 @@ pub(super) fn stops_on_cancel(v: &View, c: &Value) -> Result<(), Fail> {
     }
     Ok(())
 }
+
+/// An intent's `context.invocationId` (on the effect, or beside it).
+fn invocation(q: &Value) -> &Value {
+    match &q["p"]["effect"]["context"]["invocationId"] {
+        Value::Null => &q["p"]["context"]["invocationId"],
+        x => x,
+    }
+}
+
+/// § 4 "a model effect needs invocationId (the step); a tool effect needs callId … and
+/// invocationId": each step's model intent names an invocationId no other step's does, and each
+/// tool intent names the one of the step whose answer made its call (the model intent before
+/// it, a summary call aside); two steps at least.
+pub(super) fn invocations_by_step(v: &View, c: &Value) -> Result<(), Fail> {
+    let mut steps: Vec<&Value> = Vec::new();
+    for (q, id, _) in v.intents() {
+        let kind = &q.f["p"]["effect"]["kind"];
+        if kind == "model" && !super::view::summary_call(&q) {
+            let inv = invocation(q.f);
+            if inv.is_null() || steps.contains(&inv) {
+                return Err(miss(
+                    c,
+                    format!("the model intent `{id}` names no invocationId of its own step"),
+                    json!({ "otherSteps": steps }),
+                    q.f["p"].clone(),
+                ));
+            }
+            steps.push(inv);
+        } else if kind == "tool" {
+            let step = steps.last().copied().unwrap_or(&Value::Null);
+            if invocation(q.f) != step {
+                return Err(miss(
+                    c,
+                    format!("the tool intent `{id}` does not name its step's invocationId"),
+                    json!({ "invocationId": step }),
+                    q.f["p"].clone(),
+                ));
+            }
+        }
+    }
+    if steps.len() < 2 {
+        return Err(miss(c, "fewer than two steps".into(), c.clone(), json!(steps)));
+    }
+    Ok(())
+}

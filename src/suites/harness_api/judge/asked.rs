@@ -126,6 +126,7 @@ impl Asked {
             Asked::ReadsPinned {} => again::reads_pinned(v, c),
             Asked::NoNewVersion {} => again::no_new_version(v, c),
             Asked::StopsOnCancel {} => again::stops_on_cancel(v, c),
+            Asked::InvocationsByStep {} => again::invocations_by_step(v, c),
         }
     }
 }

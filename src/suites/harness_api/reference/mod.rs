@@ -249,6 +249,10 @@ crate::mutants! {
             "stores a spilled result with no key";
         StepsOnAfterCancel = "steps-on-after-cancel", ["8"],
             "on cancel, cancels its gate calls but lets the segment run on to its end, then reports turn.failed cancelled";
+        OneInvocationId = "one-invocation-id", ["4"],
+            "names every step of a turn by one invocationId, the turn id";
+        ToolInvocationPerCall = "tool-invocation-per-call", ["4"],
+            "gives each tool effect an invocationId of its own, not its step's";
     }
 }
 

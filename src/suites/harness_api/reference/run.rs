@@ -322,6 +322,9 @@ impl Run {
             let eid = self.effect_id("model", &ident);
             let call = self.model_call(&history, &tools);
             let mut effect = json!({ "effectId": eid, "kind": "model", "context": { "invocationId": self.mint("step", &format!("step-{step}")) } });
+            if self.k.breaks(Mutant::OneInvocationId) {
+                effect["context"]["invocationId"] = json!(self.turn);
+            }
             if self.k.breaks(Mutant::NoInvocationId) {
                 effect["context"] = json!({});
             }
@@ -450,6 +453,12 @@ impl Run {
                 "effectId": tid, "kind": "tool", "toolName": name, "target": target, "input": input,
                 "context": { "callId": call_id, "invocationId": self.mint("step", &format!("step-{step}")) }
             });
+            if self.k.breaks(Mutant::OneInvocationId) {
+                effect["context"]["invocationId"] = json!(self.turn);
+            }
+            if self.k.breaks(Mutant::ToolInvocationPerCall) {
+                effect["context"]["invocationId"] = json!(format!("{call_id}-invocation"));
+            }
             if self.k.breaks(Mutant::ToolIntentUntargeted) {
                 let o = effect.as_object_mut().expect("object");
                 o.remove("toolName");
