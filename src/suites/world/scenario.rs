@@ -481,6 +481,10 @@ pub enum Asked {
     NoNewVersion {},
     StopsOnCancel {},
     InvocationsByStep {},
+    CallsTarget {
+        name: String,
+        target: Map<String, Value>,
+    },
 }
 
 /// How `ends` wants a run to end: an output holding the status, or a release.

@@ -381,3 +381,28 @@ pub(super) fn invocations_by_step(v: &View, c: &Value) -> Result<(), Fail> {
     }
     Ok(())
 }
+
+/// § 4's target table: every tool intent whose `toolName` (the name the model called it by)
+/// holds `name` targets `target` (its members equal). A harness that offered no such tool made
+/// no such call, and holds.
+pub(super) fn calls_target(
+    v: &View,
+    c: &Value,
+    name: &str,
+    target: &serde_json::Map<String, Value>,
+) -> Result<(), Fail> {
+    for (q, id, _) in v.intents() {
+        let e = &q.f["p"]["effect"];
+        let called = e["kind"] == "tool"
+            && e["toolName"].as_str().is_some_and(|n| n.contains(name));
+        if called && target.iter().any(|(k, x)| &e["target"][k] != x) {
+            return Err(miss(
+                c,
+                format!("the call `{id}` of the model's `{name}` tool targets another"),
+                json!(target),
+                e["target"].clone(),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -127,6 +127,7 @@ impl Asked {
             Asked::NoNewVersion {} => again::no_new_version(v, c),
             Asked::StopsOnCancel {} => again::stops_on_cancel(v, c),
             Asked::InvocationsByStep {} => again::invocations_by_step(v, c),
+            Asked::CallsTarget { name, target } => again::calls_target(v, c, name, target),
         }
     }
 }

@@ -372,6 +372,11 @@ pub const CHECKS: &[Check] = &[
         cite: "",
         run: Run::Asked,
     },
+    Check {
+        name: "callsTarget",
+        cite: "",
+        run: Run::Asked,
+    },
 ];
 
 /// The checks of every scenario, by name: what a ledger row may claim.

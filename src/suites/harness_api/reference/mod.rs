@@ -253,6 +253,8 @@ crate::mutants! {
             "names every step of a turn by one invocationId, the turn id";
         ToolInvocationPerCall = "tool-invocation-per-call", ["4"],
             "gives each tool effect an invocationId of its own, not its step's";
+        ScheduleWakeAsHarnessTool = "schedule-wake-as-harness-tool", ["3"],
+            "journals the model's schedule_wake calls as its own tool ({kind: \"harness\"}), not {kind: \"runtime\", operation: \"schedule_wake\"}";
     }
 }
 

@@ -473,6 +473,11 @@ impl Run {
                 results.push(json!({ "callId": call_id, "result": "(no memories)" }));
                 continue;
             }
+            if target["operation"] == "schedule_wake"
+                && self.k.breaks(Mutant::ScheduleWakeAsHarnessTool)
+            {
+                effect["target"] = json!({ "kind": "harness" });
+            }
             if memory && self.k.breaks(Mutant::MemoryOperationPerCommand) {
                 let command = input["command"].as_str().unwrap_or("view");
                 effect["target"]["operation"] = json!(format!("memory.{command}"));
