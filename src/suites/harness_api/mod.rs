@@ -316,6 +316,10 @@ pub(crate) fn play(
             acts.clone(),
             Box::new(Scripted),
         )));
+        for f in &sc.artifacts {
+            let name = if f.name.is_empty() { &f.artifact_id } else { &f.name };
+            crate::suites::world::artifacts::seed_file(&mut lock(&w), &f.artifact_id, name, &f.content_type, &f.content());
+        }
         let (core_task, gates_task, reached) = serve(core, gates, &w);
         // `afterMs` triggers, in the order they fire on the scenario's clock.
         let mut timed: Vec<(u64, Value)> = sc

@@ -383,6 +383,20 @@ pub fn seed(w: &mut World, name: &str, bytes: &[u8], scope: &str, kind: &str) ->
     json!({ "artifactId": aid, "version": 1 })
 }
 
+/// Issue 43 (harness role): a file artifact of the session a scenario's messages name, under
+/// the id the scenario gives it.
+pub fn seed_file(w: &mut World, aid: &str, name: &str, content_type: &str, bytes: &[u8]) {
+    let meta = json!({
+        "artifactId": aid, "kind": "file", "name": name, "version": 1,
+        "contentType": content_type, "size": bytes.len(),
+        "sha256": crate::hash::sha256_hex(bytes), "tenantWide": false
+    });
+    w.artifacts.insert(
+        aid.to_string(),
+        json!({ "meta": meta, "base64": b64(bytes), "scope": "session" }),
+    );
+}
+
 /// An artifact's `sha256`: the SHA-256 of its bytes (the mutant's is another hash).
 fn sha256_of(w: &World, bytes: &[u8]) -> String {
     if w.breaks(Mutant::ArtifactSha256NotItsBytes) {

@@ -738,6 +738,17 @@ impl World {
                 || (frame.is_some() && t.when.frame.as_deref() == frame);
             if hit && t.when.nth.unwrap_or(1) == count {
                 let _ = self.acts.send(Act::Do(t.act.clone()));
+                // Issue 43 (harness role): the frame that sets off a kill is lost with the
+                // harness: its connection closed and its run over (connection.lost) before the
+                // frame is answered, so the killed harness learns nothing more.
+                if frame.is_some() && t.act == "kill" {
+                    if let Some(conn) = self.active_run().map(|r| r.conn) {
+                        if let Some(c) = self.conns.get(&conn) {
+                            let _ = c.tx.send(Message::Close(None));
+                        }
+                        self.lost(conn);
+                    }
+                }
             }
         }
     }

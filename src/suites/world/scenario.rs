@@ -85,10 +85,39 @@ pub struct Scenario {
     /// `http:TOOL`): `{url, credential}`. A tool with none answers from `tools`.
     #[serde(default)]
     pub endpoints: Map<String, Value>,
+    /// The harness role only: file artifacts of the session, which a turn's messages may name
+    /// (`{artifactId, version: 1}`).
+    #[serde(default)]
+    pub artifacts: Vec<SeededFile>,
     /// The core role only: the pod sandboxes core runs for pod Agents (§ 9), each joined by its
     /// host with the join parameters `core.start` answers for it.
     #[serde(default)]
     pub pods: Vec<Pod>,
+}
+
+/// A file artifact of the session a scenario seeds (the harness role): its id, name, content
+/// type, and its bytes: `text`, or `bytes` of `x`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SeededFile {
+    pub artifact_id: String,
+    #[serde(default)]
+    pub name: String,
+    pub content_type: String,
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub bytes: Option<u64>,
+}
+
+impl SeededFile {
+    pub fn content(&self) -> Vec<u8> {
+        match (&self.text, self.bytes) {
+            (Some(t), _) => t.clone().into_bytes(),
+            (None, Some(n)) => vec![b'x'; n as usize],
+            (None, None) => Vec::new(),
+        }
+    }
 }
 
 /// A pod sandbox of a pod Agent (§ 9): the Agent's harness id, and its disk.
@@ -433,6 +462,29 @@ pub enum Asked {
     },
     PartsStored {},
     NoImageFile {},
+    // issue 43, harness:
+    AskedAgain {},
+    SameBody {
+        route: String,
+    },
+    InputTexts {
+        texts: Vec<String>,
+    },
+    PromptPinned {
+        text: String,
+    },
+    UniqueNames {},
+    NoReference {
+        artifact: String,
+    },
+    ReadsPinned {},
+    NoNewVersion {},
+    StopsOnCancel {},
+    InvocationsByStep {},
+    CallsTarget {
+        name: String,
+        target: Map<String, Value>,
+    },
 }
 
 /// How `ends` wants a run to end: an output holding the status, or a release.

@@ -870,6 +870,18 @@ pub(super) fn compaction(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
                 first["compaction"].clone(),
             );
         }
+        // § 6 "compaction: {trigger, tokensBefore, tokensAfter, summaryEffectIds}".
+        let facts = &first["compaction"];
+        if !facts["trigger"].is_string()
+            || !facts["tokensBefore"].is_number()
+            || !facts["tokensAfter"].is_number()
+        {
+            return bad(
+                "the compaction facts lack trigger, tokensBefore or tokensAfter".into(),
+                json!({ "trigger": "a string", "tokensBefore": "a number", "tokensAfter": "a number" }),
+                facts.clone(),
+            );
+        }
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! The checks a scenario asks for ([`Asked`]), one function each, with its parameters.
 
+use super::again;
 use super::view::{entries, offered, summary_call, Req, View};
 use super::{Fail, RunInfo};
 use crate::suites::world::scenario::{Asked, Ending};
@@ -116,6 +117,17 @@ impl Asked {
             Asked::Entries { offer } => entries_per_step(v, c, *offer),
             Asked::PartsStored {} => parts_stored(v, c),
             Asked::NoImageFile {} => no_image_file(v, c),
+            Asked::AskedAgain {} => again::asked_again(v, c),
+            Asked::SameBody { route } => again::same_body(v, c, route),
+            Asked::InputTexts { texts } => again::input_texts(v, c, texts),
+            Asked::PromptPinned { text } => again::prompt_pinned(v, c, text),
+            Asked::UniqueNames {} => again::unique_names(v, c),
+            Asked::NoReference { artifact } => again::no_reference(v, c, artifact),
+            Asked::ReadsPinned {} => again::reads_pinned(v, c),
+            Asked::NoNewVersion {} => again::no_new_version(v, c),
+            Asked::StopsOnCancel {} => again::stops_on_cancel(v, c),
+            Asked::InvocationsByStep {} => again::invocations_by_step(v, c),
+            Asked::CallsTarget { name, target } => again::calls_target(v, c, name, target),
         }
     }
 }

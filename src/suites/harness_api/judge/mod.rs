@@ -6,6 +6,7 @@
 // returned once a scenario, unboxed.
 #![allow(clippy::result_large_err)]
 
+mod again;
 mod always;
 mod asked;
 mod view;
@@ -318,6 +319,61 @@ pub const CHECKS: &[Check] = &[
     },
     Check {
         name: "noImageFile",
+        cite: "",
+        run: Run::Asked,
+    },
+    Check {
+        name: "askedAgain",
+        cite: "",
+        run: Run::Asked,
+    },
+    Check {
+        name: "sameBody",
+        cite: "",
+        run: Run::Asked,
+    },
+    Check {
+        name: "inputTexts",
+        cite: "",
+        run: Run::Asked,
+    },
+    Check {
+        name: "promptPinned",
+        cite: "",
+        run: Run::Asked,
+    },
+    Check {
+        name: "uniqueNames",
+        cite: "",
+        run: Run::Asked,
+    },
+    Check {
+        name: "noReference",
+        cite: "",
+        run: Run::Asked,
+    },
+    Check {
+        name: "readsPinned",
+        cite: "",
+        run: Run::Asked,
+    },
+    Check {
+        name: "noNewVersion",
+        cite: "",
+        run: Run::Asked,
+    },
+    Check {
+        name: "stopsOnCancel",
+        cite: "",
+        run: Run::Asked,
+    },
+    Check {
+        name: "invocationsByStep",
+        cite: "",
+        run: Run::Asked,
+    },
+    Check {
+        name: "callsTarget",
         cite: "",
         run: Run::Asked,
     },

@@ -32,7 +32,7 @@ impl Run {
         model_input: Option<Value>,
         outcomes: &BTreeMap<String, Value>,
         route: &'static str,
-        body: Value,
+        mut body: Value,
     ) -> Result<Effected, Value> {
         let eid = effect["effectId"].as_str().unwrap_or_default().to_string();
         if let Some(o) = outcomes.get(&eid) {
@@ -62,6 +62,9 @@ impl Run {
                 Ok(Effected::Done(json!({ "ok": false, "error": error })))
             }
             Some("execute") => {
+                if answer["rejoin"] == true && self.k.breaks(Mutant::RejoinOtherBody) {
+                    body["attempt"] = json!(2);
+                }
                 // A runtime tool is core's (never execute); a sandbox this harness does not have.
                 if matches!(route, "runtime" | "sandbox") {
                     let error = json!({ "code": "tool.unavailable", "message": self.say("nothing here runs it") });
@@ -74,7 +77,8 @@ impl Run {
                 let got = if bypass {
                     json!({ "ok": true, "result": "local", "outcome": { "kind": "candidate", "output": [{ "type": "text", "text": "done" }], "finishReason": "stop" } })
                 } else {
-                    let mut got = self.gate(route, Some(&eid), &body).await;
+                    let mut key = eid.clone();
+                    let mut got = self.gate(route, Some(&key), &body).await;
                     // § 4 "When a gate hop is lost, ask the same intent again."
                     let mut attempts = 1;
                     while route != "model-calls"
@@ -83,10 +87,11 @@ impl Run {
                         && !self.k.breaks(Mutant::LostHopNotAskedAgain)
                     {
                         attempts += 1;
-                        // The same intent: the same effect and hash.
-                        let again = self.chan.req("effect.intent", intent.clone()).await?;
+                        // The same intent: the same effect and hash (another: the mutants').
+                        let again = self.intent_again(&intent, &hashed, attempts, &mut key, &mut body);
+                        let again = self.chan.req("effect.intent", again).await?;
                         match again["status"].as_str() {
-                            Some("execute") => got = self.gate(route, Some(&eid), &body).await,
+                            Some("execute") => got = self.gate(route, Some(&key), &body).await,
                             Some("completed") => {
                                 return Ok(Effected::Done(again["outcome"].clone()))
                             }
@@ -122,6 +127,11 @@ impl Run {
                 if self.k.breaks(Mutant::OutcomeWithoutRunId) {
                     outcome.as_object_mut().expect("object").remove("runId");
                 }
+                if self.k.breaks(Mutant::OutcomeAsResult) {
+                    let o = outcome.as_object_mut().expect("object");
+                    let v = o.remove("value").unwrap_or_default();
+                    o.insert("result".into(), v);
+                }
                 let recorded = self.chan.req("effect.outcome", outcome).await?;
                 Ok(Effected::Done(
                     recorded.get("outcome").cloned().unwrap_or(value),
@@ -138,6 +148,84 @@ impl Run {
             }
             _ => Ok(Effected::Waiting),
         }
+    }
+
+    /// The intent a lost hop asks again: the first one (under a new id, or another hash: the
+    /// mutants'), and the key and body its gate call is sent with.
+    fn intent_again(
+        &self,
+        intent: &Value,
+        hashed: &Value,
+        attempt: usize,
+        key: &mut String,
+        body: &mut Value,
+    ) -> Value {
+        let mut again = intent.clone();
+        if self.k.breaks(Mutant::LostHopNewId) {
+            *key = format!("{}-retry{attempt}", intent["effect"]["effectId"].as_str().unwrap_or_default());
+            let mut h = hashed.clone();
+            h["effectId"] = json!(key);
+            again["effect"]["effectId"] = json!(key);
+            again["requestHash"] = json!(self.hash(&json!({ "effect": h })));
+            body["effectId"] = json!(key);
+        }
+        if self.k.breaks(Mutant::LostHopOtherHash) {
+            again["requestHash"] = json!(self.hash(&json!({ "effect": hashed, "attempt": attempt })));
+        }
+        again
+    }
+
+    /// How a message's files reach the model (§ 3 model, § 5 media parts): a text file inlined,
+    /// read in chunks of the version the first answer named; a file past modelFileBytes told
+    /// of in a note; any other left a media part naming its version.
+    pub(super) async fn files_for_model(&self, m: &Value) -> Value {
+        let mut m = m.clone();
+        let Some(parts) = m.get_mut("content").and_then(Value::as_array_mut) else {
+            return m;
+        };
+        for part in parts.iter_mut() {
+            let Some(aid) = part["reference"]["artifactId"].as_str().map(str::to_string) else {
+                continue;
+            };
+            let mut ask = json!({ "runId": self.id, "artifactId": aid, "length": 0 });
+            if part["reference"]["version"].is_u64() {
+                ask["version"] = part["reference"]["version"].clone();
+            }
+            let Ok(read) = self.chan.req("artifact.read", ask).await else {
+                continue;
+            };
+            let meta = read["artifact"].clone();
+            let size = meta["size"].as_u64().unwrap_or(0);
+            let kind = meta["contentType"].as_str().unwrap_or_default().to_string();
+            if kind.starts_with("text/") && !self.k.breaks(Mutant::TextFileAsMedia) {
+                *part = json!({ "type": "text", "text": self.read_text(&aid, &meta).await });
+            } else if size > self.limit("modelFileBytes") && !self.k.breaks(Mutant::BigFileAsMedia) {
+                let note = self.say("a file too large to show you");
+                *part = json!({ "type": "text", "text": format!("[{note}: {} ({kind}, {size} bytes)]", meta["name"].as_str().unwrap_or(&aid)) });
+            }
+        }
+        m
+    }
+
+    /// A text artifact's bytes, chunk by chunk, every chunk of the version `meta` names.
+    async fn read_text(&self, aid: &str, meta: &Value) -> String {
+        let chunk = self.limit("chunkBytes").clamp(1, 1 << 20);
+        let mut bytes = Vec::new();
+        for _ in 0..256 {
+            let mut ask = json!({ "runId": self.id, "artifactId": aid, "offset": bytes.len(), "length": chunk });
+            if !self.k.breaks(Mutant::LaterChunksUnversioned) {
+                ask["version"] = meta["version"].clone();
+            }
+            let Ok(read) = self.chan.req("artifact.read", ask).await else {
+                break;
+            };
+            let got = read["base64"].as_str().and_then(crate::suites::world::unb64).unwrap_or_default();
+            bytes.extend(got);
+            if read["eof"] != false {
+                break;
+            }
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
     }
 
     /// A message of the harness's own (the freedom's words replace it).
@@ -178,6 +266,9 @@ impl Run {
             .upload(eid, &name, "application/json", text.as_bytes(), eid)
             .await["artifactId"]
             .clone();
+        if self.k.breaks(Mutant::SpillWithoutPreview) {
+            return json!({ "truncated": true, "artifactId": artifact, "size": text.len() });
+        }
         let preview: String = text.chars().take(512).collect();
         json!({ "truncated": true, "artifactId": artifact, "size": text.len(), "preview": preview })
     }
@@ -257,6 +348,12 @@ impl Run {
         }
         if self.k.breaks(Mutant::SpillWithoutEffectId) {
             begin.as_object_mut().expect("object").remove("effectId");
+        }
+        if self.k.breaks(Mutant::SpillKeyPerRun) {
+            begin["key"] = json!(format!("{key}:{}", self.id));
+        }
+        if self.k.breaks(Mutant::SpillWithoutKey) {
+            begin.as_object_mut().expect("object").remove("key");
         }
         let b64 = |b: &[u8]| crate::suites::world::artifacts::b64(b);
         let one = bytes.len() <= chunk || self.k.breaks(Mutant::ChunkTooLarge);

@@ -204,6 +204,57 @@ crate::mutants! {
             "sends a stored image to the model as a file though turn.start.model does not read images";
         CompactionUnmarked = "compaction-unmarked", ["6"],
             "compacts as `compacts` does, but leaves the edit that replaced the history unmarked (no kind: \"compaction\")";
+        // issue 43, harness:
+        LostHopNewId = "lost-hop-new-id", ["4"],
+            "asks a lost hop's intent again under a new effect id (a retry's), and calls the gate under it";
+        LostHopOtherHash = "lost-hop-other-hash", ["4"],
+            "asks a lost hop's intent again under its id, hashed with the attempt's number";
+        RejoinOtherBody = "rejoin-other-body", ["4"],
+            "sends a call answered {execute, rejoin: true} again under its key, with a body marking the attempt";
+        MessagesReversed = "messages-reversed", ["3"],
+            "writes a messages input's entries newest first";
+        MessagesEachWhole = "messages-each-whole", ["3"],
+            "writes one input entry per message of a messages input, each carrying the whole input";
+        CompactionWithoutFacts = "compaction-without-facts", ["6"],
+            "compacts as `compacts` does, but its compaction facts carry summaryEffectIds alone (no trigger, tokensBefore, tokensAfter)";
+        MemoryOperationPerCommand = "memory-operation-per-command", ["3"],
+            "targets a memory call at {kind: \"runtime\", operation: \"memory.<command>\"}, not operation memory";
+        MemoryRunLocally = "memory-run-locally", ["3"],
+            "answers the model's memory calls itself, journaling no intent";
+        MemoryIndexUnpinned = "memory-index-unpinned", ["3"],
+            "puts the memory index after the history, so its place in the prompt moves each step";
+        MemoryIndexOnce = "memory-index-once", ["3"],
+            "puts the memory index in the first model call's prompt only";
+        SpillWithoutPreview = "spill-without-preview", ["5b"],
+            "reports a spilled result as {truncated, artifactId, size}, with no preview";
+        HelloFeaturesTools = "hello-features-tools", ["2"],
+            "declares its tools in hello's features";
+        OutcomeAsResult = "outcome-as-result", ["4"],
+            "sends effect.outcome with the gate's answer as `result`, not `value`";
+        McpSnapshotEmpty = "mcp-snapshot-empty", ["3"],
+            "connects the manifest's MCP servers but records an empty snapshot, listing nothing";
+        ReleaseReasonAlwaysShutdown = "release-reason-always-shutdown", ["8"],
+            "gives a run back with reason shutdown, whatever core's cancel said";
+        BigFileAsMedia = "big-file-as-media", ["3"],
+            "sends a message's file to the model as a media part whatever its size, past limits.modelFileBytes too";
+        TextFileAsMedia = "text-file-as-media", ["3"],
+            "sends a message's text file to the model as a media part, never inlining it";
+        LaterChunksUnversioned = "later-chunks-unversioned", ["4b"],
+            "reads a file's later chunks without the version the first answer named (the latest, whichever)";
+        ServerWithoutAgentId = "server-without-agent-id", ["5"],
+            "names an agent-used-as-a-tool's MCP server by {serverName} alone, without its agentId";
+        SpillKeyPerRun = "spill-key-per-run", ["5b"],
+            "keys each store by the call and the run, so a crash's re-run stores a new version";
+        SpillWithoutKey = "spill-without-key", ["5b"],
+            "stores a spilled result with no key";
+        StepsOnAfterCancel = "steps-on-after-cancel", ["8"],
+            "on cancel, cancels its gate calls but lets the segment run on to its end, then reports turn.failed cancelled";
+        OneInvocationId = "one-invocation-id", ["4"],
+            "names every step of a turn by one invocationId, the turn id";
+        ToolInvocationPerCall = "tool-invocation-per-call", ["4"],
+            "gives each tool effect an invocationId of its own, not its step's";
+        ScheduleWakeAsHarnessTool = "schedule-wake-as-harness-tool", ["3"],
+            "journals the model's schedule_wake calls as its own tool ({kind: \"harness\"}), not {kind: \"runtime\", operation: \"schedule_wake\"}";
     }
 }
 
@@ -493,6 +544,9 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
     }
     if k.breaks(Mutant::HelloDeclaresTools) {
         said["tools"] = json!([{ "name": "search" }]);
+    }
+    if k.breaks(Mutant::HelloFeaturesTools) {
+        said["features"]["tools"] = json!([{ "name": "search" }]);
     }
     let hello = chan.req("hello", said).await.map_err(|e| e.to_string())?;
     let renew_every = hello["renewEveryMs"].as_u64().unwrap_or(1000).max(1);

@@ -111,6 +111,9 @@ impl Run {
                     let _ = self.chan.req("lease.release", json!({ "runId": self.id, "reason": reason })).await;
                 } else if release && !self.k.breaks(Mutant::NoReleaseOnShutdown) || !release && self.k.breaks(Mutant::NoCancelledOutput) {
                     let mut p = json!({ "runId": self.id, "reason": reason });
+                    if self.k.breaks(Mutant::ReleaseReasonAlwaysShutdown) {
+                        p["reason"] = json!("shutdown");
+                    }
                     if self.k.breaks(Mutant::ReleaseWithoutReason) {
                         p.as_object_mut().expect("object").remove("reason");
                     }
@@ -118,6 +121,9 @@ impl Run {
                 } else {
                     if !release && !self.k.breaks(Mutant::NoGateCancel) {
                         self.cancel_gate_calls().await;
+                    }
+                    if !release && self.k.breaks(Mutant::StepsOnAfterCancel) {
+                        let _ = (&mut work).await;
                     }
                     self.output(End::Failed(json!({ "status": "cancelled", "reason": reason }))).await;
                 }
@@ -292,10 +298,10 @@ impl Run {
             .iter()
             .map(|m| self.entry("input", json!({ "input": m })))
             .collect();
-        let mut history: Vec<Value> = messages
-            .iter()
-            .map(|m| json!({ "role": "user", "content": m }))
-            .collect();
+        let mut history: Vec<Value> = Vec::new();
+        for m in &messages {
+            history.push(json!({ "role": "user", "content": self.files_for_model(m).await }));
+        }
         for step in 0..12u64 {
             if step > 0 && self.k.breaks(Mutant::TranscriptReadPerStep) {
                 let _ = self
@@ -316,6 +322,9 @@ impl Run {
             let eid = self.effect_id("model", &ident);
             let call = self.model_call(&history, &tools);
             let mut effect = json!({ "effectId": eid, "kind": "model", "context": { "invocationId": self.mint("step", &format!("step-{step}")) } });
+            if self.k.breaks(Mutant::OneInvocationId) {
+                effect["context"]["invocationId"] = json!(self.turn);
+            }
             if self.k.breaks(Mutant::NoInvocationId) {
                 effect["context"] = json!({});
             }
@@ -407,7 +416,14 @@ impl Run {
         }
         Ok(match input["kind"].as_str() {
             Some("messages") if !self.k.breaks(Mutant::MessagesMerged) => {
-                input["messages"].as_array().cloned().unwrap_or_default()
+                let mut each = input["messages"].as_array().cloned().unwrap_or_default();
+                if self.k.breaks(Mutant::MessagesReversed) {
+                    each.reverse();
+                }
+                if self.k.breaks(Mutant::MessagesEachWhole) {
+                    each = vec![input.clone(); each.len()];
+                }
+                each
             }
             _ => vec![input],
         })
@@ -437,6 +453,12 @@ impl Run {
                 "effectId": tid, "kind": "tool", "toolName": name, "target": target, "input": input,
                 "context": { "callId": call_id, "invocationId": self.mint("step", &format!("step-{step}")) }
             });
+            if self.k.breaks(Mutant::OneInvocationId) {
+                effect["context"]["invocationId"] = json!(self.turn);
+            }
+            if self.k.breaks(Mutant::ToolInvocationPerCall) {
+                effect["context"]["invocationId"] = json!(format!("{call_id}-invocation"));
+            }
             if self.k.breaks(Mutant::ToolIntentUntargeted) {
                 let o = effect.as_object_mut().expect("object");
                 o.remove("toolName");
@@ -445,6 +467,20 @@ impl Run {
             if self.k.breaks(Mutant::NoCallId) {
                 effect["context"] =
                     json!({ "invocationId": self.mint("step", &format!("step-{step}")) });
+            }
+            let memory = target["operation"] == "memory";
+            if memory && self.k.breaks(Mutant::MemoryRunLocally) {
+                results.push(json!({ "callId": call_id, "result": "(no memories)" }));
+                continue;
+            }
+            if target["operation"] == "schedule_wake"
+                && self.k.breaks(Mutant::ScheduleWakeAsHarnessTool)
+            {
+                effect["target"] = json!({ "kind": "harness" });
+            }
+            if memory && self.k.breaks(Mutant::MemoryOperationPerCommand) {
+                let command = input["command"].as_str().unwrap_or("view");
+                effect["target"]["operation"] = json!(format!("memory.{command}"));
             }
             let (route, body) = match target["kind"].as_str() {
                 // Core's own tools and the sandbox's never reach a gate.
@@ -455,7 +491,7 @@ impl Run {
                 Some("mcp") => (
                     "tool-calls",
                     json!({
-                        "server": self.server(&target["server"]), "effectId": tid,
+                        "server": self.server(&target["server"], &target["agentId"]), "effectId": tid,
                         "name": if self.k.breaks(Mutant::OfferedNameCalled) { json!(name) } else { target["tool"].clone() },
                         "arguments": input
                     }),
@@ -518,6 +554,7 @@ impl Run {
         outcomes: &BTreeMap<String, Value>,
     ) -> Result<(), Value> {
         let on = chooses(&self.k, Variant::Compacts)
+            || self.k.breaks(Mutant::CompactionWithoutFacts)
             || self.k.breaks(Mutant::SummaryWithoutPurpose)
             || self.k.breaks(Mutant::CompactionUnmarked);
         let window = self.start["model"]["contextWindow"]
@@ -560,9 +597,12 @@ impl Run {
         ];
         *entries = vec![self.entry("compaction", json!({ "summary": summary }))];
         let after = json!(history).to_string().len() as u64 / 4;
-        *self.compacted.lock().unwrap_or_else(|p| p.into_inner()) = Some(json!({
-            "trigger": "auto", "tokensBefore": before, "tokensAfter": after, "summaryEffectIds": [eid]
-        }));
+        let facts = if self.k.breaks(Mutant::CompactionWithoutFacts) {
+            json!({ "summaryEffectIds": [eid] })
+        } else {
+            json!({ "trigger": "auto", "tokensBefore": before, "tokensAfter": after, "summaryEffectIds": [eid] })
+        };
+        *self.compacted.lock().unwrap_or_else(|p| p.into_inner()) = Some(facts);
         Ok(())
     }
 
@@ -602,6 +642,7 @@ impl Run {
 
     pub(super) fn model_call(&self, history: &[Value], tools: &[Value]) -> Value {
         let instructions = self.start["manifest"]["instructions"].clone();
+        let history = self.pin_memory_index(history);
         let prompt = if chooses(&self.k, Variant::OtherPrompt) {
             json!({ "system": instructions, "turns": history })
         } else {
@@ -621,6 +662,23 @@ impl Run {
         call
     }
 
+    /// § 3 "Pin the index where the prompt prefix stays cacheable": the memory index as the
+    /// history's head, in every call (after the history, or in the first call only: the
+    /// mutants').
+    fn pin_memory_index(&self, history: &[Value]) -> Vec<Value> {
+        let Some(index) = self.start["memory"]["index"].as_str() else {
+            return history.to_vec();
+        };
+        let entry = json!({ "role": "user", "content": format!("{}\n{index}", self.say("Your memory index:")) });
+        let mut h = history.to_vec();
+        if self.k.breaks(Mutant::MemoryIndexUnpinned) {
+            h.push(entry);
+        } else if !(self.k.breaks(Mutant::MemoryIndexOnce) && h.iter().any(|m| m["role"] == "assistant")) {
+            h.insert(0, entry);
+        }
+        h
+    }
+
     /// The tools offered the model and, by the name given, what runs each.
     pub(super) fn tools(&self, mcp: &Value) -> (Vec<Value>, HashMap<String, Value>) {
         let mut tools = Vec::new();
@@ -636,17 +694,23 @@ impl Run {
                     continue;
                 }
                 let raw = t["name"].as_str().unwrap_or_default();
-                let name = self.tool_name(server, raw);
+                let mut name = self.tool_name(server, raw);
+                // Two tools whose joined names collide are offered under unique names.
+                while targets.contains_key(&name) {
+                    let tag = format!("_{:08x}", crate::hash::fnv1a64(name.as_bytes()) as u32);
+                    name = name.chars().take(64 - tag.len()).collect::<String>() + &tag;
+                }
                 let description = if t["enabled"] == false && redescribed {
                     json!(format!("a tool of {server}"))
                 } else {
                     self.describe(&format!("mcp:{server}/{raw}"), &t["description"])
                 };
                 tools.push(json!({ "name": name, "description": description, "inputSchema": t["inputSchema"] }));
-                targets.insert(
-                    name,
-                    json!({ "kind": "mcp", "server": server, "tool": raw }),
-                );
+                let mut target = json!({ "kind": "mcp", "server": server, "tool": raw });
+                if s["agentId"].is_string() {
+                    target["agentId"] = s["agentId"].clone();
+                }
+                targets.insert(name, target);
             }
         }
         for t in self.start["manifest"]["tools"]
@@ -724,9 +788,13 @@ impl Run {
     }
 
     /// How a gate call names an MCP server: `{serverName}` (by a URL: the mutant's).
-    pub(super) fn server(&self, name: &Value) -> Value {
+    /// The agent used as a tool that declares it, when not the root (`agentId`, § 3).
+    pub(super) fn server(&self, name: &Value, agent: &Value) -> Value {
         if self.k.breaks(Mutant::McpServerByUrl) {
             return json!({ "url": format!("{}/mcp/{}", self.gates, name.as_str().unwrap_or_default()) });
+        }
+        if agent.is_string() && !self.k.breaks(Mutant::ServerWithoutAgentId) {
+            return json!({ "agentId": agent, "serverName": name });
         }
         json!({ "serverName": name })
     }
@@ -782,11 +850,14 @@ impl Run {
         let mut listed = Vec::new();
         for s in servers {
             let name = s["name"].clone();
-            let server = json!({ "server": self.server(&name) });
+            let server = json!({ "server": self.server(&name, &Value::Null) });
             let _ = self.gate("mcp/connect", None, &server).await;
             if let Ok(a) = self.gate("mcp/list", None, &server).await {
                 listed.push(json!({ "name": name, "tools": a["result"]["tools"] }));
             }
+        }
+        if self.k.breaks(Mutant::McpSnapshotEmpty) {
+            listed.clear();
         }
         let snapshot = json!({ "snapshotSchemaVersion": 2, "servers": listed });
         match self

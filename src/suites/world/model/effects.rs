@@ -133,7 +133,7 @@ impl World {
             }
             Row::Executing { .. } => {
                 // A previous owner left this call running at a gate: the new owner rejoins.
-                let rejoin = self.role.replays()
+                let rejoin = (self.role.replays() || self.scripts_rejoin(effect))
                     && !self.runs[i].executed.contains(&eid)
                     && self.log.iter().any(|e| {
                         e["via"] == "gate" && e["key"] == eid.as_str() && e.get("status").is_none()
@@ -344,7 +344,20 @@ impl World {
         true
     }
 
-    fn rule_for(&mut self, effect: &Value) -> Value {
+    /// Issue 43 (harness role): a scenario rule answering `rejoin` for this effect (however
+    /// often used) says a later owner rejoins the call a previous one left running.
+    fn scripts_rejoin(&self, effect: &Value) -> bool {
+        let kind = effect.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let target = target_key(effect);
+        self.sc.intents.iter().any(|rule| {
+            let m = &rule.matches;
+            rule.answer == "rejoin"
+                && m.get("kind").is_none_or(|k| k == kind)
+                && m.get("target").is_none_or(|t| t.as_str() == Some(target.as_str()))
+        })
+    }
+
+        fn rule_for(&mut self, effect: &Value) -> Value {
         let kind = effect
             .get("kind")
             .and_then(Value::as_str)
