@@ -210,6 +210,7 @@ class Run {
     this.recordEntryBytes = positiveInt(this.limits.recordEntryBytes, 960 * 1024);
     this.chunkBytes = positiveInt(this.limits.chunkBytes, 16 * 1024 * 1024);
     this.harnessStateBytes = positiveInt(this.limits.harnessStateBytes, 256 * 1024);
+    this.modelFileBytes = positiveInt(this.limits.modelFileBytes, 8 * 1024 * 1024);
     this.traceparent = isObject(input.trace) && typeof input.trace.traceparent === 'string' ? input.trace.traceparent : undefined;
     this.tracestate = isObject(input.trace) && typeof input.trace.tracestate === 'string' ? input.trace.tracestate : undefined;
     this.done = false; // no frame about this run may be sent any more
@@ -790,6 +791,7 @@ class Harness {
   async modelEffect(ctx, step, invocationId) {
     const { run } = ctx;
     const effectId = `${run.turnId}:${run.segment}:model:${step}`;
+    await this.filesForModel(ctx);
     const call = {
       prompt: buildPrompt(ctx),
       tools: ctx.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
@@ -978,6 +980,66 @@ class Harness {
       }
     }
     return { ...value, result: { ...value.result, content: parts } };
+  }
+
+  /**
+   * How a message's files reach the model (spec 004 § 5: the gate refuses a text file as a media
+   * part and a file past limits.modelFileBytes): a text file is inlined, read chunk by chunk at the
+   * version the first answer named (§ 4b); a file too large is told of in a note; any other stays
+   * a media part. Each input entry is resolved once; buildPrompt reads `ctx.files`.
+   */
+  async filesForModel(ctx) {
+    const { run } = ctx;
+    ctx.files = ctx.files || new WeakMap();
+    for (const entry of ctx.after) {
+      if (!isObject(entry) || entry.kind !== 'input' || ctx.files.has(entry)) continue;
+      const message = entry.input;
+      if (!isObject(message) || !Array.isArray(message.content)) continue;
+      const parts = [];
+      for (const part of message.content) {
+        const ref = isObject(part) && isObject(part.reference) ? part.reference : null;
+        if (!ref || typeof ref.artifactId !== 'string') {
+          parts.push(part);
+          continue;
+        }
+        const ask = { runId: run.runId, artifactId: ref.artifactId, length: 0 };
+        if (Number.isInteger(ref.version)) ask.version = ref.version;
+        let meta;
+        try {
+          const read = await this.runRequest(run, 'artifact.read', ask);
+          meta = isObject(read) && isObject(read.artifact) ? read.artifact : null;
+        } catch (err) {
+          if (err instanceof Stopped) throw err;
+          meta = null;
+        }
+        if (!meta) {
+          parts.push({ type: 'text', text: `[a file I could not read: ${ref.artifactId}]` });
+        } else if (typeof meta.contentType === 'string' && meta.contentType.startsWith('text/')) {
+          parts.push({ type: 'text', text: await this.readText(run, meta) });
+        } else if (Number(meta.size) > run.modelFileBytes) {
+          parts.push({ type: 'text', text: `[a file too large to show you: ${meta.name} (${meta.contentType}, ${meta.size} bytes)]` });
+        } else {
+          parts.push(part);
+        }
+      }
+      ctx.files.set(entry, { ...message, content: parts });
+    }
+  }
+
+  /** A text artifact's bytes, every chunk at the version `meta` names (§ 4b). */
+  async readText(run, meta) {
+    const chunks = [];
+    let offset = 0;
+    for (let i = 0; i < 4096; i++) {
+      const read = await this.runRequest(run, 'artifact.read', {
+        runId: run.runId, artifactId: meta.artifactId, version: meta.version, offset, length: run.chunkBytes,
+      });
+      const bytes = Buffer.from(isObject(read) && typeof read.base64 === 'string' ? read.base64 : '', 'base64');
+      chunks.push(bytes);
+      offset += bytes.length;
+      if (!isObject(read) || read.eof !== false || bytes.length === 0) break;
+    }
+    return Buffer.concat(chunks).toString('utf8');
   }
 
   /** Writes bytes as a file artifact with the call's effectId: one begin, or chunks and a commit. */
@@ -1224,7 +1286,7 @@ function buildPrompt(ctx) {
         prompt.push({ role: 'user', content: typeof entry.summary === 'string' ? entry.summary : canonicalJson(entry) });
         break;
       case 'input':
-        prompt.push({ role: 'user', content: messageContent(entry.input) });
+        prompt.push({ role: 'user', content: messageContent((ctx.files && ctx.files.get(entry)) || entry.input) });
         break;
       case 'candidate':
         prompt.push({ role: 'assistant', content: Array.isArray(entry.output) ? entry.output : [] });
