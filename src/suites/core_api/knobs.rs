@@ -670,6 +670,13 @@ crate::mutants! {
             "refuses a host's join that carries volumeId";
         ManifestHarnessIgnored = "manifest-harness-ignored", ["2"],
             "pins every session to nylorun, whatever its Agent's manifest's harness.id";
+        // issue 43, pod host:
+        SeededNotSaid = "seeded-not-said", ["9"],
+            "answers a join on a seeded disk without seeded: true (and without the setup)";
+        SeededOnEveryJoin = "seeded-on-every-join", ["9"],
+            "answers every join with seeded: true, a new disk's too (whose join carries the setup)";
+        JoinWithoutTokenAccepted = "join-without-token-accepted", ["9"],
+            "answers a host's join that carries no joinToken (checks the token only when one is sent)";
     }
 }
 

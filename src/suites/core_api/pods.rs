@@ -64,7 +64,10 @@ fn join(w: &mut World, body: &Value) -> (u16, Value) {
     else {
         return refused(401, "no such pod");
     };
-    if text("joinToken") != join_token(w, pod) && !w.breaks(Mutant::JoinTokenUnchecked) {
+    // A join with no join token at all is refused as well (a check skipped when it is absent).
+    let unchecked = w.breaks(Mutant::JoinTokenUnchecked)
+        || (!o.contains_key("joinToken") && w.breaks(Mutant::JoinWithoutTokenAccepted));
+    if text("joinToken") != join_token(w, pod) && !unchecked {
         return refused(401, "not this pod's join token");
     }
     let host_token = format!("nylorun-host-{}-{:x}", pod + 1, fresh());
@@ -92,9 +95,14 @@ fn join(w: &mut World, body: &Value) -> (u16, Value) {
     let p = &w.scenario().pods[pod];
     let setup = p.setup.clone().unwrap_or_else(|| json!({}));
     let carries = if p.seeded {
-        answer["seeded"] = json!(true);
+        if !w.breaks(Mutant::SeededNotSaid) {
+            answer["seeded"] = json!(true);
+        }
         w.breaks(Mutant::SetupOnSeededDisk)
     } else {
+        if w.breaks(Mutant::SeededOnEveryJoin) {
+            answer["seeded"] = json!(true);
+        }
         !w.breaks(Mutant::NoSetupOnNewDisk)
     };
     if carries {
