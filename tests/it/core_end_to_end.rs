@@ -37,6 +37,7 @@ fn the_reference_harness_runs_turns_on_the_reference_core() {
         token,
         gates_url: started["gatesUrl"].as_str().unwrap().into(),
         name,
+        pod: None,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)

@@ -111,15 +111,53 @@ fn join(w: &mut World, body: &Value) -> (u16, Value) {
     (200, answer)
 }
 
-/// `POST .../host/renew` with the host token as bearer.
-fn host_renew(w: &World, bearer: Option<&str>) -> (u16, Value) {
+/// `POST .../host/renew` with the host token as bearer. The harness role's scenario may refuse
+/// the nth renewal (`refuseRenewal`): that host token is then no longer good.
+fn host_renew(w: &mut World, bearer: Option<&str>) -> (u16, Value) {
     let known = bearer.is_some_and(|t| w.is_host_token(t));
+    if known {
+        let n = w.host_renewed();
+        let pod = bearer.and_then(|t| w.hosts().get(t).map(|(p, _)| *p));
+        let refuse = pod.and_then(|p| w.scenario().pods.get(p)?.refuse_renewal);
+        if refuse == Some(n) {
+            w.revoke_host(bearer.unwrap_or_default());
+            return refused(401, "this host token is no longer good: join again");
+        }
+    }
     if (known && !w.breaks(Mutant::HostRenewRefused))
         || (!known && w.breaks(Mutant::HostRenewAnyToken))
     {
         (200, json!({ "expiresAt": EXPIRES_AT }))
     } else {
         refused(401, "not a host token")
+    }
+}
+
+/// What a host's bearer is, as the log says it (never the token itself): the host token of
+/// the nth join (`{join: n}`), a pod's join token, the harness token, another, or none.
+pub fn bearer_kind(w: &World, bearer: Option<&str>) -> Value {
+    let Some(t) = bearer else {
+        return json!("none");
+    };
+    if let Some(i) = w.host_order().iter().position(|h| h == t) {
+        return json!({ "join": i + 1 });
+    }
+    if (0..w.scenario().pods.len()).any(|p| join_token(w, p) == t) {
+        json!("join-token")
+    } else if w.token() == t {
+        json!("harness-token")
+    } else {
+        json!("unknown")
+    }
+}
+
+/// One connection to the harness role's core, when its scenario has pods: a host's join or
+/// renewal (an HTTP POST), else a WebSocket upgrade.
+pub async fn accept(stream: TcpStream, n: usize, w: Shared) {
+    if is_post(&stream).await {
+        serve(stream, w).await
+    } else {
+        core::connection(stream, n, w).await
     }
 }
 
@@ -176,15 +214,23 @@ async fn serve(mut stream: TcpStream, w: Shared) {
     let answer = match tokio::time::timeout(Duration::from_secs(3), read(&mut stream)).await {
         Ok(Ok((path, bearer, body))) => {
             let mut g = lock(&w);
+            let mut seen = json!({ "via": "host", "route": path });
             let (status, body) = match path.as_str() {
                 JOIN => match serde_json::from_slice::<Value>(&body) {
                     Ok(b) => join(&mut g, &b),
                     Err(e) => refused(400, &format!("not JSON: {e}")),
                 },
-                RENEW => host_renew(&g, bearer.as_deref()),
+                RENEW => {
+                    seen["bearer"] = bearer_kind(&g, bearer.as_deref());
+                    host_renew(&mut g, bearer.as_deref())
+                }
                 _ => refused(404, "no such route"),
             };
-            g.record(json!({ "via": "host", "route": path, "status": status }));
+            seen["status"] = json!(status);
+            if path == JOIN && status == 200 {
+                seen["join"] = json!(g.host_order().len());
+            }
+            g.record(seen);
             (status, body)
         }
         Ok(Err(why)) => refused(400, &why),

@@ -54,6 +54,9 @@ pub fn run_case(case: &Case, harness: &Harness) -> CaseResult {
                 let observations = observe(&played);
                 let (fail, warnings) = judge::judge(&played, &sc.checks);
                 let verdict = match (skip, fail) {
+                    _ if !sc.pods.is_empty() && !joined(&played) => Verdict::Unimplemented {
+                        reason: NO_JOIN.into(),
+                    },
                     (Some(reason), _) => Verdict::Skip { reason },
                     (None, None) => Verdict::Pass,
                     (None, Some(f)) => Verdict::Fail(failure(case, f, &played, &stderr)),
@@ -77,6 +80,16 @@ pub fn run_case(case: &Case, harness: &Harness) -> CaseResult {
         .map(|w| crate::snapshot::contain_text(w))
         .collect();
     CaseResult::of(case, verdict, observations, warnings, started)
+}
+
+/// A pod-host scenario whose harness never asked to join: it does not have the launch
+/// contract's optional pod-host mode (docs/harness-api.md § 1), so the scenario never passes.
+const NO_JOIN: &str = "the harness never POSTed /nylorun/harness/v1/host/join: launched as a pod's host (NYLORUN_JOIN_TOKEN …), it does not implement the launch contract's pod-host mode (docs/harness-api.md § 1)";
+
+fn joined(p: &judge::Played) -> bool {
+    p.log
+        .iter()
+        .any(|e| e["via"] == "host" && e["route"] == crate::suites::core_api::pods::JOIN)
 }
 
 /// What a scenario records of the traffic: its first [`OBSERVE_FIRST`] and last
@@ -299,7 +312,7 @@ pub(crate) fn play(
         let gates = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .map_err(PlayError::Port)?;
-        let env = launch::LaunchEnv {
+        let mut env = launch::LaunchEnv {
             core_url: format!(
                 "ws://{}{}",
                 core.local_addr().map_err(PlayError::Port)?,
@@ -308,6 +321,7 @@ pub(crate) fn play(
             token: harness_token(),
             gates_url: format!("http://{}", gates.local_addr().map_err(PlayError::Port)?),
             name: sc.harness.clone(),
+            pod: None,
         };
         let (acts, mut acts_rx) = tokio::sync::mpsc::unbounded_channel();
         let w = Arc::new(std::sync::Mutex::new(World::new(
@@ -316,6 +330,20 @@ pub(crate) fn play(
             acts.clone(),
             Box::new(Scripted),
         )));
+        // The pod-host mode: the harness is the first pod's host, with its join parameters.
+        let pods = crate::suites::core_api::pods::environments(&lock(&w));
+        if let Some(p) = pods.first() {
+            let text = |k: &str| p[k].as_str().unwrap_or_default().to_string();
+            env.pod = Some(launch::PodEnv {
+                sandbox_id: text("sandboxId"),
+                pod_uid: text("podUid"),
+                join_token: text("joinToken"),
+                renew_ms: sc.timers.host_renew_ms,
+            });
+            let said =
+                json!({ "via": "core", "event": "pod-host", "renewMs": sc.timers.host_renew_ms });
+            lock(&w).record(said);
+        }
         let (core_task, gates_task, reached) = serve(core, gates, &w);
         // `afterMs` triggers, in the order they fire on the scenario's clock.
         let mut timed: Vec<(u64, Value)> = sc
@@ -446,7 +474,12 @@ fn serve(
             while let Ok((stream, _)) = core.accept().await {
                 n += 1;
                 reached.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                tokio::spawn(core::connection(stream, n, w.clone()));
+                // A pod's host joins and renews on the same port (§ 9).
+                if lock(&w).scenario().pods.is_empty() {
+                    tokio::spawn(core::connection(stream, n, w.clone()));
+                } else {
+                    tokio::spawn(crate::suites::core_api::pods::accept(stream, n, w.clone()));
+                }
             }
         }
     });

@@ -116,6 +116,9 @@ impl Asked {
             Asked::Entries { offer } => entries_per_step(v, c, *offer),
             Asked::PartsStored {} => parts_stored(v, c),
             Asked::NoImageFile {} => no_image_file(v, c),
+            Asked::HostBearer {} => super::host::host_bearer(v, c),
+            Asked::HostRenews {} => super::host::host_renews(v, c),
+            Asked::HostRejoins {} => super::host::host_rejoins(v, c),
         }
     }
 }
