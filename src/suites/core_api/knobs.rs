@@ -677,6 +677,12 @@ crate::mutants! {
             "answers every join with seeded: true, a new disk's too (whose join carries the setup)";
         JoinWithoutTokenAccepted = "join-without-token-accepted", ["9"],
             "answers a host's join that carries no joinToken (checks the token only when one is sent)";
+        JoinTokenUpgrades = "join-token-upgrades", ["9"],
+            "takes a pod's join token as a WebSocket bearer, as it takes the pod's host token";
+        HostRenewHarnessToken = "host-renew-harness-token", ["9"],
+            "answers a host renewal whose bearer is a harness token (any token it knows), not a host token";
+        JoinAnswersAnotherSandboxId = "join-answers-another-sandbox-id", ["9"],
+            "answers a join with a sandboxId of its own making, not the joining pod's";
     }
 }
 

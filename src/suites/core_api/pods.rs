@@ -29,7 +29,7 @@ fn pod_uid(pod: usize) -> String {
     format!("pod-uid-{}", pod + 1)
 }
 
-fn join_token(w: &World, pod: usize) -> String {
+pub fn join_token(w: &World, pod: usize) -> String {
     let h = crate::hash::fnv1a64(format!("{}:join:{pod}", w.token()).as_bytes());
     format!("nylorun-jt-{}-{h:x}", pod + 1)
 }
@@ -75,7 +75,10 @@ fn join(w: &mut World, body: &Value) -> (u16, Value) {
     let mut answer = json!({
         "hostToken": host_token,
         "egressToken": format!("nylorun-egress-{}-{:x}", pod + 1, fresh()),
-        "sandboxId": sandbox_id(pod),
+        "sandboxId": match w.breaks(Mutant::JoinAnswersAnotherSandboxId) {
+            true => format!("sb-{:x}", fresh()),
+            false => sandbox_id(pod),
+        },
         "epoch": epoch,
         "expiresAt": EXPIRES_AT,
         "caCertificate": CA_CERTIFICATE,
@@ -115,6 +118,10 @@ fn join(w: &mut World, body: &Value) -> (u16, Value) {
 /// the nth renewal (`refuseRenewal`): that host token is then no longer good.
 fn host_renew(w: &mut World, bearer: Option<&str>) -> (u16, Value) {
     let known = bearer.is_some_and(|t| w.is_host_token(t));
+    let harness = bearer.is_some_and(|t| w.credentials().contains_key(t));
+    if harness && w.breaks(Mutant::HostRenewHarnessToken) {
+        return (200, json!({ "expiresAt": EXPIRES_AT }));
+    }
     if known {
         let n = w.host_renewed();
         let pod = bearer.and_then(|t| w.hosts().get(t).map(|(p, _)| *p));

@@ -352,10 +352,19 @@ impl World {
     }
 
     pub fn hosts(&self) -> BTreeMap<String, (usize, String)> {
-        self.host_tokens
+        let mut m: BTreeMap<String, (usize, String)> = self
+            .host_tokens
             .iter()
             .filter_map(|(t, p)| Some((t.clone(), (*p, self.sc.pods.get(*p)?.harness.clone()))))
-            .collect()
+            .collect();
+        // The mutant that takes a pod's join token where its host token is due.
+        if self.breaks(Mutant::JoinTokenUpgrades) {
+            for (p, pod) in self.sc.pods.iter().enumerate() {
+                let t = crate::suites::core_api::pods::join_token(self, p);
+                m.insert(t, (p, pod.harness.clone()));
+            }
+        }
+        m
     }
 
     /// Host tokens in the joins' order: the nth join's is the (n-1)th.
