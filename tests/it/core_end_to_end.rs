@@ -67,3 +67,51 @@ fn the_reference_harness_runs_turns_on_the_reference_core() {
     running.stop(true);
     core.call("core.stop", json!({})).unwrap();
 }
+
+/// The pod-host launch mode (docs/harness-api.md § 1) meets core.start's `pods`
+/// (docs/core-protocol.md): the reference harness, given only the join parameters the reference
+/// core answered for its pod, joins, connects with the host token and runs the pod Agent's turn.
+#[test]
+fn the_reference_harness_hosts_a_pod_on_the_reference_core() {
+    use hcpspec::suites::harness_api::launch::PodEnv;
+    let mut core = ReferenceCore::named("reference").unwrap();
+    let started = core
+        .call(
+            "core.start",
+            json!({ "model": [{ "text": "all done" }], "pods": [{ "harness": "custom-x" }] }),
+        )
+        .expect("core.start");
+    let pod = &started["pods"][0];
+    let text = |k: &str| pod[k].as_str().expect("core.start's pods").to_string();
+    let env = LaunchEnv {
+        core_url: started["coreUrl"].as_str().unwrap().into(),
+        token: String::new(),
+        gates_url: started["gatesUrl"].as_str().unwrap().into(),
+        name: "custom-x".into(),
+        pod: Some(PodEnv {
+            sandbox_id: text("sandboxId"),
+            pod_uid: text("podUid"),
+            join_token: text("joinToken"),
+            renew_ms: 100,
+        }),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let running = {
+        let _g = rt.enter();
+        Harness::parse("inproc:reference")
+            .unwrap()
+            .start(&env)
+            .unwrap()
+    };
+    core.call("session.open", json!({ "pod": 0 })).unwrap();
+    let rows = until(&mut core, "calls.model", |v| {
+        v["rows"].as_array().is_some_and(|r| !r.is_empty())
+    });
+    assert_eq!(rows["rows"].as_array().map(Vec::len), Some(1), "{rows}");
+    running.stop(true);
+    core.call("core.stop", json!({})).unwrap();
+}
