@@ -218,6 +218,10 @@ fn observe(p: &judge::Played) -> Vec<Observation> {
         .collect();
     let mut out = Vec::new();
     for e in &p.log {
+        // A pod host's renewals: their number depends on timing, as lease.renew's does.
+        if e["via"] == "host" && e["route"] == crate::suites::core_api::pods::RENEW {
+            continue;
+        }
         let mut e = trim(e);
         let Some(o) = e.as_object_mut() else { continue };
         for k in [
