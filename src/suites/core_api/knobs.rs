@@ -683,6 +683,16 @@ crate::mutants! {
             "answers a host renewal whose bearer is a harness token (any token it knows), not a host token";
         JoinAnswersAnotherSandboxId = "join-answers-another-sandbox-id", ["9"],
             "answers a join with a sandboxId of its own making, not the joining pod's";
+        PodEntrypointReplaced = "pod-entrypoint-replaced", ["9"],
+            "runs an entrypoint of its own in a pod Agent's pod, not its runtime.image's (pod.probe: the probe never runs)";
+        PodHarnessCopiedIn = "pod-harness-copied-in", ["9"],
+            "copies a file of our harness into a pod Agent's /harness";
+        PodRunsAsRoot = "pod-runs-as-root", ["9"],
+            "runs a pod's workload as uid 0, not 1000";
+        PodRootWritable = "pod-root-writable", ["9"],
+            "runs a pod's workload on a writable root";
+        PodSkillsReadOnly = "pod-skills-read-only", ["9"],
+            "mounts a pod's /skills read-only";
     }
 }
 
