@@ -115,3 +115,67 @@ fn the_reference_harness_hosts_a_pod_on_the_reference_core() {
     running.stop(true);
     core.call("core.stop", json!({})).unwrap();
 }
+
+/// The pod probe as a real process (`hcpspec-pod-probe`, what a shim runs as a pod Agent's
+/// image for `pod.probe`): given what a pod's environment gives its host, it joins the
+/// reference core and reports what it read of the system it runs on to `NYLORUN_PROBE_REPORT`.
+#[test]
+fn the_pod_probe_joins_the_reference_core_and_reports() {
+    use std::io::{Read, Write};
+    let mut core = ReferenceCore::named("reference").unwrap();
+    let started = core
+        .call("core.start", json!({ "pods": [{ "harness": "custom-x" }] }))
+        .expect("core.start");
+    let pod = &started["pods"][0];
+    // The report's receiver: one HTTP request, answered 200, its body kept.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let report = format!("http://{}/pod-probe", listener.local_addr().unwrap());
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_hcpspec-pod-probe"))
+        .env_clear()
+        .env("NYLORUN_CORE_URL", started["coreUrl"].as_str().unwrap())
+        .env("NYLORUN_SANDBOX_ID", pod["sandboxId"].as_str().unwrap())
+        .env("NYLORUN_POD_UID", pod["podUid"].as_str().unwrap())
+        .env("NYLORUN_JOIN_TOKEN", pod["joinToken"].as_str().unwrap())
+        .env("NYLORUN_PROBE_REPORT", &report)
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let (mut conn, _) = listener.accept().unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let body = loop {
+        let n = conn.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "the report ended early: {}",
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got).to_string();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let len: usize = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse().unwrap())
+                })
+                .unwrap_or(0);
+            if body.len() >= len {
+                break body.to_string();
+            }
+        }
+    };
+    conn.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+        .unwrap();
+    drop(conn);
+    let report: Value = serde_json::from_str(&body).unwrap();
+    let mut status = status;
+    assert!(status.wait().unwrap().success());
+    assert_eq!(report["joined"], true, "{report}");
+    assert_eq!(report["uid"], json!(unsafe { libc::geteuid() }), "{report}");
+    assert!(report["writable"]["/tmp"].is_boolean(), "{report}");
+    core.call("core.stop", json!({})).unwrap();
+}

@@ -29,9 +29,8 @@ fn pod_uid(pod: usize) -> String {
     format!("pod-uid-{}", pod + 1)
 }
 
-pub fn join_token(w: &World, pod: usize) -> String {
-    let h = crate::hash::fnv1a64(format!("{}:join:{pod}", w.token()).as_bytes());
-    format!("nylorun-jt-{}-{h:x}", pod + 1)
+fn join_token(w: &World, pod: usize) -> String {
+    w.join_token(pod)
 }
 
 /// What each pod's environment gives its host, in `pods`' order: `{sandboxId, podUid,
@@ -140,24 +139,6 @@ fn host_renew(w: &mut World, bearer: Option<&str>) -> (u16, Value) {
     }
 }
 
-/// What a host's bearer is, as the log says it (never the token itself): the host token of
-/// the nth join (`{join: n}`), a pod's join token, the harness token, another, or none.
-pub fn bearer_kind(w: &World, bearer: Option<&str>) -> Value {
-    let Some(t) = bearer else {
-        return json!("none");
-    };
-    if let Some(i) = w.host_order().iter().position(|h| h == t) {
-        return json!({ "join": i + 1 });
-    }
-    if (0..w.scenario().pods.len()).any(|p| join_token(w, p) == t) {
-        json!("join-token")
-    } else if w.token() == t {
-        json!("harness-token")
-    } else {
-        json!("unknown")
-    }
-}
-
 /// One connection to the harness role's core, when its scenario has pods: a host's join or
 /// renewal (an HTTP POST), else a WebSocket upgrade.
 pub async fn accept(stream: TcpStream, n: usize, w: Shared) {
@@ -228,7 +209,7 @@ async fn serve(mut stream: TcpStream, w: Shared) {
                     Err(e) => refused(400, &format!("not JSON: {e}")),
                 },
                 RENEW => {
-                    seen["bearer"] = bearer_kind(&g, bearer.as_deref());
+                    seen["bearer"] = g.bearer_kind(bearer.as_deref());
                     host_renew(&mut g, bearer.as_deref())
                 }
                 _ => refused(404, "no such route"),

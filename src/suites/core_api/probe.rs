@@ -107,7 +107,7 @@ pub struct Told {
 
 impl Told {
     /// From the process's environment (`hcpspec-pod-probe`).
-    pub fn of_process() -> Result<Told, String> {
+    pub(crate) fn of_process() -> Result<Told, String> {
         let v = |k: &str| std::env::var(k).map_err(|_| format!("{k} is not set"));
         Ok(Told {
             core_url: v("NYLORUN_CORE_URL")?,
@@ -121,7 +121,7 @@ impl Told {
 
 /// Join from the pod, then report: `{joined, joinStatus, uid, rootWritable, writable,
 /// harness}`. The facts are read first, so a join's answer cannot change them.
-pub async fn run(told: &Told, view: &dyn PodView) -> Result<(), String> {
+pub(crate) async fn run(told: &Told, view: &dyn PodView) -> Result<(), String> {
     let mut report = facts(view);
     let http = crate::adapter::client::new_client();
     let authority = told
@@ -186,7 +186,7 @@ pub fn main() -> i32 {
 
 /// The reference core's `pod.probe {pod, report}`: it runs pod `pod`'s Agent with the probe as
 /// its image, in-process over its [`Simulated`] pod, and answers once the probe has exited.
-pub fn reference(
+pub(crate) fn reference(
     rt: &tokio::runtime::Runtime,
     w: &crate::suites::world::model::Shared,
     core_url: &str,

@@ -334,20 +334,7 @@ pub(crate) fn play(
             acts.clone(),
             Box::new(Scripted),
         )));
-        // The pod-host mode: the harness is the first pod's host, with its join parameters.
-        let pods = crate::suites::core_api::pods::environments(&lock(&w));
-        if let Some(p) = pods.first() {
-            let text = |k: &str| p[k].as_str().unwrap_or_default().to_string();
-            env.pod = Some(launch::PodEnv {
-                sandbox_id: text("sandboxId"),
-                pod_uid: text("podUid"),
-                join_token: text("joinToken"),
-                renew_ms: sc.timers.host_renew_ms,
-            });
-            let said =
-                json!({ "via": "core", "event": "pod-host", "renewMs": sc.timers.host_renew_ms });
-            lock(&w).record(said);
-        }
+        env.pod = pod_host(&w, &sc);
         let (core_task, gates_task, reached) = serve(core, gates, &w);
         // `afterMs` triggers, in the order they fire on the scenario's clock.
         let mut timed: Vec<(u64, Value)> = sc
@@ -455,6 +442,24 @@ pub(crate) fn play(
             deadline_hit,
         };
         Ok((played, stderr, g.skip().map(String::from)))
+    })
+}
+
+/// The pod-host mode (a scenario with `pods`): the harness is the first pod's host, launched
+/// with its join parameters; the cadence it is told is logged for `hostRenews`.
+fn pod_host(w: &world::Shared, sc: &Scenario) -> Option<launch::PodEnv> {
+    let mut g = lock(w);
+    let p = crate::suites::core_api::pods::environments(&g)
+        .into_iter()
+        .next()?;
+    let text = |k: &str| p[k].as_str().unwrap_or_default().to_string();
+    let renew_ms = sc.timers.host_renew_ms;
+    g.record(json!({ "via": "core", "event": "pod-host", "renewMs": renew_ms }));
+    Some(launch::PodEnv {
+        sandbox_id: text("sandboxId"),
+        pod_uid: text("podUid"),
+        join_token: text("joinToken"),
+        renew_ms,
     })
 }
 

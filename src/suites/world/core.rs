@@ -193,7 +193,7 @@ async fn upgrade(
     upgrade["status"] = json!(if ok { 101 } else { upgrade_status(&upgrade) });
     let mut g = lock(w);
     if !g.scenario().pods.is_empty() {
-        upgrade["bearer"] = crate::suites::core_api::pods::bearer_kind(&g, sent.as_deref());
+        upgrade["bearer"] = g.bearer_kind(sent.as_deref());
     }
     g.record(upgrade);
     drop(g);

@@ -360,11 +360,35 @@ impl World {
         // The mutant that takes a pod's join token where its host token is due.
         if self.breaks(Mutant::JoinTokenUpgrades) {
             for (p, pod) in self.sc.pods.iter().enumerate() {
-                let t = crate::suites::core_api::pods::join_token(self, p);
+                let t = self.join_token(p);
                 m.insert(t, (p, pod.harness.clone()));
             }
         }
         m
+    }
+
+    /// A pod's join token, what its environment gives its host (§ 9).
+    pub fn join_token(&self, pod: usize) -> String {
+        let h = crate::hash::fnv1a64(format!("{}:join:{pod}", self.token).as_bytes());
+        format!("nylorun-jt-{}-{h:x}", pod + 1)
+    }
+
+    /// What a host's bearer is, as the log says it (never the token itself): the host token of
+    /// the nth join (`{join: n}`), a pod's join token, the harness token, another, or none.
+    pub fn bearer_kind(&self, bearer: Option<&str>) -> Value {
+        let Some(t) = bearer else {
+            return json!("none");
+        };
+        if let Some(i) = self.host_order.iter().position(|h| h == t) {
+            return json!({ "join": i + 1 });
+        }
+        if (0..self.sc.pods.len()).any(|p| self.join_token(p) == t) {
+            json!("join-token")
+        } else if self.token == t {
+            json!("harness-token")
+        } else {
+            json!("unknown")
+        }
     }
 
     /// Host tokens in the joins' order: the nth join's is the (n-1)th.
