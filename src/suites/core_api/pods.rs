@@ -48,8 +48,12 @@ fn join(w: &mut World, body: &Value) -> (u16, Value) {
     let Some(o) = body.as_object() else {
         return refused(400, "a join is a JSON object");
     };
+    // The reference core holds a join to its schema; hcpspec's core for a harness (the
+    // scripted role) takes members of a host's own, as a schema the spec does not print may.
+    let strict = w.role().strict();
     if let Some(k) = o
         .keys()
+        .filter(|_| strict)
         .find(|k| !["sandboxId", "podUid", "joinToken", "volumeId"].contains(&k.as_str()))
     {
         return refused(400, &format!("unknown member {k}"));
@@ -104,6 +108,9 @@ fn join(w: &mut World, body: &Value) -> (u16, Value) {
     } else {
         if w.breaks(Mutant::SeededOnEveryJoin) {
             answer["seeded"] = json!(true);
+        } else if super::freedom::coin(&w.knobs(), crate::knob::Class::Shapes, "seeded-false") {
+            // A new disk's join may say so (seeded: false) or say nothing of it.
+            answer["seeded"] = json!(false);
         }
         !w.breaks(Mutant::NoSetupOnNewDisk)
     };

@@ -63,6 +63,10 @@ async fn join(
     if k.breaks(Mutant::JoinWithoutPodUid) {
         body.as_object_mut().map(|o| o.remove("podUid"));
     }
+    // Members of its own: the spec prints the join's members, not a closed schema.
+    if let Some(f) = k.freedom {
+        f.extra("host.join", &mut body);
+    }
     let answer: Value = http
         .post(format!("{base}{JOIN}"))
         .json(&body)
