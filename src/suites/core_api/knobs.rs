@@ -670,6 +670,29 @@ crate::mutants! {
             "refuses a host's join that carries volumeId";
         ManifestHarnessIgnored = "manifest-harness-ignored", ["2"],
             "pins every session to nylorun, whatever its Agent's manifest's harness.id";
+        // issue 43, pod host:
+        SeededNotSaid = "seeded-not-said", ["9"],
+            "answers a join on a seeded disk without seeded: true (and without the setup)";
+        SeededOnEveryJoin = "seeded-on-every-join", ["9"],
+            "answers every join with seeded: true, a new disk's too (whose join carries the setup)";
+        JoinWithoutTokenAccepted = "join-without-token-accepted", ["9"],
+            "answers a host's join that carries no joinToken (checks the token only when one is sent)";
+        JoinTokenUpgrades = "join-token-upgrades", ["9"],
+            "takes a pod's join token as a WebSocket bearer, as it takes the pod's host token";
+        HostRenewHarnessToken = "host-renew-harness-token", ["9"],
+            "answers a host renewal whose bearer is a harness token (any token it knows), not a host token";
+        JoinAnswersAnotherSandboxId = "join-answers-another-sandbox-id", ["9"],
+            "answers a join with a sandboxId of its own making, not the joining pod's";
+        PodEntrypointReplaced = "pod-entrypoint-replaced", ["9"],
+            "runs an entrypoint of its own in a pod Agent's pod, not its runtime.image's (pod.probe: the probe never runs)";
+        PodHarnessCopiedIn = "pod-harness-copied-in", ["9"],
+            "copies a file of our harness into a pod Agent's /harness";
+        PodRunsAsRoot = "pod-runs-as-root", ["9"],
+            "runs a pod's workload as uid 0, not 1000";
+        PodRootWritable = "pod-root-writable", ["9"],
+            "runs a pod's workload on a writable root";
+        PodSkillsReadOnly = "pod-skills-read-only", ["9"],
+            "mounts a pod's /skills read-only";
     }
 }
 

@@ -9,6 +9,7 @@ pub mod fuzz;
 pub mod knobs;
 pub mod names;
 pub mod pods;
+pub mod probe;
 pub mod reference;
 pub mod role;
 pub mod step;

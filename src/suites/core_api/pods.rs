@@ -30,8 +30,7 @@ fn pod_uid(pod: usize) -> String {
 }
 
 fn join_token(w: &World, pod: usize) -> String {
-    let h = crate::hash::fnv1a64(format!("{}:join:{pod}", w.token()).as_bytes());
-    format!("nylorun-jt-{}-{h:x}", pod + 1)
+    w.join_token(pod)
 }
 
 /// What each pod's environment gives its host, in `pods`' order: `{sandboxId, podUid,
@@ -49,8 +48,12 @@ fn join(w: &mut World, body: &Value) -> (u16, Value) {
     let Some(o) = body.as_object() else {
         return refused(400, "a join is a JSON object");
     };
+    // The reference core holds a join to its schema; hcpspec's core for a harness (the
+    // scripted role) takes members of a host's own, as a schema the spec does not print may.
+    let strict = w.role().strict();
     if let Some(k) = o
         .keys()
+        .filter(|_| strict)
         .find(|k| !["sandboxId", "podUid", "joinToken", "volumeId"].contains(&k.as_str()))
     {
         return refused(400, &format!("unknown member {k}"));
@@ -64,7 +67,10 @@ fn join(w: &mut World, body: &Value) -> (u16, Value) {
     else {
         return refused(401, "no such pod");
     };
-    if text("joinToken") != join_token(w, pod) && !w.breaks(Mutant::JoinTokenUnchecked) {
+    // A join with no join token at all is refused as well (a check skipped when it is absent).
+    let unchecked = w.breaks(Mutant::JoinTokenUnchecked)
+        || (!o.contains_key("joinToken") && w.breaks(Mutant::JoinWithoutTokenAccepted));
+    if text("joinToken") != join_token(w, pod) && !unchecked {
         return refused(401, "not this pod's join token");
     }
     let host_token = format!("nylorun-host-{}-{:x}", pod + 1, fresh());
@@ -72,7 +78,10 @@ fn join(w: &mut World, body: &Value) -> (u16, Value) {
     let mut answer = json!({
         "hostToken": host_token,
         "egressToken": format!("nylorun-egress-{}-{:x}", pod + 1, fresh()),
-        "sandboxId": sandbox_id(pod),
+        "sandboxId": match w.breaks(Mutant::JoinAnswersAnotherSandboxId) {
+            true => format!("sb-{:x}", fresh()),
+            false => sandbox_id(pod),
+        },
         "epoch": epoch,
         "expiresAt": EXPIRES_AT,
         "caCertificate": CA_CERTIFICATE,
@@ -92,9 +101,17 @@ fn join(w: &mut World, body: &Value) -> (u16, Value) {
     let p = &w.scenario().pods[pod];
     let setup = p.setup.clone().unwrap_or_else(|| json!({}));
     let carries = if p.seeded {
-        answer["seeded"] = json!(true);
+        if !w.breaks(Mutant::SeededNotSaid) {
+            answer["seeded"] = json!(true);
+        }
         w.breaks(Mutant::SetupOnSeededDisk)
     } else {
+        if w.breaks(Mutant::SeededOnEveryJoin) {
+            answer["seeded"] = json!(true);
+        } else if super::freedom::coin(&w.knobs(), crate::knob::Class::Shapes, "seeded-false") {
+            // A new disk's join may say so (seeded: false) or say nothing of it.
+            answer["seeded"] = json!(false);
+        }
         !w.breaks(Mutant::NoSetupOnNewDisk)
     };
     if carries {
@@ -103,15 +120,39 @@ fn join(w: &mut World, body: &Value) -> (u16, Value) {
     (200, answer)
 }
 
-/// `POST .../host/renew` with the host token as bearer.
-fn host_renew(w: &World, bearer: Option<&str>) -> (u16, Value) {
+/// `POST .../host/renew` with the host token as bearer. The harness role's scenario may refuse
+/// the nth renewal (`refuseRenewal`): that host token is then no longer good.
+fn host_renew(w: &mut World, bearer: Option<&str>) -> (u16, Value) {
     let known = bearer.is_some_and(|t| w.is_host_token(t));
+    let harness = bearer.is_some_and(|t| w.credentials().contains_key(t));
+    if harness && w.breaks(Mutant::HostRenewHarnessToken) {
+        return (200, json!({ "expiresAt": EXPIRES_AT }));
+    }
+    if known {
+        let n = w.host_renewed();
+        let pod = bearer.and_then(|t| w.hosts().get(t).map(|(p, _)| *p));
+        let refuse = pod.and_then(|p| w.scenario().pods.get(p)?.refuse_renewal);
+        if refuse == Some(n) {
+            w.revoke_host(bearer.unwrap_or_default());
+            return refused(401, "this host token is no longer good: join again");
+        }
+    }
     if (known && !w.breaks(Mutant::HostRenewRefused))
         || (!known && w.breaks(Mutant::HostRenewAnyToken))
     {
         (200, json!({ "expiresAt": EXPIRES_AT }))
     } else {
         refused(401, "not a host token")
+    }
+}
+
+/// One connection to the harness role's core, when its scenario has pods: a host's join or
+/// renewal (an HTTP POST), else a WebSocket upgrade.
+pub async fn accept(stream: TcpStream, n: usize, w: Shared) {
+    if is_post(&stream).await {
+        serve(stream, w).await
+    } else {
+        core::connection(stream, n, w).await
     }
 }
 
@@ -168,15 +209,23 @@ async fn serve(mut stream: TcpStream, w: Shared) {
     let answer = match tokio::time::timeout(Duration::from_secs(3), read(&mut stream)).await {
         Ok(Ok((path, bearer, body))) => {
             let mut g = lock(&w);
+            let mut seen = json!({ "via": "host", "route": path });
             let (status, body) = match path.as_str() {
                 JOIN => match serde_json::from_slice::<Value>(&body) {
                     Ok(b) => join(&mut g, &b),
                     Err(e) => refused(400, &format!("not JSON: {e}")),
                 },
-                RENEW => host_renew(&g, bearer.as_deref()),
+                RENEW => {
+                    seen["bearer"] = g.bearer_kind(bearer.as_deref());
+                    host_renew(&mut g, bearer.as_deref())
+                }
                 _ => refused(404, "no such route"),
             };
-            g.record(json!({ "via": "host", "route": path, "status": status }));
+            seen["status"] = json!(status);
+            if path == JOIN && status == 200 {
+                seen["join"] = json!(g.host_order().len());
+            }
+            g.record(seen);
             (status, body)
         }
         Ok(Err(why)) => refused(400, &why),

@@ -53,6 +53,8 @@ pub use crate::suites::world::model::NYLORUN;
 struct Running {
     rt: tokio::runtime::Runtime,
     world: Shared,
+    /// Its harness listener's URL (`pod.probe` joins there).
+    core_url: String,
 }
 
 pub struct ReferenceCore {
@@ -151,7 +153,11 @@ impl ReferenceCore {
         rt.spawn(super::pods::listen(core_l, world.clone()));
         let router = gates::router(world.clone());
         rt.spawn(async move { axum::serve(gates_l, router).await });
-        self.running = Some(Running { rt, world });
+        self.running = Some(Running {
+            rt,
+            world,
+            core_url: core_url.clone(),
+        });
         let mut answer =
             json!({ "coreUrl": core_url, "gatesUrl": gates_url, "harnesses": harnesses });
         if !pods.is_empty() {
@@ -222,6 +228,11 @@ impl Adapter for ReferenceCore {
             "session.cancel" => self.world().map(|w| cancel(&mut lock(w), &params)),
             "artifact.seed" => self.world().map(|w| seed(&mut lock(w), &params)),
             "workspace.route" => self.world().map(|w| workspace_route(&mut lock(w), &params)),
+            "pod.probe" => match &self.running {
+                Some(r) => super::probe::reference(&r.rt, &r.world, &r.core_url, &params)
+                    .map_err(|e| RpcError::new(crate::shim::INVALID_PARAMS, e)),
+                None => self.world().map(|_| json!({})),
+            },
             "tenant.close" => self.world().map(|w| {
                 lock(w).close_tenant();
                 json!({})

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 /// What a harness is given: in a module of its own, since the reference harness takes it too
 /// and this module starts the reference harness.
-pub use super::env::LaunchEnv;
+pub use super::env::{LaunchEnv, PodEnv};
 
 /// How much stderr is kept as evidence: the last 40 lines, each of at most 400 bytes (a longer
 /// line is cut, marked with its full size; its rest is read and dropped, never held).
@@ -145,7 +145,7 @@ impl Harness {
                     let keep = stderr.clone();
                     std::thread::spawn(move || read_stderr(err, &keep));
                 }
-                let tree = Tree::watch(child.id(), format!("NYLORUN_HARNESS_TOKEN={}", env.token));
+                let tree = Tree::watch(child.id(), env.marker());
                 Ok(Running::Process {
                     child,
                     stderr,

@@ -54,6 +54,9 @@ pub fn run_case(case: &Case, harness: &Harness) -> CaseResult {
                 let observations = observe(&played);
                 let (fail, warnings) = judge::judge(&played, &sc.checks);
                 let verdict = match (skip, fail) {
+                    _ if !sc.pods.is_empty() && !joined(&played) => Verdict::Unimplemented {
+                        reason: NO_JOIN.into(),
+                    },
                     (Some(reason), _) => Verdict::Skip { reason },
                     (None, None) => Verdict::Pass,
                     (None, Some(f)) => Verdict::Fail(failure(case, f, &played, &stderr)),
@@ -77,6 +80,16 @@ pub fn run_case(case: &Case, harness: &Harness) -> CaseResult {
         .map(|w| crate::snapshot::contain_text(w))
         .collect();
     CaseResult::of(case, verdict, observations, warnings, started)
+}
+
+/// A pod-host scenario whose harness never asked to join: it does not have the launch
+/// contract's optional pod-host mode (docs/harness-api.md § 1), so the scenario never passes.
+const NO_JOIN: &str = "the harness never POSTed /nylorun/harness/v1/host/join: launched as a pod's host (NYLORUN_JOIN_TOKEN …), it does not implement the launch contract's pod-host mode (docs/harness-api.md § 1)";
+
+fn joined(p: &judge::Played) -> bool {
+    p.log
+        .iter()
+        .any(|e| e["via"] == "host" && e["route"] == crate::suites::core_api::pods::JOIN)
 }
 
 /// What a scenario records of the traffic: its first [`OBSERVE_FIRST`] and last
@@ -205,6 +218,10 @@ fn observe(p: &judge::Played) -> Vec<Observation> {
         .collect();
     let mut out = Vec::new();
     for e in &p.log {
+        // A pod host's renewals: their number depends on timing, as lease.renew's does.
+        if e["via"] == "host" && e["route"] == crate::suites::core_api::pods::RENEW {
+            continue;
+        }
         let mut e = trim(e);
         let Some(o) = e.as_object_mut() else { continue };
         for k in [
@@ -299,7 +316,7 @@ pub(crate) fn play(
         let gates = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .map_err(PlayError::Port)?;
-        let env = launch::LaunchEnv {
+        let mut env = launch::LaunchEnv {
             core_url: format!(
                 "ws://{}{}",
                 core.local_addr().map_err(PlayError::Port)?,
@@ -308,6 +325,7 @@ pub(crate) fn play(
             token: harness_token(),
             gates_url: format!("http://{}", gates.local_addr().map_err(PlayError::Port)?),
             name: sc.harness.clone(),
+            pod: None,
         };
         let (acts, mut acts_rx) = tokio::sync::mpsc::unbounded_channel();
         let w = Arc::new(std::sync::Mutex::new(World::new(
@@ -320,6 +338,7 @@ pub(crate) fn play(
             let name = if f.name.is_empty() { &f.artifact_id } else { &f.name };
             crate::suites::world::artifacts::seed_file(&mut lock(&w), &f.artifact_id, name, &f.content_type, &f.content());
         }
+        env.pod = pod_host(&w, &sc);
         let (core_task, gates_task, reached) = serve(core, gates, &w);
         // `afterMs` triggers, in the order they fire on the scenario's clock.
         let mut timed: Vec<(u64, Value)> = sc
@@ -430,6 +449,24 @@ pub(crate) fn play(
     })
 }
 
+/// The pod-host mode (a scenario with `pods`): the harness is the first pod's host, launched
+/// with its join parameters; the cadence it is told is logged for `hostRenews`.
+fn pod_host(w: &world::Shared, sc: &Scenario) -> Option<launch::PodEnv> {
+    let mut g = lock(w);
+    let p = crate::suites::core_api::pods::environments(&g)
+        .into_iter()
+        .next()?;
+    let text = |k: &str| p[k].as_str().unwrap_or_default().to_string();
+    let renew_ms = sc.timers.host_renew_ms;
+    g.record(json!({ "via": "core", "event": "pod-host", "renewMs": renew_ms }));
+    Some(launch::PodEnv {
+        sandbox_id: text("sandboxId"),
+        pod_uid: text("podUid"),
+        join_token: text("joinToken"),
+        renew_ms,
+    })
+}
+
 /// core's listener and the gates, on the scenario's runtime, counting the harness's contacts
 /// (connections to core, gate calls): the scenario's clock runs only once a harness it started
 /// has made one.
@@ -450,7 +487,12 @@ fn serve(
             while let Ok((stream, _)) = core.accept().await {
                 n += 1;
                 reached.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                tokio::spawn(core::connection(stream, n, w.clone()));
+                // A pod's host joins and renews on the same port (§ 9).
+                if lock(&w).scenario().pods.is_empty() {
+                    tokio::spawn(core::connection(stream, n, w.clone()));
+                } else {
+                    tokio::spawn(crate::suites::core_api::pods::accept(stream, n, w.clone()));
+                }
             }
         }
     });

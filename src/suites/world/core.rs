@@ -115,6 +115,8 @@ async fn upgrade(
     };
     let mut credential: Option<String> = None;
     let mut pod: Option<usize> = None;
+    // The bearer as sent: a pod's host's is logged by what it is (§ 9, never the token).
+    let mut sent: Option<String> = None;
     let breaks = |m: Mutant| knobs.breaks(m);
     let mut upgrade = json!({ "via": "upgrade", "conn": n });
     // tungstenite's handshake callback: its error is the refusal's whole response.
@@ -137,6 +139,7 @@ async fn upgrade(
             .and_then(|t| hosts.get(t))
             .filter(|_| !breaks(Mutant::HostTokenRefused));
         pod = host.map(|(p, _)| *p);
+        sent = bearer.map(str::to_string);
         let bound = bearer.and_then(|t| tokens.get(t)).or(host.map(|(_, h)| h));
         credential = bound.cloned();
         upgrade["auth"] = json!(match (auth, bound) {
@@ -188,7 +191,12 @@ async fn upgrade(
     let ws = tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config)).await;
     let ok = ws.is_ok();
     upgrade["status"] = json!(if ok { 101 } else { upgrade_status(&upgrade) });
-    lock(w).record(upgrade);
+    let mut g = lock(w);
+    if !g.scenario().pods.is_empty() {
+        upgrade["bearer"] = g.bearer_kind(sent.as_deref());
+    }
+    g.record(upgrade);
+    drop(g);
     Some((ws.ok()?, credential, pod))
 }
 

@@ -178,6 +178,10 @@ pub struct World {
     pub(super) call_traces: BTreeMap<String, String>,
     /// The host tokens core gave in joins (core role, § 9), and the pod each is for.
     pub(super) host_tokens: BTreeMap<String, usize>,
+    /// Every host token a join gave, in the joins' order (a host's bearer is told by it).
+    pub(super) host_order: Vec<String>,
+    /// How many host renewals core answered (the harness role scripts the nth's refusal).
+    pub(super) host_renewals: u64,
     /// How many times each pod's host joined (its epoch), by pod.
     pub(super) joins: BTreeMap<usize, u64>,
     /// The pod the session runs in, when its Agent is a pod Agent (core role).
@@ -261,6 +265,8 @@ impl World {
             folds: 0,
             call_traces: BTreeMap::new(),
             host_tokens: BTreeMap::new(),
+            host_order: Vec::new(),
+            host_renewals: 0,
             joins: BTreeMap::new(),
             session_pod: None,
         }
@@ -346,10 +352,59 @@ impl World {
     }
 
     pub fn hosts(&self) -> BTreeMap<String, (usize, String)> {
-        self.host_tokens
+        let mut m: BTreeMap<String, (usize, String)> = self
+            .host_tokens
             .iter()
             .filter_map(|(t, p)| Some((t.clone(), (*p, self.sc.pods.get(*p)?.harness.clone()))))
-            .collect()
+            .collect();
+        // The mutant that takes a pod's join token where its host token is due.
+        if self.breaks(Mutant::JoinTokenUpgrades) {
+            for (p, pod) in self.sc.pods.iter().enumerate() {
+                let t = self.join_token(p);
+                m.insert(t, (p, pod.harness.clone()));
+            }
+        }
+        m
+    }
+
+    /// A pod's join token, what its environment gives its host (§ 9).
+    pub fn join_token(&self, pod: usize) -> String {
+        let h = crate::hash::fnv1a64(format!("{}:join:{pod}", self.token).as_bytes());
+        format!("nylorun-jt-{}-{h:x}", pod + 1)
+    }
+
+    /// What a host's bearer is, as the log says it (never the token itself): the host token of
+    /// the nth join (`{join: n}`), a pod's join token, the harness token, another, or none.
+    pub fn bearer_kind(&self, bearer: Option<&str>) -> Value {
+        let Some(t) = bearer else {
+            return json!("none");
+        };
+        if let Some(i) = self.host_order.iter().position(|h| h == t) {
+            return json!({ "join": i + 1 });
+        }
+        if (0..self.sc.pods.len()).any(|p| self.join_token(p) == t) {
+            json!("join-token")
+        } else if self.token == t {
+            json!("harness-token")
+        } else {
+            json!("unknown")
+        }
+    }
+
+    /// Host tokens in the joins' order: the nth join's is the (n-1)th.
+    pub fn host_order(&self) -> &[String] {
+        &self.host_order
+    }
+
+    /// A host renewal: its count, one more than the last's.
+    pub fn host_renewed(&mut self) -> u64 {
+        self.host_renewals += 1;
+        self.host_renewals
+    }
+
+    /// A host token no longer good (its renewal was refused): no upgrade nor renewal takes it.
+    pub fn revoke_host(&mut self, token: &str) {
+        self.host_tokens.remove(token);
     }
 
     /// The harness token core gave.
@@ -359,6 +414,7 @@ impl World {
 
     /// A pod's host joined with `host_token`: its epoch, one more than its last join's.
     pub fn admit_host(&mut self, pod: usize, host_token: String) -> u64 {
+        self.host_order.push(host_token.clone());
         self.host_tokens.insert(host_token, pod);
         let epoch = self.joins.entry(pod).or_insert(0);
         *epoch += 1;

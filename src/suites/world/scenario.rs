@@ -89,8 +89,9 @@ pub struct Scenario {
     /// (`{artifactId, version: 1}`).
     #[serde(default)]
     pub artifacts: Vec<SeededFile>,
-    /// The core role only: the pod sandboxes core runs for pod Agents (§ 9), each joined by its
-    /// host with the join parameters `core.start` answers for it.
+    /// The pod sandboxes core runs for pod Agents (§ 9), each joined by its host with the join
+    /// parameters `core.start` answers for it (the core role); the harness role's pod-host
+    /// mode: the harness is the first pod's host, launched with its join parameters.
     #[serde(default)]
     pub pods: Vec<Pod>,
 }
@@ -133,6 +134,10 @@ pub struct Pod {
     /// setupCommands?: [CMD…]}`.
     #[serde(default)]
     pub setup: Option<Value>,
+    /// The harness role only: the nth host renewal (1-based) core refuses, its host token then
+    /// no longer good ("Join again when a renewal is refused").
+    #[serde(default)]
+    pub refuse_renewal: Option<u64>,
 }
 
 /// Where `v` (a scenario, or a `core.start`'s params) cannot be read as a [`Scenario`], as
@@ -201,6 +206,13 @@ pub struct Timers {
     pub drop_ms: u64,
     #[serde(default = "renew")]
     pub renew_every_ms: u64,
+    /// The harness role's pod-host mode: a host's renewal cadence (§ 9's 5 minutes, scaled).
+    #[serde(default = "host_renew")]
+    pub host_renew_ms: u64,
+}
+
+fn host_renew() -> u64 {
+    200
 }
 
 fn ping() -> u64 {
@@ -219,6 +231,7 @@ impl Default for Timers {
             ping_ms: ping(),
             drop_ms: drop_ms(),
             renew_every_ms: renew(),
+            host_renew_ms: host_renew(),
         }
     }
 }
@@ -485,6 +498,10 @@ pub enum Asked {
         name: String,
         target: Map<String, Value>,
     },
+    // issue 43, pod host (the pod-host launch mode, § 9):
+    HostBearer {},
+    HostRenews {},
+    HostRejoins {},
 }
 
 /// How `ends` wants a run to end: an output holding the status, or a release.

@@ -128,6 +128,9 @@ impl Asked {
             Asked::StopsOnCancel {} => again::stops_on_cancel(v, c),
             Asked::InvocationsByStep {} => again::invocations_by_step(v, c),
             Asked::CallsTarget { name, target } => again::calls_target(v, c, name, target),
+            Asked::HostBearer {} => super::host::host_bearer(v, c),
+            Asked::HostRenews {} => super::host::host_renews(v, c),
+            Asked::HostRejoins {} => super::host::host_rejoins(v, c),
         }
     }
 }

@@ -9,6 +9,7 @@
 mod again;
 mod always;
 mod asked;
+mod host;
 mod view;
 
 use crate::suites::world::scenario::{Asked, Written};
@@ -374,6 +375,22 @@ pub const CHECKS: &[Check] = &[
     },
     Check {
         name: "callsTarget",
+        cite: "",
+        run: Run::Asked,
+    },
+    // issue 43, pod host (the launch contract's pod-host mode):
+    Check {
+        name: "hostBearer",
+        cite: "",
+        run: Run::Asked,
+    },
+    Check {
+        name: "hostRenews",
+        cite: "",
+        run: Run::Asked,
+    },
+    Check {
+        name: "hostRejoins",
         cite: "",
         run: Run::Asked,
     },

@@ -5,6 +5,7 @@
 //! variant, which every MUST scenario must pass).
 
 mod effects;
+mod pod;
 mod run;
 
 use super::env::LaunchEnv;
@@ -255,6 +256,21 @@ crate::mutants! {
             "gives each tool effect an invocationId of its own, not its step's";
         ScheduleWakeAsHarnessTool = "schedule-wake-as-harness-tool", ["3"],
             "journals the model's schedule_wake calls as its own tool ({kind: \"harness\"}), not {kind: \"runtime\", operation: \"schedule_wake\"}";
+        // issue 43, pod host (the launch contract's pod-host mode):
+        HostBearerJoinToken = "host-bearer-join-token", ["9"],
+            "as a pod's host, connects with its pod's join token as the WebSocket bearer, not the join answer's host token";
+        HostNeverRenews = "host-never-renews", ["9"],
+            "as a pod's host, joins and never renews";
+        HostRenewsTooOften = "host-renews-too-often", ["9"],
+            "as a pod's host, renews twenty times as often as it was told";
+        HostRenewsWithJoinToken = "host-renews-with-join-token", ["9"],
+            "as a pod's host, renews with its pod's join token as bearer, not the host token";
+        HostRenewRefusalIgnored = "host-renew-refusal-ignored", ["9"],
+            "as a pod's host, keeps renewing with a host token whose renewal was refused, never joining again";
+        HostRejoinKeepsOldToken = "host-rejoin-keeps-old-token", ["9"],
+            "as a pod's host, joins again after a refused renewal but renews with the refused host token";
+        JoinWithoutPodUid = "join-without-pod-uid", ["9"],
+            "as a pod's host, joins with sandboxId and joinToken but no podUid";
     }
 }
 
@@ -435,6 +451,16 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
     } else {
         env.core_url.clone()
     };
+    // A pod's host joins first, and its bearer is the join answer's host token (§ 9).
+    let host = match &env.pod {
+        Some(p) => Some(pod::Host::join(&env, p, k).await?),
+        None => None,
+    };
+    let bearer = match (&host, k.breaks(Mutant::WrongBearer)) {
+        (Some(h), _) => h.bearer(k),
+        (None, true) => env.name.clone(),
+        (None, false) => env.token.clone(),
+    };
     let mut request = url
         .as_str()
         .into_client_request()
@@ -442,16 +468,9 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
     let h = request.headers_mut();
     h.insert(
         "authorization",
-        format!(
-            "Bearer {}",
-            if k.breaks(Mutant::WrongBearer) {
-                &env.name
-            } else {
-                &env.token
-            }
-        )
-        .parse()
-        .map_err(|_| "bad token")?,
+        format!("Bearer {bearer}")
+            .parse()
+            .map_err(|_| "bad token")?,
     );
     if !k.breaks(Mutant::NoApiHeader) {
         h.insert("nylorun-harness-api", "1".parse().expect("static"));
