@@ -670,6 +670,33 @@ crate::mutants! {
             "refuses a host's join that carries volumeId";
         ManifestHarnessIgnored = "manifest-harness-ignored", ["2"],
             "pins every session to nylorun, whatever its Agent's manifest's harness.id";
+        // issue 43, journal, frames and timers:
+        OutcomeWithoutIntentRecorded = "outcome-without-intent-recorded", ["4"],
+            "records an outcome for an effect no intent journaled, and answers it completed";
+        OutcomeWithoutIntentAnswered = "outcome-without-intent-answered", ["4"],
+            "answers an outcome for an effect no intent journaled completed with its value (recording nothing)";
+        SecondOutcomeOverwrites = "second-outcome-overwrites", ["4"],
+            "records an effect's second outcome over its first";
+        SecondOutcomeAnsweredWithItsValue = "second-outcome-answered-with-its-value", ["4"],
+            "answers an effect's second outcome completed with that second value (the first stays recorded)";
+        JournalPerTurn = "journal-per-turn", ["4"],
+            "replays to a segment the completed outcomes of every segment of its turn, not only its own";
+        RefusedCallRunsAtTheGate = "refused-call-runs-at-the-gate", ["4"],
+            "runs at the gate a tool call whose intent was refused (answered completed with a failure): the gate asks only that the key was journaled";
+        OneApprovalPerSegment = "one-approval-per-segment", ["7"],
+            "pauses the turn with one approval interaction, for the first held call only";
+        OneApprovalPerTool = "one-approval-per-tool", ["7"],
+            "pauses the turn with one approval interaction per held tool, not per held call";
+        FrameTrailingTextIgnored = "frame-trailing-text-ignored", ["1"],
+            "takes a text frame's first JSON value as a message and ignores the text after it";
+        FrameLinesAreMessages = "frame-lines-are-messages", ["1"],
+            "takes each line of a text frame as a message of its own";
+        FrameLimitUnchecked = "frame-limit-unchecked", ["1"],
+            "takes messages past 64 MiB (HARNESS_MAX_PAYLOAD)";
+        PingsOnce = "pings-once", ["1"],
+            "pings once after the upgrade, never again";
+        PingsAtTheDropPeriod = "pings-at-the-drop-period", ["1"],
+            "pings every dropMs (the silence it drops a harness after), not every pingMs";
     }
 }
 
