@@ -697,6 +697,28 @@ crate::mutants! {
             "pings once after the upgrade, never again";
         PingsAtTheDropPeriod = "pings-at-the-drop-period", ["1"],
             "pings every dropMs (the silence it drops a harness after), not every pingMs";
+        FolderFileHashUnchecked = "folder-file-hash-unchecked", ["4b"],
+            "takes a folder's file whose bytes do not match its sha256";
+        FolderUploadSurvivesABadFile = "folder-upload-survives-a-bad-file", ["4b"],
+            "refuses a folder's file whose bytes do not match its sha256, but keeps the upload open";
+        FolderBadHashNotInvalid = "folder-bad-hash-not-invalid", ["4b"],
+            "refuses a folder's file whose bytes do not match its sha256 with effect_drift, not invalid";
+        FolderFileByHashAlone = "folder-file-by-hash-alone", ["4b"],
+            "takes a folder's file sent without bytes when its sha256 names content the store holds";
+        FolderEntriesUnchecked = "folder-entries-unchecked", ["4b"],
+            "takes a folder's files past maxEntries (limits.folderEntries)";
+        FolderFileLimitUnchecked = "folder-file-limit-unchecked", ["4b"],
+            "takes a folder's file past maxFileBytes";
+        FolderTotalUnchecked = "folder-total-unchecked", ["4b"],
+            "takes a folder's files past maxBytes together";
+        FolderLimitAsInvalid = "folder-limit-as-invalid", ["4b"],
+            "refuses a folder's file past one of its limits invalid, not limit_exceeded";
+        FolderWrittenAsFile = "folder-written-as-file", ["4b"],
+            "commits a folder upload as a file artifact";
+        UnchangedFolderVersionAdded = "unchanged-folder-version-added", ["4b"],
+            "adds a folder version whose files are the folder's latest";
+        UnchangedFolderNotMarked = "unchanged-folder-not-marked", ["4b"],
+            "answers a folder version whose files are the folder's latest created: false, without unchanged: true";
     }
 }
 

@@ -157,6 +157,8 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
             commit(w, &id)
         }
         "abort" => abort(w, p),
+        // A folder upload's file (section 4b's "file by file").
+        "file" => super::folders::file(w, p, data),
         other => Reply::Err("invalid", format!("unknown op `{other}`")),
     }
 }
@@ -266,11 +268,29 @@ fn begin(w: &mut World, p: &Value, turn: &str, data: Option<Vec<u8>>) -> Reply {
                 .to_string(),
         },
         of,
+        folder: None,
     };
     if let Some(size) = p.get("size").and_then(Value::as_u64) {
         if size > upload.max && !w.breaks(Mutant::DeclaredSizeUnchecked) {
             return w.over_limit("limitBytes", upload.max, "");
         }
+    }
+    let mut upload = upload;
+    if p["kind"] == "folder" {
+        // A folder's maxBytes is what its files may hold together: what is left of the totals
+        // (the file limit is each file's, maxFileBytes).
+        let file = w.sc.file_bytes.unwrap_or(64 << 20);
+        let entries = run_of(w, p).map_or(10_000, |r| r.limit("folderEntries"));
+        let (tenant, agent) = left(w);
+        upload.max = match tenant.min(agent) {
+            u64::MAX => file.saturating_mul(entries),
+            t => t,
+        };
+        upload.folder = Some(super::folders::FolderUpload {
+            files: Default::default(),
+            max_entries: entries,
+            max_file: file,
+        });
     }
     let id = w.next_id().replace("core", "upload");
     let id = crate::suites::core_api::freedom::id(&w.knobs(), "uploadId", &id);
@@ -435,6 +455,9 @@ pub fn end_uploads_of(w: &mut World, run: &str) {
 }
 
 fn commit(w: &mut World, id: &str) -> Reply {
+    if w.uploads[id].folder.is_some() {
+        return super::folders::commit(w, id);
+    }
     // The totals are checked again at commit.
     let (tenant, agent) = left(w);
     let size = w.uploads[id].bytes.len() as u64;

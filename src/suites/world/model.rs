@@ -197,6 +197,8 @@ pub struct Upload {
     pub content_type: String,
     /// The session's own file artifact this upload writes a new version of.
     pub of: Option<String>,
+    /// A folder upload's files and limits (a begin with `kind: "folder"`).
+    pub folder: Option<super::folders::FolderUpload>,
 }
 
 impl World {
