@@ -719,6 +719,12 @@ crate::mutants! {
             "adds a folder version whose files are the folder's latest";
         UnchangedFolderNotMarked = "unchanged-folder-not-marked", ["4b"],
             "answers a folder version whose files are the folder's latest created: false, without unchanged: true";
+        FolderTotalsUncheckedAtCommit = "folder-totals-unchecked-at-commit", ["4b"],
+            "commits a folder version whose new content passes the Tenant's total";
+        FolderCommitWithoutDedupe = "folder-commit-without-dedupe", ["4b"],
+            "counts every file of a folder version against the totals at commit, not only its new content";
+        FolderTotalReasonAlwaysTenant = "folder-total-reason-always-tenant", ["4b"],
+            "refuses a folder version past the Agent's total with reason tenant_total, not environment_total";
     }
 }
 

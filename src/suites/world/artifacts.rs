@@ -277,20 +277,7 @@ fn begin(w: &mut World, p: &Value, turn: &str, data: Option<Vec<u8>>) -> Reply {
     }
     let mut upload = upload;
     if p["kind"] == "folder" {
-        // A folder's maxBytes is what its files may hold together: what is left of the totals
-        // (the file limit is each file's, maxFileBytes).
-        let file = w.sc.file_bytes.unwrap_or(64 << 20);
-        let entries = run_of(w, p).map_or(10_000, |r| r.limit("folderEntries"));
-        let (tenant, agent) = left(w);
-        upload.max = match tenant.min(agent) {
-            u64::MAX => file.saturating_mul(entries),
-            t => t,
-        };
-        upload.folder = Some(super::folders::FolderUpload {
-            files: Default::default(),
-            max_entries: entries,
-            max_file: file,
-        });
+        open_folder(w, p, &mut upload);
     }
     let id = w.next_id().replace("core", "upload");
     let id = crate::suites::core_api::freedom::id(&w.knobs(), "uploadId", &id);
@@ -319,6 +306,23 @@ fn begin(w: &mut World, p: &Value, turn: &str, data: Option<Vec<u8>>) -> Reply {
             Reply::Ok(json!({ "uploadId": id, "maxBytes": max }))
         }
     }
+}
+
+/// A folder upload's limits: maxEntries (folderEntries), maxFileBytes (the file limit) and
+/// maxBytes, what its files may hold together (what is left of the totals).
+fn open_folder(w: &World, p: &Value, upload: &mut Upload) {
+    let file = w.sc.file_bytes.unwrap_or(64 << 20);
+    let entries = run_of(w, p).map_or(10_000, |r| r.limit("folderEntries"));
+    let (tenant, agent) = left(w);
+    upload.max = match tenant.min(agent) {
+        u64::MAX => file.saturating_mul(entries),
+        t => t,
+    };
+    upload.folder = Some(super::folders::FolderUpload {
+        files: Default::default(),
+        max_entries: entries,
+        max_file: file,
+    });
 }
 
 /// `op: "chunk"`: the bytes at the upload's end (a repeat of the last chunk taken once).
@@ -456,7 +460,8 @@ pub fn end_uploads_of(w: &mut World, run: &str) {
 
 fn commit(w: &mut World, id: &str) -> Reply {
     if w.uploads[id].folder.is_some() {
-        return super::folders::commit(w, id);
+        let totals = left(w);
+        return super::folders::commit(w, id, totals);
     }
     // The totals are checked again at commit.
     let (tenant, agent) = left(w);

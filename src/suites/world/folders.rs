@@ -4,20 +4,13 @@
 //! Every file's bytes are taken and held to their sha256; the folder's limits are checked per
 //! file request; a version whose files are the folder's latest is not added.
 
+pub use super::model::FolderUpload;
 use super::model::{Reply, World};
 use crate::suites::core_api::knobs::Mutant;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 use super::{b64, unb64};
-
-/// A folder upload's files so far, and its limits.
-#[derive(Debug, Clone, Default)]
-pub struct FolderUpload {
-    pub files: BTreeMap<String, Vec<u8>>,
-    pub max_entries: u64,
-    pub max_file: u64,
-}
 
 /// A sha256 as bare lowercase hex (a `sha256:` prefix taken off).
 fn bare(sha: &str) -> String {
@@ -103,9 +96,36 @@ pub fn file(w: &mut World, p: &Value, data: Option<Vec<u8>>) -> Reply {
     Reply::Ok(json!({ "path": path, "size": size, "received": f.files.len() }))
 }
 
+/// The refusal of a folder version whose new content (the files whose content the store does
+/// not hold yet, each content once) passes what is left of the Tenant's or the Agent's total.
+fn past_a_total(
+    w: &World,
+    files: &BTreeMap<String, Vec<u8>>,
+    (tenant, agent): (u64, u64),
+) -> Option<Reply> {
+    let all = w.breaks(Mutant::FolderCommitWithoutDedupe);
+    let mut new = BTreeMap::new();
+    for b in files.values() {
+        let sha = crate::hash::sha256_hex(b);
+        if all || stored(w, &sha).is_none() {
+            new.insert(if all { format!("{}", new.len()) } else { sha }, b.len() as u64);
+        }
+    }
+    let size: u64 = new.values().sum();
+    if w.breaks(Mutant::FolderTotalsUncheckedAtCommit) || size <= tenant.min(agent) {
+        return None;
+    }
+    let reason = match tenant <= agent || w.breaks(Mutant::FolderTotalReasonAlwaysTenant) {
+        true => "tenant_total",
+        false => "environment_total",
+    };
+    Some(w.over_limit("limitBytes", tenant.min(agent), &format!(" ({reason})")))
+}
+
 /// A folder upload's commit: a folder version of the session (not added when its files are the
 /// folder's latest).
-pub fn commit(w: &mut World, id: &str) -> Reply {
+/// `left`: what is left of the Tenant's and the Agent's totals.
+pub fn commit(w: &mut World, id: &str, left: (u64, u64)) -> Reply {
     let u = w.uploads.remove(id).expect("checked");
     let files = u.folder.clone().unwrap_or_default().files;
     let size: usize = files.values().map(Vec::len).sum();
@@ -128,6 +148,10 @@ pub fn commit(w: &mut World, id: &str) -> Reply {
             })
             .map(|(k, _)| k.clone())
     });
+    // At commit, the version's new content (after dedupe) must fit the totals.
+    if let Some(refused) = past_a_total(w, &files, left) {
+        return refused;
+    }
     if let Some(a) = of.as_ref().and_then(|a| w.artifacts.get(a)) {
         let same = a["files"] == Value::Object(encoded.clone());
         if same && !w.breaks(Mutant::UnchangedFolderVersionAdded) {
