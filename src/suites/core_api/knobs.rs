@@ -725,6 +725,8 @@ crate::mutants! {
             "counts every file of a folder version against the totals at commit, not only its new content";
         FolderTotalReasonAlwaysTenant = "folder-total-reason-always-tenant", ["4b"],
             "refuses a folder version past the Agent's total with reason tenant_total, not environment_total";
+        KeyPerRun = "key-per-run", ["4b"],
+            "keeps an artifact.write key per run, not per session: the session's next run writes it again";
     }
 }
 

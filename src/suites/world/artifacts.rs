@@ -171,7 +171,8 @@ fn begin(w: &mut World, p: &Value, turn: &str, data: Option<Vec<u8>>) -> Reply {
         .and_then(Value::as_str)
         .filter(|_| !w.breaks(Mutant::KeyIgnored))
     {
-        if let Some(id) = w.keys_written.get(k) {
+        let run = p["runId"].as_str().unwrap_or_default();
+        if let Some(id) = w.keys_written.get(&key_in(w, run, k)) {
             let mut meta = w.artifacts[id]["meta"].clone();
             if w.breaks(Mutant::RepeatedKeyAnswersAnotherVersion) {
                 meta["version"] = json!(meta["version"].as_u64().unwrap_or(0) + 1);
@@ -509,7 +510,16 @@ fn commit(w: &mut World, id: &str) -> Reply {
         json!({ "meta": meta, "base64": b64(&u.bytes), "effectId": u.effect, "older": older }),
     );
     if let Some(k) = u.key {
+        let k = key_in(w, &u.run, &k);
         w.keys_written.insert(k, aid);
     }
     Reply::Ok(json!({ "status": "written", "created": true, "artifact": meta }))
+}
+
+/// A key is the session's ("idempotent within the session"); the mutant keeps it per run.
+fn key_in(w: &World, run: &str, key: &str) -> String {
+    match w.breaks(Mutant::KeyPerRun) {
+        true => format!("{run}\u{0}{key}"),
+        false => key.to_string(),
+    }
 }
