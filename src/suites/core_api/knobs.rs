@@ -725,6 +725,12 @@ crate::mutants! {
             "counts every file of a folder version against the totals at commit, not only its new content";
         FolderTotalReasonAlwaysTenant = "folder-total-reason-always-tenant", ["4b"],
             "refuses a folder version past the Agent's total with reason tenant_total, not environment_total";
+        CancelSentAsARequest = "cancel-sent-as-a-request", ["8"],
+            "sends cancel as a request {t: \"req\", id, m, p}, not a message";
+        CancelReasonAsErrorCode = "cancel-reason-as-error-code", ["8"],
+            "sends cancel's reason ownership.lost as ownership_lost (the error code's spelling)";
+        CancelWithoutRunId = "cancel-without-run-id", ["8"],
+            "sends cancel without runId";
         KeyPerRun = "key-per-run", ["4b"],
             "keeps an artifact.write key per run, not per session: the session's next run writes it again";
     }
