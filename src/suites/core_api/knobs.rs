@@ -731,6 +731,10 @@ crate::mutants! {
             "sends cancel's reason ownership.lost as ownership_lost (the error code's spelling)";
         CancelWithoutRunId = "cancel-without-run-id", ["8"],
             "sends cancel without runId";
+        CompactionOfAnyTurn = "compaction-of-any-turn", ["6"],
+            "takes a compaction's summaryEffectIds naming a summary call of another turn";
+        CompactionTakesAnUnfinishedCall = "compaction-takes-an-unfinished-call", ["6"],
+            "takes a compaction's summaryEffectIds naming a summary call that has no outcome yet";
         KeyPerRun = "key-per-run", ["4b"],
             "keeps an artifact.write key per run, not per session: the session's next run writes it again";
     }
