@@ -693,6 +693,73 @@ crate::mutants! {
             "runs a pod's workload on a writable root";
         PodSkillsReadOnly = "pod-skills-read-only", ["9"],
             "mounts a pod's /skills read-only";
+        // issue 43, journal, frames and timers:
+        OutcomeWithoutIntentRecorded = "outcome-without-intent-recorded", ["4"],
+            "records an outcome for an effect no intent journaled, and answers it completed";
+        OutcomeWithoutIntentAnswered = "outcome-without-intent-answered", ["4"],
+            "answers an outcome for an effect no intent journaled completed with its value (recording nothing)";
+        SecondOutcomeOverwrites = "second-outcome-overwrites", ["4"],
+            "records an effect's second outcome over its first";
+        SecondOutcomeAnsweredWithItsValue = "second-outcome-answered-with-its-value", ["4"],
+            "answers an effect's second outcome completed with that second value (the first stays recorded)";
+        JournalPerTurn = "journal-per-turn", ["4"],
+            "replays to a segment the completed outcomes of every segment of its turn, not only its own";
+        RefusedCallRunsAtTheGate = "refused-call-runs-at-the-gate", ["4"],
+            "runs at the gate a tool call whose intent was refused (answered completed with a failure): the gate asks only that the key was journaled";
+        OneApprovalPerSegment = "one-approval-per-segment", ["7"],
+            "pauses the turn with one approval interaction, for the first held call only";
+        OneApprovalPerTool = "one-approval-per-tool", ["7"],
+            "pauses the turn with one approval interaction per held tool, not per held call";
+        FrameTrailingTextIgnored = "frame-trailing-text-ignored", ["1"],
+            "takes a text frame's first JSON value as a message and ignores the text after it";
+        FrameLinesAreMessages = "frame-lines-are-messages", ["1"],
+            "takes each line of a text frame as a message of its own";
+        FrameLimitUnchecked = "frame-limit-unchecked", ["1"],
+            "takes messages past 64 MiB (HARNESS_MAX_PAYLOAD)";
+        PingsOnce = "pings-once", ["1"],
+            "pings once after the upgrade, never again";
+        PingsAtTheDropPeriod = "pings-at-the-drop-period", ["1"],
+            "pings every dropMs (the silence it drops a harness after), not every pingMs";
+        FolderFileHashUnchecked = "folder-file-hash-unchecked", ["4b"],
+            "takes a folder's file whose bytes do not match its sha256";
+        FolderUploadSurvivesABadFile = "folder-upload-survives-a-bad-file", ["4b"],
+            "refuses a folder's file whose bytes do not match its sha256, but keeps the upload open";
+        FolderBadHashNotInvalid = "folder-bad-hash-not-invalid", ["4b"],
+            "refuses a folder's file whose bytes do not match its sha256 with effect_drift, not invalid";
+        FolderFileByHashAlone = "folder-file-by-hash-alone", ["4b"],
+            "takes a folder's file sent without bytes when its sha256 names content the store holds";
+        FolderEntriesUnchecked = "folder-entries-unchecked", ["4b"],
+            "takes a folder's files past maxEntries (limits.folderEntries)";
+        FolderFileLimitUnchecked = "folder-file-limit-unchecked", ["4b"],
+            "takes a folder's file past maxFileBytes";
+        FolderTotalUnchecked = "folder-total-unchecked", ["4b"],
+            "takes a folder's files past maxBytes together";
+        FolderLimitAsInvalid = "folder-limit-as-invalid", ["4b"],
+            "refuses a folder's file past one of its limits invalid, not limit_exceeded";
+        FolderWrittenAsFile = "folder-written-as-file", ["4b"],
+            "commits a folder upload as a file artifact";
+        UnchangedFolderVersionAdded = "unchanged-folder-version-added", ["4b"],
+            "adds a folder version whose files are the folder's latest";
+        UnchangedFolderNotMarked = "unchanged-folder-not-marked", ["4b"],
+            "answers a folder version whose files are the folder's latest created: false, without unchanged: true";
+        FolderTotalsUncheckedAtCommit = "folder-totals-unchecked-at-commit", ["4b"],
+            "commits a folder version whose new content passes the Tenant's total";
+        FolderCommitWithoutDedupe = "folder-commit-without-dedupe", ["4b"],
+            "counts every file of a folder version against the totals at commit, not only its new content";
+        FolderTotalReasonAlwaysTenant = "folder-total-reason-always-tenant", ["4b"],
+            "refuses a folder version past the Agent's total with reason tenant_total, not environment_total";
+        CancelSentAsARequest = "cancel-sent-as-a-request", ["8"],
+            "sends cancel as a request {t: \"req\", id, m, p}, not a message";
+        CancelReasonAsErrorCode = "cancel-reason-as-error-code", ["8"],
+            "sends cancel's reason ownership.lost as ownership_lost (the error code's spelling)";
+        CancelWithoutRunId = "cancel-without-run-id", ["8"],
+            "sends cancel without runId";
+        CompactionOfAnyTurn = "compaction-of-any-turn", ["6"],
+            "takes a compaction's summaryEffectIds naming a summary call of another turn";
+        CompactionTakesAnUnfinishedCall = "compaction-takes-an-unfinished-call", ["6"],
+            "takes a compaction's summaryEffectIds naming a summary call that has no outcome yet";
+        KeyPerRun = "key-per-run", ["4b"],
+            "keeps an artifact.write key per run, not per session: the session's next run writes it again";
     }
 }
 

@@ -429,12 +429,14 @@ fn fake_endpoints_only(start: &Value, fakes: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// How a `request` step frames what it sends: padded to `pad_to` bytes at `pad_at`, and as a
-/// binary frame instead of a text one.
+/// How a `request` step frames what it sends: padded to `pad_to` bytes at `pad_at`, as a
+/// binary frame instead of a text one, and with `append`'s text after the request in its frame.
 struct Framing<'a> {
     pad_to: Option<u64>,
     pad_at: &'a str,
     binary: bool,
+    /// Text sent after the request's JSON in the same frame (which is then no one JSON message).
+    append: Option<&'a str>,
     /// The request's id, when the case chooses it (else the connection's next number).
     id: Option<Value>,
 }
@@ -445,6 +447,7 @@ impl Default for Framing<'_> {
             pad_to: None,
             pad_at: "/pad",
             binary: false,
+            append: None,
             id: None,
         }
     }
@@ -822,6 +825,7 @@ impl Exec {
             pad_to,
             pad_at: r.get("padAt").and_then(Value::as_str).unwrap_or("/pad"),
             binary,
+            append: r.get("append").and_then(Value::as_str),
             id: r.get("id").cloned(),
         };
         let mut res = self
@@ -1094,6 +1098,7 @@ impl Exec {
             pad_to,
             pad_at,
             binary,
+            append,
             id: chosen,
         }: Framing,
         wait: Duration,
@@ -1122,6 +1127,9 @@ impl Exec {
             big.push_str(&"x".repeat(n));
             big.push_str(&text[at + MARK.len()..]);
             text = big;
+        }
+        if let Some(more) = append {
+            text.push_str(more);
         }
         let sent = conn.send(if binary {
             Message::binary(text.into_bytes())

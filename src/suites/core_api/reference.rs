@@ -352,11 +352,22 @@ fn cancel(g: &mut World, params: &Value) -> Value {
         .unwrap_or("cancel")
         .to_string();
     if let Some((run, conn)) = g.active_run().map(|r| (r.id.clone(), r.conn)) {
+        // The mutant spells ownership.lost as the error code's ownership_lost.
+        let reason = match reason.as_str() {
+            "ownership.lost" if g.breaks(Mutant::CancelReasonAsErrorCode) => "ownership_lost".into(),
+            _ => reason,
+        };
         let mut p = json!({ "runId": run, "reason": reason });
         if g.breaks(Mutant::CancelWithoutReason) {
             p.as_object_mut().expect("object").remove("reason");
         }
-        g.send(conn, json!({ "t": "msg", "m": "cancel", "p": p }));
+        if g.breaks(Mutant::CancelWithoutRunId) {
+            p.as_object_mut().expect("object").remove("runId");
+        }
+        match g.breaks(Mutant::CancelSentAsARequest) {
+            true => g.send(conn, json!({ "t": "req", "id": "cancel-1", "m": "cancel", "p": p })),
+            false => g.send(conn, json!({ "t": "msg", "m": "cancel", "p": p })),
+        }
     }
     json!({})
 }

@@ -20,7 +20,7 @@ pub enum Action {
     /// Connect, then send `hello` (`connect`'s members and `{name?, features?}`, filled).
     Hello(Value),
     /// Send a request and await its answer (`{on?, m, p, id?, purpose?, padTo?, padAt?,
-    /// binary?, waitMs?}`, filled).
+    /// binary?, append?, waitMs?}`, filled).
     Request(Value),
     /// A gate call (`{route, body?, token?, key?, async?}`, filled).
     Gate(Value),

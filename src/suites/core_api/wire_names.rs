@@ -23,6 +23,9 @@ const WRITE: &[(&str, &str)] = &[
     ("offset", "at"),
     ("base64", "data"),
     ("size", "totalBytes"),
+    // A folder upload's file step.
+    ("path", "filePath"),
+    ("sha256", "digest"),
 ];
 const ENTRY: &[(&str, &str)] = &[("kind", "type"), ("text", "content")];
 

@@ -157,6 +157,8 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
             commit(w, &id)
         }
         "abort" => abort(w, p),
+        // A folder upload's file (section 4b's "file by file").
+        "file" => super::folders::file(w, p, data),
         other => Reply::Err("invalid", format!("unknown op `{other}`")),
     }
 }
@@ -169,7 +171,8 @@ fn begin(w: &mut World, p: &Value, turn: &str, data: Option<Vec<u8>>) -> Reply {
         .and_then(Value::as_str)
         .filter(|_| !w.breaks(Mutant::KeyIgnored))
     {
-        if let Some(id) = w.keys_written.get(k) {
+        let run = p["runId"].as_str().unwrap_or_default();
+        if let Some(id) = w.keys_written.get(&key_in(w, run, k)) {
             let mut meta = w.artifacts[id]["meta"].clone();
             if w.breaks(Mutant::RepeatedKeyAnswersAnotherVersion) {
                 meta["version"] = json!(meta["version"].as_u64().unwrap_or(0) + 1);
@@ -266,11 +269,16 @@ fn begin(w: &mut World, p: &Value, turn: &str, data: Option<Vec<u8>>) -> Reply {
                 .to_string(),
         },
         of,
+        folder: None,
     };
     if let Some(size) = p.get("size").and_then(Value::as_u64) {
         if size > upload.max && !w.breaks(Mutant::DeclaredSizeUnchecked) {
             return w.over_limit("limitBytes", upload.max, "");
         }
+    }
+    let mut upload = upload;
+    if p["kind"] == "folder" {
+        open_folder(w, p, &mut upload);
     }
     let id = w.next_id().replace("core", "upload");
     let id = crate::suites::core_api::freedom::id(&w.knobs(), "uploadId", &id);
@@ -299,6 +307,23 @@ fn begin(w: &mut World, p: &Value, turn: &str, data: Option<Vec<u8>>) -> Reply {
             Reply::Ok(json!({ "uploadId": id, "maxBytes": max }))
         }
     }
+}
+
+/// A folder upload's limits: maxEntries (folderEntries), maxFileBytes (the file limit) and
+/// maxBytes, what its files may hold together (what is left of the totals).
+fn open_folder(w: &World, p: &Value, upload: &mut Upload) {
+    let file = w.sc.file_bytes.unwrap_or(64 << 20);
+    let entries = run_of(w, p).map_or(10_000, |r| r.limit("folderEntries"));
+    let (tenant, agent) = left(w);
+    upload.max = match tenant.min(agent) {
+        u64::MAX => file.saturating_mul(entries),
+        t => t,
+    };
+    upload.folder = Some(super::folders::FolderUpload {
+        files: Default::default(),
+        max_entries: entries,
+        max_file: file,
+    });
 }
 
 /// `op: "chunk"`: the bytes at the upload's end (a repeat of the last chunk taken once).
@@ -449,6 +474,10 @@ pub fn end_uploads_of(w: &mut World, run: &str) {
 }
 
 fn commit(w: &mut World, id: &str) -> Reply {
+    if w.uploads[id].folder.is_some() {
+        let totals = left(w);
+        return super::folders::commit(w, id, totals);
+    }
     // The totals are checked again at commit.
     let (tenant, agent) = left(w);
     let size = w.uploads[id].bytes.len() as u64;
@@ -495,7 +524,16 @@ fn commit(w: &mut World, id: &str) -> Reply {
         json!({ "meta": meta, "base64": b64(&u.bytes), "effectId": u.effect, "older": older }),
     );
     if let Some(k) = u.key {
+        let k = key_in(w, &u.run, &k);
         w.keys_written.insert(k, aid);
     }
     Reply::Ok(json!({ "status": "written", "created": true, "artifact": meta }))
+}
+
+/// A key is the session's ("idempotent within the session"); the mutant keeps it per run.
+fn key_in(w: &World, run: &str, key: &str) -> String {
+    match w.breaks(Mutant::KeyPerRun) {
+        true => format!("{run}\u{0}{key}"),
+        false => key.to_string(),
+    }
 }

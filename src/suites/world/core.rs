@@ -61,6 +61,9 @@ pub async fn connection(stream: TcpStream, n: usize, w: Shared) {
         // The operator's Host tuning (core.start's timers) sets both; the mutant keeps its own.
         match g.breaks(Mutant::TimersIgnored) {
             true => (30_000, 60_000),
+            false if g.breaks(Mutant::PingsAtTheDropPeriod) => {
+                (g.sc.timers.drop_ms, g.sc.timers.drop_ms)
+            }
             false => (g.sc.timers.ping_ms, g.sc.timers.drop_ms),
         }
     };
@@ -182,6 +185,8 @@ async fn upgrade(
     // One message of up to HARNESS_MAX_PAYLOAD (a mutant's: 16 MiB).
     let max = if breaks(Mutant::SmallFrameLimit) {
         16 << 20
+    } else if breaks(Mutant::FrameLimitUnchecked) {
+        2 * MAX_PAYLOAD
     } else {
         MAX_PAYLOAD
     };
@@ -236,6 +241,7 @@ fn ping(w: Shared, n: usize, ping_ms: u64, drop_ms: u64) -> tokio::task::JoinHan
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_millis(ping_ms.max(1)));
         tick.tick().await;
+        let mut pinged = false;
         loop {
             tick.tick().await;
             let mut g = lock(&w);
@@ -253,6 +259,10 @@ fn ping(w: Shared, n: usize, ping_ms: u64, drop_ms: u64) -> tokio::task::JoinHan
                 g.lost(n);
                 return;
             }
+            if pinged && g.breaks(Mutant::PingsOnce) {
+                continue;
+            }
+            pinged = true;
             if g.breaks(Mutant::PingFrameMisshapen) {
                 g.send(n, json!({ "t": "msg", "m": "ping", "p": {} }));
             } else if !g.breaks(Mutant::NoPings) {
@@ -364,7 +374,22 @@ pub fn shape(f: &Value) -> Option<String> {
 }
 
 fn frame(g: &mut super::model::World, n: usize, text: &str) {
-    let f: Value = match serde_json::from_str(text) {
+    // One JSON text message per frame: the mutants read a frame's lines, or its first JSON
+    // value, as messages.
+    if text.contains('\n') && g.breaks(Mutant::FrameLinesAreMessages) {
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            frame(g, n, line);
+        }
+        return;
+    }
+    let parsed = match g.breaks(Mutant::FrameTrailingTextIgnored) {
+        true => serde_json::Deserializer::from_str(text)
+            .into_iter::<Value>()
+            .next()
+            .unwrap_or_else(|| serde_json::from_str(text)),
+        false => serde_json::from_str(text),
+    };
+    let f: Value = match parsed {
         Ok(f) => f,
         Err(e) => {
             let head: String = text.chars().take(200).collect();

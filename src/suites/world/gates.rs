@@ -430,7 +430,10 @@ fn decide(
     // model call whether or not its intent was asked.
     let model_unchecked = route == "model-calls" && g.decides(Variant::ModelGateUnjournaled);
     let mcp_unjournaled = route == "tool-calls" && g.breaks(Mutant::UnjournaledMcpCallRun);
+    // The mutant asks only that the key was journaled, whatever its intent was answered.
+    let refused_runs = g.breaks(Mutant::RefusedCallRunsAtTheGate) && g.journal.contains_key(key);
     if !g.runs[i].executed.contains(key)
+        && !refused_runs
         && !g.breaks(Mutant::UnjournaledCallRun)
         && !mcp_unjournaled
         && !model_unchecked

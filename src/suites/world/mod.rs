@@ -9,6 +9,7 @@
 
 pub mod artifacts;
 pub mod core;
+pub mod folders;
 pub mod gates;
 pub mod model;
 pub mod role;

@@ -201,6 +201,16 @@ pub struct Upload {
     pub content_type: String,
     /// The session's own file artifact this upload writes a new version of.
     pub of: Option<String>,
+    /// A folder upload's files and limits (a begin with `kind: "folder"`).
+    pub folder: Option<FolderUpload>,
+}
+
+/// A folder upload's files so far, by path, and its limits (section 4b's "Folders").
+#[derive(Debug, Clone, Default)]
+pub struct FolderUpload {
+    pub files: BTreeMap<String, Vec<u8>>,
+    pub max_entries: u64,
+    pub max_file: u64,
 }
 
 impl World {

@@ -305,6 +305,7 @@ impl World {
             true => "effects",
             false => "effectIds",
         };
+        let mut tools = Vec::new();
         for id in p[ids_at]
             .as_array()
             .into_iter()
@@ -318,6 +319,15 @@ impl World {
                 continue;
             }
             let t = &effect["target"];
+            // The mutants: one interaction for the segment, or one per tool, not per call.
+            let first = tools.is_empty();
+            let again = tools.contains(&t["tool"]);
+            tools.push(t["tool"].clone());
+            if (!first && self.breaks(Mutant::OneApprovalPerSegment))
+                || (again && self.breaks(Mutant::OneApprovalPerTool))
+            {
+                continue;
+            }
             let mut a = json!({
                 "id": if self.breaks(Mutant::ApprovalIdNotEffectId) { json!(format!("approval-{}", self.approvals.len() + 1)) } else { json!(id) },
                 "tool": if self.breaks(Mutant::InteractionNamesModelName) { effect["toolName"].clone() } else { t["tool"].clone() },
@@ -451,7 +461,7 @@ impl World {
             );
         }
         let Some(row) = self.journal.get(eid).cloned() else {
-            return Reply::Err("invalid", format!("effect {eid} was not journaled"));
+            return self.unjournaled_outcome(eid, &value);
         };
         let value = self.redacted(&value);
         // The core role: `{error}` when the harness could not learn what happened. A tool call
@@ -480,6 +490,26 @@ impl World {
             return Reply::Ok(json!({ "status": "completed", "outcome": outcome }));
         }
         match row {
+            // A second outcome: the first stays, and is the answer.
+            Row::Completed { hash, .. } if self.breaks(Mutant::SecondOutcomeOverwrites) => {
+                let outcome = value.clone();
+                self.journal
+                    .insert(eid.to_string(), Row::Completed { hash, outcome });
+                Reply::Ok(json!({ "status": "completed", "outcome": value }))
+            }
+            Row::Completed { .. } if self.breaks(Mutant::SecondOutcomeAnsweredWithItsValue) => {
+                Reply::Ok(json!({ "status": "completed", "outcome": value }))
+            }
+            // A second outcome: the first stays, and is the answer.
+            Row::Completed { hash, .. } if self.breaks(Mutant::SecondOutcomeOverwrites) => {
+                let outcome = value.clone();
+                self.journal
+                    .insert(eid.to_string(), Row::Completed { hash, outcome });
+                Reply::Ok(json!({ "status": "completed", "outcome": value }))
+            }
+            Row::Completed { .. } if self.breaks(Mutant::SecondOutcomeAnsweredWithItsValue) => {
+                Reply::Ok(json!({ "status": "completed", "outcome": value }))
+            }
             Row::Completed { outcome, .. } => {
                 Reply::Ok(json!({ "status": "completed", "outcome": outcome }))
             }
@@ -509,6 +539,25 @@ impl World {
                 Reply::Ok(json!({ "status": "completed", "outcome": value }))
             }
         }
+    }
+}
+
+impl World {
+    /// An outcome for an effect no intent journaled: refused, and nothing recorded ("Every
+    /// effect is journaled before it runs"); the mutants take it.
+    fn unjournaled_outcome(&mut self, eid: &str, value: &Value) -> Reply {
+        let value = self.redacted(value);
+        if self.breaks(Mutant::OutcomeWithoutIntentRecorded) {
+            let (hash, outcome) = (String::new(), value.clone());
+            self.journal
+                .insert(eid.to_string(), Row::Completed { hash, outcome });
+        }
+        if self.breaks(Mutant::OutcomeWithoutIntentRecorded)
+            || self.breaks(Mutant::OutcomeWithoutIntentAnswered)
+        {
+            return Reply::Ok(json!({ "status": "completed", "outcome": value }));
+        }
+        Reply::Err("invalid", format!("effect {eid} was not journaled"))
     }
 }
 

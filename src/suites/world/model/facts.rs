@@ -9,7 +9,12 @@ impl World {
         let outcomes: Vec<Value> = self
             .journal
             .iter()
-            .filter(|(id, _)| id.starts_with(&prefix) || self.breaks(Mutant::OtherSegmentReplayed))
+            // A journal kept per turn (the mutant) replays the turn's earlier segments too.
+            .filter(|(id, _)| {
+                id.starts_with(&prefix)
+                    || self.breaks(Mutant::OtherSegmentReplayed)
+                    || (self.breaks(Mutant::JournalPerTurn) && id.starts_with(&format!("{turn_id}:")))
+            })
             .filter(|_| !self.breaks(Mutant::NoReplayedOutcomes))
             .filter_map(|(id, row)| match row {
                 // "the completed outcomes of this segment, with their request hashes": the
