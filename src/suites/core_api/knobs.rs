@@ -670,6 +670,45 @@ crate::mutants! {
             "refuses a host's join that carries volumeId";
         ManifestHarnessIgnored = "manifest-harness-ignored", ["2"],
             "pins every session to nylorun, whatever its Agent's manifest's harness.id";
+        // issue 43, scope (runs not held, refusal codes, negative halves):
+        OtherConnectionsRunTaken = "other-connections-run-taken", ["2"],
+            "takes a request naming a live run another connection holds (it checks the run exists, not that this connection holds it)";
+        OverRunRead = "over-run-read", ["2"],
+            "answers artifact.read of a run that is over (it forgets the run is over there only)";
+        OverRunTranscript = "over-run-transcript", ["2"],
+            "answers transcript.read of a run that is over (it forgets the run is over there only)";
+        OverRunWritten = "over-run-written", ["2"],
+            "takes an artifact.write of a run that is over (it forgets the run is over there only)";
+        OverRunOutput = "over-run-output", ["2"],
+            "takes an output of a run that is over (it forgets the run is over there only)";
+        OutputRunRenewable = "output-run-renewable", ["2"],
+            "answers a renewal of a run its output ended {ok: true}";
+        RefusedRunRenewable = "refused-run-renewable", ["2"],
+            "answers a renewal after a refused one {ok: true}";
+        ApiAboveAccepted = "api-above-accepted", ["2"],
+            "answers hello with any api from 5 up";
+        ApiStringAccepted = "api-string-accepted", ["2"],
+            "reads hello's api \"5\" (a string) as 5";
+        NameCaseFolded = "name-case-folded", ["2"],
+            "compares hello's name with the credential's harness id ignoring case";
+        ShortIdsRefused = "short-ids-refused", ["2"],
+            "refuses a harness id of two characters (reads the pattern as three or more)";
+        AnyApiHeaderAccepted = "any-api-header-accepted", ["1"],
+            "upgrades with any Nylorun-Harness-Api value, only its presence checked";
+        SnapshotVersionUnchecked = "snapshot-version-unchecked", ["3"],
+            "records a session.mcp snapshot whose snapshotSchemaVersion is not 2";
+        DeferredAlwaysSaid = "deferred-always-said", ["3"],
+            "says deferred: false of an MCP tool the manifest leaves unset";
+        SelfWakeAlwaysTrue = "self-wake-always-true", ["3"],
+            "TurnStart's agent says selfWake: true though the version does not set runtime.selfWake";
+        SandboxBashOnly = "sandbox-bash-only", ["4"],
+            "answers execute for a sandbox call named bash only, refusing read, write, edit, grep and glob";
+        UnknownOpOk = "unknown-op-ok", ["4b"],
+            "answers an artifact.write of an unknown op ok";
+        OlderOffsetAcknowledged = "older-offset-acknowledged", ["4b"],
+            "acknowledges a chunk at any offset already received, not only a repeat of the last";
+        RunOverCodeUnlisted = "run-over-code-unlisted", ["2"],
+            "refuses a request naming a run that is over with run_over, a code not in HARNESS_ERROR_CODES";
     }
 }
 

@@ -3,6 +3,7 @@
 //! connect, send frames and call the gates as a harness would (and as one must not), judging
 //! every answer with hcpspec's matchers.
 
+pub mod always;
 pub mod fakes;
 pub mod freedom;
 pub mod fuzz;
@@ -372,6 +373,11 @@ fn execute(
                 });
                 break;
             }
+        }
+        // The fuzzer judges answers by its own invariants, every step played.
+        if let Some(f) = always::refusal(i, &action, &observed, &shown).filter(|_| !fuzzing) {
+            verdict = Verdict::Fail(f);
+            break;
         }
     }
     // The fuzzer asks whether the core is still up: its control shim answers, and its listener

@@ -130,7 +130,11 @@ fn by_target(
         }
         "sandbox" => {
             let has = agent["sandbox"] == true || k.breaks(Mutant::SandboxWithoutSandboxExecutes);
-            if !has || !(SANDBOX_TOOLS.contains(&tool_name) || k.breaks(Mutant::SandboxAnyToolName))
+            let known = match k.breaks(Mutant::SandboxBashOnly) {
+                true => tool_name == "bash",
+                false => SANDBOX_TOOLS.contains(&tool_name),
+            };
+            if !has || !(known || k.breaks(Mutant::SandboxAnyToolName))
             {
                 return Some(refuse(
                     k,

@@ -27,12 +27,9 @@ impl World {
     }
 }
 
+/// The run the request names, held by the asking connection (`World::held`).
 fn run_of<'a>(w: &'a World, p: &Value) -> Result<&'a super::model::Run, Reply> {
-    let id = p.get("runId").and_then(Value::as_str).unwrap_or_default();
-    match w.runs.iter().find(|r| r.id == id) {
-        Some(r) if r.ended.is_none() => Ok(r),
-        _ => Err(Reply::Err("run_not_held", format!("no run {id} held"))),
-    }
+    w.held(p).map(|i| &w.runs[i])
 }
 
 pub fn read(w: &mut World, p: &Value) -> Reply {
@@ -157,6 +154,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
             commit(w, &id)
         }
         "abort" => abort(w, p),
+        _ if w.breaks(Mutant::UnknownOpOk) => Reply::Ok(json!({})),
         other => Reply::Err("invalid", format!("unknown op `{other}`")),
     }
 }
@@ -312,6 +310,7 @@ fn append(w: &mut World, p: &Value, data: Option<Vec<u8>>) -> Reply {
     let survives = w.breaks(Mutant::UploadSurvivesRun);
     let unchecked = w.breaks(Mutant::UploadBytesUnchecked);
     let second_dropped = w.breaks(Mutant::LaterChunksDropped);
+    let older_taken = w.breaks(Mutant::OlderOffsetAcknowledged);
     let Some(u) = w.uploads.get_mut(id) else {
         return Reply::Err("invalid", format!("no upload {id}"));
     };
@@ -321,7 +320,9 @@ fn append(w: &mut World, p: &Value, data: Option<Vec<u8>>) -> Reply {
     }
     let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(u64::MAX);
     let d = data.unwrap_or_default();
-    if u.last == Some((offset, d.len())) && !twice {
+    // The mutant takes any offset already received for a repeat.
+    let older = older_taken && offset < u.bytes.len() as u64;
+    if (u.last == Some((offset, d.len())) || older) && !twice {
         return Reply::Ok(json!({ "received": u.bytes.len() }));
     }
     if offset != u.bytes.len() as u64 && !twice && !any_offset {

@@ -168,7 +168,8 @@ async fn upgrade(
         } else {
             "1"
         };
-        if api != Some(version) && !breaks(Mutant::No426) {
+        let present = breaks(Mutant::AnyApiHeaderAccepted) && api.is_some();
+        if api != Some(version) && !present && !breaks(Mutant::No426) {
             return Err(refuse(StatusCode::UPGRADE_REQUIRED));
         }
         if closed && !breaks(Mutant::ClosedTenantAccepted) {
