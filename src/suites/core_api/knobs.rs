@@ -707,6 +707,16 @@ crate::mutants! {
             "answers an artifact.write of an unknown op ok";
         OlderOffsetAcknowledged = "older-offset-acknowledged", ["4b"],
             "acknowledges a chunk at any offset already received, not only a repeat of the last";
+        OtherSessionCodedInvalid = "other-session-coded-invalid", ["4b"],
+            "refuses another session's artifact invalid, a missing one not_found (the codes tell which exist)";
+        NotFoundSaysAnotherSession = "not-found-says-another-session", ["4b"],
+            "answers another session's artifact not_found, its message saying it belongs to another session";
+        NotFoundSaysNeverNamed = "not-found-says-never-named", ["4b"],
+            "answers a Tenant-wide artifact never named not_found, its message saying so";
+        NotFoundSaysAgentDisk = "not-found-says-agent-disk", ["4b"],
+            "answers an Agent's disk version not_found, its message saying it is on the Agent's disk";
+        NotHeldCodedInvalid = "not-held-coded-invalid", ["2"],
+            "refuses a request naming a run it does not hold with invalid, not run_not_held";
         RunOverCodeUnlisted = "run-over-code-unlisted", ["2"],
             "refuses a request naming a run that is over with run_over, a code not in HARNESS_ERROR_CODES";
     }

@@ -56,7 +56,26 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
         if w.breaks(Mutant::MissingArtifactInvalid) {
             return Reply::Err("invalid", format!("artifact {id}"));
         }
-        return Reply::Err("not_found", format!("artifact {id}"));
+        // Mutants whose answer tells which exist: it says why, or codes one otherwise.
+        let scope = w.artifacts.get(id).and_then(|a| a["scope"].as_str());
+        return match scope {
+            Some("other-session") if w.breaks(Mutant::OtherSessionCodedInvalid) => {
+                Reply::Err("invalid", format!("artifact {id} is not this session's"))
+            }
+            Some("other-session") if w.breaks(Mutant::NotFoundSaysAnotherSession) => Reply::Err(
+                "not_found",
+                format!("artifact {id} belongs to another session"),
+            ),
+            Some("tenant-unnamed") if w.breaks(Mutant::NotFoundSaysNeverNamed) => Reply::Err(
+                "not_found",
+                format!("artifact {id} is Tenant-wide and never named by this session"),
+            ),
+            Some("agent-disk") if w.breaks(Mutant::NotFoundSaysAgentDisk) => Reply::Err(
+                "not_found",
+                format!("artifact {id} is a version on the Agent's disk"),
+            ),
+            _ => Reply::Err("not_found", format!("artifact {id}")),
+        };
     };
     // The version asked for (default the latest); an older one is kept in `older`.
     let wanted = p.get("version").and_then(Value::as_u64);

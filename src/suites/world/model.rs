@@ -935,6 +935,15 @@ impl World {
     /// once released, output or refused a renewal, and another connection's run is not this
     /// one's (the core role; the harness role's scenarios hold runs on any connection).
     pub(super) fn held(&self, p: &Value) -> Result<usize, Reply> {
+        self.held_run(p).map_err(|e| match e {
+            Reply::Err("run_not_held", m) if self.breaks(Mutant::NotHeldCodedInvalid) => {
+                Reply::Err("invalid", m)
+            }
+            e => e,
+        })
+    }
+
+    fn held_run(&self, p: &Value) -> Result<usize, Reply> {
         let id = p.get("runId").and_then(Value::as_str).unwrap_or_default();
         let (conn, m) = (self.asking.0, self.asking.1.as_str());
         // Mutants that forget a run is over for some requests only.
