@@ -313,6 +313,7 @@ fn execute(
     let mut started = started;
     started["failure"] = versions::failure_form(started.get("failure"), x.control.as_mut())?;
     started["turnCompleted"] = turn_completed(started.get("turnCompleted"))?;
+    let listed = !fuzzing && versions::judges_refusals(x.control.as_mut());
     x.vars.insert("core".into(), started);
     let mut verdict = Verdict::Pass;
     for (i, step) in script.steps.iter().enumerate() {
@@ -375,7 +376,7 @@ fn execute(
             }
         }
         // The fuzzer judges answers by its own invariants, every step played.
-        if let Some(f) = always::refusal(i, &action, &observed, &shown).filter(|_| !fuzzing) {
+        if let Some(f) = always::refusal(i, &action, &observed, &shown).filter(|_| listed) {
             verdict = Verdict::Fail(f);
             break;
         }
