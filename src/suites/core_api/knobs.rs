@@ -717,6 +717,8 @@ crate::mutants! {
             "answers an Agent's disk version not_found, its message saying it is on the Agent's disk";
         ScheduleWakeMalformedScheduled = "schedule-wake-malformed-scheduled", ["4"],
             "answers a schedule_wake whose input names no in, at or cancel with a wake scheduled (a success)";
+        DefinitionOffsetIgnored = "definition-offset-ignored", ["3"],
+            "answers a definition.file range from the file's start, whatever offset it asks";
         NotHeldCodedInvalid = "not-held-coded-invalid", ["2"],
             "refuses a request naming a run it does not hold with invalid, not run_not_held";
         RunOverCodeUnlisted = "run-over-code-unlisted", ["2"],

@@ -1180,6 +1180,8 @@ impl World {
         };
         let chunk = self.runs[i].limit("chunkBytes");
         let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
+        // The mutant answers every range from the file's start.
+        let offset = if self.breaks(Mutant::DefinitionOffsetIgnored) { 0 } else { offset };
         let length = p.get("length").and_then(Value::as_u64).unwrap_or(chunk);
         if length > chunk && !self.breaks(Mutant::DefinitionRangeUnchecked) {
             return self.over_limit("chunkBytes", chunk, "");
