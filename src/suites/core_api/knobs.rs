@@ -719,6 +719,8 @@ crate::mutants! {
             "answers a schedule_wake whose input names no in, at or cancel with a wake scheduled (a success)";
         DefinitionOffsetIgnored = "definition-offset-ignored", ["3"],
             "answers a definition.file range from the file's start, whatever offset it asks";
+        NameOfAnyKnownHarness = "name-of-any-known-harness", ["2"],
+            "answers hello naming any harness id the operator made a token for, not only the credential's";
         NotHeldCodedInvalid = "not-held-coded-invalid", ["2"],
             "refuses a request naming a run it does not hold with invalid, not run_not_held";
         RunOverCodeUnlisted = "run-over-code-unlisted", ["2"],

@@ -891,10 +891,14 @@ impl World {
             .unwrap_or_else(|| self.sc.harness.clone());
         let host = self.conns.get(&conn).is_some_and(|c| c.pod.is_some());
         let folded = self.breaks(Mutant::NameCaseFolded) && name.eq_ignore_ascii_case(&bound);
+        // The mutant takes any harness id the operator made a token for.
+        let known = self.breaks(Mutant::NameOfAnyKnownHarness)
+            && self.credentials().values().any(|h| h == name);
         // The mutant reads the id pattern ^[a-z][a-z0-9-]{1,62}$ as three characters or more.
         let short = self.breaks(Mutant::ShortIdsRefused) && name.chars().count() < 3;
         if (name != bound || short)
             && !folded
+            && !known
             && !self.breaks(Mutant::AnyNameAccepted)
             && !(host && self.breaks(Mutant::PodHelloAnyName))
         {
