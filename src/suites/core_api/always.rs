@@ -60,7 +60,10 @@ mod tests {
         let f = refusal(1, "request output", &unlisted, &unlisted).expect("a failure");
         assert_eq!((f.step, f.path.as_str()), (1, "/e/code"));
         let bare = json!({ "ok": false, "e": { "code": "invalid" } });
-        assert_eq!(refusal(0, "hello", &bare, &bare).expect("a failure").path, "/e/message");
+        assert_eq!(
+            refusal(0, "hello", &bare, &bare).expect("a failure").path,
+            "/e/message"
+        );
         // Not an answer of the listener: a gate call's body is judged by its own steps.
         assert!(refusal(0, "gate model-calls", &unlisted, &unlisted).is_none());
     }

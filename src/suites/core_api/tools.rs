@@ -134,8 +134,7 @@ fn by_target(
                 true => tool_name == "bash",
                 false => SANDBOX_TOOLS.contains(&tool_name),
             };
-            if !has || !(known || k.breaks(Mutant::SandboxAnyToolName))
-            {
+            if !has || !(known || k.breaks(Mutant::SandboxAnyToolName)) {
                 return Some(refuse(
                     k,
                     "tool.unavailable",

@@ -964,7 +964,10 @@ impl World {
                 || self.breaks(Mutant::OtherConnectionsRunTaken)
         };
         match self.runs.iter().position(|r| r.id == id) {
-            Some(i) if !ours(i) => Err(Reply::Err("run_not_held", format!("run {id} is not held here"))),
+            Some(i) if !ours(i) => Err(Reply::Err(
+                "run_not_held",
+                format!("run {id} is not held here"),
+            )),
             Some(i) if self.runs[i].ended.is_none() || over_taken => Ok(i),
             Some(_) if self.breaks(Mutant::RunOverCodeUnlisted) => {
                 Err(Reply::Err("run_over", format!("run {id} is over")))
@@ -992,7 +995,8 @@ impl World {
                 return Reply::Ok(json!({ "ok": true }))
             }
             Err(_)
-                if self.ended_by(p, "renew-refused") && self.breaks(Mutant::RefusedRunRenewable) =>
+                if self.ended_by(p, "renew-refused")
+                    && self.breaks(Mutant::RefusedRunRenewable) =>
             {
                 return Reply::Ok(json!({ "ok": true }))
             }
@@ -1185,7 +1189,11 @@ impl World {
         let chunk = self.runs[i].limit("chunkBytes");
         let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
         // The mutant answers every range from the file's start.
-        let offset = if self.breaks(Mutant::DefinitionOffsetIgnored) { 0 } else { offset };
+        let offset = if self.breaks(Mutant::DefinitionOffsetIgnored) {
+            0
+        } else {
+            offset
+        };
         let length = p.get("length").and_then(Value::as_u64).unwrap_or(chunk);
         if length > chunk && !self.breaks(Mutant::DefinitionRangeUnchecked) {
             return self.over_limit("chunkBytes", chunk, "");
