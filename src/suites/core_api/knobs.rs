@@ -721,6 +721,10 @@ crate::mutants! {
             "answers a definition.file range from the file's start, whatever offset it asks";
         NameOfAnyKnownHarness = "name-of-any-known-harness", ["2"],
             "answers hello naming any harness id the operator made a token for, not only the credential's";
+        OtherConnectionsArtifactsTaken = "other-connections-artifacts-taken", ["2"],
+            "takes artifact.read and artifact.write naming a run another connection holds (the journal's requests checked only)";
+        OtherConnectionsOutputTaken = "other-connections-output-taken", ["2"],
+            "takes an output naming a run another connection holds, ending it";
         NotHeldCodedInvalid = "not-held-coded-invalid", ["2"],
             "refuses a request naming a run it does not hold with invalid, not run_not_held";
         RunOverCodeUnlisted = "run-over-code-unlisted", ["2"],

@@ -958,9 +958,18 @@ impl World {
             "output" => self.breaks(Mutant::OverRunOutput),
             _ => false,
         };
+        // Mutants that check the holder for some requests only.
+        let unchecked = match m {
+            "artifact.read" | "artifact.write" => {
+                self.breaks(Mutant::OtherConnectionsArtifactsTaken)
+            }
+            "output" => self.breaks(Mutant::OtherConnectionsOutputTaken),
+            _ => false,
+        };
         let ours = |i: usize| {
             !self.role.strict()
                 || self.runs[i].conn == conn
+                || unchecked
                 || self.breaks(Mutant::OtherConnectionsRunTaken)
         };
         match self.runs.iter().position(|r| r.id == id) {
