@@ -725,6 +725,8 @@ crate::mutants! {
             "takes artifact.read and artifact.write naming a run another connection holds (the journal's requests checked only)";
         OtherConnectionsOutputTaken = "other-connections-output-taken", ["2"],
             "takes an output naming a run another connection holds, ending it";
+        MissingNameDefaulted = "missing-name-defaulted", ["2"],
+            "answers a hello that names no harness as if it named the credential's";
         NotHeldCodedInvalid = "not-held-coded-invalid", ["2"],
             "refuses a request naming a run it does not hold with invalid, not run_not_held";
         RunOverCodeUnlisted = "run-over-code-unlisted", ["2"],

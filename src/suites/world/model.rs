@@ -891,6 +891,8 @@ impl World {
             .unwrap_or_else(|| self.sc.harness.clone());
         let host = self.conns.get(&conn).is_some_and(|c| c.pod.is_some());
         let folded = self.breaks(Mutant::NameCaseFolded) && name.eq_ignore_ascii_case(&bound);
+        // The mutant takes a hello that names no harness as the credential's.
+        let defaulted = self.breaks(Mutant::MissingNameDefaulted) && p.get(name_at).is_none();
         // The mutant takes any harness id the operator made a token for.
         let known = self.breaks(Mutant::NameOfAnyKnownHarness)
             && self.credentials().values().any(|h| h == name);
@@ -898,6 +900,7 @@ impl World {
         let short = self.breaks(Mutant::ShortIdsRefused) && name.chars().count() < 3;
         if (name != bound || short)
             && !folded
+            && !defaulted
             && !known
             && !self.breaks(Mutant::AnyNameAccepted)
             && !(host && self.breaks(Mutant::PodHelloAnyName))
