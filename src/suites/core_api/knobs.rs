@@ -727,6 +727,8 @@ crate::mutants! {
             "takes an output naming a run another connection holds, ending it";
         MissingNameDefaulted = "missing-name-defaulted", ["2"],
             "answers a hello that names no harness as if it named the credential's";
+        MissingApiDefaulted = "missing-api-defaulted", ["2"],
+            "answers a hello that names no api as if it said api 5";
         NotHeldCodedInvalid = "not-held-coded-invalid", ["2"],
             "refuses a request naming a run it does not hold with invalid, not run_not_held";
         RunOverCodeUnlisted = "run-over-code-unlisted", ["2"],

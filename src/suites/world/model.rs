@@ -869,6 +869,8 @@ impl World {
             Some(Value::String(s)) if self.breaks(Mutant::ApiStringAccepted) => {
                 json!(s.parse::<u64>().unwrap_or(0))
             }
+            // The mutant takes a hello that names no api as api 5.
+            None if self.breaks(Mutant::MissingApiDefaulted) => json!(5),
             other => other.cloned().unwrap_or(Value::Null),
         };
         if api != json!(5) && !self.breaks(Mutant::Api4Accepted) {
