@@ -1005,6 +1005,11 @@ impl World {
             Ok(i) => i,
             Err(_) if self.breaks(Mutant::RenewOverOk) => return Reply::Ok(json!({ "ok": true })),
             // Mutants that forget a run is over for some of the ways it ends only.
+            Err(_)
+                if self.ended_by(p, "connection.lost") && self.breaks(Mutant::LostRunRenewable) =>
+            {
+                return Reply::Ok(json!({ "ok": true }))
+            }
             Err(_) if self.ended_by(p, "output") && self.breaks(Mutant::OutputRunRenewable) => {
                 return Reply::Ok(json!({ "ok": true }))
             }
