@@ -731,6 +731,8 @@ crate::mutants! {
             "answers a hello that names no api as if it said api 5";
         LostRunRenewable = "lost-run-renewable", ["1"],
             "answers a renewal of a run whose connection was lost {ok: true}";
+        NotHeldWithoutMessage = "not-held-without-message", ["2"],
+            "refuses a request naming a run it does not hold {code} without its message";
         NotHeldCodedInvalid = "not-held-coded-invalid", ["2"],
             "refuses a request naming a run it does not hold with invalid, not run_not_held";
         RunOverCodeUnlisted = "run-over-code-unlisted", ["2"],

@@ -409,6 +409,11 @@ fn frame(g: &mut super::model::World, n: usize, text: &str) {
             n,
             json!({ "t": "res", "id": f["id"], "ok": false, "error": { "code": code, "message": message } }),
         ),
+        // The mutant drops the message of some refusals only: those of runs not held.
+        Reply::Err(code @ "run_not_held", _) if g.breaks(Mutant::NotHeldWithoutMessage) => g.send(
+            n,
+            json!({ "t": "res", "id": f["id"], "ok": false, "e": { "code": code } }),
+        ),
         Reply::Err(code, _) if g.breaks(Mutant::ErrorWithoutMessage) => g.send(
             n,
             json!({ "t": "res", "id": f["id"], "ok": false, "e": { "code": code } }),
