@@ -22,10 +22,10 @@ pub const LISTED_REFUSAL_SINCE: &str = "hcpspec-core/2";
 /// Whether the core's stated version (asked through `control`) has the `listed-refusal` check.
 pub(super) fn judges_refusals(control: &mut dyn Adapter) -> bool {
     let stated = control.call("core.describe", json!({})).ok();
-    !stated
+    stated
         .as_ref()
         .and_then(|d| d["protocol"].as_str())
-        .is_some_and(|p| rank(p) < rank(LISTED_REFUSAL_SINCE))
+        .is_none_or(|p| rank(p) >= rank(LISTED_REFUSAL_SINCE))
 }
 
 /// An expectation anything matches (present or absent): a failure's form, unjudged.
