@@ -733,6 +733,8 @@ crate::mutants! {
             "answers a renewal of a run whose connection was lost {ok: true}";
         NotHeldWithoutMessage = "not-held-without-message", ["2"],
             "refuses a request naming a run it does not hold {code} without its message";
+        MissingOpBegins = "missing-op-begins", ["4b"],
+            "takes an artifact.write that names no op for a begin";
         NotHeldCodedInvalid = "not-held-coded-invalid", ["2"],
             "refuses a request naming a run it does not hold with invalid, not run_not_held";
         RunOverCodeUnlisted = "run-over-code-unlisted", ["2"],

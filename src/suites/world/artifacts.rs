@@ -148,6 +148,11 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
         Err(e) => return e,
     };
     let op = p.get("op").and_then(Value::as_str).unwrap_or_default();
+    // The mutant takes a write that names no op for a begin.
+    let op = match op {
+        "" if w.breaks(Mutant::MissingOpBegins) => "begin",
+        op => op,
+    };
     let data = match p.get("base64").map(|b| b.as_str().and_then(unb64)) {
         None => None,
         Some(Some(d)) => Some(d),
