@@ -760,6 +760,75 @@ crate::mutants! {
             "takes a compaction's summaryEffectIds naming a summary call that has no outcome yet";
         KeyPerRun = "key-per-run", ["4b"],
             "keeps an artifact.write key per run, not per session: the session's next run writes it again";
+        // issue 43, scope (runs not held, refusal codes, negative halves):
+        OtherConnectionsRunTaken = "other-connections-run-taken", ["2"],
+            "takes a request naming a live run another connection holds (it checks the run exists, not that this connection holds it)";
+        OverRunRead = "over-run-read", ["2"],
+            "answers artifact.read of a run that is over (it forgets the run is over there only)";
+        OverRunTranscript = "over-run-transcript", ["2"],
+            "answers transcript.read of a run that is over (it forgets the run is over there only)";
+        OverRunWritten = "over-run-written", ["2"],
+            "takes an artifact.write of a run that is over (it forgets the run is over there only)";
+        OverRunOutput = "over-run-output", ["2"],
+            "takes an output of a run that is over (it forgets the run is over there only)";
+        OutputRunRenewable = "output-run-renewable", ["2"],
+            "answers a renewal of a run its output ended {ok: true}";
+        RefusedRunRenewable = "refused-run-renewable", ["2"],
+            "answers a renewal after a refused one {ok: true}";
+        ApiAboveAccepted = "api-above-accepted", ["2"],
+            "answers hello with any api from 5 up";
+        ApiStringAccepted = "api-string-accepted", ["2"],
+            "reads hello's api \"5\" (a string) as 5";
+        NameCaseFolded = "name-case-folded", ["2"],
+            "compares hello's name with the credential's harness id ignoring case";
+        ShortIdsRefused = "short-ids-refused", ["2"],
+            "refuses a harness id of two characters (reads the pattern as three or more)";
+        AnyApiHeaderAccepted = "any-api-header-accepted", ["1"],
+            "upgrades with any Nylorun-Harness-Api value, only its presence checked";
+        SnapshotVersionUnchecked = "snapshot-version-unchecked", ["3"],
+            "records a session.mcp snapshot whose snapshotSchemaVersion is not 2";
+        DeferredAlwaysSaid = "deferred-always-said", ["3"],
+            "says deferred: false of an MCP tool the manifest leaves unset";
+        SelfWakeAlwaysTrue = "self-wake-always-true", ["3"],
+            "TurnStart's agent says selfWake: true though the version does not set runtime.selfWake";
+        SandboxBashOnly = "sandbox-bash-only", ["4"],
+            "answers execute for a sandbox call named bash only, refusing read, write, edit, grep and glob";
+        UnknownOpOk = "unknown-op-ok", ["4b"],
+            "answers an artifact.write of an unknown op ok";
+        OlderOffsetAcknowledged = "older-offset-acknowledged", ["4b"],
+            "acknowledges a chunk at any offset already received, not only a repeat of the last";
+        OtherSessionCodedInvalid = "other-session-coded-invalid", ["4b"],
+            "refuses another session's artifact invalid, a missing one not_found (the codes tell which exist)";
+        NotFoundSaysAnotherSession = "not-found-says-another-session", ["4b"],
+            "answers another session's artifact not_found, its message saying it belongs to another session";
+        NotFoundSaysNeverNamed = "not-found-says-never-named", ["4b"],
+            "answers a Tenant-wide artifact never named not_found, its message saying so";
+        NotFoundSaysAgentDisk = "not-found-says-agent-disk", ["4b"],
+            "answers an Agent's disk version not_found, its message saying it is on the Agent's disk";
+        ScheduleWakeMalformedScheduled = "schedule-wake-malformed-scheduled", ["4"],
+            "answers a schedule_wake whose input names no in, at or cancel with a wake scheduled (a success)";
+        DefinitionOffsetIgnored = "definition-offset-ignored", ["3"],
+            "answers a definition.file range from the file's start, whatever offset it asks";
+        NameOfAnyKnownHarness = "name-of-any-known-harness", ["2"],
+            "answers hello naming any harness id the operator made a token for, not only the credential's";
+        OtherConnectionsArtifactsTaken = "other-connections-artifacts-taken", ["2"],
+            "takes artifact.read and artifact.write naming a run another connection holds (the journal's requests checked only)";
+        OtherConnectionsOutputTaken = "other-connections-output-taken", ["2"],
+            "takes an output naming a run another connection holds, ending it";
+        MissingNameDefaulted = "missing-name-defaulted", ["2"],
+            "answers a hello that names no harness as if it named the credential's";
+        MissingApiDefaulted = "missing-api-defaulted", ["2"],
+            "answers a hello that names no api as if it said api 5";
+        LostRunRenewable = "lost-run-renewable", ["1"],
+            "answers a renewal of a run whose connection was lost {ok: true}";
+        NotHeldWithoutMessage = "not-held-without-message", ["2"],
+            "refuses a request naming a run it does not hold {code} without its message";
+        MissingOpBegins = "missing-op-begins", ["4b"],
+            "takes an artifact.write that names no op for a begin";
+        NotHeldCodedInvalid = "not-held-coded-invalid", ["2"],
+            "refuses a request naming a run it does not hold with invalid, not run_not_held";
+        RunOverCodeUnlisted = "run-over-code-unlisted", ["2"],
+            "refuses a request naming a run that is over with run_over, a code not in HARNESS_ERROR_CODES";
     }
 }
 

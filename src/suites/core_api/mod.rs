@@ -3,6 +3,7 @@
 //! connect, send frames and call the gates as a harness would (and as one must not), judging
 //! every answer with hcpspec's matchers.
 
+pub mod always;
 pub mod fakes;
 pub mod freedom;
 pub mod fuzz;
@@ -313,6 +314,7 @@ fn execute(
     let mut started = started;
     started["failure"] = versions::failure_form(started.get("failure"), x.control.as_mut())?;
     started["turnCompleted"] = turn_completed(started.get("turnCompleted"))?;
+    let listed = !fuzzing && versions::judges_refusals(x.control.as_mut());
     x.vars.insert("core".into(), started);
     let mut verdict = Verdict::Pass;
     for (i, step) in script.steps.iter().enumerate() {
@@ -373,6 +375,11 @@ fn execute(
                 });
                 break;
             }
+        }
+        // The fuzzer judges answers by its own invariants, every step played.
+        if let Some(f) = always::refusal(i, &action, &observed, &shown).filter(|_| listed) {
+            verdict = Verdict::Fail(f);
+            break;
         }
     }
     // The fuzzer asks whether the core is still up: its control shim answers, and its listener

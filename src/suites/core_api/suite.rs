@@ -160,7 +160,11 @@ impl Suite for CoreApi {
         "core"
     }
     fn judged(&self, case: &Case, failure: &crate::run::Failure) -> crate::suites::Judged {
-        crate::suites::judged_by_step(case, failure, "/script/steps", 0)
+        super::always::judged(failure)
+            .unwrap_or_else(|| crate::suites::judged_by_step(case, failure, "/script/steps", 0))
+    }
+    fn checks(&self) -> Vec<&'static str> {
+        super::always::CHECKS.to_vec()
     }
     fn target(&self, spec: &str, ctx: &Context) -> Result<Arc<dyn Target>, String> {
         let target = ShimTarget::of(

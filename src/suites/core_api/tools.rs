@@ -130,8 +130,11 @@ fn by_target(
         }
         "sandbox" => {
             let has = agent["sandbox"] == true || k.breaks(Mutant::SandboxWithoutSandboxExecutes);
-            if !has || !(SANDBOX_TOOLS.contains(&tool_name) || k.breaks(Mutant::SandboxAnyToolName))
-            {
+            let known = match k.breaks(Mutant::SandboxBashOnly) {
+                true => tool_name == "bash",
+                false => SANDBOX_TOOLS.contains(&tool_name),
+            };
+            if !has || !(known || k.breaks(Mutant::SandboxAnyToolName)) {
                 return Some(refuse(
                     k,
                     "tool.unavailable",
@@ -174,7 +177,12 @@ fn by_target(
             if k.breaks(Mutant::ScheduleWakeInputMisread) {
                 input.as_object_mut().map(|o| o.remove("cancel"));
             }
-            return Some(Decision::Completed(schedule_wake(&input)));
+            let answer = schedule_wake(&input);
+            // The mutant schedules a wake for an input that names no time: at once.
+            if answer["kind"] == "failed" && k.breaks(Mutant::ScheduleWakeMalformedScheduled) {
+                return Some(Decision::Completed(ok(json!({ "scheduled": "now" }))));
+            }
+            return Some(Decision::Completed(answer));
         }
         "runtime" if s("operation") == "memory" => {
             let access = agent.pointer("/memory/access").and_then(Value::as_str);

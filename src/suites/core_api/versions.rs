@@ -15,6 +15,19 @@ fn rank(version: &str) -> usize {
     all.iter().position(|p| *p == version).unwrap_or(all.len())
 }
 
+/// The first version whose cases hold every refusal to a listed code and a message
+/// (`always::LISTED_REFUSAL`): a core stating an older one keeps its verdicts.
+pub const LISTED_REFUSAL_SINCE: &str = "hcpspec-core/2";
+
+/// Whether the core's stated version (asked through `control`) has the `listed-refusal` check.
+pub(super) fn judges_refusals(control: &mut dyn Adapter) -> bool {
+    let stated = control.call("core.describe", json!({})).ok();
+    stated
+        .as_ref()
+        .and_then(|d| d["protocol"].as_str())
+        .is_none_or(|p| rank(p) >= rank(LISTED_REFUSAL_SINCE))
+}
+
 /// An expectation anything matches (present or absent): a failure's form, unjudged.
 fn unjudged() -> Value {
     json!({ "$anyOf": [{ "$present": true }, { "$absent": true }] })

@@ -27,12 +27,9 @@ impl World {
     }
 }
 
+/// The run the request names, held by the asking connection (`World::held`).
 fn run_of<'a>(w: &'a World, p: &Value) -> Result<&'a super::model::Run, Reply> {
-    let id = p.get("runId").and_then(Value::as_str).unwrap_or_default();
-    match w.runs.iter().find(|r| r.id == id) {
-        Some(r) if r.ended.is_none() => Ok(r),
-        _ => Err(Reply::Err("run_not_held", format!("no run {id} held"))),
-    }
+    w.held(p).map(|i| &w.runs[i])
 }
 
 pub fn read(w: &mut World, p: &Value) -> Reply {
@@ -59,7 +56,26 @@ pub fn read(w: &mut World, p: &Value) -> Reply {
         if w.breaks(Mutant::MissingArtifactInvalid) {
             return Reply::Err("invalid", format!("artifact {id}"));
         }
-        return Reply::Err("not_found", format!("artifact {id}"));
+        // Mutants whose answer tells which exist: it says why, or codes one otherwise.
+        let scope = w.artifacts.get(id).and_then(|a| a["scope"].as_str());
+        return match scope {
+            Some("other-session") if w.breaks(Mutant::OtherSessionCodedInvalid) => {
+                Reply::Err("invalid", format!("artifact {id} is not this session's"))
+            }
+            Some("other-session") if w.breaks(Mutant::NotFoundSaysAnotherSession) => Reply::Err(
+                "not_found",
+                format!("artifact {id} belongs to another session"),
+            ),
+            Some("tenant-unnamed") if w.breaks(Mutant::NotFoundSaysNeverNamed) => Reply::Err(
+                "not_found",
+                format!("artifact {id} is Tenant-wide and never named by this session"),
+            ),
+            Some("agent-disk") if w.breaks(Mutant::NotFoundSaysAgentDisk) => Reply::Err(
+                "not_found",
+                format!("artifact {id} is a version on the Agent's disk"),
+            ),
+            _ => Reply::Err("not_found", format!("artifact {id}")),
+        };
     };
     // The version asked for (default the latest); an older one is kept in `older`.
     let wanted = p.get("version").and_then(Value::as_u64);
@@ -132,6 +148,11 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
         Err(e) => return e,
     };
     let op = p.get("op").and_then(Value::as_str).unwrap_or_default();
+    // The mutant takes a write that names no op for a begin.
+    let op = match op {
+        "" if w.breaks(Mutant::MissingOpBegins) => "begin",
+        op => op,
+    };
     let data = match p.get("base64").map(|b| b.as_str().and_then(unb64)) {
         None => None,
         Some(Some(d)) => Some(d),
@@ -159,6 +180,7 @@ pub fn write(w: &mut World, p: &Value) -> Reply {
         "abort" => abort(w, p),
         // A folder upload's file (section 4b's "file by file").
         "file" => super::folders::file(w, p, data),
+        _ if w.breaks(Mutant::UnknownOpOk) => Reply::Ok(json!({})),
         other => Reply::Err("invalid", format!("unknown op `{other}`")),
     }
 }
@@ -337,6 +359,7 @@ fn append(w: &mut World, p: &Value, data: Option<Vec<u8>>) -> Reply {
     let survives = w.breaks(Mutant::UploadSurvivesRun);
     let unchecked = w.breaks(Mutant::UploadBytesUnchecked);
     let second_dropped = w.breaks(Mutant::LaterChunksDropped);
+    let older_taken = w.breaks(Mutant::OlderOffsetAcknowledged);
     let Some(u) = w.uploads.get_mut(id) else {
         return Reply::Err("invalid", format!("no upload {id}"));
     };
@@ -346,7 +369,9 @@ fn append(w: &mut World, p: &Value, data: Option<Vec<u8>>) -> Reply {
     }
     let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(u64::MAX);
     let d = data.unwrap_or_default();
-    if u.last == Some((offset, d.len())) && !twice {
+    // The mutant takes any offset already received for a repeat.
+    let older = older_taken && offset < u.bytes.len() as u64;
+    if (u.last == Some((offset, d.len())) || older) && !twice {
         return Reply::Ok(json!({ "received": u.bytes.len() }));
     }
     if offset != u.bytes.len() as u64 && !twice && !any_offset {

@@ -174,7 +174,8 @@ async fn upgrade(
         } else {
             "1"
         };
-        if api != Some(version) && !breaks(Mutant::No426) {
+        let present = breaks(Mutant::AnyApiHeaderAccepted) && api.is_some();
+        if api != Some(version) && !present && !breaks(Mutant::No426) {
             return Err(refuse(StatusCode::UPGRADE_REQUIRED));
         }
         if closed && !breaks(Mutant::ClosedTenantAccepted) {
@@ -440,6 +441,11 @@ fn frame(g: &mut super::model::World, n: usize, text: &str) {
         Reply::Err(code, message) if g.breaks(Mutant::ErrorFrameMisshapen) => g.send(
             n,
             json!({ "t": "res", "id": f["id"], "ok": false, "error": { "code": code, "message": message } }),
+        ),
+        // The mutant drops the message of some refusals only: those of runs not held.
+        Reply::Err(code @ "run_not_held", _) if g.breaks(Mutant::NotHeldWithoutMessage) => g.send(
+            n,
+            json!({ "t": "res", "id": f["id"], "ok": false, "e": { "code": code } }),
         ),
         Reply::Err(code, _) if g.breaks(Mutant::ErrorWithoutMessage) => g.send(
             n,

@@ -186,6 +186,9 @@ pub struct World {
     pub(super) joins: BTreeMap<usize, u64>,
     /// The pod the session runs in, when its Agent is a pod Agent (core role).
     session_pod: Option<usize>,
+    /// The connection whose request is being answered, and its method: a run is held by the
+    /// connection it was offered to (§ 1: its runs end when that connection is lost).
+    asking: (usize, String),
 }
 
 pub struct Upload {
@@ -279,6 +282,7 @@ impl World {
             host_renewals: 0,
             joins: BTreeMap::new(),
             session_pod: None,
+            asking: (0, String::new()),
         }
     }
 
@@ -821,6 +825,7 @@ impl World {
 
     /// The core's answer to one harness request.
     pub fn request(&mut self, conn: usize, id: &Value, m: &str, p: &Value) -> Reply {
+        self.asking = (conn, m.to_string());
         let hello = self.conns.get(&conn).is_some_and(|c| c.hello);
         if m != "hello" && !hello {
             return Reply::Err("invalid", "hello must be the first request".into());
@@ -933,7 +938,19 @@ impl World {
     }
 
     fn hello(&mut self, conn: usize, p: &Value) -> Reply {
-        if p.get("api") != Some(&json!(5)) && !self.breaks(Mutant::Api4Accepted) {
+        // Mutants that read api loosely: any number from 5 up, or the string "5".
+        let api = match p.get("api") {
+            Some(Value::Number(n)) if self.breaks(Mutant::ApiAboveAccepted) => {
+                json!(n.as_u64().filter(|n| *n >= 5).map_or(0, |_| 5))
+            }
+            Some(Value::String(s)) if self.breaks(Mutant::ApiStringAccepted) => {
+                json!(s.parse::<u64>().unwrap_or(0))
+            }
+            // The mutant takes a hello that names no api as api 5.
+            None if self.breaks(Mutant::MissingApiDefaulted) => json!(5),
+            other => other.cloned().unwrap_or(Value::Null),
+        };
+        if api != json!(5) && !self.breaks(Mutant::Api4Accepted) {
             let code = if self.decides(Variant::RefusalsUnavailable) {
                 "unavailable"
             } else {
@@ -952,7 +969,18 @@ impl World {
             .and_then(|c| c.harness.clone())
             .unwrap_or_else(|| self.sc.harness.clone());
         let host = self.conns.get(&conn).is_some_and(|c| c.pod.is_some());
-        if name != bound
+        let folded = self.breaks(Mutant::NameCaseFolded) && name.eq_ignore_ascii_case(&bound);
+        // The mutant takes a hello that names no harness as the credential's.
+        let defaulted = self.breaks(Mutant::MissingNameDefaulted) && p.get(name_at).is_none();
+        // The mutant takes any harness id the operator made a token for.
+        let known = self.breaks(Mutant::NameOfAnyKnownHarness)
+            && self.credentials().values().any(|h| h == name);
+        // The mutant reads the id pattern ^[a-z][a-z0-9-]{1,62}$ as three characters or more.
+        let short = self.breaks(Mutant::ShortIdsRefused) && name.chars().count() < 3;
+        if (name != bound || short)
+            && !folded
+            && !defaulted
+            && !known
             && !self.breaks(Mutant::AnyNameAccepted)
             && !(host && self.breaks(Mutant::PodHelloAnyName))
         {
@@ -989,20 +1017,85 @@ impl World {
         Reply::Ok(answer)
     }
 
-    /// The index of the run a request names, if it is held.
-    fn held(&self, p: &Value) -> Result<usize, Reply> {
+    /// The index of the run a request names, if the asking connection holds it: a run is over
+    /// once released, output or refused a renewal, and another connection's run is not this
+    /// one's (the core role; the harness role's scenarios hold runs on any connection).
+    pub(super) fn held(&self, p: &Value) -> Result<usize, Reply> {
+        self.held_run(p).map_err(|e| match e {
+            Reply::Err("run_not_held", m) if self.breaks(Mutant::NotHeldCodedInvalid) => {
+                Reply::Err("invalid", m)
+            }
+            e => e,
+        })
+    }
+
+    fn held_run(&self, p: &Value) -> Result<usize, Reply> {
         let id = p.get("runId").and_then(Value::as_str).unwrap_or_default();
+        let (conn, m) = (self.asking.0, self.asking.1.as_str());
+        // Mutants that forget a run is over for some requests only.
+        let over_taken = match m {
+            "transcript.read" => self.breaks(Mutant::OverRunTranscript),
+            "artifact.read" => self.breaks(Mutant::OverRunRead),
+            "artifact.write" => self.breaks(Mutant::OverRunWritten),
+            "output" => self.breaks(Mutant::OverRunOutput),
+            _ => false,
+        };
+        // Mutants that check the holder for some requests only.
+        let unchecked = match m {
+            "artifact.read" | "artifact.write" => {
+                self.breaks(Mutant::OtherConnectionsArtifactsTaken)
+            }
+            "output" => self.breaks(Mutant::OtherConnectionsOutputTaken),
+            _ => false,
+        };
+        let ours = |i: usize| {
+            !self.role.strict()
+                || self.runs[i].conn == conn
+                || unchecked
+                || self.breaks(Mutant::OtherConnectionsRunTaken)
+        };
         match self.runs.iter().position(|r| r.id == id) {
-            Some(i) if self.runs[i].ended.is_none() => Ok(i),
+            Some(i) if !ours(i) => Err(Reply::Err(
+                "run_not_held",
+                format!("run {id} is not held here"),
+            )),
+            Some(i) if self.runs[i].ended.is_none() || over_taken => Ok(i),
+            Some(_) if self.breaks(Mutant::RunOverCodeUnlisted) => {
+                Err(Reply::Err("run_over", format!("run {id} is over")))
+            }
             Some(_) => Err(Reply::Err("run_not_held", format!("run {id} is over"))),
             None => Err(Reply::Err("run_not_held", format!("no run {id}"))),
         }
+    }
+
+    /// The run a request names ended so (its `why`).
+    fn ended_by(&self, p: &Value, why: &str) -> bool {
+        let id = p.get("runId").and_then(Value::as_str);
+        self.runs
+            .iter()
+            .find(|r| Some(r.id.as_str()) == id)
+            .is_some_and(|r| r.ended.as_ref().is_some_and(|(_, w)| w == why))
     }
 
     fn renew(&mut self, p: &Value) -> Reply {
         let i = match self.held(p) {
             Ok(i) => i,
             Err(_) if self.breaks(Mutant::RenewOverOk) => return Reply::Ok(json!({ "ok": true })),
+            // Mutants that forget a run is over for some of the ways it ends only.
+            Err(_)
+                if self.ended_by(p, "connection.lost") && self.breaks(Mutant::LostRunRenewable) =>
+            {
+                return Reply::Ok(json!({ "ok": true }))
+            }
+            Err(_) if self.ended_by(p, "output") && self.breaks(Mutant::OutputRunRenewable) => {
+                return Reply::Ok(json!({ "ok": true }))
+            }
+            Err(_)
+                if self.ended_by(p, "renew-refused")
+                    && self.breaks(Mutant::RefusedRunRenewable) =>
+            {
+                return Reply::Ok(json!({ "ok": true }))
+            }
             // The text answers a run that is over {ok: false}; run_not_held says it too.
             Err(_) if self.decides(Variant::RenewOverOkFalse) => {
                 return Reply::Ok(json!({ "ok": false }))
@@ -1122,6 +1215,18 @@ impl World {
         if let Err(e) = self.held(p) {
             return e;
         }
+        // McpSnapshotSchema is snapshotSchemaVersion 2 (§ 3): another version is no snapshot.
+        let version = p.pointer("/snapshot/snapshotSchemaVersion");
+        if self.role.strict()
+            && p.get("snapshot").is_some_and(Value::is_object)
+            && version != Some(&json!(2))
+            && !self.breaks(Mutant::SnapshotVersionUnchecked)
+        {
+            return Reply::Err(
+                "invalid",
+                format!("session.mcp: snapshotSchemaVersion {version:?} is not 2"),
+            );
+        }
         // A snapshot another owner recorded first (the harness role's scenario) wins.
         if self.mcp_facts.is_none() {
             if let Some(first) = self
@@ -1179,6 +1284,12 @@ impl World {
         };
         let chunk = self.runs[i].limit("chunkBytes");
         let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
+        // The mutant answers every range from the file's start.
+        let offset = if self.breaks(Mutant::DefinitionOffsetIgnored) {
+            0
+        } else {
+            offset
+        };
         let length = p.get("length").and_then(Value::as_u64).unwrap_or(chunk);
         if length > chunk && !self.breaks(Mutant::DefinitionRangeUnchecked) {
             return self.over_limit("chunkBytes", chunk, "");

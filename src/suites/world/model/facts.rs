@@ -180,6 +180,8 @@ impl World {
                     tool["enabled"] = json!(enabled);
                     if deferred {
                         tool["deferred"] = json!(true);
+                    } else if self.breaks(Mutant::DeferredAlwaysSaid) {
+                        tool["deferred"] = json!(false);
                     }
                 }
             }
@@ -357,7 +359,9 @@ impl World {
         if self.breaks(Mutant::TurnAgentWithoutKind) {
             agent.as_object_mut().map(|o| o.remove("kind"));
         }
-        if a["selfWake"] == true && !self.breaks(Mutant::SelfWakeNotInTurnStart) {
+        if (a["selfWake"] == true || self.breaks(Mutant::SelfWakeAlwaysTrue))
+            && !self.breaks(Mutant::SelfWakeNotInTurnStart)
+        {
             agent["selfWake"] = json!(true);
         }
         agent
