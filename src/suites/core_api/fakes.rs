@@ -3,6 +3,9 @@
 //! receive. What a tool answers depends on its name: `echo` answers the credential it was sent,
 //! `big` answers `arguments.n` bytes, `fail` fails, `slow` answers after `arguments.ms`
 //! milliseconds, `counter` answers how many calls of it the fakes have had, any other answers `ok`.
+//! Under `url` (`${fakes.url}`) is no tool a case declares: an address a case names where a
+//! server's or a tool's name belongs, which records `{via: "url", path, method}` for any call and
+//! answers as an MCP server (or `{text: "ok"}`), so a gate that follows it is seen and not failed.
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -22,9 +25,32 @@ pub async fn start(calls: Calls) -> std::io::Result<Value> {
     let app = axum::Router::new()
         .route("/mcp", axum::routing::post(mcp))
         .route("/tools/{name}", axum::routing::post(http))
+        .route("/url/{*rest}", axum::routing::any(url))
         .with_state(calls);
     tokio::spawn(async move { axum::serve(listener, app).await });
-    Ok(json!({ "mcp": format!("http://{addr}/mcp"), "http": format!("http://{addr}/tools/") }))
+    Ok(json!({
+        "mcp": format!("http://{addr}/mcp"), "http": format!("http://{addr}/tools/"),
+        "url": format!("http://{addr}/url/"),
+    }))
+}
+
+/// An address named where a declared name belongs: recorded, and answered as an MCP server
+/// would (or `{text: "ok"}` to a call that is not JSON-RPC), so following it succeeds.
+async fn url(State(calls): State<Calls>, Path(rest): Path<String>, body: axum::body::Bytes) -> Response {
+    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let method = req["method"].as_str().unwrap_or_default();
+    calls.lock().unwrap_or_else(|e| e.into_inner()).push(json!({
+        "via": "url", "path": rest, "method": method, "name": req["params"]["name"],
+    }));
+    let result = match method {
+        "" => return reply(StatusCode::OK, json!({ "text": "ok" })),
+        "initialize" => {
+            json!({ "protocolVersion": "2025-06-18", "capabilities": { "tools": {} }, "serverInfo": { "name": "hcpspec-url", "version": "1" } })
+        }
+        "tools/list" => json!({ "tools": [{ "name": "search", "inputSchema": { "type": "object" } }] }),
+        _ => json!({ "content": [{ "type": "text", "text": "ok" }] }),
+    };
+    reply(StatusCode::OK, json!({ "jsonrpc": "2.0", "id": req["id"], "result": result }))
 }
 
 fn header(h: &HeaderMap, name: &str) -> Value {

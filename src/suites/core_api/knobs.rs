@@ -670,6 +670,33 @@ crate::mutants! {
             "refuses a host's join that carries volumeId";
         ManifestHarnessIgnored = "manifest-harness-ignored", ["2"],
             "pins every session to nylorun, whatever its Agent's manifest's harness.id";
+        // issue 43, gates:
+        McpServerUrlFollowed = "mcp-server-url-followed", ["5"],
+            "connects to a URL named as an MCP server's serverName (mcp/connect, mcp/list, mcp/close, tool-calls) and answers what it lists";
+        HttpToolUrlFollowed = "http-tool-url-followed", ["5"],
+            "calls a URL named as an http-calls body's tool";
+        HttpTargetUnchecked = "http-target-unchecked", ["5"],
+            "runs the tool an http-calls body names once its key's intent answered execute, whatever tool that intent named";
+        GateTokenUnverified = "gate-token-unverified", ["5"],
+            "takes any Bearer at the gates as the live run's token (checks only that one is sent)";
+        HarnessTokenAtGates = "harness-token-at-gates", ["5"],
+            "takes the harness's connection token at the gates as the live run's token";
+        GateRunsAnyIntent = "gate-runs-any-intent", ["5"],
+            "runs a tool call whose key has an intent, whatever it was answered (pending or completed too)";
+        ModelCallWithoutEffectIdRuns = "model-call-without-effect-id-runs", ["5"],
+            "runs a model-calls body without effectId (the Idempotency-Key stands for it)";
+        ModelCallWithoutInvocationIdRuns = "model-call-without-invocation-id-runs", ["5"],
+            "runs a model-calls body without invocationId";
+        TargetServerUnchecked = "target-server-unchecked", ["5"],
+            "runs a tool-calls body on the server it names when its intent named the same tool on another declared server";
+        TargetAgentUnchecked = "target-agent-unchecked", ["5"],
+            "runs a tool-calls body whose server names another agent than the journaled row's";
+        UsageRowAtIntent = "usage-row-at-intent", ["5"],
+            "writes a model_usage row when a model intent answers execute, whether or not the call reaches the gate";
+        CredentialInMcpAnswer = "credential-in-mcp-answer", ["5"],
+            "answers mcp/connect and mcp/list with the server's endpoint, its credential included";
+        CredentialInGateError = "credential-in-gate-error", ["5"],
+            "names the tool's endpoint and credential in a gate error's message";
     }
 }
 

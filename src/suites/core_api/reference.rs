@@ -330,6 +330,15 @@ fn model_rows(g: &World) -> Vec<Value> {
         .filter(|e| seen.insert(e["key"].to_string()) || g.breaks(Mutant::UsageRowPerCall))
         .map(|e| json!({ "effectId": e["key"], "usage": e.pointer("/answer/outcome/usage") }))
         .collect();
+    // The mutant meters a model call at its intent, sent to the gate or not.
+    let mut rows = rows;
+    if g.breaks(Mutant::UsageRowAtIntent) {
+        for eid in g.executed_model_effects() {
+            if seen.insert(json!(eid).to_string()) {
+                rows.push(json!({ "effectId": eid, "usage": { "inputTokens": 0, "outputTokens": 0 } }));
+            }
+        }
+    }
     rows
 }
 

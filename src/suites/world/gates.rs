@@ -106,8 +106,8 @@ fn gate_error(status: u16, code: &str, message: &str) -> (u16, Value) {
     )
 }
 
-/// Whose token: `current` (the run's token now), `old` (one a switch replaced), `unknown`,
-/// `missing`; and the run's index.
+/// Whose token: `current` (the run's token now), `old` (one a switch replaced), `harness` (a
+/// harness's connection token, no run's), `unknown`, `missing`; and the run's index.
 fn token_of(w: &World, h: &HeaderMap) -> (&'static str, Option<usize>) {
     let Some(auth) = h.get("authorization").and_then(|v| v.to_str().ok()) else {
         return ("missing", None);
@@ -123,7 +123,17 @@ fn token_of(w: &World, h: &HeaderMap) -> (&'static str, Option<usize>) {
             return ("old", Some(i));
         }
     }
+    if w.credentials().contains_key(token) {
+        return ("harness", None);
+    }
     ("unknown", None)
+}
+
+/// Whether a mutant takes this Bearer, no run's token, as the live run's: any Bearer at all, or
+/// the harness's connection token.
+fn bearer_of(g: &World, auth: &str) -> bool {
+    auth == "unknown" && g.breaks(Mutant::GateTokenUnverified)
+        || auth == "harness" && g.breaks(Mutant::HarnessTokenAtGates)
 }
 
 /// Which switch replaced an old token: 1 for the run's first token, 2 for the one the first
@@ -284,6 +294,13 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
             };
             decided = (f.status, body, 0);
         }
+        // The mutant names where the tools are, and their credentials, in its gate errors.
+        if decided.0 != 200 && g.breaks(Mutant::CredentialInGateError) {
+            let endpoints = Value::Object(g.sc.endpoints.clone()).to_string();
+            if let Some(m) = decided.1.pointer_mut("/error/message") {
+                *m = json!(format!("{} (endpoints: {endpoints})", m.as_str().unwrap_or_default()));
+            }
+        }
         let hold = decided.2;
         let notify = Arc::new(Notify::new());
         let unheard = route == "http-calls" && g.breaks(Mutant::HttpCancelIgnored);
@@ -298,6 +315,9 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
         done: false,
     };
     let (mut status, mut out) = decided;
+    if let Some(u) = out.get("$follow").and_then(Value::as_str).map(str::to_string) {
+        (status, out) = follow(&w, &u).await;
+    }
     if let Some(f) = out.get("$forward").cloned() {
         // A call in flight at its tool; its cancel route aborts it.
         tokio::select! {
@@ -371,8 +391,10 @@ fn decide(
     size: u64,
 ) -> (u16, Value, u64) {
     let deny = |(s, b): (u16, Value)| (s, b, 0);
+    // A Bearer that is no run's token: a forged one, or the harness's connection token.
+    let bearer = bearer_of(g, auth);
     let run = run.or_else(|| {
-        g.breaks(Mutant::AnyGateToken)
+        (g.breaks(Mutant::AnyGateToken) || bearer)
             .then(|| g.runs.len().checked_sub(1))
             .flatten()
     });
@@ -393,7 +415,7 @@ fn decide(
     // the harness read the switch crosses it, and refusing it would fail the turn of a harness
     // that did nothing wrong. The always-check `run-token` judges whether it had read the switch.
     let crossing = auth == "old" && !g.role().strict();
-    if auth != "current" && !crossing && !g.breaks(Mutant::AnyGateToken) {
+    if auth != "current" && !crossing && !g.breaks(Mutant::AnyGateToken) && !bearer {
         return deny(gate_error(
             401,
             "unauthorized",
@@ -430,7 +452,9 @@ fn decide(
     // model call whether or not its intent was asked.
     let model_unchecked = route == "model-calls" && g.decides(Variant::ModelGateUnjournaled);
     let mcp_unjournaled = route == "tool-calls" && g.breaks(Mutant::UnjournaledMcpCallRun);
+    let any_intent = g.breaks(Mutant::GateRunsAnyIntent) && g.journal.contains_key(key);
     if !g.runs[i].executed.contains(key)
+        && !any_intent
         && !g.breaks(Mutant::UnjournaledCallRun)
         && !mcp_unjournaled
         && !model_unchecked
@@ -478,8 +502,10 @@ fn decide(
         "model-calls"
             if g.role().strict()
                 && !g.breaks(Mutant::ModelCallBodyUnchecked)
-                && !(body["effectId"].is_string()
-                    && body["invocationId"].is_string()
+                && !((body["effectId"].is_string()
+                    || g.breaks(Mutant::ModelCallWithoutEffectIdRuns))
+                    && (body["invocationId"].is_string()
+                        || g.breaks(Mutant::ModelCallWithoutInvocationIdRuns))
                     && body["call"].is_object()) =>
         {
             let why = "the body is not ModelCallBodySchema {effectId, invocationId, call}";
@@ -494,6 +520,31 @@ fn decide(
     }
 }
 
+/// Whether a name is an address (what § 5's "never a URL" keeps out of a server's or tool's name).
+fn is_url(name: &str) -> bool {
+    name.starts_with("http://") || name.starts_with("https://")
+}
+
+/// Follow a URL named as an MCP server (the mutant `mcp-server-url-followed`): list its tools.
+async fn follow(w: &Shared, url: &str) -> (u16, Value) {
+    if crate::adapter::loopback::loopback_origin(url).is_err() {
+        return gate_error(502, "unavailable", "the server is not on this machine");
+    }
+    let client = lock(w).http.clone();
+    let list = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {} });
+    let req = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(list.to_string());
+    match tokio::time::timeout(Duration::from_secs(3), req.send()).await {
+        Ok(Ok(r)) => {
+            let answer: Value = r.json().await.unwrap_or(Value::Null);
+            (200, json!({ "ok": true, "result": answer["result"] }))
+        }
+        _ => gate_error(502, "unavailable", "the server did not answer"),
+    }
+}
+
 fn mcp(g: &World, route: &str, body: &Value) -> Value {
     let server = body
         .pointer("/server/serverName")
@@ -504,6 +555,9 @@ fn mcp(g: &World, route: &str, body: &Value) -> Value {
         .as_array()
         .is_some_and(|a| a.iter().any(|s| s == server));
     let close_unchecked = route == "mcp/close" && g.breaks(Mutant::McpCloseTakesAUrl);
+    if is_url(server) && g.breaks(Mutant::McpServerUrlFollowed) {
+        return json!({ "$follow": server });
+    }
     if g.role().decides_effects()
         && !declared
         && !g.breaks(Mutant::UndeclaredMcpServerConnected)
@@ -517,8 +571,14 @@ fn mcp(g: &World, route: &str, body: &Value) -> Value {
     if close_unchecked {
         return json!({ "ok": true, "result": {} });
     }
+    // The mutant tells the harness where the server is, and with what credential.
+    let endpoint = g.sc.endpoints.get(&format!("mcp:{server}")).cloned();
+    let endpoint = endpoint.filter(|_| g.breaks(Mutant::CredentialInMcpAnswer));
     match (route, g.sc.discover.get(server)) {
-        ("mcp/list", Some(tools)) => json!({ "ok": true, "result": { "tools": tools } }),
+        ("mcp/list", Some(tools)) => {
+            json!({ "ok": true, "result": { "tools": tools, "endpoint": endpoint } })
+        }
+        (_, Some(_)) if endpoint.is_some() => json!({ "ok": true, "result": { "endpoint": endpoint } }),
         (_, Some(_)) => json!({ "ok": true, "result": {} }),
         _ => {
             json!({ "ok": false, "error": { "code": "mcp.unknown-server", "message": "the agent declares no such server" } })
@@ -722,9 +782,32 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
         .map(|e| e["target"].clone())
         .unwrap_or(Value::Null);
     let t = |k: &str| journaled[k].as_str().unwrap_or_default();
+    // The mutants that take a URL for a server's or a tool's address call it.
+    let named = match route {
+        "tool-calls" => s("/server/serverName"),
+        _ => s("/tool"),
+    };
+    let follows = match route {
+        "tool-calls" => g.breaks(Mutant::McpServerUrlFollowed),
+        _ => g.breaks(Mutant::HttpToolUrlFollowed),
+    };
+    if is_url(named) && follows {
+        return (
+            200,
+            json!({ "$forward": { "mcp": route == "tool-calls", "url": named, "credential": "", "key": key, "body": body, "passKey": true } }),
+            0,
+        );
+    }
+    // The journaled row's agent is the session's: a server named under another agent is not it.
+    let agent = s("/server/agentId");
+    let same_agent = agent.is_empty()
+        || g.sc.agent["id"].as_str() == Some(agent)
+        || g.breaks(Mutant::TargetAgentUnchecked);
+    let same_server =
+        t("server") == s("/server/serverName") || g.breaks(Mutant::TargetServerUnchecked);
     let (same, endpoint) = if route == "tool-calls" {
         (
-            t("kind") == "mcp" && t("server") == s("/server/serverName") && t("tool") == s("/name"),
+            t("kind") == "mcp" && same_server && same_agent && t("tool") == s("/name"),
             format!("mcp:{}", s("/server/serverName")),
         )
     } else {
@@ -734,7 +817,7 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
             s("/tool")
         };
         (
-            t("kind") == "http" && t("tool") == tool,
+            t("kind") == "http" && (t("tool") == tool || g.breaks(Mutant::HttpTargetUnchecked)),
             format!("http:{tool}"),
         )
     };

@@ -345,6 +345,13 @@ impl World {
         self.host_tokens.contains_key(token)
     }
 
+    /// The model effects an intent answered execute for, in any run (the mutant
+    /// `usage-row-at-intent` meters them there).
+    pub fn executed_model_effects(&self) -> Vec<String> {
+        let all = self.runs.iter().flat_map(|r| r.executed.iter());
+        all.filter(|e| e.contains(":model:")).cloned().collect()
+    }
+
     pub fn hosts(&self) -> BTreeMap<String, (usize, String)> {
         self.host_tokens
             .iter()
