@@ -697,6 +697,24 @@ crate::mutants! {
             "answers mcp/connect and mcp/list with the server's endpoint, its credential included";
         CredentialInGateError = "credential-in-gate-error", ["5"],
             "names the tool's endpoint and credential in a gate error's message";
+        MediaPartRefused = "media-part-refused", ["5"],
+            "refuses every media part, an image of the session's own included";
+        TextFileAsMedia = "text-file-as-media", ["5"],
+            "sends a text file as a media part, not refusing it unsupported_input";
+        TextFileInvalidRequest = "text-file-invalid-request", ["5"],
+            "refuses a text file as a media part invalid_request, not unsupported_input";
+        OtherSessionMediaFetched = "other-session-media-fetched", ["5"],
+            "fetches another session's artifact for a media part";
+        MissingVersionMediaSent = "missing-version-media-sent", ["5"],
+            "sends the latest version for a media part naming a version the artifact never had";
+        FolderMediaSent = "folder-media-sent", ["5"],
+            "sends a folder artifact as a media part";
+        MediaFileSizeUnchecked = "media-file-size-unchecked", ["5"],
+            "sends a file past modelFileBytes as a media part";
+        UnfetchableMediaUnsupported = "unfetchable-media-unsupported", ["5"],
+            "refuses a media part it cannot fetch unsupported_input, not invalid_request";
+        MissingMediaDropped = "missing-media-dropped", ["5"],
+            "drops a media part naming no artifact and sends the rest of the call";
     }
 }
 
@@ -743,5 +761,8 @@ crate::variants! {
             "writes a new version of the session's own file artifact of the same name, for a begin that names no artifactId";
         OtherRuntimeOperationInvalid = "other-runtime-operation-invalid",
             "refuses an intent for a runtime operation other than schedule_wake and memory as invalid, as a strict schema would, rather than answering it completed with a failure";
+        // issue 43, gates:
+        MediaRefusalAsFailure = "media-refusal-as-failure",
+            "answers a media part it refuses 200 with the call's failure {kind: \"failed\", code}, not a gate error";
     }
 }

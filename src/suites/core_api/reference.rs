@@ -173,6 +173,8 @@ impl ReferenceCore {
         if super::freedom::decides(&self.knobs, Variant::McpShapedFailures) {
             answer["failure"] = json!({ "isError": true });
         }
+        // How this core's ModelCall prompt holds a media part.
+        answer["mediaPrompt"] = super::media::reference_template();
         Ok(answer)
     }
 
@@ -363,13 +365,19 @@ fn cancel(g: &mut World, params: &Value) -> Value {
 fn seed(g: &mut World, params: &Value) -> Value {
     let bytes = crate::suites::world::unb64(params["base64"].as_str().unwrap_or_default())
         .unwrap_or_default();
-    crate::suites::world::artifacts::seed(
+    let seeded = crate::suites::world::artifacts::seed(
         g,
         params["name"].as_str().unwrap_or("seeded"),
         &bytes,
         params["scope"].as_str().unwrap_or("session"),
         params["kind"].as_str().unwrap_or("file"),
-    )
+    );
+    // The media type the artifact is stored with, when the case names one.
+    if let Some(t) = params.get("contentType").filter(|t| t.is_string()) {
+        let id = seeded["artifactId"].as_str().unwrap_or_default();
+        g.set_content_type(id, t.clone());
+    }
+    seeded
 }
 
 /// A session sandbox route of the Runtime API: served by the session's harness when it

@@ -511,6 +511,15 @@ fn decide(
             let why = "the body is not ModelCallBodySchema {effectId, invocationId, call}";
             deny(gate_error(400, "invalid_request", why))
         }
+        "model-calls" if media_refusal(g, i, body).is_some() => {
+            let (code, why) = media_refusal(g, i, body).unwrap_or_default();
+            // The variant answers the refusal as the call's failure, not a gate error.
+            if g.decides(Variant::MediaRefusalAsFailure) {
+                let f = json!({ "kind": "failed", "code": code, "message": why, "retryable": false });
+                return (200, json!({ "outcome": f }), 0);
+            }
+            deny(gate_error(400, &code, &why))
+        }
         "model-calls" => {
             let (status, answer, hold) = model(g, key, body);
             (status, misshapen(g, answer), hold)
@@ -584,6 +593,60 @@ fn mcp(g: &World, route: &str, body: &Value) -> Value {
             json!({ "ok": false, "error": { "code": "mcp.unknown-server", "message": "the agent declares no such server" } })
         }
     }
+}
+
+/// Why the Model Gate refuses a call's media parts, before anything is sent (§ 5): a text file
+/// (unsupported_input), or a reference it cannot fetch under the session's read rule: not the
+/// session's, missing, a folder, past modelFileBytes (invalid_request).
+fn media_refusal(g: &World, run: usize, body: &Value) -> Option<(String, String)> {
+    use crate::suites::core_api::media::parts;
+    let limit = g.runs[run].limit("modelFileBytes");
+    let unfetchable = |why: String| {
+        let code = match g.breaks(Mutant::UnfetchableMediaUnsupported) {
+            true => "unsupported_input",
+            false => "invalid_request",
+        };
+        Some((code.to_string(), why))
+    };
+    for (id, version) in parts(body.pointer("/call/prompt").unwrap_or(&Value::Null)) {
+        if g.breaks(Mutant::MediaPartRefused) {
+            return Some(("unsupported_input".into(), "no media parts".into()));
+        }
+        // The session's read rule (§ 4b): its own artifacts and the Tenant's it named.
+        let readable = |a: &&Value| match a["scope"].as_str() {
+            None | Some("session" | "tenant-named") => true,
+            Some("other-session") => g.breaks(Mutant::OtherSessionMediaFetched),
+            Some(_) => false,
+        };
+        let Some(a) = g.artifacts.get(&id).filter(readable) else {
+            // The mutant drops a part it finds nowhere and sends the rest.
+            if !g.artifacts.contains_key(&id) && g.breaks(Mutant::MissingMediaDropped) {
+                continue;
+            }
+            return unfetchable(format!("no artifact {id} of this session"));
+        };
+        let older = a["older"].as_array().into_iter().flatten();
+        let has = |v: u64| a["meta"]["version"] == v || older.clone().any(|x| x["meta"]["version"] == v);
+        if version.is_some_and(|v| !has(v)) && !g.breaks(Mutant::MissingVersionMediaSent) {
+            return unfetchable(format!("artifact {id} has no version {}", version.unwrap_or(0)));
+        }
+        if a["meta"]["kind"] == "folder" && !g.breaks(Mutant::FolderMediaSent) {
+            return unfetchable(format!("artifact {id} is a folder"));
+        }
+        let size = a["meta"]["size"].as_u64().unwrap_or(0);
+        if size > limit && !g.breaks(Mutant::MediaFileSizeUnchecked) {
+            return unfetchable(format!("artifact {id} is {size} bytes, past modelFileBytes {limit}"));
+        }
+        let text = a["meta"]["contentType"].as_str().is_some_and(|t| t.starts_with("text/"));
+        if text && !g.breaks(Mutant::TextFileAsMedia) {
+            let code = match g.breaks(Mutant::TextFileInvalidRequest) {
+                true => "invalid_request",
+                false => "unsupported_input",
+            };
+            return Some((code.into(), format!("artifact {id} is a text file: inline its text")));
+        }
+    }
+    None
 }
 
 /// The fixture model: the nth distinct model effect gets the nth reply.

@@ -345,6 +345,13 @@ impl World {
         self.host_tokens.contains_key(token)
     }
 
+    /// Store an artifact with a media type (`artifact.seed`'s `contentType`).
+    pub fn set_content_type(&mut self, id: &str, t: Value) {
+        if let Some(a) = self.artifacts.get_mut(id) {
+            a["meta"]["contentType"] = t;
+        }
+    }
+
     /// The model effects an intent answered execute for, in any run (the mutant
     /// `usage-row-at-intent` meters them there).
     pub fn executed_model_effects(&self) -> Vec<String> {
