@@ -715,6 +715,16 @@ crate::mutants! {
             "refuses a media part it cannot fetch unsupported_input, not invalid_request";
         MissingMediaDropped = "missing-media-dropped", ["5"],
             "drops a media part naming no artifact and sends the rest of the call";
+        ToolGateNoRunStale = "tool-gate-no-run-stale", ["5"],
+            "runs tool-calls and http-calls of a run that is over (the Model Gate answers run_stale)";
+        ModelGateErrorMisshapen = "model-gate-error-misshapen", ["5"],
+            "answers the Model Gate's errors {code, message}, not {error: {code, message}} (the Tool Gate's are right)";
+        McpKeyAsHeader = "mcp-key-as-header", ["5"],
+            "hands an MCP tool the key as an Idempotency-Key header, not _meta[\"nylorun/idempotency-key\"] on tools/call";
+        HttpResendRunsAgain = "http-resend-runs-again", ["5"],
+            "runs an http-calls re-send under the same key again (tool-calls and model-calls answer the same bytes)";
+        HttpFailureAsGateError = "http-failure-as-gate-error", ["5"],
+            "answers an HTTP tool's failure (a status not 2xx) as a gate error, not {ok: false, error}";
     }
 }
 

@@ -340,7 +340,8 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
     }
     {
         let mut g = lock(&w);
-        if status != 200 && g.breaks(Mutant::GateErrorMisshapen) {
+        let model_misshapen = route == "model-calls" && g.breaks(Mutant::ModelGateErrorMisshapen);
+        if status != 200 && (g.breaks(Mutant::GateErrorMisshapen) || model_misshapen) {
             if let Some(e) = out.get("error").cloned().filter(Value::is_object) {
                 out = e;
             }
@@ -405,8 +406,10 @@ fn decide(
         .ended
         .as_ref()
         .is_some_and(|e| e.1 == "connection.lost");
+    let tool_route = matches!(route, "tool-calls" | "http-calls");
     if g.runs[i].ended.is_some()
         && !g.breaks(Mutant::NoRunStale)
+        && !(tool_route && g.breaks(Mutant::ToolGateNoRunStale))
         && !(lost && g.breaks(Mutant::LostRunStillRunning))
     {
         return deny(gate_error(409, "run_stale", "the run is over"));
@@ -439,7 +442,8 @@ fn decide(
         }
         Some(k) => k,
     };
-    let runs_again = route != "model-calls" && g.breaks(Mutant::ToolResendRunsAgain);
+    let runs_again = route != "model-calls" && g.breaks(Mutant::ToolResendRunsAgain)
+        || route == "http-calls" && g.breaks(Mutant::HttpResendRunsAgain);
     if let Some((s, b)) = g.gate_cache.get(key).filter(|_| !runs_again) {
         if !g.breaks(Mutant::ResendOtherBytes) {
             return (*s, b.clone(), 0);
@@ -919,6 +923,8 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
             "key": key, "body": body,
             "limit": if g.breaks(Mutant::ToolAnswerSizeUnchecked) { u64::MAX } else { limit },
             "passKey": !g.breaks(Mutant::KeyNotPassedToTool),
+            "keyAsHeader": g.breaks(Mutant::McpKeyAsHeader),
+            "httpFailureIsError": g.breaks(Mutant::HttpFailureAsGateError),
             "redact": !g.breaks(Mutant::CredentialEchoPassed),
             "failureIsError": g.breaks(Mutant::ToolFailureAsGateError),
             "shape": g.breaks(Mutant::ToolResultShaped),
@@ -942,7 +948,7 @@ async fn forward(w: &Shared, f: &Value) -> (u16, Value) {
     let b = &f["body"];
     let (url, payload) = if mcp {
         let mut params = json!({ "name": b["name"], "arguments": b["arguments"] });
-        if f["passKey"] == true {
+        if f["passKey"] == true && f["keyAsHeader"] != true {
             params["_meta"] = json!({ "nylorun/idempotency-key": key });
         }
         (
@@ -969,7 +975,7 @@ async fn forward(w: &Shared, f: &Value) -> (u16, Value) {
         .post(url)
         .header("content-type", "application/json")
         .header("authorization", format!("Bearer {credential}"));
-    if !mcp && f["passKey"] == true {
+    if (!mcp || f["keyAsHeader"] == true) && f["passKey"] == true {
         req = req.header("idempotency-key", key);
     }
     if let Some(tp) = f["traceparent"].as_str() {
@@ -1036,7 +1042,8 @@ async fn forward(w: &Shared, f: &Value) -> (u16, Value) {
     } else {
         (status.is_success(), answer)
     };
-    match (ok, f["failureIsError"] == true) {
+    let as_error = f["failureIsError"] == true || !mcp && f["httpFailureIsError"] == true;
+    match (ok, as_error) {
         (true, _) => (200, json!({ "ok": true, "result": result })),
         (false, true) => gate_error(502, "internal", "the tool failed"),
         (false, false) => (
