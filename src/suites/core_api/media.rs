@@ -11,7 +11,7 @@ const ID: &str = "{{artifactId}}";
 const VERSION: &str = "{{version}}";
 
 /// core.start's `mediaPrompt`, checked: absent (null), or a JSON value holding `{{artifactId}}`.
-pub fn template(said: Option<&Value>) -> Result<Value, String> {
+pub(super) fn template(said: Option<&Value>) -> Result<Value, String> {
     let Some(t) = said.filter(|v| !v.is_null()) else {
         return Ok(Value::Null);
     };

@@ -260,20 +260,7 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
             Some((status, b)) => (status, b, 0),
             None => decide(&mut g, route, auth, run, key.as_str(), &body, size),
         };
-        // A core words its gate errors and tool failures its own way (the freedom variant).
-        if let Some(e) = decided
-            .1
-            .get_mut("error")
-            .filter(|e| e["message"].is_string())
-        {
-            let code = e["code"].as_str().unwrap_or_default().to_string();
-            let text = e["message"].as_str().unwrap_or_default().to_string();
-            e["message"] = json!(crate::suites::core_api::freedom::message(
-                &g.knobs(),
-                &code,
-                &text
-            ));
-        }
+        worded(&g, decided.0, &mut decided.1);
         // A scripted fault replaces the answer (raw text travels as a JSON string marker).
         let nth = g.gate_counts.get(route).copied().unwrap_or(0);
         let fault =
@@ -293,13 +280,6 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
                 (None, None) => Value::Null,
             };
             decided = (f.status, body, 0);
-        }
-        // The mutant names where the tools are, and their credentials, in its gate errors.
-        if decided.0 != 200 && g.breaks(Mutant::CredentialInGateError) {
-            let endpoints = Value::Object(g.sc.endpoints.clone()).to_string();
-            if let Some(m) = decided.1.pointer_mut("/error/message") {
-                *m = json!(format!("{} (endpoints: {endpoints})", m.as_str().unwrap_or_default()));
-            }
         }
         let hold = decided.2;
         let notify = Arc::new(Notify::new());
@@ -379,6 +359,21 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
             .into_response();
     }
     answer(status, out)
+}
+
+/// An error's message as the core words it: its own way (the freedom variant), or, for the
+/// mutant, naming where the tools are and their credentials.
+fn worded(g: &World, status: u16, out: &mut Value) {
+    if let Some(e) = out.get_mut("error").filter(|e| e["message"].is_string()) {
+        let code = e["code"].as_str().unwrap_or_default().to_string();
+        let text = e["message"].as_str().unwrap_or_default().to_string();
+        let mut text = crate::suites::core_api::freedom::message(&g.knobs(), &code, &text);
+        if status != 200 && g.breaks(Mutant::CredentialInGateError) {
+            let endpoints = Value::Object(g.sc.endpoints.clone()).to_string();
+            text = format!("{text} (endpoints: {endpoints})");
+        }
+        e["message"] = json!(text);
+    }
 }
 
 /// The gate's answer before any hold: (status, body, hold ms). `size` is the body's bytes.
