@@ -725,6 +725,8 @@ crate::mutants! {
             "runs an http-calls re-send under the same key again (tool-calls and model-calls answer the same bytes)";
         HttpFailureAsGateError = "http-failure-as-gate-error", ["5"],
             "answers an HTTP tool's failure (a status not 2xx) as a gate error, not {ok: false, error}";
+        UsageRowForRefusedCall = "usage-row-for-refused-call", ["5"],
+            "writes a model_usage row for a model call it refused before sending anything (a media part refused)";
     }
 }
 

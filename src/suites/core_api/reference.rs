@@ -328,7 +328,13 @@ fn model_rows(g: &World) -> Vec<Value> {
     let rows: Vec<Value> = g
         .log()
         .iter()
-        .filter(|e| e["via"] == "gate" && e["route"] == "model-calls" && e["status"] == 200)
+        .filter(|e| e["via"] == "gate" && e["route"] == "model-calls")
+        // A call refused before anything was sent (a media part it would not send) used no
+        // model; the mutant meters it all the same.
+        .filter(|e| match refused_unsent(e) {
+            true => g.breaks(Mutant::UsageRowForRefusedCall),
+            false => e["status"] == 200,
+        })
         .filter(|e| seen.insert(e["key"].to_string()) || g.breaks(Mutant::UsageRowPerCall))
         .map(|e| json!({ "effectId": e["key"], "usage": e.pointer("/answer/outcome/usage") }))
         .collect();
@@ -342,6 +348,17 @@ fn model_rows(g: &World) -> Vec<Value> {
         }
     }
     rows
+}
+
+/// Whether the Model Gate refused a call before sending anything: a media part refused
+/// (unsupported_input, invalid_request), as a gate error or as the call's failure.
+fn refused_unsent(e: &Value) -> bool {
+    let code = e
+        .pointer("/answer/error/code")
+        .or_else(|| e.pointer("/answer/outcome/code"))
+        .and_then(Value::as_str);
+    matches!(code, Some("unsupported_input" | "invalid_request"))
+        && e.pointer("/answer/outcome/usage").is_none()
 }
 
 /// `session.cancel`: a cancel to the run held now, if one is.
