@@ -727,6 +727,10 @@ crate::mutants! {
             "answers an HTTP tool's failure (a status not 2xx) as a gate error, not {ok: false, error}";
         UsageRowForRefusedCall = "usage-row-for-refused-call", ["5"],
             "writes a model_usage row for a model call it refused before sending anything (a media part refused)";
+        ToolCallSendsModelsName = "tool-call-sends-models-name", ["5"],
+            "calls the MCP tool by the name the model called it (the intent's toolName), not its raw name";
+        ToolCallNameJoined = "tool-call-name-joined", ["5"],
+            "calls the MCP tool by a joined name SERVER__TOOL, not its raw name on the server";
     }
 }
 

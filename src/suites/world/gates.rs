@@ -583,9 +583,10 @@ fn mcp(g: &World, route: &str, body: &Value) -> Value {
     let endpoint = g.sc.endpoints.get(&format!("mcp:{server}")).cloned();
     let endpoint = endpoint.filter(|_| g.breaks(Mutant::CredentialInMcpAnswer));
     match (route, g.sc.discover.get(server)) {
-        ("mcp/list", Some(tools)) => {
+        ("mcp/list", Some(tools)) if endpoint.is_some() => {
             json!({ "ok": true, "result": { "tools": tools, "endpoint": endpoint } })
         }
+        ("mcp/list", Some(tools)) => json!({ "ok": true, "result": { "tools": tools } }),
         (_, Some(_)) if endpoint.is_some() => json!({ "ok": true, "result": { "endpoint": endpoint } }),
         (_, Some(_)) => json!({ "ok": true, "result": {} }),
         _ => {
@@ -901,6 +902,14 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
     let mut body = body.clone();
     if route == "tool-calls" && g.breaks(Mutant::ToolCallArgumentsDropped) {
         body["arguments"] = json!({});
+    }
+    // The mutants call the tool by another name than its raw one on the server.
+    let model_name = g.tool_effects.get(key).map(|e| e["toolName"].clone());
+    if let (true, Some(n)) = (route == "tool-calls" && g.breaks(Mutant::ToolCallSendsModelsName), model_name) {
+        body["name"] = n;
+    }
+    if route == "tool-calls" && g.breaks(Mutant::ToolCallNameJoined) {
+        body["name"] = json!(format!("{}__{}", s("/server/serverName"), s("/name")));
     }
     let body = &body;
     if g.breaks(Mutant::EndpointIgnored) {
