@@ -731,6 +731,10 @@ crate::mutants! {
             "calls the MCP tool by the name the model called it (the intent's toolName), not its raw name";
         ToolCallNameJoined = "tool-call-name-joined", ["5"],
             "calls the MCP tool by a joined name SERVER__TOOL, not its raw name on the server";
+        TraceparentNotSentOn = "traceparent-not-sent-on", ["5"],
+            "sends a tool call's traceparent (the execute answer's) on to no tool";
+        McpTraceparentDropped = "mcp-traceparent-dropped", ["5"],
+            "sends a tool call's traceparent on to HTTP tools but not to MCP tools";
     }
 }
 

@@ -932,7 +932,10 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
             "redact": !g.breaks(Mutant::CredentialEchoPassed),
             "failureIsError": g.breaks(Mutant::ToolFailureAsGateError),
             "shape": g.breaks(Mutant::ToolResultShaped),
-            "traceparent": g.call_traces.get(key).cloned(),
+            "traceparent": g.call_traces.get(key).cloned().filter(|_| {
+                !g.breaks(Mutant::TraceparentNotSentOn)
+                    && !(route == "tool-calls" && g.breaks(Mutant::McpTraceparentDropped))
+            }),
             "dropBinary": g.breaks(Mutant::BinaryPartsDropped),
             "dropAudio": g.breaks(Mutant::AudioPartsDropped),
             "dropBlobs": g.breaks(Mutant::BlobPartsDropped),
