@@ -2,7 +2,8 @@
 //! MCP server (JSON-RPC over HTTP POST) and HTTP tools, on loopback, recording every call they
 //! receive. What a tool answers depends on its name: `echo` answers the credential it was sent,
 //! `big` answers `arguments.n` bytes, `fail` fails, `slow` answers after `arguments.ms`
-//! milliseconds, `counter` answers how many calls of it the fakes have had, any other answers `ok`.
+//! milliseconds, `counter` answers how many calls of it the fakes have had, `echofail` fails with
+//! the credential it was sent in its error, any other answers `ok`.
 //! Under `url` (`${fakes.url}`) is no tool a case declares: an address a case names where a
 //! server's or a tool's name belongs, which records `{via: "url", path, method}` for any call and
 //! answers as an MCP server (or `{text: "ok"}`), so a gate that follows it is seen and not failed.
@@ -90,6 +91,11 @@ fn body_of(name: &str, args: &Value, credential: &Value, n: usize) -> Result<Val
             Ok(json!({ "text": "B".repeat(args["n"].as_u64().unwrap_or(0).min(BIG_MAX) as usize) }))
         }
         "fail" => Err("the tool failed on purpose".into()),
+        // A failure that echoes the credential: a gate that redacts only successes shows.
+        "echofail" => Err(format!(
+            "the tool refused what you sent: {}",
+            credential.as_str().unwrap_or("nothing")
+        )),
         "slow" => Ok(json!({ "text": "slow-tool-answer-9b2e" })),
         _ => Ok(json!({ "text": "ok" })),
     }
@@ -119,7 +125,7 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
         }
         "tools/list" => {
             let tools: Vec<Value> = [
-                "echo", "big", "fail", "slow", "search", "image", "counter", "media",
+                "echo", "big", "fail", "slow", "search", "image", "counter", "media", "echofail",
             ]
             .iter()
             .map(|n| json!({ "name": n, "inputSchema": { "type": "object" } }))

@@ -735,6 +735,8 @@ crate::mutants! {
             "sends a tool call's traceparent (the execute answer's) on to no tool";
         McpTraceparentDropped = "mcp-traceparent-dropped", ["5"],
             "sends a tool call's traceparent on to HTTP tools but not to MCP tools";
+        FailureEchoNotRedacted = "failure-echo-not-redacted", ["5"],
+            "replaces an echoed credential with [redacted] in a tool's results, but not in its failures";
     }
 }
 

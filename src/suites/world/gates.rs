@@ -930,6 +930,7 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
             "keyAsHeader": g.breaks(Mutant::McpKeyAsHeader),
             "httpFailureIsError": g.breaks(Mutant::HttpFailureAsGateError),
             "redact": !g.breaks(Mutant::CredentialEchoPassed),
+            "redactFailures": !g.breaks(Mutant::FailureEchoNotRedacted),
             "failureIsError": g.breaks(Mutant::ToolFailureAsGateError),
             "shape": g.breaks(Mutant::ToolResultShaped),
             "traceparent": g.call_traces.get(key).cloned().filter(|_| {
@@ -1013,7 +1014,10 @@ async fn forward(w: &Shared, f: &Value) -> (u16, Value) {
         );
     }
     let mut text = String::from_utf8_lossy(&bytes).into_owned();
-    if f["redact"] == true && !credential.is_empty() {
+    // The mutant redacts a success's echo only (an MCP isError result, an HTTP status not 2xx).
+    let failed = if mcp { text.contains("\"isError\":true") } else { !status.is_success() };
+    let redact = f["redact"] == true && (f["redactFailures"] != false || !failed);
+    if redact && !credential.is_empty() {
         text = text.replace(credential, "[redacted]");
     }
     let mut answer: Value = serde_json::from_str(&text).unwrap_or(json!(text));
