@@ -737,6 +737,10 @@ crate::mutants! {
             "sends a tool call's traceparent on to HTTP tools but not to MCP tools";
         FailureEchoNotRedacted = "failure-echo-not-redacted", ["5"],
             "replaces an echoed credential with [redacted] in a tool's results, but not in its failures";
+        HttpAnswerSizeUnchecked = "http-answer-size-unchecked", ["5"],
+            "holds MCP answers to toolAnswerBytes, but passes an HTTP tool's answer of any size";
+        HttpResultShaped = "http-result-shaped", ["5"],
+            "passes an MCP result whole, but cuts an HTTP tool's long texts";
     }
 }
 

@@ -925,14 +925,16 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
         json!({ "$forward": {
             "mcp": route == "tool-calls", "url": e["url"], "credential": e["credential"],
             "key": key, "body": body,
-            "limit": if g.breaks(Mutant::ToolAnswerSizeUnchecked) { u64::MAX } else { limit },
+            "limit": if g.breaks(Mutant::ToolAnswerSizeUnchecked)
+                || route == "http-calls" && g.breaks(Mutant::HttpAnswerSizeUnchecked) { u64::MAX } else { limit },
             "passKey": !g.breaks(Mutant::KeyNotPassedToTool),
             "keyAsHeader": g.breaks(Mutant::McpKeyAsHeader),
             "httpFailureIsError": g.breaks(Mutant::HttpFailureAsGateError),
             "redact": !g.breaks(Mutant::CredentialEchoPassed),
             "redactFailures": !g.breaks(Mutant::FailureEchoNotRedacted),
             "failureIsError": g.breaks(Mutant::ToolFailureAsGateError),
-            "shape": g.breaks(Mutant::ToolResultShaped),
+            "shape": g.breaks(Mutant::ToolResultShaped)
+                || route == "http-calls" && g.breaks(Mutant::HttpResultShaped),
             "traceparent": g.call_traces.get(key).cloned().filter(|_| {
                 !g.breaks(Mutant::TraceparentNotSentOn)
                     && !(route == "tool-calls" && g.breaks(Mutant::McpTraceparentDropped))
