@@ -741,6 +741,8 @@ crate::mutants! {
             "holds MCP answers to toolAnswerBytes, but passes an HTTP tool's answer of any size";
         HttpResultShaped = "http-result-shaped", ["5"],
             "passes an MCP result whole, but cuts an HTTP tool's long texts";
+        CancelAbortsEveryCall = "cancel-aborts-every-call", ["5"],
+            "aborts every call in flight at a cancel route, not only the call of its key";
     }
 }
 

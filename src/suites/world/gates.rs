@@ -1097,5 +1097,9 @@ async fn cancel(w: Shared, route: &'static str, key: String, h: HeaderMap) -> Re
     {
         n.notify_one();
     }
+    // The mutant aborts the other calls in flight too.
+    if g.breaks(Mutant::CancelAbortsEveryCall) {
+        g.cancels.values().for_each(|n| n.notify_one());
+    }
     answer(200, json!({}))
 }
