@@ -743,6 +743,8 @@ crate::mutants! {
             "passes an MCP result whole, but cuts an HTTP tool's long texts";
         CancelAbortsEveryCall = "cancel-aborts-every-call", ["5"],
             "aborts every call in flight at a cancel route, not only the call of its key";
+        TenantNamedMediaRefused = "tenant-named-media-refused", ["5"],
+            "refuses a media part naming a Tenant-wide artifact the session's messages named (reads the session's own only)";
     }
 }
 

@@ -614,7 +614,8 @@ fn media_refusal(g: &World, run: usize, body: &Value) -> Option<(String, String)
         }
         // The session's read rule (§ 4b): its own artifacts and the Tenant's it named.
         let readable = |a: &&Value| match a["scope"].as_str() {
-            None | Some("session" | "tenant-named") => true,
+            None | Some("session") => true,
+            Some("tenant-named") => !g.breaks(Mutant::TenantNamedMediaRefused),
             Some("other-session") => g.breaks(Mutant::OtherSessionMediaFetched),
             Some(_) => false,
         };
