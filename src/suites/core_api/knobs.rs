@@ -745,6 +745,10 @@ crate::mutants! {
             "aborts every call in flight at a cancel route, not only the call of its key";
         TenantNamedMediaRefused = "tenant-named-media-refused", ["5"],
             "refuses a media part naming a Tenant-wide artifact the session's messages named (reads the session's own only)";
+        ToolKeyOfItsOwn = "tool-key-of-its-own", ["5"],
+            "hands a tool an idempotency key of its own (the key with the run's id prefixed), not the effect id";
+        UsageRowWithoutEffectId = "usage-row-without-effect-id", ["5"],
+            "lists the model_usage rows by the call's key under another member (key), without effectId";
     }
 }
 

@@ -347,6 +347,12 @@ fn model_rows(g: &World) -> Vec<Value> {
             }
         }
     }
+    if g.breaks(Mutant::UsageRowWithoutEffectId) {
+        for r in rows.iter_mut().filter_map(Value::as_object_mut) {
+            let id = r.remove("effectId").unwrap_or(Value::Null);
+            r.insert("key".into(), id);
+        }
+    }
     rows
 }
 

@@ -930,6 +930,7 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
                 || route == "http-calls" && g.breaks(Mutant::HttpAnswerSizeUnchecked) { u64::MAX } else { limit },
             "passKey": !g.breaks(Mutant::KeyNotPassedToTool),
             "keyAsHeader": g.breaks(Mutant::McpKeyAsHeader),
+            "ownKey": g.breaks(Mutant::ToolKeyOfItsOwn),
             "httpFailureIsError": g.breaks(Mutant::HttpFailureAsGateError),
             "redact": !g.breaks(Mutant::CredentialEchoPassed),
             "redactFailures": !g.breaks(Mutant::FailureEchoNotRedacted),
@@ -957,6 +958,12 @@ async fn forward(w: &Shared, f: &Value) -> (u16, Value) {
     let key = f["key"].as_str().unwrap_or_default();
     let credential = f["credential"].as_str().unwrap_or_default();
     let b = &f["body"];
+    // The mutant's key is one of its own, made from the effect id.
+    let own = format!("gate-{key}");
+    let key = match f["ownKey"] == true {
+        true => own.as_str(),
+        false => key,
+    };
     let (url, payload) = if mcp {
         let mut params = json!({ "name": b["name"], "arguments": b["arguments"] });
         if f["passKey"] == true && f["keyAsHeader"] != true {
