@@ -3,7 +3,8 @@
 //! receive. What a tool answers depends on its name: `echo` answers the credential it was sent,
 //! `big` answers `arguments.n` bytes, `fail` fails, `slow` answers after `arguments.ms`
 //! milliseconds, `counter` answers how many calls of it the fakes have had, `echofail` fails with
-//! the credential it was sent in its error, any other answers `ok`.
+//! the credential it was sent in its error, `slowcount` answers as `counter` does after
+//! `arguments.ms`, any other answers `ok`.
 //! Under `url` (`${fakes.url}`) is no tool a case declares: an address a case names where a
 //! server's or a tool's name belongs, which records `{via: "url", path, method}` for any call and
 //! answers as an MCP server (or `{text: "ok"}`), so a gate that follows it is seen and not failed.
@@ -64,12 +65,12 @@ fn header(h: &HeaderMap, name: &str) -> Value {
 pub const IMAGE_PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
-/// How many calls of `counter` the fakes have had, this one included.
-fn counted(calls: &Calls) -> usize {
+/// How many calls of a tool (`counter`, `slowcount`) the fakes have had, this one included.
+fn counted(calls: &Calls, name: &str) -> usize {
     let calls = calls.lock().unwrap_or_else(|e| e.into_inner());
     calls
         .iter()
-        .filter(|c| c["name"] == "counter" && c["method"] != "tools/list")
+        .filter(|c| c["name"] == name && c["method"] != "tools/list")
         .count()
 }
 
@@ -83,6 +84,7 @@ fn body_of(name: &str, args: &Value, credential: &Value, n: usize) -> Result<Val
     match name {
         // Each call answers otherwise: a re-send answered with the same bytes was not re-run.
         "counter" => Ok(json!({ "text": format!("counter call {n}") })),
+        "slowcount" => Ok(json!({ "text": format!("slowcount call {n}") })),
         "echo" => Ok(
             json!({ "text": format!("you sent me {}", credential.as_str().unwrap_or("nothing")) }),
         ),
@@ -125,7 +127,7 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
         }
         "tools/list" => {
             let tools: Vec<Value> = [
-                "echo", "big", "fail", "slow", "search", "image", "counter", "media", "echofail",
+                "echo", "big", "fail", "slow", "search", "image", "counter", "media", "echofail", "slowcount",
             ]
             .iter()
             .map(|n| json!({ "name": n, "inputSchema": { "type": "object" } }))
@@ -134,7 +136,9 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
         }
         "tools/call" => {
             let name = p["name"].as_str().unwrap_or_default();
-            if name == "slow" {
+            // Counted as it arrives: a second call while the first sleeps answers otherwise.
+            let n = counted(&calls, name);
+            if name == "slow" || name == "slowcount" {
                 let ms = p["arguments"]["ms"].as_u64().unwrap_or(0).min(10_000);
                 tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
             }
@@ -142,7 +146,7 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
                 name,
                 &p["arguments"],
                 &header(&h, "authorization"),
-                counted(&calls),
+                n,
             ) {
                 // An image part: its bytes as base64, as MCP sends them.
                 Ok(_) if name == "image" => json!({ "content": [
@@ -183,11 +187,12 @@ async fn http(
         "via": "http", "name": name, "arguments": args,
         "idempotencyKey": header(&h, "idempotency-key"), "authorization": header(&h, "authorization"), "traceparent": header(&h, "traceparent"),
     }));
-    if name == "slow" {
+    let n = counted(&calls, &name);
+    if name == "slow" || name == "slowcount" {
         let ms = args["ms"].as_u64().unwrap_or(0).min(10_000);
         tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
     }
-    match body_of(&name, &args, &header(&h, "authorization"), counted(&calls)) {
+    match body_of(&name, &args, &header(&h, "authorization"), n) {
         Ok(b) => reply(StatusCode::OK, b),
         Err(e) => reply(StatusCode::INTERNAL_SERVER_ERROR, json!({ "error": e })),
     }

@@ -749,6 +749,8 @@ crate::mutants! {
             "hands a tool an idempotency key of its own (the key with the run's id prefixed), not the effect id";
         UsageRowWithoutEffectId = "usage-row-without-effect-id", ["5"],
             "lists the model_usage rows by the call's key under another member (key), without effectId";
+        ResendInFlightRunsAgain = "resend-in-flight-runs-again", ["5"],
+            "runs a re-send of a tool call still at its tool again, not joining it (its answer is the second run's)";
     }
 }
 

@@ -204,6 +204,50 @@ async fn body(h: &HeaderMap, b: axum::body::Body) -> Result<Bytes, Option<(u16, 
     }
 }
 
+/// A tool call at its tool, under its key, until its answer is kept (or the call is dropped).
+struct AtTool {
+    w: Shared,
+    key: String,
+}
+
+impl AtTool {
+    fn new(w: &Shared, key: &str) -> Self {
+        lock(w).forwarding.insert(key.to_string());
+        AtTool {
+            w: w.clone(),
+            key: key.to_string(),
+        }
+    }
+}
+
+impl Drop for AtTool {
+    fn drop(&mut self) {
+        lock(&self.w).forwarding.remove(&self.key);
+    }
+}
+
+/// A re-send of a tool call still at its tool joins it: the first call's answer, once kept (at
+/// most 10 s). None when no call of the key is at its tool, or it ended without an answer kept.
+async fn join(w: &Shared, key: &str) -> Option<(u16, Value)> {
+    {
+        let g = lock(w);
+        if key.is_empty() || !g.forwarding.contains(key) || g.breaks(Mutant::ResendInFlightRunsAgain) {
+            return None;
+        }
+    }
+    for _ in 0..500 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let g = lock(w);
+        if let Some(kept) = g.gate_cache.get(key) {
+            return Some(kept.clone());
+        }
+        if !g.forwarding.contains(key) {
+            return None;
+        }
+    }
+    None
+}
+
 /// Decrements the in-flight count however the call ends (a client that hangs up drops it).
 struct InFlight {
     w: Shared,
@@ -298,7 +342,17 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
     if let Some(u) = out.get("$follow").and_then(Value::as_str).map(str::to_string) {
         (status, out) = follow(&w, &u).await;
     }
-    if let Some(f) = out.get("$forward").cloned() {
+    let k = key.as_str().unwrap_or_default().to_string();
+    let joined = match out.get("$forward") {
+        Some(_) => join(&w, &k).await,
+        None => None,
+    };
+    // Held until the answer is kept: a re-send waits for the first call's answer.
+    let mut _at_tool = None;
+    if let Some(j) = joined {
+        (status, out) = j;
+    } else if let Some(f) = out.get("$forward").cloned() {
+        _at_tool = Some(AtTool::new(&w, &k));
         // A call in flight at its tool; its cancel route aborts it.
         tokio::select! {
             r = forward(&w, &f) => (status, out) = r,

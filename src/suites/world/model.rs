@@ -110,6 +110,8 @@ pub struct World {
     pub(super) model_keys: BTreeMap<String, usize>,
     /// Key → (status, body): a re-send under the same key gets the same bytes.
     pub(super) gate_cache: BTreeMap<String, (u16, Value)>,
+    /// The keys of tool calls at their tools now: a re-send of one joins it.
+    pub(super) forwarding: BTreeSet<String>,
     pub(super) gate_counts: BTreeMap<String, usize>,
     frame_counts: BTreeMap<String, usize>,
     pub(super) inflight: usize,
@@ -224,6 +226,7 @@ impl World {
             rule_uses: vec![0; rules],
             model_keys: BTreeMap::new(),
             gate_cache: BTreeMap::new(),
+            forwarding: BTreeSet::new(),
             gate_counts: BTreeMap::new(),
             frame_counts: BTreeMap::new(),
             inflight: 0,
