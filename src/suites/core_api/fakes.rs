@@ -2,7 +2,12 @@
 //! MCP server (JSON-RPC over HTTP POST) and HTTP tools, on loopback, recording every call they
 //! receive. What a tool answers depends on its name: `echo` answers the credential it was sent,
 //! `big` answers `arguments.n` bytes, `fail` fails, `slow` answers after `arguments.ms`
-//! milliseconds, `counter` answers how many calls of it the fakes have had, any other answers `ok`.
+//! milliseconds, `counter` answers how many calls of it the fakes have had, `echofail` fails with
+//! the credential it was sent in its error, `slowcount` answers as `counter` does after
+//! `arguments.ms`, any other answers `ok`.
+//! Under `url` (`${fakes.url}`) is no tool a case declares: an address a case names where a
+//! server's or a tool's name belongs, which records `{via: "url", path, method}` for any call and
+//! answers as an MCP server (or `{text: "ok"}`), so a gate that follows it is seen and not failed.
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -22,9 +27,32 @@ pub async fn start(calls: Calls) -> std::io::Result<Value> {
     let app = axum::Router::new()
         .route("/mcp", axum::routing::post(mcp))
         .route("/tools/{name}", axum::routing::post(http))
+        .route("/url/{*rest}", axum::routing::any(url))
         .with_state(calls);
     tokio::spawn(async move { axum::serve(listener, app).await });
-    Ok(json!({ "mcp": format!("http://{addr}/mcp"), "http": format!("http://{addr}/tools/") }))
+    Ok(json!({
+        "mcp": format!("http://{addr}/mcp"), "http": format!("http://{addr}/tools/"),
+        "url": format!("http://{addr}/url/"),
+    }))
+}
+
+/// An address named where a declared name belongs: recorded, and answered as an MCP server
+/// would (or `{text: "ok"}` to a call that is not JSON-RPC), so following it succeeds.
+async fn url(State(calls): State<Calls>, Path(rest): Path<String>, body: axum::body::Bytes) -> Response {
+    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let method = req["method"].as_str().unwrap_or_default();
+    calls.lock().unwrap_or_else(|e| e.into_inner()).push(json!({
+        "via": "url", "path": rest, "method": method, "name": req["params"]["name"],
+    }));
+    let result = match method {
+        "" => return reply(StatusCode::OK, json!({ "text": "ok" })),
+        "initialize" => {
+            json!({ "protocolVersion": "2025-06-18", "capabilities": { "tools": {} }, "serverInfo": { "name": "hcpspec-url", "version": "1" } })
+        }
+        "tools/list" => json!({ "tools": [{ "name": "search", "inputSchema": { "type": "object" } }] }),
+        _ => json!({ "content": [{ "type": "text", "text": "ok" }] }),
+    };
+    reply(StatusCode::OK, json!({ "jsonrpc": "2.0", "id": req["id"], "result": result }))
 }
 
 fn header(h: &HeaderMap, name: &str) -> Value {
@@ -37,12 +65,12 @@ fn header(h: &HeaderMap, name: &str) -> Value {
 pub const IMAGE_PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
-/// How many calls of `counter` the fakes have had, this one included.
-fn counted(calls: &Calls) -> usize {
+/// How many calls of a tool (`counter`, `slowcount`) the fakes have had, this one included.
+fn counted(calls: &Calls, name: &str) -> usize {
     let calls = calls.lock().unwrap_or_else(|e| e.into_inner());
     calls
         .iter()
-        .filter(|c| c["name"] == "counter" && c["method"] != "tools/list")
+        .filter(|c| c["name"] == name && c["method"] != "tools/list")
         .count()
 }
 
@@ -56,6 +84,7 @@ fn body_of(name: &str, args: &Value, credential: &Value, n: usize) -> Result<Val
     match name {
         // Each call answers otherwise: a re-send answered with the same bytes was not re-run.
         "counter" => Ok(json!({ "text": format!("counter call {n}") })),
+        "slowcount" => Ok(json!({ "text": format!("slowcount call {n}") })),
         "echo" => Ok(
             json!({ "text": format!("you sent me {}", credential.as_str().unwrap_or("nothing")) }),
         ),
@@ -64,6 +93,11 @@ fn body_of(name: &str, args: &Value, credential: &Value, n: usize) -> Result<Val
             Ok(json!({ "text": "B".repeat(args["n"].as_u64().unwrap_or(0).min(BIG_MAX) as usize) }))
         }
         "fail" => Err("the tool failed on purpose".into()),
+        // A failure that echoes the credential: a gate that redacts only successes shows.
+        "echofail" => Err(format!(
+            "the tool refused what you sent: {}",
+            credential.as_str().unwrap_or("nothing")
+        )),
         "slow" => Ok(json!({ "text": "slow-tool-answer-9b2e" })),
         _ => Ok(json!({ "text": "ok" })),
     }
@@ -93,7 +127,7 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
         }
         "tools/list" => {
             let tools: Vec<Value> = [
-                "echo", "big", "fail", "slow", "search", "image", "counter", "media",
+                "echo", "big", "fail", "slow", "search", "image", "counter", "media", "echofail", "slowcount",
             ]
             .iter()
             .map(|n| json!({ "name": n, "inputSchema": { "type": "object" } }))
@@ -102,7 +136,9 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
         }
         "tools/call" => {
             let name = p["name"].as_str().unwrap_or_default();
-            if name == "slow" {
+            // Counted as it arrives: a second call while the first sleeps answers otherwise.
+            let n = counted(&calls, name);
+            if name == "slow" || name == "slowcount" {
                 let ms = p["arguments"]["ms"].as_u64().unwrap_or(0).min(10_000);
                 tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
             }
@@ -110,7 +146,7 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
                 name,
                 &p["arguments"],
                 &header(&h, "authorization"),
-                counted(&calls),
+                n,
             ) {
                 // An image part: its bytes as base64, as MCP sends them.
                 Ok(_) if name == "image" => json!({ "content": [
@@ -151,11 +187,12 @@ async fn http(
         "via": "http", "name": name, "arguments": args,
         "idempotencyKey": header(&h, "idempotency-key"), "authorization": header(&h, "authorization"), "traceparent": header(&h, "traceparent"),
     }));
-    if name == "slow" {
+    let n = counted(&calls, &name);
+    if name == "slow" || name == "slowcount" {
         let ms = args["ms"].as_u64().unwrap_or(0).min(10_000);
         tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
     }
-    match body_of(&name, &args, &header(&h, "authorization"), counted(&calls)) {
+    match body_of(&name, &args, &header(&h, "authorization"), n) {
         Ok(b) => reply(StatusCode::OK, b),
         Err(e) => reply(StatusCode::INTERNAL_SERVER_ERROR, json!({ "error": e })),
     }

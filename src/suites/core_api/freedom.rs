@@ -32,7 +32,8 @@ fn class_of(v: Variant) -> Option<Class> {
         | OutcomesByHash
         | McpShapedFailures
         | OtherWireNames
-        | VersionsByName => Class::Shapes,
+        | VersionsByName
+        | MediaRefusalAsFailure => Class::Shapes,
         // What a strict core may demand or refuse.
         DefinitionFileBareHex | OtherRuntimeOperationInvalid => Class::Preconditions,
         // A model call run without its intent: not a precondition demanded but one waived.

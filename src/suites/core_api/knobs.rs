@@ -829,6 +829,87 @@ crate::mutants! {
             "refuses a request naming a run it does not hold with invalid, not run_not_held";
         RunOverCodeUnlisted = "run-over-code-unlisted", ["2"],
             "refuses a request naming a run that is over with run_over, a code not in HARNESS_ERROR_CODES";
+        // issue 43, gates:
+        McpServerUrlFollowed = "mcp-server-url-followed", ["5"],
+            "connects to a URL named as an MCP server's serverName (mcp/connect, mcp/list, mcp/close, tool-calls) and answers what it lists";
+        HttpToolUrlFollowed = "http-tool-url-followed", ["5"],
+            "calls a URL named as an http-calls body's tool";
+        HttpTargetUnchecked = "http-target-unchecked", ["5"],
+            "runs the tool an http-calls body names once its key's intent answered execute, whatever tool that intent named";
+        GateTokenUnverified = "gate-token-unverified", ["5"],
+            "takes any Bearer at the gates as the live run's token (checks only that one is sent)";
+        HarnessTokenAtGates = "harness-token-at-gates", ["5"],
+            "takes the harness's connection token at the gates as the live run's token";
+        GateRunsAnyIntent = "gate-runs-any-intent", ["5"],
+            "runs a tool call whose key has an intent, whatever it was answered (pending or completed too)";
+        ModelCallWithoutEffectIdRuns = "model-call-without-effect-id-runs", ["5"],
+            "runs a model-calls body without effectId (the Idempotency-Key stands for it)";
+        ModelCallWithoutInvocationIdRuns = "model-call-without-invocation-id-runs", ["5"],
+            "runs a model-calls body without invocationId";
+        TargetServerUnchecked = "target-server-unchecked", ["5"],
+            "runs a tool-calls body on the server it names when its intent named the same tool on another declared server";
+        TargetAgentUnchecked = "target-agent-unchecked", ["5"],
+            "runs a tool-calls body whose server names another agent than the journaled row's";
+        UsageRowAtIntent = "usage-row-at-intent", ["5"],
+            "writes a model_usage row when a model intent answers execute, whether or not the call reaches the gate";
+        CredentialInMcpAnswer = "credential-in-mcp-answer", ["5"],
+            "answers mcp/connect and mcp/list with the server's endpoint, its credential included";
+        CredentialInGateError = "credential-in-gate-error", ["5"],
+            "names the tool's endpoint and credential in a gate error's message";
+        MediaPartRefused = "media-part-refused", ["5"],
+            "refuses every media part, an image of the session's own included";
+        TextFileAsMedia = "text-file-as-media", ["5"],
+            "sends a text file as a media part, not refusing it unsupported_input";
+        TextFileInvalidRequest = "text-file-invalid-request", ["5"],
+            "refuses a text file as a media part invalid_request, not unsupported_input";
+        OtherSessionMediaFetched = "other-session-media-fetched", ["5"],
+            "fetches another session's artifact for a media part";
+        MissingVersionMediaSent = "missing-version-media-sent", ["5"],
+            "sends the latest version for a media part naming a version the artifact never had";
+        FolderMediaSent = "folder-media-sent", ["5"],
+            "sends a folder artifact as a media part";
+        MediaFileSizeUnchecked = "media-file-size-unchecked", ["5"],
+            "sends a file past modelFileBytes as a media part";
+        UnfetchableMediaUnsupported = "unfetchable-media-unsupported", ["5"],
+            "refuses a media part it cannot fetch unsupported_input, not invalid_request";
+        MissingMediaDropped = "missing-media-dropped", ["5"],
+            "drops a media part naming no artifact and sends the rest of the call";
+        ToolGateNoRunStale = "tool-gate-no-run-stale", ["5"],
+            "runs tool-calls and http-calls of a run that is over (the Model Gate answers run_stale)";
+        ModelGateErrorMisshapen = "model-gate-error-misshapen", ["5"],
+            "answers the Model Gate's errors {code, message}, not {error: {code, message}} (the Tool Gate's are right)";
+        McpKeyAsHeader = "mcp-key-as-header", ["5"],
+            "hands an MCP tool the key as an Idempotency-Key header, not _meta[\"nylorun/idempotency-key\"] on tools/call";
+        HttpResendRunsAgain = "http-resend-runs-again", ["5"],
+            "runs an http-calls re-send under the same key again (tool-calls and model-calls answer the same bytes)";
+        HttpFailureAsGateError = "http-failure-as-gate-error", ["5"],
+            "answers an HTTP tool's failure (a status not 2xx) as a gate error, not {ok: false, error}";
+        UsageRowForRefusedCall = "usage-row-for-refused-call", ["5"],
+            "writes a model_usage row for a model call it refused before sending anything (a media part refused)";
+        ToolCallSendsModelsName = "tool-call-sends-models-name", ["5"],
+            "calls the MCP tool by the name the model called it (the intent's toolName), not its raw name";
+        ToolCallNameJoined = "tool-call-name-joined", ["5"],
+            "calls the MCP tool by a joined name SERVER__TOOL, not its raw name on the server";
+        TraceparentNotSentOn = "traceparent-not-sent-on", ["5"],
+            "sends a tool call's traceparent (the execute answer's) on to no tool";
+        McpTraceparentDropped = "mcp-traceparent-dropped", ["5"],
+            "sends a tool call's traceparent on to HTTP tools but not to MCP tools";
+        FailureEchoNotRedacted = "failure-echo-not-redacted", ["5"],
+            "replaces an echoed credential with [redacted] in a tool's results, but not in its failures";
+        HttpAnswerSizeUnchecked = "http-answer-size-unchecked", ["5"],
+            "holds MCP answers to toolAnswerBytes, but passes an HTTP tool's answer of any size";
+        HttpResultShaped = "http-result-shaped", ["5"],
+            "passes an MCP result whole, but cuts an HTTP tool's long texts";
+        CancelAbortsEveryCall = "cancel-aborts-every-call", ["5"],
+            "aborts every call in flight at a cancel route, not only the call of its key";
+        TenantNamedMediaRefused = "tenant-named-media-refused", ["5"],
+            "refuses a media part naming a Tenant-wide artifact the session's messages named (reads the session's own only)";
+        ToolKeyOfItsOwn = "tool-key-of-its-own", ["5"],
+            "hands a tool an idempotency key of its own (the key with the run's id prefixed), not the effect id";
+        UsageRowWithoutEffectId = "usage-row-without-effect-id", ["5"],
+            "lists the model_usage rows by the call's key under another member (key), without effectId";
+        ResendInFlightRunsAgain = "resend-in-flight-runs-again", ["5"],
+            "runs a re-send of a tool call still at its tool again, not joining it (its answer is the second run's)";
     }
 }
 
@@ -875,5 +956,8 @@ crate::variants! {
             "writes a new version of the session's own file artifact of the same name, for a begin that names no artifactId";
         OtherRuntimeOperationInvalid = "other-runtime-operation-invalid",
             "refuses an intent for a runtime operation other than schedule_wake and memory as invalid, as a strict schema would, rather than answering it completed with a failure";
+        // issue 43, gates:
+        MediaRefusalAsFailure = "media-refusal-as-failure",
+            "answers a media part it refuses 200 with the call's failure {kind: \"failed\", code}, not a gate error";
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod always;
 pub mod fakes;
+pub mod media;
 pub mod freedom;
 pub mod fuzz;
 pub mod knobs;
@@ -315,6 +316,7 @@ fn execute(
     started["failure"] = versions::failure_form(started.get("failure"), x.control.as_mut())?;
     started["turnCompleted"] = turn_completed(started.get("turnCompleted"))?;
     let listed = !fuzzing && versions::judges_refusals(x.control.as_mut());
+    media::template(started.get("mediaPrompt"))?;
     x.vars.insert("core".into(), started);
     let mut verdict = Verdict::Pass;
     for (i, step) in script.steps.iter().enumerate() {
@@ -879,7 +881,16 @@ impl Exec {
     /// `{"gate": …}`: a gate call, awaited now or (`async`) left in flight.
     fn play_gate(&mut self, g: &Value) -> Result<(String, Value), StepError> {
         let broken = StepError::Broken;
-        let g = self.fill(g).map_err(broken)?;
+        let mut g = self.fill(g).map_err(broken)?;
+        // A media part is written in the core's own form (core.start's mediaPrompt).
+        if media::wanted(&g["body"]) {
+            let t = self.lookup("core.mediaPrompt").unwrap_or(Value::Null);
+            if t.is_null() {
+                let why = "core.start answered no mediaPrompt (how a ModelCall's prompt holds a media part)";
+                return Err(StepError::Unimplemented(why.into()));
+            }
+            g["body"] = media::fill(&g["body"], &t);
+        }
         if let Some(name) = g.get("async").and_then(Value::as_str) {
             let call = self.gate_call(&g).map_err(broken)?;
             let handle = self.rt.spawn(call);

@@ -179,6 +179,8 @@ impl ReferenceCore {
         if super::freedom::decides(&self.knobs, Variant::McpShapedFailures) {
             answer["failure"] = json!({ "isError": true });
         }
+        // How this core's ModelCall prompt holds a media part.
+        answer["mediaPrompt"] = super::media::reference_template();
         Ok(answer)
     }
 
@@ -337,11 +339,43 @@ fn model_rows(g: &World) -> Vec<Value> {
     let rows: Vec<Value> = g
         .log()
         .iter()
-        .filter(|e| e["via"] == "gate" && e["route"] == "model-calls" && e["status"] == 200)
+        .filter(|e| e["via"] == "gate" && e["route"] == "model-calls")
+        // A call refused before anything was sent (a media part it would not send) used no
+        // model; the mutant meters it all the same.
+        .filter(|e| match refused_unsent(e) {
+            true => g.breaks(Mutant::UsageRowForRefusedCall),
+            false => e["status"] == 200,
+        })
         .filter(|e| seen.insert(e["key"].to_string()) || g.breaks(Mutant::UsageRowPerCall))
         .map(|e| json!({ "effectId": e["key"], "usage": e.pointer("/answer/outcome/usage") }))
         .collect();
+    // The mutant meters a model call at its intent, sent to the gate or not.
+    let mut rows = rows;
+    if g.breaks(Mutant::UsageRowAtIntent) {
+        for eid in g.executed_model_effects() {
+            if seen.insert(json!(eid).to_string()) {
+                rows.push(json!({ "effectId": eid, "usage": { "inputTokens": 0, "outputTokens": 0 } }));
+            }
+        }
+    }
+    if g.breaks(Mutant::UsageRowWithoutEffectId) {
+        for r in rows.iter_mut().filter_map(Value::as_object_mut) {
+            let id = r.remove("effectId").unwrap_or(Value::Null);
+            r.insert("key".into(), id);
+        }
+    }
     rows
+}
+
+/// Whether the Model Gate refused a call before sending anything: a media part refused
+/// (unsupported_input, invalid_request), as a gate error or as the call's failure.
+fn refused_unsent(e: &Value) -> bool {
+    let code = e
+        .pointer("/answer/error/code")
+        .or_else(|| e.pointer("/answer/outcome/code"))
+        .and_then(Value::as_str);
+    matches!(code, Some("unsupported_input" | "invalid_request"))
+        && e.pointer("/answer/outcome/usage").is_none()
 }
 
 /// `session.cancel`: a cancel to the run held now, if one is.
@@ -376,13 +410,19 @@ fn cancel(g: &mut World, params: &Value) -> Value {
 fn seed(g: &mut World, params: &Value) -> Value {
     let bytes = crate::suites::world::unb64(params["base64"].as_str().unwrap_or_default())
         .unwrap_or_default();
-    crate::suites::world::artifacts::seed(
+    let seeded = crate::suites::world::artifacts::seed(
         g,
         params["name"].as_str().unwrap_or("seeded"),
         &bytes,
         params["scope"].as_str().unwrap_or("session"),
         params["kind"].as_str().unwrap_or("file"),
-    )
+    );
+    // The media type the artifact is stored with, when the case names one.
+    if let Some(t) = params.get("contentType").filter(|t| t.is_string()) {
+        let id = seeded["artifactId"].as_str().unwrap_or_default();
+        g.set_content_type(id, t.clone());
+    }
+    seeded
 }
 
 /// A session sandbox route of the Runtime API: served by the session's harness when it

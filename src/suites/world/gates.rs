@@ -106,8 +106,8 @@ fn gate_error(status: u16, code: &str, message: &str) -> (u16, Value) {
     )
 }
 
-/// Whose token: `current` (the run's token now), `old` (one a switch replaced), `unknown`,
-/// `missing`; and the run's index.
+/// Whose token: `current` (the run's token now), `old` (one a switch replaced), `harness` (a
+/// harness's connection token, no run's), `unknown`, `missing`; and the run's index.
 fn token_of(w: &World, h: &HeaderMap) -> (&'static str, Option<usize>) {
     let Some(auth) = h.get("authorization").and_then(|v| v.to_str().ok()) else {
         return ("missing", None);
@@ -123,7 +123,17 @@ fn token_of(w: &World, h: &HeaderMap) -> (&'static str, Option<usize>) {
             return ("old", Some(i));
         }
     }
+    if w.credentials().contains_key(token) {
+        return ("harness", None);
+    }
     ("unknown", None)
+}
+
+/// Whether a mutant takes this Bearer, no run's token, as the live run's: any Bearer at all, or
+/// the harness's connection token.
+fn bearer_of(g: &World, auth: &str) -> bool {
+    auth == "unknown" && g.breaks(Mutant::GateTokenUnverified)
+        || auth == "harness" && g.breaks(Mutant::HarnessTokenAtGates)
 }
 
 /// Which switch replaced an old token: 1 for the run's first token, 2 for the one the first
@@ -194,6 +204,50 @@ async fn body(h: &HeaderMap, b: axum::body::Body) -> Result<Bytes, Option<(u16, 
     }
 }
 
+/// A tool call at its tool, under its key, until its answer is kept (or the call is dropped).
+struct AtTool {
+    w: Shared,
+    key: String,
+}
+
+impl AtTool {
+    fn new(w: &Shared, key: &str) -> Self {
+        lock(w).forwarding.insert(key.to_string());
+        AtTool {
+            w: w.clone(),
+            key: key.to_string(),
+        }
+    }
+}
+
+impl Drop for AtTool {
+    fn drop(&mut self) {
+        lock(&self.w).forwarding.remove(&self.key);
+    }
+}
+
+/// A re-send of a tool call still at its tool joins it: the first call's answer, once kept (at
+/// most 10 s). None when no call of the key is at its tool, or it ended without an answer kept.
+async fn join(w: &Shared, key: &str) -> Option<(u16, Value)> {
+    {
+        let g = lock(w);
+        if key.is_empty() || !g.forwarding.contains(key) || g.breaks(Mutant::ResendInFlightRunsAgain) {
+            return None;
+        }
+    }
+    for _ in 0..500 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let g = lock(w);
+        if let Some(kept) = g.gate_cache.get(key) {
+            return Some(kept.clone());
+        }
+        if !g.forwarding.contains(key) {
+            return None;
+        }
+    }
+    None
+}
+
 /// Decrements the in-flight count however the call ends (a client that hangs up drops it).
 struct InFlight {
     w: Shared,
@@ -250,20 +304,7 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
             Some((status, b)) => (status, b, 0),
             None => decide(&mut g, route, auth, run, key.as_str(), &body, size),
         };
-        // A core words its gate errors and tool failures its own way (the freedom variant).
-        if let Some(e) = decided
-            .1
-            .get_mut("error")
-            .filter(|e| e["message"].is_string())
-        {
-            let code = e["code"].as_str().unwrap_or_default().to_string();
-            let text = e["message"].as_str().unwrap_or_default().to_string();
-            e["message"] = json!(crate::suites::core_api::freedom::message(
-                &g.knobs(),
-                &code,
-                &text
-            ));
-        }
+        worded(&g, decided.0, &mut decided.1);
         // A scripted fault replaces the answer (raw text travels as a JSON string marker).
         let nth = g.gate_counts.get(route).copied().unwrap_or(0);
         let fault =
@@ -298,7 +339,20 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
         done: false,
     };
     let (mut status, mut out) = decided;
-    if let Some(f) = out.get("$forward").cloned() {
+    if let Some(u) = out.get("$follow").and_then(Value::as_str).map(str::to_string) {
+        (status, out) = follow(&w, &u).await;
+    }
+    let k = key.as_str().unwrap_or_default().to_string();
+    let joined = match out.get("$forward") {
+        Some(_) => join(&w, &k).await,
+        None => None,
+    };
+    // Held until the answer is kept: a re-send waits for the first call's answer.
+    let mut _at_tool = None;
+    if let Some(j) = joined {
+        (status, out) = j;
+    } else if let Some(f) = out.get("$forward").cloned() {
+        _at_tool = Some(AtTool::new(&w, &k));
         // A call in flight at its tool; its cancel route aborts it.
         tokio::select! {
             r = forward(&w, &f) => (status, out) = r,
@@ -320,7 +374,8 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
     }
     {
         let mut g = lock(&w);
-        if status != 200 && g.breaks(Mutant::GateErrorMisshapen) {
+        let model_misshapen = route == "model-calls" && g.breaks(Mutant::ModelGateErrorMisshapen);
+        if status != 200 && (g.breaks(Mutant::GateErrorMisshapen) || model_misshapen) {
             if let Some(e) = out.get("error").cloned().filter(Value::is_object) {
                 out = e;
             }
@@ -360,6 +415,21 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
     answer(status, out)
 }
 
+/// An error's message as the core words it: its own way (the freedom variant), or, for the
+/// mutant, naming where the tools are and their credentials.
+fn worded(g: &World, status: u16, out: &mut Value) {
+    if let Some(e) = out.get_mut("error").filter(|e| e["message"].is_string()) {
+        let code = e["code"].as_str().unwrap_or_default().to_string();
+        let text = e["message"].as_str().unwrap_or_default().to_string();
+        let mut text = crate::suites::core_api::freedom::message(&g.knobs(), &code, &text);
+        if status != 200 && g.breaks(Mutant::CredentialInGateError) {
+            let endpoints = Value::Object(g.sc.endpoints.clone()).to_string();
+            text = format!("{text} (endpoints: {endpoints})");
+        }
+        e["message"] = json!(text);
+    }
+}
+
 /// The gate's answer before any hold: (status, body, hold ms). `size` is the body's bytes.
 fn decide(
     g: &mut World,
@@ -371,8 +441,10 @@ fn decide(
     size: u64,
 ) -> (u16, Value, u64) {
     let deny = |(s, b): (u16, Value)| (s, b, 0);
+    // A Bearer that is no run's token: a forged one, or the harness's connection token.
+    let bearer = bearer_of(g, auth);
     let run = run.or_else(|| {
-        g.breaks(Mutant::AnyGateToken)
+        (g.breaks(Mutant::AnyGateToken) || bearer)
             .then(|| g.runs.len().checked_sub(1))
             .flatten()
     });
@@ -383,8 +455,10 @@ fn decide(
         .ended
         .as_ref()
         .is_some_and(|e| e.1 == "connection.lost");
+    let tool_route = matches!(route, "tool-calls" | "http-calls");
     if g.runs[i].ended.is_some()
         && !g.breaks(Mutant::NoRunStale)
+        && !(tool_route && g.breaks(Mutant::ToolGateNoRunStale))
         && !(lost && g.breaks(Mutant::LostRunStillRunning))
     {
         return deny(gate_error(409, "run_stale", "the run is over"));
@@ -393,7 +467,7 @@ fn decide(
     // the harness read the switch crosses it, and refusing it would fail the turn of a harness
     // that did nothing wrong. The always-check `run-token` judges whether it had read the switch.
     let crossing = auth == "old" && !g.role().strict();
-    if auth != "current" && !crossing && !g.breaks(Mutant::AnyGateToken) {
+    if auth != "current" && !crossing && !g.breaks(Mutant::AnyGateToken) && !bearer {
         return deny(gate_error(
             401,
             "unauthorized",
@@ -417,7 +491,8 @@ fn decide(
         }
         Some(k) => k,
     };
-    let runs_again = route != "model-calls" && g.breaks(Mutant::ToolResendRunsAgain);
+    let runs_again = route != "model-calls" && g.breaks(Mutant::ToolResendRunsAgain)
+        || route == "http-calls" && g.breaks(Mutant::HttpResendRunsAgain);
     if let Some((s, b)) = g.gate_cache.get(key).filter(|_| !runs_again) {
         if !g.breaks(Mutant::ResendOtherBytes) {
             return (*s, b.clone(), 0);
@@ -430,10 +505,12 @@ fn decide(
     // model call whether or not its intent was asked.
     let model_unchecked = route == "model-calls" && g.decides(Variant::ModelGateUnjournaled);
     let mcp_unjournaled = route == "tool-calls" && g.breaks(Mutant::UnjournaledMcpCallRun);
-    // The mutant asks only that the key was journaled, whatever its intent was answered.
+    // The mutants ask only that the key was journaled, whatever its intent was answered.
     let refused_runs = g.breaks(Mutant::RefusedCallRunsAtTheGate) && g.journal.contains_key(key);
+    let any_intent = g.breaks(Mutant::GateRunsAnyIntent) && g.journal.contains_key(key);
     if !g.runs[i].executed.contains(key)
         && !refused_runs
+        && !any_intent
         && !g.breaks(Mutant::UnjournaledCallRun)
         && !mcp_unjournaled
         && !model_unchecked
@@ -481,12 +558,23 @@ fn decide(
         "model-calls"
             if g.role().strict()
                 && !g.breaks(Mutant::ModelCallBodyUnchecked)
-                && !(body["effectId"].is_string()
-                    && body["invocationId"].is_string()
+                && !((body["effectId"].is_string()
+                    || g.breaks(Mutant::ModelCallWithoutEffectIdRuns))
+                    && (body["invocationId"].is_string()
+                        || g.breaks(Mutant::ModelCallWithoutInvocationIdRuns))
                     && body["call"].is_object()) =>
         {
             let why = "the body is not ModelCallBodySchema {effectId, invocationId, call}";
             deny(gate_error(400, "invalid_request", why))
+        }
+        "model-calls" if media_refusal(g, i, body).is_some() => {
+            let (code, why) = media_refusal(g, i, body).unwrap_or_default();
+            // The variant answers the refusal as the call's failure, not a gate error.
+            if g.decides(Variant::MediaRefusalAsFailure) {
+                let f = json!({ "kind": "failed", "code": code, "message": why, "retryable": false });
+                return (200, json!({ "outcome": f }), 0);
+            }
+            deny(gate_error(400, &code, &why))
         }
         "model-calls" => {
             let (status, answer, hold) = model(g, key, body);
@@ -494,6 +582,31 @@ fn decide(
         }
         _ if g.role().decides_effects() => routed(g, route, key, body),
         _ => tool(g, route, body),
+    }
+}
+
+/// Whether a name is an address (what § 5's "never a URL" keeps out of a server's or tool's name).
+fn is_url(name: &str) -> bool {
+    name.starts_with("http://") || name.starts_with("https://")
+}
+
+/// Follow a URL named as an MCP server (the mutant `mcp-server-url-followed`): list its tools.
+async fn follow(w: &Shared, url: &str) -> (u16, Value) {
+    if crate::adapter::loopback::loopback_origin(url).is_err() {
+        return gate_error(502, "unavailable", "the server is not on this machine");
+    }
+    let client = lock(w).http.clone();
+    let list = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {} });
+    let req = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(list.to_string());
+    match tokio::time::timeout(Duration::from_secs(3), req.send()).await {
+        Ok(Ok(r)) => {
+            let answer: Value = r.json().await.unwrap_or(Value::Null);
+            (200, json!({ "ok": true, "result": answer["result"] }))
+        }
+        _ => gate_error(502, "unavailable", "the server did not answer"),
     }
 }
 
@@ -507,6 +620,9 @@ fn mcp(g: &World, route: &str, body: &Value) -> Value {
         .as_array()
         .is_some_and(|a| a.iter().any(|s| s == server));
     let close_unchecked = route == "mcp/close" && g.breaks(Mutant::McpCloseTakesAUrl);
+    if is_url(server) && g.breaks(Mutant::McpServerUrlFollowed) {
+        return json!({ "$follow": server });
+    }
     if g.role().decides_effects()
         && !declared
         && !g.breaks(Mutant::UndeclaredMcpServerConnected)
@@ -520,13 +636,75 @@ fn mcp(g: &World, route: &str, body: &Value) -> Value {
     if close_unchecked {
         return json!({ "ok": true, "result": {} });
     }
+    // The mutant tells the harness where the server is, and with what credential.
+    let endpoint = g.sc.endpoints.get(&format!("mcp:{server}")).cloned();
+    let endpoint = endpoint.filter(|_| g.breaks(Mutant::CredentialInMcpAnswer));
     match (route, g.sc.discover.get(server)) {
+        ("mcp/list", Some(tools)) if endpoint.is_some() => {
+            json!({ "ok": true, "result": { "tools": tools, "endpoint": endpoint } })
+        }
         ("mcp/list", Some(tools)) => json!({ "ok": true, "result": { "tools": tools } }),
+        (_, Some(_)) if endpoint.is_some() => json!({ "ok": true, "result": { "endpoint": endpoint } }),
         (_, Some(_)) => json!({ "ok": true, "result": {} }),
         _ => {
             json!({ "ok": false, "error": { "code": "mcp.unknown-server", "message": "the agent declares no such server" } })
         }
     }
+}
+
+/// Why the Model Gate refuses a call's media parts, before anything is sent (§ 5): a text file
+/// (unsupported_input), or a reference it cannot fetch under the session's read rule: not the
+/// session's, missing, a folder, past modelFileBytes (invalid_request).
+fn media_refusal(g: &World, run: usize, body: &Value) -> Option<(String, String)> {
+    use crate::suites::core_api::media::parts;
+    let limit = g.runs[run].limit("modelFileBytes");
+    let unfetchable = |why: String| {
+        let code = match g.breaks(Mutant::UnfetchableMediaUnsupported) {
+            true => "unsupported_input",
+            false => "invalid_request",
+        };
+        Some((code.to_string(), why))
+    };
+    for (id, version) in parts(body.pointer("/call/prompt").unwrap_or(&Value::Null)) {
+        if g.breaks(Mutant::MediaPartRefused) {
+            return Some(("unsupported_input".into(), "no media parts".into()));
+        }
+        // The session's read rule (§ 4b): its own artifacts and the Tenant's it named.
+        let readable = |a: &&Value| match a["scope"].as_str() {
+            None | Some("session") => true,
+            Some("tenant-named") => !g.breaks(Mutant::TenantNamedMediaRefused),
+            Some("other-session") => g.breaks(Mutant::OtherSessionMediaFetched),
+            Some(_) => false,
+        };
+        let Some(a) = g.artifacts.get(&id).filter(readable) else {
+            // The mutant drops a part it finds nowhere and sends the rest.
+            if !g.artifacts.contains_key(&id) && g.breaks(Mutant::MissingMediaDropped) {
+                continue;
+            }
+            return unfetchable(format!("no artifact {id} of this session"));
+        };
+        let older = a["older"].as_array().into_iter().flatten();
+        let has = |v: u64| a["meta"]["version"] == v || older.clone().any(|x| x["meta"]["version"] == v);
+        if version.is_some_and(|v| !has(v)) && !g.breaks(Mutant::MissingVersionMediaSent) {
+            return unfetchable(format!("artifact {id} has no version {}", version.unwrap_or(0)));
+        }
+        if a["meta"]["kind"] == "folder" && !g.breaks(Mutant::FolderMediaSent) {
+            return unfetchable(format!("artifact {id} is a folder"));
+        }
+        let size = a["meta"]["size"].as_u64().unwrap_or(0);
+        if size > limit && !g.breaks(Mutant::MediaFileSizeUnchecked) {
+            return unfetchable(format!("artifact {id} is {size} bytes, past modelFileBytes {limit}"));
+        }
+        let text = a["meta"]["contentType"].as_str().is_some_and(|t| t.starts_with("text/"));
+        if text && !g.breaks(Mutant::TextFileAsMedia) {
+            let code = match g.breaks(Mutant::TextFileInvalidRequest) {
+                true => "invalid_request",
+                false => "unsupported_input",
+            };
+            return Some((code.into(), format!("artifact {id} is a text file: inline its text")));
+        }
+    }
+    None
 }
 
 /// The fixture model: the nth distinct model effect gets the nth reply.
@@ -725,9 +903,32 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
         .map(|e| e["target"].clone())
         .unwrap_or(Value::Null);
     let t = |k: &str| journaled[k].as_str().unwrap_or_default();
+    // The mutants that take a URL for a server's or a tool's address call it.
+    let named = match route {
+        "tool-calls" => s("/server/serverName"),
+        _ => s("/tool"),
+    };
+    let follows = match route {
+        "tool-calls" => g.breaks(Mutant::McpServerUrlFollowed),
+        _ => g.breaks(Mutant::HttpToolUrlFollowed),
+    };
+    if is_url(named) && follows {
+        return (
+            200,
+            json!({ "$forward": { "mcp": route == "tool-calls", "url": named, "credential": "", "key": key, "body": body, "passKey": true } }),
+            0,
+        );
+    }
+    // The journaled row's agent is the session's: a server named under another agent is not it.
+    let agent = s("/server/agentId");
+    let same_agent = agent.is_empty()
+        || g.sc.agent["id"].as_str() == Some(agent)
+        || g.breaks(Mutant::TargetAgentUnchecked);
+    let same_server =
+        t("server") == s("/server/serverName") || g.breaks(Mutant::TargetServerUnchecked);
     let (same, endpoint) = if route == "tool-calls" {
         (
-            t("kind") == "mcp" && t("server") == s("/server/serverName") && t("tool") == s("/name"),
+            t("kind") == "mcp" && same_server && same_agent && t("tool") == s("/name"),
             format!("mcp:{}", s("/server/serverName")),
         )
     } else {
@@ -737,7 +938,7 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
             s("/tool")
         };
         (
-            t("kind") == "http" && t("tool") == tool,
+            t("kind") == "http" && (t("tool") == tool || g.breaks(Mutant::HttpTargetUnchecked)),
             format!("http:{tool}"),
         )
     };
@@ -760,6 +961,14 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
     if route == "tool-calls" && g.breaks(Mutant::ToolCallArgumentsDropped) {
         body["arguments"] = json!({});
     }
+    // The mutants call the tool by another name than its raw one on the server.
+    let model_name = g.tool_effects.get(key).map(|e| e["toolName"].clone());
+    if let (true, Some(n)) = (route == "tool-calls" && g.breaks(Mutant::ToolCallSendsModelsName), model_name) {
+        body["name"] = n;
+    }
+    if route == "tool-calls" && g.breaks(Mutant::ToolCallNameJoined) {
+        body["name"] = json!(format!("{}__{}", s("/server/serverName"), s("/name")));
+    }
     let body = &body;
     if g.breaks(Mutant::EndpointIgnored) {
         return tool(g, route, body);
@@ -774,12 +983,21 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
         json!({ "$forward": {
             "mcp": route == "tool-calls", "url": e["url"], "credential": e["credential"],
             "key": key, "body": body,
-            "limit": if g.breaks(Mutant::ToolAnswerSizeUnchecked) { u64::MAX } else { limit },
+            "limit": if g.breaks(Mutant::ToolAnswerSizeUnchecked)
+                || route == "http-calls" && g.breaks(Mutant::HttpAnswerSizeUnchecked) { u64::MAX } else { limit },
             "passKey": !g.breaks(Mutant::KeyNotPassedToTool),
+            "keyAsHeader": g.breaks(Mutant::McpKeyAsHeader),
+            "ownKey": g.breaks(Mutant::ToolKeyOfItsOwn),
+            "httpFailureIsError": g.breaks(Mutant::HttpFailureAsGateError),
             "redact": !g.breaks(Mutant::CredentialEchoPassed),
+            "redactFailures": !g.breaks(Mutant::FailureEchoNotRedacted),
             "failureIsError": g.breaks(Mutant::ToolFailureAsGateError),
-            "shape": g.breaks(Mutant::ToolResultShaped),
-            "traceparent": g.call_traces.get(key).cloned(),
+            "shape": g.breaks(Mutant::ToolResultShaped)
+                || route == "http-calls" && g.breaks(Mutant::HttpResultShaped),
+            "traceparent": g.call_traces.get(key).cloned().filter(|_| {
+                !g.breaks(Mutant::TraceparentNotSentOn)
+                    && !(route == "tool-calls" && g.breaks(Mutant::McpTraceparentDropped))
+            }),
             "dropBinary": g.breaks(Mutant::BinaryPartsDropped),
             "dropAudio": g.breaks(Mutant::AudioPartsDropped),
             "dropBlobs": g.breaks(Mutant::BlobPartsDropped),
@@ -797,9 +1015,15 @@ async fn forward(w: &Shared, f: &Value) -> (u16, Value) {
     let key = f["key"].as_str().unwrap_or_default();
     let credential = f["credential"].as_str().unwrap_or_default();
     let b = &f["body"];
+    // The mutant's key is one of its own, made from the effect id.
+    let own = format!("gate-{key}");
+    let key = match f["ownKey"] == true {
+        true => own.as_str(),
+        false => key,
+    };
     let (url, payload) = if mcp {
         let mut params = json!({ "name": b["name"], "arguments": b["arguments"] });
-        if f["passKey"] == true {
+        if f["passKey"] == true && f["keyAsHeader"] != true {
             params["_meta"] = json!({ "nylorun/idempotency-key": key });
         }
         (
@@ -826,7 +1050,7 @@ async fn forward(w: &Shared, f: &Value) -> (u16, Value) {
         .post(url)
         .header("content-type", "application/json")
         .header("authorization", format!("Bearer {credential}"));
-    if !mcp && f["passKey"] == true {
+    if (!mcp || f["keyAsHeader"] == true) && f["passKey"] == true {
         req = req.header("idempotency-key", key);
     }
     if let Some(tp) = f["traceparent"].as_str() {
@@ -857,7 +1081,10 @@ async fn forward(w: &Shared, f: &Value) -> (u16, Value) {
         );
     }
     let mut text = String::from_utf8_lossy(&bytes).into_owned();
-    if f["redact"] == true && !credential.is_empty() {
+    // The mutant redacts a success's echo only (an MCP isError result, an HTTP status not 2xx).
+    let failed = if mcp { text.contains("\"isError\":true") } else { !status.is_success() };
+    let redact = f["redact"] == true && (f["redactFailures"] != false || !failed);
+    if redact && !credential.is_empty() {
         text = text.replace(credential, "[redacted]");
     }
     let mut answer: Value = serde_json::from_str(&text).unwrap_or(json!(text));
@@ -893,7 +1120,8 @@ async fn forward(w: &Shared, f: &Value) -> (u16, Value) {
     } else {
         (status.is_success(), answer)
     };
-    match (ok, f["failureIsError"] == true) {
+    let as_error = f["failureIsError"] == true || !mcp && f["httpFailureIsError"] == true;
+    match (ok, as_error) {
         (true, _) => (200, json!({ "ok": true, "result": result })),
         (false, true) => gate_error(502, "internal", "the tool failed"),
         (false, false) => (
@@ -933,6 +1161,10 @@ async fn cancel(w: Shared, route: &'static str, key: String, h: HeaderMap) -> Re
         .filter(|_| !g.breaks(Mutant::CancelRouteIgnored))
     {
         n.notify_one();
+    }
+    // The mutant aborts the other calls in flight too.
+    if g.breaks(Mutant::CancelAbortsEveryCall) {
+        g.cancels.values().for_each(|n| n.notify_one());
     }
     answer(200, json!({}))
 }

@@ -110,6 +110,8 @@ pub struct World {
     pub(super) model_keys: BTreeMap<String, usize>,
     /// Key → (status, body): a re-send under the same key gets the same bytes.
     pub(super) gate_cache: BTreeMap<String, (u16, Value)>,
+    /// The keys of tool calls at their tools now: a re-send of one joins it.
+    pub(super) forwarding: BTreeSet<String>,
     pub(super) gate_counts: BTreeMap<String, usize>,
     frame_counts: BTreeMap<String, usize>,
     pub(super) inflight: usize,
@@ -241,6 +243,7 @@ impl World {
             rule_uses: vec![0; rules],
             model_keys: BTreeMap::new(),
             gate_cache: BTreeMap::new(),
+            forwarding: BTreeSet::new(),
             gate_counts: BTreeMap::new(),
             frame_counts: BTreeMap::new(),
             inflight: 0,
@@ -363,6 +366,20 @@ impl World {
     /// Whether `token` is a host token a pod's join was answered with.
     pub fn is_host_token(&self, token: &str) -> bool {
         self.host_tokens.contains_key(token)
+    }
+
+    /// Store an artifact with a media type (`artifact.seed`'s `contentType`).
+    pub fn set_content_type(&mut self, id: &str, t: Value) {
+        if let Some(a) = self.artifacts.get_mut(id) {
+            a["meta"]["contentType"] = t;
+        }
+    }
+
+    /// The model effects an intent answered execute for, in any run (the mutant
+    /// `usage-row-at-intent` meters them there).
+    pub fn executed_model_effects(&self) -> Vec<String> {
+        let all = self.runs.iter().flat_map(|r| r.executed.iter());
+        all.filter(|e| e.contains(":model:")).cloned().collect()
     }
 
     pub fn hosts(&self) -> BTreeMap<String, (usize, String)> {

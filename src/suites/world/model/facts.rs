@@ -162,6 +162,13 @@ impl World {
             ) {
                 server["instructions"] = json!(i.chars().take(4096).collect::<String>());
             }
+            // The mutant tells the harness where each server is, and with what credential.
+            if let (Some(e), true) = (
+                self.sc.endpoints.get(&format!("mcp:{name}")),
+                self.breaks(Mutant::CredentialInMcpAnswer),
+            ) {
+                server["endpoint"] = e.clone();
+            }
             if self.breaks(Mutant::FactsServerWithoutTools) {
                 server.as_object_mut().map(|o| o.remove("tools"));
             }
