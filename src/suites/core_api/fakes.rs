@@ -38,7 +38,11 @@ pub async fn start(calls: Calls) -> std::io::Result<Value> {
 
 /// An address named where a declared name belongs: recorded, and answered as an MCP server
 /// would (or `{text: "ok"}` to a call that is not JSON-RPC), so following it succeeds.
-async fn url(State(calls): State<Calls>, Path(rest): Path<String>, body: axum::body::Bytes) -> Response {
+async fn url(
+    State(calls): State<Calls>,
+    Path(rest): Path<String>,
+    body: axum::body::Bytes,
+) -> Response {
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let method = req["method"].as_str().unwrap_or_default();
     calls.lock().unwrap_or_else(|e| e.into_inner()).push(json!({
@@ -49,10 +53,15 @@ async fn url(State(calls): State<Calls>, Path(rest): Path<String>, body: axum::b
         "initialize" => {
             json!({ "protocolVersion": "2025-06-18", "capabilities": { "tools": {} }, "serverInfo": { "name": "hcpspec-url", "version": "1" } })
         }
-        "tools/list" => json!({ "tools": [{ "name": "search", "inputSchema": { "type": "object" } }] }),
+        "tools/list" => {
+            json!({ "tools": [{ "name": "search", "inputSchema": { "type": "object" } }] })
+        }
         _ => json!({ "content": [{ "type": "text", "text": "ok" }] }),
     };
-    reply(StatusCode::OK, json!({ "jsonrpc": "2.0", "id": req["id"], "result": result }))
+    reply(
+        StatusCode::OK,
+        json!({ "jsonrpc": "2.0", "id": req["id"], "result": result }),
+    )
 }
 
 fn header(h: &HeaderMap, name: &str) -> Value {
@@ -127,7 +136,16 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
         }
         "tools/list" => {
             let tools: Vec<Value> = [
-                "echo", "big", "fail", "slow", "search", "image", "counter", "media", "echofail", "slowcount",
+                "echo",
+                "big",
+                "fail",
+                "slow",
+                "search",
+                "image",
+                "counter",
+                "media",
+                "echofail",
+                "slowcount",
             ]
             .iter()
             .map(|n| json!({ "name": n, "inputSchema": { "type": "object" } }))
@@ -142,12 +160,7 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
                 let ms = p["arguments"]["ms"].as_u64().unwrap_or(0).min(10_000);
                 tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
             }
-            match body_of(
-                name,
-                &p["arguments"],
-                &header(&h, "authorization"),
-                n,
-            ) {
+            match body_of(name, &p["arguments"], &header(&h, "authorization"), n) {
                 // An image part: its bytes as base64, as MCP sends them.
                 Ok(_) if name == "image" => json!({ "content": [
                     { "type": "text", "text": "a picture" },

@@ -110,7 +110,8 @@ mod tests {
     #[test]
     fn a_template_is_filled_in_place() {
         let t = json!([{ "part": { "id": "{{artifactId}}", "v": "{{version}}", "uri": "art://{{artifactId}}@{{version}}" } }]);
-        let body = json!({ "call": { "prompt": { "$media": { "artifactId": "a1", "version": 2 } } } });
+        let body =
+            json!({ "call": { "prompt": { "$media": { "artifactId": "a1", "version": 2 } } } });
         let filled = fill(&body, &t);
         assert_eq!(
             filled["call"]["prompt"],

@@ -5,10 +5,10 @@
 
 pub mod always;
 pub mod fakes;
-pub mod media;
 pub mod freedom;
 pub mod fuzz;
 pub mod knobs;
+pub mod media;
 pub mod names;
 pub mod pods;
 pub mod probe;

@@ -35,13 +35,17 @@ pub const PLACES: &[Place] = &[
         on: "artifact.write",
         side: Side::Sent,
         at: &[],
-        members: &["op", "uploadId", "offset", "base64", "size", "path", "sha256"],
+        members: &[
+            "op", "uploadId", "offset", "base64", "size", "path", "sha256",
+        ],
     },
     Place {
         on: "artifact.write",
         side: Side::Answered,
         at: &[],
-        members: &["op", "uploadId", "offset", "base64", "size", "path", "sha256"],
+        members: &[
+            "op", "uploadId", "offset", "base64", "size", "path", "sha256",
+        ],
     },
     Place {
         on: "output",

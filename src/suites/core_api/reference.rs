@@ -354,7 +354,9 @@ fn model_rows(g: &World) -> Vec<Value> {
     if g.breaks(Mutant::UsageRowAtIntent) {
         for eid in g.executed_model_effects() {
             if seen.insert(json!(eid).to_string()) {
-                rows.push(json!({ "effectId": eid, "usage": { "inputTokens": 0, "outputTokens": 0 } }));
+                rows.push(
+                    json!({ "effectId": eid, "usage": { "inputTokens": 0, "outputTokens": 0 } }),
+                );
             }
         }
     }
@@ -388,7 +390,9 @@ fn cancel(g: &mut World, params: &Value) -> Value {
     if let Some((run, conn)) = g.active_run().map(|r| (r.id.clone(), r.conn)) {
         // The mutant spells ownership.lost as the error code's ownership_lost.
         let reason = match reason.as_str() {
-            "ownership.lost" if g.breaks(Mutant::CancelReasonAsErrorCode) => "ownership_lost".into(),
+            "ownership.lost" if g.breaks(Mutant::CancelReasonAsErrorCode) => {
+                "ownership_lost".into()
+            }
             _ => reason,
         };
         let mut p = json!({ "runId": run, "reason": reason });
@@ -399,7 +403,10 @@ fn cancel(g: &mut World, params: &Value) -> Value {
             p.as_object_mut().expect("object").remove("runId");
         }
         match g.breaks(Mutant::CancelSentAsARequest) {
-            true => g.send(conn, json!({ "t": "req", "id": "cancel-1", "m": "cancel", "p": p })),
+            true => g.send(
+                conn,
+                json!({ "t": "req", "id": "cancel-1", "m": "cancel", "p": p }),
+            ),
             false => g.send(conn, json!({ "t": "msg", "m": "cancel", "p": p })),
         }
     }

@@ -335,8 +335,18 @@ pub(crate) fn play(
             Box::new(Scripted),
         )));
         for f in &sc.artifacts {
-            let name = if f.name.is_empty() { &f.artifact_id } else { &f.name };
-            crate::suites::world::artifacts::seed_file(&mut lock(&w), &f.artifact_id, name, &f.content_type, &f.content());
+            let name = if f.name.is_empty() {
+                &f.artifact_id
+            } else {
+                &f.name
+            };
+            crate::suites::world::artifacts::seed_file(
+                &mut lock(&w),
+                &f.artifact_id,
+                name,
+                &f.content_type,
+                &f.content(),
+            );
         }
         env.pod = pod_host(&w, &sc);
         let (core_task, gates_task, reached) = serve(core, gates, &w);

@@ -14,7 +14,9 @@ use super::{b64, unb64};
 
 /// A sha256 as bare lowercase hex (a `sha256:` prefix taken off).
 fn bare(sha: &str) -> String {
-    sha.strip_prefix("sha256:").unwrap_or(sha).to_ascii_lowercase()
+    sha.strip_prefix("sha256:")
+        .unwrap_or(sha)
+        .to_ascii_lowercase()
 }
 
 /// Content the store holds under a sha256: a file artifact's bytes, or a folder's file.
@@ -108,7 +110,10 @@ fn past_a_total(
     for b in files.values() {
         let sha = crate::hash::sha256_hex(b);
         if all || stored(w, &sha).is_none() {
-            new.insert(if all { format!("{}", new.len()) } else { sha }, b.len() as u64);
+            new.insert(
+                if all { format!("{}", new.len()) } else { sha },
+                b.len() as u64,
+            );
         }
     }
     let size: u64 = new.values().sum();
@@ -134,8 +139,10 @@ pub fn commit(w: &mut World, id: &str, left: (u64, u64)) -> Reply {
         .iter()
         .map(|(p, b)| format!("{p} {}\n", crate::hash::sha256_hex(b)))
         .collect();
-    let encoded: serde_json::Map<String, Value> =
-        files.iter().map(|(p, b)| (p.clone(), json!(b64(b)))).collect();
+    let encoded: serde_json::Map<String, Value> = files
+        .iter()
+        .map(|(p, b)| (p.clone(), json!(b64(b))))
+        .collect();
     // The folder this writes a version of: the one the begin named, else the session's own
     // folder of that name.
     let of = u.of.clone().or_else(|| {
@@ -166,7 +173,11 @@ pub fn commit(w: &mut World, id: &str, left: (u64, u64)) -> Reply {
         Some((a, x)) => {
             let mut older = x["older"].as_array().cloned().unwrap_or_default();
             older.push(json!({ "meta": x["meta"], "base64": x["base64"], "files": x["files"] }));
-            (a.clone(), x["meta"]["version"].as_u64().unwrap_or(1) + 1, older)
+            (
+                a.clone(),
+                x["meta"]["version"].as_u64().unwrap_or(1) + 1,
+                older,
+            )
         }
         None => {
             let aid = format!("art-{}", w.artifacts.len() + 1);
@@ -188,7 +199,10 @@ pub fn commit(w: &mut World, id: &str, left: (u64, u64)) -> Reply {
         json!({ "meta": meta, "base64": b64(listing.as_bytes()), "files": encoded, "effectId": u.effect, "older": older }),
     );
     if let Some(k) = u.key {
-        w.keys_written.insert(k, meta["artifactId"].as_str().unwrap_or_default().to_string());
+        w.keys_written.insert(
+            k,
+            meta["artifactId"].as_str().unwrap_or_default().to_string(),
+        );
     }
     Reply::Ok(json!({ "status": "written", "created": true, "artifact": meta }))
 }

@@ -231,7 +231,10 @@ impl Drop for AtTool {
 async fn join(w: &Shared, key: &str) -> Option<(u16, Value)> {
     {
         let g = lock(w);
-        if key.is_empty() || !g.forwarding.contains(key) || g.breaks(Mutant::ResendInFlightRunsAgain) {
+        if key.is_empty()
+            || !g.forwarding.contains(key)
+            || g.breaks(Mutant::ResendInFlightRunsAgain)
+        {
             return None;
         }
     }
@@ -339,7 +342,11 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
         done: false,
     };
     let (mut status, mut out) = decided;
-    if let Some(u) = out.get("$follow").and_then(Value::as_str).map(str::to_string) {
+    if let Some(u) = out
+        .get("$follow")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    {
         (status, out) = follow(&w, &u).await;
     }
     let k = key.as_str().unwrap_or_default().to_string();
@@ -571,7 +578,8 @@ fn decide(
             let (code, why) = media_refusal(g, i, body).unwrap_or_default();
             // The variant answers the refusal as the call's failure, not a gate error.
             if g.decides(Variant::MediaRefusalAsFailure) {
-                let f = json!({ "kind": "failed", "code": code, "message": why, "retryable": false });
+                let f =
+                    json!({ "kind": "failed", "code": code, "message": why, "retryable": false });
                 return (200, json!({ "outcome": f }), 0);
             }
             deny(gate_error(400, &code, &why))
@@ -644,7 +652,9 @@ fn mcp(g: &World, route: &str, body: &Value) -> Value {
             json!({ "ok": true, "result": { "tools": tools, "endpoint": endpoint } })
         }
         ("mcp/list", Some(tools)) => json!({ "ok": true, "result": { "tools": tools } }),
-        (_, Some(_)) if endpoint.is_some() => json!({ "ok": true, "result": { "endpoint": endpoint } }),
+        (_, Some(_)) if endpoint.is_some() => {
+            json!({ "ok": true, "result": { "endpoint": endpoint } })
+        }
         (_, Some(_)) => json!({ "ok": true, "result": {} }),
         _ => {
             json!({ "ok": false, "error": { "code": "mcp.unknown-server", "message": "the agent declares no such server" } })
@@ -684,24 +694,35 @@ fn media_refusal(g: &World, run: usize, body: &Value) -> Option<(String, String)
             return unfetchable(format!("no artifact {id} of this session"));
         };
         let older = a["older"].as_array().into_iter().flatten();
-        let has = |v: u64| a["meta"]["version"] == v || older.clone().any(|x| x["meta"]["version"] == v);
+        let has =
+            |v: u64| a["meta"]["version"] == v || older.clone().any(|x| x["meta"]["version"] == v);
         if version.is_some_and(|v| !has(v)) && !g.breaks(Mutant::MissingVersionMediaSent) {
-            return unfetchable(format!("artifact {id} has no version {}", version.unwrap_or(0)));
+            return unfetchable(format!(
+                "artifact {id} has no version {}",
+                version.unwrap_or(0)
+            ));
         }
         if a["meta"]["kind"] == "folder" && !g.breaks(Mutant::FolderMediaSent) {
             return unfetchable(format!("artifact {id} is a folder"));
         }
         let size = a["meta"]["size"].as_u64().unwrap_or(0);
         if size > limit && !g.breaks(Mutant::MediaFileSizeUnchecked) {
-            return unfetchable(format!("artifact {id} is {size} bytes, past modelFileBytes {limit}"));
+            return unfetchable(format!(
+                "artifact {id} is {size} bytes, past modelFileBytes {limit}"
+            ));
         }
-        let text = a["meta"]["contentType"].as_str().is_some_and(|t| t.starts_with("text/"));
+        let text = a["meta"]["contentType"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("text/"));
         if text && !g.breaks(Mutant::TextFileAsMedia) {
             let code = match g.breaks(Mutant::TextFileInvalidRequest) {
                 true => "invalid_request",
                 false => "unsupported_input",
             };
-            return Some((code.into(), format!("artifact {id} is a text file: inline its text")));
+            return Some((
+                code.into(),
+                format!("artifact {id} is a text file: inline its text"),
+            ));
         }
     }
     None
@@ -963,7 +984,10 @@ fn routed(g: &mut World, route: &str, key: &str, body: &Value) -> (u16, Value, u
     }
     // The mutants call the tool by another name than its raw one on the server.
     let model_name = g.tool_effects.get(key).map(|e| e["toolName"].clone());
-    if let (true, Some(n)) = (route == "tool-calls" && g.breaks(Mutant::ToolCallSendsModelsName), model_name) {
+    if let (true, Some(n)) = (
+        route == "tool-calls" && g.breaks(Mutant::ToolCallSendsModelsName),
+        model_name,
+    ) {
         body["name"] = n;
     }
     if route == "tool-calls" && g.breaks(Mutant::ToolCallNameJoined) {
@@ -1082,7 +1106,11 @@ async fn forward(w: &Shared, f: &Value) -> (u16, Value) {
     }
     let mut text = String::from_utf8_lossy(&bytes).into_owned();
     // The mutant redacts a success's echo only (an MCP isError result, an HTTP status not 2xx).
-    let failed = if mcp { text.contains("\"isError\":true") } else { !status.is_success() };
+    let failed = if mcp {
+        text.contains("\"isError\":true")
+    } else {
+        !status.is_success()
+    };
     let redact = f["redact"] == true && (f["redactFailures"] != false || !failed);
     if redact && !credential.is_empty() {
         text = text.replace(credential, "[redacted]");

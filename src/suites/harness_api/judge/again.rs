@@ -226,13 +226,18 @@ pub(super) fn reads_pinned(v: &View, c: &Value) -> Result<(), Fail> {
     let mut first: BTreeMap<String, Value> = BTreeMap::new();
     let mut again = 0;
     for r in v.reqs_of("artifact.read") {
-        let id = r.f["p"]["artifactId"].as_str().unwrap_or_default().to_string();
+        let id = r.f["p"]["artifactId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         if let Some(version) = first.get(&id) {
             again += 1;
             if &r.f["p"]["version"] != version {
                 return Err(miss(
                     c,
-                    format!("a later read of `{id}` does not name the version the first answer named"),
+                    format!(
+                        "a later read of `{id}` does not name the version the first answer named"
+                    ),
                     json!({ "version": version }),
                     r.f["p"].clone(),
                 ));
@@ -264,7 +269,10 @@ pub(super) fn reads_pinned(v: &View, c: &Value) -> Result<(), Fail> {
 /// false`); some call's bytes were stored twice.
 pub(super) fn no_new_version(v: &View, c: &Value) -> Result<(), Fail> {
     let mut begins: BTreeMap<(String, u64), Vec<&Value>> = BTreeMap::new();
-    for r in v.reqs_of("artifact.write").filter(|r| r.f["p"]["op"] == "begin") {
+    for r in v
+        .reqs_of("artifact.write")
+        .filter(|r| r.f["p"]["op"] == "begin")
+    {
         let p = &r.f["p"];
         let size = p["base64"]
             .as_str()
@@ -304,22 +312,29 @@ pub(super) fn no_new_version(v: &View, c: &Value) -> Result<(), Fail> {
 /// so a model intent after the cancel is a step the harness began after it (what it sent before
 /// crosses the cancel).
 pub(super) fn stops_on_cancel(v: &View, c: &Value) -> Result<(), Fail> {
-    let cancels: Vec<(usize, &Value)> = v
-        .p
-        .log
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| {
-            e["via"] == "frame"
-                && e["from"] == "core"
-                && e["frame"]["t"] == "msg"
-                && e["frame"]["m"] == "cancel"
-                && matches!(e["frame"]["p"]["reason"].as_str(), Some("cancel" | "deadline"))
-        })
-        .map(|(i, e)| (i, &e["frame"]["p"]["runId"]))
-        .collect();
+    let cancels: Vec<(usize, &Value)> =
+        v.p.log
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                e["via"] == "frame"
+                    && e["from"] == "core"
+                    && e["frame"]["t"] == "msg"
+                    && e["frame"]["m"] == "cancel"
+                    && matches!(
+                        e["frame"]["p"]["reason"].as_str(),
+                        Some("cancel" | "deadline")
+                    )
+            })
+            .map(|(i, e)| (i, &e["frame"]["p"]["runId"]))
+            .collect();
     if cancels.is_empty() {
-        return Err(miss(c, "core sent no cancel".into(), c.clone(), Value::Null));
+        return Err(miss(
+            c,
+            "core sent no cancel".into(),
+            c.clone(),
+            Value::Null,
+        ));
     }
     for (at, run) in cancels {
         let late = v.reqs_of("effect.intent").find(|q| {
@@ -377,7 +392,12 @@ pub(super) fn invocations_by_step(v: &View, c: &Value) -> Result<(), Fail> {
         }
     }
     if steps.len() < 2 {
-        return Err(miss(c, "fewer than two steps".into(), c.clone(), json!(steps)));
+        return Err(miss(
+            c,
+            "fewer than two steps".into(),
+            c.clone(),
+            json!(steps),
+        ));
     }
     Ok(())
 }
@@ -393,8 +413,8 @@ pub(super) fn calls_target(
 ) -> Result<(), Fail> {
     for (q, id, _) in v.intents() {
         let e = &q.f["p"]["effect"];
-        let called = e["kind"] == "tool"
-            && e["toolName"].as_str().is_some_and(|n| n.contains(name));
+        let called =
+            e["kind"] == "tool" && e["toolName"].as_str().is_some_and(|n| n.contains(name));
         if called && target.iter().any(|(k, x)| &e["target"][k] != x) {
             return Err(miss(
                 c,

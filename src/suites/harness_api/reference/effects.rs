@@ -88,7 +88,8 @@ impl Run {
                     {
                         attempts += 1;
                         // The same intent: the same effect and hash (another: the mutants').
-                        let again = self.intent_again(&intent, &hashed, attempts, &mut key, &mut body);
+                        let again =
+                            self.intent_again(&intent, &hashed, attempts, &mut key, &mut body);
                         let again = self.chan.req("effect.intent", again).await?;
                         match again["status"].as_str() {
                             Some("execute") => got = self.gate(route, Some(&key), &body).await,
@@ -162,7 +163,10 @@ impl Run {
     ) -> Value {
         let mut again = intent.clone();
         if self.k.breaks(Mutant::LostHopNewId) {
-            *key = format!("{}-retry{attempt}", intent["effect"]["effectId"].as_str().unwrap_or_default());
+            *key = format!(
+                "{}-retry{attempt}",
+                intent["effect"]["effectId"].as_str().unwrap_or_default()
+            );
             let mut h = hashed.clone();
             h["effectId"] = json!(key);
             again["effect"]["effectId"] = json!(key);
@@ -170,7 +174,8 @@ impl Run {
             body["effectId"] = json!(key);
         }
         if self.k.breaks(Mutant::LostHopOtherHash) {
-            again["requestHash"] = json!(self.hash(&json!({ "effect": hashed, "attempt": attempt })));
+            again["requestHash"] =
+                json!(self.hash(&json!({ "effect": hashed, "attempt": attempt })));
         }
         again
     }
@@ -199,7 +204,8 @@ impl Run {
             let kind = meta["contentType"].as_str().unwrap_or_default().to_string();
             if kind.starts_with("text/") && !self.k.breaks(Mutant::TextFileAsMedia) {
                 *part = json!({ "type": "text", "text": self.read_text(&aid, &meta).await });
-            } else if size > self.limit("modelFileBytes") && !self.k.breaks(Mutant::BigFileAsMedia) {
+            } else if size > self.limit("modelFileBytes") && !self.k.breaks(Mutant::BigFileAsMedia)
+            {
                 let note = self.say("a file too large to show you");
                 *part = json!({ "type": "text", "text": format!("[{note}: {} ({kind}, {size} bytes)]", meta["name"].as_str().unwrap_or(&aid)) });
             }
@@ -219,7 +225,10 @@ impl Run {
             let Ok(read) = self.chan.req("artifact.read", ask).await else {
                 break;
             };
-            let got = read["base64"].as_str().and_then(crate::suites::world::unb64).unwrap_or_default();
+            let got = read["base64"]
+                .as_str()
+                .and_then(crate::suites::world::unb64)
+                .unwrap_or_default();
             bytes.extend(got);
             if read["eof"] != false {
                 break;

@@ -673,7 +673,9 @@ impl Run {
         let mut h = history.to_vec();
         if self.k.breaks(Mutant::MemoryIndexUnpinned) {
             h.push(entry);
-        } else if !(self.k.breaks(Mutant::MemoryIndexOnce) && h.iter().any(|m| m["role"] == "assistant")) {
+        } else if !(self.k.breaks(Mutant::MemoryIndexOnce)
+            && h.iter().any(|m| m["role"] == "assistant"))
+        {
             h.insert(0, entry);
         }
         h

@@ -357,17 +357,21 @@ impl World {
     /// Issue 43 (harness role): a scenario rule answering `rejoin` for this effect (however
     /// often used) says a later owner rejoins the call a previous one left running.
     fn scripts_rejoin(&self, effect: &Value) -> bool {
-        let kind = effect.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let kind = effect
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let target = target_key(effect);
         self.sc.intents.iter().any(|rule| {
             let m = &rule.matches;
             rule.answer == "rejoin"
                 && m.get("kind").is_none_or(|k| k == kind)
-                && m.get("target").is_none_or(|t| t.as_str() == Some(target.as_str()))
+                && m.get("target")
+                    .is_none_or(|t| t.as_str() == Some(target.as_str()))
         })
     }
 
-        fn rule_for(&mut self, effect: &Value) -> Value {
+    fn rule_for(&mut self, effect: &Value) -> Value {
         let kind = effect
             .get("kind")
             .and_then(Value::as_str)

@@ -13,7 +13,8 @@ impl World {
             .filter(|(id, _)| {
                 id.starts_with(&prefix)
                     || self.breaks(Mutant::OtherSegmentReplayed)
-                    || (self.breaks(Mutant::JournalPerTurn) && id.starts_with(&format!("{turn_id}:")))
+                    || (self.breaks(Mutant::JournalPerTurn)
+                        && id.starts_with(&format!("{turn_id}:")))
             })
             .filter(|_| !self.breaks(Mutant::NoReplayedOutcomes))
             .filter_map(|(id, row)| match row {
