@@ -4,6 +4,7 @@
 // It depends on Node's standard library and `ws` only. hcpspec launches it as
 //   node harness.js
 // with NYLORUN_CORE_URL, NYLORUN_HARNESS_TOKEN, NYLORUN_GATES_URL and HARNESS_NAME set
+// (or, as a pod's host, NYLORUN_SANDBOX_ID, NYLORUN_POD_UID, NYLORUN_JOIN_TOKEN and NYLORUN_HOST_RENEW_MS instead of the token)
 // (docs/harness-api.md, section 1). It takes one run at a time (capacity 1).
 'use strict';
 
@@ -248,6 +249,12 @@ class Harness {
     this.token = env.NYLORUN_HARNESS_TOKEN;
     this.gatesUrl = (env.NYLORUN_GATES_URL || '').replace(/\/+$/, '');
     this.name = env.HARNESS_NAME;
+    // The pod-host mode (docs/harness-api.md § 1; spec 004 § 9): a pod's host holds no harness
+    // token; it joins with its pod's join parameters and connects with the host token.
+    this.pod = env.NYLORUN_JOIN_TOKEN && !env.NYLORUN_HARNESS_TOKEN
+      ? { sandboxId: env.NYLORUN_SANDBOX_ID, podUid: env.NYLORUN_POD_UID, joinToken: env.NYLORUN_JOIN_TOKEN,
+          renewMs: positiveInt(Number(env.NYLORUN_HOST_RENEW_MS), 5 * 60 * 1000) }
+      : null;
     this.conn = null;
     this.hello = null;
     this.current = null;
@@ -256,11 +263,55 @@ class Harness {
   }
 
   start() {
-    const missing = ['NYLORUN_CORE_URL', 'NYLORUN_HARNESS_TOKEN', 'NYLORUN_GATES_URL', 'HARNESS_NAME'].filter((k) => !process.env[k]);
+    const credential = this.pod ? 'NYLORUN_JOIN_TOKEN' : 'NYLORUN_HARNESS_TOKEN';
+    const missing = ['NYLORUN_CORE_URL', credential, 'NYLORUN_GATES_URL', 'HARNESS_NAME'].filter((k) => !process.env[k]);
     if (missing.length) {
       log(`missing environment: ${missing.join(', ')}`);
       process.exit(2);
     }
+    if (!this.pod) return this.connect();
+    this.joinPod()
+      .then(() => {
+        this.renewing = setInterval(() => this.renewHost(), this.pod.renewMs);
+        this.connect();
+      })
+      .catch((err) => {
+        log(`the pod's join failed: ${err.message}`);
+        this.exit(1);
+      });
+  }
+
+  /** The host's routes beside the upgrades: http://HOST:PORT/nylorun/harness/v1/host/VERB. */
+  hostUrl(verb) {
+    const url = new URL(this.coreUrl);
+    url.protocol = url.protocol === 'wss:' ? 'https:' : 'http:';
+    url.pathname = `/nylorun/harness/v1/host/${verb}`;
+    return url.toString();
+  }
+
+  /** § 9: POST …/host/join with the pod's parameters; its host token is the bearer from now on. */
+  async joinPod() {
+    const { sandboxId, podUid, joinToken } = this.pod;
+    const res = await httpPost(this.hostUrl('join'), { 'Content-Type': 'application/json' }, JSON.stringify({ sandboxId, podUid, joinToken }));
+    const answer = res.status === 200 ? JSON.parse(res.text) : null;
+    if (!isObject(answer) || typeof answer.hostToken !== 'string') throw new Error(`join answered HTTP ${res.status}`);
+    this.token = answer.hostToken;
+  }
+
+  /** § 9: renew with the host token; a refused renewal means that token is over: join again. */
+  async renewHost() {
+    try {
+      const res = await httpPost(this.hostUrl('renew'), { Authorization: `Bearer ${this.token}`, 'Content-Type': 'application/json' }, '{}');
+      if (res.status !== 200) {
+        log(`renewal refused (HTTP ${res.status}): joining again`);
+        await this.joinPod();
+      }
+    } catch (err) {
+      log(`renewal failed: ${err.message}`);
+    }
+  }
+
+  connect() {
     const ws = new WebSocket(this.coreUrl, {
       headers: { Authorization: `Bearer ${this.token}`, 'Nylorun-Harness-Api': '1' },
       maxPayload: 64 * 1024 * 1024,
@@ -288,6 +339,7 @@ class Harness {
   exit(code) {
     if (this.exiting) return;
     this.exiting = true;
+    if (this.renewing) clearInterval(this.renewing);
     if (this.current) this.current.halt({ abortCalls: true });
     // Let stderr drain.
     setImmediate(() => process.exit(code));
