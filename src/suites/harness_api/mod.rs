@@ -334,20 +334,7 @@ pub(crate) fn play(
             acts.clone(),
             Box::new(Scripted),
         )));
-        for f in &sc.artifacts {
-            let name = if f.name.is_empty() {
-                &f.artifact_id
-            } else {
-                &f.name
-            };
-            crate::suites::world::artifacts::seed_file(
-                &mut lock(&w),
-                &f.artifact_id,
-                name,
-                &f.content_type,
-                &f.content(),
-            );
-        }
+        seed_artifacts(&w, &sc);
         env.pod = pod_host(&w, &sc);
         let (core_task, gates_task, reached) = serve(core, gates, &w);
         // `afterMs` triggers, in the order they fire on the scenario's clock.
@@ -457,6 +444,24 @@ pub(crate) fn play(
         };
         Ok((played, stderr, g.skip().map(String::from)))
     })
+}
+
+/// The session's file artifacts the scenario's `artifacts` lists, which its messages may name.
+fn seed_artifacts(w: &world::Shared, sc: &Scenario) {
+    for f in &sc.artifacts {
+        let name = if f.name.is_empty() {
+            &f.artifact_id
+        } else {
+            &f.name
+        };
+        crate::suites::world::artifacts::seed_file(
+            &mut lock(w),
+            &f.artifact_id,
+            name,
+            &f.content_type,
+            &f.content(),
+        );
+    }
 }
 
 /// The pod-host mode (a scenario with `pods`): the harness is the first pod's host, launched

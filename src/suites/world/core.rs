@@ -322,6 +322,13 @@ fn heard(
         // Past 64 MiB is the harness's fault; a reset (a killed harness) is not a frame.
         Err(e @ tokio_tungstenite::tungstenite::Error::Capacity(_)) => {
             g.record(json!({ "via": "bad-frame", "conn": n, "reason": format!("past HARNESS_MAX_PAYLOAD: {e}") }));
+            // Closed (1009), not left open unread: the sender learns now, not at its deadline.
+            use tokio_tungstenite::tungstenite::protocol::{frame::coding::CloseCode, CloseFrame};
+            let why = CloseFrame {
+                code: CloseCode::Size,
+                reason: "past HARNESS_MAX_PAYLOAD".into(),
+            };
+            let _ = tx.send(Message::Close(Some(why)));
             return false;
         }
         Err(e) => {

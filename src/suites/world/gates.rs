@@ -381,22 +381,7 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
     }
     {
         let mut g = lock(&w);
-        let model_misshapen = route == "model-calls" && g.breaks(Mutant::ModelGateErrorMisshapen);
-        if status != 200 && (g.breaks(Mutant::GateErrorMisshapen) || model_misshapen) {
-            if let Some(e) = out.get("error").cloned().filter(Value::is_object) {
-                out = e;
-            }
-        }
-        if status == 200
-            && route != "model-calls"
-            && out["ok"] == true
-            && g.breaks(Mutant::ToolAnswerMisshapen)
-        {
-            if let Some(o) = out.as_object_mut() {
-                let result = o.remove("result").unwrap_or(Value::Null);
-                o.insert("value".into(), result);
-            }
-        }
+        misshaped(&g, route, status, &mut out);
         let at = g.now();
         // Where in the log the answer falls (milliseconds are too coarse to order it).
         let seq = g.log.len();
@@ -420,6 +405,26 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
             .into_response();
     }
     answer(status, out)
+}
+
+/// The answer as the mutants that break its shape send it.
+fn misshaped(g: &World, route: &str, status: u16, out: &mut Value) {
+    let model_misshapen = route == "model-calls" && g.breaks(Mutant::ModelGateErrorMisshapen);
+    if status != 200 && (g.breaks(Mutant::GateErrorMisshapen) || model_misshapen) {
+        if let Some(e) = out.get("error").cloned().filter(Value::is_object) {
+            *out = e;
+        }
+    }
+    if status == 200
+        && route != "model-calls"
+        && out["ok"] == true
+        && g.breaks(Mutant::ToolAnswerMisshapen)
+    {
+        if let Some(o) = out.as_object_mut() {
+            let result = o.remove("result").unwrap_or(Value::Null);
+            o.insert("value".into(), result);
+        }
+    }
 }
 
 /// An error's message as the core words it: its own way (the freedom variant), or, for the
@@ -535,26 +540,8 @@ fn decide(
             "no intent of this run answered execute for this key",
         ));
     }
-    // The core role holds a model call's body to modelCallBytes (past it, 400).
-    let model_limit = g.runs[i].limit("modelCallBytes");
-    if route == "model-calls"
-        && g.role().strict()
-        && size > model_limit
-        && !g.breaks(Mutant::ModelCallBytesUnchecked)
-    {
-        let message = format!("the body is {size} bytes, past modelCallBytes {model_limit}");
-        return deny(gate_error(400, "invalid_request", &message));
-    }
-    // ... and a tool call's body to toolAnswerBytes ("and the tool bodies it reads"): the tool
-    // is not called.
-    let tool_limit = g.runs[i].limit("toolAnswerBytes");
-    if matches!(route, "tool-calls" | "http-calls")
-        && g.role().strict()
-        && size > tool_limit
-        && !g.breaks(Mutant::ToolBodySizeUnchecked)
-    {
-        let message = format!("the body is {size} bytes, past toolAnswerBytes {tool_limit}");
-        return deny(gate_error(413, "invalid_request", &message));
+    if let Some(refused) = past_limits(g, i, route, size) {
+        return deny(refused);
     }
     match route {
         "model-calls" if g.breaks(Mutant::ModelGateFails) => {
@@ -591,6 +578,32 @@ fn decide(
         _ if g.role().decides_effects() => routed(g, route, key, body),
         _ => tool(g, route, body),
     }
+}
+
+/// A body past the limit its route is held to (the core role only): the refusal.
+fn past_limits(g: &World, i: usize, route: &str, size: u64) -> Option<(u16, Value)> {
+    // The core role holds a model call's body to modelCallBytes (past it, 400).
+    let model_limit = g.runs[i].limit("modelCallBytes");
+    if route == "model-calls"
+        && g.role().strict()
+        && size > model_limit
+        && !g.breaks(Mutant::ModelCallBytesUnchecked)
+    {
+        let message = format!("the body is {size} bytes, past modelCallBytes {model_limit}");
+        return Some(gate_error(400, "invalid_request", &message));
+    }
+    // ... and a tool call's body to toolAnswerBytes ("and the tool bodies it reads"): the tool
+    // is not called.
+    let tool_limit = g.runs[i].limit("toolAnswerBytes");
+    if matches!(route, "tool-calls" | "http-calls")
+        && g.role().strict()
+        && size > tool_limit
+        && !g.breaks(Mutant::ToolBodySizeUnchecked)
+    {
+        let message = format!("the body is {size} bytes, past toolAnswerBytes {tool_limit}");
+        return Some(gate_error(413, "invalid_request", &message));
+    }
+    None
 }
 
 /// Whether a name is an address (what § 5's "never a URL" keeps out of a server's or tool's name).

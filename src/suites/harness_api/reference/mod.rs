@@ -551,22 +551,7 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
         let id = chan.next.fetch_add(1, Ordering::Relaxed);
         chan.send(json!({ "t": "req", "id": id, "m": "lease", "p": {} }));
     }
-    let mut said = json!({
-        "api": if k.breaks(Mutant::Api4) { 4 } else { 5 },
-        "name": if k.breaks(Mutant::WrongName) { "nylorun".to_string() } else { env.name.clone() },
-        "version": env!("CARGO_PKG_VERSION"),
-        "features": {}
-    });
-    if let Some(f) = k.freedom {
-        f.extra("hello", &mut said);
-        f.extra("hello.features", &mut said["features"]);
-    }
-    if k.breaks(Mutant::HelloDeclaresTools) {
-        said["tools"] = json!([{ "name": "search" }]);
-    }
-    if k.breaks(Mutant::HelloFeaturesTools) {
-        said["features"]["tools"] = json!([{ "name": "search" }]);
-    }
+    let said = hello_of(&env, k);
     let hello = chan.req("hello", said).await.map_err(|e| e.to_string())?;
     let renew_every = hello["renewEveryMs"].as_u64().unwrap_or(1000).max(1);
     // The reference harness's own client, its connections on this runtime (adapter/client.rs).
@@ -587,6 +572,27 @@ async fn harness(env: LaunchEnv, k: Knobs) -> Result<(), String> {
             std::future::pending::<()>().await;
         }
     }
+}
+
+/// What the harness says in `hello` (§ 2), as its mutants and the freedom's extras have it.
+fn hello_of(env: &LaunchEnv, k: Knobs) -> Value {
+    let mut said = json!({
+        "api": if k.breaks(Mutant::Api4) { 4 } else { 5 },
+        "name": if k.breaks(Mutant::WrongName) { "nylorun".to_string() } else { env.name.clone() },
+        "version": env!("CARGO_PKG_VERSION"),
+        "features": {}
+    });
+    if let Some(f) = k.freedom {
+        f.extra("hello", &mut said);
+        f.extra("hello.features", &mut said["features"]);
+    }
+    if k.breaks(Mutant::HelloDeclaresTools) {
+        said["tools"] = json!([{ "name": "search" }]);
+    }
+    if k.breaks(Mutant::HelloFeaturesTools) {
+        said["features"]["tools"] = json!([{ "name": "search" }]);
+    }
+    said
 }
 
 /// One run the harness holds.

@@ -1,0 +1,95 @@
+//! Unit tests of the core-api runner's helpers.
+
+use super::{default_harness, set_pointer};
+use serde_json::json;
+
+#[test]
+fn the_default_harness_is_named_not_the_first_member() {
+    // A Go shim's encoding/json writes map keys sorted: custom-x before nylorun.
+    let h = json!({ "custom-x": "t1", "nylorun": "t2" });
+    assert_eq!(default_harness(&h, "nylorun").as_deref(), Some("nylorun"));
+    assert_eq!(default_harness(&h, "custom-x").as_deref(), Some("custom-x"));
+    assert_eq!(
+        default_harness(&json!({ "only": "t" }), "nylorun").as_deref(),
+        Some("only")
+    );
+    assert_eq!(default_harness(&json!([]), "nylorun"), None);
+}
+
+/// The reference core, its core.start answering `names` as given.
+struct Named(super::reference::ReferenceCore, serde_json::Value);
+
+impl crate::adapter::Adapter for Named {
+    fn call(
+        &mut self,
+        method: &str,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, crate::adapter::CallError> {
+        let mut r = self.0.call(method, params)?;
+        if method == "core.start" {
+            r["names"] = self.1.clone();
+        }
+        Ok(r)
+    }
+}
+
+fn verdict_with_names(names: serde_json::Value, steps: &str) -> crate::run::Verdict {
+    let case = super::script_case("names", steps).unwrap();
+    let connect: super::Connector = Box::new(move || {
+        let core = super::reference::ReferenceCore::named("reference").unwrap();
+        Ok(Box::new(Named(core, names.clone())) as Box<dyn crate::adapter::Adapter>)
+    });
+    super::run_case(&case, &connect).verdict
+}
+
+#[test]
+fn bad_names_make_the_case_an_error_naming_them() {
+    let hello = r#"[ { "hello": {}, "expect": { "ok": true } } ]"#;
+    assert!(matches!(
+        verdict_with_names(serde_json::Value::Null, hello),
+        crate::run::Verdict::Pass
+    ));
+    let v = verdict_with_names(json!({ "lease": { "runId": "run" } }), hello);
+    match v {
+        crate::run::Verdict::Error { message } => {
+            assert!(
+                message.starts_with("core.start's names: `lease`"),
+                "{message}"
+            )
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+#[test]
+fn declared_names_reach_the_core() {
+    // The reference reads hcpspec's names: told its core calls `op` `action`, hcpspec sends
+    // `action`, which the reference does not know ("unknown op").
+    let steps = r#"[ { "hello": {} }, { "control": "session.open" },
+        { "request": { "m": "lease", "p": {} }, "save": "lease" },
+        { "request": { "m": "artifact.write", "p": { "runId": "${lease.r.run.runId}", "op": "begin", "name": "a" } },
+          "expect": { "ok": true } } ]"#;
+    assert!(matches!(
+        verdict_with_names(serde_json::Value::Null, steps),
+        crate::run::Verdict::Pass
+    ));
+    let v = verdict_with_names(json!({ "artifact.write": { "op": "action" } }), steps);
+    match v {
+        crate::run::Verdict::Fail(f) => {
+            assert!(f.actual.to_string().contains("unknown op"), "{}", f.actual)
+        }
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn purpose_goes_where_the_pointer_says() {
+    let mut p = json!({ "runId": "r", "effect": { "kind": "model" } });
+    assert!(set_pointer(&mut p, "/effect/purpose", json!("summary")));
+    assert_eq!(p["effect"]["purpose"], "summary");
+    assert!(p.get("purpose").is_none());
+    assert!(
+        !set_pointer(&mut p, "/runId/purpose", json!("summary")),
+        "a string is no object"
+    );
+}
