@@ -517,26 +517,7 @@ fn commit(w: &mut World, id: &str) -> Reply {
     }
     let u = w.uploads.remove(id).expect("checked");
     // A new version keeps the ones before it readable by their version.
-    let (aid, version, older) = match u
-        .of
-        .as_ref()
-        .and_then(|a| w.artifacts.get(a).map(|x| (a, x)))
-    {
-        Some((a, x)) => {
-            let mut older = x["older"].as_array().cloned().unwrap_or_default();
-            older.push(json!({ "meta": x["meta"], "base64": x["base64"] }));
-            (
-                a.clone(),
-                x["meta"]["version"].as_u64().unwrap_or(1) + 1,
-                older,
-            )
-        }
-        None => {
-            let aid = format!("art-{}", w.artifacts.len() + 1);
-            let aid = crate::suites::core_api::freedom::id(&w.knobs(), "artifactId", &aid);
-            (aid, 1, vec![])
-        }
-    };
+    let (aid, version, older) = super::next_version(w, u.of.as_deref(), &["meta", "base64"]);
     let meta = json!({
         "artifactId": aid, "kind": "file", "name": u.name, "version": version,
         "contentType": u.content_type, "size": u.bytes.len(),

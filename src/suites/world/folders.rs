@@ -169,22 +169,7 @@ pub fn commit(w: &mut World, id: &str, left: (u64, u64)) -> Reply {
             return Reply::Ok(answer);
         }
     }
-    let (aid, version, older) = match of.as_ref().and_then(|a| w.artifacts.get(a).map(|x| (a, x))) {
-        Some((a, x)) => {
-            let mut older = x["older"].as_array().cloned().unwrap_or_default();
-            older.push(json!({ "meta": x["meta"], "base64": x["base64"], "files": x["files"] }));
-            (
-                a.clone(),
-                x["meta"]["version"].as_u64().unwrap_or(1) + 1,
-                older,
-            )
-        }
-        None => {
-            let aid = format!("art-{}", w.artifacts.len() + 1);
-            let aid = crate::suites::core_api::freedom::id(&w.knobs(), "artifactId", &aid);
-            (aid, 1, vec![])
-        }
-    };
+    let (aid, version, older) = super::next_version(w, of.as_deref(), &["meta", "base64", "files"]);
     let kind = match w.breaks(Mutant::FolderWrittenAsFile) {
         true => "file",
         false => "folder",

@@ -26,3 +26,29 @@ pub fn unb64(s: &str) -> Option<Vec<u8>> {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.decode(s).ok()
 }
+
+/// The artifact a commit writes to and its new version: the next of `of` (its versions so far
+/// kept in `older`, each with the members `keep`), or a new artifact's first.
+pub(super) fn next_version(
+    w: &model::World,
+    of: Option<&str>,
+    keep: &[&str],
+) -> (String, u64, Vec<serde_json::Value>) {
+    match of.and_then(|a| w.artifacts.get(a).map(|x| (a, x))) {
+        Some((a, x)) => {
+            let mut older = x["older"].as_array().cloned().unwrap_or_default();
+            let kept: serde_json::Map<String, serde_json::Value> = keep
+                .iter()
+                .map(|k| (k.to_string(), x[*k].clone()))
+                .collect();
+            older.push(serde_json::Value::Object(kept));
+            let version = x["meta"]["version"].as_u64().unwrap_or(1) + 1;
+            (a.to_string(), version, older)
+        }
+        None => {
+            let aid = format!("art-{}", w.artifacts.len() + 1);
+            let aid = crate::suites::core_api::freedom::id(&w.knobs(), "artifactId", &aid);
+            (aid, 1, vec![])
+        }
+    }
+}

@@ -7,15 +7,6 @@ use super::Fail;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
-fn miss(c: &Value, message: String, expected: Value, actual: Value) -> Fail {
-    super::fail(
-        c["check"].as_str().unwrap_or_default(),
-        message,
-        expected,
-        actual,
-    )
-}
-
 /// § 4 "When a gate hop is lost, ask the same intent again": after each lost tool hop, the run
 /// asks an intent for the same effect id with the same request hash as the intent answered
 /// `execute` before it (a new id, or the same id under another hash, is another intent).
@@ -25,7 +16,7 @@ pub(super) fn asked_again(v: &View, c: &Value) -> Result<(), Fail> {
         .filter(|(_, g)| g["lost"] == true && g["route"] != "model-calls")
         .collect();
     if lost.is_empty() {
-        return Err(miss(
+        return Err(super::miss(
             c,
             "no tool call's gate hop was lost: the harness made no call the scenario could lose"
                 .into(),
@@ -47,7 +38,7 @@ pub(super) fn asked_again(v: &View, c: &Value) -> Result<(), Fail> {
             .iter()
             .any(|(id, p)| *id == key && Some(&p["requestHash"]) == hash);
         if !same {
-            return Err(miss(
+            return Err(super::miss(
                 c,
                 format!("the lost hop of `{key}` was not asked again as the same intent (its effect id and request hash)"),
                 json!({ "effectId": key, "requestHash": hash }),
@@ -68,7 +59,7 @@ pub(super) fn same_body(v: &View, c: &Value, route: &str) -> Result<(), Fail> {
         }
     }
     if !by_key.values().any(|b| b.len() > 1) {
-        return Err(miss(
+        return Err(super::miss(
             c,
             format!("no call on {route} was sent again under its key"),
             c.clone(),
@@ -77,7 +68,7 @@ pub(super) fn same_body(v: &View, c: &Value, route: &str) -> Result<(), Fail> {
     }
     for (k, bodies) in by_key {
         if let Some(other) = bodies.iter().find(|b| **b != bodies[0]) {
-            return Err(miss(
+            return Err(super::miss(
                 c,
                 format!("the call under `{k}` was sent again with another body"),
                 bodies[0].clone(),
@@ -102,7 +93,7 @@ fn holds(v: &Value, s: &str) -> bool {
 /// entry": the first output's input entries, in order, hold the messages' texts, each its own.
 pub(super) fn input_texts(v: &View, c: &Value, texts: &[String]) -> Result<(), Fail> {
     let Some(out) = v.reqs_of("output").next() else {
-        return Err(miss(c, "no output".into(), c.clone(), Value::Null));
+        return Err(super::miss(c, "no output".into(), c.clone(), Value::Null));
     };
     let inputs: Vec<&Value> = entries(&out.f["p"])
         .into_iter()
@@ -118,7 +109,7 @@ pub(super) fn input_texts(v: &View, c: &Value, texts: &[String]) -> Result<(), F
     if right {
         Ok(())
     } else {
-        Err(miss(
+        Err(super::miss(
             c,
             "the input entries are not the messages, one each, in order".into(),
             json!(texts),
@@ -155,7 +146,7 @@ pub(super) fn prompt_pinned(v: &View, c: &Value, text: &str) -> Result<(), Fail>
     if pinned {
         Ok(())
     } else {
-        Err(miss(
+        Err(super::miss(
             c,
             format!("the model calls' prompts do not hold `{text}` at one place each time (null: not at all)"),
             json!({ "text": text, "samePlaceInEveryCall": true, "calls": "2 or more" }),
@@ -176,7 +167,7 @@ pub(super) fn unique_names(v: &View, c: &Value) -> Result<(), Fail> {
             .collect();
         names.sort_unstable();
         if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
-            return Err(miss(
+            return Err(super::miss(
                 c,
                 format!("two tools offered under one name, `{}`", w[0]),
                 json!("each tool under a name of its own"),
@@ -187,19 +178,6 @@ pub(super) fn unique_names(v: &View, c: &Value) -> Result<(), Fail> {
     Ok(())
 }
 
-/// An object anywhere in `v` whose `reference` names the artifact `id` (§ 5: "A media part's
-/// reference names an artifact version"); a note naming it, in text, is free.
-fn references(v: &Value, id: &str) -> bool {
-    match v {
-        Value::Object(o) => {
-            o.get("reference").is_some_and(|r| r["artifactId"] == id)
-                || o.values().any(|x| references(x, id))
-        }
-        Value::Array(a) => a.iter().any(|x| references(x, id)),
-        _ => false,
-    }
-}
-
 /// § 5 "It refuses … a text file as a media part … past limits.modelFileBytes"; § 3
 /// "modelFileBytes: … the largest a harness should show it": no model call holds a media part
 /// whose reference names the artifact.
@@ -207,10 +185,10 @@ pub(super) fn no_reference(v: &View, c: &Value, artifact: &str) -> Result<(), Fa
     let sent = v
         .gates()
         .filter(|(_, g)| g["route"] == "model-calls")
-        .find(|(_, g)| references(&g["body"]["call"], artifact));
+        .find(|(_, g)| super::names_artifact(&g["body"]["call"], artifact));
     match sent {
         None => Ok(()),
-        Some((_, g)) => Err(miss(
+        Some((_, g)) => Err(super::miss(
             c,
             format!("a model call holds a media part naming `{artifact}`"),
             json!({ "mediaPartNaming": artifact, "in": "no model call" }),
@@ -233,7 +211,7 @@ pub(super) fn reads_pinned(v: &View, c: &Value) -> Result<(), Fail> {
         if let Some(version) = first.get(&id) {
             again += 1;
             if &r.f["p"]["version"] != version {
-                return Err(miss(
+                return Err(super::miss(
                     c,
                     format!(
                         "a later read of `{id}` does not name the version the first answer named"
@@ -253,7 +231,7 @@ pub(super) fn reads_pinned(v: &View, c: &Value) -> Result<(), Fail> {
         }
     }
     if again == 0 {
-        return Err(miss(
+        return Err(super::miss(
             c,
             "no artifact was read in more than one request".into(),
             c.clone(),
@@ -286,7 +264,7 @@ pub(super) fn no_new_version(v: &View, c: &Value) -> Result<(), Fail> {
         }
     }
     if !begins.values().any(|b| b.len() > 1) {
-        return Err(miss(
+        return Err(super::miss(
             c,
             "no call's result was stored again: the scenario's crash ran no call twice".into(),
             c.clone(),
@@ -296,7 +274,7 @@ pub(super) fn no_new_version(v: &View, c: &Value) -> Result<(), Fail> {
     for ((eid, _), answers) in begins {
         let new: Vec<&&Value> = answers.iter().filter(|a| a["created"] != false).collect();
         if new.len() > 1 {
-            return Err(miss(
+            return Err(super::miss(
                 c,
                 format!("the result of `{eid}`, stored again after a crash, started a new version"),
                 json!({ "afterTheFirst": { "status": "written", "created": false } }),
@@ -329,7 +307,7 @@ pub(super) fn stops_on_cancel(v: &View, c: &Value) -> Result<(), Fail> {
             .map(|(i, e)| (i, &e["frame"]["p"]["runId"]))
             .collect();
     if cancels.is_empty() {
-        return Err(miss(
+        return Err(super::miss(
             c,
             "core sent no cancel".into(),
             c.clone(),
@@ -341,7 +319,7 @@ pub(super) fn stops_on_cancel(v: &View, c: &Value) -> Result<(), Fail> {
             q.at > at && &q.f["p"]["runId"] == run && q.f["p"]["effect"]["kind"] == "model"
         });
         if let Some(q) = late {
-            return Err(miss(
+            return Err(super::miss(
                 c,
                 format!("{run} began another step (a model intent) after core's cancel"),
                 json!("no new step after the cancel: stop"),
@@ -371,7 +349,7 @@ pub(super) fn invocations_by_step(v: &View, c: &Value) -> Result<(), Fail> {
         if kind == "model" && !super::view::summary_call(&q) {
             let inv = invocation(q.f);
             if inv.is_null() || steps.contains(&inv) {
-                return Err(miss(
+                return Err(super::miss(
                     c,
                     format!("the model intent `{id}` names no invocationId of its own step"),
                     json!({ "otherSteps": steps }),
@@ -382,7 +360,7 @@ pub(super) fn invocations_by_step(v: &View, c: &Value) -> Result<(), Fail> {
         } else if kind == "tool" {
             let step = steps.last().copied().unwrap_or(&Value::Null);
             if invocation(q.f) != step {
-                return Err(miss(
+                return Err(super::miss(
                     c,
                     format!("the tool intent `{id}` does not name its step's invocationId"),
                     json!({ "invocationId": step }),
@@ -392,7 +370,7 @@ pub(super) fn invocations_by_step(v: &View, c: &Value) -> Result<(), Fail> {
         }
     }
     if steps.len() < 2 {
-        return Err(miss(
+        return Err(super::miss(
             c,
             "fewer than two steps".into(),
             c.clone(),
@@ -416,7 +394,7 @@ pub(super) fn calls_target(
         let called =
             e["kind"] == "tool" && e["toolName"].as_str().is_some_and(|n| n.contains(name));
         if called && target.iter().any(|(k, x)| &e["target"][k] != x) {
-            return Err(miss(
+            return Err(super::miss(
                 c,
                 format!("the call `{id}` of the model's `{name}` tool targets another"),
                 json!(target),

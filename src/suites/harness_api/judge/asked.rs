@@ -50,19 +50,6 @@ fn stored_bytes(v: &View) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-/// A media part anywhere in `v` whose reference names the artifact `id` (§ 5 "A media part's
-/// reference names an artifact version ({artifactId, version})"); a note naming it is free.
-fn names_artifact(v: &Value, id: &str) -> bool {
-    match v {
-        Value::Object(o) => {
-            o.get("reference").is_some_and(|r| r["artifactId"] == id)
-                || o.values().any(|x| names_artifact(x, id))
-        }
-        Value::Array(a) => a.iter().any(|x| names_artifact(x, id)),
-        _ => false,
-    }
-}
-
 /// Find `s` within a string anywhere in `v` (or in a string that holds JSON).
 fn contains_text(v: &Value, s: &str) -> bool {
     match v {
@@ -135,16 +122,6 @@ impl Asked {
     }
 }
 
-/// A failed asked check, named as the scenario wrote it (it cites the case's sentence).
-fn miss(c: &Value, message: String, expected: Value, actual: Value) -> Fail {
-    super::fail(
-        c["check"].as_str().unwrap_or_default(),
-        message,
-        expected,
-        actual,
-    )
-}
-
 /// The runs an `offer` names: its one run (1-based), or every run.
 fn runs<'a>(v: &View<'a>, offer: Option<NonZeroUsize>) -> Vec<&'a RunInfo> {
     match offer {
@@ -163,7 +140,7 @@ fn ends(
 ) -> Result<(), Fail> {
     let runs = runs(v, offer);
     if runs.is_empty() {
-        return Err(miss(
+        return Err(super::miss(
             c,
             "core offered no run: the harness never took one".into(),
             c.clone(),
@@ -195,7 +172,7 @@ fn ends(
         };
         if !ok {
             let seen = output.or(release).map(|r| r.f.clone());
-            return Err(miss(
+            return Err(super::miss(
                 c,
                 format!(
                     "{} ended {} ({}), not as the scenario requires",
@@ -236,7 +213,7 @@ fn waits_on(v: &View, c: &Value, offer: Option<NonZeroUsize>) -> Result<(), Fail
             .filter_map(|x| x.as_str().map(str::to_string))
             .collect();
         if waiting.is_empty() || named != waiting {
-            return Err(miss(
+            return Err(super::miss(
                 c,
                 "the waiting output's effectIds are not the effects answered pending or uncertain"
                     .into(),
@@ -254,7 +231,7 @@ fn gate_cancelled(v: &View, c: &Value) -> Result<(), Fail> {
             e["via"] == "frame" && e["from"] == "core" && e["frame"]["m"] == "cancel"
         })
     else {
-        return Err(miss(
+        return Err(super::miss(
             c,
             "core sent no cancel: the harness never reached the gate call the scenario cancels"
                 .into(),
@@ -278,7 +255,7 @@ fn gate_cancelled(v: &View, c: &Value) -> Result<(), Fail> {
         .map(|(_, g)| g)
         .collect();
     if inflight.is_empty() {
-        return Err(miss(
+        return Err(super::miss(
             c,
             "no gate call was in flight at the cancel".into(),
             c.clone(),
@@ -290,7 +267,7 @@ fn gate_cancelled(v: &View, c: &Value) -> Result<(), Fail> {
             .iter()
             .any(|e| e["via"] == "gate-cancel" && e["key"] == g["key"]);
         if !done {
-            return Err(miss(
+            return Err(super::miss(
                 c,
                 format!("the {} call under {} was not cancelled through its cancel route before the run ended", g["route"].as_str().unwrap_or(""), g["key"]),
                 json!(format!("POST /nylorun/v1/{}/{{key}}/cancel", if g["route"] == "model-calls" { "model-calls" } else { "tool-calls" })),
@@ -315,7 +292,7 @@ fn gate_calls(
     if ok {
         Ok(())
     } else {
-        Err(miss(
+        Err(super::miss(
             c,
             format!("{n} calls to {route}"),
             c.clone(),
@@ -326,7 +303,7 @@ fn gate_calls(
 
 fn replays_same(v: &View, c: &Value) -> Result<(), Fail> {
     let (Some(first), Some(again)) = (v.p.runs.first(), v.p.runs.get(1)) else {
-        return Err(miss(
+        return Err(super::miss(
             c,
             "the segment was not offered again: the harness took no second run".into(),
             c.clone(),
@@ -353,7 +330,7 @@ fn replays_same(v: &View, c: &Value) -> Result<(), Fail> {
     // The same ids, in any order: a harness may ask concurrent effects in another order.
     let actual = asked(again);
     if expected.is_empty() || expected.iter().any(|id| !actual.contains(id)) {
-        return Err(miss(
+        return Err(super::miss(
             c,
             "the run that started the segment over did not ask for the same effect ids".into(),
             json!(expected),
@@ -381,7 +358,7 @@ fn spilled(v: &View, c: &Value) -> Result<(), Fail> {
             .reqs_of("artifact.write")
             .any(|w| w.at < r.at && w.f["p"]["effectId"] == eid);
         if !stored {
-            return Err(miss(
+            return Err(super::miss(
                 c,
                 format!("the result of {eid} passes recordEntryBytes {limit} and was not stored with artifact.write carrying its effectId"),
                 json!({ "artifact.write": { "effectId": eid } }),
@@ -394,7 +371,7 @@ fn spilled(v: &View, c: &Value) -> Result<(), Fail> {
             .is_some_and(|a| a["e"]["code"] == "limit_exceeded")
     });
     if big == 0 {
-        return Err(miss(
+        return Err(super::miss(
             c,
             if refused {
                 "the large result was reported whole, and refused".into()
@@ -416,7 +393,7 @@ fn offered_tools(v: &View, c: &Value, wanted: &[String], not: &[String]) -> Resu
         .collect();
     for want in wanted {
         if !descs.iter().any(|d| d.contains(want)) {
-            return Err(miss(
+            return Err(super::miss(
                 c,
                 format!("no tool offered for `{want}`"),
                 c.clone(),
@@ -426,7 +403,7 @@ fn offered_tools(v: &View, c: &Value, wanted: &[String], not: &[String]) -> Resu
     }
     for not in not {
         if descs.iter().any(|d| d.contains(not)) {
-            return Err(miss(
+            return Err(super::miss(
                 c,
                 format!("a tool offered for `{not}`"),
                 c.clone(),
@@ -439,7 +416,7 @@ fn offered_tools(v: &View, c: &Value, wanted: &[String], not: &[String]) -> Resu
 
 fn no_frame(v: &View, c: &Value, m: &str) -> Result<(), Fail> {
     match v.reqs_of(m).next() {
-        Some(r) => Err(miss(
+        Some(r) => Err(super::miss(
             c,
             format!("the harness sent `{m}`"),
             c.clone(),
@@ -466,7 +443,12 @@ fn count(
     if ok {
         Ok(())
     } else {
-        Err(miss(c, format!("{n} `{m}` requests"), c.clone(), json!(n)))
+        Err(super::miss(
+            c,
+            format!("{n} `{m}` requests"),
+            c.clone(),
+            json!(n),
+        ))
     }
 }
 
@@ -475,7 +457,7 @@ fn answered_ok(v: &View, c: &Value, m: &str) -> Result<(), Fail> {
     for r in v.reqs_of(m) {
         any = true;
         if let Some(a) = v.answer(&r).filter(|a| a["ok"] != true) {
-            return Err(miss(
+            return Err(super::miss(
                 c,
                 format!(
                     "core refused a `{m}`: {}",
@@ -489,7 +471,7 @@ fn answered_ok(v: &View, c: &Value, m: &str) -> Result<(), Fail> {
     if any {
         Ok(())
     } else {
-        Err(miss(
+        Err(super::miss(
             c,
             format!("the harness sent no `{m}`"),
             c.clone(),
@@ -500,7 +482,7 @@ fn answered_ok(v: &View, c: &Value, m: &str) -> Result<(), Fail> {
 
 fn input_entries(v: &View, c: &Value, want: u64) -> Result<(), Fail> {
     let Some(out) = v.reqs_of("output").next() else {
-        return Err(miss(c, "no output".into(), c.clone(), Value::Null));
+        return Err(super::miss(c, "no output".into(), c.clone(), Value::Null));
     };
     let n = entries(&out.f["p"])
         .iter()
@@ -509,7 +491,7 @@ fn input_entries(v: &View, c: &Value, want: u64) -> Result<(), Fail> {
     if n == want {
         Ok(())
     } else {
-        Err(miss(
+        Err(super::miss(
             c,
             format!("{n} input entries, not one per message"),
             json!(want),
@@ -551,7 +533,7 @@ fn renewals(v: &View, c: &Value, offer: Option<NonZeroUsize>) -> Result<(), Fail
             .filter(|r| r.f["p"]["runId"] == run.id.as_str())
             .count() as u64;
         if n < want {
-            return Err(miss(
+            return Err(super::miss(
                 c,
                 format!(
                     "{} was held {held} ms and renewed {n} times: renewEveryMs is {period}",
@@ -576,7 +558,7 @@ fn model_saw(v: &View, c: &Value, want: &str) -> Result<(), Fail> {
     if calls.iter().skip(1).any(|b| contains_text(b, want)) {
         Ok(())
     } else {
-        Err(miss(
+        Err(super::miss(
             c,
             format!("no model call after the first carries `{want}`"),
             c.clone(),
@@ -620,7 +602,7 @@ fn entries_per_step(v: &View, c: &Value, offer: Option<NonZeroUsize>) -> Result<
             .reqs_of("output")
             .find(|r| r.f["p"]["runId"] == run.id.as_str())
         else {
-            return Err(miss(
+            return Err(super::miss(
                 c,
                 format!("{} has no output", run.id),
                 c.clone(),
@@ -638,7 +620,7 @@ fn entries_per_step(v: &View, c: &Value, offer: Option<NonZeroUsize>) -> Result<
         let want = json!({ "tool-results": with_tools });
         let seen = json!({ "tool-results": count("tool-results") });
         if want != seen {
-            return Err(miss(
+            return Err(super::miss(
                 c,
                 format!(
                     "{}'s transcript has {seen} entries for {} model steps ({with_tools} with tool calls)",
@@ -680,7 +662,7 @@ fn parts_stored(v: &View, c: &Value) -> Result<(), Fail> {
             // "Store it": with artifact.write, whatever it names (the call's effectId is asked
             // of a spilled result, "Spill the rest", not of a binary part).
             if !stored.iter().any(|(_, b)| *b == bytes) {
-                return Err(miss(
+                return Err(super::miss(
                     c,
                     format!(
                         "a {} part of {eid}'s answer ({} bytes) was not stored with artifact.write",
@@ -694,7 +676,7 @@ fn parts_stored(v: &View, c: &Value) -> Result<(), Fail> {
         }
     }
     if seen == 0 {
-        return Err(miss(
+        return Err(super::miss(
             c,
             "no tool answered a binary part: the harness never called the tool".into(),
             c.clone(),
@@ -745,8 +727,11 @@ fn no_image_file(v: &View, c: &Value) -> Result<(), Fail> {
         if sees {
             continue;
         }
-        if let Some(id) = images.iter().find(|id| names_artifact(&g["body"], id)) {
-            return Err(miss(
+        if let Some(id) = images
+            .iter()
+            .find(|id| super::names_artifact(&g["body"], id))
+        {
+            return Err(super::miss(
                 c,
                 format!("a model call sends the stored image {id} as a file, though turn.start.model does not read images"),
                 json!({ "inputs": run.start["model"]["inputs"] }),
@@ -759,7 +744,7 @@ fn no_image_file(v: &View, c: &Value) -> Result<(), Fail> {
 
 fn not_dropped(v: &View, c: &Value) -> Result<(), Fail> {
     match v.p.log.iter().find(|e| e["event"] == "drop") {
-        Some(e) => Err(miss(
+        Some(e) => Err(super::miss(
             c,
             "core dropped the harness for silence".into(),
             c.clone(),
@@ -788,12 +773,12 @@ fn gate(v: &View, c: &Value, route: &str, nth: NonZeroUsize, expect: &Value) -> 
 
 fn matches(c: &Value, what: String, seen: Option<&Value>, expect: &Value) -> Result<(), Fail> {
     let Some(seen) = seen else {
-        return Err(miss(c, format!("no {what}"), c.clone(), Value::Null));
+        return Err(super::miss(c, format!("no {what}"), c.clone(), Value::Null));
     };
     crate::case::matcher::check(expect, seen, &Default::default())
         .map(|_| ())
         .map_err(|mm| {
-            miss(
+            super::miss(
                 c,
                 format!("{what} at {}: {}", mm.path, mm.message),
                 mm.expected,

@@ -7,15 +7,6 @@ use super::view::View;
 use super::Fail;
 use serde_json::{json, Value};
 
-fn miss(c: &Value, message: String, expected: Value, actual: Value) -> Fail {
-    super::fail(
-        c["check"].as_str().unwrap_or_default(),
-        message,
-        expected,
-        actual,
-    )
-}
-
 const JOIN: &str = crate::suites::core_api::pods::JOIN;
 const RENEW: &str = crate::suites::core_api::pods::RENEW;
 
@@ -67,7 +58,7 @@ fn wrong_bearer(
     let newest = newest_before(joins, i);
     match newest {
         Some(n) if e["bearer"] == json!({ "join": n }) => Ok(()),
-        _ => Err(miss(
+        _ => Err(super::miss(
             c,
             format!(
                 "{what} carried {} as its bearer, not the host token of the newest join before it",
@@ -90,7 +81,7 @@ pub(super) fn host_bearer(v: &View, c: &Value) -> Result<(), Fail> {
             .filter(|(_, e)| e["via"] == "upgrade")
             .collect();
     if upgrades.is_empty() {
-        return Err(miss(
+        return Err(super::miss(
             c,
             "the host never opened its WebSocket".into(),
             json!("an upgrade with the join answer's hostToken"),
@@ -110,7 +101,7 @@ pub(super) fn host_bearer(v: &View, c: &Value) -> Result<(), Fail> {
 pub(super) fn host_renews(v: &View, c: &Value) -> Result<(), Fail> {
     let joins = joins(v);
     let Some(&(first, _)) = joins.first() else {
-        return Err(miss(
+        return Err(super::miss(
             c,
             "the host never joined".into(),
             json!("a join answered with a host token"),
@@ -125,7 +116,7 @@ pub(super) fn host_renews(v: &View, c: &Value) -> Result<(), Fail> {
     let least = (span / (2 * period)).saturating_sub(1);
     let most = 5 * (span / period) + 5;
     if n < least || n > most {
-        return Err(miss(
+        return Err(super::miss(
             c,
             format!("joined for {span} ms and renewed {n} times: the host was told to renew every {period} ms"),
             json!({ "renewals": format!("{least} to {most}") }),
@@ -149,7 +140,7 @@ pub(super) fn host_rejoins(v: &View, c: &Value) -> Result<(), Fail> {
             .is_some_and(|s| !(200..300).contains(&s))
     });
     let Some(&(r, refusal)) = refused else {
-        return Err(miss(
+        return Err(super::miss(
             c,
             format!(
                 "no renewal was refused: the host renewed {} times, fewer than the scenario refuses",
@@ -161,7 +152,7 @@ pub(super) fn host_rejoins(v: &View, c: &Value) -> Result<(), Fail> {
     };
     let joins = joins(v);
     let Some(&(j, n)) = joins.iter().find(|(j, _)| *j > r) else {
-        return Err(miss(
+        return Err(super::miss(
             c,
             "a renewal was refused and the host never joined again".into(),
             json!("a join after the refused renewal"),
@@ -174,7 +165,7 @@ pub(super) fn host_rejoins(v: &View, c: &Value) -> Result<(), Fail> {
     }
     let left = v.p.log.last().map_or(0, at).saturating_sub(at(&v.p.log[j]));
     if after.is_empty() && left >= 4 * period(v) {
-        return Err(miss(
+        return Err(super::miss(
             c,
             format!("joined again (join {n}) and renewed no more in the {left} ms left"),
             json!("renewals with the new join's host token"),

@@ -459,6 +459,29 @@ pub fn spec_file() -> &'static str {
     SPEC
 }
 
+/// A failed asked check, named as the scenario wrote it (it cites the case's sentence).
+pub(super) fn miss(c: &Value, message: String, expected: Value, actual: Value) -> Fail {
+    fail(
+        c["check"].as_str().unwrap_or_default(),
+        message,
+        expected,
+        actual,
+    )
+}
+
+/// A media part anywhere in `v` whose reference names the artifact `id` (§ 5 "A media part's
+/// reference names an artifact version ({artifactId, version})"); a note naming it is free.
+pub(super) fn names_artifact(v: &Value, id: &str) -> bool {
+    match v {
+        Value::Object(o) => {
+            o.get("reference").is_some_and(|r| r["artifactId"] == id)
+                || o.values().any(|x| names_artifact(x, id))
+        }
+        Value::Array(a) => a.iter().any(|x| names_artifact(x, id)),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -504,16 +504,6 @@ impl World {
             Row::Completed { .. } if self.breaks(Mutant::SecondOutcomeAnsweredWithItsValue) => {
                 Reply::Ok(json!({ "status": "completed", "outcome": value }))
             }
-            // A second outcome: the first stays, and is the answer.
-            Row::Completed { hash, .. } if self.breaks(Mutant::SecondOutcomeOverwrites) => {
-                let outcome = value.clone();
-                self.journal
-                    .insert(eid.to_string(), Row::Completed { hash, outcome });
-                Reply::Ok(json!({ "status": "completed", "outcome": value }))
-            }
-            Row::Completed { .. } if self.breaks(Mutant::SecondOutcomeAnsweredWithItsValue) => {
-                Reply::Ok(json!({ "status": "completed", "outcome": value }))
-            }
             Row::Completed { outcome, .. } => {
                 Reply::Ok(json!({ "status": "completed", "outcome": outcome }))
             }
