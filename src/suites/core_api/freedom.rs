@@ -33,7 +33,8 @@ fn class_of(v: Variant) -> Option<Class> {
         | McpShapedFailures
         | OtherWireNames
         | VersionsByName
-        | MediaRefusalAsFailure => Class::Shapes,
+        | MediaRefusalAsFailure
+        | UsageRowForRefusedCall => Class::Shapes,
         // What a strict core may demand or refuse.
         DefinitionFileBareHex | OtherRuntimeOperationInvalid => Class::Preconditions,
         // A model call run without its intent: not a precondition demanded but one waived.

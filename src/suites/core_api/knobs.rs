@@ -884,8 +884,6 @@ crate::mutants! {
             "runs an http-calls re-send under the same key again (tool-calls and model-calls answer the same bytes)";
         HttpFailureAsGateError = "http-failure-as-gate-error", ["5"],
             "answers an HTTP tool's failure (a status not 2xx) as a gate error, not {ok: false, error}";
-        UsageRowForRefusedCall = "usage-row-for-refused-call", ["5"],
-            "writes a model_usage row for a model call it refused before sending anything (a media part refused)";
         ToolCallSendsModelsName = "tool-call-sends-models-name", ["5"],
             "calls the MCP tool by the name the model called it (the intent's toolName), not its raw name";
         ToolCallNameJoined = "tool-call-name-joined", ["5"],
@@ -959,5 +957,7 @@ crate::variants! {
         // issue 43, gates:
         MediaRefusalAsFailure = "media-refusal-as-failure",
             "answers a media part it refuses 200 with the call's failure {kind: \"failed\", code}, not a gate error";
+        UsageRowForRefusedCall = "usage-row-for-refused-call",
+            "meters a model call it refused before sending anything (a media part refused) with a usage row of its own, as § 5's \"meters every call\" may be read";
     }
 }

@@ -341,9 +341,9 @@ fn model_rows(g: &World) -> Vec<Value> {
         .iter()
         .filter(|e| e["via"] == "gate" && e["route"] == "model-calls")
         // A call refused before anything was sent (a media part it would not send) used no
-        // model; the mutant meters it all the same.
+        // model; the variant meters it all the same ("meters every call").
         .filter(|e| match refused_unsent(e) {
-            true => g.breaks(Mutant::UsageRowForRefusedCall),
+            true => g.decides(Variant::UsageRowForRefusedCall),
             false => e["status"] == 200,
         })
         .filter(|e| seen.insert(e["key"].to_string()) || g.breaks(Mutant::UsageRowPerCall))
