@@ -646,9 +646,9 @@ fn answer_broken(o: &Observation) -> Found {
     }
     let answered = json!({ "$anyOf": [{ "ok": true }, { "ok": false, "e": { "code": { "$anyOf": CODES } } }] });
     let what = o.action.split_once(' ').map_or("", |(_, m)| m);
-    // A lease may wait; a request sent in a binary frame is no message (§ 1: "One JSON text
-    // message per frame"), so core may leave it unanswered.
-    if v.get("noAnswer").is_some() && o.action != "request lease" && v["$binary"] != true {
+    // A lease may wait; a request sent in a frame that is no JSON text message (§ 1: "One JSON
+    // text message per frame, at most 64 MiB") is no message, so core may leave it unanswered.
+    if v.get("noAnswer").is_some() && o.action != "request lease" && v["$noMessage"] != true {
         return Some((format!("`{what}` was never answered"), ANSWERED, answered));
     }
     if v["ok"] == false && !v["e"]["code"].as_str().is_some_and(|c| CODES.contains(&c)) {

@@ -848,8 +848,16 @@ impl Exec {
             .map_err(broken)?;
         if self.annotate {
             res["$sent"] = p;
-            if binary {
-                res["$binary"] = json!(true);
+            // A frame that is no JSON text message (§ 1: binary, text after the message, past
+            // HARNESS_MAX_PAYLOAD): core may leave it unanswered.
+            let past = pad_to.is_some_and(|n| n > crate::suites::world::core::MAX_PAYLOAD as u64);
+            if binary
+                || past
+                || r.get("append")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| !t.is_empty())
+            {
+                res["$noMessage"] = json!(true);
             }
         }
         Ok((format!("request {m}"), res))
