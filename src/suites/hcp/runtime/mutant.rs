@@ -87,6 +87,7 @@ crate::mutants! {
     PolicyCoverageUnlinted = "policy-coverage-unlinted", ["2"], "does not lint that Policy covers every command and trigger";
     SkillUnlinted = "skill-unlinted", ["2"], "does not lint that the Skill is present";
     WrapUnlinted = "wrap-unlinted", ["2"], "does not lint that wrap has named commands or pass_through";
+    WrapEmptyCommandsAccepted = "wrap-empty-commands-accepted", ["2"], "lints that wrap has a `commands` member or pass_through, not that it names a command (an empty `commands: {}` passes)";
     MintFailOpen = "mint-fail-open", ["5"], "connects without a Binding when the hub's mint fails, and runs execs unbound";
     BindingHubRenamed = "binding-hub-renamed", ["5"], "mints every Binding through a hub of its own, whatever hub the pack names";
     InprocArgvDropped = "inproc-argv-dropped", ["6"], "calls an in-process adapter without the rendered argv";

@@ -146,6 +146,10 @@ impl Factory for ReferenceFactory {
                 Some(Mutant::WrapUnlinted) => pack::install_with(&files, |p| {
                     lint_without(p, &["wrap-named-or-pass-through", "wrap-covers-command"])
                 }),
+                // The member's presence taken for named commands.
+                Some(Mutant::WrapEmptyCommandsAccepted) if names_wrap_commands(&files) => {
+                    pack::install_with(&files, |p| lint_without(p, &["wrap-named-or-pass-through"]))
+                }
                 Some(Mutant::SchemaSkipped) => unchecked_install(&files),
                 _ if chooses(vs, Variant::SpecLintRules) => {
                     pack::install_with(&files, variant::spec_lint)
@@ -250,6 +254,15 @@ pub fn install_all(
     } else {
         Err(issues)
     }
+}
+
+/// Whether surface.json's wrap has a `commands` member, empty or not.
+fn names_wrap_commands(files: &PackFiles) -> bool {
+    files
+        .surface
+        .as_deref()
+        .and_then(|b| serde_json::from_slice::<Value>(b).ok())
+        .is_some_and(|s| s["wrap"]["commands"].is_object())
 }
 
 /// The over-strict lint mutants: each rejects a pack the spec's row 2 accepts.
