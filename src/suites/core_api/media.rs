@@ -122,28 +122,6 @@ mod tests {
         assert_eq!(template(None).unwrap(), serde_json::Value::Null);
     }
 
-    /// The reference core, its core.start answering `mediaPrompt` as given (null: none).
-    struct Declared(super::super::reference::ReferenceCore, serde_json::Value);
-
-    impl crate::adapter::Adapter for Declared {
-        fn call(
-            &mut self,
-            method: &str,
-            params: serde_json::Value,
-        ) -> Result<serde_json::Value, crate::adapter::CallError> {
-            let mut r = self.0.call(method, params)?;
-            if method == "core.start" {
-                if let Some(o) = r.as_object_mut() {
-                    o.remove("mediaPrompt");
-                    if !self.1.is_null() {
-                        o.insert("mediaPrompt".into(), self.1.clone());
-                    }
-                }
-            }
-            Ok(r)
-        }
-    }
-
     fn verdict(said: serde_json::Value) -> crate::run::Verdict {
         let steps = r#"[ { "hello": {} }, { "control": "session.open" },
             { "request": { "m": "lease", "p": {} }, "save": "lease" },
@@ -153,7 +131,9 @@ mod tests {
         let case = super::super::script_case("media", steps).unwrap();
         let connect: super::super::Connector = Box::new(move || {
             let core = super::super::reference::ReferenceCore::named("reference").unwrap();
-            Ok(Box::new(Declared(core, said.clone())) as Box<dyn crate::adapter::Adapter>)
+            let said = Some(said.clone()).filter(|v| !v.is_null());
+            let core = super::super::tests::Answering(core, "mediaPrompt", said);
+            Ok(Box::new(core) as Box<dyn crate::adapter::Adapter>)
         });
         super::super::run_case(&case, &connect).verdict
     }

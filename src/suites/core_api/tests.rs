@@ -16,18 +16,26 @@ fn the_default_harness_is_named_not_the_first_member() {
     assert_eq!(default_harness(&json!([]), "nylorun"), None);
 }
 
-/// The reference core, its core.start answering `names` as given.
-struct Named(super::reference::ReferenceCore, serde_json::Value);
+/// The reference core, its core.start answering `member` as given (None: not at all): how a
+/// shim declares what the reference would not.
+pub(super) struct Answering(
+    pub super::reference::ReferenceCore,
+    pub &'static str,
+    pub Option<serde_json::Value>,
+);
 
-impl crate::adapter::Adapter for Named {
+impl crate::adapter::Adapter for Answering {
     fn call(
         &mut self,
         method: &str,
         params: serde_json::Value,
     ) -> Result<serde_json::Value, crate::adapter::CallError> {
         let mut r = self.0.call(method, params)?;
-        if method == "core.start" {
-            r["names"] = self.1.clone();
+        if let (true, Some(o)) = (method == "core.start", r.as_object_mut()) {
+            o.remove(self.1);
+            if let Some(v) = &self.2 {
+                o.insert(self.1.into(), v.clone());
+            }
         }
         Ok(r)
     }
@@ -37,7 +45,8 @@ fn verdict_with_names(names: serde_json::Value, steps: &str) -> crate::run::Verd
     let case = super::script_case("names", steps).unwrap();
     let connect: super::Connector = Box::new(move || {
         let core = super::reference::ReferenceCore::named("reference").unwrap();
-        Ok(Box::new(Named(core, names.clone())) as Box<dyn crate::adapter::Adapter>)
+        Ok(Box::new(Answering(core, "names", Some(names.clone())))
+            as Box<dyn crate::adapter::Adapter>)
     });
     super::run_case(&case, &connect).verdict
 }
