@@ -313,9 +313,10 @@ fn execute(
     }
     x.names = names::Names::from_start(started.get("names")).map_err(|e| e.to_string())?;
     let mut started = started;
-    started["failure"] = versions::failure_form(started.get("failure"), x.control.as_mut())?;
+    let stated = versions::stated(x.control.as_mut());
+    started["failure"] = versions::failure_form(started.get("failure"), stated.as_deref())?;
     started["turnCompleted"] = turn_completed(started.get("turnCompleted"))?;
-    let listed = !fuzzing && versions::judges_refusals(x.control.as_mut());
+    let listed = !fuzzing && versions::judges_refusals(stated.as_deref());
     media::template(started.get("mediaPrompt"))?;
     x.vars.insert("core".into(), started);
     let mut verdict = Verdict::Pass;

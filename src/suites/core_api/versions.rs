@@ -19,13 +19,15 @@ fn rank(version: &str) -> usize {
 /// (`always::LISTED_REFUSAL`): a core stating an older one keeps its verdicts.
 pub const LISTED_REFUSAL_SINCE: &str = "hcpspec-core/2";
 
-/// Whether the core's stated version (asked through `control`) has the `listed-refusal` check.
-pub(super) fn judges_refusals(control: &mut dyn Adapter) -> bool {
-    let stated = control.call("core.describe", json!({})).ok();
-    stated
-        .as_ref()
-        .and_then(|d| d["protocol"].as_str())
-        .is_none_or(|p| rank(p) >= rank(LISTED_REFUSAL_SINCE))
+/// The version the core states in `core.describe` (asked once per case, through `control`).
+pub(super) fn stated(control: &mut dyn Adapter) -> Option<String> {
+    let described = control.call("core.describe", json!({})).ok()?;
+    described["protocol"].as_str().map(str::to_string)
+}
+
+/// Whether the stated version has the `listed-refusal` check (a core stating none: the newest).
+pub(super) fn judges_refusals(stated: Option<&str>) -> bool {
+    stated.is_none_or(|p| rank(p) >= rank(LISTED_REFUSAL_SINCE))
 }
 
 /// An expectation anything matches (present or absent): a failure's form, unjudged.
@@ -39,16 +41,9 @@ fn unjudged() -> Value {
 /// failure form spec 004 prints, the Model Gate's `{kind: "failed", …}` (§ 5), unless its core
 /// states a version before [`FAILURE_SINCE`] (asked through `control`): then the form is
 /// unjudged, as that version's cases left it.
-pub(super) fn failure_form(
-    said: Option<&Value>,
-    control: &mut dyn Adapter,
-) -> Result<Value, String> {
+pub(super) fn failure_form(said: Option<&Value>, stated: Option<&str>) -> Result<Value, String> {
     let Some(said) = said.filter(|v| !v.is_null()) else {
-        let stated = control.call("core.describe", json!({})).ok();
-        let before = stated
-            .as_ref()
-            .and_then(|d| d["protocol"].as_str())
-            .is_some_and(|p| rank(p) < rank(FAILURE_SINCE));
+        let before = stated.is_some_and(|p| rank(p) < rank(FAILURE_SINCE));
         return Ok(match before {
             true => unjudged(),
             false => json!({ "kind": "failed" }),
