@@ -52,6 +52,8 @@ fn method(action: &Action) -> &'static str {
         Action::Sense(_) => "runtime.sense",
         Action::Sink(_) => "runtime.senseSink",
         Action::Audit(_) => "runtime.audit",
+        Action::SetSense(_) => "runtime.setSense",
+        Action::Grants(_) => "runtime.grants",
         Action::Probe(_) | Action::PacksUnchanged(_) | Action::Wait(_) => "",
     }
 }
@@ -86,6 +88,8 @@ pub fn run_case(
                 missing
             ),
         }
+    } else if let Some(reason) = connectless_skip(case, claims) {
+        Verdict::Skip { reason }
     } else {
         match Body::of(case).map_err(|e| e.0).and_then(|body| {
             tempfile::Builder::new()
@@ -114,6 +118,20 @@ pub fn run_case(
         .map(|n| crate::snapshot::contain_text(n))
         .collect();
     CaseResult::of(case, verdict, observations, unclassified, start)
+}
+
+/// A driver without `connect` (`"connect": false` in initialize; spec 000 § Drivers, "an
+/// optional `connect`"): a case with a connect step cannot run on it, and is skipped with the
+/// reason, never passed; hcpspec sends it no `runtime.connect` (issue 44).
+fn connectless_skip(case: &Case, claims: &Claims) -> Option<String> {
+    let connects = Body::of(case)
+        .ok()?
+        .steps
+        .iter()
+        .any(|s| matches!(s.action, Action::Connect(_)));
+    (claims.no_connect && connects).then(|| {
+        "the runtime's driver has no connect (\"connect\": false in initialize), and this case connects".into()
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -344,6 +362,8 @@ fn observe(
             other => other,
         },
         Action::Sense(req) => call(adapter, with(vars.substitute(req))),
+        Action::SetSense(sense) => call(adapter, with(json!({ "sense": sense }))),
+        Action::Grants(_) => call(adapter, with(json!({}))),
         Action::ListPacks(_) | Action::Sink(_) | Action::Audit(_) => call(adapter, with(json!({}))),
         Action::Probe(path) => materialize::read_probe(vars, path),
         Action::Wait(ms) => {

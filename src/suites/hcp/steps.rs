@@ -92,6 +92,10 @@ pub enum Action {
     /// hcpspec waits this many milliseconds and calls nothing: time passes with no action,
     /// so that what a runtime does on its own (a timer) shows in the next step.
     Wait(u64),
+    /// Issue 44: `sense.enable` switched after create, `{enable}` (`runtime.setSense`).
+    SetSense(Value),
+    /// Issue 44: the grants the runtime holds (`runtime.grants`).
+    Grants(Map<String, Value>),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -128,6 +132,8 @@ impl Action {
             Action::Probe(_) => "probe",
             Action::PacksUnchanged(_) => "packsUnchanged",
             Action::Wait(_) => "wait",
+            Action::SetSense(_) => "setSense",
+            Action::Grants(_) => "grants",
         }
     }
 }

@@ -23,6 +23,7 @@ impl Factory for StubFactory {
                 .collect(),
             denials: Some(denial_map()),
             rules: Some(rule_map()),
+            connect: None,
         }
     }
 
