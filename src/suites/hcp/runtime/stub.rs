@@ -375,6 +375,15 @@ impl Runtime for Stub {
         }
     }
 
+    fn set_sense(&mut self, sense: &SenseConfig) -> Option<()> {
+        self.config.sense = sense.clone();
+        Some(())
+    }
+
+    fn grants(&self) -> Option<Vec<Grant>> {
+        Some(self.config.grants().to_vec())
+    }
+
     fn sense(&mut self, event: &SenseEvent) -> SenseReceipt {
         let declared = self.catalog.get(&event.pack_id).is_some_and(|p| {
             p.surface
