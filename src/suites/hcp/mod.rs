@@ -3,6 +3,7 @@
 //! shim through them and judges what each step observed.
 
 pub mod fuzz;
+mod links;
 mod materialize;
 pub mod mutate;
 pub mod pack;
@@ -156,6 +157,9 @@ fn execute(
                 message: format!("cannot create {}: {e}", d.display()),
             };
         }
+    }
+    if let Err(message) = links::make(&body.setup.links, &vars) {
+        return Verdict::Error { message };
     }
     let create = match create_params(case, body, env, &vars, &tmp.join("packs")) {
         Ok(p) => p,

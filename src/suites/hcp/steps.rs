@@ -33,6 +33,10 @@ impl Body {
 pub struct Setup {
     #[serde(default)]
     pub packs: Vec<PackRef>,
+    /// Symlinks hcpspec makes before `runtime.create`, path → target (each under `${workdir}/`
+    /// or `${tmp}/`): a jail whose contents lead outside (issue 44). Never sent to the runtime.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub links: Map<String, Value>,
     /// Everything else goes to `runtime.create` as it is (principal, grants, sandbox …).
     #[serde(flatten)]
     pub params: Map<String, Value>,

@@ -114,5 +114,6 @@ crate::mutants! {
     GrantsGrowOnActivate = "grants-grow-on-activate", ["3"], "records a pack.activate grant on each pack it activates, besides the grants given";
     ConnectlessRunsUnbound = "connectless-runs-unbound", ["5"], "a driver without connect (connect: false in initialize) that runs a Binding pack's execs without any Binding";
     ConnectlessRefusesPublic = "connectless-refuses-public", ["5"], "a driver without connect that refuses every exec as not connected, a public pack's too";
+    JailFollowsLink = "jail-follows-link", ["7"], "jails each adapter in workdir/PACK_ID, made with create_dir_all, which follows a link already there out of the jail";
 }
 }

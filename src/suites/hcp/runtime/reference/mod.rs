@@ -645,6 +645,8 @@ impl Reference {
         }
         let cwd = if self.broken(Mutant::NoCwdJail) {
             std::env::current_dir().map_err(|e| e.to_string())?
+        } else if self.broken(Mutant::JailFollowsLink) {
+            additions::pack_jail(&self.config.workdir, &req.pack_id)?
         } else {
             self.config.workdir.clone()
         };
