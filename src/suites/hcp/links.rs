@@ -25,7 +25,7 @@ fn inside(s: &str) -> Result<(), String> {
 }
 
 /// A link as the case writes it, checked without touching the file system.
-pub fn check(path: &str, target: &Value) -> Result<(), String> {
+pub(super) fn check(path: &str, target: &Value) -> Result<(), String> {
     inside(path)?;
     match target.as_str() {
         Some(t) => inside(t),
@@ -34,7 +34,7 @@ pub fn check(path: &str, target: &Value) -> Result<(), String> {
 }
 
 /// Make every link (its parent directories too) in the case's temp dir.
-pub fn make(links: &Map<String, Value>, vars: &Vars) -> Result<(), String> {
+pub(super) fn make(links: &Map<String, Value>, vars: &Vars) -> Result<(), String> {
     for (path, target) in links {
         check(path, target)?;
         let at = vars.substitute(&Value::String(path.clone()));

@@ -8,7 +8,7 @@ use super::{authz, Knobs};
 
 /// A driver without `connect` (spec 000 § Drivers, "an optional `connect`"): the variant
 /// no-connect and the two mutants of such a driver.
-pub fn connectless(k: &Knobs) -> bool {
+pub(super) fn connectless(k: &Knobs) -> bool {
     k.variant == Some(Variant::NoConnect)
         || matches!(
             k.mutant,
@@ -18,7 +18,7 @@ pub fn connectless(k: &Knobs) -> bool {
 
 /// The grants a runtime holds from create: exactly the grants given (spec 000: "takes pack
 /// directories, a Principal and grants with nothing else implicit"), or the mutants' widening.
-pub fn hold_grants<'a>(
+pub(super) fn hold_grants<'a>(
     m: Option<Mutant>,
     config: &mut RuntimeConfig,
     packs: impl Iterator<Item = &'a String>,
@@ -39,7 +39,7 @@ pub fn hold_grants<'a>(
 }
 
 /// grants-grow-on-activate: activating a pack records a grant for it.
-pub fn on_activated(m: Option<Mutant>, config: &mut RuntimeConfig, pack_id: &str) {
+pub(super) fn on_activated(m: Option<Mutant>, config: &mut RuntimeConfig, pack_id: &str) {
     if m == Some(Mutant::GrantsGrowOnActivate) {
         let held = config.grants.get_or_insert_with(Vec::new);
         if !held
@@ -62,7 +62,7 @@ fn activate_grant(pack_id: &str) -> Grant {
 
 /// jail-follows-link: a jail per pack under workdir, made the careless way (`create_dir_all`
 /// takes a link to a directory for the directory, so a link planted there leads outside).
-pub fn pack_jail(workdir: &std::path::Path, pack_id: &str) -> Result<std::path::PathBuf, String> {
+pub(super) fn pack_jail(workdir: &std::path::Path, pack_id: &str) -> Result<std::path::PathBuf, String> {
     let jail = workdir.join(pack_id);
     std::fs::create_dir_all(&jail).map_err(|e| format!("cannot make a jail: {e}"))?;
     Ok(jail)
