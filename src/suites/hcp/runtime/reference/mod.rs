@@ -1417,7 +1417,8 @@ impl Runtime for Reference {
     }
 
     fn grants(&self) -> Option<Vec<Grant>> {
-        Some(self.config.grants().to_vec())
+        // What it enforces, so a mutant that takes grants from elsewhere shows them too.
+        Some(self.subject().grants.to_vec())
     }
 
     fn availability(&self, pack_id: &str) -> PackAvailability {
