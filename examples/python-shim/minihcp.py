@@ -1083,7 +1083,24 @@ class Runtime:
             verbs.append(entry)
         return {"pack_id": pack_id, "installed": True, "verbs": verbs}
 
+    # -- 3. The grants held: exactly the ones create gave, nothing implicit ------------------
+
+    def grants(self) -> list[dict]:
+        held = []
+        for g in self.config.grants:
+            entry = {"capability": g.capability, "pack_id": g.pack_id}
+            if g.verb_keys is not None:
+                entry["verb_keys"] = list(g.verb_keys)
+            if g.tenant_id is not None:
+                entry["tenant_id"] = g.tenant_id
+            held.append(entry)
+        return held
+
     # -- 10. Sense ----------------------------------------------------------------------------
+
+    def set_sense(self, enabled: bool) -> None:
+        """`sense.enable` switched after create: routing reads the config on every event."""
+        self.config.sense_enabled = enabled
 
     def sense_on(self) -> bool:
         if self.reading.sense_on_unless_disabled:

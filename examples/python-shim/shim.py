@@ -192,6 +192,15 @@ class Shim:
     def m_runtime_cli(self, p):
         return self.runtime(p).cli(p.str("command"), p.obj("args", {}))
 
+    def m_runtime_setSense(self, p):
+        # sense.enable switched after create (an addition to hcpspec-shim/2).
+        self.runtime(p).set_sense(p.nested("sense").bool("enable"))
+        return {"ok": True}
+
+    def m_runtime_grants(self, p):
+        # The grants the runtime holds (an addition to hcpspec-shim/2).
+        return self.runtime(p).grants()
+
     def m_runtime_senseSink(self, p):
         return self.runtime(p).sense_sink()
 
@@ -225,6 +234,8 @@ class Shim:
         "runtime.getPack": m_runtime_getPack,
         "runtime.skill": m_runtime_skill,
         "runtime.cli": m_runtime_cli,
+        "runtime.setSense": m_runtime_setSense,
+        "runtime.grants": m_runtime_grants,
         "runtime.senseSink": m_runtime_senseSink,
         "runtime.audit": m_runtime_audit,
         "runtime.dispose": m_runtime_dispose,

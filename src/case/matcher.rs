@@ -76,6 +76,8 @@ pub struct Claims {
     pub denials: Option<WordMap>,
     pub rules: Option<WordMap>,
     pub features: Vec<String>,
+    /// `"connect": false` in initialize: a driver without `connect` (issue 44).
+    pub no_connect: bool,
 }
 
 /// A runtime's map from hcpspec's names to regexes over its own words, compiled once per
@@ -128,6 +130,7 @@ impl Claims {
                 .flatten()
                 .filter_map(|f| f.as_str().map(String::from))
                 .collect(),
+            no_connect: info.get("connect") == Some(&Value::Bool(false)),
         }
     }
 }

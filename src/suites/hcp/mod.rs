@@ -3,6 +3,7 @@
 //! shim through them and judges what each step observed.
 
 pub mod fuzz;
+mod links;
 mod materialize;
 pub mod mutate;
 pub mod pack;
@@ -52,6 +53,8 @@ fn method(action: &Action) -> &'static str {
         Action::Sense(_) => "runtime.sense",
         Action::Sink(_) => "runtime.senseSink",
         Action::Audit(_) => "runtime.audit",
+        Action::SetSense(_) => "runtime.setSense",
+        Action::Grants(_) => "runtime.grants",
         Action::Probe(_) | Action::PacksUnchanged(_) | Action::Wait(_) => "",
     }
 }
@@ -86,6 +89,8 @@ pub fn run_case(
                 missing
             ),
         }
+    } else if let Some(reason) = connectless_skip(case, claims) {
+        Verdict::Skip { reason }
     } else {
         match Body::of(case).map_err(|e| e.0).and_then(|body| {
             tempfile::Builder::new()
@@ -116,6 +121,20 @@ pub fn run_case(
     CaseResult::of(case, verdict, observations, unclassified, start)
 }
 
+/// A driver without `connect` (`"connect": false` in initialize; spec 000 § Drivers, "an
+/// optional `connect`"): a case with a connect step cannot run on it, and is skipped with the
+/// reason, never passed; hcpspec sends it no `runtime.connect` (issue 44).
+fn connectless_skip(case: &Case, claims: &Claims) -> Option<String> {
+    let connects = Body::of(case)
+        .ok()?
+        .steps
+        .iter()
+        .any(|s| matches!(s.action, Action::Connect(_)));
+    (claims.no_connect && connects).then(|| {
+        "the runtime's driver has no connect (\"connect\": false in initialize), and this case connects".into()
+    })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn execute(
     case: &Case,
@@ -138,6 +157,9 @@ fn execute(
                 message: format!("cannot create {}: {e}", d.display()),
             };
         }
+    }
+    if let Err(message) = links::make(&body.setup.links, &vars) {
+        return Verdict::Error { message };
     }
     let create = match create_params(case, body, env, &vars, &tmp.join("packs")) {
         Ok(p) => p,
@@ -344,6 +366,8 @@ fn observe(
             other => other,
         },
         Action::Sense(req) => call(adapter, with(vars.substitute(req))),
+        Action::SetSense(sense) => call(adapter, with(json!({ "sense": sense }))),
+        Action::Grants(_) => call(adapter, with(json!({}))),
         Action::ListPacks(_) | Action::Sink(_) | Action::Audit(_) => call(adapter, with(json!({}))),
         Action::Probe(path) => materialize::read_probe(vars, path),
         Action::Wait(ms) => {

@@ -3,7 +3,9 @@
 //! transports of `crate::shim` (stdio, HTTP, WebSocket) serve the same session as bytes.
 
 use super::pack::{self, PackFiles};
-use super::runtime::{CliRequest, ExecRequest, Factory, Runtime, RuntimeConfig, SenseEvent};
+use super::runtime::{
+    CliRequest, ExecRequest, Factory, Runtime, RuntimeConfig, SenseConfig, SenseEvent,
+};
 use crate::adapter::{self, Adapter, Connector, Inproc, Options};
 use crate::error::BadInput;
 use crate::shim::{
@@ -67,6 +69,12 @@ struct CliParams {
 }
 
 #[derive(Deserialize)]
+struct SetSenseParams {
+    runtime_id: String,
+    sense: SenseConfig,
+}
+
+#[derive(Deserialize)]
 struct CheckParams {
     #[serde(rename = "packDir")]
     pack_dir: std::path::PathBuf,
@@ -75,6 +83,13 @@ struct CheckParams {
 fn params<T: DeserializeOwned>(v: Value) -> Result<T, RpcError> {
     serde_json::from_value(v)
         .map_err(|e| RpcError::new(INVALID_PARAMS, format!("invalid params: {e}")))
+}
+
+fn not_found(method: &str) -> RpcError {
+    RpcError::new(
+        METHOD_NOT_FOUND,
+        format!("method not found: {method} (this runtime does not implement it)"),
+    )
 }
 
 fn to_value<T: Serialize>(t: T) -> Result<Value, RpcError> {
@@ -136,6 +151,9 @@ impl Session {
                 if let Some(r) = info.rules {
                     answer["rules"] = json!(r);
                 }
+                if let Some(c) = info.connect {
+                    answer["connect"] = json!(c);
+                }
                 Ok(answer)
             }
             "runtime.create" => {
@@ -154,9 +172,28 @@ impl Session {
                 let a: ActivateParams = params(p)?;
                 self.with(&a.runtime_id, |rt| rt.activate(&a.pack_ids))
             }
+            "runtime.connect" if self.factory.info().connect == Some(false) => Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                "method not found: runtime.connect (this driver has no connect)",
+            )),
             "runtime.connect" => {
                 let a: WithPack = params(p)?;
                 self.with(&a.runtime_id, |rt| rt.connect(&a.pack_id))
+            }
+            // Issue 44, additions within hcpspec-shim/2: a runtime that cannot answers -32601.
+            "runtime.setSense" => {
+                let a: SetSenseParams = params(p)?;
+                match self.with(&a.runtime_id, |rt| rt.set_sense(&a.sense).is_some())? {
+                    Value::Bool(true) => Ok(json!({ "ok": true })),
+                    _ => Err(not_found(method)),
+                }
+            }
+            "runtime.grants" => {
+                let a: RuntimeRef = params(p)?;
+                match self.with(&a.runtime_id, |rt| rt.grants())? {
+                    Value::Null => Err(not_found(method)),
+                    v => Ok(v),
+                }
             }
             "runtime.exec" => {
                 let a: ExecParams = params(p)?;

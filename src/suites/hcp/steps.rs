@@ -33,6 +33,10 @@ impl Body {
 pub struct Setup {
     #[serde(default)]
     pub packs: Vec<PackRef>,
+    /// Symlinks hcpspec makes before `runtime.create`, path → target (each under `${workdir}/`
+    /// or `${tmp}/`): a jail whose contents lead outside (issue 44). Never sent to the runtime.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub links: Map<String, Value>,
     /// Everything else goes to `runtime.create` as it is (principal, grants, sandbox …).
     #[serde(flatten)]
     pub params: Map<String, Value>,
@@ -92,6 +96,10 @@ pub enum Action {
     /// hcpspec waits this many milliseconds and calls nothing: time passes with no action,
     /// so that what a runtime does on its own (a timer) shows in the next step.
     Wait(u64),
+    /// Issue 44: `sense.enable` switched after create, `{enable}` (`runtime.setSense`).
+    SetSense(Value),
+    /// Issue 44: the grants the runtime holds (`runtime.grants`).
+    Grants(Map<String, Value>),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -128,6 +136,8 @@ impl Action {
             Action::Probe(_) => "probe",
             Action::PacksUnchanged(_) => "packsUnchanged",
             Action::Wait(_) => "wait",
+            Action::SetSense(_) => "setSense",
+            Action::Grants(_) => "grants",
         }
     }
 }

@@ -257,6 +257,10 @@ fn check_paths(body: &Body) -> Result<(), (String, String)> {
             }
         }
     }
+    for (path, target) in &body.setup.links {
+        let here = format!("/setup/links/{}", segment(path));
+        super::links::check(path, target).map_err(|m| bad(here, m))?;
+    }
     for (i, step) in body.steps.iter().enumerate() {
         if let Action::Probe(path) = &step.action {
             probe_path(path).map_err(|m| bad(format!("/steps/{i}/probe"), String::from(m)))?;

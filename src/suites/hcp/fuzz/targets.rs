@@ -758,6 +758,8 @@ const KNOWN_METHODS: &[&str] = &[
     "runtime.cli",
     "runtime.senseSink",
     "runtime.audit",
+    "runtime.setSense",
+    "runtime.grants",
     "runtime.dispose",
     "pack.check",
     "shutdown",

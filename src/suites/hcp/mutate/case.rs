@@ -251,7 +251,11 @@ impl FuzzCase {
             killed_by: vec![],
             fixed: Default::default(),
             body: Body {
-                setup: Setup { packs, params },
+                setup: Setup {
+                    packs,
+                    params,
+                    ..Setup::default()
+                },
                 steps,
             }
             .into_members(),

@@ -40,6 +40,8 @@ fn class_of(v: Variant) -> Option<Class> {
         ActivationLast => Class::Order,
         // narrow-activation is one of the three readings of `activation`.
         NarrowActivation | Dialect => return None,
+        // A driver without connect skips every case that connects: never a coin of the freedom.
+        NoConnect => return None,
     })
 }
 
@@ -192,6 +194,13 @@ pub fn dress(f: Freedom, method: &str, v: &mut Value) {
             f.extra("sense", v);
         }
         "runtime.senseSink" => records(f, "sink", v),
+        // issue 44: the grants held, in an order of their own, each with an extra member.
+        "runtime.grants" => {
+            if let Some(grants) = v.as_array_mut() {
+                f.permute("grants", grants);
+                grants.iter_mut().for_each(|g| f.extra("grant", g));
+            }
+        }
         "runtime.audit" => {
             for r in v.as_array_mut().into_iter().flatten() {
                 reword(f, r, &["error"]);

@@ -289,6 +289,9 @@ pub struct RuntimeInfo {
     /// The runtime's rule map: hcpspec rule name → a regex over its own lint rule names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules: Option<BTreeMap<String, String>>,
+    /// `false`: a driver without `connect` (spec 000 § Drivers, "an optional `connect`"; issue 44).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<bool>,
 }
 
 /// The denial map of the reference and the stub, which give the same texts.
@@ -366,6 +369,15 @@ pub trait Runtime: Send {
         Ok(self.exec(req))
     }
     fn availability(&self, pack_id: &str) -> PackAvailability;
+    /// `runtime.setSense` (issue 44): `sense.enable` switched after create. None: the runtime
+    /// cannot (its shim answers -32601).
+    fn set_sense(&mut self, _sense: &SenseConfig) -> Option<()> {
+        None
+    }
+    /// `runtime.grants` (issue 44): the grants the runtime holds. None: it cannot tell (-32601).
+    fn grants(&self) -> Option<Vec<Grant>> {
+        None
+    }
     fn sense(&mut self, event: &SenseEvent) -> SenseReceipt;
     fn sense_sink(&self) -> Vec<SenseEvent>;
     fn audit(&self) -> Vec<AuditRecord>;

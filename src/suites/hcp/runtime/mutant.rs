@@ -106,5 +106,14 @@ crate::mutants! {
     CliRunsAnotherCommand = "cli-runs-another-command", ["6"], "its CLI face runs the command after the one named (the JSON face is right)";
     CliFaceUnimplemented = "cli-face-unimplemented", ["6"], "claims a CLI face (the feature cli) and answers every command through it ok: false, not implemented";
     PollingOnATimer = "polling-on-a-timer", ["10", "must-not"], "polls every activated pack that declares triggers on a 5 ms timer and records each poll as a Sense event";
+    // issue 44, shim: what the protocol's additions reach (runtime.setSense, runtime.grants,
+    // a driver without connect).
+    SenseEnableCached = "sense-enable-cached", ["10"], "reads sense.enable once at create: runtime.setSense answers ok and changes nothing";
+    GrantsImplicitAdded = "grants-implicit-added", ["3"], "holds a pack.activate grant on every installed pack besides the grants runtime.create gave";
+    GrantsScopeWidened = "grants-scope-widened", ["3"], "holds (and enforces) each grant given without its verb_keys and tenant_id scope";
+    GrantsGrowOnActivate = "grants-grow-on-activate", ["3"], "records a pack.activate grant on each pack it activates, besides the grants given";
+    ConnectlessRunsUnbound = "connectless-runs-unbound", ["5"], "a driver without connect (connect: false in initialize) that runs a Binding pack's execs without any Binding";
+    ConnectlessRefusesPublic = "connectless-refuses-public", ["5"], "a driver without connect that refuses every exec as not connected, a public pack's too";
+    JailFollowsLink = "jail-follows-link", ["7"], "jails each adapter in workdir/PACK_ID, made with create_dir_all, which follows a link already there out of the jail";
 }
 }

@@ -23,6 +23,7 @@ impl Factory for StubFactory {
                 .collect(),
             denials: Some(denial_map()),
             rules: Some(rule_map()),
+            connect: None,
         }
     }
 
@@ -372,6 +373,15 @@ impl Runtime for Stub {
             reasons: BTreeMap::new(),
             verbs,
         }
+    }
+
+    fn set_sense(&mut self, sense: &SenseConfig) -> Option<()> {
+        self.config.sense = sense.clone();
+        Some(())
+    }
+
+    fn grants(&self) -> Option<Vec<Grant>> {
+        Some(self.config.grants().to_vec())
     }
 
     fn sense(&mut self, event: &SenseEvent) -> SenseReceipt {

@@ -51,6 +51,9 @@ crate::variants! {
     HubUsedUpMints = "hub-used-up-mints", "its test hub lets every mint succeed once a pack's script is used up, as hcpspec-shim/1's first text said (docs/CHANGELOG.md)";
     /// ASSUMPTIONS.md: Denial texts.
     Dialect = "dialect", "its own words and shapes: other denial texts and lint rule names (declared in its maps), issues in reverse order, extra members in records, results wrapped";
+    // issue 44, shim:
+    /// ASSUMPTIONS.md: Binding and adapters.
+    NoConnect = "no-connect", "a driver without connect (spec 000 § Drivers, \"an optional connect\"): says connect: false in initialize, answers runtime.connect -32601 and mints a Binding inside every exec";
     }
 }
 

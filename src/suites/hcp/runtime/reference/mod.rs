@@ -2,6 +2,7 @@
 //! default, meeting all ten points and every must-not. One file per contract concern; this
 //! file is the exec pipeline that strings them together in the contract's order.
 
+mod additions;
 pub mod authz;
 mod hub;
 
@@ -56,6 +57,7 @@ impl Factory for ReferenceFactory {
                 None if dialect => variant::dialect_rule_map(),
                 None => rule_map(),
             }),
+            connect: additions::connectless(k).then_some(false),
         }
     }
 
@@ -199,6 +201,7 @@ impl Factory for ReferenceFactory {
         } else {
             env_grants
         };
+        additions::hold_grants(m, &mut config, packs.keys());
         let mut hub = Hub::new(&config.hub);
         hub.used_up_mints = chooses(vs, Variant::HubUsedUpMints);
         hub.freedom = vs.freedom;
@@ -424,6 +427,9 @@ impl Reference {
         // rule broken: the shape of the runtime issue 22 found, whose bug no case caught while
         // the Sense cases never connected.
         chooses(&self.knobs, v)
+            || (v == Variant::MintInExec
+                && additions::connectless(&self.knobs)
+                && !self.broken(Mutant::ConnectlessRunsUnbound))
             || (v == Variant::SenseAfterConnect
                 && self.broken(Mutant::SenseWhileDisabledAfterConnect))
     }
@@ -500,7 +506,11 @@ impl Reference {
         }
         match self.bindings.get(pack.pack_id()) {
             Some(b) => Ok(Some(b.clone())),
-            None if self.broken(Mutant::ExecWithoutBinding) => Ok(None),
+            None if self.broken(Mutant::ExecWithoutBinding)
+                || self.broken(Mutant::ConnectlessRunsUnbound) =>
+            {
+                Ok(None)
+            }
             None => Err(format!("denied: pack {} is not connected", pack.pack_id())),
         }
     }
@@ -635,6 +645,8 @@ impl Reference {
         }
         let cwd = if self.broken(Mutant::NoCwdJail) {
             std::env::current_dir().map_err(|e| e.to_string())?
+        } else if self.broken(Mutant::JailFollowsLink) {
+            additions::pack_jail(&self.config.workdir, &req.pack_id)?
         } else {
             self.config.workdir.clone()
         };
@@ -795,7 +807,8 @@ impl Reference {
                 return deny(format!("denied: mint failed: {e}"));
             }
         }
-        if self.broken(Mutant::PublicNeedsConnect)
+        if (self.broken(Mutant::PublicNeedsConnect)
+            || self.broken(Mutant::ConnectlessRefusesPublic))
             && !pack.needs_binding()
             && !self.public_connected.contains(&req.pack_id)
         {
@@ -1318,6 +1331,9 @@ impl Runtime for Reference {
 
     fn activate(&mut self, pack_ids: &[String]) -> Vec<PackResult> {
         let results = self.activate_inner(pack_ids);
+        for r in results.iter().filter(|r| r.ok) {
+            additions::on_activated(self.knobs.mutant, &mut self.config, &r.pack_id);
+        }
         if self.broken(Mutant::PollingOnATimer) && results.iter().any(|r| r.ok) {
             self.polling_since
                 .get_or_insert_with(std::time::Instant::now);
@@ -1391,6 +1407,18 @@ impl Runtime for Reference {
                 .map(|r| serde_json::json!({ "output": r, "runtime": "dialect" }));
         }
         envelope
+    }
+
+    fn set_sense(&mut self, sense: &SenseConfig) -> Option<()> {
+        if !self.broken(Mutant::SenseEnableCached) {
+            self.config.sense = sense.clone();
+        }
+        Some(())
+    }
+
+    fn grants(&self) -> Option<Vec<Grant>> {
+        // What it enforces, so a mutant that takes grants from elsewhere shows them too.
+        Some(self.subject().grants.to_vec())
     }
 
     fn availability(&self, pack_id: &str) -> PackAvailability {
