@@ -106,5 +106,15 @@ crate::mutants! {
     CliRunsAnotherCommand = "cli-runs-another-command", ["6"], "its CLI face runs the command after the one named (the JSON face is right)";
     CliFaceUnimplemented = "cli-face-unimplemented", ["6"], "claims a CLI face (the feature cli) and answers every command through it ok: false, not implemented";
     PollingOnATimer = "polling-on-a-timer", ["10", "must-not"], "polls every activated pack that declares triggers on a 5 ms timer and records each poll as a Sense event";
+    // issue 44, order: the pipeline's misorders as a runtime without a denial map shows them
+    // (no class tells which step denied; what ran does), and a spawn answered as a denial.
+    ConfirmBeforeGrantsUnmapped = "confirm-before-grants-unmapped", ["3", "4"], "checks the confirm gate before the capability axes, and declares no denial map";
+    ProjectBeforeCapabilityUnmapped = "project-before-capability-unmapped", ["3"], "checks privacy.land brain's project_id before the exec capability, and declares no denial map";
+    ConfirmBeforeBrainUnmapped = "confirm-before-brain-unmapped", ["3"], "checks the confirm gate before privacy.land brain's project_id, and declares no denial map";
+    BindingBeforeConfirmUnmapped = "binding-before-confirm-unmapped", ["4"], "checks the Binding (connected, or minted) before the confirm gate, and declares no denial map";
+    AdapterBeforeBindingUnmapped = "adapter-before-binding-unmapped", ["5"], "checks the adapter's bin before the Binding, and declares no denial map";
+    MintBeforeGrants = "mint-before-grants", ["3", "5"], "mints the pack's Binding inside exec before the capability axes (a failed mint denies), and declares no denial map";
+    MintBeforeConfirm = "mint-before-confirm", ["4", "5"], "mints the pack's Binding inside exec after the capability axes but before the confirm gate (a failed mint denies), and declares no denial map";
+    AdapterFailureAsDenial = "adapter-failure-as-denial", ["6"], "spawns the wrap bin for an exec missing a required arg (the hole rendered empty) and answers ok: false with the adapter's failure as the error, and declares no denial map";
 }
 }
