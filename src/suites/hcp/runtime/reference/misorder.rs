@@ -38,7 +38,8 @@ impl Reference {
     }
 
     /// mint-before-grants, mint-before-confirm (`m`): the exec's Binding minted ahead of the
-    /// checks it must follow, kept as the pack's Binding when minted; a failed mint denies.
+    /// checks it must follow, as a runtime minting in every exec does; a failed mint denies. A
+    /// Binding minted is this exec's only (it connects nothing), so only the order is broken.
     pub(super) fn mint_early(&mut self, m: Mutant, req: &ExecRequest) -> Result<(), String> {
         if !self.broken(m) {
             return Ok(());
@@ -46,10 +47,7 @@ impl Reference {
         let pack = &self.packs[&req.pack_id];
         let elevation = self.elevation_denial(pack);
         let principal = &self.config.principal.id;
-        if let Some(minted) = mint_in_exec(&mut self.hub, elevation, pack, req, principal)? {
-            self.bindings.insert(req.pack_id.clone(), minted);
-        }
-        Ok(())
+        mint_in_exec(&mut self.hub, elevation, pack, req, principal).map(|_| ())
     }
 
     /// adapter-failure-as-denial: an exec whose args do not render spawns its bin anyway (every
