@@ -4,6 +4,8 @@
 //! same JSON on stdout, so cases can check the rendered argv, the cwd jail and credential
 //! isolation from outside the runtime. `exit` makes it exit with N after writing its report. An option may come as `--key VALUE`,
 //! `--key=VALUE` or `key=VALUE`; the first `report` wins.
+//! Every start also leaves a mark in its case's temp dir (`spawns/`), whatever its argv, so a
+//! case sees that a bin ran during a step that expected a denial (a denial runs nothing).
 //!
 //! The same code answers as the `hcpspec-probe` binary and as `hcpspec` itself when started
 //! under a name ending in `probe` (the runner links it so), so that `cargo run -- run` needs
