@@ -143,9 +143,23 @@ class Words:
         classes["no-grant"] = "|".join(classes[c] for c in missing if c in classes)
         return classes
 
+    def template_map(self) -> dict[str, str]:
+        """A denial map of whole texts: each class matches its templates, a value as any text.
 
-# Today's texts, exactly: the reference reading declares no denial map, so cases check its
-# denials for a reason only.
+        For words whose openings do not tell the classes apart (`pack … is not activated` and
+        `pack … is not connected`)."""
+        templates: dict[str, list[str]] = {}
+        for cls, template in self.phrases.values():
+            parts = re.split(r"\{[a-z_]+\}", template)
+            templates.setdefault(cls, []).append("^" + "(?s:.+)".join(map(_literal, parts)) + "$")
+        classes = {cls: "|".join(sorted(set(res))) for cls, res in templates.items()}
+        missing = ("no-grant", "missing-read", "missing-write", "missing-connect")
+        classes["no-grant"] = "|".join(classes[c] for c in missing if c in classes)
+        return classes
+
+
+# Today's texts, exactly, declared as a denial map of whole texts (`template_map`): the cases
+# that judge the pipeline's order by class require a map (hcpspec-shim/2, "denial-map").
 REFERENCE_WORDS = Words({
     "unknown-pack": ("unknown-pack", "unknown pack {pack}"),
     "unknown-verb": ("unknown-verb", "unknown verb {pack}.{verb}"),
@@ -286,9 +300,9 @@ class Reading:
         return out
 
     def initialize_maps(self) -> dict:
-        """What initialize declares about its own words: nothing for the reference."""
+        """What initialize declares about its own words: the reference, its denial map only."""
         if self.words is REFERENCE_WORDS:
-            return {}
+            return {"denials": self.words.template_map()}
         maps = {"denials": self.words.denial_map()}
         if self.rule_names:
             maps["rules"] = {ours: f"^{_literal(theirs)}$" for ours, theirs in self.rule_names.items()}

@@ -198,7 +198,9 @@ impl Drop for Place<'_> {
 }
 
 fn failed(r: &CaseResult) -> bool {
-    matches!(r.verdict, Verdict::Fail(_))
+    // Unimplemented is never a pass either: a MUST case a mutant cannot be judged on, because it
+    // lacks what the case requires (a method, the denial map an order case needs), fails it.
+    matches!(r.verdict, Verdict::Fail(_) | Verdict::Unimplemented { .. })
 }
 
 /// How likely `mutant` is to kill `case`, lowest first: named in its `killed_by`, then the

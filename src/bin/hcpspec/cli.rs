@@ -742,11 +742,19 @@ pub fn explain(name: &str, vectors: &Path) -> Result<i32, BadInput> {
     if let Some(a) = &case.assumption {
         println!("  assumption: {a}");
     }
-    if !case.requires.is_empty() {
+    // The denial map is declared, not claimed as a feature: without it, unimplemented.
+    let map = hcpspec::suites::hcp::DENIAL_MAP;
+    let (maps, features): (Vec<&String>, Vec<&String>) =
+        case.requires.iter().partition(|r| r.as_str() == map);
+    if !features.is_empty() {
+        let names: Vec<&str> = features.iter().map(|f| f.as_str()).collect();
         println!(
             "  requires: {} (skipped where the runtime does not claim it)",
-            case.requires.join(", ")
+            names.join(", ")
         );
+    }
+    if !maps.is_empty() {
+        println!("  requires: {map} (unimplemented where the runtime declares no denial map)");
     }
     if !case.killed_by.is_empty() {
         println!("  killed by: {}", case.killed_by.join(", "));

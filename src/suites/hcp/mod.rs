@@ -65,6 +65,10 @@ pub const MAX_WAIT_MS: u64 = 100;
 /// The name prefix of a case's temp dir; the probe writes reports only below one.
 pub const CASE_DIR_PREFIX: &str = "hcpspec-case";
 
+/// The requirement (`"requires": ["denial-map"]`) of a case that judges the pipeline's order by
+/// denial classes: met by a runtime whose `initialize` declares a denial map, not a feature.
+pub const DENIAL_MAP: &str = "denial-map";
+
 /// Run `case` once on the runtime behind `adapter`, in a fresh temp directory, judged by what
 /// the runtime claimed in `initialize`.
 pub fn run_case(
@@ -81,7 +85,18 @@ pub fn run_case(
         .iter()
         .filter(|f| !claims.features.contains(f))
         .collect();
-    let mut verdict = if !missing.is_empty() {
+    // A case that can tell which step denied only by the classes of the runtime's own denial
+    // map (two checks with no effect of their own, the pipeline's order) needs that map:
+    // without one it is unimplemented, never a pass (docs/shim-protocol.md, `denials`).
+    let needs_map = case.requires.iter().any(|r| r == DENIAL_MAP) && claims.denials.is_none();
+    let missing: Vec<&String> = missing.into_iter().filter(|f| *f != DENIAL_MAP).collect();
+    let mut verdict = if needs_map {
+        Verdict::Unimplemented {
+            reason: "the case tells which step denied by its denial class, and the runtime \
+                     declares no denial map in initialize"
+                .into(),
+        }
+    } else if !missing.is_empty() {
         Verdict::Skip {
             reason: format!(
                 "the runtime does not claim the optional feature{} {:?} in initialize",
@@ -189,6 +204,7 @@ fn execute(
     let mut verdict = Verdict::Pass;
     let packs_at_start = fingerprint(&tmp.join("packs"));
     for (i, step) in steps.iter().enumerate() {
+        let spawned_before = probe::spawns(&tmp).len();
         let observed = match observe(
             &step.action,
             adapter,
@@ -233,6 +249,19 @@ fn execute(
         if let Some(expected) = expected {
             match matcher::check(&expected, &observed, claims) {
                 Ok(notes) => {
+                    if let Some(message) =
+                        ran_when_denied(&step.action, &expected, &observed, &tmp, spawned_before)
+                    {
+                        verdict = Verdict::Fail(Failure {
+                            step: i,
+                            action: step.action.name().into(),
+                            path: "/error".into(),
+                            message,
+                            expected: crate::snapshot::normalize(&expected, &redact),
+                            actual: normalised,
+                        });
+                        break;
+                    }
                     unclassified.extend(notes.into_iter().map(|n| format!("step {i}: {n}")))
                 }
                 Err(m) => {
@@ -254,6 +283,47 @@ fn execute(
         let _ = adapter.call("runtime.dispose", json!({ "runtime_id": id }));
     }
     verdict
+}
+
+/// A denial runs nothing: an exec (or CLI) step whose expectation asks for a `$denial` fails when
+/// a bin of the case's path was spawned during it, whatever its error says (with no denial map,
+/// an adapter's failure text would pass any class).
+/// (An expectation that also allows a run, `$anyOf` a denial or `ok: true`, is judged only when
+/// the runtime answered `ok: false`.)
+fn ran_when_denied(
+    action: &Action,
+    expected: &Value,
+    observed: &Value,
+    tmp: &Path,
+    before: usize,
+) -> Option<String> {
+    let denied = observed.get("ok") == Some(&Value::Bool(false));
+    if !matches!(action, Action::Exec(_) | Action::Cli(_)) || !denied || !asks_denial(expected) {
+        return None;
+    }
+    let spawns = probe::spawns(tmp);
+    let new = spawns.get(before..).filter(|s| !s.is_empty())?;
+    let what: Vec<String> = new
+        .iter()
+        .map(|r| format!("{} {}", r["program"].as_str().unwrap_or("?"), r["argv"]))
+        .collect();
+    Some(format!(
+        "the step expects a denial, yet {} bin start{} ran during it ({}): a denial runs nothing",
+        new.len(),
+        if new.len() > 1 { "s" } else { "" },
+        what.join("; ")
+    ))
+}
+
+/// Does an expectation ask for a denial (`$denial` anywhere but under `$not`)?
+fn asks_denial(e: &Value) -> bool {
+    match e {
+        Value::Object(m) => m
+            .iter()
+            .any(|(k, v)| k == "$denial" || (k != "$not" && asks_denial(v))),
+        Value::Array(a) => a.iter().any(asks_denial),
+        _ => false,
+    }
 }
 
 fn create_params(

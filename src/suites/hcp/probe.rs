@@ -4,6 +4,8 @@
 //! same JSON on stdout, so cases can check the rendered argv, the cwd jail and credential
 //! isolation from outside the runtime. `exit` makes it exit with N after writing its report. An option may come as `--key VALUE`,
 //! `--key=VALUE` or `key=VALUE`; the first `report` wins.
+//! Every start also leaves a mark in its case's temp dir (`spawns/`), whatever its argv, so a
+//! case sees that a bin ran during a step that expected a denial (a denial runs nothing).
 //!
 //! The same code answers as the `hcpspec-probe` binary and as `hcpspec` itself when started
 //! under a name ending in `probe` (the runner links it so), so that `cargo run -- run` needs
@@ -68,6 +70,7 @@ pub fn main() -> i32 {
         report["files"] = serde_json::json!(files);
     }
     let text = report.to_string();
+    record_spawn(&cwd, report_path.as_deref(), &text);
     if let Some(path) = report_path {
         if let Err(why) = writable(std::path::Path::new(&path)) {
             eprintln!("hcpspec-probe: will not write a report to {path}: {why}");
@@ -85,6 +88,57 @@ pub fn main() -> i32 {
     }
     println!("{text}");
     exit
+}
+
+/// The folder of a case's temp dir where every start of the probe leaves one file, whatever its
+/// argv: a denial runs nothing, and a case sees a spawn even when no report was asked for.
+pub const SPAWNS_DIR: &str = "spawns";
+
+/// Leave a mark of this start in the case's temp dir, found from the cwd (the jail is under it)
+/// or else the report's path; outside any case dir, nothing.
+fn record_spawn(cwd: &str, report: Option<&str>, text: &str) {
+    let case_dir = |p: &std::path::Path| -> Option<std::path::PathBuf> {
+        let real = p.canonicalize().ok()?;
+        real.ancestors()
+            .find(|a| {
+                a.file_name().is_some_and(|n| {
+                    n.to_string_lossy()
+                        .starts_with(crate::suites::hcp::CASE_DIR_PREFIX)
+                })
+            })
+            .map(std::path::Path::to_path_buf)
+    };
+    let dir = case_dir(std::path::Path::new(cwd)).or_else(|| {
+        let parent = std::path::Path::new(report?).parent()?;
+        case_dir(parent)
+    });
+    if let Some(dir) = dir {
+        let spawns = dir.join(SPAWNS_DIR);
+        let _ = std::fs::create_dir_all(&spawns);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let _ = std::fs::write(
+            spawns.join(format!("{}-{nanos}.json", std::process::id())),
+            text,
+        );
+    }
+}
+
+/// The spawns recorded in a case's temp dir so far: each start's report (program, argv …).
+pub fn spawns(case_dir: &std::path::Path) -> Vec<serde_json::Value> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(case_dir.join(SPAWNS_DIR))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .filter_map(|f| serde_json::from_slice(&std::fs::read(f).ok()?).ok())
+        .collect()
 }
 
 /// The probe writes only inside a case's temp dir (`hcpspec-case…`, made by the runner): a

@@ -115,5 +115,15 @@ crate::mutants! {
     ConnectlessRunsUnbound = "connectless-runs-unbound", ["5"], "a driver without connect (connect: false in initialize) that runs a Binding pack's execs without any Binding";
     ConnectlessRefusesPublic = "connectless-refuses-public", ["5"], "a driver without connect that refuses every exec as not connected, a public pack's too";
     JailFollowsLink = "jail-follows-link", ["7"], "jails each adapter in workdir/PACK_ID, made with create_dir_all, which follows a link already there out of the jail";
+    // issue 44, order: the pipeline's misorders as a runtime without a denial map shows them
+    // (no class tells which step denied; what ran does), and a spawn answered as a denial.
+    ConfirmBeforeGrantsUnmapped = "confirm-before-grants-unmapped", ["3", "4"], "checks the confirm gate before the capability axes, and declares no denial map";
+    ProjectBeforeCapabilityUnmapped = "project-before-capability-unmapped", ["3"], "checks privacy.land brain's project_id before the exec capability, and declares no denial map";
+    ConfirmBeforeBrainUnmapped = "confirm-before-brain-unmapped", ["3"], "checks the confirm gate before privacy.land brain's project_id, and declares no denial map";
+    BindingBeforeConfirmUnmapped = "binding-before-confirm-unmapped", ["4"], "checks the Binding (connected, or minted) before the confirm gate, and declares no denial map";
+    AdapterBeforeBindingUnmapped = "adapter-before-binding-unmapped", ["5"], "checks the adapter's bin before the Binding, and declares no denial map";
+    MintBeforeGrants = "mint-before-grants", ["3", "5"], "mints the pack's Binding inside exec before the capability axes (a failed mint denies), and declares no denial map";
+    MintBeforeConfirm = "mint-before-confirm", ["4", "5"], "mints the pack's Binding inside exec after the capability axes but before the confirm gate (a failed mint denies), and declares no denial map";
+    AdapterFailureAsDenial = "adapter-failure-as-denial", ["6"], "spawns the wrap bin for an exec missing a required arg (the hole rendered empty) and answers ok: false with the adapter's failure as the error, and declares no denial map";
 }
 }

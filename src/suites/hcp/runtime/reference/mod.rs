@@ -5,6 +5,7 @@
 mod additions;
 pub mod authz;
 mod hub;
+mod misorder;
 
 use super::adapter;
 use super::freedom::{self, Activation};
@@ -15,6 +16,7 @@ use crate::knob::Knob as _;
 use crate::suites::hcp::pack::{self, BindingMode, Operation, Pack, PackFiles};
 use authz::Subject;
 use hub::{Hub, Minted};
+use misorder::unmapped;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The reference's mutant or allowed variants (open points decided the other way, `variant.rs`).
@@ -47,7 +49,7 @@ impl Factory for ReferenceFactory {
                 .chain(REFERENCE_FEATURES)
                 .map(|f| f.to_string())
                 .collect(),
-            denials: Some(match words {
+            denials: (!k.mutant.is_some_and(unmapped)).then(|| match words {
                 Some(f) => freedom::denial_map(f),
                 None if dialect => variant::dialect_denial_map(),
                 None => denial_map(),
@@ -761,9 +763,13 @@ impl Reference {
                 return deny(e);
             }
         }
+        if let Err(e) = self.mint_early(Mutant::MintBeforeGrants, req) {
+            return (operation, None, Err(e));
+        }
+        let pack = &self.packs[&req.pack_id];
         let activated =
             self.activated.contains(&req.pack_id) || self.broken(Mutant::ActivationSkipped);
-        if self.broken(Mutant::ConfirmBeforeGrants) {
+        if self.misorders(Mutant::ConfirmBeforeGrants) {
             if let Some(row) = pack.policy.verbs.get(&req.verb_key) {
                 if let Err(e) = authz::confirm_gate(row, &req.args, None) {
                     return deny(e.0);
@@ -780,10 +786,10 @@ impl Reference {
             .get(&req.verb_key)
             .is_some_and(|row| row.privacy.land == pack::Land::Brain)
             && self.config.project_id.is_none();
-        if self.broken(Mutant::ProjectBeforeCapability) && needs_project {
+        if self.misorders(Mutant::ProjectBeforeCapability) && needs_project {
             return deny(brain_denial.into());
         }
-        let early_confirm = self.broken(Mutant::ConfirmBeforeBrain);
+        let early_confirm = self.misorders(Mutant::ConfirmBeforeBrain);
         let policy = match self.authorize(pack, req, activated, early_confirm) {
             Ok(p) => p,
             Err(e) => return deny(e.0),
@@ -796,7 +802,14 @@ impl Reference {
                 return deny(brain_denial.into());
             }
         }
-        if self.broken(Mutant::BindingBeforeConfirm) {
+        if let Err(e) = self.mint_early(Mutant::MintBeforeConfirm, req) {
+            return (operation, None, Err(e));
+        }
+        let pack = &self.packs[&req.pack_id];
+        let Some(policy) = pack.policy.verbs.get(&req.verb_key) else {
+            return deny(format!("no policy for {}", req.verb_key));
+        };
+        if self.misorders(Mutant::BindingBeforeConfirm) {
             if let Err(e) = self.binding_for(pack) {
                 return deny(e);
             }
@@ -825,7 +838,7 @@ impl Reference {
         }
         // mint-in-exec: a Binding for this exec, as the spec's createAcmeRuntime mints it
         // (`const cred = await deps.hub.mint(pack, authz) // fail closed inside`).
-        if self.broken(Mutant::AdapterBeforeBinding) {
+        if self.misorders(Mutant::AdapterBeforeBinding) {
             if let Err(e) = self.plan_adapter(pack, req) {
                 return deny(e);
             }
@@ -853,7 +866,8 @@ impl Reference {
                 b.identity.clone()
             }
         });
-        let result = self.run_adapter(pack, req, binding.as_ref());
+        let result =
+            self.failure_as_denial(pack, req, self.run_adapter(pack, req, binding.as_ref()));
         if late_confirm {
             if let Err(e) = authz::confirm_gate(policy, &req.args, self.knobs.mutant) {
                 return deny(e.0);
