@@ -4,6 +4,7 @@
 
 pub mod authz;
 mod hub;
+mod rules;
 
 use super::adapter;
 use super::freedom::{self, Activation};
@@ -111,6 +112,10 @@ impl Factory for ReferenceFactory {
             if let Some(why) = overstrict_lint(m, &files) {
                 return Err(vec![why]);
             }
+            if let Some(why) = rules::skill_parse_issue(m, &files) {
+                return Err(vec![why]);
+            }
+            let files = rules::loosen(m, files);
             if m == Some(Mutant::WhitespaceJsonRefused) {
                 let padded = |b: &Option<Vec<u8>>| {
                     b.as_deref()
@@ -168,6 +173,7 @@ impl Factory for ReferenceFactory {
             other => other?,
         };
         let mut packs = packs;
+        rules::after_install(m, &mut packs);
         if m == Some(Mutant::OnePolicyRowForAll) {
             for p in packs.values_mut() {
                 if let Some(first) = p.policy.verbs.values().next().cloned() {
@@ -867,7 +873,7 @@ impl Reference {
             return;
         }
         let error = error.map(|e| self.words(e));
-        self.audit.push(AuditRecord {
+        let mut rec = AuditRecord {
             tenant_id: self.config.tenant_id.clone(),
             project_id: self.config.project_id.clone(),
             principal: (!self.broken(Mutant::AuditWithoutPrincipal)).then(|| {
@@ -882,7 +888,9 @@ impl Reference {
             binding: binding.filter(|_| !self.broken(Mutant::AuditWithoutBinding)),
             outcome: outcome.into(),
             error,
-        });
+        };
+        rules::trim_audit(self.knobs.mutant, &mut rec, self.packs.get(&req.pack_id));
+        self.audit.push(rec);
     }
 
     fn verb_availability(&self, pack: &Pack, verb_key: &str) -> Option<VerbAvailability> {
@@ -1103,9 +1111,11 @@ impl Reference {
             && [authz::EXEC_READ, authz::EXEC_WRITE]
                 .iter()
                 .any(|c| authz::holds(s, c, pack_id, None, self.knobs.mutant));
+        let elevated = authz::holds(s, authz::ELEVATE, pack_id, None, self.knobs.mutant);
         if !authz::holds(s, authz::CONNECT, pack_id, None, self.knobs.mutant)
             && !self.broken(Mutant::ConnectWithoutGrant)
             && !exec_grant_connects
+            && !rules::connect_grant_skipped(self.knobs.mutant, &decl.mode, elevated)
         {
             return PackResult::deny(
                 pack_id,
