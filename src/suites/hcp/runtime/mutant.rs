@@ -127,5 +127,8 @@ crate::mutants! {
     AuditMothershipAsService = "audit-mothership-as-service", ["8"], "audits writes under a mothership Binding as the service's: without the Principal, tenant_id and project_id";
     ConnectGrantUncheckedLocal = "connect-grant-unchecked-local", ["3"], "mints a local Binding on connect without checking pack.connect (user and mothership are checked)";
     ElevationAllowsConnect = "elevation-allows-connect", ["3"], "takes binding.elevate on a mothership pack as pack.connect too";
+    PolicyOnlyTriggerDelivered = "policy-only-trigger-delivered", ["10", "must-not"], "accepts a Sense trigger that has a Policy row, whether or not surface.json declares it";
+    AnyPacksTriggerDelivered = "any-packs-trigger-delivered", ["10", "must-not"], "accepts a Sense trigger for a pack when any installed pack declares it";
+    PollingOnActivate = "polling-on-activate", ["10", "must-not"], "polls every activated pack that declares triggers at once on activation, then every 5 s, and records each poll as a Sense event";
 }
 }

@@ -1245,6 +1245,13 @@ impl Reference {
             .as_ref()
             .is_some_and(|s| s.triggers.contains(&event.trigger))
             && pack.policy.triggers.contains_key(&event.trigger);
+        let declared = declared
+            || rules::trigger_loosely_declared(
+                self.knobs.mutant,
+                &self.packs,
+                pack,
+                &event.trigger,
+            );
         if (!declared && !self.broken(Mutant::UndeclaredTriggerDelivered))
             || self.broken(Mutant::DeclaredTriggerDropped)
         {
@@ -1328,7 +1335,8 @@ impl Runtime for Reference {
 
     fn activate(&mut self, pack_ids: &[String]) -> Vec<PackResult> {
         let results = self.activate_inner(pack_ids);
-        if self.broken(Mutant::PollingOnATimer) && results.iter().any(|r| r.ok) {
+        let polls = self.broken(Mutant::PollingOnATimer) || self.broken(Mutant::PollingOnActivate);
+        if polls && results.iter().any(|r| r.ok) {
             self.polling_since
                 .get_or_insert_with(std::time::Instant::now);
         }
@@ -1437,7 +1445,7 @@ impl Runtime for Reference {
         // polling-on-a-timer: one event per 5 ms tick since the poller started, for every
         // activated pack that declares triggers, as if a background poller had recorded them.
         if let Some(since) = self.polling_since {
-            let ticks = since.elapsed().as_millis() / 5;
+            let ticks = rules::poll_ticks(self.knobs.mutant, since);
             for id in &self.activated {
                 let trigger = self
                     .packs

@@ -36,7 +36,11 @@ pub fn loosen(m: Option<Mutant>, mut files: PackFiles) -> PackFiles {
         Mutant::BindingModeUnchecked => {
             if let Some(Value::Object(b)) = s.get_mut("binding") {
                 let known = ["user", "local", "mothership"];
-                if !b.get("mode").and_then(Value::as_str).is_some_and(|m| known.contains(&m)) {
+                if !b
+                    .get("mode")
+                    .and_then(Value::as_str)
+                    .is_some_and(|m| known.contains(&m))
+                {
                     b.insert("mode".into(), "user".into());
                 }
             }
@@ -44,7 +48,9 @@ pub fn loosen(m: Option<Mutant>, mut files: PackFiles) -> PackFiles {
         _ => {}
     });
     edit(&mut files.policy, |p| {
-        let Some(Value::Object(verbs)) = p.get_mut("verbs") else { return };
+        let Some(Value::Object(verbs)) = p.get_mut("verbs") else {
+            return;
+        };
         for row in verbs.values_mut() {
             if let Value::Object(row) = row {
                 loosen_row(m, row);
@@ -180,5 +186,36 @@ pub fn connect_grant_skipped(m: Option<Mutant>, mode: &BindingMode, elevated: bo
         Some(Mutant::ConnectGrantUncheckedLocal) => *mode == BindingMode::Local,
         Some(Mutant::ElevationAllowsConnect) => *mode == BindingMode::Mothership && elevated,
         _ => false,
+    }
+}
+
+/// Does the mutant take a trigger as declared that the pack does not declare (contract row 10,
+/// "or deliver undeclared triggers"): one with a Policy row only, or one another pack declares?
+pub fn trigger_loosely_declared(
+    m: Option<Mutant>,
+    packs: &BTreeMap<String, Pack>,
+    pack: &Pack,
+    trigger: &str,
+) -> bool {
+    let in_surface = |p: &Pack| {
+        p.surface
+            .sense
+            .as_ref()
+            .is_some_and(|s| s.triggers.iter().any(|t| t == trigger))
+    };
+    match m {
+        Some(Mutant::PolicyOnlyTriggerDelivered) => pack.policy.triggers.contains_key(trigger),
+        Some(Mutant::AnyPacksTriggerDelivered) => packs.values().any(in_surface),
+        _ => false,
+    }
+}
+
+/// How many Sense events a poller has recorded since `since`: polling-on-a-timer ticks every
+/// 5 ms; polling-on-activate polls at once, then every 5 s (`poll(); setInterval(poll, 5000)`).
+pub fn poll_ticks(m: Option<Mutant>, since: std::time::Instant) -> u128 {
+    let ms = since.elapsed().as_millis();
+    match m {
+        Some(Mutant::PollingOnActivate) => 1 + ms / 5000,
+        _ => ms / 5,
     }
 }
