@@ -130,5 +130,6 @@ crate::mutants! {
     PolicyOnlyTriggerDelivered = "policy-only-trigger-delivered", ["10", "must-not"], "accepts a Sense trigger that has a Policy row, whether or not surface.json declares it";
     AnyPacksTriggerDelivered = "any-packs-trigger-delivered", ["10", "must-not"], "accepts a Sense trigger for a pack when any installed pack declares it";
     PollingOnActivate = "polling-on-activate", ["10", "must-not"], "polls every activated pack that declares triggers at once on activation, then every 5 s, and records each poll as a Sense event";
+    HarnessMdUnread = "harness-md-unread", ["1"], "lints that HARNESS.md is there but never reads it: the harness is shown an empty Skill";
 }
 }

@@ -131,6 +131,8 @@ pub fn after_install(m: Option<Mutant>, packs: &mut BTreeMap<String, Pack>) {
                     row.privacy.land = Land::Local;
                 }
             }
+            // HARNESS.md linted (it exists, not blank) but never read: no Skill to show.
+            Some(Mutant::HarnessMdUnread) => p.skill = Some(String::new()),
             Some(Mutant::HarnessMdFirstLine) => {
                 if let Some(s) = &mut p.skill {
                     *s = s.lines().next().unwrap_or_default().to_string();
