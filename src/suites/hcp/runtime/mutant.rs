@@ -131,5 +131,7 @@ crate::mutants! {
     AnyPacksTriggerDelivered = "any-packs-trigger-delivered", ["10", "must-not"], "accepts a Sense trigger for a pack when any installed pack declares it";
     PollingOnActivate = "polling-on-activate", ["10", "must-not"], "polls every activated pack that declares triggers at once on activation, then every 5 s, and records each poll as a Sense event";
     HarnessMdUnread = "harness-md-unread", ["1"], "lints that HARNESS.md is there but never reads it: the harness is shown an empty Skill";
+    UnboundWriteUnaudited = "unbound-write-unaudited", ["8"], "audits only writes run under a Binding: a public pack's writes go unrecorded";
+    BrainWriteUnaudited = "brain-write-unaudited", ["8"], "audits writes on land local only: a write on land brain goes unrecorded";
 }
 }

@@ -861,7 +861,13 @@ impl Reference {
         binding: Option<String>,
         result: &Result<Value, String>,
     ) {
-        if self.broken(Mutant::NoAuditOnWrite) {
+        if self.broken(Mutant::NoAuditOnWrite)
+            || rules::audit_skipped(
+                self.knobs.mutant,
+                self.packs.get(&req.pack_id),
+                &req.verb_key,
+            )
+        {
             return;
         }
         let (outcome, error) = match result {

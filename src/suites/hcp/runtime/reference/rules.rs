@@ -221,3 +221,19 @@ pub fn poll_ticks(m: Option<Mutant>, since: std::time::Instant) -> u128 {
         _ => ms / 5,
     }
 }
+
+/// Does the mutant leave this write unaudited (contract row 8, "Audit writes"), on one land or
+/// Binding mode only?
+pub fn audit_skipped(m: Option<Mutant>, pack: Option<&Pack>, verb_key: &str) -> bool {
+    let Some(pack) = pack else { return false };
+    match m {
+        // The sketch's record names `cred.identity`: no Binding, no record.
+        Some(Mutant::UnboundWriteUnaudited) => !pack.needs_binding(),
+        Some(Mutant::BrainWriteUnaudited) => pack
+            .policy
+            .verbs
+            .get(verb_key)
+            .is_some_and(|r| r.privacy.land == Land::Brain),
+        _ => false,
+    }
+}
