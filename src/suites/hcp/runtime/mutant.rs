@@ -133,5 +133,7 @@ crate::mutants! {
     HarnessMdUnread = "harness-md-unread", ["1"], "lints that HARNESS.md is there but never reads it: the harness is shown an empty Skill";
     UnboundWriteUnaudited = "unbound-write-unaudited", ["8"], "audits only writes run under a Binding: a public pack's writes go unrecorded";
     BrainWriteUnaudited = "brain-write-unaudited", ["8"], "audits writes on land local only: a write on land brain goes unrecorded";
+    HcpOptional = "hcp-optional", ["1"], "installs a surface.json without hcp as HCP/1.0";
+    CommandsOptional = "commands-optional", ["1"], "installs a surface.json without commands as a pack with none";
 }
 }

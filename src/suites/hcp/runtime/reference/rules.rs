@@ -30,6 +30,12 @@ pub fn loosen(m: Option<Mutant>, mut files: PackFiles) -> PackFiles {
         Mutant::PackIdOptional if !s.contains_key("pack_id") => {
             s.insert("pack_id".into(), Value::String(dir_name.clone()));
         }
+        Mutant::HcpOptional if !s.contains_key("hcp") => {
+            s.insert("hcp".into(), "1.0".into());
+        }
+        Mutant::CommandsOptional if !s.contains_key("commands") => {
+            s.insert("commands".into(), Value::Array(Vec::new()));
+        }
         Mutant::UnknownSurfaceMemberIgnored => {
             s.retain(|k, _| SURFACE_MEMBERS.contains(&k.as_str()));
         }
