@@ -30,9 +30,11 @@ trap 'rm -rf "$out"' EXIT
 # read-out, the CLI face; and, from the sentence-level matrix, the order of the project and
 # confirm checks, the envelope's ids, the hub a pack names, an in-process adapter's argv, the
 # Binding in an audit record, availability's shape, the sink's records, a poller on a timer;
-# an empty wrap `commands`, a container the pack mutator never empties, only drops or retypes):
+# an empty wrap `commands`, a container the pack mutator never empties, only drops or retypes;
+# from issue 44's rules part, the Skill's text (its first line, or none), a trigger with only a
+# Policy row, a poll at activation, a surface without commands, a write on land brain unaudited):
 # the contract cases kill each of them (`hcpspec run --mutants`); the fuzzer is not expected to.
-not_fuzzed="whitespace-json-refused list-packs-empty token-in-connect polling-as-sense sense-audited grants-from-env pack-rewritten public-pack-minted get-pack-first-installed skill-not-exposed cli-runs-another-command cli-face-unimplemented confirm-before-brain envelope-without-ids unknown-pack-bare-denial binding-hub-renamed inproc-argv-dropped audit-without-binding audit-token-as-binding availability-shape-wrong sense-sink-unrecorded polling-on-a-timer wrap-empty-commands-accepted"
+not_fuzzed="whitespace-json-refused list-packs-empty token-in-connect polling-as-sense sense-audited grants-from-env pack-rewritten public-pack-minted get-pack-first-installed skill-not-exposed cli-runs-another-command cli-face-unimplemented confirm-before-brain envelope-without-ids unknown-pack-bare-denial binding-hub-renamed inproc-argv-dropped audit-without-binding audit-token-as-binding availability-shape-wrong sense-sink-unrecorded polling-on-a-timer wrap-empty-commands-accepted harness-md-first-line harness-md-unread policy-only-trigger-delivered polling-on-activate commands-optional brain-write-unaudited"
 mutants=$(sed -n 's/^ *[A-Za-z]* = "\([a-z-]*\)", \[.*/\1/p' src/suites/hcp/runtime/mutant.rs \
   | grep -vxF -f <(tr ' ' '\n' <<<"$not_fuzzed"))
 # Mutants run two at a time (FUZZ_JOBS), the reference beside them: each is one job from its
