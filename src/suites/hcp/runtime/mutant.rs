@@ -135,5 +135,6 @@ crate::mutants! {
     BrainWriteUnaudited = "brain-write-unaudited", ["8"], "audits writes on land local only: a write on land brain goes unrecorded";
     HcpOptional = "hcp-optional", ["1"], "installs a surface.json without hcp as HCP/1.0";
     CommandsOptional = "commands-optional", ["1"], "installs a surface.json without commands as a pack with none";
+    AuditWithoutVerbKey = "audit-without-verb-key", ["8"], "audits writes by pack only: the record's verb_key is empty";
 }
 }

@@ -171,6 +171,10 @@ pub fn trim_audit(m: Option<Mutant>, rec: &mut AuditRecord, pack: Option<&Pack>)
             rec.project_id = None;
             false
         }
+        Mutant::AuditWithoutVerbKey => {
+            rec.verb_key.clear();
+            false
+        }
         Mutant::AuditBrainScopeDropped => land == Some(Land::Brain),
         Mutant::AuditInprocScopeDropped => inproc,
         Mutant::AuditPublicScopeDropped => public,
