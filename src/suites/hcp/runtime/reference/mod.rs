@@ -1121,7 +1121,7 @@ impl Reference {
         if !authz::holds(s, authz::CONNECT, pack_id, None, self.knobs.mutant)
             && !self.broken(Mutant::ConnectWithoutGrant)
             && !exec_grant_connects
-            && !rules::connect_grant_skipped(self.knobs.mutant, &decl.mode, elevated)
+            && !rules::connect_grant_skipped(self.knobs.mutant, decl.mode, elevated)
         {
             return PackResult::deny(
                 pack_id,

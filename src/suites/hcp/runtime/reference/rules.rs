@@ -154,10 +154,10 @@ pub fn trim_audit(m: Option<Mutant>, rec: &mut AuditRecord, pack: Option<&Pack>)
     let Some(m) = m else { return };
     let land = pack
         .and_then(|p| p.policy.verbs.get(&rec.verb_key))
-        .map(|r| r.privacy.land.clone());
+        .map(|r| r.privacy.land);
     let mode = pack.and_then(|p| {
         p.needs_binding()
-            .then(|| p.surface.binding.as_ref().map(|b| b.mode.clone()))
+            .then(|| p.surface.binding.as_ref().map(|b| b.mode))
             .flatten()
     });
     let inproc = pack.is_some_and(|p| p.surface.wrap.inproc.is_some());
@@ -193,10 +193,10 @@ pub fn trim_audit(m: Option<Mutant>, rec: &mut AuditRecord, pack: Option<&Pack>)
 }
 
 /// Does the mutant skip the pack.connect check for a pack of this Binding mode?
-pub fn connect_grant_skipped(m: Option<Mutant>, mode: &BindingMode, elevated: bool) -> bool {
+pub fn connect_grant_skipped(m: Option<Mutant>, mode: BindingMode, elevated: bool) -> bool {
     match m {
-        Some(Mutant::ConnectGrantUncheckedLocal) => *mode == BindingMode::Local,
-        Some(Mutant::ElevationAllowsConnect) => *mode == BindingMode::Mothership && elevated,
+        Some(Mutant::ConnectGrantUncheckedLocal) => mode == BindingMode::Local,
+        Some(Mutant::ElevationAllowsConnect) => mode == BindingMode::Mothership && elevated,
         _ => false,
     }
 }
