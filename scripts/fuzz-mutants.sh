@@ -33,9 +33,10 @@ trap 'rm -rf "$out"' EXIT
 # an empty wrap `commands`, a container the pack mutator never empties, only drops or retypes;
 # the pipeline's misorders in a runtime that declares no denial map, which only the order cases
 # requiring a map tell, as unimplemented; a Binding minted inside exec ahead of the grant or the
-# confirm gate, which shows only as the hub outcome a later connect gets):
+# confirm gate, which shows only as the hub outcome a later connect gets; from issue 44's rules part, the Skill's text (its first line, or none), a trigger with only a
+# Policy row, a poll at activation, a surface without commands, a write on land brain unaudited):
 # the contract cases kill each of them (`hcpspec run --mutants`); the fuzzer is not expected to.
-not_fuzzed="whitespace-json-refused list-packs-empty token-in-connect polling-as-sense sense-audited grants-from-env pack-rewritten public-pack-minted get-pack-first-installed skill-not-exposed cli-runs-another-command cli-face-unimplemented confirm-before-brain envelope-without-ids unknown-pack-bare-denial binding-hub-renamed inproc-argv-dropped audit-without-binding audit-token-as-binding availability-shape-wrong sense-sink-unrecorded polling-on-a-timer wrap-empty-commands-accepted confirm-before-grants-unmapped project-before-capability-unmapped confirm-before-brain-unmapped binding-before-confirm-unmapped adapter-before-binding-unmapped mint-before-grants mint-before-confirm"
+not_fuzzed="whitespace-json-refused list-packs-empty token-in-connect polling-as-sense sense-audited grants-from-env pack-rewritten public-pack-minted get-pack-first-installed skill-not-exposed cli-runs-another-command cli-face-unimplemented confirm-before-brain envelope-without-ids unknown-pack-bare-denial binding-hub-renamed inproc-argv-dropped audit-without-binding audit-token-as-binding availability-shape-wrong sense-sink-unrecorded polling-on-a-timer wrap-empty-commands-accepted confirm-before-grants-unmapped project-before-capability-unmapped confirm-before-brain-unmapped binding-before-confirm-unmapped adapter-before-binding-unmapped mint-before-grants mint-before-confirm harness-md-first-line harness-md-unread policy-only-trigger-delivered polling-on-activate commands-optional brain-write-unaudited"
 mutants=$(sed -n 's/^ *[A-Za-z]* = "\([a-z-]*\)", \[.*/\1/p' src/suites/hcp/runtime/mutant.rs \
   | grep -vxF -f <(tr ' ' '\n' <<<"$not_fuzzed"))
 # Mutants run two at a time (FUZZ_JOBS), the reference beside them: each is one job from its

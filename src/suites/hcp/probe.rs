@@ -2,7 +2,7 @@
 //! (program name, argv, cwd, environment, and the contents of small files its variables name)
 //! as JSON to the path given by its `report` option, and prints the
 //! same JSON on stdout, so cases can check the rendered argv, the cwd jail and credential
-//! isolation from outside the runtime. `exit` makes it exit with N after writing its report. An option may come as `--key VALUE`,
+//! isolation from outside the runtime. `exit` makes it exit with N after writing its report; `escape PATH` makes it try to write PATH and report whether it could (`escape.written`). An option may come as `--key VALUE`,
 //! `--key=VALUE` or `key=VALUE`; the first `report` wins.
 //! Every start also leaves a mark in its case's temp dir (`spawns/`), whatever its argv, so a
 //! case sees that a bin ran during a step that expected a denial (a denial runs nothing).
@@ -19,6 +19,7 @@ pub fn main() -> i32 {
     let program = args.next().unwrap_or_default();
     let argv: Vec<String> = args.collect();
     let mut report_path = None;
+    let mut escape_path = None;
     let mut exit = 0;
     // Options as `--key VALUE`, `--key=VALUE` or `key=VALUE`, so that the probe understands
     // any of the usual pass-through renderings.
@@ -33,6 +34,8 @@ pub fn main() -> i32 {
     for (i, a) in argv.iter().enumerate() {
         if let Some(p) = option("report", i, a) {
             report_path.get_or_insert(p);
+        } else if let Some(p) = option("escape", i, a) {
+            escape_path.get_or_insert(p);
         } else if let Some(n) = option("exit", i, a) {
             exit = n.parse().unwrap_or(1);
         }
@@ -68,6 +71,9 @@ pub fn main() -> i32 {
     let mut report = serde_json::json!({ "program": name, "argv": argv, "cwd": cwd, "env": env });
     if !files.is_empty() {
         report["files"] = serde_json::json!(files);
+    }
+    if let Some(path) = escape_path {
+        report["escape"] = escape(&path);
     }
     let text = report.to_string();
     record_spawn(&cwd, report_path.as_deref(), &text);
@@ -139,6 +145,22 @@ pub fn spawns(case_dir: &std::path::Path) -> Vec<serde_json::Value> {
         .iter()
         .filter_map(|f| serde_json::from_slice(&std::fs::read(f).ok()?).ok())
         .collect()
+}
+
+/// `escape`: try to write a file at `path` (outside the jail, as a case names it) and say whether
+/// the write landed; a file written is removed again, so the case leaves nothing behind.
+fn escape(path: &str) -> serde_json::Value {
+    let p = std::path::Path::new(path);
+    if let Err(why) = writable(p) {
+        return serde_json::json!({ "path": path, "written": false, "error": why.to_string() });
+    }
+    match std::fs::write(p, "written by hcpspec-probe from inside the jail\n") {
+        Ok(()) => {
+            let _ = std::fs::remove_file(p);
+            serde_json::json!({ "path": path, "written": true })
+        }
+        Err(e) => serde_json::json!({ "path": path, "written": false, "error": e.to_string() }),
+    }
 }
 
 /// The probe writes only inside a case's temp dir (`hcpspec-case…`, made by the runner): a

@@ -125,5 +125,35 @@ crate::mutants! {
     MintBeforeGrants = "mint-before-grants", ["3", "5"], "mints the pack's Binding inside exec before the capability axes (a failed mint denies), and declares no denial map";
     MintBeforeConfirm = "mint-before-confirm", ["4", "5"], "mints the pack's Binding inside exec after the capability axes but before the confirm gate (a failed mint denies), and declares no denial map";
     AdapterFailureAsDenial = "adapter-failure-as-denial", ["6"], "spawns the wrap bin for an exec missing a required arg (the hole rendered empty) and answers ok: false with the adapter's failure as the error, and declares no denial map";
+    // issue 44, rules: the ways a stranger breaks a rule the older killer broke one way only.
+    PackIdFromDirectory = "pack-id-from-directory", ["1"], "installs a pack under the name of its directory, not the pack_id of its surface.json";
+    PolicyJsonIgnored = "policy-json-ignored", ["1"], "lints policy.json but enforces a Policy of defaults (every verb a read on land local, no confirm)";
+    HarnessMdJsonParsed = "harness-md-json-parsed", ["1"], "parses HARNESS.md with the JSON parser of the other two files and rejects a Skill that is not JSON";
+    HarnessMdFirstLine = "harness-md-first-line", ["1"], "loads only the first line of HARNESS.md (its heading) as the pack's Skill";
+    PackIdOptional = "pack-id-optional", ["1"], "installs a surface.json without pack_id under its directory's name";
+    UnknownSurfaceMemberIgnored = "unknown-surface-member-ignored", ["1", "must-not"], "drops surface.json members HCP/1.x does not define (a connector) instead of rejecting them";
+    BindingModeUnchecked = "binding-mode-unchecked", ["1"], "takes an unknown binding.mode as user";
+    OperationUnchecked = "operation-unchecked", ["1"], "takes a Policy row's unknown operation as read";
+    OperationDefaultsToRead = "operation-defaults-to-read", ["1"], "takes a Policy row without operation as a read";
+    ConfirmCoerced = "confirm-coerced", ["1"], "coerces a Policy row's non-boolean confirm by truthiness instead of rejecting it";
+    LandUnchecked = "land-unchecked", ["1", "must-not"], "takes a Policy row's unknown privacy.land as local";
+    PrivacyDefaultsToLocal = "privacy-defaults-to-local", ["1"], "takes a Policy row without privacy (or without privacy.land) as land local";
+    AuditWithoutTenant = "audit-without-tenant", ["8"], "audits writes without the tenant_id";
+    AuditWithoutProject = "audit-without-project", ["8"], "audits writes without the project_id";
+    AuditBrainScopeDropped = "audit-brain-scope-dropped", ["8"], "audits writes on land brain without tenant_id and project_id (land local's records are whole)";
+    AuditInprocScopeDropped = "audit-inproc-scope-dropped", ["8"], "audits writes of in-process adapters without tenant_id and project_id";
+    AuditPublicScopeDropped = "audit-public-scope-dropped", ["8"], "audits writes of a public pack (no Binding) without tenant_id and project_id";
+    AuditMothershipAsService = "audit-mothership-as-service", ["8"], "audits writes under a mothership Binding as the service's: without the Principal, tenant_id and project_id";
+    ConnectGrantUncheckedLocal = "connect-grant-unchecked-local", ["3"], "mints a local Binding on connect without checking pack.connect (user and mothership are checked)";
+    ElevationAllowsConnect = "elevation-allows-connect", ["3"], "takes binding.elevate on a mothership pack as pack.connect too";
+    PolicyOnlyTriggerDelivered = "policy-only-trigger-delivered", ["10", "must-not"], "accepts a Sense trigger that has a Policy row, whether or not surface.json declares it";
+    AnyPacksTriggerDelivered = "any-packs-trigger-delivered", ["10", "must-not"], "accepts a Sense trigger for a pack when any installed pack declares it";
+    PollingOnActivate = "polling-on-activate", ["10", "must-not"], "polls every activated pack that declares triggers at once on activation, then every 5 s, and records each poll as a Sense event";
+    HarnessMdUnread = "harness-md-unread", ["1"], "lints that HARNESS.md is there but never reads it: the harness is shown an empty Skill";
+    UnboundWriteUnaudited = "unbound-write-unaudited", ["8"], "audits only writes run under a Binding: a public pack's writes go unrecorded";
+    BrainWriteUnaudited = "brain-write-unaudited", ["8"], "audits writes on land local only: a write on land brain goes unrecorded";
+    HcpOptional = "hcp-optional", ["1"], "installs a surface.json without hcp as HCP/1.0";
+    CommandsOptional = "commands-optional", ["1"], "installs a surface.json without commands as a pack with none";
+    AuditWithoutVerbKey = "audit-without-verb-key", ["8"], "audits writes by pack only: the record's verb_key is empty";
 }
 }

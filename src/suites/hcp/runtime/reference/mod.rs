@@ -6,6 +6,7 @@ mod additions;
 pub mod authz;
 mod hub;
 mod misorder;
+mod rules;
 
 use super::adapter;
 use super::freedom::{self, Activation};
@@ -115,6 +116,10 @@ impl Factory for ReferenceFactory {
             if let Some(why) = overstrict_lint(m, &files) {
                 return Err(vec![why]);
             }
+            if let Some(why) = rules::skill_parse_issue(m, &files) {
+                return Err(vec![why]);
+            }
+            let files = rules::loosen(m, files);
             if m == Some(Mutant::WhitespaceJsonRefused) {
                 let padded = |b: &Option<Vec<u8>>| {
                     b.as_deref()
@@ -172,6 +177,7 @@ impl Factory for ReferenceFactory {
             other => other?,
         };
         let mut packs = packs;
+        rules::after_install(m, &mut packs);
         if m == Some(Mutant::OnePolicyRowForAll) {
             for p in packs.values_mut() {
                 if let Some(first) = p.policy.verbs.values().next().cloned() {
@@ -882,7 +888,13 @@ impl Reference {
         binding: Option<String>,
         result: &Result<Value, String>,
     ) {
-        if self.broken(Mutant::NoAuditOnWrite) {
+        if self.broken(Mutant::NoAuditOnWrite)
+            || rules::audit_skipped(
+                self.knobs.mutant,
+                self.packs.get(&req.pack_id),
+                &req.verb_key,
+            )
+        {
             return;
         }
         let (outcome, error) = match result {
@@ -894,7 +906,7 @@ impl Reference {
             return;
         }
         let error = error.map(|e| self.words(e));
-        self.audit.push(AuditRecord {
+        let mut rec = AuditRecord {
             tenant_id: self.config.tenant_id.clone(),
             project_id: self.config.project_id.clone(),
             principal: (!self.broken(Mutant::AuditWithoutPrincipal)).then(|| {
@@ -909,7 +921,9 @@ impl Reference {
             binding: binding.filter(|_| !self.broken(Mutant::AuditWithoutBinding)),
             outcome: outcome.into(),
             error,
-        });
+        };
+        rules::trim_audit(self.knobs.mutant, &mut rec, self.packs.get(&req.pack_id));
+        self.audit.push(rec);
     }
 
     fn verb_availability(&self, pack: &Pack, verb_key: &str) -> Option<VerbAvailability> {
@@ -1130,9 +1144,11 @@ impl Reference {
             && [authz::EXEC_READ, authz::EXEC_WRITE]
                 .iter()
                 .any(|c| authz::holds(s, c, pack_id, None, self.knobs.mutant));
+        let elevated = authz::holds(s, authz::ELEVATE, pack_id, None, self.knobs.mutant);
         if !authz::holds(s, authz::CONNECT, pack_id, None, self.knobs.mutant)
             && !self.broken(Mutant::ConnectWithoutGrant)
             && !exec_grant_connects
+            && !rules::connect_grant_skipped(self.knobs.mutant, decl.mode, elevated)
         {
             return PackResult::deny(
                 pack_id,
@@ -1262,6 +1278,13 @@ impl Reference {
             .as_ref()
             .is_some_and(|s| s.triggers.contains(&event.trigger))
             && pack.policy.triggers.contains_key(&event.trigger);
+        let declared = declared
+            || rules::trigger_loosely_declared(
+                self.knobs.mutant,
+                &self.packs,
+                pack,
+                &event.trigger,
+            );
         if (!declared && !self.broken(Mutant::UndeclaredTriggerDelivered))
             || self.broken(Mutant::DeclaredTriggerDropped)
         {
@@ -1348,7 +1371,8 @@ impl Runtime for Reference {
         for r in results.iter().filter(|r| r.ok) {
             additions::on_activated(self.knobs.mutant, &mut self.config, &r.pack_id);
         }
-        if self.broken(Mutant::PollingOnATimer) && results.iter().any(|r| r.ok) {
+        let polls = self.broken(Mutant::PollingOnATimer) || self.broken(Mutant::PollingOnActivate);
+        if polls && results.iter().any(|r| r.ok) {
             self.polling_since
                 .get_or_insert_with(std::time::Instant::now);
         }
@@ -1469,7 +1493,7 @@ impl Runtime for Reference {
         // polling-on-a-timer: one event per 5 ms tick since the poller started, for every
         // activated pack that declares triggers, as if a background poller had recorded them.
         if let Some(since) = self.polling_since {
-            let ticks = since.elapsed().as_millis() / 5;
+            let ticks = rules::poll_ticks(self.knobs.mutant, since);
             for id in &self.activated {
                 let trigger = self
                     .packs
