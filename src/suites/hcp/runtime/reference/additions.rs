@@ -62,7 +62,10 @@ fn activate_grant(pack_id: &str) -> Grant {
 
 /// jail-follows-link: a jail per pack under workdir, made the careless way (`create_dir_all`
 /// takes a link to a directory for the directory, so a link planted there leads outside).
-pub(super) fn pack_jail(workdir: &std::path::Path, pack_id: &str) -> Result<std::path::PathBuf, String> {
+pub(super) fn pack_jail(
+    workdir: &std::path::Path,
+    pack_id: &str,
+) -> Result<std::path::PathBuf, String> {
     let jail = workdir.join(pack_id);
     std::fs::create_dir_all(&jail).map_err(|e| format!("cannot make a jail: {e}"))?;
     Ok(jail)
