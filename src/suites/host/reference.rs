@@ -81,6 +81,14 @@ crate::mutants! {
         // bodies otherwise: the cases must still fail them once they speak that Core's format.
         PrincipalDroppedOtherEncoding = "principal-dropped-other-encoding", ["0"], "on another Core encoding, a gate_response crosses without its Principal";
         GateSourceAgentOtherEncoding = "gate-source-agent-other-encoding", ["H6"], "on another Core encoding, a gate_response's source is not the user";
+        // issue 44, host: the seams' other ways to break (a failure swallowed, an answer before
+        // harness's, a channel of its own), a structural twin, an object read before a refusal.
+        StructuralTwin = "structural-twin", ["H0"], "discovers a capability by its methods' names (a structural twin), so binds a wrapper that forwards them by name without declaring harness's interface";
+        WaitIdleErrorDropped = "wait-idle-error-dropped", ["H0"], "WaitIdle is forwarded to harness, but harness's failure is answered as idle";
+        WaitIdleAsync = "wait-idle-async", ["H0"], "WaitIdle is forwarded to harness without waiting for it: it answers before the session is idle";
+        DoneOwnChannel = "done-own-channel", ["0"], "Done is forwarded to harness, but answers a channel of the adapter's own that never closes";
+        ReleaseErrorSwallowed = "release-error-swallowed", ["0"], "the bound Releaser forwards ReleaseResidency, but answers released when harness's release failed";
+        PayloadRefReadThenRefused = "payload-ref-read-then-refused", ["H8"], "reads a referenced payload's object (to check it), then refuses the command as unresolved";
     }
 }
 
@@ -355,6 +363,8 @@ impl Target {
         let k = &self.knob;
         let has = |cap: &str| match cap {
             _ if k.breaks(Mutant::RequiredSixUnchecked) && SIX.contains(&cap) => true,
+            // A twin of the interface's method set finds methods forwarded by name.
+            _ if k.breaks(Mutant::StructuralTwin) && s.by_name(cap).is_some() => true,
             "IdleWaiter" => s.idle_waiter().is_some(),
             "Liveness" => s.liveness().is_some(),
             "Releaser" => s.releaser().is_some(),
@@ -533,6 +543,9 @@ impl Bound {
                 // Open point (A20): bytes beside a reference are taken as its resolved body.
             } else if k.breaks(Mutant::PayloadRefDereferenced) {
                 payload = Some(self.env.read_object(r));
+            } else if k.breaks(Mutant::PayloadRefReadThenRefused) {
+                self.env.read_object(r);
+                return Err(Refusal::open(k, "invalid", format!("unresolved payload reference {r:?}")));
             } else if !k.breaks(Mutant::PayloadRefIgnored) {
                 return Err(Refusal::open(
                     k,
@@ -804,20 +817,30 @@ impl Bound {
     }
 
     pub fn wait_idle(&self) -> Fallible {
-        if self.knob.breaks(Mutant::WaitIdleNotForwarded) {
+        let k = &self.knob;
+        if k.breaks(Mutant::WaitIdleNotForwarded) {
+            return Ok(());
+        }
+        if k.breaks(Mutant::WaitIdleAsync) {
+            let s = self.session.clone();
+            std::thread::spawn(move || s.idle_waiter().map(|w| w.wait_idle(Ctx::default())));
             return Ok(());
         }
         match self.session.idle_waiter() {
-            Some(w) => w.wait_idle(Ctx::default()),
+            Some(w) => w
+                .wait_idle(Ctx::default())
+                .or_else(|e| if k.breaks(Mutant::WaitIdleErrorDropped) { Ok(()) } else { Err(e) }),
             None => Err("the session is no IdleWaiter".into()),
         }
     }
 
+    /// `Liveness.Done`: whether harness's channel is closed.
     pub fn done(&self) -> bool {
         if self.knob.breaks(Mutant::DoneNotForwarded) {
             return false;
         }
-        self.session.liveness().is_some_and(|l| l.done())
+        let closed = self.session.liveness().is_some_and(|l| l.done());
+        closed && !self.knob.breaks(Mutant::DoneOwnChannel)
     }
 
     pub fn release(&self) -> Fallible {
@@ -825,7 +848,13 @@ impl Bound {
             return Ok(());
         }
         match self.session.releaser() {
-            Some(r) => r.release_residency(Ctx::default()),
+            Some(r) => {
+                let out = r.release_residency(Ctx::default());
+                if self.knob.breaks(Mutant::ReleaseErrorSwallowed) {
+                    return Ok(());
+                }
+                out
+            }
             None => Err("the session is no Releaser".into()),
         }
     }
