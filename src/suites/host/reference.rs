@@ -89,6 +89,8 @@ crate::mutants! {
         DoneOwnChannel = "done-own-channel", ["0"], "Done is forwarded to harness, but answers a channel of the adapter's own that never closes";
         ReleaseErrorSwallowed = "release-error-swallowed", ["0"], "the bound Releaser forwards ReleaseResidency, but answers released when harness's release failed";
         PayloadRefReadThenRefused = "payload-ref-read-then-refused", ["H8"], "reads a referenced payload's object (to check it), then refuses the command as unresolved";
+        ReleaseOnlyRecoveryRefusals = "release-only-recovery-refusals", ["0"], "releases a session refused for the recovery declaration (no AttemptCloser, a nil fault channel), not one refused for another missing capability";
+        NoReleaseOnRestoreRefusal = "no-release-on-restore-refusal", ["0"], "releases a refused session on a create bind, not on a restore bind";
     }
 }
 
@@ -338,7 +340,10 @@ impl Target {
             _ => session,
         };
         if let Some(missing) = self.missing(&*session) {
-            return Err(self.refuse(launch, &*session, missing));
+            let recovery = missing.contains("AttemptCloser") || missing.contains("fault channel");
+            let unreleased = (k.breaks(Mutant::ReleaseOnlyRecoveryRefusals) && !recovery)
+                || (k.breaks(Mutant::NoReleaseOnRestoreRefusal) && mode == Mode::Restore);
+            return Err(self.refuse(launch, &*session, missing, unreleased));
         }
         let probe = k.decides(Variant::ProbeEpochAtBind) || shape(k, "probe-epoch-at-bind");
         let bind_epoch = if k.breaks(Mutant::BindTimeEpoch) || probe {
@@ -399,7 +404,7 @@ impl Target {
 
     /// Refuse a launched session: release it first, detached from the launch context, and join
     /// a failed release to the refusal.
-    fn refuse(&self, launch: Ctx, s: &dyn Session, why: String) -> Refusal {
+    fn refuse(&self, launch: Ctx, s: &dyn Session, why: String, unreleased: bool) -> Refusal {
         let k = &self.knob;
         let refusal = Refusal::new(
             "incapable",
@@ -407,7 +412,7 @@ impl Target {
         );
         let Some(r) = s
             .releaser()
-            .filter(|_| !k.breaks(Mutant::NoReleaseOnRefusal))
+            .filter(|_| !k.breaks(Mutant::NoReleaseOnRefusal) && !unreleased)
         else {
             return refusal;
         };
