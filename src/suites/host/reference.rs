@@ -91,6 +91,8 @@ crate::mutants! {
         PayloadRefReadThenRefused = "payload-ref-read-then-refused", ["H8"], "reads a referenced payload's object (to check it), then refuses the command as unresolved";
         ReleaseOnlyRecoveryRefusals = "release-only-recovery-refusals", ["0"], "releases a session refused for the recovery declaration (no AttemptCloser, a nil fault channel), not one refused for another missing capability";
         NoReleaseOnRestoreRefusal = "no-release-on-restore-refusal", ["0"], "releases a refused session on a create bind, not on a restore bind";
+        PayloadRefIgnoredOnCreate = "payload-ref-ignored-on-create", ["H8"], "an unresolved PayloadRef is refused where an input body is read, but a create carrying one is admitted as an idle create";
+        PayloadRefIgnoredOnRestore = "payload-ref-ignored-on-restore", ["H8"], "an unresolved PayloadRef on a restore is admitted, a restore carrying nothing";
     }
 }
 
@@ -542,7 +544,9 @@ impl Bound {
         }
         let mut payload = cmd.payload.clone();
         let has_bytes = payload.as_ref().is_some_and(|b| !b.is_empty());
-        if let Some(r) = &cmd.payload_ref {
+        let ignored = (k.breaks(Mutant::PayloadRefIgnoredOnCreate) && kind == "create")
+            || (k.breaks(Mutant::PayloadRefIgnoredOnRestore) && kind == "restore");
+        if let Some(r) = cmd.payload_ref.as_ref().filter(|_| !ignored) {
             let admits = k.decides(Variant::PayloadRefWithBytesAdmitted) || shape(k, "ref-bytes");
             if admits && has_bytes {
                 // Open point (A20): bytes beside a reference are taken as its resolved body.
