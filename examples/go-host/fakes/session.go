@@ -34,11 +34,12 @@ type SessionSpec struct {
 	IdleAfterMs    int     `json:"idleAfterMs"`
 	WaitIdleFails  *string `json:"waitIdleFails"`
 	DoneClosed     bool    `json:"doneClosed"`
+	CloseFails     *string `json:"closeAttemptFails"`
 }
 
 // Optional lists the fake session members added within hcpspec-host/2 that
 // these fakes build (host.describe's `fakes`).
-var Optional = []string{"forwardsByName", "idleAfterMs", "waitIdleFails", "doneClosed"}
+var Optional = []string{"forwardsByName", "idleAfterMs", "waitIdleFails", "doneClosed", "closeAttemptFails"}
 
 type epoch struct {
 	v    uint64
@@ -322,6 +323,9 @@ type closingApplier struct{ applier }
 
 func (a closingApplier) CloseAttempt(_ context.Context, attempt string) error {
 	a.s.rec("CloseAttempt", "attempt", attempt)
+	if a.s.spec.CloseFails != nil {
+		return errors.New(*a.s.spec.CloseFails)
+	}
 	return nil
 }
 

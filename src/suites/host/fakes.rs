@@ -289,7 +289,7 @@ impl Applier for FakeSession {
 impl AttemptCloser for FakeSession {
     fn close_attempt(&self, _: Ctx, attempt: &str) -> Fallible {
         self.record(json!({ "call": "CloseAttempt", "attempt": attempt }));
-        Ok(())
+        self.fails("closeAttemptFails")
     }
 }
 

@@ -31,7 +31,13 @@ pub const PROTOCOLS: &[&str] = &["hcpspec-host/1", "hcpspec-host/2"];
 /// The members of the fake session (docs/host-protocol.md § 3.2) added within `hcpspec-host/2`,
 /// each optional: a shim builds it only if `host.describe`'s `fakes` lists it, and a case whose
 /// `host.bind` gives one its shim does not list is unimplemented, never played without it.
-pub const FAKES: &[&str] = &["forwardsByName", "idleAfterMs", "waitIdleFails", "doneClosed"];
+pub const FAKES: &[&str] = &[
+    "forwardsByName",
+    "idleAfterMs",
+    "waitIdleFails",
+    "doneClosed",
+    "closeAttemptFails",
+];
 
 /// How its shim describes itself, and the protocol hcpspec speaks with it.
 pub const DESCRIBE: crate::suites::Describe = crate::suites::Describe {

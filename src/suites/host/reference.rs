@@ -93,6 +93,7 @@ crate::mutants! {
         NoReleaseOnRestoreRefusal = "no-release-on-restore-refusal", ["0"], "releases a refused session on a create bind, not on a restore bind";
         PayloadRefIgnoredOnCreate = "payload-ref-ignored-on-create", ["H8"], "an unresolved PayloadRef is refused where an input body is read, but a create carrying one is admitted as an idle create";
         PayloadRefIgnoredOnRestore = "payload-ref-ignored-on-restore", ["H8"], "an unresolved PayloadRef on a restore is admitted, a restore carrying nothing";
+        CloseAttemptErrorDropped = "close-attempt-error-dropped", ["0"], "the bound AttemptCloser forwards to harness's, but answers closed when harness's failed";
     }
 }
 
@@ -554,7 +555,11 @@ impl Bound {
                 payload = Some(self.env.read_object(r));
             } else if k.breaks(Mutant::PayloadRefReadThenRefused) {
                 self.env.read_object(r);
-                return Err(Refusal::open(k, "invalid", format!("unresolved payload reference {r:?}")));
+                return Err(Refusal::open(
+                    k,
+                    "invalid",
+                    format!("unresolved payload reference {r:?}"),
+                ));
             } else if !k.breaks(Mutant::PayloadRefIgnored) {
                 return Err(Refusal::open(
                     k,
@@ -836,9 +841,13 @@ impl Bound {
             return Ok(());
         }
         match self.session.idle_waiter() {
-            Some(w) => w
-                .wait_idle(Ctx::default())
-                .or_else(|e| if k.breaks(Mutant::WaitIdleErrorDropped) { Ok(()) } else { Err(e) }),
+            Some(w) => w.wait_idle(Ctx::default()).or_else(|e| {
+                if k.breaks(Mutant::WaitIdleErrorDropped) {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            }),
             None => Err("the session is no IdleWaiter".into()),
         }
     }
@@ -874,6 +883,13 @@ impl Bound {
             return Ok(());
         }
         match self.session.attempt_closer() {
+            Some(_) if self.knob.breaks(Mutant::CloseAttemptErrorDropped) => {
+                let _ = self
+                    .session
+                    .attempt_closer()
+                    .map(|c| c.close_attempt(Ctx::default(), attempt));
+                Ok(())
+            }
             Some(c) => c.close_attempt(Ctx::default(), attempt),
             None => Err("the session's applier is no AttemptCloser".into()),
         }
