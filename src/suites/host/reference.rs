@@ -94,6 +94,8 @@ crate::mutants! {
         PayloadRefIgnoredOnCreate = "payload-ref-ignored-on-create", ["H8"], "an unresolved PayloadRef is refused where an input body is read, but a create carrying one is admitted as an idle create";
         PayloadRefIgnoredOnRestore = "payload-ref-ignored-on-restore", ["H8"], "an unresolved PayloadRef on a restore is admitted, a restore carrying nothing";
         CloseAttemptErrorDropped = "close-attempt-error-dropped", ["0"], "the bound AttemptCloser forwards to harness's, but answers closed when harness's failed";
+        EpochCheckedOnInputOnly = "epoch-checked-on-input-only", ["H5"], "a session holding no grant is refused an input, but its other commands are stamped epoch 0";
+        RegistrationDefaultCapabilities = "registration-default-capabilities", ["0"], "Registration carries the department's default capabilities, not the target's";
     }
 }
 
@@ -278,7 +280,11 @@ impl Target {
         json!({
             "agentId": agent,
             "compatibilityId": self.compatibility_id(),
-            "capabilities": self.capabilities,
+            "capabilities": if self.knob.breaks(Mutant::RegistrationDefaultCapabilities) {
+                json!({})
+            } else {
+                self.capabilities.clone()
+            },
         })
     }
 
@@ -597,7 +603,10 @@ impl Bound {
             "gate_response" => (vec![], Some(self.gate_response(&cmd, &bytes)?)),
             _ => (vec![], None),
         };
-        let lease_epoch = self.epoch()?;
+        let lease_epoch = match self.epoch() {
+            Err(_) if k.breaks(Mutant::EpochCheckedOnInputOnly) && kind != "input" => 0,
+            r => r?,
+        };
         let dropped = (k.breaks(Mutant::PrincipalDroppedOnInterrupt) && kind == "interrupt")
             || (k.breaks(Mutant::PrincipalDroppedOtherEncoding) && kind == "gate_response");
         let principal = if dropped {
