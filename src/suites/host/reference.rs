@@ -96,6 +96,9 @@ crate::mutants! {
         CloseAttemptErrorDropped = "close-attempt-error-dropped", ["0"], "the bound AttemptCloser forwards to harness's, but answers closed when harness's failed";
         EpochCheckedOnInputOnly = "epoch-checked-on-input-only", ["H5"], "a session holding no grant is refused an input, but its other commands are stamped epoch 0";
         RegistrationDefaultCapabilities = "registration-default-capabilities", ["0"], "Registration carries the department's default capabilities, not the target's";
+        PublicationRigSessionOnRestore = "publication-rig-session-on-restore", ["H4"], "a restored session's publications name the rig's UUID, not Host's session id (a created one's are right)";
+        RestoreOnFirstRig = "restore-on-first-rig", ["1"], "RigPerTenant routes a create to its tenant's rig, but every restore to the first tenant's";
+        KindCaseFolded = "kind-case-folded", ["H6"], "a command's kind is matched without regard to case, so `Input` is admitted as an input";
     }
 }
 
@@ -193,11 +196,15 @@ impl Rigs {
                 Err(Refusal::new("incapable", "the shared rig serves acme only"))
             }
             Rigs::Shared(r) => Ok(r.clone()),
-            Rigs::PerTenant(m) if k.breaks(Mutant::OneRigForAll) => m
-                .values()
-                .next()
-                .cloned()
-                .ok_or_else(|| Refusal::new("invalid", "no rigs")),
+            Rigs::PerTenant(m)
+                if k.breaks(Mutant::OneRigForAll)
+                    || (k.breaks(Mutant::RestoreOnFirstRig) && mode == Mode::Restore) =>
+            {
+                m.values()
+                    .next()
+                    .cloned()
+                    .ok_or_else(|| Refusal::new("invalid", "no rigs"))
+            }
             Rigs::PerTenant(m) => m.get(&req.tenant_id).cloned().ok_or_else(|| {
                 let kind = if k.decides(Variant::UnknownTenantShared) {
                     "unsupported"
@@ -363,6 +370,7 @@ impl Target {
         Ok(Bound {
             session,
             request,
+            restored: mode == Mode::Restore,
             residency_epoch,
             bind_epoch,
             decoder: self.decoder.clone(),
@@ -467,6 +475,8 @@ fn interleave(f: &crate::knob::Freedom, frames: Vec<Value>) -> Vec<Value> {
 pub struct Bound {
     session: Arc<dyn Session>,
     request: Request,
+    /// Launched by the rig's RestoreSession.
+    restored: bool,
     residency_epoch: u64,
     bind_epoch: Option<u64>,
     decoder: Option<BlockDecoder>,
@@ -524,7 +534,12 @@ impl Bound {
     /// Admit one runtime command to harness, or refuse it.
     pub fn apply(&self, cmd: RuntimeCommand) -> Result<(), Refusal> {
         let k = &self.knob;
-        let kind = cmd.kind.as_str();
+        let folded = cmd.kind.to_lowercase();
+        let kind = if k.breaks(Mutant::KindCaseFolded) {
+            folded.as_str()
+        } else {
+            cmd.kind.as_str()
+        };
         if !KINDS.contains(&kind) && !k.breaks(Mutant::AnyKindAdmitted) {
             return Err(Refusal::open(
                 k,
@@ -757,7 +772,8 @@ impl Bound {
                 if k.breaks(Mutant::CoveredThroughDropped) {
                     p["coveredThrough"] = json!(d.journal_seq);
                 }
-                if k.breaks(Mutant::PublicationRigSession) {
+                let on_restore = k.breaks(Mutant::PublicationRigSessionOnRestore) && self.restored;
+                if k.breaks(Mutant::PublicationRigSession) || on_restore {
                     p["sessionId"] = json!(self.session.session_id());
                 }
                 p
