@@ -99,6 +99,7 @@ crate::mutants! {
         PublicationRigSessionOnRestore = "publication-rig-session-on-restore", ["H4"], "a restored session's publications name the rig's UUID, not Host's session id (a created one's are right)";
         RestoreOnFirstRig = "restore-on-first-rig", ["1"], "RigPerTenant routes a create to its tenant's rig, but every restore to the first tenant's";
         KindCaseFolded = "kind-case-folded", ["H6"], "a command's kind is matched without regard to case, so `Input` is admitted as an input";
+        PairDropsUncounted = "pair-drops-uncounted", ["0"], "EphemeralDrops counts frames LiveOptionsSubscriber's subscriber refused, not those the older pair's refused";
     }
 }
 
@@ -822,7 +823,7 @@ impl Bound {
         // the subscriber (A25), which the subscriber takes as a frame of this relay's kind.
         let free = self.knob.free(Class::Shapes);
         self.live(&mut |f| match frame_kind(&f) {
-            Some(k) if k == kind => take(f),
+            Some(k) if k == kind => take(f) || self.knob.breaks(Mutant::PairDropsUncounted),
             Some(k)
                 if free.is_some_and(|fr| fr.coin(Class::Shapes, &format!("pair:{kind}:{k}"))) =>
             {
