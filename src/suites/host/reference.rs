@@ -99,6 +99,8 @@ crate::mutants! {
         PublicationRigSessionOnRestore = "publication-rig-session-on-restore", ["H4"], "a restored session's publications name the rig's UUID, not Host's session id (a created one's are right)";
         RestoreOnFirstRig = "restore-on-first-rig", ["1"], "RigPerTenant routes a create to its tenant's rig, but every restore to the first tenant's";
         KindCaseFolded = "kind-case-folded", ["H6"], "a command's kind is matched without regard to case, so `Input` is admitted as an input";
+        RecoveryUnheldOnRestore = "recovery-unheld-on-restore", ["0"], "holds the recovery declaration at a create bind only: a restored session without an AttemptCloser, or with a nil fault channel, is bound";
+        RequiredUncheckedOnRestore = "required-unchecked-on-restore", ["0"], "checks the capabilities a bound session must have at a create bind only: a restored session lacking one is bound";
         PairDropsUncounted = "pair-drops-uncounted", ["0"], "EphemeralDrops counts frames LiveOptionsSubscriber's subscriber refused, not those the older pair's refused";
     }
 }
@@ -356,7 +358,7 @@ impl Target {
             Some(inner) if k.breaks(Mutant::UnwrapsWrapper) => inner,
             _ => session,
         };
-        if let Some(missing) = self.missing(&*session) {
+        if let Some(missing) = self.missing(&*session).filter(|m| !self.skipped(m, mode)) {
             let recovery = missing.contains("AttemptCloser") || missing.contains("fault channel");
             let unreleased = (k.breaks(Mutant::ReleaseOnlyRecoveryRefusals) && !recovery)
                 || (k.breaks(Mutant::NoReleaseOnRestoreRefusal) && mode == Mode::Restore);
@@ -379,6 +381,15 @@ impl Target {
             drops: AtomicU64::new(0),
             knob: self.knob,
         })
+    }
+
+    /// Whether a mutant leaves this refusal's check out of a restore bind.
+    fn skipped(&self, missing: &str, mode: Mode) -> bool {
+        let k = &self.knob;
+        let recovery = missing.contains("AttemptCloser") || missing.contains("fault channel");
+        mode == Mode::Restore
+            && ((recovery && k.breaks(Mutant::RecoveryUnheldOnRestore))
+                || (!recovery && k.breaks(Mutant::RequiredUncheckedOnRestore)))
     }
 
     /// What bind requires that `s` lacks, discovered on each published interface.
