@@ -101,6 +101,7 @@ crate::mutants! {
         KindCaseFolded = "kind-case-folded", ["H6"], "a command's kind is matched without regard to case, so `Input` is admitted as an input";
         RecoveryUnheldOnRestore = "recovery-unheld-on-restore", ["0"], "holds the recovery declaration at a create bind only: a restored session without an AttemptCloser, or with a nil fault channel, is bound";
         RequiredUncheckedOnRestore = "required-unchecked-on-restore", ["0"], "checks the capabilities a bound session must have at a create bind only: a restored session lacking one is bound";
+        LivePathSkipsFirst = "live-path-skips-first", ["H3", "H4"], "a subscription without a resume point takes the first delivery as its position and delivers only those after it";
         PairDropsUncounted = "pair-drops-uncounted", ["0"], "EphemeralDrops counts frames LiveOptionsSubscriber's subscriber refused, not those the older pair's refused";
     }
 }
@@ -767,9 +768,11 @@ impl Bound {
         let Some(events) = self.session.events() else {
             return Err(Refusal::new("incapable", "the session publishes no events"));
         };
+        let skip = usize::from(k.breaks(Mutant::LivePathSkipsFirst));
         Ok(events
             .subscribe()
             .into_iter()
+            .skip(skip)
             .filter(|d| d.committed || k.breaks(Mutant::UncommittedForwarded))
             .map(|d| {
                 let mut p = json!({
