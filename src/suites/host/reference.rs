@@ -102,6 +102,7 @@ crate::mutants! {
         RecoveryUnheldOnRestore = "recovery-unheld-on-restore", ["0"], "holds the recovery declaration at a create bind only: a restored session without an AttemptCloser, or with a nil fault channel, is bound";
         RequiredUncheckedOnRestore = "required-unchecked-on-restore", ["0"], "checks the capabilities a bound session must have at a create bind only: a restored session lacking one is bound";
         LivePathSkipsFirst = "live-path-skips-first", ["H3", "H4"], "a subscription without a resume point takes the first delivery as its position and delivers only those after it";
+        EmptyProductInputAdmitted = "empty-product-input-admitted", ["H7"], "an input the default decoder reads to no blocks is refused, but one WithBlockDecoder's decoder reads to none is admitted";
         PairDropsUncounted = "pair-drops-uncounted", ["0"], "EphemeralDrops counts frames LiveOptionsSubscriber's subscriber refused, not those the older pair's refused";
     }
 }
@@ -614,7 +615,8 @@ impl Bound {
         let (blocks, gate_response) = match kind {
             "input" => {
                 let b = self.decode(&bytes)?;
-                if b.is_empty() && !k.breaks(Mutant::EmptyInputAdmitted) {
+                let product = self.decoder.is_some() && k.breaks(Mutant::EmptyProductInputAdmitted);
+                if b.is_empty() && !k.breaks(Mutant::EmptyInputAdmitted) && !product {
                     return Err(Refusal::open(
                         k,
                         "invalid",
