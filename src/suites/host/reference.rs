@@ -103,6 +103,8 @@ crate::mutants! {
         RequiredUncheckedOnRestore = "required-unchecked-on-restore", ["0"], "checks the capabilities a bound session must have at a create bind only: a restored session lacking one is bound";
         LivePathSkipsFirst = "live-path-skips-first", ["H3", "H4"], "a subscription without a resume point takes the first delivery as its position and delivers only those after it";
         EmptyProductInputAdmitted = "empty-product-input-admitted", ["H7"], "an input the default decoder reads to no blocks is refused, but one WithBlockDecoder's decoder reads to none is admitted";
+        CapabilityRefusalUnderLaunch = "capability-refusal-under-launch", ["0"], "a session refused for the recovery declaration is released detached, one refused for a missing capability under the launch context";
+        CapabilityRefusalErrorDropped = "capability-refusal-error-dropped", ["0"], "a failed release is joined to a refusal for the recovery declaration, not to one for a missing capability";
         PairDropsUncounted = "pair-drops-uncounted", ["0"], "EphemeralDrops counts frames LiveOptionsSubscriber's subscriber refused, not those the older pair's refused";
     }
 }
@@ -447,13 +449,18 @@ impl Target {
         else {
             return refusal;
         };
-        let ctx = if k.breaks(Mutant::ReleaseUnderLaunchContext) {
+        // The refusal's other path: a capability missing, not the recovery declaration.
+        let other = !why.contains("AttemptCloser") && !why.contains("fault channel");
+        let ctx = if k.breaks(Mutant::ReleaseUnderLaunchContext)
+            || (other && k.breaks(Mutant::CapabilityRefusalUnderLaunch))
+        {
             launch
         } else {
             Ctx::default()
         };
         match r.release_residency(ctx) {
             Err(_) if k.breaks(Mutant::ReleaseErrorDropped) => refusal,
+            Err(_) if other && k.breaks(Mutant::CapabilityRefusalErrorDropped) => refusal,
             // The release's error returned in the refusal's place: no longer the refusal, a
             // shim classifies it as it would any other error.
             Err(e) if k.breaks(Mutant::ReleaseErrorReplacesRefusal) => Refusal::new("invalid", e),
