@@ -105,6 +105,7 @@ crate::mutants! {
         EmptyProductInputAdmitted = "empty-product-input-admitted", ["H7"], "an input the default decoder reads to no blocks is refused, but one WithBlockDecoder's decoder reads to none is admitted";
         CapabilityRefusalUnderLaunch = "capability-refusal-under-launch", ["0"], "a session refused for the recovery declaration is released detached, one refused for a missing capability under the launch context";
         CapabilityRefusalErrorDropped = "capability-refusal-error-dropped", ["0"], "a failed release is joined to a refusal for the recovery declaration, not to one for a missing capability";
+        ApplyErrorSwallowed = "apply-error-swallowed", ["0"], "CommandApplier hands the command to harness's applier, but answers applied when harness's failed";
         PairDropsUncounted = "pair-drops-uncounted", ["0"], "EphemeralDrops counts frames LiveOptionsSubscriber's subscriber refused, not those the older pair's refused";
     }
 }
@@ -678,9 +679,11 @@ impl Bound {
         if k.breaks(Mutant::ApplyNotForwarded) {
             return Ok(());
         }
-        applier
-            .apply_runtime_command(Ctx::default(), admitted)
-            .map_err(|e| Refusal::open(k, "invalid", "harness refused the command").join(e))
+        let out = applier.apply_runtime_command(Ctx::default(), admitted);
+        if k.breaks(Mutant::ApplyErrorSwallowed) {
+            return Ok(());
+        }
+        out.map_err(|e| Refusal::open(k, "invalid", "harness refused the command").join(e))
     }
 
     /// A create's body is Core's CreateRequest; its blocks, if any, are re-presented to the
