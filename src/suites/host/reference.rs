@@ -106,6 +106,8 @@ crate::mutants! {
         CapabilityRefusalUnderLaunch = "capability-refusal-under-launch", ["0"], "a session refused for the recovery declaration is released detached, one refused for a missing capability under the launch context";
         CapabilityRefusalErrorDropped = "capability-refusal-error-dropped", ["0"], "a failed release is joined to a refusal for the recovery declaration, not to one for a missing capability";
         ApplyErrorSwallowed = "apply-error-swallowed", ["0"], "CommandApplier hands the command to harness's applier, but answers applied when harness's failed";
+        ResumePointTrimmed = "resume-point-trimmed", ["H3"], "a resume point of white space only is taken for none and served from now";
+        ResumeFilteredFromLive = "resume-filtered-from-live", ["H3"], "a resume point among the live deliveries is served from after it (refused only when it is not among them)";
         PairDropsUncounted = "pair-drops-uncounted", ["0"], "EphemeralDrops counts frames LiveOptionsSubscriber's subscriber refused, not those the older pair's refused";
     }
 }
@@ -768,6 +770,24 @@ impl Bound {
     /// cannot be honoured, so it is refused.
     pub fn subscribe(&self, after: &str) -> Result<Vec<Value>, Refusal> {
         let k = &self.knob;
+        let after = if k.breaks(Mutant::ResumePointTrimmed) {
+            after.trim()
+        } else {
+            after
+        };
+        let filtered = k.breaks(Mutant::ResumeFilteredFromLive)
+            && self
+                .session
+                .events()
+                .is_some_and(|e| e.subscribe().iter().any(|d| d.event_id == after));
+        if filtered {
+            let pubs = self.subscribe("")?;
+            let at = pubs
+                .iter()
+                .position(|p| p["eventId"] == after)
+                .map_or(0, |i| i + 1);
+            return Ok(pubs[at..].to_vec());
+        }
         if !after.is_empty() && !k.breaks(Mutant::ResumeFromNow) {
             return Err(Refusal::new(
                 "unsupported",
