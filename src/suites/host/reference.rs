@@ -108,6 +108,7 @@ crate::mutants! {
         ApplyErrorSwallowed = "apply-error-swallowed", ["0"], "CommandApplier hands the command to harness's applier, but answers applied when harness's failed";
         ResumePointTrimmed = "resume-point-trimmed", ["H3"], "a resume point of white space only is taken for none and served from now";
         ResumeFilteredFromLive = "resume-filtered-from-live", ["H3"], "a resume point among the live deliveries is served from after it (refused only when it is not among them)";
+        AdapterDecidesRelay = "adapter-decides-relay", ["0"], "the adapter decides what is relayed: tool steps are not, text and reasoning steps are";
         PairDropsUncounted = "pair-drops-uncounted", ["0"], "EphemeralDrops counts frames LiveOptionsSubscriber's subscriber refused, not those the older pair's refused";
     }
 }
@@ -837,6 +838,9 @@ impl Bound {
             return;
         };
         let mut relay = |f: Value| {
+            if self.knob.breaks(Mutant::AdapterDecidesRelay) && frame_kind(&f) == Some("tool") {
+                return;
+            }
             if !take(f) && !self.knob.breaks(Mutant::DropsUncounted) {
                 self.drops.fetch_add(1, Ordering::Relaxed);
             }
