@@ -22,6 +22,7 @@ mod fuzz;
 mod fuzz_unplayable;
 mod host;
 mod host_caps;
+mod host_fakes;
 mod hostile;
 mod loading;
 mod pack_typed;

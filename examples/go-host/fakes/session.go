@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"example.com/go-host/harness"
 )
@@ -28,7 +29,17 @@ type SessionSpec struct {
 	Previews     []json.RawMessage `json:"previews"`
 	ReleaseFails *string           `json:"releaseFails"`
 	ApplyFails   *string           `json:"applyFails"`
+	// The optional members of hcpspec-host/2 (Optional).
+	ForwardsByName bool    `json:"forwardsByName"`
+	IdleAfterMs    int     `json:"idleAfterMs"`
+	WaitIdleFails  *string `json:"waitIdleFails"`
+	DoneClosed     bool    `json:"doneClosed"`
+	CloseFails     *string `json:"closeAttemptFails"`
 }
+
+// Optional lists the fake session members added within hcpspec-host/2 that
+// these fakes build (host.describe's `fakes`).
+var Optional = []string{"forwardsByName", "idleAfterMs", "waitIdleFails", "doneClosed", "closeAttemptFails"}
 
 type epoch struct {
 	v    uint64
@@ -108,9 +119,12 @@ func launch(id string) harness.Session {
 	if spec.FaultChannel == nil || *spec.FaultChannel {
 		s.faults = make(chan error)
 	}
-	var out harness.Session = shapes[missing(spec.Lacks, nil)](base{s, nil}, mix{s, false})
+	if spec.DoneClosed {
+		close(s.done)
+	}
+	var out harness.Session = shapes[missing(spec.Lacks, nil)](base{s, nil, false}, mix{s, false})
 	if len(spec.Hides) > 0 {
-		out = shapes[missing(spec.Lacks, spec.Hides)](base{s, out}, mix{s, true})
+		out = shapes[missing(spec.Lacks, spec.Hides)](base{s, out, spec.ForwardsByName}, mix{s, true})
 	}
 	mu.Lock()
 	made = s
@@ -200,10 +214,24 @@ type mix struct {
 type base struct {
 	s     *Session
 	inner harness.Session
+	// byName: the wrapper answers the capabilities it hides by a method's name
+	// (Forward), as a Python __getattr__ or a JS Proxy would, while its type
+	// declares none of them: in Go a value's methods are its interfaces, so
+	// by-name forwarding is a lookup harness's assertions never see.
+	byName bool
 }
 
 func (b base) SessionID() string { return b.s.id }
 func (b base) Unwrap() any       { return b.inner }
+
+// Forward answers the value whose methods a hidden capability's name reaches
+// (forwardsByName), or nil.
+func (b base) Forward(capability string) any {
+	if b.byName && b.s.hides[capability] {
+		return b.inner
+	}
+	return nil
+}
 
 type (
 	idleM    mix
@@ -217,8 +245,21 @@ type (
 	optsM    mix
 )
 
-func (m idleM) WaitIdle(context.Context) error { m.s.rec("WaitIdle"); return nil }
-func (m liveM) Done() <-chan struct{}          { m.s.rec("Done"); return m.s.done }
+func (m idleM) WaitIdle(context.Context) error {
+	m.s.rec("WaitIdle")
+	if ms := m.s.spec.IdleAfterMs; ms > 0 {
+		if ms > 2000 {
+			ms = 2000
+		}
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		m.s.rec("Idle")
+	}
+	if m.s.spec.WaitIdleFails != nil {
+		return errors.New(*m.s.spec.WaitIdleFails)
+	}
+	return nil
+}
+func (m liveM) Done() <-chan struct{} { m.s.rec("Done"); return m.s.done }
 func (m relM) ReleaseResidency(ctx context.Context) error {
 	cancelled := ctx.Err() != nil
 	m.s.rec("ReleaseResidency", "cancelled", cancelled)
@@ -282,6 +323,9 @@ type closingApplier struct{ applier }
 
 func (a closingApplier) CloseAttempt(_ context.Context, attempt string) error {
 	a.s.rec("CloseAttempt", "attempt", attempt)
+	if a.s.spec.CloseFails != nil {
+		return errors.New(*a.s.spec.CloseFails)
+	}
 	return nil
 }
 

@@ -114,7 +114,12 @@ impl Fakes {
         if hides.is_empty() {
             s
         } else {
-            Arc::new(Wrapper { inner: s, hides })
+            let by_name = s.cfg["forwardsByName"] == json!(true);
+            Arc::new(Wrapper {
+                inner: s,
+                hides,
+                by_name,
+            })
         }
     }
 }
@@ -231,16 +236,26 @@ impl Session for FakeSession {
 }
 
 impl IdleWaiter for FakeSession {
+    /// Idle at once; or busy until its work ends `idleAfterMs` later (recorded `Idle`, then it
+    /// returns); or failing with `waitIdleFails`.
     fn wait_idle(&self, _: Ctx) -> Fallible {
         self.record(json!({ "call": "WaitIdle" }));
-        Ok(())
+        if let Some(ms) = self.cfg["idleAfterMs"].as_u64() {
+            std::thread::sleep(std::time::Duration::from_millis(ms.min(MAX_IDLE_AFTER_MS)));
+            self.record(json!({ "call": "Idle" }));
+        }
+        self.fails("waitIdleFails")
     }
 }
 
+/// The longest a fake session stays busy (`idleAfterMs`), far inside a call's deadline.
+pub const MAX_IDLE_AFTER_MS: u64 = 2000;
+
 impl Liveness for FakeSession {
+    /// Whether its `Done` channel is closed: only when the session has ended (`doneClosed`).
     fn done(&self) -> bool {
         self.record(json!({ "call": "Done" }));
-        false
+        self.cfg["doneClosed"] == json!(true)
     }
 }
 
@@ -274,7 +289,7 @@ impl Applier for FakeSession {
 impl AttemptCloser for FakeSession {
     fn close_attempt(&self, _: Ctx, attempt: &str) -> Fallible {
         self.record(json!({ "call": "CloseAttempt", "attempt": attempt }));
-        Ok(())
+        self.fails("closeAttemptFails")
     }
 }
 
@@ -314,10 +329,12 @@ impl LiveOptions for FakeSession {
     }
 }
 
-/// A wrapper that forwards every capability but those it `hides`.
+/// A wrapper that forwards every capability but those it `hides`; with `forwardsByName`, it
+/// still answers the hidden ones' methods by name, declaring none of them.
 struct Wrapper {
     inner: Arc<FakeSession>,
     hides: Vec<String>,
+    by_name: bool,
 }
 
 macro_rules! forwards {
@@ -335,6 +352,10 @@ impl Session for Wrapper {
     capabilities!(forwards);
     fn unwrap(&self) -> Option<Arc<dyn Session>> {
         Some(self.inner.clone())
+    }
+    fn by_name(&self, cap: &str) -> Option<Arc<dyn Session>> {
+        let hidden = self.hides.iter().any(|h| h == cap);
+        (self.by_name && hidden).then(|| self.inner.clone() as Arc<dyn Session>)
     }
 }
 

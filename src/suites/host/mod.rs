@@ -28,6 +28,17 @@ pub const PROTOCOL: &str = "hcpspec-host/2";
 /// Every version hcpspec speaks, oldest first (docs/CHANGELOG.md).
 pub const PROTOCOLS: &[&str] = &["hcpspec-host/1", "hcpspec-host/2"];
 
+/// The members of the fake session (docs/host-protocol.md § 3.2) added within `hcpspec-host/2`,
+/// each optional: a shim builds it only if `host.describe`'s `fakes` lists it, and a case whose
+/// `host.bind` gives one its shim does not list is unimplemented, never played without it.
+pub const FAKES: &[&str] = &[
+    "forwardsByName",
+    "idleAfterMs",
+    "waitIdleFails",
+    "doneClosed",
+    "closeAttemptFails",
+];
+
 /// How its shim describes itself, and the protocol hcpspec speaks with it.
 pub const DESCRIBE: crate::suites::Describe = crate::suites::Describe {
     method: "host.describe",
@@ -202,6 +213,8 @@ pub struct Player<'a> {
     vars: Map<String, Value>,
     /// Whether the shim encodes bodies itself (until it answers `host.encode` with -32601).
     encodes: bool,
+    /// The optional fake members the shim builds (`host.describe`'s `fakes`), once asked.
+    fakes: Option<Vec<String>>,
 }
 
 impl<'a> Player<'a> {
@@ -222,6 +235,7 @@ impl<'a> Player<'a> {
             shim,
             vars,
             encodes: true,
+            fakes: None,
         })
     }
 
@@ -235,6 +249,10 @@ impl<'a> Player<'a> {
             Method::Bind => merge(&bind_defaults(), &params),
             _ => params,
         };
+        if method == Method::Bind {
+            self.builds(&params["session"])
+                .map_err(|e| (method.name(), e))?;
+        }
         // A command's abstract `body` crosses as the bytes the adapter's Core encodes it in.
         if method == Method::Apply {
             let body = params["command"]
@@ -274,6 +292,32 @@ impl<'a> Player<'a> {
             .map_err(String::from)
             .and_then(|a| encoded(&a))
             .map_err(CallError::Transport)
+    }
+
+    /// Unimplemented (-32601) if `session` gives an optional fake member (`FAKES`) the shim's
+    /// `host.describe` does not list in `fakes`.
+    fn builds(&mut self, session: &Value) -> Result<(), CallError> {
+        let asked: Vec<&str> = FAKES
+            .iter()
+            .copied()
+            .filter(|m| session.get(*m).is_some())
+            .collect();
+        if asked.is_empty() {
+            return Ok(());
+        }
+        if self.fakes.is_none() {
+            let d = self.shim.call("host.describe", json!({}))?;
+            let listed = d["fakes"].as_array().into_iter().flatten();
+            self.fakes = Some(listed.filter_map(Value::as_str).map(String::from).collect());
+        }
+        let listed = self.fakes.as_deref().unwrap_or_default();
+        match asked.iter().find(|m| !listed.iter().any(|l| l == *m)) {
+            None => Ok(()),
+            Some(m) => Err(CallError::Rpc(crate::shim::RpcError::new(
+                crate::shim::METHOD_NOT_FOUND,
+                format!("the shim's host.describe does not list the fake session member {m:?} in `fakes`"),
+            ))),
+        }
     }
 
     /// Everything the fakes recorded.

@@ -81,6 +81,35 @@ crate::mutants! {
         // bodies otherwise: the cases must still fail them once they speak that Core's format.
         PrincipalDroppedOtherEncoding = "principal-dropped-other-encoding", ["0"], "on another Core encoding, a gate_response crosses without its Principal";
         GateSourceAgentOtherEncoding = "gate-source-agent-other-encoding", ["H6"], "on another Core encoding, a gate_response's source is not the user";
+        // issue 44, host: the seams' other ways to break (a failure swallowed, an answer before
+        // harness's, a channel of its own), a structural twin, an object read before a refusal.
+        StructuralTwin = "structural-twin", ["H0"], "discovers a capability by its methods' names (a structural twin), so binds a wrapper that forwards them by name without declaring harness's interface";
+        WaitIdleErrorDropped = "wait-idle-error-dropped", ["H0"], "WaitIdle is forwarded to harness, but harness's failure is answered as idle";
+        WaitIdleAsync = "wait-idle-async", ["H0"], "WaitIdle is forwarded to harness without waiting for it: it answers before the session is idle";
+        DoneOwnChannel = "done-own-channel", ["0"], "Done is forwarded to harness, but answers a channel of the adapter's own that never closes";
+        ReleaseErrorSwallowed = "release-error-swallowed", ["0"], "the bound Releaser forwards ReleaseResidency, but answers released when harness's release failed";
+        PayloadRefReadThenRefused = "payload-ref-read-then-refused", ["H8"], "reads a referenced payload's object (to check it), then refuses the command as unresolved";
+        ReleaseOnlyRecoveryRefusals = "release-only-recovery-refusals", ["0"], "releases a session refused for the recovery declaration (no AttemptCloser, a nil fault channel), not one refused for another missing capability";
+        NoReleaseOnRestoreRefusal = "no-release-on-restore-refusal", ["0"], "releases a refused session on a create bind, not on a restore bind";
+        PayloadRefIgnoredOnCreate = "payload-ref-ignored-on-create", ["H8"], "an unresolved PayloadRef is refused where an input body is read, but a create carrying one is admitted as an idle create";
+        PayloadRefIgnoredOnRestore = "payload-ref-ignored-on-restore", ["H8"], "an unresolved PayloadRef on a restore is admitted, a restore carrying nothing";
+        CloseAttemptErrorDropped = "close-attempt-error-dropped", ["0"], "the bound AttemptCloser forwards to harness's, but answers closed when harness's failed";
+        EpochCheckedOnInputOnly = "epoch-checked-on-input-only", ["H5"], "a session holding no grant is refused an input, but its other commands are stamped epoch 0";
+        RegistrationDefaultCapabilities = "registration-default-capabilities", ["0"], "Registration carries the department's default capabilities, not the target's";
+        PublicationRigSessionOnRestore = "publication-rig-session-on-restore", ["H4"], "a restored session's publications name the rig's UUID, not Host's session id (a created one's are right)";
+        RestoreOnFirstRig = "restore-on-first-rig", ["1"], "RigPerTenant routes a create to its tenant's rig, but every restore to the first tenant's";
+        KindCaseFolded = "kind-case-folded", ["H6"], "a command's kind is matched without regard to case, so `Input` is admitted as an input";
+        RecoveryUnheldOnRestore = "recovery-unheld-on-restore", ["0"], "holds the recovery declaration at a create bind only: a restored session without an AttemptCloser, or with a nil fault channel, is bound";
+        RequiredUncheckedOnRestore = "required-unchecked-on-restore", ["0"], "checks the capabilities a bound session must have at a create bind only: a restored session lacking one is bound";
+        LivePathSkipsFirst = "live-path-skips-first", ["H3", "H4"], "a subscription without a resume point takes the first delivery as its position and delivers only those after it";
+        EmptyProductInputAdmitted = "empty-product-input-admitted", ["H7"], "an input the default decoder reads to no blocks is refused, but one WithBlockDecoder's decoder reads to none is admitted";
+        CapabilityRefusalUnderLaunch = "capability-refusal-under-launch", ["0"], "a session refused for the recovery declaration is released detached, one refused for a missing capability under the launch context";
+        CapabilityRefusalErrorDropped = "capability-refusal-error-dropped", ["0"], "a failed release is joined to a refusal for the recovery declaration, not to one for a missing capability";
+        ApplyErrorSwallowed = "apply-error-swallowed", ["0"], "CommandApplier hands the command to harness's applier, but answers applied when harness's failed";
+        ResumePointTrimmed = "resume-point-trimmed", ["H3"], "a resume point of white space only is taken for none and served from now";
+        ResumeFilteredFromLive = "resume-filtered-from-live", ["H3"], "a resume point among the live deliveries is served from after it (refused only when it is not among them)";
+        AdapterDecidesRelay = "adapter-decides-relay", ["0"], "the adapter decides what is relayed: tool steps are not, text and reasoning steps are";
+        PairDropsUncounted = "pair-drops-uncounted", ["0"], "EphemeralDrops counts frames LiveOptionsSubscriber's subscriber refused, not those the older pair's refused";
     }
 }
 
@@ -178,11 +207,15 @@ impl Rigs {
                 Err(Refusal::new("incapable", "the shared rig serves acme only"))
             }
             Rigs::Shared(r) => Ok(r.clone()),
-            Rigs::PerTenant(m) if k.breaks(Mutant::OneRigForAll) => m
-                .values()
-                .next()
-                .cloned()
-                .ok_or_else(|| Refusal::new("invalid", "no rigs")),
+            Rigs::PerTenant(m)
+                if k.breaks(Mutant::OneRigForAll)
+                    || (k.breaks(Mutant::RestoreOnFirstRig) && mode == Mode::Restore) =>
+            {
+                m.values()
+                    .next()
+                    .cloned()
+                    .ok_or_else(|| Refusal::new("invalid", "no rigs"))
+            }
             Rigs::PerTenant(m) => m.get(&req.tenant_id).cloned().ok_or_else(|| {
                 let kind = if k.decides(Variant::UnknownTenantShared) {
                     "unsupported"
@@ -265,7 +298,11 @@ impl Target {
         json!({
             "agentId": agent,
             "compatibilityId": self.compatibility_id(),
-            "capabilities": self.capabilities,
+            "capabilities": if self.knob.breaks(Mutant::RegistrationDefaultCapabilities) {
+                json!({})
+            } else {
+                self.capabilities.clone()
+            },
         })
     }
 
@@ -329,8 +366,11 @@ impl Target {
             Some(inner) if k.breaks(Mutant::UnwrapsWrapper) => inner,
             _ => session,
         };
-        if let Some(missing) = self.missing(&*session) {
-            return Err(self.refuse(launch, &*session, missing));
+        if let Some(missing) = self.missing(&*session).filter(|m| !self.skipped(m, mode)) {
+            let recovery = missing.contains("AttemptCloser") || missing.contains("fault channel");
+            let unreleased = (k.breaks(Mutant::ReleaseOnlyRecoveryRefusals) && !recovery)
+                || (k.breaks(Mutant::NoReleaseOnRestoreRefusal) && mode == Mode::Restore);
+            return Err(self.refuse(launch, &*session, missing, unreleased));
         }
         let probe = k.decides(Variant::ProbeEpochAtBind) || shape(k, "probe-epoch-at-bind");
         let bind_epoch = if k.breaks(Mutant::BindTimeEpoch) || probe {
@@ -341,6 +381,7 @@ impl Target {
         Ok(Bound {
             session,
             request,
+            restored: mode == Mode::Restore,
             residency_epoch,
             bind_epoch,
             decoder: self.decoder.clone(),
@@ -350,11 +391,22 @@ impl Target {
         })
     }
 
+    /// Whether a mutant leaves this refusal's check out of a restore bind.
+    fn skipped(&self, missing: &str, mode: Mode) -> bool {
+        let k = &self.knob;
+        let recovery = missing.contains("AttemptCloser") || missing.contains("fault channel");
+        mode == Mode::Restore
+            && ((recovery && k.breaks(Mutant::RecoveryUnheldOnRestore))
+                || (!recovery && k.breaks(Mutant::RequiredUncheckedOnRestore)))
+    }
+
     /// What bind requires that `s` lacks, discovered on each published interface.
     fn missing(&self, s: &dyn Session) -> Option<String> {
         let k = &self.knob;
         let has = |cap: &str| match cap {
             _ if k.breaks(Mutant::RequiredSixUnchecked) && SIX.contains(&cap) => true,
+            // A twin of the interface's method set finds methods forwarded by name.
+            _ if k.breaks(Mutant::StructuralTwin) && s.by_name(cap).is_some() => true,
             "IdleWaiter" => s.idle_waiter().is_some(),
             "Liveness" => s.liveness().is_some(),
             "Releaser" => s.releaser().is_some(),
@@ -389,7 +441,7 @@ impl Target {
 
     /// Refuse a launched session: release it first, detached from the launch context, and join
     /// a failed release to the refusal.
-    fn refuse(&self, launch: Ctx, s: &dyn Session, why: String) -> Refusal {
+    fn refuse(&self, launch: Ctx, s: &dyn Session, why: String, unreleased: bool) -> Refusal {
         let k = &self.knob;
         let refusal = Refusal::new(
             "incapable",
@@ -397,17 +449,22 @@ impl Target {
         );
         let Some(r) = s
             .releaser()
-            .filter(|_| !k.breaks(Mutant::NoReleaseOnRefusal))
+            .filter(|_| !k.breaks(Mutant::NoReleaseOnRefusal) && !unreleased)
         else {
             return refusal;
         };
-        let ctx = if k.breaks(Mutant::ReleaseUnderLaunchContext) {
+        // The refusal's other path: a capability missing, not the recovery declaration.
+        let other = !why.contains("AttemptCloser") && !why.contains("fault channel");
+        let ctx = if k.breaks(Mutant::ReleaseUnderLaunchContext)
+            || (other && k.breaks(Mutant::CapabilityRefusalUnderLaunch))
+        {
             launch
         } else {
             Ctx::default()
         };
         match r.release_residency(ctx) {
             Err(_) if k.breaks(Mutant::ReleaseErrorDropped) => refusal,
+            Err(_) if other && k.breaks(Mutant::CapabilityRefusalErrorDropped) => refusal,
             // The release's error returned in the refusal's place: no longer the refusal, a
             // shim classifies it as it would any other error.
             Err(e) if k.breaks(Mutant::ReleaseErrorReplacesRefusal) => Refusal::new("invalid", e),
@@ -443,6 +500,8 @@ fn interleave(f: &crate::knob::Freedom, frames: Vec<Value>) -> Vec<Value> {
 pub struct Bound {
     session: Arc<dyn Session>,
     request: Request,
+    /// Launched by the rig's RestoreSession.
+    restored: bool,
     residency_epoch: u64,
     bind_epoch: Option<u64>,
     decoder: Option<BlockDecoder>,
@@ -500,7 +559,12 @@ impl Bound {
     /// Admit one runtime command to harness, or refuse it.
     pub fn apply(&self, cmd: RuntimeCommand) -> Result<(), Refusal> {
         let k = &self.knob;
-        let kind = cmd.kind.as_str();
+        let folded = cmd.kind.to_lowercase();
+        let kind = if k.breaks(Mutant::KindCaseFolded) {
+            folded.as_str()
+        } else {
+            cmd.kind.as_str()
+        };
         if !KINDS.contains(&kind) && !k.breaks(Mutant::AnyKindAdmitted) {
             return Err(Refusal::open(
                 k,
@@ -527,12 +591,21 @@ impl Bound {
         }
         let mut payload = cmd.payload.clone();
         let has_bytes = payload.as_ref().is_some_and(|b| !b.is_empty());
-        if let Some(r) = &cmd.payload_ref {
+        let ignored = (k.breaks(Mutant::PayloadRefIgnoredOnCreate) && kind == "create")
+            || (k.breaks(Mutant::PayloadRefIgnoredOnRestore) && kind == "restore");
+        if let Some(r) = cmd.payload_ref.as_ref().filter(|_| !ignored) {
             let admits = k.decides(Variant::PayloadRefWithBytesAdmitted) || shape(k, "ref-bytes");
             if admits && has_bytes {
                 // Open point (A20): bytes beside a reference are taken as its resolved body.
             } else if k.breaks(Mutant::PayloadRefDereferenced) {
                 payload = Some(self.env.read_object(r));
+            } else if k.breaks(Mutant::PayloadRefReadThenRefused) {
+                self.env.read_object(r);
+                return Err(Refusal::open(
+                    k,
+                    "invalid",
+                    format!("unresolved payload reference {r:?}"),
+                ));
             } else if !k.breaks(Mutant::PayloadRefIgnored) {
                 return Err(Refusal::open(
                     k,
@@ -553,7 +626,8 @@ impl Bound {
         let (blocks, gate_response) = match kind {
             "input" => {
                 let b = self.decode(&bytes)?;
-                if b.is_empty() && !k.breaks(Mutant::EmptyInputAdmitted) {
+                let product = self.decoder.is_some() && k.breaks(Mutant::EmptyProductInputAdmitted);
+                if b.is_empty() && !k.breaks(Mutant::EmptyInputAdmitted) && !product {
                     return Err(Refusal::open(
                         k,
                         "invalid",
@@ -570,7 +644,10 @@ impl Bound {
             "gate_response" => (vec![], Some(self.gate_response(&cmd, &bytes)?)),
             _ => (vec![], None),
         };
-        let lease_epoch = self.epoch()?;
+        let lease_epoch = match self.epoch() {
+            Err(_) if k.breaks(Mutant::EpochCheckedOnInputOnly) && kind != "input" => 0,
+            r => r?,
+        };
         let dropped = (k.breaks(Mutant::PrincipalDroppedOnInterrupt) && kind == "interrupt")
             || (k.breaks(Mutant::PrincipalDroppedOtherEncoding) && kind == "gate_response");
         let principal = if dropped {
@@ -605,9 +682,11 @@ impl Bound {
         if k.breaks(Mutant::ApplyNotForwarded) {
             return Ok(());
         }
-        applier
-            .apply_runtime_command(Ctx::default(), admitted)
-            .map_err(|e| Refusal::open(k, "invalid", "harness refused the command").join(e))
+        let out = applier.apply_runtime_command(Ctx::default(), admitted);
+        if k.breaks(Mutant::ApplyErrorSwallowed) {
+            return Ok(());
+        }
+        out.map_err(|e| Refusal::open(k, "invalid", "harness refused the command").join(e))
     }
 
     /// A create's body is Core's CreateRequest; its blocks, if any, are re-presented to the
@@ -692,6 +771,24 @@ impl Bound {
     /// cannot be honoured, so it is refused.
     pub fn subscribe(&self, after: &str) -> Result<Vec<Value>, Refusal> {
         let k = &self.knob;
+        let after = if k.breaks(Mutant::ResumePointTrimmed) {
+            after.trim()
+        } else {
+            after
+        };
+        let filtered = k.breaks(Mutant::ResumeFilteredFromLive)
+            && self
+                .session
+                .events()
+                .is_some_and(|e| e.subscribe().iter().any(|d| d.event_id == after));
+        if filtered {
+            let pubs = self.subscribe("")?;
+            let at = pubs
+                .iter()
+                .position(|p| p["eventId"] == after)
+                .map_or(0, |i| i + 1);
+            return Ok(pubs[at..].to_vec());
+        }
         if !after.is_empty() && !k.breaks(Mutant::ResumeFromNow) {
             return Err(Refusal::new(
                 "unsupported",
@@ -704,9 +801,11 @@ impl Bound {
         let Some(events) = self.session.events() else {
             return Err(Refusal::new("incapable", "the session publishes no events"));
         };
+        let skip = usize::from(k.breaks(Mutant::LivePathSkipsFirst));
         Ok(events
             .subscribe()
             .into_iter()
+            .skip(skip)
             .filter(|d| d.committed || k.breaks(Mutant::UncommittedForwarded))
             .map(|d| {
                 let mut p = json!({
@@ -721,7 +820,8 @@ impl Bound {
                 if k.breaks(Mutant::CoveredThroughDropped) {
                     p["coveredThrough"] = json!(d.journal_seq);
                 }
-                if k.breaks(Mutant::PublicationRigSession) {
+                let on_restore = k.breaks(Mutant::PublicationRigSessionOnRestore) && self.restored;
+                if k.breaks(Mutant::PublicationRigSession) || on_restore {
                     p["sessionId"] = json!(self.session.session_id());
                 }
                 p
@@ -738,6 +838,9 @@ impl Bound {
             return;
         };
         let mut relay = |f: Value| {
+            if self.knob.breaks(Mutant::AdapterDecidesRelay) && frame_kind(&f) == Some("tool") {
+                return;
+            }
             if !take(f) && !self.knob.breaks(Mutant::DropsUncounted) {
                 self.drops.fetch_add(1, Ordering::Relaxed);
             }
@@ -770,7 +873,7 @@ impl Bound {
         // the subscriber (A25), which the subscriber takes as a frame of this relay's kind.
         let free = self.knob.free(Class::Shapes);
         self.live(&mut |f| match frame_kind(&f) {
-            Some(k) if k == kind => take(f),
+            Some(k) if k == kind => take(f) || self.knob.breaks(Mutant::PairDropsUncounted),
             Some(k)
                 if free.is_some_and(|fr| fr.coin(Class::Shapes, &format!("pair:{kind}:{k}"))) =>
             {
@@ -804,20 +907,34 @@ impl Bound {
     }
 
     pub fn wait_idle(&self) -> Fallible {
-        if self.knob.breaks(Mutant::WaitIdleNotForwarded) {
+        let k = &self.knob;
+        if k.breaks(Mutant::WaitIdleNotForwarded) {
+            return Ok(());
+        }
+        if k.breaks(Mutant::WaitIdleAsync) {
+            let s = self.session.clone();
+            std::thread::spawn(move || s.idle_waiter().map(|w| w.wait_idle(Ctx::default())));
             return Ok(());
         }
         match self.session.idle_waiter() {
-            Some(w) => w.wait_idle(Ctx::default()),
+            Some(w) => w.wait_idle(Ctx::default()).or_else(|e| {
+                if k.breaks(Mutant::WaitIdleErrorDropped) {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            }),
             None => Err("the session is no IdleWaiter".into()),
         }
     }
 
+    /// `Liveness.Done`: whether harness's channel is closed.
     pub fn done(&self) -> bool {
         if self.knob.breaks(Mutant::DoneNotForwarded) {
             return false;
         }
-        self.session.liveness().is_some_and(|l| l.done())
+        let closed = self.session.liveness().is_some_and(|l| l.done());
+        closed && !self.knob.breaks(Mutant::DoneOwnChannel)
     }
 
     pub fn release(&self) -> Fallible {
@@ -825,7 +942,13 @@ impl Bound {
             return Ok(());
         }
         match self.session.releaser() {
-            Some(r) => r.release_residency(Ctx::default()),
+            Some(r) => {
+                let out = r.release_residency(Ctx::default());
+                if self.knob.breaks(Mutant::ReleaseErrorSwallowed) {
+                    return Ok(());
+                }
+                out
+            }
             None => Err("the session is no Releaser".into()),
         }
     }
@@ -836,6 +959,13 @@ impl Bound {
             return Ok(());
         }
         match self.session.attempt_closer() {
+            Some(_) if self.knob.breaks(Mutant::CloseAttemptErrorDropped) => {
+                let _ = self
+                    .session
+                    .attempt_closer()
+                    .map(|c| c.close_attempt(Ctx::default(), attempt));
+                Ok(())
+            }
             Some(c) => c.close_attempt(Ctx::default(), attempt),
             None => Err("the session's applier is no AttemptCloser".into()),
         }

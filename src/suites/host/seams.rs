@@ -125,6 +125,12 @@ pub trait Session: Send + Sync {
     fn unwrap(&self) -> Option<Arc<dyn Session>> {
         None
     }
+    /// The value a by-name forwarder (a Python `__getattr__`, a JS Proxy) answers `cap`'s
+    /// methods from, when the value itself does not declare `cap` (docs/host-protocol.md § 3.2,
+    /// `forwardsByName`): reachable by a method's name, never by harness's interface.
+    fn by_name(&self, _cap: &str) -> Option<Arc<dyn Session>> {
+        None
+    }
 }
 
 /// `rig.Rig`: `NewSession` takes only options (the session id is one), `RestoreSession` only the

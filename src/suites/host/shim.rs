@@ -234,6 +234,7 @@ impl ReferenceHost {
             "host.describe" => Ok(json!({
                 "protocol": super::PROTOCOL,
                 "adapter": { "name": self.name, "version": env!("CARGO_PKG_VERSION") },
+                "fakes": super::FAKES,
             })),
             "host.reset" => {
                 self.fakes = Arc::default();
@@ -303,8 +304,8 @@ impl ReferenceHost {
                 Ok(self.done_or_refused(out, json!({ "ok": true })))
             }
             "host.done" => {
-                self.handle(&p)?.bound.done();
-                Ok(json!({ "ok": true }))
+                let closed = self.handle(&p)?.bound.done();
+                Ok(json!({ "ok": true, "closed": closed }))
             }
             "host.release" => {
                 let out = self.handle(&p)?.bound.release();

@@ -161,7 +161,8 @@ var live = context.Background // hcpspec's own deadline bounds every call
 
 var methods = map[string]func(json.RawMessage) (any, error){
 	"host.describe": func(json.RawMessage) (any, error) {
-		return map[string]any{"protocol": "hcpspec-host/2", "adapter": map[string]string{"name": "go-host harnessruntime", "version": "0.1.0"}}, nil
+		return map[string]any{"protocol": "hcpspec-host/2", "adapter": map[string]string{"name": "go-host harnessruntime", "version": "0.1.0"},
+			"fakes": fakes.Optional}, nil
 	},
 	"host.reset": func(json.RawMessage) (any, error) {
 		target, sessions = department.Target{}, map[string]*bound{}
@@ -371,9 +372,9 @@ var onSession = map[string]func(*bound, json.RawMessage) (any, error){
 	"host.done": func(b *bound, _ json.RawMessage) (any, error) {
 		select {
 		case <-b.RigSession.(department.Liveness).Done():
-			return nil, errors.New("the session is done")
+			return map[string]any{"ok": true, "closed": true}, nil
 		default:
-			return map[string]any{"ok": true}, nil
+			return map[string]any{"ok": true, "closed": false}, nil
 		}
 	},
 	"host.release": func(b *bound, _ json.RawMessage) (any, error) {
