@@ -106,5 +106,30 @@ crate::mutants! {
     CliRunsAnotherCommand = "cli-runs-another-command", ["6"], "its CLI face runs the command after the one named (the JSON face is right)";
     CliFaceUnimplemented = "cli-face-unimplemented", ["6"], "claims a CLI face (the feature cli) and answers every command through it ok: false, not implemented";
     PollingOnATimer = "polling-on-a-timer", ["10", "must-not"], "polls every activated pack that declares triggers on a 5 ms timer and records each poll as a Sense event";
+    // issue 44, review: a second way to break a covered row, the way another runtime would.
+    DenialEnvelopeWithoutIds = "denial-envelope-without-ids", ["3"], "answers a denied exec of an installed pack with an envelope that leaves out pack_id and verb_key (its successes carry them)";
+    ResultDropped = "result-dropped", ["6"], "answers a successful exec ok: true without its result";
+    ConfirmShadowsApply = "confirm-shadows-apply", ["4"], "takes an explicit confirm, even false, as the answer and reads apply only when confirm is left out (confirm ?? apply)";
+    ApplyFalseVetoes = "apply-false-vetoes", ["4"], "takes an explicit apply, even false, as the answer and reads confirm only when apply is left out (apply ?? confirm)";
+    TenantScopeReadsOnly = "tenant-scope-reads-only", ["3"], "checks a grant's tenant_id scope on verb.exec.read only (a write or connect grant of another tenant holds)";
+    ConnectTenantIgnored = "connect-tenant-ignored", ["3"], "ignores the tenant_id scope of a pack.connect grant (exec grants keep theirs)";
+    VerbKeysEmptyMeansAll = "verb-keys-empty-means-all", ["3"], "reads a grant's empty verb_keys list as no scope (every verb of the pack)";
+    VerbKeysWritesOnly = "verb-keys-writes-only", ["3"], "scopes verb.exec.write grants by verb_keys but not verb.exec.read grants";
+    VerbKeysAbsentMeansNone = "verb-keys-absent-means-none", ["3"], "reads a grant without verb_keys as scoped to no verb (only a listed verb_key is allowed)";
+    AvailabilityIgnoresGrantScope = "availability-ignores-grant-scope", ["9"], "reports executable from the grant's capability and pack alone, ignoring its verb_keys and tenant_id (exec honours them)";
+    AvailabilityIgnoresAllowList = "availability-ignores-allow-list", ["9"], "reports executable without checking the wrap bin against the allow-list (exec denies it)";
+    AvailabilityIgnoresLand = "availability-ignores-land", ["9"], "reports a privacy.land brain command executable without a project_id (exec denies it)";
+    ActivatedFalseReasonless = "activated-false-reasonless", ["9"], "reports activated: false without its reason (the other flags keep theirs)";
+    ConnectedFalseReasonless = "connected-false-reasonless", ["9"], "reports connected: false without its reason (the other flags keep theirs)";
+    ExecutableFalseReasonless = "executable-false-reasonless", ["9"], "reports executable: false without its reason (the other flags keep theirs)";
+    NotInstalledReasonless = "not-installed-reasonless", ["9"], "reports a pack that is not installed installed: false without a reason";
+    TriggerCoverageUnlinted = "trigger-coverage-unlinted", ["2"], "lints that Policy covers every command, but not every Sense trigger";
+    SkillBlankAccepted = "skill-blank-accepted", ["2"], "lints that HARNESS.md exists, not that it has any text (an empty or blank Skill installs)";
+    LintAtActivate = "lint-at-activate", ["2"], "installs a pack with lint issues and refuses it only at activation";
+    ActivationDenialReasonless = "activation-denial-reasonless", ["3"], "denies an activation with ok: false but no error text";
+    ConnectDenialReasonless = "connect-denial-reasonless", ["3"], "denies a connect with ok: false but no error text";
+    LocalBindingUnminted = "local-binding-unminted", ["5"], "takes a local Binding as nothing to mint: connect answers ok without a Binding, and execs stay unconnected";
+    ListPacksActivatedOnly = "list-packs-activated-only", ["1"], "lists only the packs that were activated, not every installed pack";
+    CliSkipsPipeline = "cli-skips-pipeline", ["6"], "its CLI face runs the command's adapter directly, without the grants, the confirm gate or the Binding the JSON face checks";
 }
 }

@@ -71,11 +71,17 @@ pub fn holds(
             Some(t) == s.tenant_id
                 || m == Some(Mutant::GrantTenantIgnored)
                 || (m == Some(Mutant::TenantlessPrincipalAllowed) && s.tenant_id.is_none())
+                || (m == Some(Mutant::TenantScopeReadsOnly) && capability != EXEC_READ)
+                || (m == Some(Mutant::ConnectTenantIgnored) && capability == CONNECT)
         });
         let verb_ok = match (&g.verb_keys, verb_key) {
             (Some(keys), Some(v)) => {
-                keys.iter().any(|k| k == v) || m == Some(Mutant::GrantVerbKeysIgnored)
+                keys.iter().any(|k| k == v)
+                    || m == Some(Mutant::GrantVerbKeysIgnored)
+                    || (m == Some(Mutant::VerbKeysEmptyMeansAll) && keys.is_empty())
+                    || (m == Some(Mutant::VerbKeysWritesOnly) && capability == EXEC_READ)
             }
+            (None, Some(_)) => m != Some(Mutant::VerbKeysAbsentMeansNone),
             _ => true,
         };
         tenant_ok && verb_ok
@@ -147,6 +153,21 @@ pub fn confirm_gate(
         }
         _ => false,
     };
+    // confirm-shadows-apply, apply-false-vetoes: the first member given decides alone (`??`).
+    let first_given = |a: &str, b: &str| match args.get(a) {
+        Some(_) => confirmed(a),
+        None => confirmed(b),
+    };
+    if m == Some(Mutant::ConfirmShadowsApply) {
+        return first_given("confirm", "apply")
+            .then_some(())
+            .ok_or_else(|| "confirm required".into());
+    }
+    if m == Some(Mutant::ApplyFalseVetoes) {
+        return first_given("apply", "confirm")
+            .then_some(())
+            .ok_or_else(|| "confirm required".into());
+    }
     if confirmed("confirm") || (confirmed("apply") && m != Some(Mutant::ApplyIgnored)) {
         Ok(())
     } else {

@@ -4,6 +4,7 @@
 
 pub mod authz;
 mod hub;
+mod review;
 
 use super::adapter;
 use super::freedom::{self, Activation};
@@ -151,6 +152,13 @@ impl Factory for ReferenceFactory {
                     pack::install_with(&files, |p| lint_without(p, &["wrap-named-or-pass-through"]))
                 }
                 Some(Mutant::SchemaSkipped) => unchecked_install(&files),
+                Some(Mutant::TriggerCoverageUnlinted) => {
+                    pack::install_with(&files, |p| lint_without(p, &["policy-covers-trigger"]))
+                }
+                Some(Mutant::SkillBlankAccepted) => pack::install_with(&files, |p| {
+                    lint_without(p, if p.skill.is_some() { &["skill-present"] } else { &[] })
+                }),
+                Some(Mutant::LintAtActivate) => pack::load_files(&files),
                 _ if chooses(vs, Variant::SpecLintRules) => {
                     pack::install_with(&files, variant::spec_lint)
                 }
@@ -930,12 +938,21 @@ impl Reference {
         }
         let blocked = if let Some(r) = blocking {
             Some(r)
-        } else if let Err(e) = authz::authorize_exec(self.subject(), pack, &req, self.knobs.mutant)
-        {
+        } else if let Err(e) = authz::authorize_exec(
+            self.subject(),
+            pack,
+            &req,
+            review::availability_mutant(self.knobs.mutant),
+        ) {
             Some(e.0)
         } else {
             match self.plan_adapter(pack, &req) {
-                Err(e) if !e.starts_with("invalid args") => Some(e),
+                Err(e)
+                    if !e.starts_with("invalid args")
+                        && !self.broken(Mutant::AvailabilityIgnoresAllowList) =>
+                {
+                    Some(e)
+                }
                 _ => None,
             }
         };
@@ -1059,6 +1076,10 @@ impl Reference {
                     PackResult::deny(id, format!("unknown pack {id}"))
                 } else if !self.may_activate(id) {
                     PackResult::deny(id, format!("denied: no grant for pack {id}"))
+                } else if self.broken(Mutant::LintAtActivate)
+                    && self.packs.get(id).is_some_and(|p| !pack::lint(p).is_empty())
+                {
+                    PackResult::deny(id, format!("denied: pack {id} has lint issues"))
                 } else {
                     self.activated.insert(id.clone());
                     if self.broken(Mutant::ActivationSpreads) {
@@ -1117,6 +1138,9 @@ impl Reference {
             .filter(|_| !self.broken(Mutant::MothershipWithoutElevation))
         {
             return PackResult::deny(pack_id, e);
+        }
+        if self.broken(Mutant::LocalBindingUnminted) && decl.mode == BindingMode::Local {
+            return PackResult::ok(pack_id);
         }
         let mut decl = decl;
         if self.broken(Mutant::BindingHubRenamed) {
@@ -1255,7 +1279,11 @@ impl Runtime for Reference {
         if self.broken(Mutant::ListPacksEmpty) {
             return vec![];
         }
-        self.list_packs_inner()
+        let mut packs = self.list_packs_inner();
+        if self.broken(Mutant::ListPacksActivatedOnly) {
+            packs.retain(|p| p["activated"] == true);
+        }
+        packs
     }
 
     fn get_pack(&self, pack_id: &str) -> Option<Value> {
@@ -1301,6 +1329,9 @@ impl Runtime for Reference {
             Some((p.pack_id().to_string(), cmds[i].verb_key.clone()))
         });
         Some(match found {
+            Some((pack_id, verb_key)) if self.broken(Mutant::CliSkipsPipeline) => {
+                self.adapter_only(pack_id, verb_key, req)
+            }
             Some((pack_id, verb_key)) => self.exec(&ExecRequest {
                 pack_id,
                 verb_key,
@@ -1333,15 +1364,17 @@ impl Runtime for Reference {
                 error: r.error.map(|e| self.words(e)),
                 ..r
             })
+            .map(|r| review::reasonless(self.knobs.mutant, Mutant::ActivationDenialReasonless, r))
             .collect()
     }
 
     fn connect(&mut self, pack_id: &str) -> PackResult {
         let r = self.connect_inner(pack_id);
-        PackResult {
+        let r = PackResult {
             error: r.error.map(|e| self.words(e)),
             ..r
-        }
+        };
+        review::reasonless(self.knobs.mutant, Mutant::ConnectDenialReasonless, r)
     }
 
     fn exec_or_throw(&mut self, req: &ExecRequest) -> Result<Envelope, String> {
@@ -1364,6 +1397,8 @@ impl Runtime for Reference {
             envelope.pack_id = String::new();
             envelope.verb_key = String::new();
         }
+        let installed = self.packs.contains_key(&req.pack_id);
+        review::dress_envelope(self.knobs.mutant, installed, &mut envelope);
         if self.broken(Mutant::DenialFlaggedOk) && !envelope.ok {
             envelope.ok = true;
         }
@@ -1395,6 +1430,7 @@ impl Runtime for Reference {
 
     fn availability(&self, pack_id: &str) -> PackAvailability {
         let mut report = self.availability_inner(pack_id);
+        review::drop_reasons(self.knobs.mutant, &mut report);
         report.reasons = std::mem::take(&mut report.reasons)
             .into_iter()
             .map(|(k, v)| (k, self.words(v)))

@@ -1,0 +1,83 @@
+//! Issue 44, review: mutants that break a covered sentence a second way (the way another runtime
+//! would), applied to what the reference answers, so the pipeline in `mod.rs` stays as it is.
+
+use super::super::mutant::Mutant;
+use super::super::{CliRequest, Envelope, ExecRequest, PackAvailability, PackResult};
+use super::Reference;
+
+/// denial-envelope-without-ids, result-dropped: the exec envelope as such a runtime shapes it.
+/// `installed`: whether the exec's pack is installed (an unknown pack is another mutant's).
+pub fn dress_envelope(m: Option<Mutant>, installed: bool, e: &mut Envelope) {
+    match m {
+        Some(Mutant::DenialEnvelopeWithoutIds) if !e.ok && installed => {
+            e.pack_id = String::new();
+            e.verb_key = String::new();
+        }
+        Some(Mutant::ResultDropped) if e.ok => e.result = None,
+        _ => {}
+    }
+}
+
+/// activated-, connected-, executable-false-reasonless, not-installed-reasonless: the false flag
+/// keeps its value and loses its reason; the other flags keep theirs.
+pub fn drop_reasons(m: Option<Mutant>, report: &mut PackAvailability) {
+    let flag = match m {
+        Some(Mutant::ActivatedFalseReasonless) => "activated",
+        Some(Mutant::ConnectedFalseReasonless) => "connected",
+        Some(Mutant::ExecutableFalseReasonless) => "executable",
+        Some(Mutant::NotInstalledReasonless) => {
+            report.reasons.clear();
+            return;
+        }
+        _ => return,
+    };
+    for v in &mut report.verbs {
+        v.reasons.remove(flag);
+    }
+}
+
+/// The mutant availability's own check of the grants stands for: the scope or the land left out
+/// of the report while exec keeps them.
+pub fn availability_mutant(m: Option<Mutant>) -> Option<Mutant> {
+    match m {
+        Some(Mutant::AvailabilityIgnoresGrantScope) => Some(Mutant::GrantScopeIgnored),
+        Some(Mutant::AvailabilityIgnoresLand) => Some(Mutant::BrainWithoutProject),
+        other => other,
+    }
+}
+
+/// activation-denial-reasonless, connect-denial-reasonless: the denial keeps ok: false, no text.
+pub fn reasonless(m: Option<Mutant>, which: Mutant, mut r: PackResult) -> PackResult {
+    if m == Some(which) && !r.ok {
+        r.error = None;
+    }
+    r
+}
+
+impl Reference {
+    /// cli-skips-pipeline: the CLI face straight to the adapter, as a CLI twin written apart from
+    /// the JSON face would run it (the Binding is passed when there is one).
+    pub(super) fn adapter_only(
+        &self,
+        pack_id: String,
+        verb_key: String,
+        cli: &CliRequest,
+    ) -> Envelope {
+        let req = ExecRequest {
+            pack_id,
+            verb_key,
+            args: cli.args.clone(),
+        };
+        let pack = &self.packs[&req.pack_id];
+        match self.run_adapter(pack, &req, self.bindings.get(&req.pack_id)) {
+            Ok(r) => Envelope {
+                ok: true,
+                pack_id: req.pack_id.clone(),
+                verb_key: req.verb_key.clone(),
+                result: Some(r),
+                error: None,
+            },
+            Err(e) => Envelope::deny(&req, e),
+        }
+    }
+}
