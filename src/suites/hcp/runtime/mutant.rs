@@ -131,5 +131,9 @@ crate::mutants! {
     LocalBindingUnminted = "local-binding-unminted", ["5"], "takes a local Binding as nothing to mint: connect answers ok without a Binding, and execs stay unconnected";
     ListPacksActivatedOnly = "list-packs-activated-only", ["1"], "lists only the packs that were activated, not every installed pack";
     CliSkipsPipeline = "cli-skips-pipeline", ["6"], "its CLI face runs the command's adapter directly, without the grants, the confirm gate or the Binding the JSON face checks";
+    EnvDenylistScrub = "env-denylist-scrub", ["7"], "passes its environment to adapters without the variables whose names look like credentials (TOKEN, SECRET, KEY, PASSWORD, CREDENTIAL, AUTH), keeping the rest";
+    EnvKeyFallback = "env-key-fallback", ["5", "must-not"], "uses a *_KEY or *_SECRET variable of its environment when the hub's mint fails (it never reads *_TOKEN)";
+    CliEnvelopeBare = "cli-envelope-bare", ["6"], "answers its CLI face with ok and result (or error) but without pack_id and verb_key";
+    WriteImpliesRead = "write-implies-read", ["3"], "takes a verb.exec.write grant as verb.exec.read too (writes include reads)";
 }
 }

@@ -60,7 +60,10 @@ pub fn holds(
         let same_cap = g.capability == capability
             || (m == Some(Mutant::ReadWriteCollapsed)
                 && [EXEC_READ, EXEC_WRITE].contains(&capability)
-                && [EXEC_READ, EXEC_WRITE, CONNECT].contains(&g.capability.as_str()));
+                && [EXEC_READ, EXEC_WRITE, CONNECT].contains(&g.capability.as_str()))
+            || (m == Some(Mutant::WriteImpliesRead)
+                && capability == EXEC_READ
+                && g.capability == EXEC_WRITE);
         if !same_cap {
             return false;
         }

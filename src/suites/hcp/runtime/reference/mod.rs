@@ -152,12 +152,8 @@ impl Factory for ReferenceFactory {
                     pack::install_with(&files, |p| lint_without(p, &["wrap-named-or-pass-through"]))
                 }
                 Some(Mutant::SchemaSkipped) => unchecked_install(&files),
-                Some(Mutant::TriggerCoverageUnlinted) => {
-                    pack::install_with(&files, |p| lint_without(p, &["policy-covers-trigger"]))
-                }
-                Some(Mutant::SkillBlankAccepted) => pack::install_with(&files, |p| {
-                    lint_without(p, if p.skill.is_some() { &["skill-present"] } else { &[] })
-                }),
+                Some(Mutant::TriggerCoverageUnlinted) => pack::install_with(&files, review::lint_1),
+                Some(Mutant::SkillBlankAccepted) => pack::install_with(&files, review::lint_2),
                 Some(Mutant::LintAtActivate) => pack::load_files(&files),
                 _ if chooses(vs, Variant::SpecLintRules) => {
                     pack::install_with(&files, variant::spec_lint)
@@ -641,6 +637,7 @@ impl Reference {
                 env.entry(k.clone()).or_insert_with(|| v.clone());
             }
         }
+        review::denylist_env(self.knobs.mutant, &self.config.environment, &mut env);
         let cwd = if self.broken(Mutant::NoCwdJail) {
             std::env::current_dir().map_err(|e| e.to_string())?
         } else {
@@ -1076,8 +1073,7 @@ impl Reference {
                     PackResult::deny(id, format!("unknown pack {id}"))
                 } else if !self.may_activate(id) {
                     PackResult::deny(id, format!("denied: no grant for pack {id}"))
-                } else if self.broken(Mutant::LintAtActivate)
-                    && self.packs.get(id).is_some_and(|p| !pack::lint(p).is_empty())
+                } else if self.broken(Mutant::LintAtActivate) && review::has_issues(&self.packs[id])
                 {
                     PackResult::deny(id, format!("denied: pack {id} has lint issues"))
                 } else {
@@ -1156,12 +1152,17 @@ impl Reference {
                 .config
                 .environment
                 .iter()
-                .find(|(k, _)| k.ends_with("_TOKEN"))
+                .find(|(k, _)| review::fallback_var(self.knobs.mutant, k))
             {
-                Some((k, v)) if self.broken(Mutant::EnvTokenFallback) => Minted {
-                    token: v.clone(),
-                    identity: format!("env:{k}"),
-                },
+                Some((k, v))
+                    if self.broken(Mutant::EnvTokenFallback)
+                        || self.broken(Mutant::EnvKeyFallback) =>
+                {
+                    Minted {
+                        token: v.clone(),
+                        identity: format!("env:{k}"),
+                    }
+                }
                 _ => return PackResult::deny(pack_id, format!("denied: mint failed: {e}")),
             },
         };
@@ -1328,7 +1329,7 @@ impl Runtime for Reference {
             };
             Some((p.pack_id().to_string(), cmds[i].verb_key.clone()))
         });
-        Some(match found {
+        let envelope = match found {
             Some((pack_id, verb_key)) if self.broken(Mutant::CliSkipsPipeline) => {
                 self.adapter_only(pack_id, verb_key, req)
             }
@@ -1344,7 +1345,8 @@ impl Runtime for Reference {
                 result: None,
                 error: Some(self.words(format!("unknown command {}", req.command))),
             },
-        })
+        };
+        Some(review::bare(self.knobs.mutant, envelope))
     }
 
     fn activate(&mut self, pack_ids: &[String]) -> Vec<PackResult> {

@@ -3,7 +3,9 @@
 
 use super::super::mutant::Mutant;
 use super::super::{CliRequest, Envelope, ExecRequest, PackAvailability, PackResult};
-use super::Reference;
+use super::{lint_without, Reference};
+use crate::suites::hcp::pack::{self, Issue, Pack};
+use std::collections::BTreeMap;
 
 /// denial-envelope-without-ids, result-dropped: the exec envelope as such a runtime shapes it.
 /// `installed`: whether the exec's pack is installed (an unknown pack is another mutant's).
@@ -80,4 +82,61 @@ impl Reference {
             Err(e) => Envelope::deny(&req, e),
         }
     }
+}
+
+/// env-denylist-scrub: the runtime's environment minus the names that look like credentials, as a
+/// deny-list sandbox passes it (a credential under another name, a URL with a password, gets out).
+pub fn denylist_env(
+    m: Option<Mutant>,
+    environment: &BTreeMap<String, String>,
+    env: &mut BTreeMap<String, String>,
+) {
+    if m != Some(Mutant::EnvDenylistScrub) {
+        return;
+    }
+    const LOOKS_SECRET: [&str; 6] = ["TOKEN", "SECRET", "KEY", "PASSWORD", "CREDENTIAL", "AUTH"];
+    for (k, v) in environment {
+        if !LOOKS_SECRET.iter().any(|s| k.to_uppercase().contains(s)) {
+            env.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+}
+
+/// The variable env-token-fallback (a *_TOKEN) or env-key-fallback (a *_KEY or *_SECRET) would
+/// mint from when the hub fails.
+pub fn fallback_var(m: Option<Mutant>, name: &str) -> bool {
+    if m == Some(Mutant::EnvKeyFallback) {
+        name.ends_with("_KEY") || name.ends_with("_SECRET")
+    } else {
+        name.ends_with("_TOKEN")
+    }
+}
+
+/// cli-envelope-bare: the CLI face's answer without the ids.
+pub fn bare(m: Option<Mutant>, mut e: Envelope) -> Envelope {
+    if m == Some(Mutant::CliEnvelopeBare) {
+        e.pack_id = String::new();
+        e.verb_key = String::new();
+    }
+    e
+}
+
+/// trigger-coverage-unlinted: the lint without the rule that Policy covers every trigger.
+pub fn lint_1(p: &Pack) -> Vec<Issue> {
+    lint_without(p, &["policy-covers-trigger"])
+}
+
+/// skill-blank-accepted: a Skill counts as present when the file is there, whatever it holds.
+pub fn lint_2(p: &Pack) -> Vec<Issue> {
+    let blank_ok: &[&str] = if p.skill.is_some() {
+        &["skill-present"]
+    } else {
+        &[]
+    };
+    lint_without(p, blank_ok)
+}
+
+/// lint-at-activate: what activation refuses when install did not lint.
+pub fn has_issues(p: &Pack) -> bool {
+    !pack::lint(p).is_empty()
 }
