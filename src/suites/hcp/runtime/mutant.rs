@@ -135,5 +135,6 @@ crate::mutants! {
     EnvKeyFallback = "env-key-fallback", ["5", "must-not"], "uses a *_KEY or *_SECRET variable of its environment when the hub's mint fails (it never reads *_TOKEN)";
     CliEnvelopeBare = "cli-envelope-bare", ["6"], "answers its CLI face with ok and result (or error) but without pack_id and verb_key";
     WriteImpliesRead = "write-implies-read", ["3"], "takes a verb.exec.write grant as verb.exec.read too (writes include reads)";
+    SkillOfFirstPack = "skill-of-first-pack", ["1"], "shows the harness the first installed pack's HARNESS.md as every pack's Skill";
 }
 }

@@ -1298,7 +1298,7 @@ impl Runtime for Reference {
     }
 
     fn skill(&self, pack_id: &str) -> Option<String> {
-        let pack = self.packs.get(pack_id)?;
+        let pack = self.skill_source(self.packs.get(pack_id)?);
         if self.broken(Mutant::SkillNotExposed) {
             // Loaded (and linted), but the harness is shown a Skill of the runtime's own making.
             let name = pack.surface.name.as_deref().unwrap_or(pack_id);

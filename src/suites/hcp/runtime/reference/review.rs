@@ -57,6 +57,14 @@ pub fn reasonless(m: Option<Mutant>, which: Mutant, mut r: PackResult) -> PackRe
 }
 
 impl Reference {
+    /// skill-of-first-pack: whose HARNESS.md the harness is shown for `pack`.
+    pub(super) fn skill_source<'a>(&'a self, pack: &'a Pack) -> &'a Pack {
+        match self.knobs.mutant {
+            Some(Mutant::SkillOfFirstPack) => self.packs.values().next().unwrap_or(pack),
+            _ => pack,
+        }
+    }
+
     /// cli-skips-pipeline: the CLI face straight to the adapter, as a CLI twin written apart from
     /// the JSON face would run it (the Binding is passed when there is one).
     pub(super) fn adapter_only(
