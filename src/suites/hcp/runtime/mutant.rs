@@ -136,5 +136,19 @@ crate::mutants! {
     CliEnvelopeBare = "cli-envelope-bare", ["6"], "answers its CLI face with ok and result (or error) but without pack_id and verb_key";
     WriteImpliesRead = "write-implies-read", ["3"], "takes a verb.exec.write grant as verb.exec.read too (writes include reads)";
     SkillOfFirstPack = "skill-of-first-pack", ["1"], "shows the harness the first installed pack's HARNESS.md as every pack's Skill";
+    ConfirmPresentEnough = "confirm-present-enough", ["4"], "takes a confirm or apply member that is there, whatever its value (false too), as the confirmation";
+    ElevationTenantIgnored = "elevation-tenant-ignored", ["5"], "ignores the tenant_id scope of a binding.elevate grant (other grants keep theirs)";
+    AvailabilityPerPack = "availability-per-pack", ["9"], "reports one executable flag per pack (its first command's) for every command";
+    CommandCoverageUnlinted = "command-coverage-unlinted", ["2"], "lints that Policy covers every Sense trigger, but not every command";
+    SkillMissingAccepted = "skill-missing-accepted", ["2"], "lints the Skill's text when HARNESS.md is there, and installs a pack without one";
+    PassThroughMemberEnough = "pass-through-member-enough", ["2"], "takes a wrap's pass_through member as there, whatever its value (false too), for the lint that wrap has named commands or pass_through";
+    PackRewrittenOnInstall = "pack-rewritten-on-install", ["must-not"], "writes a cache file into every pack directory when runtime.create installs it";
+    GetPackUnknownEmpty = "get-pack-unknown-empty", ["1"], "answers getPack of a pack that is not installed with an empty pack, not null";
+    ConnectImpliesExec = "connect-implies-exec", ["3", "must-not"], "takes a pack.connect grant as verb.exec.read and verb.exec.write on its pack (a connected pack is usable)";
+    UnknownPackThrown = "unknown-pack-thrown", ["3"], "throws for an exec of a pack that is not installed (its other denials are envelopes)";
+    TokenInListPacks = "token-in-list-packs", ["5"], "shows each connected pack's minted token in what listPacks answers";
+    TenantScopedGrantsIgnored = "tenant-scoped-grants-ignored", ["3"], "never honours a grant that names a tenant_id, even the Principal's own";
+    BindingLeaksAcrossPacks = "binding-leaks-across-packs", ["7"], "hands an adapter of a pack without a Binding the token of a pack that was connected";
+    IdentityAsBinding = "identity-as-binding", ["5"], "hands the adapter the Binding's identity instead of the minted token";
 }
 }

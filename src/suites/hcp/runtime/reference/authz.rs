@@ -61,6 +61,9 @@ pub fn holds(
             || (m == Some(Mutant::ReadWriteCollapsed)
                 && [EXEC_READ, EXEC_WRITE].contains(&capability)
                 && [EXEC_READ, EXEC_WRITE, CONNECT].contains(&g.capability.as_str()))
+            || (m == Some(Mutant::ConnectImpliesExec)
+                && [EXEC_READ, EXEC_WRITE].contains(&capability)
+                && g.capability == CONNECT)
             || (m == Some(Mutant::WriteImpliesRead)
                 && capability == EXEC_READ
                 && g.capability == EXEC_WRITE);
@@ -76,7 +79,9 @@ pub fn holds(
                 || (m == Some(Mutant::TenantlessPrincipalAllowed) && s.tenant_id.is_none())
                 || (m == Some(Mutant::TenantScopeReadsOnly) && capability != EXEC_READ)
                 || (m == Some(Mutant::ConnectTenantIgnored) && capability == CONNECT)
-        });
+                || (m == Some(Mutant::ElevationTenantIgnored) && capability == ELEVATE)
+        }) && !(m == Some(Mutant::TenantScopedGrantsIgnored)
+            && g.tenant_id.is_some());
         let verb_ok = match (&g.verb_keys, verb_key) {
             (Some(keys), Some(v)) => {
                 keys.iter().any(|k| k == v)
@@ -149,6 +154,7 @@ pub fn confirm_gate(
         return Err("confirm required".into());
     }
     let confirmed = |key: &str| match args.get(key) {
+        Some(_) if m == Some(Mutant::ConfirmPresentEnough) => true,
         Some(Value::Bool(b)) => *b,
         Some(other) if m == Some(Mutant::ConfirmStringTrue) => {
             matches!(other, Value::String(s) if s == "true" || s == "yes")

@@ -152,9 +152,7 @@ impl Factory for ReferenceFactory {
                     pack::install_with(&files, |p| lint_without(p, &["wrap-named-or-pass-through"]))
                 }
                 Some(Mutant::SchemaSkipped) => unchecked_install(&files),
-                Some(Mutant::TriggerCoverageUnlinted) => pack::install_with(&files, review::lint_1),
-                Some(Mutant::SkillBlankAccepted) => pack::install_with(&files, review::lint_2),
-                Some(Mutant::LintAtActivate) => pack::load_files(&files),
+                Some(r) if review::lints_its_own_way(r, &files) => review::install(r, &files),
                 _ if chooses(vs, Variant::SpecLintRules) => {
                     pack::install_with(&files, variant::spec_lint)
                 }
@@ -172,6 +170,7 @@ impl Factory for ReferenceFactory {
             other => other?,
         };
         let mut packs = packs;
+        review::cache_in_packs(m, &config.pack_dirs);
         if m == Some(Mutant::OnePolicyRowForAll) {
             for p in packs.values_mut() {
                 if let Some(first) = p.policy.verbs.values().next().cloned() {
@@ -603,7 +602,7 @@ impl Reference {
         binding: Option<&Minted>,
     ) -> Result<Value, String> {
         let (program, argv) = self.plan_adapter(pack, req)?;
-        let token = binding.map(|b| b.token.as_str());
+        let token = binding.map(|b| review::token_of(self.knobs.mutant, b));
         if program.is_some()
             && (self.chose(Variant::JailPerExec) || self.chose(Variant::CredentialFile))
         {
@@ -623,6 +622,7 @@ impl Reference {
             }
         }
         let token = token.filter(|_| !self.broken(Mutant::BindingNotPassed));
+        let token = self.leak_or_keep(pack, token);
         let Some(program) = program else {
             // plan_adapter checked the handler is known.
             if self.broken(Mutant::InprocArgvDropped) {
@@ -1281,9 +1281,7 @@ impl Runtime for Reference {
             return vec![];
         }
         let mut packs = self.list_packs_inner();
-        if self.broken(Mutant::ListPacksActivatedOnly) {
-            packs.retain(|p| p["activated"] == true);
-        }
+        self.dress_list(&mut packs);
         packs
     }
 
@@ -1295,6 +1293,7 @@ impl Runtime for Reference {
         packs
             .into_iter()
             .find(|p| p.get("pack_id").and_then(Value::as_str) == Some(pack_id))
+            .or_else(|| review::empty_pack(self.knobs.mutant))
     }
 
     fn skill(&self, pack_id: &str) -> Option<String> {
@@ -1381,7 +1380,7 @@ impl Runtime for Reference {
 
     fn exec_or_throw(&mut self, req: &ExecRequest) -> Result<Envelope, String> {
         let envelope = self.exec(req);
-        if self.broken(Mutant::DenialThrown) && !envelope.ok {
+        if (self.broken(Mutant::DenialThrown) || self.unknown_thrown(req)) && !envelope.ok {
             return Err(envelope.error.unwrap_or_default());
         }
         Ok(envelope)

@@ -3,8 +3,10 @@
 
 use super::super::mutant::Mutant;
 use super::super::{CliRequest, Envelope, ExecRequest, PackAvailability, PackResult};
+use super::hub::Minted;
 use super::{lint_without, Reference};
-use crate::suites::hcp::pack::{self, Issue, Pack};
+use crate::suites::hcp::pack::{self, Issue, Pack, PackFiles};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// denial-envelope-without-ids, result-dropped: the exec envelope as such a runtime shapes it.
@@ -29,6 +31,19 @@ pub fn drop_reasons(m: Option<Mutant>, report: &mut PackAvailability) {
         Some(Mutant::ExecutableFalseReasonless) => "executable",
         Some(Mutant::NotInstalledReasonless) => {
             report.reasons.clear();
+            return;
+        }
+        Some(Mutant::AvailabilityPerPack) => {
+            let Some(first) = report.verbs.first().cloned() else {
+                return;
+            };
+            for v in &mut report.verbs {
+                v.executable = first.executable;
+                v.reasons.remove("executable");
+                if let Some(r) = first.reasons.get("executable") {
+                    v.reasons.insert("executable".into(), r.clone());
+                }
+            }
             return;
         }
         _ => return,
@@ -129,22 +144,115 @@ pub fn bare(m: Option<Mutant>, mut e: Envelope) -> Envelope {
     e
 }
 
-/// trigger-coverage-unlinted: the lint without the rule that Policy covers every trigger.
-pub fn lint_1(p: &Pack) -> Vec<Issue> {
-    lint_without(p, &["policy-covers-trigger"])
+/// The lint mutants of this block whose way applies to these files.
+pub fn lints_its_own_way(m: Mutant, files: &PackFiles) -> bool {
+    match m {
+        Mutant::TriggerCoverageUnlinted
+        | Mutant::CommandCoverageUnlinted
+        | Mutant::SkillBlankAccepted
+        | Mutant::SkillMissingAccepted
+        | Mutant::LintAtActivate => true,
+        // pass-through-member-enough: `pass_through: false` is a member all the same.
+        Mutant::PassThroughMemberEnough => files
+            .surface
+            .as_deref()
+            .and_then(|b| serde_json::from_slice::<Value>(b).ok())
+            .is_some_and(|v| v["wrap"].get("pass_through").is_some()),
+        _ => false,
+    }
 }
 
-/// skill-blank-accepted: a Skill counts as present when the file is there, whatever it holds.
-pub fn lint_2(p: &Pack) -> Vec<Issue> {
-    let blank_ok: &[&str] = if p.skill.is_some() {
-        &["skill-present"]
-    } else {
-        &[]
+/// Install as that lint mutant does: the lint without the rule it misses.
+pub fn install(m: Mutant, files: &PackFiles) -> Result<Pack, Vec<Issue>> {
+    let lint: fn(&Pack) -> Vec<Issue> = match m {
+        Mutant::TriggerCoverageUnlinted => |p| lint_without(p, &["policy-covers-trigger"]),
+        Mutant::CommandCoverageUnlinted => |p| lint_without(p, &["policy-covers-command"]),
+        Mutant::PassThroughMemberEnough => |p| lint_without(p, &["wrap-named-or-pass-through"]),
+        // skill-blank-accepted: a Skill counts as present when the file is there.
+        Mutant::SkillBlankAccepted => |p| {
+            let blank_ok: &[&str] = if p.skill.is_some() {
+                &["skill-present"]
+            } else {
+                &[]
+            };
+            lint_without(p, blank_ok)
+        },
+        // skill-missing-accepted: the text is linted only when there is a file.
+        Mutant::SkillMissingAccepted => |p| {
+            let missing_ok: &[&str] = if p.skill.is_none() {
+                &["skill-present"]
+            } else {
+                &[]
+            };
+            lint_without(p, missing_ok)
+        },
+        _ => return pack::load_files(files),
     };
-    lint_without(p, blank_ok)
+    pack::install_with(files, lint)
 }
 
 /// lint-at-activate: what activation refuses when install did not lint.
 pub fn has_issues(p: &Pack) -> bool {
     !pack::lint(p).is_empty()
+}
+
+/// pack-rewritten-on-install: a cache file written into every pack directory at create.
+pub fn cache_in_packs(m: Option<Mutant>, dirs: &[std::path::PathBuf]) {
+    if m == Some(Mutant::PackRewrittenOnInstall) {
+        for dir in dirs {
+            let _ = std::fs::write(dir.join(".hcp-cache.json"), "{\"installed\":true}\n");
+        }
+    }
+}
+
+/// identity-as-binding: what of the Binding reaches the adapter.
+pub fn token_of(m: Option<Mutant>, b: &Minted) -> &str {
+    if m == Some(Mutant::IdentityAsBinding) {
+        &b.identity
+    } else {
+        &b.token
+    }
+}
+
+/// get-pack-unknown-empty: getPack's answer for a pack that is not installed.
+pub fn empty_pack(m: Option<Mutant>) -> Option<Value> {
+    (m == Some(Mutant::GetPackUnknownEmpty)).then(|| serde_json::json!({}))
+}
+
+impl Reference {
+    /// binding-leaks-across-packs: a pack without a Binding gets a connected pack's token.
+    pub(super) fn leak_or_keep<'a>(
+        &'a self,
+        pack: &Pack,
+        token: Option<&'a str>,
+    ) -> Option<&'a str> {
+        match self.knobs.mutant {
+            Some(Mutant::BindingLeaksAcrossPacks) if token.is_none() && !pack.needs_binding() => {
+                self.bindings.values().next().map(|b| b.token.as_str())
+            }
+            _ => token,
+        }
+    }
+
+    /// unknown-pack-thrown: an exec of a pack that is not installed throws.
+    pub(super) fn unknown_thrown(&self, req: &ExecRequest) -> bool {
+        self.knobs.mutant == Some(Mutant::UnknownPackThrown)
+            && !self.packs.contains_key(&req.pack_id)
+    }
+
+    /// list-packs-activated-only, token-in-list-packs: listPacks as those runtimes answer it.
+    pub(super) fn dress_list(&self, packs: &mut Vec<Value>) {
+        match self.knobs.mutant {
+            Some(Mutant::ListPacksActivatedOnly) => packs.retain(|p| p["activated"] == true),
+            Some(Mutant::TokenInListPacks) => {
+                for p in packs.iter_mut() {
+                    let id = p["pack_id"].as_str().unwrap_or_default().to_string();
+                    if let Some(b) = self.bindings.get(&id) {
+                        p["binding"]["token"] = Value::String(b.token.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
