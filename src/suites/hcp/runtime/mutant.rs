@@ -150,5 +150,10 @@ crate::mutants! {
     TenantScopedGrantsIgnored = "tenant-scoped-grants-ignored", ["3"], "never honours a grant that names a tenant_id, even the Principal's own";
     BindingLeaksAcrossPacks = "binding-leaks-across-packs", ["7"], "hands an adapter of a pack without a Binding the token of a pack that was connected";
     IdentityAsBinding = "identity-as-binding", ["5"], "hands the adapter the Binding's identity instead of the minted token";
+    UnknownVerbThrown = "unknown-verb-thrown", ["3"], "throws for an exec of a verb its (installed) pack does not declare (its other denials are envelopes)";
+    BrainReadsOnly = "brain-reads-only", ["3"], "checks privacy.land brain's project_id on reads only (a brain write runs without one)";
+    BrainWritesOnly = "brain-writes-only", ["3"], "checks privacy.land brain's project_id on writes only (a brain read runs without one)";
+    TemplateRescanned = "template-rescanned", ["6"], "renders a template by replacing one placeholder after another over the whole argv, so an arg's text that looks like a placeholder is rendered again";
+    AgentSkipsConfirm = "agent-skips-confirm", ["4", "must-not"], "lifts the confirm gate for a Principal of kind agent (it runs unattended)";
 }
 }

@@ -132,6 +132,8 @@ pub fn authorize_exec<'p>(
     if policy.privacy.land == Land::Brain
         && (s.project_id.is_none() || m == Some(Mutant::BrainAlwaysDenied))
         && m != Some(Mutant::BrainWithoutProject)
+        && !(m == Some(Mutant::BrainReadsOnly) && policy.operation == Operation::Write)
+        && !(m == Some(Mutant::BrainWritesOnly) && policy.operation == Operation::Read)
     {
         return Err("denied: privacy.land brain requires project_id".into());
     }

@@ -585,6 +585,7 @@ impl Reference {
         {
             argv = variant::render_pairs(&req.verb_key, &req.args);
         }
+        review::rescan(self.knobs.mutant, &mut argv, &req.args);
         if self.broken(Mutant::ShellArgv) {
             argv = argv
                 .join(" ")
@@ -808,7 +809,7 @@ impl Reference {
         }
         let late_confirm = self.broken(Mutant::ConfirmAfterAdapter);
         if !late_confirm {
-            if let Err(e) = authz::confirm_gate(policy, &req.args, self.knobs.mutant) {
+            if let Err(e) = authz::confirm_gate(policy, &req.args, self.gate_mutant()) {
                 return deny(e.0);
             }
         }

@@ -235,9 +235,26 @@ impl Reference {
     }
 
     /// unknown-pack-thrown: an exec of a pack that is not installed throws.
+    /// unknown-verb-thrown: an exec of a verb its installed pack does not declare throws.
     pub(super) fn unknown_thrown(&self, req: &ExecRequest) -> bool {
-        self.knobs.mutant == Some(Mutant::UnknownPackThrown)
-            && !self.packs.contains_key(&req.pack_id)
+        let pack = self.packs.get(&req.pack_id);
+        match self.knobs.mutant {
+            Some(Mutant::UnknownPackThrown) => pack.is_none(),
+            Some(Mutant::UnknownVerbThrown) => {
+                pack.is_some_and(|p| p.command(&req.verb_key).is_none())
+            }
+            _ => false,
+        }
+    }
+
+    /// agent-skips-confirm: the confirm gate as that runtime runs it for this Principal.
+    pub(super) fn gate_mutant(&self) -> Option<Mutant> {
+        match self.knobs.mutant {
+            Some(Mutant::AgentSkipsConfirm) if self.config.principal.kind == "agent" => {
+                Some(Mutant::NoConfirmGate)
+            }
+            m => m,
+        }
     }
 
     /// list-packs-activated-only, token-in-list-packs: listPacks as those runtimes answer it.
@@ -253,6 +270,23 @@ impl Reference {
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// template-rescanned: every placeholder replaced again over the rendered argv, one arg after
+/// another (a naive `replace` loop), so an arg whose text is `{other}` becomes other's value.
+pub fn rescan(m: Option<Mutant>, argv: &mut [String], args: &serde_json::Map<String, Value>) {
+    if m != Some(Mutant::TemplateRescanned) {
+        return;
+    }
+    for el in argv.iter_mut() {
+        for (k, v) in args {
+            let text = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            *el = el.replace(&format!("{{{k}}}"), &text);
         }
     }
 }
