@@ -155,5 +155,12 @@ crate::mutants! {
     BrainWritesOnly = "brain-writes-only", ["3"], "checks privacy.land brain's project_id on writes only (a brain read runs without one)";
     TemplateRescanned = "template-rescanned", ["6"], "renders a template by replacing one placeholder after another over the whole argv, so an arg's text that looks like a placeholder is rendered again";
     AgentSkipsConfirm = "agent-skips-confirm", ["4", "must-not"], "lifts the confirm gate for a Principal of kind agent (it runs unattended)";
+    ActivatedFlagEager = "activated-flag-eager", ["9"], "reports activated: true for every installed pack, activated or not (the other flags are right)";
+    ConnectedFlagEager = "connected-flag-eager", ["9"], "reports connected: true for every pack, a Binding pack that was never connected too (the other flags are right)";
+    AvailabilityLandLocal = "availability-land-local", ["9"], "reports every command's land as local (its operation is right)";
+    AvailabilityOperationRead = "availability-operation-read", ["9"], "reports every command's operation as read (its land is right)";
+    BindingModeMisreported = "binding-mode-misreported", ["5"], "mints through the pack's hub but reports every Binding's mode as user";
+    AllowListPrefix = "allow-list-prefix", ["7"], "admits a wrap bin whose name starts with an allow-listed name (hcpspec allows hcpspec-probe)";
+    CwdInPackDir = "cwd-in-pack-dir", ["7"], "spawns adapters in the pack's own directory instead of the jail";
 }
 }

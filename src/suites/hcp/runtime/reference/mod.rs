@@ -554,6 +554,7 @@ impl Reference {
                         && !self.config.allow_bins.is_empty());
                 if listed
                     && !self.config.allow_bins.contains(bin)
+                    && !review::prefix_listed(self.knobs.mutant, &self.config.allow_bins, bin)
                     && !self.broken(Mutant::UnknownBinAllowed)
                 {
                     return Err(format!("denied: bin {bin} is not on the allow-list"));
@@ -641,6 +642,8 @@ impl Reference {
         review::denylist_env(self.knobs.mutant, &self.config.environment, &mut env);
         let cwd = if self.broken(Mutant::NoCwdJail) {
             std::env::current_dir().map_err(|e| e.to_string())?
+        } else if let Some(dir) = review::pack_dir_cwd(self.knobs.mutant, &self.config.pack_dirs) {
+            dir
         } else {
             self.config.workdir.clone()
         };
@@ -1377,6 +1380,7 @@ impl Runtime for Reference {
             ..r
         };
         review::reasonless(self.knobs.mutant, Mutant::ConnectDenialReasonless, r)
+            .with_mode(self.knobs.mutant)
     }
 
     fn exec_or_throw(&mut self, req: &ExecRequest) -> Result<Envelope, String> {

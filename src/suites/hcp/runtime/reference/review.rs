@@ -2,10 +2,12 @@
 //! would), applied to what the reference answers, so the pipeline in `mod.rs` stays as it is.
 
 use super::super::mutant::Mutant;
-use super::super::{CliRequest, Envelope, ExecRequest, PackAvailability, PackResult};
+use super::super::{
+    CliRequest, Envelope, ExecRequest, PackAvailability, PackResult, VerbAvailability,
+};
 use super::hub::Minted;
 use super::{lint_without, Reference};
-use crate::suites::hcp::pack::{self, Issue, Pack, PackFiles};
+use crate::suites::hcp::pack::{self, BindingMode, Issue, Pack, PackFiles};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -31,6 +33,17 @@ pub fn drop_reasons(m: Option<Mutant>, report: &mut PackAvailability) {
         Some(Mutant::ExecutableFalseReasonless) => "executable",
         Some(Mutant::NotInstalledReasonless) => {
             report.reasons.clear();
+            return;
+        }
+        Some(
+            Mutant::ActivatedFlagEager
+            | Mutant::ConnectedFlagEager
+            | Mutant::AvailabilityLandLocal
+            | Mutant::AvailabilityOperationRead,
+        ) => {
+            for v in &mut report.verbs {
+                misreport(m, v);
+            }
             return;
         }
         Some(Mutant::AvailabilityPerPack) => {
@@ -288,5 +301,47 @@ pub fn rescan(m: Option<Mutant>, argv: &mut [String], args: &serde_json::Map<Str
             };
             *el = el.replace(&format!("{{{k}}}"), &text);
         }
+    }
+}
+
+/// activated-flag-eager, connected-flag-eager, availability-land-local,
+/// availability-operation-read: one member of a command's availability reported wrong.
+fn misreport(m: Option<Mutant>, v: &mut VerbAvailability) {
+    match m {
+        Some(Mutant::ActivatedFlagEager) => {
+            v.activated = true;
+            v.reasons.remove("activated");
+        }
+        Some(Mutant::ConnectedFlagEager) => {
+            v.connected = true;
+            v.reasons.remove("connected");
+        }
+        Some(Mutant::AvailabilityLandLocal) => v.land = pack::Land::Local,
+        Some(Mutant::AvailabilityOperationRead) => v.operation = pack::Operation::Read,
+        _ => {}
+    }
+}
+
+/// allow-list-prefix: a bin admitted when its name starts with an allow-listed name.
+pub fn prefix_listed(m: Option<Mutant>, allow: &[String], bin: &str) -> bool {
+    m == Some(Mutant::AllowListPrefix) && allow.iter().any(|a| bin.starts_with(a.as_str()))
+}
+
+/// cwd-in-pack-dir: the adapter's working directory is its pack's directory.
+pub fn pack_dir_cwd(m: Option<Mutant>, dirs: &[std::path::PathBuf]) -> Option<std::path::PathBuf> {
+    dirs.first()
+        .filter(|_| m == Some(Mutant::CwdInPackDir))
+        .cloned()
+}
+
+impl PackResult {
+    /// binding-mode-misreported: connect says user whatever mode it minted.
+    pub(super) fn with_mode(mut self, m: Option<Mutant>) -> PackResult {
+        if m == Some(Mutant::BindingModeMisreported) {
+            if let Some(b) = &mut self.binding {
+                b.mode = BindingMode::User;
+            }
+        }
+        self
     }
 }
