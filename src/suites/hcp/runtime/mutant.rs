@@ -162,5 +162,7 @@ crate::mutants! {
     BindingModeMisreported = "binding-mode-misreported", ["5"], "mints through the pack's hub but reports every Binding's mode as user";
     AllowListPrefix = "allow-list-prefix", ["7"], "admits a wrap bin whose name starts with an allow-listed name (hcpspec allows hcpspec-probe)";
     CwdInPackDir = "cwd-in-pack-dir", ["7"], "spawns adapters in the pack's own directory instead of the jail";
+    AuditConfirmedWritesOnly = "audit-confirmed-writes-only", ["8"], "audits the writes its Policy gates on confirm, not the writes it does not";
+    AuditBoundWritesOnly = "audit-bound-writes-only", ["8"], "audits writes that ran under a Binding, not those of a public pack (no Binding identity to record)";
 }
 }

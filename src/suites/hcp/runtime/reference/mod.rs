@@ -864,7 +864,7 @@ impl Reference {
         binding: Option<String>,
         result: &Result<Value, String>,
     ) {
-        if self.broken(Mutant::NoAuditOnWrite) {
+        if self.broken(Mutant::NoAuditOnWrite) || self.audit_skipped(req) {
             return;
         }
         let (outcome, error) = match result {

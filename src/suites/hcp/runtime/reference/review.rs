@@ -260,6 +260,23 @@ impl Reference {
         }
     }
 
+    /// audit-confirmed-writes-only, audit-bound-writes-only: the writes such a runtime leaves
+    /// out of its audit.
+    pub(super) fn audit_skipped(&self, req: &ExecRequest) -> bool {
+        let Some(pack) = self.packs.get(&req.pack_id) else {
+            return false;
+        };
+        match self.knobs.mutant {
+            Some(Mutant::AuditConfirmedWritesOnly) => !pack
+                .policy
+                .verbs
+                .get(&req.verb_key)
+                .is_some_and(|row| row.confirm),
+            Some(Mutant::AuditBoundWritesOnly) => !pack.needs_binding(),
+            _ => false,
+        }
+    }
+
     /// agent-skips-confirm: the confirm gate as that runtime runs it for this Principal.
     pub(super) fn gate_mutant(&self) -> Option<Mutant> {
         match self.knobs.mutant {
