@@ -164,5 +164,9 @@ crate::mutants! {
     CwdInPackDir = "cwd-in-pack-dir", ["7"], "spawns adapters in the pack's own directory instead of the jail";
     AuditConfirmedWritesOnly = "audit-confirmed-writes-only", ["8"], "audits the writes its Policy gates on confirm, not the writes it does not";
     AuditBoundWritesOnly = "audit-bound-writes-only", ["8"], "audits writes that ran under a Binding, not those of a public pack (no Binding identity to record)";
+    Json5Accepted = "json5-accepted", ["1"], "reads pack files with a lenient JSON5-style parser: comments, single quotes and trailing commas pass";
+    HcpMajorPrefix = "hcp-major-prefix", ["1"], "takes any hcp version that starts with 1 (10.0 too) as HCP/1.x";
+    HcpMinorRefused = "hcp-minor-refused", ["1"], "installs only a surface.json whose hcp is exactly 1.0, refusing the other HCP/1.x versions";
+    ConfirmGateNamedOnly = "confirm-gate-named-only", ["4"], "gates the confirm writes of named wrap commands, not those a pass_through bin runs";
 }
 }

@@ -109,7 +109,8 @@ impl Factory for ReferenceFactory {
             } else {
                 files
             };
-            if let Some(why) = overstrict_lint(m, &files) {
+            if let Some(why) = overstrict_lint(m, &files).or_else(|| review::overstrict(m, &files))
+            {
                 return Err(vec![why]);
             }
             if m == Some(Mutant::WhitespaceJsonRefused) {
@@ -131,6 +132,7 @@ impl Factory for ReferenceFactory {
             } else {
                 files
             };
+            let files = review::reread(m, files);
             let files = if m == Some(Mutant::HcpVersionUnchecked) {
                 any_hcp_version(files)
             } else {
@@ -812,7 +814,7 @@ impl Reference {
         }
         let late_confirm = self.broken(Mutant::ConfirmAfterAdapter);
         if !late_confirm {
-            if let Err(e) = authz::confirm_gate(policy, &req.args, self.gate_mutant()) {
+            if let Err(e) = authz::confirm_gate(policy, &req.args, self.gate_mutant(pack, req)) {
                 return deny(e.0);
             }
         }

@@ -6,7 +6,7 @@ use super::super::{
     CliRequest, Envelope, ExecRequest, PackAvailability, PackResult, VerbAvailability,
 };
 use super::hub::Minted;
-use super::{lint_without, Reference};
+use super::{any_hcp_version, lint_without, Reference};
 use crate::suites::hcp::pack::{self, BindingMode, Issue, Pack, PackFiles};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -278,11 +278,15 @@ impl Reference {
     }
 
     /// agent-skips-confirm: the confirm gate as that runtime runs it for this Principal.
-    pub(super) fn gate_mutant(&self) -> Option<Mutant> {
+    /// confirm-gate-named-only: nor for a verb a pass_through bin runs.
+    pub(super) fn gate_mutant(&self, pack: &Pack, req: &ExecRequest) -> Option<Mutant> {
+        let passed_through = pack.surface.wrap.pass_through
+            && !pack.surface.wrap.commands.contains_key(&req.verb_key);
         match self.knobs.mutant {
             Some(Mutant::AgentSkipsConfirm) if self.config.principal.kind == "agent" => {
                 Some(Mutant::NoConfirmGate)
             }
+            Some(Mutant::ConfirmGateNamedOnly) if passed_through => Some(Mutant::NoConfirmGate),
             m => m,
         }
     }
@@ -361,4 +365,77 @@ impl PackResult {
         }
         self
     }
+}
+
+/// json5-accepted, hcp-major-prefix: the pack files as those runtimes read them.
+pub fn reread(m: Option<Mutant>, mut files: PackFiles) -> PackFiles {
+    match m {
+        Some(Mutant::Json5Accepted) => {
+            files.surface = files.surface.map(|b| lenient(&b));
+            files.policy = files.policy.map(|b| lenient(&b));
+            files
+        }
+        Some(Mutant::HcpMajorPrefix) if hcp_of(&files).is_some_and(|v| v.starts_with('1')) => {
+            any_hcp_version(files)
+        }
+        _ => files,
+    }
+}
+
+/// hcp-minor-refused: a surface.json whose hcp is not exactly 1.0 is an issue.
+pub fn overstrict(m: Option<Mutant>, files: &PackFiles) -> Option<Issue> {
+    let v = hcp_of(files)?;
+    (m == Some(Mutant::HcpMinorRefused) && v != "1.0").then(|| {
+        Issue::new(
+            "surface.json",
+            "/hcp",
+            "schema",
+            format!("unsupported hcp {v}"),
+        )
+    })
+}
+
+fn hcp_of(files: &PackFiles) -> Option<String> {
+    let v: Value = serde_json::from_slice(files.surface.as_deref()?).ok()?;
+    v["hcp"].as_str().map(String::from)
+}
+
+/// JSON5-ish text made JSON: comments dropped, single-quoted strings double-quoted, trailing
+/// commas dropped.
+fn lenient(bytes: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => {
+                out.push(c);
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            }
+            (Some(q), c) if c == q => {
+                out.push('"');
+                quote = None;
+            }
+            (Some('\''), '"') => out.push_str("\\\""),
+            (Some(_), c) => out.push(c),
+            (None, '"' | '\'') => {
+                out.push('"');
+                quote = Some(c);
+            }
+            (None, '/') if chars.peek() == Some(&'/') => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            (None, c) => out.push(c),
+        }
+    }
+    let trailing = regex::Regex::new(r",(\s*[}\]])").expect("static regex");
+    trailing.replace_all(&out, "$1").into_owned().into_bytes()
 }
