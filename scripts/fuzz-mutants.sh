@@ -30,9 +30,16 @@ trap 'rm -rf "$out"' EXIT
 # read-out, the CLI face; and, from the sentence-level matrix, the order of the project and
 # confirm checks, the envelope's ids, the hub a pack names, an in-process adapter's argv, the
 # Binding in an audit record, availability's shape, the sink's records, a poller on a timer;
-# an empty wrap `commands`, a container the pack mutator never empties, only drops or retypes):
+# an empty wrap `commands`, a container the pack mutator never empties, only drops or retypes;
+# and, from issue 44's review of the ledger, the result and a denial's ids in the envelope, the
+# reasons of refused activations and connects, listPacks of activated packs only, the CLI face's
+# pipeline and envelope, credentials under names other than *_TOKEN (inherited, or a mint
+# fallback), the Skill of another pack, `pass_through: false`, a cache file written at install,
+# getPack of an unknown pack, a token in listPacks, a Binding reaching another pack's adapter, a
+# brain write without a project (the generated packs' brain verbs are reads), availability's land
+# and operation, the mode connect reports):
 # the contract cases kill each of them (`hcpspec run --mutants`); the fuzzer is not expected to.
-not_fuzzed="whitespace-json-refused list-packs-empty token-in-connect polling-as-sense sense-audited grants-from-env pack-rewritten public-pack-minted get-pack-first-installed skill-not-exposed cli-runs-another-command cli-face-unimplemented confirm-before-brain envelope-without-ids unknown-pack-bare-denial binding-hub-renamed inproc-argv-dropped audit-without-binding audit-token-as-binding availability-shape-wrong sense-sink-unrecorded polling-on-a-timer wrap-empty-commands-accepted"
+not_fuzzed="whitespace-json-refused list-packs-empty token-in-connect polling-as-sense sense-audited grants-from-env pack-rewritten public-pack-minted get-pack-first-installed skill-not-exposed cli-runs-another-command cli-face-unimplemented confirm-before-brain envelope-without-ids unknown-pack-bare-denial binding-hub-renamed inproc-argv-dropped audit-without-binding audit-token-as-binding availability-shape-wrong sense-sink-unrecorded polling-on-a-timer wrap-empty-commands-accepted result-dropped denial-envelope-without-ids activation-denial-reasonless connect-denial-reasonless list-packs-activated-only cli-skips-pipeline env-denylist-scrub env-key-fallback cli-envelope-bare skill-of-first-pack pass-through-member-enough pack-rewritten-on-install get-pack-unknown-empty token-in-list-packs binding-leaks-across-packs brain-reads-only availability-land-local availability-operation-read binding-mode-misreported"
 mutants=$(sed -n 's/^ *[A-Za-z]* = "\([a-z-]*\)", \[.*/\1/p' src/suites/hcp/runtime/mutant.rs \
   | grep -vxF -f <(tr ' ' '\n' <<<"$not_fuzzed"))
 # Mutants run two at a time (FUZZ_JOBS), the reference beside them: each is one job from its
