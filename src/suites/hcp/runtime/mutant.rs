@@ -168,5 +168,6 @@ crate::mutants! {
     HcpMajorPrefix = "hcp-major-prefix", ["1"], "takes any hcp version that starts with 1 (10.0 too) as HCP/1.x";
     HcpMinorRefused = "hcp-minor-refused", ["1"], "installs only a surface.json whose hcp is exactly 1.0, refusing the other HCP/1.x versions";
     ConfirmGateNamedOnly = "confirm-gate-named-only", ["4"], "gates the confirm writes of named wrap commands, not those a pass_through bin runs";
+    PolicyByVerbKey = "policy-by-verb-key", ["must-not"], "gates an exec by the Policy row of the first installed pack that declares its verb_key, not its own pack's";
 }
 }

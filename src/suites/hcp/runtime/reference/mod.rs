@@ -814,7 +814,8 @@ impl Reference {
         }
         let late_confirm = self.broken(Mutant::ConfirmAfterAdapter);
         if !late_confirm {
-            if let Err(e) = authz::confirm_gate(policy, &req.args, self.gate_mutant(pack, req)) {
+            let row = self.row_for(req, policy);
+            if let Err(e) = authz::confirm_gate(row, &req.args, self.gate_mutant(pack, req)) {
                 return deny(e.0);
             }
         }

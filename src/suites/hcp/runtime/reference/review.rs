@@ -277,6 +277,21 @@ impl Reference {
         }
     }
 
+    /// policy-by-verb-key: the row the confirm gate reads, from a catalog keyed by verb_key.
+    pub(super) fn row_for<'a>(
+        &'a self,
+        req: &ExecRequest,
+        own: &'a pack::VerbPolicy,
+    ) -> &'a pack::VerbPolicy {
+        if self.knobs.mutant != Some(Mutant::PolicyByVerbKey) {
+            return own;
+        }
+        self.packs
+            .values()
+            .find_map(|p| p.policy.verbs.get(&req.verb_key))
+            .unwrap_or(own)
+    }
+
     /// agent-skips-confirm: the confirm gate as that runtime runs it for this Principal.
     /// confirm-gate-named-only: nor for a verb a pass_through bin runs.
     pub(super) fn gate_mutant(&self, pack: &Pack, req: &ExecRequest) -> Option<Mutant> {
