@@ -34,9 +34,16 @@ trap 'rm -rf "$out"' EXIT
 # the pipeline's misorders in a runtime that declares no denial map, which only the order cases
 # requiring a map tell, as unimplemented; a Binding minted inside exec ahead of the grant or the
 # confirm gate, which shows only as the hub outcome a later connect gets; from issue 44's rules part, the Skill's text (its first line, or none), a trigger with only a
-# Policy row, a poll at activation, a surface without commands, a write on land brain unaudited):
+# Policy row, a poll at activation, a surface without commands, a write on land brain unaudited;
+# and, from issue 44's review of the ledger, the result and a denial's ids in the envelope, the
+# reasons of refused activations and connects, listPacks of activated packs only, the CLI face's
+# pipeline and envelope, credentials under names other than *_TOKEN (inherited, or a mint
+# fallback), the Skill of another pack, `pass_through: false`, a cache file written at install,
+# getPack of an unknown pack, a token in listPacks, a Binding reaching another pack's adapter, a
+# brain write without a project (the generated packs' brain verbs are reads), availability's land
+# and operation, the mode connect reports, a Policy row looked up by verb_key across packs):
 # the contract cases kill each of them (`hcpspec run --mutants`); the fuzzer is not expected to.
-not_fuzzed="whitespace-json-refused list-packs-empty token-in-connect polling-as-sense sense-audited grants-from-env pack-rewritten public-pack-minted get-pack-first-installed skill-not-exposed cli-runs-another-command cli-face-unimplemented confirm-before-brain envelope-without-ids unknown-pack-bare-denial binding-hub-renamed inproc-argv-dropped audit-without-binding audit-token-as-binding availability-shape-wrong sense-sink-unrecorded polling-on-a-timer wrap-empty-commands-accepted confirm-before-grants-unmapped project-before-capability-unmapped confirm-before-brain-unmapped binding-before-confirm-unmapped adapter-before-binding-unmapped mint-before-grants mint-before-confirm harness-md-first-line harness-md-unread policy-only-trigger-delivered polling-on-activate commands-optional brain-write-unaudited"
+not_fuzzed="whitespace-json-refused list-packs-empty token-in-connect polling-as-sense sense-audited grants-from-env pack-rewritten public-pack-minted get-pack-first-installed skill-not-exposed cli-runs-another-command cli-face-unimplemented confirm-before-brain envelope-without-ids unknown-pack-bare-denial binding-hub-renamed inproc-argv-dropped audit-without-binding audit-token-as-binding availability-shape-wrong sense-sink-unrecorded polling-on-a-timer wrap-empty-commands-accepted confirm-before-grants-unmapped project-before-capability-unmapped confirm-before-brain-unmapped binding-before-confirm-unmapped adapter-before-binding-unmapped mint-before-grants mint-before-confirm harness-md-first-line harness-md-unread policy-only-trigger-delivered polling-on-activate commands-optional brain-write-unaudited result-dropped denial-envelope-without-ids activation-denial-reasonless connect-denial-reasonless list-packs-activated-only cli-skips-pipeline env-denylist-scrub env-key-fallback cli-envelope-bare skill-of-first-pack pass-through-member-enough pack-rewritten-on-install get-pack-unknown-empty token-in-list-packs binding-leaks-across-packs brain-reads-only availability-land-local availability-operation-read binding-mode-misreported policy-by-verb-key"
 mutants=$(sed -n 's/^ *[A-Za-z]* = "\([a-z-]*\)", \[.*/\1/p' src/suites/hcp/runtime/mutant.rs \
   | grep -vxF -f <(tr ' ' '\n' <<<"$not_fuzzed"))
 # Mutants run two at a time (FUZZ_JOBS), the reference beside them: each is one job from its

@@ -60,7 +60,13 @@ pub fn holds(
         let same_cap = g.capability == capability
             || (m == Some(Mutant::ReadWriteCollapsed)
                 && [EXEC_READ, EXEC_WRITE].contains(&capability)
-                && [EXEC_READ, EXEC_WRITE, CONNECT].contains(&g.capability.as_str()));
+                && [EXEC_READ, EXEC_WRITE, CONNECT].contains(&g.capability.as_str()))
+            || (m == Some(Mutant::ConnectImpliesExec)
+                && [EXEC_READ, EXEC_WRITE].contains(&capability)
+                && g.capability == CONNECT)
+            || (m == Some(Mutant::WriteImpliesRead)
+                && capability == EXEC_READ
+                && g.capability == EXEC_WRITE);
         if !same_cap {
             return false;
         }
@@ -71,11 +77,19 @@ pub fn holds(
             Some(t) == s.tenant_id
                 || m == Some(Mutant::GrantTenantIgnored)
                 || (m == Some(Mutant::TenantlessPrincipalAllowed) && s.tenant_id.is_none())
-        });
+                || (m == Some(Mutant::TenantScopeReadsOnly) && capability != EXEC_READ)
+                || (m == Some(Mutant::ConnectTenantIgnored) && capability == CONNECT)
+                || (m == Some(Mutant::ElevationTenantIgnored) && capability == ELEVATE)
+        }) && !(m == Some(Mutant::TenantScopedGrantsIgnored)
+            && g.tenant_id.is_some());
         let verb_ok = match (&g.verb_keys, verb_key) {
             (Some(keys), Some(v)) => {
-                keys.iter().any(|k| k == v) || m == Some(Mutant::GrantVerbKeysIgnored)
+                keys.iter().any(|k| k == v)
+                    || m == Some(Mutant::GrantVerbKeysIgnored)
+                    || (m == Some(Mutant::VerbKeysEmptyMeansAll) && keys.is_empty())
+                    || (m == Some(Mutant::VerbKeysWritesOnly) && capability == EXEC_READ)
             }
+            (None, Some(_)) => m != Some(Mutant::VerbKeysAbsentMeansNone),
             _ => true,
         };
         tenant_ok && verb_ok
@@ -118,6 +132,8 @@ pub fn authorize_exec<'p>(
     if policy.privacy.land == Land::Brain
         && (s.project_id.is_none() || m == Some(Mutant::BrainAlwaysDenied))
         && m != Some(Mutant::BrainWithoutProject)
+        && !(m == Some(Mutant::BrainReadsOnly) && policy.operation == Operation::Write)
+        && !(m == Some(Mutant::BrainWritesOnly) && policy.operation == Operation::Read)
     {
         return Err("denied: privacy.land brain requires project_id".into());
     }
@@ -140,6 +156,7 @@ pub fn confirm_gate(
         return Err("confirm required".into());
     }
     let confirmed = |key: &str| match args.get(key) {
+        Some(_) if m == Some(Mutant::ConfirmPresentEnough) => true,
         Some(Value::Bool(b)) => *b,
         Some(other) if m == Some(Mutant::ConfirmStringTrue) => {
             matches!(other, Value::String(s) if s == "true" || s == "yes")
@@ -147,6 +164,21 @@ pub fn confirm_gate(
         }
         _ => false,
     };
+    // confirm-shadows-apply, apply-false-vetoes: the first member given decides alone (`??`).
+    let first_given = |a: &str, b: &str| match args.get(a) {
+        Some(_) => confirmed(a),
+        None => confirmed(b),
+    };
+    if m == Some(Mutant::ConfirmShadowsApply) {
+        return first_given("confirm", "apply")
+            .then_some(())
+            .ok_or_else(|| "confirm required".into());
+    }
+    if m == Some(Mutant::ApplyFalseVetoes) {
+        return first_given("apply", "confirm")
+            .then_some(())
+            .ok_or_else(|| "confirm required".into());
+    }
     if confirmed("confirm") || (confirmed("apply") && m != Some(Mutant::ApplyIgnored)) {
         Ok(())
     } else {

@@ -7,6 +7,7 @@ pub mod authz;
 mod hub;
 mod install;
 mod misorder;
+mod review;
 mod rules;
 
 use super::adapter;
@@ -116,7 +117,8 @@ impl Factory for ReferenceFactory {
             } else {
                 files
             };
-            if let Some(why) = overstrict_lint(m, &files) {
+            if let Some(why) = overstrict_lint(m, &files).or_else(|| review::overstrict(m, &files))
+            {
                 return Err(vec![why]);
             }
             if let Some(why) = rules::skill_parse_issue(m, &files) {
@@ -142,6 +144,7 @@ impl Factory for ReferenceFactory {
             } else {
                 files
             };
+            let files = review::reread(m, files);
             let files = if m == Some(Mutant::HcpVersionUnchecked) {
                 any_hcp_version(files)
             } else {
@@ -163,6 +166,7 @@ impl Factory for ReferenceFactory {
                     pack::install_with(&files, |p| lint_without(p, &["wrap-named-or-pass-through"]))
                 }
                 Some(Mutant::SchemaSkipped) => unchecked_install(&files),
+                Some(r) if review::lints_its_own_way(r, &files) => review::install(r, &files),
                 _ if chooses(vs, Variant::SpecLintRules) => {
                     pack::install_with(&files, variant::spec_lint)
                 }
@@ -181,6 +185,7 @@ impl Factory for ReferenceFactory {
         };
         let mut packs = packs;
         rules::after_install(m, &mut packs);
+        review::cache_in_packs(m, &config.pack_dirs);
         if m == Some(Mutant::OnePolicyRowForAll) {
             for p in packs.values_mut() {
                 if let Some(first) = p.policy.verbs.values().next().cloned() {
@@ -402,6 +407,7 @@ impl Reference {
                         && !self.config.allow_bins.is_empty());
                 if listed
                     && !self.config.allow_bins.contains(bin)
+                    && !review::prefix_listed(self.knobs.mutant, &self.config.allow_bins, bin)
                     && !self.broken(Mutant::UnknownBinAllowed)
                 {
                     return Err(format!("denied: bin {bin} is not on the allow-list"));
@@ -433,6 +439,7 @@ impl Reference {
         {
             argv = variant::render_pairs(&req.verb_key, &req.args);
         }
+        review::rescan(self.knobs.mutant, &mut argv, &req.args);
         if self.broken(Mutant::ShellArgv) {
             argv = argv
                 .join(" ")
@@ -450,7 +457,7 @@ impl Reference {
         binding: Option<&Minted>,
     ) -> Result<Value, String> {
         let (program, argv) = self.plan_adapter(pack, req)?;
-        let token = binding.map(|b| b.token.as_str());
+        let token = binding.map(|b| review::token_of(self.knobs.mutant, b));
         if program.is_some()
             && (self.chose(Variant::JailPerExec) || self.chose(Variant::CredentialFile))
         {
@@ -470,6 +477,7 @@ impl Reference {
             }
         }
         let token = token.filter(|_| !self.broken(Mutant::BindingNotPassed));
+        let token = self.leak_or_keep(pack, token);
         let Some(program) = program else {
             // plan_adapter checked the handler is known.
             if self.broken(Mutant::InprocArgvDropped) {
@@ -484,10 +492,13 @@ impl Reference {
                 env.entry(k.clone()).or_insert_with(|| v.clone());
             }
         }
+        review::denylist_env(self.knobs.mutant, &self.config.environment, &mut env);
         let cwd = if self.broken(Mutant::NoCwdJail) {
             std::env::current_dir().map_err(|e| e.to_string())?
         } else if self.broken(Mutant::JailFollowsLink) {
             additions::pack_jail(&self.config.workdir, &req.pack_id)?
+        } else if let Some(dir) = review::pack_dir_cwd(self.knobs.mutant, &self.config.pack_dirs) {
+            dir
         } else {
             self.config.workdir.clone()
         };
@@ -668,7 +679,8 @@ impl Reference {
         }
         let late_confirm = self.broken(Mutant::ConfirmAfterAdapter);
         if !late_confirm {
-            if let Err(e) = authz::confirm_gate(policy, &req.args, self.knobs.mutant) {
+            let row = self.row_for(req, policy);
+            if let Err(e) = authz::confirm_gate(row, &req.args, self.gate_mutant(pack, req)) {
                 return deny(e.0);
             }
         }
@@ -727,6 +739,7 @@ impl Reference {
                 self.packs.get(&req.pack_id),
                 &req.verb_key,
             )
+            || self.audit_skipped(req)
         {
             return;
         }
@@ -804,12 +817,21 @@ impl Reference {
         }
         let blocked = if let Some(r) = blocking {
             Some(r)
-        } else if let Err(e) = authz::authorize_exec(self.subject(), pack, &req, self.knobs.mutant)
-        {
+        } else if let Err(e) = authz::authorize_exec(
+            self.subject(),
+            pack,
+            &req,
+            review::availability_mutant(self.knobs.mutant),
+        ) {
             Some(e.0)
         } else {
             match self.plan_adapter(pack, &req) {
-                Err(e) if !e.starts_with("invalid args") => Some(e),
+                Err(e)
+                    if !e.starts_with("invalid args")
+                        && !self.broken(Mutant::AvailabilityIgnoresAllowList) =>
+                {
+                    Some(e)
+                }
                 _ => None,
             }
         };
@@ -933,6 +955,9 @@ impl Reference {
                     PackResult::deny(id, format!("unknown pack {id}"))
                 } else if !self.may_activate(id) {
                     PackResult::deny(id, format!("denied: no grant for pack {id}"))
+                } else if self.broken(Mutant::LintAtActivate) && review::has_issues(&self.packs[id])
+                {
+                    PackResult::deny(id, format!("denied: pack {id} has lint issues"))
                 } else {
                     self.activated.insert(id.clone());
                     if self.broken(Mutant::ActivationSpreads) {
@@ -994,6 +1019,9 @@ impl Reference {
         {
             return PackResult::deny(pack_id, e);
         }
+        if self.broken(Mutant::LocalBindingUnminted) && decl.mode == BindingMode::Local {
+            return PackResult::ok(pack_id);
+        }
         let mut decl = decl;
         if self.broken(Mutant::BindingHubRenamed) {
             decl.hub = "runtime-hub".into();
@@ -1008,12 +1036,17 @@ impl Reference {
                 .config
                 .environment
                 .iter()
-                .find(|(k, _)| k.ends_with("_TOKEN"))
+                .find(|(k, _)| review::fallback_var(self.knobs.mutant, k))
             {
-                Some((k, v)) if self.broken(Mutant::EnvTokenFallback) => Minted {
-                    token: v.clone(),
-                    identity: format!("env:{k}"),
-                },
+                Some((k, v))
+                    if self.broken(Mutant::EnvTokenFallback)
+                        || self.broken(Mutant::EnvKeyFallback) =>
+                {
+                    Minted {
+                        token: v.clone(),
+                        identity: format!("env:{k}"),
+                    }
+                }
                 _ => return PackResult::deny(pack_id, format!("denied: mint failed: {e}")),
             },
         };
@@ -1138,7 +1171,9 @@ impl Runtime for Reference {
         if self.broken(Mutant::ListPacksEmpty) {
             return vec![];
         }
-        self.list_packs_inner()
+        let mut packs = self.list_packs_inner();
+        self.dress_list(&mut packs);
+        packs
     }
 
     fn get_pack(&self, pack_id: &str) -> Option<Value> {
@@ -1149,10 +1184,11 @@ impl Runtime for Reference {
         packs
             .into_iter()
             .find(|p| p.get("pack_id").and_then(Value::as_str) == Some(pack_id))
+            .or_else(|| review::empty_pack(self.knobs.mutant))
     }
 
     fn skill(&self, pack_id: &str) -> Option<String> {
-        let pack = self.packs.get(pack_id)?;
+        let pack = self.skill_source(self.packs.get(pack_id)?);
         if self.broken(Mutant::SkillNotExposed) {
             // Loaded (and linted), but the harness is shown a Skill of the runtime's own making.
             let name = pack.surface.name.as_deref().unwrap_or(pack_id);
@@ -1183,7 +1219,10 @@ impl Runtime for Reference {
             };
             Some((p.pack_id().to_string(), cmds[i].verb_key.clone()))
         });
-        Some(match found {
+        let envelope = match found {
+            Some((pack_id, verb_key)) if self.broken(Mutant::CliSkipsPipeline) => {
+                self.adapter_only(pack_id, verb_key, req)
+            }
             Some((pack_id, verb_key)) => self.exec(&ExecRequest {
                 pack_id,
                 verb_key,
@@ -1196,7 +1235,8 @@ impl Runtime for Reference {
                 result: None,
                 error: Some(self.words(format!("unknown command {}", req.command))),
             },
-        })
+        };
+        Some(review::bare(self.knobs.mutant, envelope))
     }
 
     fn activate(&mut self, pack_ids: &[String]) -> Vec<PackResult> {
@@ -1220,20 +1260,23 @@ impl Runtime for Reference {
                 error: r.error.map(|e| self.words(e)),
                 ..r
             })
+            .map(|r| review::reasonless(self.knobs.mutant, Mutant::ActivationDenialReasonless, r))
             .collect()
     }
 
     fn connect(&mut self, pack_id: &str) -> PackResult {
         let r = self.connect_inner(pack_id);
-        PackResult {
+        let r = PackResult {
             error: r.error.map(|e| self.words(e)),
             ..r
-        }
+        };
+        review::reasonless(self.knobs.mutant, Mutant::ConnectDenialReasonless, r)
+            .with_mode(self.knobs.mutant)
     }
 
     fn exec_or_throw(&mut self, req: &ExecRequest) -> Result<Envelope, String> {
         let envelope = self.exec(req);
-        if self.broken(Mutant::DenialThrown) && !envelope.ok {
+        if (self.broken(Mutant::DenialThrown) || self.unknown_thrown(req)) && !envelope.ok {
             return Err(envelope.error.unwrap_or_default());
         }
         Ok(envelope)
@@ -1251,6 +1294,8 @@ impl Runtime for Reference {
             envelope.pack_id = String::new();
             envelope.verb_key = String::new();
         }
+        let installed = self.packs.contains_key(&req.pack_id);
+        review::dress_envelope(self.knobs.mutant, installed, &mut envelope);
         if self.broken(Mutant::DenialFlaggedOk) && !envelope.ok {
             envelope.ok = true;
         }
@@ -1294,6 +1339,7 @@ impl Runtime for Reference {
 
     fn availability(&self, pack_id: &str) -> PackAvailability {
         let mut report = self.availability_inner(pack_id);
+        review::drop_reasons(self.knobs.mutant, &mut report);
         report.reasons = std::mem::take(&mut report.reasons)
             .into_iter()
             .map(|(k, v)| (k, self.words(v)))
