@@ -111,68 +111,7 @@ impl Factory for ReferenceFactory {
         } else {
             config.pack_dirs.clone()
         };
-        let installed = install_all(&dirs, |files| {
-            let files = if m == Some(Mutant::PolicyInvented) {
-                invent_policy(files)
-            } else {
-                files
-            };
-            if let Some(why) = overstrict_lint(m, &files).or_else(|| review::overstrict(m, &files))
-            {
-                return Err(vec![why]);
-            }
-            if let Some(why) = rules::skill_parse_issue(m, &files) {
-                return Err(vec![why]);
-            }
-            let files = rules::loosen(m, files);
-            if m == Some(Mutant::WhitespaceJsonRefused) {
-                let padded = |b: &Option<Vec<u8>>| {
-                    b.as_deref()
-                        .is_some_and(|b| b.first().is_some_and(u8::is_ascii_whitespace))
-                };
-                if padded(&files.surface) || padded(&files.policy) {
-                    return Err(vec![Issue::new(
-                        "surface.json",
-                        "",
-                        "parse",
-                        "whitespace before JSON",
-                    )]);
-                }
-            }
-            let files = if m == Some(Mutant::ParseErrorTolerated) {
-                first_values(files)
-            } else {
-                files
-            };
-            let files = review::reread(m, files);
-            let files = if m == Some(Mutant::HcpVersionUnchecked) {
-                any_hcp_version(files)
-            } else {
-                files
-            };
-            match m {
-                Some(Mutant::LintSkipped) => pack::load_files(&files),
-                Some(Mutant::PolicyCoverageUnlinted) => pack::install_with(&files, |p| {
-                    lint_without(p, &["policy-covers-command", "policy-covers-trigger"])
-                }),
-                Some(Mutant::SkillUnlinted) => {
-                    pack::install_with(&files, |p| lint_without(p, &["skill-present"]))
-                }
-                Some(Mutant::WrapUnlinted) => pack::install_with(&files, |p| {
-                    lint_without(p, &["wrap-named-or-pass-through", "wrap-covers-command"])
-                }),
-                // The member's presence taken for named commands.
-                Some(Mutant::WrapEmptyCommandsAccepted) if names_wrap_commands(&files) => {
-                    pack::install_with(&files, |p| lint_without(p, &["wrap-named-or-pass-through"]))
-                }
-                Some(Mutant::SchemaSkipped) => unchecked_install(&files),
-                Some(r) if review::lints_its_own_way(r, &files) => review::install(r, &files),
-                _ if chooses(vs, Variant::SpecLintRules) => {
-                    pack::install_with(&files, variant::spec_lint)
-                }
-                _ => pack::install(&files),
-            }
-        });
+        let installed = install_all(&dirs, |files| install_one(m, vs, files));
         let packs = match installed {
             Err(mut issues) if vs.decides(Variant::Dialect) => {
                 issues.reverse();
