@@ -69,6 +69,10 @@ pub const CASE_DIR_PREFIX: &str = "hcpspec-case";
 /// denial classes: met by a runtime whose `initialize` declares a denial map, not a feature.
 pub const DENIAL_MAP: &str = "denial-map";
 
+/// The requirement (`"requires": ["connect"]`) of a case that judges what a connect did (the
+/// availability it leaves): met by every runtime but a driver without `connect`.
+pub const CONNECT: &str = "connect";
+
 /// Run `case` once on the runtime behind `adapter`, in a fresh temp directory, judged by what
 /// the runtime claimed in `initialize`.
 pub fn run_case(
@@ -89,7 +93,10 @@ pub fn run_case(
     // map (two checks with no effect of their own, the pipeline's order) needs that map:
     // without one it is unimplemented, never a pass (docs/shim-protocol.md, `denials`).
     let needs_map = case.requires.iter().any(|r| r == DENIAL_MAP) && claims.denials.is_none();
-    let missing: Vec<&String> = missing.into_iter().filter(|f| *f != DENIAL_MAP).collect();
+    let missing: Vec<&String> = missing
+        .into_iter()
+        .filter(|f| *f != DENIAL_MAP && *f != CONNECT)
+        .collect();
     let mut verdict = if needs_map {
         Verdict::Unimplemented {
             reason: "the case tells which step denied by its denial class, and the runtime \
@@ -137,17 +144,25 @@ pub fn run_case(
 }
 
 /// A driver without `connect` (`"connect": false` in initialize; spec 000 § Drivers, "an
-/// optional `connect`"): a case with a connect step cannot run on it, and is skipped with the
-/// reason, never passed; hcpspec sends it no `runtime.connect` (issue 44).
+/// optional `connect`"): hcpspec sends it no `runtime.connect`. A connect step written with no
+/// expectation only arranges a precondition (the pack connected), which such a driver meets by
+/// minting inside exec, so the step is left out; a case that expects something of a connect's
+/// answer has connect as its subject, and is skipped with the reason, never passed (issue 44).
 fn connectless_skip(case: &Case, claims: &Claims) -> Option<String> {
-    let connects = Body::of(case)
+    let judges_connect = Body::of(case)
         .ok()?
         .steps
         .iter()
-        .any(|s| matches!(s.action, Action::Connect(_)));
-    (claims.no_connect && connects).then(|| {
-        "the runtime's driver has no connect (\"connect\": false in initialize), and this case connects".into()
+        .any(|s| matches!(s.action, Action::Connect(_)) && s.expect.is_some())
+        || case.requires.iter().any(|r| r == CONNECT);
+    (claims.no_connect && judges_connect).then(|| {
+        "the runtime's driver has no connect (\"connect\": false in initialize), and this case judges a connect's answer or effect".into()
     })
+}
+
+/// Is this step a connect a driver without `connect` is never sent (see [`connectless_skip`])?
+fn connect_left_out(step: &Step, claims: &Claims) -> bool {
+    claims.no_connect && matches!(step.action, Action::Connect(_)) && step.expect.is_none()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -204,6 +219,9 @@ fn execute(
     let mut verdict = Verdict::Pass;
     let packs_at_start = fingerprint(&tmp.join("packs"));
     for (i, step) in steps.iter().enumerate() {
+        if connect_left_out(step, claims) {
+            continue;
+        }
         let spawned_before = probe::spawns(&tmp).len();
         let observed = match observe(
             &step.action,
