@@ -149,6 +149,20 @@ pub struct Envelope {
 }
 
 impl Envelope {
+    /// The envelope of an exec's outcome: its result, or a denial carrying the error.
+    pub fn of(req: &ExecRequest, outcome: Result<Value, String>) -> Self {
+        match outcome {
+            Ok(result) => Envelope {
+                ok: true,
+                pack_id: req.pack_id.clone(),
+                verb_key: req.verb_key.clone(),
+                result: Some(result),
+                error: None,
+            },
+            Err(e) => Envelope::deny(req, e),
+        }
+    }
+
     pub fn deny(req: &ExecRequest, error: impl Into<String>) -> Self {
         Envelope {
             ok: false,

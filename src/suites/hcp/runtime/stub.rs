@@ -316,16 +316,7 @@ impl Runtime for Stub {
                 error,
             });
         }
-        match result {
-            Ok(r) => Envelope {
-                ok: true,
-                pack_id: req.pack_id.clone(),
-                verb_key: req.verb_key.clone(),
-                result: Some(r),
-                error: None,
-            },
-            Err(e) => Envelope::deny(req, e),
-        }
+        Envelope::of(req, result)
     }
 
     fn availability(&self, pack_id: &str) -> PackAvailability {

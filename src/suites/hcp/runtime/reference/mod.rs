@@ -1010,16 +1010,7 @@ impl Reference {
         if operation == Some(Operation::Write) {
             self.record(req, binding, &result);
         }
-        match result {
-            Ok(result) => Envelope {
-                ok: true,
-                pack_id: req.pack_id.clone(),
-                verb_key: req.verb_key.clone(),
-                result: Some(result),
-                error: None,
-            },
-            Err(e) => Envelope::deny(req, e),
-        }
+        Envelope::of(req, result)
     }
 
     fn availability_inner(&self, pack_id: &str) -> PackAvailability {

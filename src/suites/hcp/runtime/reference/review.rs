@@ -107,16 +107,8 @@ impl Reference {
             args: cli.args.clone(),
         };
         let pack = &self.packs[&req.pack_id];
-        match self.run_adapter(pack, &req, self.bindings.get(&req.pack_id)) {
-            Ok(r) => Envelope {
-                ok: true,
-                pack_id: req.pack_id.clone(),
-                verb_key: req.verb_key.clone(),
-                result: Some(r),
-                error: None,
-            },
-            Err(e) => Envelope::deny(&req, e),
-        }
+        let outcome = self.run_adapter(pack, &req, self.bindings.get(&req.pack_id));
+        Envelope::of(&req, outcome)
     }
 }
 
