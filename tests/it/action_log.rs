@@ -129,55 +129,65 @@ fn the_runner_emulation_reads_both_forms_and_stops() {
     assert_eq!(e.data, "m\nn%");
 }
 
-fn step_file(dir: &Path, name: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, "").unwrap();
-    p
-}
+const STEP_FILES: [&str; 5] = [
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_OUTPUT",
+    "GITHUB_ENV",
+    "GITHUB_PATH",
+    "GITHUB_STATE",
+];
 
-#[test]
-fn an_implementations_commands_never_reach_the_step_log() {
-    let dir = tempfile::tempdir().unwrap();
-    let files: Vec<(&str, PathBuf)> = [
-        "GITHUB_STEP_SUMMARY",
-        "GITHUB_OUTPUT",
-        "GITHUB_ENV",
-        "GITHUB_PATH",
-        "GITHUB_STATE",
-    ]
-    .iter()
-    .map(|v| (*v, step_file(dir.path(), v)))
-    .collect();
-    let shim = root().join("tests/fauxmplementations/log_injector.py");
-    // The runner reads stdout and stderr into one log: one pipe for both keeps their order.
+/// Run the Action in `dir` with fresh step files and `inputs`: its exit code and its log (the
+/// runner reads stdout and stderr into one log: one pipe for both keeps their order).
+fn action(dir: &Path, hcpspec: &Path, inputs: &[(&str, &str)]) -> (Option<i32>, String) {
     let mut cmd = Command::new("sh");
     cmd.args(["-c", "exec python3 \"$0\" 2>&1"])
         .arg(root().join("scripts/action.py"))
-        .current_dir(dir.path())
+        .current_dir(dir)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HCPSPEC", env!("CARGO_BIN_EXE_hcpspec"))
+        .env("HCPSPEC", hcpspec)
         .env("INPUT_HCPSPEC_VERSION", "")
-        .env("INPUT_SUITE", "contract")
-        .env("INPUT_RUNTIME", format!("stdio:python3 {}", shim.display()))
         .env("INPUT_OUT", "out")
-        .env("INPUT_ARGS", "--filter 04-confirm::refusal --jobs 2")
-        .envs(files.iter().map(|(k, v)| (*k, v.as_os_str())));
+        .envs(inputs.iter().copied());
+    for k in STEP_FILES {
+        let p = dir.join(k);
+        std::fs::write(&p, "").unwrap();
+        cmd.env(k, p);
+    }
     for k in ["HOME", "TMPDIR"] {
         if let Some(v) = std::env::var_os(k) {
             cmd.env(k, v);
         }
     }
     let o = cmd.output().unwrap();
-    let log = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(1), "the cases are errors: {log}");
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn an_implementations_commands_never_reach_the_step_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let shim = root().join("tests/fauxmplementations/log_injector.py");
+    let runtime = format!("stdio:python3 {}", shim.display());
+    let (code, log) = action(
+        dir.path(),
+        Path::new(env!("CARGO_BIN_EXE_hcpspec")),
+        &[
+            ("INPUT_SUITE", "contract"),
+            ("INPUT_RUNTIME", &runtime),
+            ("INPUT_ARGS", "--filter 04-confirm::refusal --jobs 2"),
+        ],
+    );
+    assert_eq!(code, Some(1), "the cases are errors: {log}");
     assert!(
         log.contains("::add-mask::hcpspec"),
         "the implementation's text is shown: {log}"
     );
 
-    let read =
-        |k: &str| std::fs::read_to_string(&files.iter().find(|f| f.0 == k).unwrap().1).unwrap();
+    let read = |k: &str| std::fs::read_to_string(dir.path().join(k)).unwrap();
     let outputs = read("GITHUB_OUTPUT");
     let failed: usize = outputs
         .lines()
@@ -231,4 +241,32 @@ fn an_implementations_commands_never_reach_the_step_log() {
     for link in ["https://", "http://", "www."] {
         assert!(!lower.contains(link), "{link} in {summary}");
     }
+}
+
+/// A process hcpspec leaves behind, holding its output, keeps printing commands after hcpspec
+/// exits, and hcpspec's last line has no newline: the Action resumes commands on a line of its
+/// own and drops what comes after; its annotation quotes a message of many lines as text.
+#[test]
+fn what_comes_after_hcpspec_is_not_a_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = root().join("tests/fauxmplementations/late_writer.py");
+    let (code, log) = action(dir.path(), &fake, &[("INPUT_SUITE", "contract")]);
+    assert_eq!(code, Some(1), "{log}");
+    assert!(log.contains("::warning::late"), "the child wrote: {log}");
+    let cmds = processed(&log);
+    let names: Vec<&str> = cmds.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names.len(), 3, "processed: {cmds:?}\n{log}");
+    assert_eq!(
+        [names[0], names[2]],
+        ["stop-commands", "error"],
+        "processed: {cmds:?}\n{log}"
+    );
+    assert_eq!(names[1], cmds[0].data, "resumed by its token");
+    let e = &cmds[2];
+    assert_eq!(e.props["title"], "contract::late");
+    assert_eq!(e.props["file"], "vectors/contract/late.json");
+    assert_eq!(
+        e.data,
+        "first\n::warning::in-a-message\r##[add-mask]x %0A::error::y %25"
+    );
 }
