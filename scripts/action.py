@@ -22,18 +22,32 @@ It appends the run's summary.md to the step summary, prints a `::error` annotati
 that fails the run (junit.xml's failures and errors, which agree with the exit code), sets the
 outputs `out`, `result-json`, `exit-code` and `failed` (the count of such cases), and exits with
 hcpspec's code. It uploads nothing: the output folder is the caller's to keep.
+
+What an implementation says is text, never a workflow command (docs/security.md, "The GitHub
+Action"): hcpspec's output goes to the log under `::stop-commands::` with a token no
+implementation can know; annotations escape what they quote; hcpspec runs without the step's
+files (GITHUB_OUTPUT, GITHUB_ENV, ...); links in the step summary are broken.
 """
 
 import json
 import os
+import re
+import secrets
 import shlex
 import subprocess
 import sys
 import tempfile
+import threading
 import xml.etree.ElementTree as ET
 
 MAX_ANNOTATIONS = 50
 MAX_SUMMARY = 1_000_000  # GitHub refuses a step summary past 1 MiB
+# After hcpspec exits, how long its output pipe may still be drained (a process it left behind
+# could hold it open) before the rest is dropped and commands resume.
+DRAIN_SECONDS = 5
+# The step's files: an implementation run under hcpspec inherits its environment, and one of
+# these would let it set outputs, environment or PATH of later steps, or write the summary.
+STEP_FILES = ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STATE", "GITHUB_STEP_SUMMARY")
 
 
 def lines(name):
@@ -81,6 +95,53 @@ def escape(text, prop=False):
     return text.replace(":", "%3A").replace(",", "%2C") if prop else text
 
 
+def relay(cmd):
+    """Run cmd, its stdout and stderr copied to ours under `::stop-commands::` with a random
+    token: nothing it prints is a workflow command (GitHub's runner obeys only the token while
+    stopped, so a `::stop-commands::` of the implementation's own cannot outlast ours). Returns
+    the exit code. Commands resume on a line of their own, after the pipe is drained."""
+    token = secrets.token_hex(16)
+    out = sys.stdout.buffer
+    print(f"::stop-commands::{token}", flush=True)
+    env = {k: v for k, v in os.environ.items() if k not in STEP_FILES}
+    lock, state = threading.Lock(), {"open": True, "last": b"\n"}
+
+    def copy(pipe):
+        while chunk := pipe.read1(65536):
+            with lock:
+                if not state["open"]:
+                    return
+                out.write(chunk)
+                out.flush()
+                state["last"] = chunk[-1:]
+
+    try:
+        print("hcpspec action:", shlex.join(cmd), flush=True)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+        reader = threading.Thread(target=copy, args=(proc.stdout,), daemon=True)
+        reader.start()
+        code = proc.wait()
+        reader.join(DRAIN_SECONDS)
+    finally:
+        with lock:
+            state["open"] = False
+            if state["last"] not in (b"\n", b"\r"):
+                out.write(b"\n")
+            out.write(f"::{token}::\n".encode())
+            out.flush()
+    return code
+
+
+# Autolinked in a step summary: a scheme's `://`, `www.`, an address's `@`. A zero-width space
+# after the `:`, the `www` or the `@` shows the same text and matches none of them.
+LINKS = re.compile(r"(?i)(?<=[a-z0-9+.-]:)(?=//)|(?<=\bwww)(?=\.)|(?<=@)(?=\w)")
+
+
+def inert(markdown):
+    """summary.md with its links broken, for the step summary (the file keeps them)."""
+    return LINKS.sub("\u200b", markdown)
+
+
 def failures(out):
     """(case, message) of each testcase junit.xml marks <failure> or <error>."""
     path = os.path.join(out, "junit.xml")
@@ -109,9 +170,7 @@ def main():
     version = os.environ.get("INPUT_HCPSPEC_VERSION", "").strip()
     binary = install(version) if version else os.environ.get("HCPSPEC", "hcpspec")
     out = os.environ.get("INPUT_OUT", "").strip() or "hcpspec-report"
-    cmd = command(binary, out)
-    print("hcpspec action:", shlex.join(cmd), flush=True)
-    code = subprocess.run(cmd).returncode
+    code = relay(command(binary, out))
 
     failed = failures(out)
     files = case_files(binary) if failed else {}
@@ -126,7 +185,7 @@ def main():
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     md = os.path.join(out, "summary.md")
     if summary and os.path.exists(md):
-        text = open(md, encoding="utf-8").read()
+        text = inert(open(md, encoding="utf-8").read())
         if len(text.encode()) > MAX_SUMMARY:
             text = text.encode()[:MAX_SUMMARY].decode("utf-8", "ignore") + "\n\n… (cut: see summary.md)\n"
         with open(summary, "a", encoding="utf-8") as f:
