@@ -402,6 +402,7 @@ impl Reporter for Terminal {
                 self.runtime_finished(e.suite, spec, run, cases)
             }
             EventKind::ParityDiffered { difference } => self.err(&format!("PARITY {difference}")),
+            EventKind::ParityHidden { hidden } => self.err(&format!("note: {hidden}")),
             EventKind::SuiteFinished { result } => self.suite_finished(result),
             EventKind::RunFinished { .. } => self.roll_up(),
         }

@@ -133,3 +133,82 @@ pub fn parity(runs: &[RuntimeRun]) -> Vec<Difference> {
     }
     compare(&all)
 }
+
+/// Per case name, a hash of its observations before the runtime's declared redactions (only
+/// the cases of a runtime that declares some).
+pub type RawObservations = std::collections::BTreeMap<String, u64>;
+
+/// The hash [`RawObservations`] keeps of one case's observations.
+pub fn raw_hash(observations: &[crate::run::Observation]) -> u64 {
+    crate::hash::fnv1a64(
+        serde_json::to_string(observations)
+            .unwrap_or_default()
+            .as_bytes(),
+    )
+}
+
+/// Cases one runtime's declared redactions made equal across two of its transports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hidden {
+    pub runtime: String,
+    pub left: String,
+    pub right: String,
+    /// How many cases, and the first of them.
+    pub cases: usize,
+    pub first: String,
+}
+
+impl std::fmt::Display for Hidden {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} and {} observed {} case(s) differently (first {}) until its declared \
+             redactions made them equal: transport parity does not see what a redaction hides \
+             (fine if it is only what is random; else a pattern is too wide: \
+             docs/shim-protocol.md#redactions)",
+            self.runtime, self.left, self.right, self.cases, self.first
+        )
+    }
+}
+
+/// What declared redactions hid from [`parity`]: per pair of specs of one runtime, the cases
+/// with no difference after the redactions whose observations differed before them.
+pub fn hidden(
+    runs: &[RuntimeRun],
+    raw: &[RawObservations],
+    differences: &[Difference],
+) -> Vec<Hidden> {
+    let mut out = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let key = runtime_key(&run.info);
+        let Some(j) = (0..i).find(|&j| runtime_key(&runs[j].info) == key) else {
+            continue;
+        };
+        let (left, right) = (&runs[j], run);
+        let differs = |case: &str| {
+            differences
+                .iter()
+                .any(|d| d.case == case && d.left == left.runtime && d.right == right.runtime)
+        };
+        let names: Vec<&str> = right
+            .cases
+            .iter()
+            .map(|c| c.name.as_str())
+            .filter(|n| !differs(n))
+            .filter(|n| match (raw[j].get(*n), raw[i].get(*n)) {
+                (Some(a), Some(b)) => a != b,
+                _ => false,
+            })
+            .collect();
+        if let Some(first) = names.first() {
+            out.push(Hidden {
+                runtime: key,
+                left: left.runtime.clone(),
+                right: right.runtime.clone(),
+                cases: names.len(),
+                first: first.to_string(),
+            });
+        }
+    }
+    out
+}

@@ -92,6 +92,11 @@ pub enum EventKind<'a> {
     ParityDiffered {
         difference: &'a crate::run::parity::Difference,
     },
+    /// Cases whose observations differed between transports of one runtime until its declared
+    /// redactions made them equal: the parity check saw none of it (a note, never a failure).
+    ParityHidden {
+        hidden: &'a crate::run::parity::Hidden,
+    },
     /// A suite's whole result, once every runtime ran it.
     SuiteFinished {
         result: &'a RunResult,
@@ -129,6 +134,7 @@ enum Kept {
     Drifted(String, CaseResult, Drift, PathBuf),
     RuntimeFinished(String, RuntimeRun),
     ParityDiffered(crate::run::parity::Difference),
+    ParityHidden(crate::run::parity::Hidden),
 }
 
 impl Recorded {
@@ -157,6 +163,7 @@ impl Recorded {
                 Kept::RuntimeFinished(spec.into(), run.clone())
             }
             EventKind::ParityDiffered { difference } => Kept::ParityDiffered(difference.clone()),
+            EventKind::ParityHidden { hidden } => Kept::ParityHidden(hidden.clone()),
             EventKind::RunStarted { .. }
             | EventKind::SuiteFinished { .. }
             | EventKind::RunFinished { .. } => return None,
@@ -191,6 +198,7 @@ impl Recorded {
             },
             Kept::RuntimeFinished(spec, run) => EventKind::RuntimeFinished { spec, run, cases },
             Kept::ParityDiffered(difference) => EventKind::ParityDiffered { difference },
+            Kept::ParityHidden(hidden) => EventKind::ParityHidden { hidden },
         };
         to.event(&Event {
             suite: Some(suite),
@@ -288,13 +296,18 @@ impl<'a> Runner<'a> {
         targets: &[Arc<dyn Target>],
         reporter: &mut dyn Reporter,
     ) -> Result<RunResult, RunError> {
-        let mut runs = Vec::new();
+        let (mut runs, mut raw) = (Vec::new(), Vec::new());
         for t in targets {
-            runs.push(self.run_target(t, reporter)?);
+            let (run, hashes) = self.run_target(t, reporter)?;
+            runs.push(run);
+            raw.push(hashes);
         }
         let parity = super::parity::parity(&runs);
         for d in &parity {
             self.tell(reporter, EventKind::ParityDiffered { difference: d });
+        }
+        for hidden in super::parity::hidden(&runs, &raw, &parity) {
+            self.tell(reporter, EventKind::ParityHidden { hidden: &hidden });
         }
         Ok(RunResult {
             schema: super::result::SCHEMA.into(),
@@ -313,7 +326,7 @@ impl<'a> Runner<'a> {
         &self,
         t: &Arc<dyn Target>,
         reporter: &mut dyn Reporter,
-    ) -> Result<RuntimeRun, RunError> {
+    ) -> Result<(RuntimeRun, super::parity::RawObservations), RunError> {
         let spec = t.spec();
         let info = t.describe().map_err(|e| RunError::Unreachable {
             spec: spec.into(),
@@ -361,6 +374,7 @@ impl<'a> Runner<'a> {
         let mut by_name: std::collections::BTreeMap<String, CaseResult> =
             ran.into_iter().map(|r| (r.name.clone(), r)).collect();
         let mut results = Vec::new();
+        let mut raw = super::parity::RawObservations::new();
         for c in self.cases {
             let entry = self.expectations.lookup(&c.name()).cloned();
             let mut r = match (by_name.remove(&c.name()), &stopped) {
@@ -374,6 +388,7 @@ impl<'a> Runner<'a> {
                 _ => self.not_scored(version.as_deref(), &r.name),
             };
             if !declared.is_empty() {
+                raw.insert(r.name.clone(), super::parity::raw_hash(&r.observations));
                 for o in &mut r.observations {
                     o.value = declared.apply(&o.value);
                 }
@@ -413,7 +428,7 @@ impl<'a> Runner<'a> {
                 cases: self.cases,
             },
         );
-        Ok(run)
+        Ok((run, raw))
     }
 
     /// Tell `reporter` what happened in this runner's suite, now.

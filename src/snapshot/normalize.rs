@@ -434,36 +434,71 @@ impl Declared {
         self.rules.is_empty()
     }
 
-    /// One text with every declared redaction applied, in their order.
+    /// One text with every declared redaction applied, in their order. A rule may not grow the
+    /// text past [`MAX_TEXT`] (or its own length, when longer): past it the text is cut there
+    /// and marked, so chained rules that each multiply it (`.` → 64 × `A`, `A` → 64 × `B`, …)
+    /// never hold more than about one text's cap. Not contained: see [`Declared::apply`].
     pub fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(s);
         for (re, placeholder) in &self.rules {
             if re.is_match(&out) {
-                out = Cow::Owned(
-                    re.replace_all(&out, regex::NoExpand(placeholder))
-                        .into_owned(),
-                );
+                out = Cow::Owned(replace_bounded(re, &out, placeholder));
             }
         }
         out
     }
 
-    /// A value with every text and key redacted.
+    /// A value with every text and key redacted, then contained again as every observation is
+    /// ([`contain`]): what a placeholder puts in (a value of hcpspec's environment, a
+    /// secret-shaped token, a grown text) is redacted, cut and bounded like the runtime's own.
     pub fn apply(&self, v: &Value) -> Value {
         if self.is_empty() {
             return v.clone();
         }
+        contain(&self.redact(v))
+    }
+
+    fn redact(&self, v: &Value) -> Value {
         match v {
             Value::String(s) => Value::String(self.text(s).into_owned()),
-            Value::Array(a) => Value::Array(a.iter().map(|x| self.apply(x)).collect()),
+            Value::Array(a) => Value::Array(a.iter().map(|x| self.redact(x)).collect()),
             Value::Object(m) => Value::Object(
                 m.iter()
-                    .map(|(k, x)| (self.text(k).into_owned(), self.apply(x)))
+                    .map(|(k, x)| (self.text(k).into_owned(), self.redact(x)))
                     .collect(),
             ),
             other => other.clone(),
         }
     }
+}
+
+/// `s` with every match of `re` replaced by `placeholder`, literally, building at most
+/// max(`s.len()`, [`MAX_TEXT`]) bytes: past that the text is cut at [`MAX_TEXT`] and marked with
+/// the size the whole replacement would have had.
+fn replace_bounded(re: &Regex, s: &str, placeholder: &str) -> String {
+    let limit = s.len().max(MAX_TEXT);
+    let (mut out, mut last, mut total) = (String::new(), 0, s.len());
+    for m in re.find_iter(s) {
+        total = total - m.len() + placeholder.len();
+        if out.len() <= limit {
+            out.push_str(&s[last..m.start()]);
+            out.push_str(placeholder);
+        }
+        last = m.end();
+    }
+    if out.len() <= limit {
+        out.push_str(&s[last..]);
+    }
+    if total <= limit {
+        return out;
+    }
+    let mut end = MAX_TEXT.min(out.len());
+    while !out.is_char_boundary(end) {
+        end -= 1;
+    }
+    out.truncate(end);
+    out.push_str(&format!("…[cut: {total} bytes in all]"));
+    out
 }
 
 #[cfg(test)]
@@ -583,6 +618,32 @@ mod tests {
                 "env": { "PATH": "${bin}" },
                 "dir": "${tmp}/packs/ledger"
             })
+        );
+    }
+
+    #[test]
+    fn chained_declared_redactions_never_grow_a_text_past_its_cap() {
+        let rules: Vec<Value> = ["(?s).", "A", "B", "C", "D"]
+            .windows(2)
+            .map(|w| json!({ "pattern": w[0], "placeholder": w[1].repeat(64) }))
+            .collect();
+        let d = Declared::from_initialize(&json!({ "redactions": rules })).unwrap();
+        for s in ["xy", "é", &"z".repeat(MAX_TEXT), &"w".repeat(2 * MAX_TEXT)] {
+            let out = d.text(s);
+            assert!(out.len() <= s.len().max(MAX_TEXT) + 40, "{}", out.len());
+            assert!(out.starts_with(&"D".repeat(64)), "{}", &out[..80]);
+            assert!(out.contains("…[cut: "), "{}", &out[out.len() - 40..]);
+        }
+        // A rule that shrinks or keeps a text is not cut, whatever its length.
+        let jail = Declared::from_initialize(
+            &json!({ "redactions": [{ "pattern": "jail-[a-z]{8}", "placeholder": "[jail]" }] }),
+        )
+        .unwrap();
+        let long = "jail-abcdefgh ".repeat(1000);
+        assert_eq!(jail.text(&long), "[jail] ".repeat(1000));
+        assert_eq!(
+            jail.apply(&json!({ "jail-qwertyui": ["in jail-zxcvbnmj"] })),
+            json!({ "[jail]": ["in [jail]"] })
         );
     }
 

@@ -340,6 +340,7 @@ impl hcpspec::run::runner::Reporter for Told {
                 cases.len()
             ),
             EventKind::ParityDiffered { difference } => format!("parity {}", difference.case),
+            EventKind::ParityHidden { hidden } => format!("parity hidden {}", hidden.first),
             EventKind::SuiteFinished { result } => format!("suite finished {}", result.suite),
             EventKind::RunFinished { stats } => format!("run finished {} failed", stats.failed),
         });

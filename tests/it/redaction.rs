@@ -185,3 +185,143 @@ fn a_harness_repeating_secrets_in_stderr_and_frames_leaks_none_of_them() {
         ],
     );
 }
+
+/// A contract shim declaring `rules` (JSON) in `initialize` that answers every other method with
+/// a few short texts; outputs of one case run against it with the secrets planted.
+fn declaring(rules: &str) -> Vec<(String, String)> {
+    let dir = tempfile::tempdir().unwrap();
+    let shim = dir.path().join("declares.py");
+    std::fs::write(
+        &shim,
+        format!(
+            r#"import json, sys
+RULES = json.loads({rules:?})
+for line in sys.stdin:
+    m = json.loads(line)
+    meth = m.get("method")
+    if meth == "initialize":
+        r = {{"protocol": "hcpspec-shim/1", "runtime": {{"name": "declares", "version": "0"}},
+             "features": [], "redactions": RULES}}
+    elif meth == "runtime.create":
+        r = {{"ok": True, "runtime_id": "rt-1"}}
+    elif meth in ("runtime.dispose", "shutdown"):
+        r = {{}}
+    else:
+        r = {{"ok": True, "packs": [{{"id": "ledger", "name": "x"}}], "note": "ab", "more": ["c", "d", "e"]}}
+    print(json.dumps({{"jsonrpc": "2.0", "id": m.get("id"), "result": r}}), flush=True)
+    if meth == "shutdown":
+        break
+"#
+        ),
+    )
+    .unwrap();
+    outputs(
+        "contract",
+        "list-packs-lists-installed",
+        &format!("stdio:python3 {}", shim.display()),
+    )
+}
+
+/// A runtime's declared redactions are applied after hcpspec's own, so what they put in is
+/// contained again: a placeholder that is a value of hcpspec's environment, or secret-shaped,
+/// is redacted in every output.
+#[test]
+fn a_declared_placeholder_spelling_a_secret_is_redacted_again() {
+    let o = declaring(
+        r#"[{"pattern": "(?s).+", "placeholder": "canary-plain-4c3b2a1f0e AKIAIOSFODNN7LEAKYXX"}]"#,
+    );
+    keeps_the_secrets(&o, &["HCPSPEC_LEAK_PLAIN"]);
+}
+
+/// Chained declared rules each multiply a text by up to 64 (`(?s).` → 64 × `A`, then `A` →
+/// 64 × `B`, …): every text stays cut at the usual cap after each rule, so the report is
+/// written and small.
+#[test]
+fn chained_declared_redactions_cannot_multiply_a_text() {
+    let rules: Vec<String> = ["(?s).", "A", "B", "C", "D", "E"]
+        .windows(2)
+        .map(|w| {
+            format!(
+                r#"{{"pattern": "{}", "placeholder": "{}"}}"#,
+                w[0],
+                w[1].repeat(64)
+            )
+        })
+        .collect();
+    let o = declaring(&format!("[{}]", rules.join(",")));
+    for (name, text) in &o {
+        assert!(
+            text.len() < 256 << 10,
+            "{name}: {} bytes:\n{}",
+            text.len(),
+            &text[..text.len().min(2000)]
+        );
+    }
+    let result = &o
+        .iter()
+        .find(|(n, _)| n.ends_with("result.json"))
+        .unwrap()
+        .1;
+    assert!(result.contains(&"E".repeat(64)), "{result}");
+    assert!(result.contains("…[cut: "), "{result}");
+}
+
+/// One runtime over two transports that answer differently, with a declared redaction so wide
+/// that every text becomes the same: no parity difference is left, and the run says what its
+/// redactions hid.
+#[test]
+fn a_wide_declared_redaction_hiding_a_parity_difference_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let shim = dir.path().join("two.py");
+    std::fs::write(
+        &shim,
+        r#"import json, sys
+side = sys.argv[1]
+for line in sys.stdin:
+    m = json.loads(line)
+    meth = m.get("method")
+    if meth == "initialize":
+        r = {"protocol": "hcpspec-shim/1", "runtime": {"name": "twofaced", "version": "0"},
+             "features": [], "redactions": [{"pattern": "(?s).+", "placeholder": "[all]"}]}
+    elif meth == "runtime.create":
+        r = {"ok": True, "runtime_id": "rt-1", "side": side}
+    elif meth in ("runtime.dispose", "shutdown"):
+        r = {}
+    else:
+        r = {"ok": True}
+    print(json.dumps({"jsonrpc": "2.0", "id": m.get("id"), "result": r}), flush=True)
+    if meth == "shutdown":
+        break
+"#,
+    )
+    .unwrap();
+    let spec = |side: &str| format!("stdio:python3 {} {side}", shim.display());
+    let o = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args([
+            "run",
+            "--suite",
+            "contract",
+            "--filter",
+            "list-packs-lists-installed",
+        ])
+        .args(["--runtime", &spec("left"), "--runtime", &spec("right")])
+        .args(["--timeout", "3", "--out"])
+        .arg(dir.path().join("out"))
+        .current_dir(root())
+        .output()
+        .expect("hcpspec runs");
+    let t = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!t.contains("PARITY"), "{t}");
+    assert!(
+        t.contains("twofaced 0: ")
+            && t.contains("observed 1 case(s) differently (first ")
+            && t.contains(
+                "list-packs-lists-installed) until its declared redactions made them equal"
+            ),
+        "{t}"
+    );
+}
