@@ -159,3 +159,23 @@ fn a_huge_snap_is_refused_unread_and_a_long_one_diffs_within_bounds() {
     assert!(diff.len() <= hcpspec::snapshot::MAX_VALUE + 64, "{}", diff.len());
     assert!(std::fs::metadata(snap.with_extension("snap.new")).is_ok());
 }
+
+#[test]
+fn review_into_a_snap_that_is_a_folder_names_that_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = dir.path().join("rt/contract");
+    std::fs::create_dir_all(case.join("c.snap")).unwrap();
+    std::fs::write(case.join("c.snap.new"), "---\nsource: x\n---\n{}\n").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args(["review", "--snapshots", s(dir.path()), "--accept-all"])
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    let line = t.lines().find(|l| l.contains("c.snap")).unwrap_or_default();
+    assert!(
+        t.contains(&format!("{}:", case.join("c.snap").display())) && !line.contains(".snap.new:"),
+        "{t}"
+    );
+    assert!(case.join("c.snap.new").is_file(), "the pending snapshot stays");
+}
