@@ -201,13 +201,17 @@ pub fn write(path: &Path, source: &str, body: &str, accept: bool) -> std::io::Re
     if let Some(dir) = target.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    // Never through a link (the way there was checked by `guard`): O_NOFOLLOW on the file.
+    // Never through a link (the way there was checked by `guard`): an old file is replaced,
+    // not written into (it may be a hard link), and the new one is created O_EXCL|O_NOFOLLOW,
+    // so a link put there meanwhile fails the write instead of being followed.
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
+    if std::fs::symlink_metadata(&target).is_ok_and(|m| m.is_file()) {
+        std::fs::remove_file(&target)?;
+    }
     let mut file = std::fs::OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
+        .create_new(true)
         .custom_flags(libc::O_NOFOLLOW)
         .open(&target)?;
     file.write_all(file_text(source, body).as_bytes())?;

@@ -179,3 +179,20 @@ fn review_into_a_snap_that_is_a_folder_names_that_folder() {
     );
     assert!(case.join("c.snap.new").is_file(), "the pending snapshot stays");
 }
+
+#[test]
+fn a_hard_linked_pending_snapshot_is_replaced_not_written_into() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, snaps) = (dir.path().join("out"), dir.path().join("snaps"));
+    let snap = accepted(&out, &snaps);
+    let outside = dir.path().join("kept");
+    std::fs::write(&outside, "KEPT").unwrap();
+    std::fs::remove_file(&snap).unwrap();
+    std::fs::hard_link(&outside, snap.with_extension("snap.new")).unwrap();
+    let o = run(&out, &snaps, &["--ci"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "KEPT");
+    assert!(std::fs::read_to_string(snap.with_extension("snap.new"))
+        .unwrap()
+        .starts_with("---\nsource: "));
+}
