@@ -434,6 +434,29 @@ mod tests {
     }
 
     #[test]
+    fn a_long_diff_compares_a_bounded_window_from_the_first_difference() {
+        let old: String = (0..80_000).map(|i| format!("{i}\n")).collect();
+        let new = old.replacen("50000\n", "changed\n", 1);
+        let d = diff(&old, &new);
+        assert!(
+            d.starts_with(
+                "…[diff cut: the snapshot has 80000 lines, the observations 80000; lines 49998…"
+            ),
+            "{d}"
+        );
+        assert!(d.contains("-50000") && d.contains("+changed"), "{d}");
+        let other: String = (0..80_000).map(|i| format!("x{i}\n")).collect();
+        let d = diff(&old, &other);
+        assert!(
+            d.lines().count() <= 2 * MAX_DIFF_LINES + 8,
+            "{}",
+            d.lines().count()
+        );
+        // Short bodies diff as they always have.
+        assert_eq!(diff("a\n", "b\n"), unified("a\n", "b\n"));
+    }
+
+    #[test]
     fn a_new_snapshot_is_written_outside_ci_and_left_pending_under_it() {
         let dir = tempfile::tempdir().unwrap();
         let key = Key {

@@ -13,7 +13,13 @@ fn s(p: &Path) -> &str {
 /// `hcpspec run` of the confirm cases against the reference, into `out`, snapshots in `snaps`.
 fn run(out: &Path, snaps: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hcpspec"))
-        .args(["run", "--runtime", "inproc:reference", "--filter", "04-confirm"])
+        .args([
+            "run",
+            "--runtime",
+            "inproc:reference",
+            "--filter",
+            "04-confirm",
+        ])
         .args(["--out", s(out), "--snapshots", s(snaps)])
         .args(extra)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -107,7 +113,10 @@ fn nothing_is_written_through_a_link_out_of_the_snapshots() {
     std::os::unix::fs::symlink(outside.join("kept"), snap.with_extension("snap.new")).unwrap();
     let o = run(&out, &snaps, &["--ci"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert_eq!(std::fs::read_to_string(outside.join("kept")).unwrap(), "KEPT");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("kept")).unwrap(),
+        "KEPT"
+    );
     assert!(verdict_of(&out, &snap)["message"]
         .as_str()
         .unwrap_or_default()
@@ -126,7 +135,11 @@ fn nothing_is_written_through_a_link_out_of_the_snapshots() {
             .map(|e| e.file_name())
             .collect();
         names.sort();
-        assert_eq!(names, ["kept"], "{ci:?}: files created through a linked folder");
+        assert_eq!(
+            names,
+            ["kept"],
+            "{ci:?}: files created through a linked folder"
+        );
     }
 }
 
@@ -140,8 +153,14 @@ fn a_huge_snap_is_refused_unread_and_a_long_one_diffs_within_bounds() {
     std::fs::write(&snap, huge).unwrap();
     let o = run(&out, &snaps, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let message = verdict_of(&out, &snap)["message"].as_str().unwrap_or_default().to_string();
-    assert!(message.contains(".snap") && message.contains("4 MiB"), "{message}");
+    let message = verdict_of(&out, &snap)["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        message.contains(".snap") && message.contains("4 MiB"),
+        "{message}"
+    );
     // 80 000 lines, under the limit: drift, its diff bounded, result.json written.
     let long: String = (0..80_000).map(|i| format!("{i}\n")).collect();
     std::fs::write(&snap, format!("---\nsource: x\n---\n{long}")).unwrap();
@@ -156,7 +175,11 @@ fn a_huge_snap_is_refused_unread_and_a_long_one_diffs_within_bounds() {
         .expect("a changed snapshot")
         .clone();
     let diff = case["drift"]["diff"].as_str().unwrap();
-    assert!(diff.len() <= hcpspec::snapshot::MAX_VALUE + 64, "{}", diff.len());
+    assert!(
+        diff.len() <= hcpspec::snapshot::MAX_VALUE + 64,
+        "{}",
+        diff.len()
+    );
     assert!(std::fs::metadata(snap.with_extension("snap.new")).is_ok());
 }
 
@@ -177,7 +200,10 @@ fn review_into_a_snap_that_is_a_folder_names_that_folder() {
         t.contains(&format!("{}:", case.join("c.snap").display())) && !line.contains(".snap.new:"),
         "{t}"
     );
-    assert!(case.join("c.snap.new").is_file(), "the pending snapshot stays");
+    assert!(
+        case.join("c.snap.new").is_file(),
+        "the pending snapshot stays"
+    );
 }
 
 #[test]

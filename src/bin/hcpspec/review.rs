@@ -45,12 +45,11 @@ impl Pending {
     fn of(new_file: PathBuf) -> Pending {
         let snap = snapshot::accepted_path(&new_file);
         // Read as a run reads a snapshot: never through a link, never over snapshot::MAX_SNAP.
-        let new = snapshot::read(&new_file).unwrap_or_else(|| {
-            match snapshot::read_file(&new_file) {
+        let new =
+            snapshot::read(&new_file).unwrap_or_else(|| match snapshot::read_file(&new_file) {
                 Ok(text) => text.unwrap_or_default(),
                 Err(e) => format!("({e})"),
-            }
-        });
+            });
         Pending {
             old: snapshot::read(&snap),
             new_file,
