@@ -133,7 +133,34 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<std::path::PathBuf>,
         }
         std::fs::write(p, text).map_err(|e| io(p, e))?;
     }
-    Ok(files.into_iter().map(|(p, _)| p).collect())
+    let written: Vec<_> = files.into_iter().map(|(p, _)| p).collect();
+    stale_badges(&dir.join("badges"), &written);
+    Ok(written)
+}
+
+/// Remove the badges an earlier run left in a reused `--out` (`badges/<suite>/*.json` this one
+/// did not write), so no badge shows a runtime or suite this run did not judge. Only regular
+/// files, never through a link.
+fn stale_badges(badges: &Path, written: &[std::path::PathBuf]) {
+    let entries = |d: &Path| {
+        std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| Some((e.file_type().ok()?, e.path())))
+            .collect::<Vec<_>>()
+    };
+    for (kind, suite) in entries(badges) {
+        if !kind.is_dir() {
+            continue;
+        }
+        for (kind, file) in entries(&suite) {
+            let json = file.extension().is_some_and(|x| x == "json");
+            if kind.is_file() && json && !written.contains(&file) {
+                let _ = std::fs::remove_file(&file);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -162,6 +189,32 @@ mod tests {
         let e = write_all(&Report::of(vec![result]), out.path()).unwrap_err();
         assert!(matches!(e, WriteError::OverBudget { .. }), "{e}");
         assert!(!out.path().join("result.json").exists());
+    }
+
+    #[test]
+    fn a_reused_out_keeps_no_badge_of_an_earlier_run() {
+        let result = RunResult {
+            schema: SCHEMA.into(),
+            hcpspec_version: "0".into(),
+            suite: "suite-a".into(),
+            sections: vec![],
+            cases_hash: "0".into(),
+            runtimes: vec![],
+            parity: vec![],
+            strict_expectations: false,
+            ci: false,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("badges/suite-a/gone.json");
+        let other = dir.path().join("badges/suite-b/gone.json");
+        std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+        std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+        std::fs::write(&old, "{}").unwrap();
+        std::fs::write(&other, "{}").unwrap();
+        std::fs::write(dir.path().join("badges/suite-a/notes.txt"), "kept").unwrap();
+        write_all(&Report::of(vec![result]), dir.path()).unwrap();
+        assert!(!old.exists() && !other.exists(), "a stale badge stayed");
+        assert!(dir.path().join("badges/suite-a/notes.txt").exists());
     }
 
     #[test]

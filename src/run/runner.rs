@@ -395,7 +395,7 @@ impl<'a> Runner<'a> {
             }
             r.annotations.outcome = Some(Outcome::of(&r, entry.as_ref()));
             r.annotations.expectation = entry;
-            if let Some((drift, written)) = self.snapshot(&run_name, c, &r)? {
+            if let Some((drift, written)) = self.snapshot(&run_name, c, &mut r)? {
                 self.tell(
                     reporter,
                     EventKind::Drifted {
@@ -607,12 +607,14 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// Drift of one case's observations from its snapshot, or none (also when accepting).
+    /// Drift of one case's observations from its snapshot, or none (also when accepting). A
+    /// snapshot refused unread (a link, over `snapshot::MAX_SNAP`) makes the case an error
+    /// verdict naming the file.
     fn snapshot(
         &self,
         runtime: &str,
         case: &Case,
-        r: &CaseResult,
+        r: &mut CaseResult,
     ) -> Result<Option<(Drift, PathBuf)>, RunError> {
         let (root, policy) = match &self.snapshots {
             Snapshots::Off => return Ok(None),
@@ -629,7 +631,18 @@ impl<'a> Runner<'a> {
             name: &r.name,
             source: &case.file,
         };
-        let drift = snapshot::check(root, runtime, &key, &r.observations, policy)?;
+        let drift = match snapshot::check(root, runtime, &key, &r.observations, policy) {
+            Ok(drift) => drift,
+            Err(snapshot::Checked::Unwritten(e)) => return Err(e.into()),
+            Err(snapshot::Checked::Refused(e)) => {
+                r.verdict = Verdict::Error {
+                    message: snapshot::contain_text(&format!("snapshot {e}")),
+                };
+                let entry = r.annotations.expectation.clone();
+                r.annotations.outcome = Some(Outcome::of(r, entry.as_ref()));
+                return Ok(None);
+            }
+        };
         Ok(drift.filter(|_| policy != snapshot::Policy::Accept))
     }
 

@@ -52,13 +52,117 @@ pub fn file_text(source: &str, body: &str) -> String {
     format!("---\nsource: {source}\nexpression: observations\n---\n{body}\n")
 }
 
-/// The contents of a `.snap` file (after its header), or None when there is none.
+/// The contents of a `.snap` file (after its header), or None when there is none (or it is
+/// refused: a link, or over [`MAX_SNAP`]; [`read_checked`] says which).
 pub fn read(path: &Path) -> Option<String> {
+    read_checked(path).ok().flatten()
+}
+
+/// The contents of a `.snap` file (after its header): Ok(None) when there is none or it has no
+/// header, an error when it is refused unread.
+pub fn read_checked(path: &Path) -> Result<Option<String>, Refused> {
     // A CRLF checkout reads alike (as insta reads it).
-    let text = std::fs::read_to_string(path).ok()?.replace("\r\n", "\n");
-    let rest = text.strip_prefix("---\n")?;
-    let end = rest.find("\n---\n")?;
-    Some(rest[end + 5..].trim_end_matches('\n').to_string())
+    let Some(text) = read_file(path)? else {
+        return Ok(None);
+    };
+    let text = text.replace("\r\n", "\n");
+    let body = text.strip_prefix("---\n").and_then(|rest| {
+        let end = rest.find("\n---\n")?;
+        Some(rest[end + 5..].trim_end_matches('\n').to_string())
+    });
+    Ok(body)
+}
+
+/// The largest committed `.snap` hcpspec reads, in bytes: a bigger one is refused unread (an
+/// error verdict naming the file and the limit), never read whole.
+pub const MAX_SNAP: u64 = 4 << 20;
+
+/// The most lines of each side a drift diff compares, after their common start and end: past
+/// it the rest is left out of the diff and marked (a line diff is quadratic at worst).
+pub const MAX_DIFF_LINES: usize = 2000;
+
+/// A snapshot file hcpspec will not read nor write: a symbolic link on its way (snapshots never
+/// follow a link out of their folder), not a regular file, or over [`MAX_SNAP`].
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}: {why}", path.display())]
+pub struct Refused {
+    pub path: PathBuf,
+    pub why: String,
+}
+
+/// Check every component below `root` on the way to `path` (and `path` itself): none may be a
+/// symbolic link, and an existing `path` is a regular file of at most [`MAX_SNAP`] bytes.
+/// Components that do not exist yet are fine (they are created as real folders).
+pub fn guard(root: &Path, path: &Path) -> Result<(), Refused> {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let mut at = root.to_path_buf();
+    let n = rel.components().count();
+    for (i, c) in rel.components().enumerate() {
+        at.push(c);
+        let refuse = |why: String| Refused {
+            path: at.clone(),
+            why,
+        };
+        let Ok(m) = std::fs::symlink_metadata(&at) else {
+            return Ok(());
+        };
+        if m.file_type().is_symlink() {
+            return Err(refuse(
+                "is a symlink: snapshots never follow links".to_string(),
+            ));
+        }
+        if i + 1 < n && !m.is_dir() {
+            return Err(refuse("is not a folder".to_string()));
+        }
+        if i + 1 == n && !m.is_file() {
+            return Err(refuse("is not a regular file".to_string()));
+        }
+        if i + 1 == n && m.len() > MAX_SNAP {
+            return Err(refuse(format!(
+                "is {} bytes, over the 4 MiB limit of a snapshot (snapshot::MAX_SNAP): not read",
+                m.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Open a file for reading without following a link (O_NOFOLLOW).
+fn open_nofollow(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+}
+
+/// The text of a `.snap` file, never through a link and never more than [`MAX_SNAP`] bytes:
+/// Ok(None) when there is none.
+pub fn read_file(path: &Path) -> Result<Option<String>, Refused> {
+    use std::io::Read;
+    let refuse = |why: String| Refused {
+        path: path.to_path_buf(),
+        why,
+    };
+    match std::fs::symlink_metadata(path) {
+        Err(_) => return Ok(None),
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(refuse("is a symlink: snapshots never follow links".into()))
+        }
+        Ok(m) if !m.is_file() => return Err(refuse("is not a regular file".into())),
+        Ok(_) => {}
+    }
+    let file = open_nofollow(path).map_err(|e| refuse(e.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SNAP + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| refuse(e.to_string()))?;
+    if bytes.len() as u64 > MAX_SNAP {
+        return Err(refuse(
+            "is over the 4 MiB limit of a snapshot (snapshot::MAX_SNAP): not read".into(),
+        ));
+    }
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -72,13 +176,19 @@ pub enum Drift {
 
 /// Compare a body with its snapshot: None when they agree.
 pub fn compare(path: &Path, body: &str) -> Option<Drift> {
-    match read(path) {
+    compare_checked(path, body).unwrap_or(Some(Drift::New))
+}
+
+/// [`compare`], a refused snapshot an error. The diff is contained: redacted, cut at
+/// [`MAX_VALUE`].
+pub fn compare_checked(path: &Path, body: &str) -> Result<Option<Drift>, Refused> {
+    Ok(match read_checked(path)? {
         None => Some(Drift::New),
         Some(old) if old == body => None,
         Some(old) => Some(Drift::Changed {
-            diff: diff(&old, body),
+            diff: contain_long(&diff(&old, body)),
         }),
-    }
+    })
 }
 
 /// Write the snapshot (accept), or a `.snap.new` beside it for `cargo insta review`.
@@ -91,7 +201,20 @@ pub fn write(path: &Path, source: &str, body: &str, accept: bool) -> std::io::Re
     if let Some(dir) = target.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    std::fs::write(&target, file_text(source, body))?;
+    // Never through a link (the way there was checked by `guard`): an old file is replaced,
+    // not written into (it may be a hard link), and the new one is created O_EXCL|O_NOFOLLOW,
+    // so a link put there meanwhile fails the write instead of being followed.
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    if std::fs::symlink_metadata(&target).is_ok_and(|m| m.is_file()) {
+        std::fs::remove_file(&target)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&target)?;
+    file.write_all(file_text(source, body).as_bytes())?;
     if accept {
         let _ = std::fs::remove_file(path.with_extension("snap.new"));
     }
@@ -128,10 +251,14 @@ pub fn check<T: Serialize + ?Sized>(
     key: &Key<'_>,
     observations: &T,
     policy: Policy,
-) -> Result<Option<(Drift, PathBuf)>, Unwritten> {
+) -> Result<Option<(Drift, PathBuf)>, Checked> {
     let path = path(root, runtime, key.suite, key.id);
+    // Nothing on the way (folders, the `.snap`, its `.snap.new`) may be a link: a committed
+    // link would make hcpspec read or write outside the snapshots.
+    guard(root, &path.with_extension("snap.new"))?;
+    guard(root, &path)?;
     let body = body(key.name, observations);
-    let Some(drift) = compare(&path, &body) else {
+    let Some(drift) = compare_checked(&path, &body)? else {
         let _ = std::fs::remove_file(path.with_extension("snap.new"));
         return Ok(None);
     };
@@ -153,6 +280,16 @@ pub fn check<T: Serialize + ?Sized>(
         source,
     })?;
     Ok(Some((drift, written)))
+}
+
+/// Why a check did not finish: the snapshot is refused (the case's verdict), or could not be
+/// written (the run's).
+#[derive(Debug, thiserror::Error)]
+pub enum Checked {
+    #[error(transparent)]
+    Refused(#[from] Refused),
+    #[error(transparent)]
+    Unwritten(#[from] Unwritten),
 }
 
 /// A snapshot (or its `.snap.new`) that could not be written: the run's outputs are incomplete.
@@ -190,7 +327,34 @@ pub fn accepted_path(pending: &Path) -> PathBuf {
 }
 
 /// A unified line diff of two pretty-printed JSON bodies.
+/// Past [`MAX_DIFF_LINES`] lines on a side, only [`MAX_DIFF_LINES`] lines of each from just
+/// before the first difference are compared (marked): a line diff is quadratic at worst.
 pub fn diff(old: &str, new: &str) -> String {
+    let (a, b) = (old.lines().count(), new.lines().count());
+    if a <= MAX_DIFF_LINES && b <= MAX_DIFF_LINES {
+        return unified(old, new);
+    }
+    let same = old
+        .lines()
+        .zip(new.lines())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let from = same.saturating_sub(3);
+    let window = |s: &str| -> String {
+        s.lines()
+            .skip(from)
+            .take(MAX_DIFF_LINES)
+            .flat_map(|l| [l, "\n"])
+            .collect()
+    };
+    format!(
+        "…[diff cut: the snapshot has {a} lines, the observations {b}; lines {}… of each, at most {MAX_DIFF_LINES} (snapshot::MAX_DIFF_LINES), compared]\n{}",
+        from + 1,
+        unified(&window(old), &window(new))
+    )
+}
+
+fn unified(old: &str, new: &str) -> String {
     similar::TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(3)
@@ -267,6 +431,29 @@ mod tests {
             Some("{\n  \"a\": 1\n}"),
             "a pending write leaves the snapshot alone"
         );
+    }
+
+    #[test]
+    fn a_long_diff_compares_a_bounded_window_from_the_first_difference() {
+        let old: String = (0..80_000).map(|i| format!("{i}\n")).collect();
+        let new = old.replacen("50000\n", "changed\n", 1);
+        let d = diff(&old, &new);
+        assert!(
+            d.starts_with(
+                "…[diff cut: the snapshot has 80000 lines, the observations 80000; lines 49998…"
+            ),
+            "{d}"
+        );
+        assert!(d.contains("-50000") && d.contains("+changed"), "{d}");
+        let other: String = (0..80_000).map(|i| format!("x{i}\n")).collect();
+        let d = diff(&old, &other);
+        assert!(
+            d.lines().count() <= 2 * MAX_DIFF_LINES + 8,
+            "{}",
+            d.lines().count()
+        );
+        // Short bodies diff as they always have.
+        assert_eq!(diff("a\n", "b\n"), unified("a\n", "b\n"));
     }
 
     #[test]

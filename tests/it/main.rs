@@ -31,6 +31,7 @@ mod redaction;
 mod renderings;
 mod report_untrusted;
 mod shape;
+mod snapshot_files;
 mod stdio_lines;
 mod transports;
 mod versions;

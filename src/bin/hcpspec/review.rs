@@ -44,8 +44,12 @@ struct Pending {
 impl Pending {
     fn of(new_file: PathBuf) -> Pending {
         let snap = snapshot::accepted_path(&new_file);
-        let new = snapshot::read(&new_file)
-            .unwrap_or_else(|| std::fs::read_to_string(&new_file).unwrap_or_default());
+        // Read as a run reads a snapshot: never through a link, never over snapshot::MAX_SNAP.
+        let new =
+            snapshot::read(&new_file).unwrap_or_else(|| match snapshot::read_file(&new_file) {
+                Ok(text) => text.unwrap_or_default(),
+                Err(e) => format!("({e})"),
+            });
         Pending {
             old: snapshot::read(&snap),
             new_file,
@@ -68,12 +72,13 @@ impl Pending {
     }
 
     fn apply(&self, answer: Answer) -> Result<(), BadInput> {
-        let done = match answer {
-            Answer::Accept => std::fs::rename(&self.new_file, &self.snap),
-            Answer::Reject => std::fs::remove_file(&self.new_file),
-            Answer::Skip => Ok(()),
+        // An accept that fails names the snapshot it would replace (a folder there, say).
+        let (done, file) = match answer {
+            Answer::Accept => (std::fs::rename(&self.new_file, &self.snap), &self.snap),
+            Answer::Reject => (std::fs::remove_file(&self.new_file), &self.new_file),
+            Answer::Skip => (Ok(()), &self.new_file),
         };
-        done.map_err(|e| format!("{}: {e}", self.new_file.display()))
+        done.map_err(|e| format!("{}: {e}", file.display()))
             .map_err(BadInput)
     }
 }
