@@ -62,7 +62,10 @@ mod tests {
     #[test]
     fn pointers_past_the_bound_are_refused() {
         assert_eq!(bounded_tokens("/a/b").unwrap(), ["a", "b"]);
-        assert_eq!(bounded_tokens(&"/a".repeat(MAX_TOKENS)).unwrap().len(), MAX_TOKENS);
+        assert_eq!(
+            bounded_tokens(&"/a".repeat(MAX_TOKENS)).unwrap().len(),
+            MAX_TOKENS
+        );
         let past = bounded_tokens(&"/a".repeat(5000)).unwrap_err();
         assert_eq!(past, "a JSON pointer of 5000 tokens (at most 64)");
     }

@@ -163,7 +163,9 @@ fn pointers_from_a_core_nested_past_the_bound_are_error_verdicts_not_a_crash() {
         &std::fs::read_to_string(out.path().join("result.json")).expect("result.json"),
     )
     .unwrap();
-    let cases = result["suites"][0]["runtimes"][0]["cases"].as_array().unwrap();
+    let cases = result["suites"][0]["runtimes"][0]["cases"]
+        .as_array()
+        .unwrap();
     for (case, member) in [("deep-purpose-at", "purposeAt"), ("deep-pad-at", "padAt")] {
         let c = cases
             .iter()

@@ -77,7 +77,10 @@ fn check_pad_at(steps: Option<&Value>) -> Result<(), (String, String)> {
     let steps = steps.and_then(Value::as_array).into_iter().flatten();
     for (i, step) in steps.enumerate() {
         let at = step.get("request").and_then(|r| r.get("padAt"));
-        if let Some(Err(why)) = at.and_then(Value::as_str).map(crate::pointer::bounded_tokens) {
+        if let Some(Err(why)) = at
+            .and_then(Value::as_str)
+            .map(crate::pointer::bounded_tokens)
+        {
             return Err((
                 format!("/script/steps/{i}/request/padAt"),
                 format!("padAt is {why}"),
