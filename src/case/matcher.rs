@@ -304,7 +304,12 @@ struct Judge<'a> {
     max_steps: u64,
     /// [`deep_at`]'s answers by (`$deep` expectation, value): the notes of a match, or None.
     deep: RefCell<HashMap<(usize, usize), Known>>,
+    /// How many `$deep` the step is inside.
+    nesting: Cell<u32>,
 }
+
+/// The most `$deep` answers one check remembers (about 50 bytes each).
+pub const DEEP_MEMO: usize = 1 << 20;
 
 /// A remembered `$deep` answer: the notes of a match, or None.
 type Known = Option<Vec<String>>;
@@ -336,6 +341,7 @@ fn check_within(
         steps: Cell::new(0),
         max_steps,
         deep: RefCell::new(HashMap::new()),
+        nesting: Cell::new(0),
     };
     let r = at(expected, Some(actual), &j, "");
     let steps = j.steps.get();
@@ -459,7 +465,10 @@ fn matcher(
 
 /// `$deep`: the expectation matches the value found or anything inside it.
 fn deep(arg: &Value, e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Result<(), Mismatch> {
-    if a.is_some_and(|v| deep_at(arg, e, v, d, path)) {
+    d.nesting.set(d.nesting.get() + 1);
+    let found = a.is_some_and(|v| deep_at(arg, e, v, d, path));
+    d.nesting.set(d.nesting.get() - 1);
+    if found {
         Ok(())
     } else {
         Err(miss(
@@ -471,13 +480,18 @@ fn deep(arg: &Value, e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Res
     }
 }
 
-/// Does `arg` match `v` or a value inside it (in document order, `v` first)? Remembered per
-/// (`$deep` expectation, value), with the notes a match gathered: `$deep` inside `$deep` asks
-/// the same of each value once, not once per path of outer values leading to it (exponential
-/// in the nesting: 14 deep ran for hours).
+/// Does `arg` match `v` or a value inside it (in document order, `v` first)? Inside another
+/// `$deep`, remembered per (`$deep` expectation, value), with the notes a match gathered: the
+/// inner one asks the same of each value once, not once per path of outer values leading to
+/// it (exponential in the nesting: 14 deep ran for hours). Only there can the same question
+/// come twice; at most [`DEEP_MEMO`] answers are kept ([`MAX_STEPS`] bounds the rest).
 fn deep_at(arg: &Value, e: &Value, v: &Value, d: &Judge, path: &str) -> bool {
     let key = (e as *const Value as usize, v as *const Value as usize);
-    let known = d.deep.borrow().get(&key).cloned();
+    let nested = d.nesting.get() > 1;
+    let known = match nested {
+        true => d.deep.borrow().get(&key).cloned(),
+        false => None,
+    };
     if let Some(known) = known {
         if let Some(notes) = &known {
             d.notes.borrow_mut().extend(notes.iter().cloned());
@@ -491,8 +505,10 @@ fn deep_at(arg: &Value, e: &Value, v: &Value, d: &Judge, path: &str) -> bool {
             Value::Object(m) => m.values().any(|c| deep_at(arg, e, c, d, path)),
             _ => false,
         };
-    let notes = found.then(|| d.notes.borrow()[before..].to_vec());
-    d.deep.borrow_mut().insert(key, notes);
+    if nested && d.deep.borrow().len() < DEEP_MEMO {
+        let notes = found.then(|| d.notes.borrow()[before..].to_vec());
+        d.deep.borrow_mut().insert(key, notes);
+    }
     found
 }
 
