@@ -27,7 +27,7 @@ pub fn unescape(token: &str) -> Cow<'_, str> {
 pub const MAX_TOKENS: usize = 64;
 
 /// `pointer`'s reference tokens (unescaped not), or why it is past [`MAX_TOKENS`]: one line.
-pub fn bounded_tokens(pointer: &str) -> Result<Vec<&str>, String> {
+pub(crate) fn bounded_tokens(pointer: &str) -> Result<Vec<&str>, String> {
     let path = pointer.strip_prefix('/').unwrap_or(pointer);
     let n = path.split('/').take(MAX_TOKENS + 1).count();
     if n > MAX_TOKENS {
