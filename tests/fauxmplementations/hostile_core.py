@@ -14,7 +14,8 @@ stop when hcpspec stops reading (a send that fails or blocks until the process i
 - echo: any other control method answers its params;
 - refuses-long, start-fails-long: -32601 / -32000 errors with a 7 MiB message;
 - deep-pointers: core.start answers a purposeAt of `/a` x 5000 (10 KB) and a member deepPad of
-  the same pointer (a case reads it as `${core.deepPad}`), on a core that upgrades and is deaf."""
+  the same pointer (a case reads it as `${core.deepPad}`), on a core that upgrades and is deaf;
+- deep-failure: echo, with a declared failure form of `$deep` nested 14 deep."""
 
 import base64, hashlib, json, socket, sys, threading, time
 
@@ -172,14 +173,20 @@ for line in sys.stdin:
         elif MODE in ("gate-huge", "gate-drip"):
             hang_listener = http_core(gate_huge if MODE == "gate-huge" else gate_drip)
             port = hang_listener.getsockname()[1]
-        elif MODE == "echo":
+        elif MODE in ("echo", "deep-failure"):
             port = 9
         else:
             port = hang_listener.getsockname()[1]
         result = {"coreUrl": f"ws://127.0.0.1:{port}/nylorun/harness/v1", "gatesUrl": f"http://127.0.0.1:{port}", "harnesses": {"nylorun": "nylorun-x"}}
+        if MODE == "deep-failure":
+            # A failure form of $deep nested 14 deep; its control calls echo their params.
+            form = {"leaf": "nope"}
+            for _ in range(14):
+                form = {"$deep": form}
+            result["failure"] = form
         if MODE == "deep-pointers":
             result["purposeAt"] = "/a" * 5000
             result["deepPad"] = "/a" * 5000
-    elif req["method"] not in ("core.describe", "core.stop") and MODE == "echo":
+    elif req["method"] not in ("core.describe", "core.stop") and MODE in ("echo", "deep-failure"):
         result = req.get("params") or {}
     print(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": result}), flush=True)

@@ -178,3 +178,23 @@ fn pointers_from_a_core_nested_past_the_bound_are_error_verdicts_not_a_crash() {
         );
     }
 }
+
+/// A core declaring its failure form as `$deep` nested 14 deep, judged against an outcome
+/// nested as deep that it does not match: a failure of the step, within the deadline (the
+/// matcher's steps are counted and bounded: case::matcher's tests), never the 300 s watchdog.
+#[test]
+fn a_failure_form_of_deep_inside_deep_is_judged_within_the_deadline() {
+    let mut outcome = serde_json::json!({ "leaf": "yes" });
+    for _ in 0..14 {
+        outcome = serde_json::json!({ "a": outcome });
+    }
+    let steps = format!(
+        r#"[ {{ "control": "session.open", "params": {outcome}, "expect": "${{core.failure}}" }} ]"#
+    );
+    let (v, took) = verdict_of("deep-failure", &steps);
+    assert!(took < common::BOUND, "took {took:?}");
+    match v {
+        Verdict::Fail(f) => assert!(f.message.contains("$deep"), "{}", f.message),
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
