@@ -34,8 +34,8 @@
 
 use regex::Regex;
 use serde_json::Value;
-use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
 
 /// Every operator the matcher accepts, in the order of the docs' table: the one list the
 /// fuzzer draws from, the docs' tables (`vectors/README.md` § Matchers and this module's) name
@@ -290,21 +290,68 @@ pub fn validate(expected: &Value, denials: &Denials) -> Result<(), (String, Stri
     walk(expected, denials, "")
 }
 
+/// The most steps (an expectation matched against one value) one check takes. Expectations
+/// are untrusted (a case's, a core's declared `failure`) and so are the values they judge:
+/// past this the check is a mismatch saying so, whatever the operators would have said.
+pub const MAX_STEPS: u64 = 1 << 24;
+
 /// The judge of one check: the runtime's claims, and the unclassified notes gathered.
 struct Judge<'a> {
     claims: &'a Claims,
     notes: RefCell<Vec<String>>,
+    /// Steps taken, against `max_steps` ([`MAX_STEPS`]; less in tests).
+    steps: Cell<u64>,
+    max_steps: u64,
+    /// [`deep_at`]'s answers by (`$deep` expectation, value): the notes of a match, or None.
+    deep: RefCell<HashMap<(usize, usize), Known>>,
+    /// How many `$deep` the step is inside.
+    nesting: Cell<u32>,
 }
+
+/// The most `$deep` answers one check remembers (about 50 bytes each).
+pub const DEEP_MEMO: usize = 1 << 20;
+
+/// A remembered `$deep` answer: the notes of a match, or None.
+type Known = Option<Vec<String>>;
 
 /// Does `actual` satisfy `expected`? The first mismatch, in document order, when not. On a
 /// match, the class and rule checks that could not be classified (see [`Claims`]).
 pub fn check(expected: &Value, actual: &Value, claims: &Claims) -> Result<Vec<String>, Mismatch> {
+    check_counted(expected, actual, claims).0
+}
+
+/// [`check`], and the steps it took.
+pub fn check_counted(
+    expected: &Value,
+    actual: &Value,
+    claims: &Claims,
+) -> (Result<Vec<String>, Mismatch>, u64) {
+    check_within(expected, actual, claims, MAX_STEPS)
+}
+
+fn check_within(
+    expected: &Value,
+    actual: &Value,
+    claims: &Claims,
+    max_steps: u64,
+) -> (Result<Vec<String>, Mismatch>, u64) {
     let j = Judge {
         claims,
         notes: RefCell::new(Vec::new()),
+        steps: Cell::new(0),
+        max_steps,
+        deep: RefCell::new(HashMap::new()),
+        nesting: Cell::new(0),
     };
-    at(expected, Some(actual), &j, "")?;
-    Ok(j.notes.into_inner())
+    let r = at(expected, Some(actual), &j, "");
+    let steps = j.steps.get();
+    // Past the bound every step fails at once, so `$not` may have turned one into a match:
+    // the check's answer is the bound, sticky.
+    if steps > max_steps {
+        let m = format!("matching took more than {MAX_STEPS} steps (case::matcher::MAX_STEPS)");
+        return (Err(miss("", expected, Some(actual), m)), steps);
+    }
+    (r.map(|()| j.notes.into_inner()), steps)
 }
 
 /// Run `f`; keep the notes it gathered only when it matched.
@@ -361,6 +408,10 @@ fn strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
 }
 
 fn at(e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Result<(), Mismatch> {
+    d.steps.set(d.steps.get() + 1);
+    if d.steps.get() > d.max_steps {
+        return Err(miss(path, e, a, "past case::matcher::MAX_STEPS"));
+    }
     match operator(e) {
         Some((op, arg)) => matcher(op, arg, e, a, d, path),
         None => literal(e, a, d, path),
@@ -414,22 +465,10 @@ fn matcher(
 
 /// `$deep`: the expectation matches the value found or anything inside it.
 fn deep(arg: &Value, e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Result<(), Mismatch> {
-    fn nodes<'v>(v: &'v Value, out: &mut Vec<&'v Value>) {
-        out.push(v);
-        match v {
-            Value::Array(a) => a.iter().for_each(|x| nodes(x, out)),
-            Value::Object(m) => m.values().for_each(|x| nodes(x, out)),
-            _ => {}
-        }
-    }
-    let mut all = Vec::new();
-    if let Some(v) = a {
-        nodes(v, &mut all);
-    }
-    if all
-        .iter()
-        .any(|n| trial(d, || at(arg, Some(n), d, path)).is_ok())
-    {
+    d.nesting.set(d.nesting.get() + 1);
+    let found = a.is_some_and(|v| deep_at(arg, e, v, d, path));
+    d.nesting.set(d.nesting.get() - 1);
+    if found {
         Ok(())
     } else {
         Err(miss(
@@ -439,6 +478,38 @@ fn deep(arg: &Value, e: &Value, a: Option<&Value>, d: &Judge, path: &str) -> Res
             "nothing inside matches the $deep expectation",
         ))
     }
+}
+
+/// Does `arg` match `v` or a value inside it (in document order, `v` first)? Inside another
+/// `$deep`, remembered per (`$deep` expectation, value), with the notes a match gathered: the
+/// inner one asks the same of each value once, not once per path of outer values leading to
+/// it (exponential in the nesting: 14 deep ran for hours). Only there can the same question
+/// come twice; at most [`DEEP_MEMO`] answers are kept ([`MAX_STEPS`] bounds the rest).
+fn deep_at(arg: &Value, e: &Value, v: &Value, d: &Judge, path: &str) -> bool {
+    let key = (e as *const Value as usize, v as *const Value as usize);
+    let nested = d.nesting.get() > 1;
+    let known = match nested {
+        true => d.deep.borrow().get(&key).cloned(),
+        false => None,
+    };
+    if let Some(known) = known {
+        if let Some(notes) = &known {
+            d.notes.borrow_mut().extend(notes.iter().cloned());
+        }
+        return known.is_some();
+    }
+    let before = d.notes.borrow().len();
+    let found = trial(d, || at(arg, Some(v), d, path)).is_ok()
+        || match v {
+            Value::Array(x) => x.iter().any(|c| deep_at(arg, e, c, d, path)),
+            Value::Object(m) => m.values().any(|c| deep_at(arg, e, c, d, path)),
+            _ => false,
+        };
+    if nested && d.deep.borrow().len() < DEEP_MEMO {
+        let notes = found.then(|| d.notes.borrow()[before..].to_vec());
+        d.deep.borrow_mut().insert(key, notes);
+    }
+    found
 }
 
 /// `$not`: the expectation does not match.
@@ -823,6 +894,45 @@ mod tests {
             json!({"$deep": {"argv": ["y"]}}),
             json!({"output": {"argv": ["x"]}})
         ));
+    }
+
+    #[test]
+    fn deep_inside_deep_is_polynomial() {
+        // `$deep` nested 14 deep (a core's declared `failure` can be) against a value nested as
+        // deep: every node of the value tried for every level, not every path through them.
+        let nest = |leaf: Value, key: &str| (0..14).fold(leaf, |v, _| json!({ key: v }));
+        let actual = nest(json!({ "leaf": true }), "a");
+        for (leaf, matches) in [(json!("nope"), false), (json!(true), true)] {
+            let mut e = json!({ "leaf": leaf });
+            for _ in 0..14 {
+                e = json!({ "$deep": e });
+            }
+            let (r, steps) = check_counted(&e, &actual, &Claims::default());
+            assert!(steps < 10_000, "{steps} steps");
+            match r {
+                Ok(_) => assert!(matches),
+                Err(m) => {
+                    assert!(!matches, "{}", m.message);
+                    assert_eq!(m.message, "nothing inside matches the $deep expectation");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_check_past_its_steps_is_a_mismatch_even_under_not() {
+        // Each `$count` fails (so each `$not` of it matches): 64 × 66 steps, past a bound of
+        // 1000; the answer is the bound, never a `$not` of a step refused.
+        let actual = Value::Array(vec![json!(1); 64]);
+        let one = json!({ "$not": { "$count": [1, { "$exact": 2 }] } });
+        let e = json!({ "$not": { "$all": vec![one; 64] } });
+        let (r, _) = check_within(&e, &actual, &Claims::default(), 100_000);
+        assert_eq!(r.unwrap_err().message, "matched the $not expectation");
+        let (r, steps) = check_within(&e, &actual, &Claims::default(), 1000);
+        // Past the bound each step is refused at once: the loops around it only unwind.
+        assert!((1001..1100).contains(&steps), "{steps}");
+        let m = r.unwrap_err();
+        assert!(m.message.contains("MAX_STEPS"), "{}", m.message);
     }
 
     #[test]

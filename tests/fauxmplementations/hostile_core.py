@@ -12,7 +12,10 @@ stop when hcpspec stops reading (a send that fails or blocks until the process i
 - huge-frame: after the first frame, the head of one 3 GB text frame, then its bytes;
 - deaf: upgrades and never sends a frame;
 - echo: any other control method answers its params;
-- refuses-long, start-fails-long: -32601 / -32000 errors with a 7 MiB message."""
+- refuses-long, start-fails-long: -32601 / -32000 errors with a 7 MiB message;
+- deep-pointers: core.start answers a purposeAt of `/a` x 5000 (10 KB) and a member deepPad of
+  the same pointer (a case reads it as `${core.deepPad}`), on a core that upgrades and is deaf;
+- deep-failure: echo, with a declared failure form of `$deep` nested 14 deep."""
 
 import base64, hashlib, json, socket, sys, threading, time
 
@@ -129,7 +132,7 @@ def gate_drip(conn):
 
 
 WS_MODES = {"ws-garbage": garbage, "closes-mid-frame": mid_frame, "ws-flood": ws_flood,
-            "ping-flood": ping_flood, "huge-frame": huge_frame, "deaf": deaf}
+            "ping-flood": ping_flood, "huge-frame": huge_frame, "deaf": deaf, "deep-pointers": deaf}
 LONG = "E" * (7 << 20)
 
 hang_listener = None
@@ -159,7 +162,7 @@ for line in sys.stdin:
         continue
     result = {}
     if req["method"] == "core.describe":
-        result = {"protocol": "hcpspec-core/1", "core": {"name": MODE, "version": "0"}}
+        result = {"protocol": "hcpspec-core/2" if MODE == "deep-pointers" else "hcpspec-core/1", "core": {"name": MODE, "version": "0"}}
     elif req["method"] == "core.start":
         if MODE == "no-listener":
             # A port nothing listens on.
@@ -170,11 +173,20 @@ for line in sys.stdin:
         elif MODE in ("gate-huge", "gate-drip"):
             hang_listener = http_core(gate_huge if MODE == "gate-huge" else gate_drip)
             port = hang_listener.getsockname()[1]
-        elif MODE == "echo":
+        elif MODE in ("echo", "deep-failure"):
             port = 9
         else:
             port = hang_listener.getsockname()[1]
         result = {"coreUrl": f"ws://127.0.0.1:{port}/nylorun/harness/v1", "gatesUrl": f"http://127.0.0.1:{port}", "harnesses": {"nylorun": "nylorun-x"}}
-    elif req["method"] not in ("core.describe", "core.stop") and MODE == "echo":
+        if MODE == "deep-failure":
+            # A failure form of $deep nested 14 deep; its control calls echo their params.
+            form = {"leaf": "nope"}
+            for _ in range(14):
+                form = {"$deep": form}
+            result["failure"] = form
+        if MODE == "deep-pointers":
+            result["purposeAt"] = "/a" * 5000
+            result["deepPad"] = "/a" * 5000
+    elif req["method"] not in ("core.describe", "core.stop") and MODE in ("echo", "deep-failure"):
         result = req.get("params") or {}
     print(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": result}), flush=True)

@@ -231,3 +231,16 @@ fn a_template_expansion_past_its_cap_is_a_step_error() {
         other => panic!("expected an error verdict, got {other:?}"),
     }
 }
+
+#[test]
+fn a_pad_at_nested_past_the_pointer_bound_is_a_bad_case() {
+    let pad = |at: String| {
+        json!({ "steps": [
+            { "hello": {} , "expect": { "ok": true } },
+            { "request": { "m": "x", "p": {}, "padTo": 100, "padAt": at }, "expect": { "ok": true } }
+        ] })
+    };
+    bad_at(pad("/a".repeat(5000)), "/script/steps/1/request/padAt");
+    bad_at(pad("/a".repeat(65)), "/script/steps/1/request/padAt");
+    load(pad("/a".repeat(64))).unwrap();
+}

@@ -481,24 +481,25 @@ fn wait_of(wait_ms: Option<u64>) -> Duration {
 }
 
 /// Set the value at a JSON pointer, making the objects on its way; false when a step of the
-/// way is not an object.
-fn set_pointer(v: &mut Value, pointer: &str, x: Value) -> bool {
-    let Some(path) = pointer.strip_prefix('/') else {
-        return false;
-    };
+/// way is not an object. Err past [`crate::pointer::MAX_TOKENS`] (the pointer is a core's or a
+/// case's: the value built along it would nest as deep).
+fn set_pointer(v: &mut Value, pointer: &str, x: Value) -> Result<bool, String> {
+    if !pointer.starts_with('/') {
+        return Ok(false);
+    }
+    let keys = crate::pointer::bounded_tokens(pointer)?;
     let mut at = v;
-    let keys: Vec<&str> = path.split('/').collect();
     for (i, k) in keys.iter().enumerate() {
         let Some(o) = at.as_object_mut() else {
-            return false;
+            return Ok(false);
         };
         if i + 1 == keys.len() {
             o.insert(k.to_string(), x);
-            return true;
+            return Ok(true);
         }
         at = o.entry(k.to_string()).or_insert_with(|| json!({}));
     }
-    false
+    Ok(false)
 }
 
 /// The harness of `harnesses` (core.start's answer) a step connects as when it names none:
@@ -672,6 +673,8 @@ impl Exec {
         match self.lookup("core.purposeAt") {
             None | Some(Value::Null) => Ok("/purpose".into()),
             Some(Value::String(at)) if at.len() > 1 && at.starts_with('/') && !at.contains("//") => {
+                crate::pointer::bounded_tokens(&at)
+                    .map_err(|why| format!("core.start's purposeAt is {why}"))?;
                 Ok(at)
             }
             Some(other) => Err(format!(
@@ -823,7 +826,7 @@ impl Exec {
         // reads it (core.start's `purposeAt`), so no case fixes the placement.
         if let Some(purpose) = r.get("purpose") {
             let at = self.purpose_at().map_err(broken)?;
-            if !set_pointer(&mut p, &at, purpose.clone()) {
+            if !set_pointer(&mut p, &at, purpose.clone()).map_err(broken)? {
                 return Err(StepError::Broken(format!(
                     "core.start's purposeAt `{at}` leads through a member of the request that is no object"
                 )));
@@ -1132,7 +1135,11 @@ impl Exec {
     ) -> Result<Value, String> {
         const MARK: &str = "@@hcpspec-pad@@";
         // The mark goes in first: `padAt` is written in hcpspec's names, as the case is.
-        let padded = pad_to.is_some() && set_pointer(&mut p, pad_at, json!(MARK));
+        let padded = match pad_to {
+            Some(_) => set_pointer(&mut p, pad_at, json!(MARK))
+                .map_err(|why| format!("the request's padAt is {why}"))?,
+            None => false,
+        };
         self.names.sent(m, &mut p).map_err(|e| e.to_string())?;
         let conn = self
             .conns

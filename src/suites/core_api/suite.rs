@@ -36,7 +36,8 @@ impl Format for CoreApi {
                 return Err(bad);
             }
         }
-        check_names(steps)
+        check_names(steps)?;
+        check_pad_at(steps)
     }
     /// The script in types ([`super::Script`]): a step with no action or two is refused here.
     fn parse(&self, case: &Case) -> Result<Parsed, (String, String)> {
@@ -67,6 +68,26 @@ fn files_misnamed(start: &serde_json::Map<String, Value>) -> Option<(String, Str
             )
         })
     })
+}
+
+/// A request's `padAt` is a pointer of at most [`crate::pointer::MAX_TOKENS`] tokens: the
+/// objects made along it nest as deep (a deeper one is refused again when it is played, as
+/// one a template expanded is).
+fn check_pad_at(steps: Option<&Value>) -> Result<(), (String, String)> {
+    let steps = steps.and_then(Value::as_array).into_iter().flatten();
+    for (i, step) in steps.enumerate() {
+        let at = step.get("request").and_then(|r| r.get("padAt"));
+        if let Some(Err(why)) = at
+            .and_then(Value::as_str)
+            .map(crate::pointer::bounded_tokens)
+        {
+            return Err((
+                format!("/script/steps/{i}/request/padAt"),
+                format!("padAt is {why}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Every connection a step uses (`on`, default `h`) was opened by an earlier `connect` or

@@ -94,11 +94,11 @@ fn declared_names_reach_the_core() {
 #[test]
 fn purpose_goes_where_the_pointer_says() {
     let mut p = json!({ "runId": "r", "effect": { "kind": "model" } });
-    assert!(set_pointer(&mut p, "/effect/purpose", json!("summary")));
+    assert!(set_pointer(&mut p, "/effect/purpose", json!("summary")).unwrap());
     assert_eq!(p["effect"]["purpose"], "summary");
     assert!(p.get("purpose").is_none());
     assert!(
-        !set_pointer(&mut p, "/runId/purpose", json!("summary")),
+        !set_pointer(&mut p, "/runId/purpose", json!("summary")).unwrap(),
         "a string is no object"
     );
 }
