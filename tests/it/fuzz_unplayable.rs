@@ -85,7 +85,10 @@ fn host_fuzz_stops_at_max_findings() {
 /// wrong id, no JSON-RPC) played nothing: never a green "0 findings".
 #[test]
 fn core_api_fuzz_on_a_shim_answering_garbage_after_describe_is_not_green() {
-    let runtime = format!("stdio:{}", hostile("hostile_core.py", "garbage-but-describe"));
+    let runtime = format!(
+        "stdio:{}",
+        hostile("hostile_core.py", "garbage-but-describe")
+    );
     let o = fuzz(&["--suite", "core-api", "--runtime", &runtime, "--cases", "6"]);
     let (stdout, stderr) = (
         String::from_utf8_lossy(&o.stdout),
