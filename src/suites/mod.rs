@@ -337,11 +337,17 @@ pub struct FuzzReport {
     pub found_after: Vec<std::time::Duration>,
     /// Trials that could not be played (neither a finding nor a pass).
     pub unplayable: u64,
+    /// Why the first [`UNPLAYABLE_NAMED`] unplayable trials were (why, the seed case), where the
+    /// fuzzer names them (core-api): any makes the run non-green.
+    pub unplayable_named: Vec<(String, String)>,
     /// Why the fuzzer stopped before its budget, when it did ([`Stopped`]: the target stopped
     /// answering, the CLI's exit 3; nothing more could be judged; Ctrl-C).
     pub stopped: Option<Stopped>,
     pub elapsed: std::time::Duration,
 }
+
+/// How many unplayable trials a fuzz run names (the rest are counted): docs/security.md.
+pub const UNPLAYABLE_NAMED: usize = 10;
 
 /// One trial of a script suite's fuzzer: mutate, play and judge a seed case; a finding (why, the
 /// file written), if any.
@@ -381,6 +387,7 @@ impl FuzzReport {
             findings: vec![],
             found_after: vec![],
             unplayable: 0,
+            unplayable_named: vec![],
             stopped: None,
             elapsed: std::time::Duration::ZERO,
         };

@@ -17,7 +17,7 @@ stop when hcpspec stops reading (a send that fails or blocks until the process i
   the same pointer (a case reads it as `${core.deepPad}`), on a core that upgrades and is deaf;
 - deep-failure: echo, with a declared failure form of `$deep` nested 14 deep."""
 
-import base64, hashlib, json, socket, sys, threading, time
+import base64, hashlib, json, os, socket, sys, threading, time
 
 MODE = sys.argv[1]
 if MODE == "exits":
@@ -150,6 +150,13 @@ for line in sys.stdin:
         print("this is not JSON-RPC", flush=True)
         continue
     if MODE == "silent":
+        continue
+    if MODE == "garbage-but-describe" and req["method"] != "core.describe":
+        # Answers its describe, then garbage (which kind varies by process): no JSON, a wrong
+        # id, no JSON-RPC.
+        turn = os.getpid() + (req["id"] if isinstance(req["id"], int) else 0)
+        print(["this is not JSON-RPC", json.dumps({"jsonrpc": "2.0", "id": "not-yours", "result": {}}),
+               json.dumps({"garbage": True})][turn % 3], flush=True)
         continue
     if MODE == "refuses":
         print(json.dumps({"jsonrpc": "2.0", "id": req["id"], "error": {"code": -32601, "message": "method not found"}}), flush=True)

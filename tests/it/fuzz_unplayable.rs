@@ -80,3 +80,26 @@ fn host_fuzz_stops_at_max_findings() {
     assert_eq!(o.status.code(), Some(1), "{stdout}");
     assert_eq!(stdout.matches("finding:").count(), 1, "{stdout}");
 }
+
+/// A core whose shim answers its `core.describe` and garbage to everything else (no JSON, a
+/// wrong id, no JSON-RPC) played nothing: never a green "0 findings".
+#[test]
+fn core_api_fuzz_on_a_shim_answering_garbage_after_describe_is_not_green() {
+    let runtime = format!(
+        "stdio:{}",
+        hostile("hostile_core.py", "garbage-but-describe")
+    );
+    let o = fuzz(&["--suite", "core-api", "--runtime", &runtime, "--cases", "6"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(hcpspec::exit::UNREACHABLE),
+        "{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("6 could not be played"), "{stdout}");
+    // Each unplayable trial is named with why (its seed case and the failing call).
+    assert!(stdout.contains("unplayable: core.start"), "{stdout}");
+}

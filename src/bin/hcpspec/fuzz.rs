@@ -207,6 +207,9 @@ fn print_report(report: &hcpspec::suites::FuzzReport) -> Result<i32, exit::Error
             String::new()
         }
     );
+    for (why, seed) in &report.unplayable_named {
+        println!("unplayable: {why} (from {seed})");
+    }
     match &report.stopped {
         Some(Stopped::Unreachable(e)) => return Err(e.clone().into()),
         Some(why) => eprintln!("hcpspec: {why}"),
@@ -218,6 +221,11 @@ fn print_report(report: &hcpspec::suites::FuzzReport) -> Result<i32, exit::Error
             report.cases
         ))
         .into());
+    }
+    // A trial the fuzzer named unplayable (the target answered garbage, a step ended in an
+    // error) judged nothing: never green.
+    if !report.unplayable_named.is_empty() {
+        return Ok(exit::FAILURES);
     }
     Ok(exit::of_findings(report.findings.len()))
 }

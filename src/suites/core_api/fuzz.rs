@@ -678,7 +678,10 @@ pub fn run(
         trials,
         findings,
     } = budget;
-    Report::run_until(
+    // Trials that could not be played: counted, the first few named (a garbage-answering core
+    // is never a green "0 findings").
+    let (mut unplayable, mut named) = (0u64, Vec::new());
+    let mut report = Report::run_until(
         &seeds,
         from,
         seconds,
@@ -695,17 +698,33 @@ pub fn run(
                 case.parsed = Default::default();
                 case
             };
-            let judge = |steps: &[Value]| {
+            let play = |steps: &[Value]| {
                 let script = json!({ "start": start, "steps": steps });
-                let (obs, up) = super::play_for_fuzz(&Script::parse(&script).ok()?, connect)?;
-                broken(&obs, up)
+                let script =
+                    Script::parse(&script).map_err(|(at, e)| format!("the script at {at}: {e}"))?;
+                super::play_for_fuzz(&script, connect)
+                    .map(|(obs, up)| broken(&obs, up))
+                    .map_err(|e| e.0)
             };
-            let found = judge(&steps)?;
+            let found = match play(&steps) {
+                Ok(found) => found?,
+                Err(why) => {
+                    unplayable += 1;
+                    if named.len() < super::super::UNPLAYABLE_NAMED {
+                        named.push((crate::snapshot::contain_text(&why), seed.name()));
+                    }
+                    return None;
+                }
+            };
+            let judge = |steps: &[Value]| play(steps).ok().flatten();
             let (steps, found) = shrink(steps, found, &judge);
             let path = out.and_then(|d| write(d, &with(&steps), &found, &done).ok());
             Some((found.why, path))
         },
-    )
+    );
+    report.unplayable = unplayable;
+    report.unplayable_named = named;
+    report
 }
 
 /// One trial's script: `core.start`'s params, the steps (expectations dropped, the secrets

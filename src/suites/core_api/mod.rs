@@ -243,18 +243,25 @@ fn script_of(case: &Case) -> Result<std::borrow::Cow<'_, Script>, String> {
 /// Play a script for the fuzzer: its observations, annotated with what was sent
 /// (`$sent`, `$upgrade`, `$key`, `$token`), and whether the core was still up after it; None
 /// when the script could not be played (no control shim, no `core.start`, no fake tools).
-pub fn play_for_fuzz(script: &Script, connect: &Connector) -> Option<(Vec<Observation>, bool)> {
+/// Why a script could not be played at all (the shim could not be started, `core.start` had no
+/// usable answer) is the `Err`: the fuzzer counts and names it, never a pass. A step ending in an
+/// error is not: a mutation ends scripts so (a refused upgrade leaves no connection `h`), and the
+/// observations before it are judged.
+pub fn play_for_fuzz(
+    script: &Script,
+    connect: &Connector,
+) -> Result<(Vec<Observation>, bool), Unplayable> {
     let mut observations = Vec::new();
-    let (_, up) = execute(
-        script,
-        connect().ok()?,
-        &mut observations,
-        true,
-        CASE_BUDGET,
-    )
-    .ok()?;
-    Some((observations, up))
+    let control = connect().map_err(Unplayable)?;
+    let (_, up) =
+        execute(script, control, &mut observations, true, CASE_BUDGET).map_err(Unplayable)?;
+    Ok((observations, up))
 }
+
+/// Why a fuzz trial's script could not be played at all.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Unplayable(pub String);
 
 fn execute(
     script: &Script,

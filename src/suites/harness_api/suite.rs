@@ -132,6 +132,7 @@ impl Suite for HarnessApi {
                 .collect(),
             found_after: vec![],
             unplayable: r.errors,
+            unplayable_named: vec![],
             stopped: None,
             elapsed: r.elapsed,
         }))

@@ -226,6 +226,7 @@ fn fuzz(run: &FuzzRun) -> Result<FuzzReport, FuzzError> {
             .collect(),
         found_after: r.findings.iter().map(|f| f.after).collect(),
         unplayable: r.errors,
+        unplayable_named: vec![],
         stopped: r.interrupted.then_some(Stopped::Interrupted),
         elapsed: r.elapsed,
     })
