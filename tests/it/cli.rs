@@ -1178,3 +1178,32 @@ fn colour_completions_and_the_man_page() {
         "{man}"
     );
 }
+
+/// Findings that cannot be written are the outputs' failure (exit 4), with the reason (issue 45).
+#[test]
+fn fuzz_findings_not_written_say_why_and_exit_4() {
+    // Nothing can be made under /proc, even by root.
+    let o = hcpspec(&[
+        "fuzz",
+        "--runtime",
+        "inproc:mutant:default-allow",
+        "--cases",
+        "200",
+        "--max-findings",
+        "1",
+        "--shrink-budget",
+        "0",
+        "--out",
+        "/proc/hcpspec-found",
+    ]);
+    assert_eq!(code(&o), 4, "{}", text(&o));
+    let e = String::from_utf8_lossy(&o.stderr);
+    let line = e
+        .lines()
+        .find(|l| l.contains("not written"))
+        .unwrap_or_default();
+    assert!(
+        line.contains("/proc/hcpspec-found") && line.contains("os error"),
+        "{e}"
+    );
+}
