@@ -1207,3 +1207,17 @@ fn fuzz_findings_not_written_say_why_and_exit_4() {
         "{e}"
     );
 }
+
+/// docs/security.md gives an output over its budget the exit code the command gives it (issue 45).
+#[test]
+fn security_doc_names_the_exit_of_an_output_over_budget() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/security.md"))
+            .unwrap();
+    let para = doc
+        .split("\n\n")
+        .find(|p| p.contains("`hcpspec::report::budget`"))
+        .expect("the paragraph on the outputs' budget");
+    let said = format!("exit {}", hcpspec::exit::OUTPUT);
+    assert!(para.contains(&said) && !para.contains("exit 2"), "{para}");
+}
