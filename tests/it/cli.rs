@@ -1221,3 +1221,19 @@ fn security_doc_names_the_exit_of_an_output_over_budget() {
     let said = format!("exit {}", hcpspec::exit::OUTPUT);
     assert!(para.contains(&said) && !para.contains("exit 2"), "{para}");
 }
+
+/// A timeout that rounds to nothing is refused: one line naming the flag and its range, exit 2
+/// (issue 45).
+#[test]
+fn a_vanishing_timeout_is_a_usage_error() {
+    for t in ["1e-300", "1e-10", "0.0000001", "0.0009"] {
+        let o = hcpspec(&["run", "--filter", "04-confirm", "--timeout", t]);
+        assert_eq!(code(&o), 2, "--timeout {t}: {}", text(&o));
+        let e = String::from_utf8_lossy(&o.stderr);
+        let line = e.lines().next().unwrap_or_default();
+        assert!(
+            line.contains("--timeout") && line.contains("0.001") && line.contains("3600"),
+            "{e}"
+        );
+    }
+}

@@ -80,7 +80,13 @@ pub fn jobs(s: &str) -> Result<usize, BadInput> {
 }
 
 pub fn timeout_secs(s: &str) -> Result<f64, BadInput> {
-    seconds(s, false, adapter::MAX_TIMEOUT_SECS)
+    let (lo, hi) = (adapter::MIN_TIMEOUT_SECS, adapter::MAX_TIMEOUT_SECS);
+    match seconds(s, false, hi) {
+        Ok(x) if x >= lo => Ok(x),
+        _ => Err(BadInput(format!(
+            "{s} is out of bounds: expected {lo} to {hi} seconds"
+        ))),
+    }
 }
 
 pub fn cores() -> usize {
@@ -312,9 +318,10 @@ pub fn run(a: &RunArgs) -> Result<i32, exit::Error> {
 
 /// The adapters' options: `--timeout`, a positive number of seconds.
 fn options(timeout: f64) -> Result<adapter::Options, BadInput> {
-    if !(timeout > 0.0 && timeout <= adapter::MAX_TIMEOUT_SECS) {
+    let (lo, hi) = (adapter::MIN_TIMEOUT_SECS, adapter::MAX_TIMEOUT_SECS);
+    if !(lo..=hi).contains(&timeout) {
         return Err(BadInput(format!(
-            "--timeout {timeout}: expected a positive number of seconds"
+            "--timeout {timeout}: expected {lo} to {hi} seconds"
         )));
     }
     Ok(adapter::Options {
