@@ -1237,3 +1237,26 @@ fn a_vanishing_timeout_is_a_usage_error() {
         );
     }
 }
+
+/// A harness command that cannot be found is unreachable (exit 3, one line), as a shim of any
+/// other suite that cannot start is, not 135 error verdicts (issue 45).
+#[test]
+fn a_harness_that_cannot_start_is_unreachable() {
+    let out = tmp();
+    let o = hcpspec(&[
+        "run",
+        "--suite",
+        "harness-api",
+        "--runtime",
+        "exec:/nonexistent/harness",
+        "--out",
+        s(out.path()),
+    ]);
+    assert_eq!(code(&o), 3, "{}", text(&o));
+    let e = String::from_utf8_lossy(&o.stderr);
+    let said: Vec<_> = e.lines().filter(|l| l.contains("unreachable")).collect();
+    assert!(
+        said.len() == 1 && said[0].contains("/nonexistent/harness"),
+        "{e}"
+    );
+}

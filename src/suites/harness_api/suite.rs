@@ -157,6 +157,7 @@ impl Target for Launched {
         &self.spec
     }
     fn describe(&self) -> Result<Value, String> {
+        self.harness.startable()?;
         Ok(super::info(&self.spec))
     }
     fn run_case(&self, case: &Case) -> CaseResult {
