@@ -121,7 +121,7 @@ impl Harness {
     /// file, a bare name is one on `PATH`. Checked once before any scenario, so a harness that
     /// cannot start is unreachable (exit 3, one line), as a shim of another suite is, not an
     /// error verdict per scenario.
-    pub fn startable(&self) -> Result<(), String> {
+    pub fn startable(&self) -> Result<(), CannotStart> {
         use std::os::unix::fs::PermissionsExt;
         let Harness::Exec(argv) = self else {
             return Ok(());
@@ -132,19 +132,24 @@ impl Harness {
         let runs = |p: &std::path::Path| {
             std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         };
-        let shown = crate::report::printable(program, false);
+        let fail = |source| {
+            Err(CannotStart {
+                program: crate::report::printable(program, false),
+                source,
+            })
+        };
         if program.contains('/') {
             return match runs(std::path::Path::new(program)) {
                 Ok(true) => Ok(()),
-                Ok(false) => Err(format!("cannot start `{shown}`: not an executable file")),
-                Err(e) => Err(format!("cannot start `{shown}`: {e}")),
+                Ok(false) => fail(std::io::Error::other("not an executable file")),
+                Err(e) => fail(e),
             };
         }
         let path = std::env::var_os("PATH").unwrap_or_default();
         if std::env::split_paths(&path).any(|d| runs(&d.join(program)).unwrap_or(false)) {
             Ok(())
         } else {
-            Err(format!("cannot start `{shown}`: not found on PATH"))
+            fail(std::io::Error::other("not found on PATH"))
         }
     }
 
