@@ -1260,3 +1260,26 @@ fn a_harness_that_cannot_start_is_unreachable() {
         "{e}"
     );
 }
+
+/// A temporary folder that cannot be used is said as such: one line naming TMPDIR and its path
+/// (issue 45), not a bare OS error.
+#[test]
+fn an_unusable_tmpdir_is_named() {
+    let out = tmp();
+    let o = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args(["run", "--filter", "04-confirm", "--out", s(out.path())])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("TMPDIR", "/nonexistent/tmp")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    let e = String::from_utf8_lossy(&o.stderr);
+    let said: Vec<_> = e.lines().filter(|l| l.starts_with("hcpspec:")).collect();
+    assert!(
+        said.len() == 1
+            && ["TMPDIR", "/nonexistent/tmp", "temporary folder"]
+                .iter()
+                .all(|w| said[0].contains(w)),
+        "{e}"
+    );
+}

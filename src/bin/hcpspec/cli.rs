@@ -89,6 +89,25 @@ pub fn timeout_secs(s: &str) -> Result<f64, BadInput> {
     }
 }
 
+/// Whether the temporary folder (TMPDIR, else /tmp) can hold a folder: runtimes' work folders
+/// and binaries are made there, and a bare OS error would not say where or why.
+pub fn temp_dir() -> Result<(), BadInput> {
+    let dir = std::env::temp_dir();
+    // The OS's reason, without tempfile's random name.
+    let why = match std::fs::metadata(&dir) {
+        Err(e) => e.to_string(),
+        Ok(m) if !m.is_dir() => "not a folder".into(),
+        Ok(_) => match tempfile::Builder::new().prefix("hcpspec-check").tempdir() {
+            Ok(_) => return Ok(()),
+            Err(e) => std::io::Error::from(e.kind()).to_string(),
+        },
+    };
+    Err(BadInput(format!(
+        "the temporary folder {} (TMPDIR, else /tmp) cannot be used: {why}; set TMPDIR to a writable folder",
+        hcpspec::report::printable(&dir.display().to_string(), false),
+    )))
+}
+
 pub fn cores() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
