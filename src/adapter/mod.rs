@@ -79,6 +79,9 @@ pub struct Options {
 
 /// The longest deadline of one call (`--timeout`), in seconds: an hour.
 pub const MAX_TIMEOUT_SECS: f64 = 3600.0;
+/// The shortest (`--timeout`), in seconds: a millisecond. Less rounds to a deadline that no
+/// answer can meet (1e-300 s is 0 ns): refused, never a run of timed-out calls.
+pub const MIN_TIMEOUT_SECS: f64 = 0.001;
 
 impl Default for Options {
     fn default() -> Self {

@@ -1178,3 +1178,108 @@ fn colour_completions_and_the_man_page() {
         "{man}"
     );
 }
+
+/// Findings that cannot be written are the outputs' failure (exit 4), with the reason (issue 45).
+#[test]
+fn fuzz_findings_not_written_say_why_and_exit_4() {
+    // Nothing can be made under /proc, even by root.
+    let o = hcpspec(&[
+        "fuzz",
+        "--runtime",
+        "inproc:mutant:default-allow",
+        "--cases",
+        "200",
+        "--max-findings",
+        "1",
+        "--shrink-budget",
+        "0",
+        "--out",
+        "/proc/hcpspec-found",
+    ]);
+    assert_eq!(code(&o), 4, "{}", text(&o));
+    let e = String::from_utf8_lossy(&o.stderr);
+    let line = e
+        .lines()
+        .find(|l| l.contains("not written"))
+        .unwrap_or_default();
+    assert!(
+        line.contains("/proc/hcpspec-found") && line.contains("os error"),
+        "{e}"
+    );
+}
+
+/// docs/security.md gives an output over its budget the exit code the command gives it (issue 45).
+#[test]
+fn security_doc_names_the_exit_of_an_output_over_budget() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/security.md"))
+            .unwrap();
+    let para = doc
+        .split("\n\n")
+        .find(|p| p.contains("`hcpspec::report::budget`"))
+        .expect("the paragraph on the outputs' budget");
+    let said = format!("exit {}", hcpspec::exit::OUTPUT);
+    assert!(para.contains(&said) && !para.contains("exit 2"), "{para}");
+}
+
+/// A timeout that rounds to nothing is refused: one line naming the flag and its range, exit 2
+/// (issue 45).
+#[test]
+fn a_vanishing_timeout_is_a_usage_error() {
+    for t in ["1e-300", "1e-10", "0.0000001", "0.0009"] {
+        let o = hcpspec(&["run", "--filter", "04-confirm", "--timeout", t]);
+        assert_eq!(code(&o), 2, "--timeout {t}: {}", text(&o));
+        let e = String::from_utf8_lossy(&o.stderr);
+        let line = e.lines().next().unwrap_or_default();
+        assert!(
+            line.contains("--timeout") && line.contains("0.001") && line.contains("3600"),
+            "{e}"
+        );
+    }
+}
+
+/// A harness command that cannot be found is unreachable (exit 3, one line), as a shim of any
+/// other suite that cannot start is, not 135 error verdicts (issue 45).
+#[test]
+fn a_harness_that_cannot_start_is_unreachable() {
+    let out = tmp();
+    let o = hcpspec(&[
+        "run",
+        "--suite",
+        "harness-api",
+        "--runtime",
+        "exec:/nonexistent/harness",
+        "--out",
+        s(out.path()),
+    ]);
+    assert_eq!(code(&o), 3, "{}", text(&o));
+    let e = String::from_utf8_lossy(&o.stderr);
+    let said: Vec<_> = e.lines().filter(|l| l.contains("unreachable")).collect();
+    assert!(
+        said.len() == 1 && said[0].contains("/nonexistent/harness"),
+        "{e}"
+    );
+}
+
+/// A temporary folder that cannot be used is said as such: one line naming TMPDIR and its path
+/// (issue 45), not a bare OS error.
+#[test]
+fn an_unusable_tmpdir_is_named() {
+    let out = tmp();
+    let o = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args(["run", "--filter", "04-confirm", "--out", s(out.path())])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("TMPDIR", "/nonexistent/tmp")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    let e = String::from_utf8_lossy(&o.stderr);
+    let said: Vec<_> = e.lines().filter(|l| l.starts_with("hcpspec:")).collect();
+    assert!(
+        said.len() == 1
+            && ["TMPDIR", "/nonexistent/tmp", "temporary folder"]
+                .iter()
+                .all(|w| said[0].contains(w)),
+        "{e}"
+    );
+}

@@ -80,7 +80,32 @@ pub fn jobs(s: &str) -> Result<usize, BadInput> {
 }
 
 pub fn timeout_secs(s: &str) -> Result<f64, BadInput> {
-    seconds(s, false, adapter::MAX_TIMEOUT_SECS)
+    let (lo, hi) = (adapter::MIN_TIMEOUT_SECS, adapter::MAX_TIMEOUT_SECS);
+    match seconds(s, false, hi) {
+        Ok(x) if x >= lo => Ok(x),
+        _ => Err(BadInput(format!(
+            "{s} is out of bounds: expected {lo} to {hi} seconds"
+        ))),
+    }
+}
+
+/// Whether the temporary folder (TMPDIR, else /tmp) can hold a folder: runtimes' work folders
+/// and binaries are made there, and a bare OS error would not say where or why.
+pub fn temp_dir() -> Result<(), BadInput> {
+    let dir = std::env::temp_dir();
+    // The OS's reason, without tempfile's random name.
+    let why = match std::fs::metadata(&dir) {
+        Err(e) => e.to_string(),
+        Ok(m) if !m.is_dir() => "not a folder".into(),
+        Ok(_) => match tempfile::Builder::new().prefix("hcpspec-check").tempdir() {
+            Ok(_) => return Ok(()),
+            Err(e) => std::io::Error::from(e.kind()).to_string(),
+        },
+    };
+    Err(BadInput(format!(
+        "the temporary folder {} (TMPDIR, else /tmp) cannot be used: {why}; set TMPDIR to a writable folder",
+        hcpspec::report::printable(&dir.display().to_string(), false),
+    )))
 }
 
 pub fn cores() -> usize {
@@ -312,9 +337,10 @@ pub fn run(a: &RunArgs) -> Result<i32, exit::Error> {
 
 /// The adapters' options: `--timeout`, a positive number of seconds.
 fn options(timeout: f64) -> Result<adapter::Options, BadInput> {
-    if !(timeout > 0.0 && timeout <= adapter::MAX_TIMEOUT_SECS) {
+    let (lo, hi) = (adapter::MIN_TIMEOUT_SECS, adapter::MAX_TIMEOUT_SECS);
+    if !(lo..=hi).contains(&timeout) {
         return Err(BadInput(format!(
-            "--timeout {timeout}: expected a positive number of seconds"
+            "--timeout {timeout}: expected {lo} to {hi} seconds"
         )));
     }
     Ok(adapter::Options {

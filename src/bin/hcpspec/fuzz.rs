@@ -72,7 +72,7 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
         if l.suite.drives() != Contract.drives() {
             let run = fuzz_run(a, &l.cases, &found, &vectors.root, &|_| {});
             return match l.suite.fuzz(&run) {
-                Some(report) => print_report(&report?),
+                Some(report) => print_report(&report?, &found),
                 None => Err(BadInput(format!("--suite {name}: this suite has no fuzzer")).into()),
             };
         }
@@ -155,7 +155,37 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
             ""
         }
     );
+    if report.findings.iter().any(|(_, _, path)| path.is_none()) {
+        return Err(why_unwritten(&out));
+    }
     Ok(exit::of_findings(report.findings.len()))
+}
+
+/// Findings not written, with the reason: the writers keep only that a write failed, so the
+/// folder is made, and a file made in it, again to find out why (the outputs' exit 4).
+fn why_unwritten(dir: &std::path::Path) -> exit::Error {
+    let io = |path: &std::path::Path, source| hcpspec::report::WriteError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let probe = dir.join(".hcpspec-write-probe");
+    let source = match std::fs::create_dir_all(dir) {
+        Err(e) => io(dir, e),
+        Ok(()) => match std::fs::write(&probe, b"") {
+            Err(e) => io(&probe, e),
+            Ok(()) => {
+                let _ = std::fs::remove_file(&probe);
+                io(
+                    dir,
+                    std::io::Error::other("a finding's file could not be written"),
+                )
+            }
+        },
+    };
+    exit::Error::Unwritten {
+        what: "fuzz findings",
+        source,
+    }
 }
 
 /// What the fuzzer of a suite is asked to do: the arguments, its seed cases, where findings go.
@@ -182,8 +212,11 @@ fn fuzz_run<'a>(
     }
 }
 
-/// A suite fuzzer's findings and totals; exit 1 on any finding.
-fn print_report(report: &hcpspec::suites::FuzzReport) -> Result<i32, exit::Error> {
+/// A suite fuzzer's findings and totals; exit 1 on any finding, 4 when one was not written.
+fn print_report(
+    report: &hcpspec::suites::FuzzReport,
+    found: &std::path::Path,
+) -> Result<i32, exit::Error> {
     for (i, (why, seed, path)) in report.findings.iter().enumerate() {
         let after = report
             .found_after
@@ -221,6 +254,9 @@ fn print_report(report: &hcpspec::suites::FuzzReport) -> Result<i32, exit::Error
             report.cases
         ))
         .into());
+    }
+    if report.findings.iter().any(|(_, _, path)| path.is_none()) {
+        return Err(why_unwritten(found));
     }
     // A trial the fuzzer named unplayable (the target answered garbage, a step ended in an
     // error) judged nothing: never green.

@@ -175,6 +175,16 @@ fn main() {
     let matches = Cli::command().version(version).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     style::init(cli.color);
+    // Every command that starts a runtime makes folders in the temporary folder.
+    if matches!(
+        cli.command,
+        Command::Run(_) | Command::Fuzz(_) | Command::Review(_) | Command::Bench { .. }
+    ) {
+        if let Err(e) = cli::temp_dir() {
+            eprintln!("hcpspec: {e}");
+            std::process::exit(exit::USAGE);
+        }
+    }
     let code = match cli.command {
         Command::Run(args) => {
             // Only a run stops gracefully; every other command keeps the default (exit at once).

@@ -117,6 +117,42 @@ impl Harness {
         }
     }
 
+    /// Whether its command can be started at all: a program named by a path is an executable
+    /// file, a bare name is one on `PATH`. Checked once before any scenario, so a harness that
+    /// cannot start is unreachable (exit 3, one line), as a shim of another suite is, not an
+    /// error verdict per scenario.
+    pub fn startable(&self) -> Result<(), CannotStart> {
+        use std::os::unix::fs::PermissionsExt;
+        let Harness::Exec(argv) = self else {
+            return Ok(());
+        };
+        let Some(program) = argv.first() else {
+            return Ok(());
+        };
+        let runs = |p: &std::path::Path| {
+            std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        };
+        let fail = |source| {
+            Err(CannotStart {
+                program: crate::report::printable(program, false),
+                source,
+            })
+        };
+        if program.contains('/') {
+            return match runs(std::path::Path::new(program)) {
+                Ok(true) => Ok(()),
+                Ok(false) => fail(std::io::Error::other("not an executable file")),
+                Err(e) => fail(e),
+            };
+        }
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        if std::env::split_paths(&path).any(|d| runs(&d.join(program)).unwrap_or(false)) {
+            Ok(())
+        } else {
+            fail(std::io::Error::other("not found on PATH"))
+        }
+    }
+
     /// Start it; must be called on the scenario's runtime.
     pub fn start(&self, env: &LaunchEnv) -> Result<Running, CannotStart> {
         match self {

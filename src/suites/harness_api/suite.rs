@@ -158,6 +158,7 @@ impl Target for Launched {
         &self.spec
     }
     fn describe(&self) -> Result<Value, String> {
+        self.harness.startable().map_err(|e| e.to_string())?;
         Ok(super::info(&self.spec))
     }
     fn run_case(&self, case: &Case) -> CaseResult {
