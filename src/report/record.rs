@@ -62,11 +62,12 @@ pub fn merge(inputs: Vec<(PathBuf, Report)>) -> Result<(Report, Vec<String>), Ba
 }
 
 /// A record's hash, streamed: a copy of a 64 MiB result is found without a second 64 MiB.
-struct Hashing(crate::hash::Fnv1a);
+/// (In-process only, never written, so std's hasher.)
+struct Hashing(std::collections::hash_map::DefaultHasher);
 
 impl std::io::Write for Hashing {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.write(buf);
+        std::hash::Hasher::write(&mut self.0, buf);
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -85,9 +86,9 @@ fn same_results(inputs: &[(PathBuf, Report)], names: &[String]) -> Result<(), Ba
             return Err(BadInput(format!("{}: given twice", names[i])));
         }
         seen.push(real);
-        let mut h = Hashing(crate::hash::Fnv1a::new());
+        let mut h = Hashing(Default::default());
         serde_json::to_writer(&mut h, r).map_err(|e| format!("{}: {e}", names[i]))?;
-        match by_hash.get(&h.0.finish()) {
+        match by_hash.get(&std::hash::Hasher::finish(&h.0)) {
             Some(&j) if inputs[j].1 == *r => {
                 return Err(BadInput(format!(
                     "{} and {} are the same result (a copy or a link: given twice)",
@@ -96,7 +97,7 @@ fn same_results(inputs: &[(PathBuf, Report)], names: &[String]) -> Result<(), Ba
             }
             Some(_) => {}
             None => {
-                by_hash.insert(h.0.finish(), i);
+                by_hash.insert(std::hash::Hasher::finish(&h.0), i);
             }
         }
     }
