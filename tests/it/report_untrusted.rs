@@ -424,3 +424,77 @@ fn bidi_and_invisible_characters_are_escaped_in_every_rendering() {
     assert!(html.contains("data-runtime=\"inproc:evil\\u{202e}\\u{2067}\\u{200b}"));
     assert!(html.contains("0 Overview\\u{202e}"), "the section title");
 }
+
+/// A result of one passing case named `c{k}`, run over the case set `sha`.
+fn shard_over(dir: &Path, name: &str, k: usize, sha: &str) -> PathBuf {
+    let case = json!({"name": format!("contract::04-x::c{k}"), "section": "4", "level": "MUST",
+        "spec": "", "verdict": "pass", "observations": [], "micros": 1});
+    let v = json!({"hcpspec_version": "0", "vectors": [{"origin": "embedded", "sha256": sha}],
+        "suites": [{"hcpspec_version": "0", "suite": "contract", "cases_hash": format!("h{k}"),
+        "strict_expectations": false, "ci": false, "runtimes": [{"runtime": "inproc:reference",
+        "info": null, "summary": {"pass": 1, "fail": 0, "expected_fail": 0, "stale": 0, "skip": 0,
+        "unimplemented": 0, "error": 0, "profile": 0, "not_scored": 0, "unclassified": 0,
+        "must_fail": 0, "drift": 0, "new": 0, "micros": 1}, "cases": [case]}]}]});
+    let p = dir.join(name);
+    std::fs::write(&p, v.to_string()).unwrap();
+    p
+}
+
+/// A copy or a hard link of a result is the same result given twice: one line naming both
+/// files, exit 2. Results over two case sets merge, with one line naming both files and
+/// both hashes; results over one case set merge without a word.
+#[test]
+fn report_refuses_a_copy_or_link_and_warns_of_two_case_sets() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, two) = ("1".repeat(64), "2".repeat(64));
+    let a = shard_over(dir.path(), "a.json", 0, &one);
+    let b = shard_over(dir.path(), "b.json", 1, &one);
+    let c = shard_over(dir.path(), "c.json", 1, &two);
+    let copy = dir.path().join("copy.json");
+    std::fs::copy(&a, &copy).unwrap();
+    let link = dir.path().join("link.json");
+    std::fs::hard_link(&a, &link).unwrap();
+    let out = dir.path().join("out");
+    let report = |x: &Path, y: &Path| {
+        hcpspec_within(
+            &[
+                "report",
+                x.to_str().unwrap(),
+                y.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            Duration::from_secs(60),
+        )
+        .0
+    };
+    for twin in [&copy, &link] {
+        let o = report(&a, twin);
+        refused_naming(&o, "a.json", "are the same result");
+        assert!(
+            stderr(&o).contains(twin.file_name().unwrap().to_str().unwrap()),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let o = report(&a, &b);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).is_empty(),
+        "one case set, no word: {}",
+        stderr(&o)
+    );
+    let o = report(&a, &c);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 0, "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    for said in [
+        "a.json",
+        "c.json",
+        one.as_str(),
+        two.as_str(),
+        "different case sets",
+    ] {
+        assert!(err.contains(said), "says {said}: {err}");
+    }
+}

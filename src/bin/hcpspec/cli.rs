@@ -611,7 +611,10 @@ pub fn report(results: &[PathBuf], out: &Path) -> Result<i32, exit::Error> {
         .iter()
         .map(|p| hcpspec::report::read(p).map(|r| (p.clone(), r)))
         .collect::<Result<Vec<_>, _>>()?;
-    let merged = hcpspec::report::merge(read)?;
+    let (merged, warnings) = hcpspec::report::merge(read)?;
+    for w in warnings {
+        eprintln!("{w}");
+    }
     let files =
         hcpspec::report::write_all(&merged, out).map_err(|source| exit::Error::Unwritten {
             what: "the outputs",
