@@ -134,7 +134,7 @@ impl Harness {
         };
         let fail = |source| {
             Err(CannotStart {
-                program: crate::report::printable(program, false),
+                program: program.clone(),
                 source,
             })
         };
