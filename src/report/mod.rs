@@ -168,9 +168,9 @@ mod tests {
     use super::*;
     use crate::run::parity::Difference;
 
-    #[test]
-    fn an_output_over_its_budget_is_not_written() {
-        let mut result = RunResult {
+    /// A result of suite `suite-a` with no runtime and no case.
+    fn empty_result() -> RunResult {
+        RunResult {
             schema: SCHEMA.into(),
             hcpspec_version: "0".into(),
             suite: "suite-a".into(),
@@ -180,7 +180,12 @@ mod tests {
             parity: vec![],
             strict_expectations: false,
             ci: false,
-        };
+        }
+    }
+
+    #[test]
+    fn an_output_over_its_budget_is_not_written() {
+        let mut result = empty_result();
         let dir = tempfile::tempdir().unwrap();
         assert!(write_all(&Report::of(vec![result.clone()]), dir.path()).is_ok());
         // A result that was never contained (read from a file, say): over budget, refused.
@@ -193,17 +198,7 @@ mod tests {
 
     #[test]
     fn a_reused_out_keeps_no_badge_of_an_earlier_run() {
-        let result = RunResult {
-            schema: SCHEMA.into(),
-            hcpspec_version: "0".into(),
-            suite: "suite-a".into(),
-            sections: vec![],
-            cases_hash: "0".into(),
-            runtimes: vec![],
-            parity: vec![],
-            strict_expectations: false,
-            ci: false,
-        };
+        let result = empty_result();
         let dir = tempfile::tempdir().unwrap();
         let old = dir.path().join("badges/suite-a/gone.json");
         let other = dir.path().join("badges/suite-b/gone.json");
