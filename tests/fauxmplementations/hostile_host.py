@@ -7,7 +7,9 @@ python3 hostile_host.py MODE [ARG]: one JSON-RPC message per line on stdin/stdou
 - refuses-long: -32601 to host.bind with a 7 MiB message;
 - exits-after N: every process exits at its N-th request (a shim that dies mid-case, always);
 - dies-after FILE N: answers until N requests in all were made of every process counted in
-  FILE, then exits at any request (a shim that dies part way through a fuzz run, for good)."""
+  FILE, then exits at any request (a shim that dies part way through a fuzz run, for good);
+- garbage-but-describe: answers host.describe well and every other request with a line that
+  is not JSON-RPC (no fuzz trial can be played, yet the shim is reachable)."""
 
 import json, os, sys
 
@@ -31,7 +33,7 @@ for line in sys.stdin:
     if MODE == "refuses-long" and m == "host.bind":
         print(json.dumps({"jsonrpc": "2.0", "id": req["id"], "error": {"code": -32601, "message": "not found " + "E" * (7 << 20)}}), flush=True)
         continue
-    if MODE == "garbage":
+    if MODE == "garbage" or (MODE == "garbage-but-describe" and m != "host.describe"):
         print("this is not JSON-RPC", flush=True)
         continue
     if MODE == "silent":

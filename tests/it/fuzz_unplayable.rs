@@ -103,3 +103,25 @@ fn core_api_fuzz_on_a_shim_answering_garbage_after_describe_is_not_green() {
     // Each unplayable trial is named with why (its seed case and the failing call).
     assert!(stdout.contains("unplayable: core.start"), "{stdout}");
 }
+
+/// The host twin: a host shim answering its `host.describe` and garbage to everything else can
+/// play no trial, and is never a green "0 findings".
+#[test]
+fn host_fuzz_on_a_shim_answering_garbage_after_describe_is_not_green() {
+    let runtime = format!(
+        "stdio:{}",
+        hostile("hostile_host.py", "garbage-but-describe")
+    );
+    let o = fuzz(&["--suite", "host", "--runtime", &runtime, "--cases", "6"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_ne!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(!stdout.contains("0 findings"), "{stdout}\n{stderr}");
+    // Why nothing was judged is said in words, naming the call that broke once.
+    let said = format!("{stdout}{stderr}");
+    assert!(said.contains("not JSON"), "{said}");
+    assert!(!said.contains("Error {"), "a Rust debug form: {said}");
+    assert!(!said.contains("host.target: host.target"), "{said}");
+}

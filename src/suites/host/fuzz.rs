@@ -8,6 +8,7 @@
 use super::{Call, Connector, Method, Player, Step, ALWAYS};
 use crate::case::Case;
 use crate::mutate::{Rng, Source};
+use crate::run::Verdict;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -464,7 +465,7 @@ fn play(seed: &Case, steps: &[Value], connect: &Connector) -> Result<Option<Stri
     let cut = |s: String| crate::snapshot::contain_text(&s);
     let mut shim = connect().map_err(|e| cut(format!("the shim did not start: {e}")))?;
     let body = seed.member("host").cloned().unwrap_or(json!({}));
-    let mut p = Player::start(&mut *shim, body.get("target")).map_err(|v| cut(format!("{v:?}")))?;
+    let mut p = Player::start(&mut *shim, body.get("target")).map_err(|v| cut(said(&v)))?;
     let mut calls = Vec::new();
     for s in steps {
         let s = Step::parse(s).map_err(|(at, why)| cut(format!("a patched step{at}: {why}")))?;
@@ -480,7 +481,18 @@ fn play(seed: &Case, steps: &[Value], connect: &Connector) -> Result<Option<Stri
     }
     match p.records() {
         Ok(r) => Ok(broken(&calls, &r)),
-        Err(v) => Err(cut(format!("the shim broke: {v:?}"))),
+        Err(v) => Err(cut(format!("the shim broke: {}", said(&v)))),
+    }
+}
+
+/// What a verdict that stopped a trial says, in words (never its Rust debug form).
+fn said(v: &Verdict) -> String {
+    match v {
+        Verdict::Error { message } => message.clone(),
+        Verdict::Unimplemented { reason } => format!("unimplemented: {reason}"),
+        Verdict::Skip { reason } => format!("skipped: {reason}"),
+        Verdict::Fail(f) => f.message.clone(),
+        Verdict::Pass => "passed".into(),
     }
 }
 

@@ -411,12 +411,16 @@ pub fn execute(case: &Case, shim: &mut dyn Adapter, obs: &mut Vec<Observation>) 
 
 /// A call that did not answer: unimplemented (`-32601`) or broken (anything else).
 fn broken(method: &str, e: CallError) -> Verdict {
-    if e.not_implemented() {
-        return Verdict::Unimplemented {
-            reason: crate::snapshot::contain_text(&format!("{method}: {e}")),
-        };
+    let unimplemented = e.not_implemented();
+    // A transport error names its method already (`host.target: the shim answered …`).
+    let e = e.to_string();
+    let text = crate::snapshot::contain_text(&if e.starts_with(&format!("{method}: ")) {
+        e
+    } else {
+        format!("{method}: {e}")
+    });
+    if unimplemented {
+        return Verdict::Unimplemented { reason: text };
     }
-    Verdict::Error {
-        message: crate::snapshot::contain_text(&format!("{method}: {e}")),
-    }
+    Verdict::Error { message: text }
 }
