@@ -2,7 +2,9 @@
 plants in hcpspec's environment (as strings, as a JSON number, inside a non-JSON line whose
 160-byte excerpt cuts one of them at its last byte) and tokens of common secret shapes.
 
-python3 leaky.py MODE, MODE one of contract, host, core: one JSON-RPC message per line."""
+python3 leaky.py MODE, MODE one of contract, host, core: one JSON-RPC message per line.
+`contract declares`: the contract shim also declares a redaction whose placeholder spells a
+planted value (hcpspec must contain what a declared rule puts in)."""
 
 import json, sys
 
@@ -48,6 +50,8 @@ def main():
         if mode == "contract":
             if m == "initialize":
                 result = {"protocol": "hcpspec-shim/1", "runtime": {"name": "leaky", "version": "0"}, "features": []}
+                if sys.argv[2:] == ["declares"]:
+                    result["redactions"] = [{"pattern": "and the rest", "placeholder": PLAIN + " " + SHAPES[4]}]
             elif m == "runtime.create":
                 result = {"ok": True, "runtime_id": "rt-1"}
             elif m in ("runtime.dispose", "shutdown"):

@@ -140,6 +140,16 @@ const STEP_FILES: [&str; 5] = [
 /// Run the Action in `dir` with fresh step files and `inputs`: its exit code and its log (the
 /// runner reads stdout and stderr into one log: one pipe for both keeps their order).
 fn action(dir: &Path, hcpspec: &Path, inputs: &[(&str, &str)]) -> (Option<i32>, String) {
+    action_with(dir, hcpspec, inputs, &[])
+}
+
+/// [`action`], with `env` added to the step's environment (which hcpspec inherits).
+fn action_with(
+    dir: &Path,
+    hcpspec: &Path,
+    inputs: &[(&str, &str)],
+    env: &[(&str, &str)],
+) -> (Option<i32>, String) {
     let mut cmd = Command::new("sh");
     cmd.args(["-c", "exec python3 \"$0\" 2>&1"])
         .arg(root().join("scripts/action.py"))
@@ -149,7 +159,8 @@ fn action(dir: &Path, hcpspec: &Path, inputs: &[(&str, &str)]) -> (Option<i32>, 
         .env("HCPSPEC", hcpspec)
         .env("INPUT_HCPSPEC_VERSION", "")
         .env("INPUT_OUT", "out")
-        .envs(inputs.iter().copied());
+        .envs(inputs.iter().copied())
+        .envs(env.iter().copied());
     for k in STEP_FILES {
         let p = dir.join(k);
         std::fs::write(&p, "").unwrap();
@@ -269,4 +280,62 @@ fn what_comes_after_hcpspec_is_not_a_command() {
         e.data,
         "first\n::warning::in-a-message\r##[add-mask]x %0A::error::y %25"
     );
+}
+
+/// 0 canaries under the Action: a shim repeating values of the step's environment and secret
+/// shapes, and declaring a redaction whose placeholder spells one, leaks none of them into the
+/// step log, the step's files (summary, outputs) or the reports the Action writes.
+#[test]
+fn no_secret_reaches_the_step_log_summary_outputs_or_reports() {
+    use crate::redaction::{FORBIDDEN, PLANTED};
+    let dir = tempfile::tempdir().unwrap();
+    let shim = root().join("tests/fauxmplementations/leaky.py");
+    let runtime = format!("stdio:python3 {} contract declares", shim.display());
+    let (code, log) = action_with(
+        dir.path(),
+        Path::new(env!("CARGO_BIN_EXE_hcpspec")),
+        &[
+            ("INPUT_SUITE", "contract"),
+            ("INPUT_RUNTIME", &runtime),
+            ("INPUT_ARGS", "--filter 04-confirm::refusal --timeout 5"),
+        ],
+        PLANTED,
+    );
+    assert_eq!(code, Some(1), "the cases are errors: {log}");
+    let mut texts = vec![("the step log".to_string(), log)];
+    let mut todo = vec![dir.path().to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+                texts.push((p.display().to_string(), text));
+            }
+        }
+    }
+    let names: Vec<&str> = texts.iter().map(|(n, _)| n.as_str()).collect();
+    for want in [
+        "GITHUB_STEP_SUMMARY",
+        "GITHUB_OUTPUT",
+        "result.json",
+        "summary.md",
+    ] {
+        assert!(
+            names.iter().any(|n| n.ends_with(want)),
+            "no {want}: {names:?}"
+        );
+    }
+    // The implementation's words did reach the outputs (so the check below means something).
+    assert!(
+        texts.iter().any(|(_, t)| t.contains("not json")),
+        "{:?}",
+        texts[0]
+    );
+    for (name, text) in &texts {
+        for secret in FORBIDDEN {
+            assert!(!text.contains(secret), "{name} holds `{secret}`:\n{text}");
+        }
+    }
 }

@@ -12,7 +12,7 @@ fn root() -> PathBuf {
 }
 
 /// The values planted in hcpspec's environment (tests/fauxmplementations/leaky.py repeats them).
-const PLANTED: &[(&str, &str)] = &[
+pub(crate) const PLANTED: &[(&str, &str)] = &[
     ("HCPSPEC_LEAK_QUOTE", "canary\"q\\uote-7d1e2f0a"),
     ("HCPSPEC_LEAK_CUT", "canary-cut-9a8b7c6d5e4f"),
     ("HCPSPEC_LEAK_NUM", "8675309123"),
@@ -22,7 +22,7 @@ const PLANTED: &[(&str, &str)] = &[
 /// What no output may hold, in any encoding (JSON, HTML, Markdown escape quotes and
 /// backslashes, so these are the parts no escape touches): the planted values, the cut one
 /// without its last byte, and the secret part of each secret-shaped token leaky.py says.
-const FORBIDDEN: &[&str] = &[
+pub(crate) const FORBIDDEN: &[&str] = &[
     "uote-7d1e2f0a",
     "canary-cut-9a8b7c6d5e4",
     "8675309123",
