@@ -246,7 +246,7 @@ fn main() {
                 })
         }
     };
-    std::process::exit(code.unwrap_or_else(|e| {
+    let code = code.unwrap_or_else(|e| {
         // A redaction a runtime declared is its own text, shown on one line.
         let lines = !matches!(
             e,
@@ -257,5 +257,9 @@ fn main() {
             hcpspec::report::printable(&e.to_string(), lines)
         );
         exit::code(&e)
-    }));
+    });
+    // No process a shim or a harness started outlives hcpspec: whatever a case past the
+    // watchdog still holds is killed and reaped now (docs/security.md).
+    hcpspec::adapter::reap::end_all();
+    std::process::exit(code);
 }

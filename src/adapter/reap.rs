@@ -1,38 +1,81 @@
-//! Containment of a launched harness (docs/security.md, "No process outlives its scenario"):
-//! every process it starts is found and killed at the stop, whatever its process group or
-//! session.
+//! Containment of every process hcpspec starts and does not own the code of (docs/security.md,
+//! "No process outlives its scenario"): a launched harness (harness-api) and a `stdio:` shim (the
+//! contract, core-api and host suites). Every process it starts is found and killed at its stop,
+//! whatever its process group or session.
 //!
 //! On Linux hcpspec makes itself a child subreaper (`PR_SET_CHILD_SUBREAPER`, once per
-//! process), so an orphan of a harness's (a double-forked daemon, a child whose parent was
-//! killed) is re-parented to hcpspec, not to init. A harness's processes are then:
+//! process), so an orphan of a watched process's (a double-forked daemon, a child whose parent
+//! was killed) is re-parented to hcpspec, not to init. A watched process's tree is then:
 //!
 //! - the descendants of its pid, by the parent links of `/proc/*/stat`, snapshot every
-//!   [`EVERY`] while the scenario runs and again at the stop;
+//!   [`EVERY`] while it runs and again at the stop;
 //! - every process seen in such a snapshot earlier (same pid and start time), wherever it is
 //!   now;
-//! - every orphan re-parented to hcpspec whose environment carries this harness's token (each
-//!   scenario has its own: `NYLORUN_HARNESS_TOKEN`), and the descendants of those.
+//! - every orphan re-parented to hcpspec whose environment carries this process's token (each
+//!   has its own: `NYLORUN_HARNESS_TOKEN` for a harness, `HCPSPEC_SHIM_TOKEN` for a shim), and
+//!   the descendants of those.
 //!
 //! Only those are signalled and only those are waited for (`waitpid` on their own pids), so
-//! another scenario's harness, or another child of hcpspec's, is never touched. Elsewhere than
-//! Linux there is no `/proc`: the process group is all that is killed.
+//! another tree, or another child of hcpspec's, is never touched. Elsewhere than Linux there is
+//! no `/proc`: the process group is all that is killed. [`end_all`] stops every tree still
+//! running when hcpspec exits.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// How often the tree of a running harness is snapshot.
+/// How often the tree of a running process is snapshot.
 pub const EVERY: Duration = Duration::from_millis(50);
 /// How long the stop keeps killing and reaping after SIGKILL before it gives up (a process in
 /// uninterruptible sleep); the stop never blocks longer.
 pub const KILL_WAIT: Duration = Duration::from_secs(2);
 
-/// The pids of every harness hcpspec runs now: never another harness's process.
+/// The pids of every watched process hcpspec runs now: never another tree's process.
 static ROOTS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 
 fn roots() -> std::sync::MutexGuard<'static, BTreeSet<i32>> {
     ROOTS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Every tree not stopped yet, for [`end_all`].
+static LIVE: Mutex<Vec<Tree>> = Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<Tree>> {
+    LIVE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A token no other process of this run holds: `PREFIX` and 128 random bits.
+pub fn token(prefix: &str) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let random = || {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(n);
+        h.write_u32(std::process::id());
+        h.finish()
+    };
+    format!("{prefix}{:016x}{:016x}-{n}", random(), random())
+}
+
+/// Stop every tree still running: SIGKILL to each watched process and all of its tree, and
+/// reap them. For hcpspec's exit, whatever still holds a process then (a case past the
+/// watchdog, a pool not dropped).
+pub fn end_all() {
+    let trees: Vec<Tree> = live().clone();
+    for t in trees {
+        let root = t.root;
+        t.kill_all(|| {
+            if t.reaped.load(Ordering::Relaxed) {
+                return true;
+            }
+            // Its own process: reaped here (pid), still running (0), or already reaped by its
+            // owner (-1, ECHILD: then its pid may name another process, never signalled).
+            let r = unsafe { libc::waitpid(root, std::ptr::null_mut(), libc::WNOHANG) };
+            r != 0
+        });
+    }
 }
 
 /// Make hcpspec the child subreaper of its descendants (Linux; once per process).
@@ -46,11 +89,12 @@ pub fn become_subreaper() {
     }
 }
 
-/// One process of `/proc`: its parent, its start time (clock ticks since boot: with the pid,
-/// what names a process, since pids are reused) and whether it is a zombie.
+/// One process of `/proc`: its parent, its process group, its start time (clock ticks since
+/// boot: with the pid, what names a process, since pids are reused) and whether it is a zombie.
 #[derive(Debug, Clone, Copy)]
 struct Proc {
     ppid: i32,
+    pgrp: i32,
     start: u64,
     zombie: bool,
 }
@@ -63,6 +107,7 @@ fn stat(pid: i32) -> Option<Proc> {
     Some(Proc {
         zombie: f.first() == Some(&"Z"),
         ppid: f.get(1)?.parse().ok()?,
+        pgrp: f.get(2)?.parse().ok()?,
         start: f.get(19)?.parse().ok()?,
     })
 }
@@ -89,20 +134,22 @@ fn environ_has(pid: i32, needle: &[u8]) -> bool {
     buf.split(|b| *b == 0).any(|v| v == needle)
 }
 
-/// The processes attributed to one harness: pid → start time. The harness itself (hcpspec's
-/// child, reaped through its `Child`) is not among them.
+/// The processes attributed to one watched process (a harness, a shim): pid → start time. The
+/// watched process itself (hcpspec's child, reaped through its `Child`) is not among them.
 #[derive(Clone)]
 pub struct Tree {
     root: i32,
     mark: Arc<Vec<u8>>,
     seen: Arc<Mutex<BTreeMap<i32, u64>>>,
     stop: Arc<AtomicBool>,
-    /// Once the harness is reaped its pid may name another process: no longer a root.
+    /// Once the root is reaped its pid may name another process: no longer a root.
     reaped: Arc<AtomicBool>,
 }
 
 impl Tree {
-    /// Watch the harness `root`, whose environment holds `mark` (`NYLORUN_HARNESS_TOKEN=…`).
+    /// Watch `root`, whose environment holds `mark` (`NYLORUN_HARNESS_TOKEN=…`,
+    /// `HCPSPEC_SHIM_TOKEN=…`); hcpspec must be a subreaper ([`become_subreaper`]) for its
+    /// orphans to be found.
     pub fn watch(root: u32, mark: String) -> Tree {
         let t = Tree {
             root: root as i32,
@@ -112,6 +159,7 @@ impl Tree {
             reaped: Arc::new(AtomicBool::new(false)),
         };
         roots().insert(t.root);
+        live().push(t.clone());
         if cfg!(target_os = "linux") {
             let w = t.clone();
             std::thread::spawn(move || {
@@ -124,7 +172,7 @@ impl Tree {
         t
     }
 
-    /// Whether no process of the harness's is left running (zombies aside).
+    /// Whether no process of the tree's is left running (zombies aside).
     pub fn empty(&self) -> bool {
         let procs = self.snapshot();
         self.seen()
@@ -136,8 +184,8 @@ impl Tree {
         self.seen.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Add every process of the harness's now: descendants of the harness, of the processes
-    /// seen before, and of hcpspec's orphans that carry the harness's token.
+    /// Add every process of the tree's now: descendants of its root, of the processes seen
+    /// before, and of hcpspec's orphans that carry the root's token.
     fn snapshot(&self) -> BTreeMap<i32, Proc> {
         let procs = table();
         let me = std::process::id() as i32;
@@ -158,10 +206,14 @@ impl Tree {
             procs
                 .iter()
                 .filter(|(pid, p)| {
+                    // An orphan in the root's own group (a zombie has no environment left to
+                    // read), or carrying its token. Other roots first: reading an environment
+                    // costs more than a lookup.
                     p.ppid == me
                         && **pid != self.root
+                        && !others.contains(pid)
                         && !seen.contains_key(pid)
-                        && environ_has(**pid, &self.mark)
+                        && (p.pgrp == self.root || environ_has(**pid, &self.mark))
                 })
                 .map(|(pid, _)| *pid),
         );
@@ -189,14 +241,21 @@ impl Tree {
         procs
     }
 
-    /// Stop snapshotting; SIGKILL every process of the harness's and reap those re-parented to
-    /// hcpspec, until none is left or [`KILL_WAIT`]. `root_gone` says whether the harness
-    /// itself has been reaped (then its pid may name another process: it is not signalled).
-    /// Returns how many processes were still there at the end.
+    /// Stop snapshotting; SIGKILL the root, its process group (the root was started as the
+    /// leader of its own) and every process of its tree, and reap those re-parented to hcpspec,
+    /// until none is left or [`KILL_WAIT`]. `root_gone` says whether the root itself has been
+    /// reaped (then its pid may name another process or group: neither is signalled). Returns
+    /// how many processes were still there at the end.
     pub fn kill_all(&self, mut root_gone: impl FnMut() -> bool) -> usize {
         self.stop.store(true, Ordering::Relaxed);
         let me = std::process::id() as i32;
         let until = Instant::now() + KILL_WAIT;
+        // The tree as it stands before any kill: a process killed now re-parents its children,
+        // and one that dies before it is seen leaves a zombie with no token to find it by.
+        self.snapshot();
+        if !root_gone() && self.root != unsafe { libc::getpgid(0) } {
+            unsafe { libc::kill(-self.root, libc::SIGKILL) };
+        }
         loop {
             let gone = root_gone();
             if gone {
@@ -214,7 +273,7 @@ impl Tree {
                 .collect();
             for (pid, p) in &left {
                 if p.zombie {
-                    // Only a pid attributed to this harness, never another child's status.
+                    // Only a pid attributed to this tree, never another child's status.
                     if p.ppid == me {
                         unsafe { libc::waitpid(*pid, std::ptr::null_mut(), libc::WNOHANG) };
                     }
@@ -223,14 +282,21 @@ impl Tree {
                 }
             }
             if (gone && left.is_empty()) || Instant::now() >= until {
+                    live().retain(|t| !Arc::ptr_eq(&t.stop, &self.stop));
                 return left.len();
             }
             std::thread::sleep(Duration::from_millis(5));
         }
     }
 
-    /// SIGTERM to every process of the harness's seen so far (the harness itself is sent its
-    /// own by the caller).
+    /// Take a snapshot now: before the root is let exit, so that its children, a dead one
+    /// among them, are known by their parent link.
+    pub fn look(&self) {
+        self.snapshot();
+    }
+
+    /// SIGTERM to every process of the tree's seen so far (the root is sent its own by the
+    /// caller).
     pub fn terminate(&self) {
         self.snapshot();
         for pid in self.seen().keys() {
