@@ -282,7 +282,7 @@ impl Tree {
                 }
             }
             if (gone && left.is_empty()) || Instant::now() >= until {
-                    live().retain(|t| !Arc::ptr_eq(&t.stop, &self.stop));
+                live().retain(|t| !Arc::ptr_eq(&t.stop, &self.stop));
                 return left.len();
             }
             std::thread::sleep(Duration::from_millis(5));

@@ -102,7 +102,13 @@ fn a_crashing_whole_case_shim_is_unreachable_with_its_stderr_tail() {
     for suite in ["contract", "core-api", "host"] {
         let dir = tempfile::tempdir().unwrap();
         let o = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
-            .args(["run", "--suite", suite, "--out", dir.path().to_str().unwrap()])
+            .args([
+                "run",
+                "--suite",
+                suite,
+                "--out",
+                dir.path().to_str().unwrap(),
+            ])
             .args(["--runtime", &format!("stdio:python3 {} crash", shim())])
             .current_dir(root())
             .output()
