@@ -78,6 +78,28 @@ pub fn end_all() {
     }
 }
 
+/// Start the one thread that snapshots every running tree every [`EVERY`] (once per process):
+/// one read of `/proc` for all of them, however many shims and harnesses run at once.
+fn watcher() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        std::thread::spawn(|| loop {
+            let trees: Vec<Tree> = live()
+                .iter()
+                .filter(|t| !t.stop.load(Ordering::Relaxed))
+                .cloned()
+                .collect();
+            if !trees.is_empty() {
+                let procs = table();
+                for t in trees {
+                    t.add(&procs);
+                }
+            }
+            std::thread::sleep(EVERY);
+        });
+    });
+}
+
 /// Make hcpspec the child subreaper of its descendants (Linux; once per process).
 pub fn become_subreaper() {
     #[cfg(target_os = "linux")]
@@ -161,13 +183,7 @@ impl Tree {
         roots().insert(t.root);
         live().push(t.clone());
         if cfg!(target_os = "linux") {
-            let w = t.clone();
-            std::thread::spawn(move || {
-                while !w.stop.load(Ordering::Relaxed) {
-                    w.snapshot();
-                    std::thread::sleep(EVERY);
-                }
-            });
+            watcher();
         }
         t
     }
@@ -188,6 +204,11 @@ impl Tree {
     /// before, and of hcpspec's orphans that carry the root's token.
     fn snapshot(&self) -> BTreeMap<i32, Proc> {
         let procs = table();
+        self.add(&procs);
+        procs
+    }
+
+    fn add(&self, procs: &BTreeMap<i32, Proc>) {
         let me = std::process::id() as i32;
         let others: BTreeSet<i32> = roots()
             .iter()
@@ -218,7 +239,7 @@ impl Tree {
                 .map(|(pid, _)| *pid),
         );
         let mut children: BTreeMap<i32, Vec<i32>> = BTreeMap::new();
-        for (pid, p) in &procs {
+        for (pid, p) in procs {
             children.entry(p.ppid).or_default().push(*pid);
         }
         let mut found = BTreeSet::new();
@@ -238,7 +259,6 @@ impl Tree {
                 seen.insert(pid, p.start);
             }
         }
-        procs
     }
 
     /// Stop snapshotting; SIGKILL the root, its process group (the root was started as the
