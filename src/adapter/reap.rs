@@ -270,6 +270,7 @@ impl Tree {
         self.stop.store(true, Ordering::Relaxed);
         let me = std::process::id() as i32;
         let until = Instant::now() + KILL_WAIT;
+        let mut pause = Duration::from_millis(1);
         // The tree as it stands before any kill: a process killed now re-parents its children,
         // and one that dies before it is seen leaves a zombie with no token to find it by.
         self.snapshot();
@@ -305,7 +306,9 @@ impl Tree {
                 live().retain(|t| !Arc::ptr_eq(&t.stop, &self.stop));
                 return left.len();
             }
-            std::thread::sleep(Duration::from_millis(5));
+            // A killed process is usually gone within a millisecond: look again soon at first.
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(5));
         }
     }
 
