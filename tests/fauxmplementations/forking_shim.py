@@ -5,7 +5,8 @@ a double-forked daemon (an orphan at once), each sleeping long with stdin, stdou
 /dev/null; once all three are up, appends "SHIM CHILD SETSID DAEMON" to PIDFILE and becomes CMD
 (a real shim, `hcpspec shim --runtime …`, on the same pipes), which answers every case.
 
-python3 forking_shim.py crash: writes a traceback to stderr and exits 1 before any answer.
+python3 forking_shim.py crash: writes a traceback to stderr (holding $HCPSPEC_CRASH_CANARY) and
+exits 1 before any answer.
 
 python3 forking_shim.py reaper LEFTFILE CMD...: runs CMD (hcpspec) as a child subreaper, so that
 whatever CMD leaves behind, running or a zombie, is re-parented here when it exits; writes
@@ -52,6 +53,8 @@ if MODE == "fork":
 elif MODE == "crash":
     sys.stderr.write("Traceback (most recent call last):\n")
     sys.stderr.write('  File "shim.py", line 1, in <module>\n')
+    # A value of hcpspec's environment (the shim inherits it) that must come out redacted.
+    sys.stderr.write(f"KeyError: {os.environ.get('HCPSPEC_CRASH_CANARY')}\n")
     sys.stderr.write("RuntimeError: forking-shim-crash-line-7c1e\n")
     sys.exit(1)
 elif MODE == "reaper":

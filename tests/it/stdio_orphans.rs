@@ -95,33 +95,40 @@ fn a_forking_host_shim_leaves_no_process_behind() {
     contained("host", "00-overview", "host:reference");
 }
 
-/// A whole-case shim that crashes at its start: the one "unreachable" line (exit 3) carries
-/// its last stderr lines, as the contract suite's does.
+/// A shim that crashes at its start: the one "unreachable" line (exit 3) of `run`, and of
+/// `fuzz` for the whole-case suites, carries its last stderr lines, redacted, as the contract
+/// suite's always did.
 #[test]
-fn a_crashing_whole_case_shim_is_unreachable_with_its_stderr_tail() {
-    for suite in ["contract", "core-api", "host"] {
+fn a_crashing_shim_is_unreachable_with_its_stderr_tail() {
+    const CANARY: &str = "canary-crash-3e9a1b7c5d";
+    let runtime = format!("stdio:python3 {} crash", shim());
+    let runs: [&[&str]; 5] = [
+        &["run", "--suite", "contract"],
+        &["run", "--suite", "core-api"],
+        &["run", "--suite", "host"],
+        &["fuzz", "--suite", "core-api"],
+        &["fuzz", "--suite", "host"],
+    ];
+    for args in runs {
         let dir = tempfile::tempdir().unwrap();
         let o = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
-            .args([
-                "run",
-                "--suite",
-                suite,
-                "--out",
-                dir.path().to_str().unwrap(),
-            ])
-            .args(["--runtime", &format!("stdio:python3 {} crash", shim())])
+            .args(args)
+            .args(["--runtime", &runtime, "--out", dir.path().to_str().unwrap()])
+            .env("HCPSPEC_CRASH_CANARY", CANARY)
             .current_dir(root())
             .output()
             .unwrap();
         let said = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(3), "{suite}: {said}");
-        let line = said
-            .lines()
-            .find(|l| l.contains("unreachable"))
-            .unwrap_or_else(|| panic!("{suite}: no unreachable line: {said}"));
+        assert_eq!(o.status.code(), Some(3), "{args:?}: {said}");
+        assert!(said.contains("unreachable"), "{args:?}: {said}");
         assert!(
             said.contains("forking-shim-crash-line-7c1e"),
-            "{suite}: the shim's stderr tail is not in `{line}`: {said}"
+            "{args:?}: the shim's stderr tail is not in the unreachable line: {said}"
+        );
+        assert!(!said.contains(CANARY), "{args:?}: {said}");
+        assert!(
+            said.contains("[redacted: $HCPSPEC_CRASH_CANARY]"),
+            "{args:?}: {said}"
         );
     }
 }
