@@ -21,7 +21,7 @@
 //! running when hcpspec exits.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -36,6 +36,39 @@ static ROOTS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 
 fn roots() -> std::sync::MutexGuard<'static, BTreeSet<i32>> {
     ROOTS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The process groups of the roots not reaped yet, for [`kill_groups`]: atomics, since a signal
+/// handler reads them. [`GROUP_SLOTS`] at most; a root past them is still contained by its
+/// tree, only not by a second Ctrl-C.
+static GROUPS: [AtomicI32; GROUP_SLOTS] = [const { AtomicI32::new(0) }; GROUP_SLOTS];
+pub const GROUP_SLOTS: usize = 256;
+
+fn hold_group(g: i32) {
+    let _ = GROUPS.iter().find(|s| {
+        s.compare_exchange(0, g, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    });
+}
+
+fn drop_group(g: i32) {
+    let _ = GROUPS.iter().find(|s| {
+        s.compare_exchange(g, 0, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    });
+}
+
+/// SIGKILL to the process group of every running shim and harness: for a second Ctrl-C, which
+/// exits at once. Async-signal-safe (atomic loads and kill(2)); what left its group is not
+/// reached (the stop that finds it has no time to run).
+pub fn kill_groups() {
+    let own = unsafe { libc::getpgid(0) };
+    for s in &GROUPS {
+        let g = s.load(Ordering::SeqCst);
+        if g > 0 && g != own {
+            unsafe { libc::kill(-g, libc::SIGKILL) };
+        }
+    }
 }
 
 /// Every tree not stopped yet, for [`end_all`].
@@ -181,6 +214,7 @@ impl Tree {
             reaped: Arc::new(AtomicBool::new(false)),
         };
         roots().insert(t.root);
+        hold_group(t.root);
         live().push(t.clone());
         if cfg!(target_os = "linux") {
             watcher();
@@ -282,6 +316,7 @@ impl Tree {
             if gone {
                 if !self.reaped.swap(true, Ordering::Relaxed) {
                     roots().remove(&self.root);
+                    drop_group(self.root);
                 }
             } else {
                 unsafe { libc::kill(self.root, libc::SIGKILL) };

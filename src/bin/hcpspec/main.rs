@@ -39,8 +39,11 @@ mod style;
 pub static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 extern "C" fn on_interrupt(_: libc::c_int) {
-    // Only async-signal-safe calls here: an atomic swap, write(2) and _exit(2).
+    // Only async-signal-safe calls here: atomics, write(2), kill(2) and _exit(2).
     if INTERRUPTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        // Its shims and harnesses are in groups of their own: the terminal's Ctrl-C reaches
+        // only hcpspec, which takes them along.
+        hcpspec::adapter::reap::kill_groups();
         unsafe { libc::_exit(exit::INTERRUPTED) };
     }
     let msg = b"\nhcpspec: interrupted: finishing the running cases (Ctrl-C again to quit now)\n";
