@@ -12,6 +12,7 @@ pub mod client;
 mod http;
 pub mod loopback;
 pub mod process;
+pub mod reap;
 mod rpc;
 mod stdio;
 mod ws;

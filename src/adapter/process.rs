@@ -7,6 +7,7 @@
 //! past `max_message`; invalid UTF-8 and another request's id are errors that say so.
 //! Notifications (a message with a method and no id) before the answer are skipped.
 
+use crate::adapter::rpc::Link;
 use crate::adapter::stdio::{end_of, Proc};
 use crate::adapter::{Adapter, CallError, Options};
 use crate::error::BadInput;
@@ -103,10 +104,20 @@ impl Adapter for Process {
             .write(bytes, self.opts.timeout)
             .map_err(|e| CallError::Transport(format!("{method}: {e}")))
             .and_then(|()| self.answer(method, id, end));
-        if let Err(CallError::Transport(e)) = &r {
-            self.broken = Some(e.clone());
+        match r {
+            Err(CallError::Transport(e)) => {
+                self.broken = Some(e.clone());
+                // The shim's last stderr lines, as the contract suite's transport errors carry
+                // them (a crash's traceback): redacted with the message that holds them.
+                let diag = self.proc.diagnose();
+                Err(CallError::Transport(if diag.is_empty() {
+                    e
+                } else {
+                    format!("{e}; {diag}")
+                }))
+            }
+            r => r,
         }
-        r
     }
 }
 

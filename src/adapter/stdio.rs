@@ -5,7 +5,13 @@
 //! one out (spawning and initialising a new one when none is idle) and gives it back when it
 //! ends, unless the process broke the transport; then it is killed and the next case gets a
 //! fresh one. With `--jobs N` there are at most N processes.
+//!
+//! Each process is contained (`reap`): started in a process group of its own with a token of
+//! its own in its environment ([`SHIM_TOKEN`]), and at its end (killed, dropped, the pool's
+//! end, hcpspec's exit) every process it started is killed and reaped with it, whatever its
+//! group or session.
 
+use super::reap::{self, Tree};
 use super::rpc::{excerpt, secs, size, Client, Link};
 use super::{Adapter, CallError, Options};
 use crate::error::BadInput;
@@ -13,10 +19,15 @@ use serde_json::Value;
 use std::collections::VecDeque;
 use std::io::{BufReader, Read, Write};
 use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// The variable naming each shim process's token in its environment (the rest of hcpspec's
+/// environment is inherited): how an orphan of the process's is known for its own.
+pub const SHIM_TOKEN: &str = "HCPSPEC_SHIM_TOKEN";
 
 /// Lines of the shim's stderr kept, and the length each is cut to.
 const TAIL_LINES: usize = 12;
@@ -39,19 +50,27 @@ pub(crate) struct Proc {
     pending: Vec<u8>,
     stderr: Arc<Mutex<Tail>>,
     command: String,
+    /// Every process it started, killed with it.
+    tree: Tree,
 }
 
 impl Proc {
     pub(crate) fn spawn(argv: &[String]) -> Result<Proc, String> {
         let command = shell_words::join(argv);
         let (program, args) = argv.split_first().ok_or("stdio: empty command")?;
+        reap::become_subreaper();
+        let token = reap::token("hcpspec-st-");
         let mut child = Command::new(program)
             .args(args)
+            .env(SHIM_TOKEN, &token)
+            // Its own group, so that the group is killed with it and never hcpspec's.
+            .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("stdio: cannot start `{command}`: {e}"))?;
+        let tree = Tree::watch(child.id(), format!("{SHIM_TOKEN}={token}"));
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
@@ -65,6 +84,7 @@ impl Proc {
             pending: Vec::new(),
             stderr: tail,
             command,
+            tree,
         })
     }
 
@@ -84,17 +104,22 @@ impl Proc {
         matches!(self.child.try_wait(), Ok(None))
     }
 
+    /// SIGKILL to the process, its group and every process of its tree, and reap them; never
+    /// blocks past [`reap::KILL_WAIT`].
     fn kill(&mut self) {
-        if self.alive() {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
+        let child = &mut self.child;
+        let mut gone = false;
+        self.tree.kill_all(|| {
+            gone = gone || !matches!(child.try_wait(), Ok(None));
+            gone
+        });
     }
 }
 
 impl Drop for Proc {
     fn drop(&mut self) {
-        self.stdin = None;
+        // Killed, not let exit: its tree is snapshot while it still holds its children (one
+        // that exits first re-parents them, and a dead one among them is then no longer known).
         self.kill();
     }
 }
@@ -370,6 +395,8 @@ impl Drop for Pool {
         // Shut the idle processes down politely (each answers `shutdown` and exits), then reap.
         let mut idle = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
         for (c, _) in &mut idle {
+            // Its tree as it stands while it lives: its exit re-parents its children.
+            c.link.tree.look();
             c.opts.timeout = Duration::from_secs(1);
             let _ = c.call("shutdown", Value::Object(Default::default()));
             c.link.stdin = None;

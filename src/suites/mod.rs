@@ -467,9 +467,11 @@ pub fn reachable(
     how: &Describe,
 ) -> Result<(), Unreachable> {
     describe(spec, connect, how).map(drop).map_err(|e| {
+        // Redacted and cut: `e` may quote the shim's stderr.
         Unreachable(format!(
-            "{spec}: {} failed, nothing could be played: {e}",
-            how.method
+            "{spec}: {} failed, nothing could be played: {}",
+            how.method,
+            crate::snapshot::contain_text(&e.to_string())
         ))
     })
 }

@@ -33,5 +33,6 @@ mod report_untrusted;
 mod shape;
 mod snapshot_files;
 mod stdio_lines;
+mod stdio_orphans;
 mod transports;
 mod versions;

@@ -39,8 +39,11 @@ mod style;
 pub static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 extern "C" fn on_interrupt(_: libc::c_int) {
-    // Only async-signal-safe calls here: an atomic swap, write(2) and _exit(2).
+    // Only async-signal-safe calls here: atomics, write(2), kill(2) and _exit(2).
     if INTERRUPTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        // Its shims and harnesses are in groups of their own: the terminal's Ctrl-C reaches
+        // only hcpspec, which takes them along.
+        hcpspec::adapter::reap::kill_groups();
         unsafe { libc::_exit(exit::INTERRUPTED) };
     }
     let msg = b"\nhcpspec: interrupted: finishing the running cases (Ctrl-C again to quit now)\n";
@@ -246,7 +249,7 @@ fn main() {
                 })
         }
     };
-    std::process::exit(code.unwrap_or_else(|e| {
+    let code = code.unwrap_or_else(|e| {
         // A redaction a runtime declared is its own text, shown on one line.
         let lines = !matches!(
             e,
@@ -257,5 +260,9 @@ fn main() {
             hcpspec::report::printable(&e.to_string(), lines)
         );
         exit::code(&e)
-    }));
+    });
+    // No process a shim or a harness started outlives hcpspec: whatever a case past the
+    // watchdog still holds is killed and reaped now (docs/security.md).
+    hcpspec::adapter::reap::end_all();
+    std::process::exit(code);
 }

@@ -9,7 +9,7 @@
 /// `--launch-contract` names the one it is written to.
 pub const VERSION: &str = "2";
 
-use super::reap::{self, Tree};
+use crate::adapter::reap::{self, Tree};
 use crate::error::BadInput;
 use crate::spec::{Scheme, Spec, SpecError};
 use std::collections::VecDeque;
@@ -240,8 +240,7 @@ impl Running {
                         std::thread::sleep(Duration::from_millis(10));
                     }
                 }
-                // The group, the harness and every process it started, wherever it went.
-                group(libc::SIGKILL);
+                // The harness, its group and every process it started, wherever it went.
                 let left = tree.kill_all(|| {
                     if status.is_none() {
                         status = child.try_wait().ok().flatten();

@@ -6,7 +6,6 @@ pub mod env;
 pub mod fuzz;
 pub mod judge;
 pub mod launch;
-pub mod reap;
 pub mod reference;
 pub mod selfcheck;
 mod suite;
@@ -529,16 +528,7 @@ fn serve(
 /// and a clock's few nanoseconds, so concurrent scenarios could share one, and their processes,
 /// found by their token, be taken for each other's.)
 fn harness_token() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let random = || {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(n);
-        h.write_u32(std::process::id());
-        h.finish()
-    };
-    format!("nylorun-ht-{:016x}{:016x}-{n}", random(), random())
+    crate::adapter::reap::token("nylorun-ht-")
 }
 
 /// How long a finished scenario stays open for late frames (a harness that ignores the end).

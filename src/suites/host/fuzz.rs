@@ -600,8 +600,9 @@ pub fn run(
                 let e = describe.err()?;
                 stop.store(true, std::sync::atomic::Ordering::SeqCst);
                 *stopped = Some(crate::suites::Stopped::Unreachable(crate::error::Unreachable(format!(
-                    "the host shim stopped answering after {cases} fuzz cases: host.describe: {}; the last case: {broke}",
-                    crate::snapshot::contain_text(&e)
+                    "the host shim stopped answering after {cases} fuzz cases: host.describe: {}; the last case: {}",
+                    crate::snapshot::contain_text(&e),
+                    crate::snapshot::contain_text(broke)
                 ))));
                 Some(())
             };
