@@ -14,6 +14,7 @@ pub mod loopback;
 pub mod process;
 pub mod reap;
 mod rpc;
+pub mod sched;
 mod stdio;
 mod ws;
 

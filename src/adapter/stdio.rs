@@ -13,6 +13,7 @@
 
 use super::reap::{self, Tree};
 use super::rpc::{excerpt, secs, size, Client, Link};
+use super::sched;
 use super::{Adapter, CallError, Options};
 use crate::error::BadInput;
 use serde_json::Value;
@@ -52,6 +53,9 @@ pub(crate) struct Proc {
     command: String,
     /// Every process it started, killed with it.
     tree: Tree,
+    /// When the call under way began, and the waits for a CPU then (`sched`): its deadline
+    /// does not charge what the machine made the shim, or hcpspec, wait.
+    call: Option<(Instant, sched::Waits)>,
 }
 
 impl Proc {
@@ -85,6 +89,7 @@ impl Proc {
             stderr: tail,
             command,
             tree,
+            call: None,
         })
     }
 
@@ -226,7 +231,7 @@ impl Proc {
     /// `cap` and a chunk), and so is `end` (`deadline` is how long that was, for the message).
     pub(crate) fn read_line(
         &mut self,
-        end: Instant,
+        mut end: Instant,
         deadline: Duration,
         cap: usize,
     ) -> Result<Vec<u8>, String> {
@@ -260,6 +265,10 @@ impl Proc {
             }
             let left = end.saturating_duration_since(Instant::now());
             if left.is_zero() || !readable(&self.stdout, left) {
+                if let Some(more) = self.unwaited(deadline) {
+                    end = end_of(Instant::now(), more);
+                    continue;
+                }
                 let got = if self.pending.is_empty() {
                     "nothing".to_string()
                 } else {
@@ -296,7 +305,18 @@ impl Proc {
     /// Write one frame to the shim's stdin within `deadline`. A small frame is written here; a
     /// larger one on a thread, since a shim that stops reading fills the pipe and would block
     /// the write past any deadline (killing the process unblocks it).
+    /// What is left of the call's `deadline` when the time the machine made the shim's threads
+    /// or this thread wait for a CPU since the call began is not charged; None when nothing is.
+    fn unwaited(&self, deadline: Duration) -> Option<Duration> {
+        let (start, waits) = self.call.as_ref()?;
+        let waited = waits.since(self.child.id() as i32);
+        let charged = sched::charged(start.elapsed(), waited);
+        deadline.checked_sub(charged).filter(|d| !d.is_zero())
+    }
+
+    /// Write a call's request: the call begins now.
     pub(crate) fn write(&mut self, bytes: Vec<u8>, deadline: Duration) -> Result<(), String> {
+        self.call = Some((Instant::now(), sched::Waits::now(self.child.id() as i32)));
         let Some(mut stdin) = self.stdin.take() else {
             return Err(format!("the shim's stdin is closed; {}", self.exited()));
         };

@@ -18,6 +18,7 @@ mod core_end_to_end;
 mod core_hostile;
 mod core_untrusted;
 mod coverage;
+mod deadlines;
 mod echo_suite;
 mod fuzz;
 mod fuzz_unplayable;

@@ -213,14 +213,9 @@ fn misbehaviours(spec: &str, extra: &[(&str, &[&str])]) {
         expect.push(None);
     }
     let connect = hcpspec::suites::hcp::shim::connector(spec, &quick()).expect("spec");
-    let start = Instant::now();
+    // Each broken call costs one deadline (3 s of charged time: no timed assertion here, as the
+    // machine's waits are not charged, docs/security.md); a hang says so below.
     let results = run_all(&cases, env(), &claims(), 2, &connect, &|_| {});
-    // Each broken call costs at most one deadline (3 s); nothing waits longer.
-    assert!(
-        start.elapsed() < Duration::from_secs(30),
-        "{spec}: the run took {:?}",
-        start.elapsed()
-    );
     assert_eq!(results.len(), cases.len());
     for (r, texts) in results.iter().zip(&expect) {
         match texts {
