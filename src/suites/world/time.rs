@@ -1,0 +1,182 @@
+//! Scenario time: the clock a harness-api scenario's deadlines, triggers, silences and log
+//! times are read on. It is wall time less the time the machine made the scenario wait: the
+//! time the harness's threads, or the thread of hcpspec that plays the scenario, were ready to
+//! run but waited for a CPU (Linux's per-thread `schedstat`, its runqueue wait). A deadline
+//! judges the implementation, never the machine's load (docs/harness-api.md § 1).
+//!
+//! It advances at least at [`LEAST_SHARE`] of wall time, whatever the waits, so that a harness
+//! that hangs on a machine that never lets it run still ends. Where there is no `schedstat`
+//! (elsewhere than Linux) it is wall time. A World no scenario meters (the core-api suite's
+//! reference core) keeps wall time.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Scenario time runs at least at 1/`LEAST_SHARE` of wall time: a scenario that the machine
+/// never lets run is over within `LEAST_SHARE` times its deadline of wall time.
+pub const LEAST_SHARE: u64 = 8;
+
+/// The scenario time charged for `wall` ns of wall time during which a thread of the scenario
+/// waited `waited` ns on a runqueue (the most any one thread waited: concurrent waits of
+/// several threads are the same time, not a sum).
+pub fn charged(wall: u64, waited: u64) -> u64 {
+    wall.saturating_sub(waited).max(wall / LEAST_SHARE)
+}
+
+/// A scenario's time, shared by its World (log times, silences) and its player (deadline,
+/// triggers), all on the scenario's thread.
+#[derive(Clone, Debug)]
+pub struct SceneTime(Arc<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    t0: Instant,
+    /// Set once a [`Meter`] drives it; until then it is wall time.
+    metered: AtomicBool,
+    ns: AtomicU64,
+}
+
+impl SceneTime {
+    /// Starting now, on wall time until a [`Meter`] drives it.
+    pub fn new() -> SceneTime {
+        SceneTime(Arc::new(Inner {
+            t0: Instant::now(),
+            metered: AtomicBool::new(false),
+            ns: AtomicU64::new(0),
+        }))
+    }
+
+    /// Scenario time since it started, in ms.
+    pub fn now_ms(&self) -> u64 {
+        if self.0.metered.load(Ordering::Relaxed) {
+            self.0.ns.load(Ordering::Relaxed) / 1_000_000
+        } else {
+            self.0.t0.elapsed().as_millis() as u64
+        }
+    }
+}
+
+impl Default for SceneTime {
+    fn default() -> Self {
+        SceneTime::new()
+    }
+}
+
+/// What drives a [`SceneTime`]: on each look, the wall time since the last one, less the most
+/// any thread of the scenario waited on a runqueue meanwhile. Made and used on the thread that
+/// plays the scenario (its own wait is read from `/proc/thread-self`).
+#[derive(Debug)]
+pub struct Meter {
+    time: SceneTime,
+    last: Instant,
+    /// Runqueue wait so far, in ns: of the scenario's thread, and of each (pid, tid) seen.
+    own: Option<u64>,
+    threads: HashMap<(i32, i32), u64>,
+}
+
+impl Meter {
+    /// Drive `time` from now on (its wall time so far is scenario time).
+    pub fn start(time: &SceneTime) -> Meter {
+        let ns = time.0.t0.elapsed().as_nanos() as u64;
+        time.0.ns.store(ns, Ordering::Relaxed);
+        time.0.metered.store(true, Ordering::Relaxed);
+        Meter {
+            time: time.clone(),
+            last: Instant::now(),
+            own: own_wait(),
+            threads: HashMap::new(),
+        }
+    }
+
+    /// Advance the scenario's time to now; `pids` are the harness's processes (none for an
+    /// embedded harness, which runs on the scenario's thread). Returns it, in ms.
+    pub fn look(&mut self, pids: &[i32]) -> u64 {
+        let now = Instant::now();
+        let wall = now.duration_since(self.last).as_nanos() as u64;
+        self.last = now;
+        let mut waited = 0;
+        if let (Some(before), Some(after)) = (self.own, own_wait()) {
+            waited = after.saturating_sub(before);
+            self.own = Some(after);
+        }
+        let mut seen = HashMap::with_capacity(self.threads.len());
+        for &pid in pids {
+            for (tid, wait) in thread_waits(pid) {
+                // A thread first seen now is counted from now.
+                let before = self.threads.get(&(pid, tid)).copied().unwrap_or(wait);
+                waited = waited.max(wait.saturating_sub(before));
+                seen.insert((pid, tid), wait);
+            }
+        }
+        self.threads = seen;
+        let ns = self.time.0.ns.load(Ordering::Relaxed) + charged(wall, waited);
+        self.time.0.ns.store(ns, Ordering::Relaxed);
+        ns / 1_000_000
+    }
+}
+
+/// The runqueue wait in a `schedstat` (ns on CPU, ns waiting to run, slices), in ns.
+fn wait_in(schedstat: &str) -> Option<u64> {
+    schedstat.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn own_wait() -> Option<u64> {
+    wait_in(&std::fs::read_to_string("/proc/thread-self/schedstat").ok()?)
+}
+
+/// Each thread of `pid` with its runqueue wait so far (none where /proc has no schedstat).
+fn thread_waits(pid: i32) -> Vec<(i32, u64)> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return vec![];
+    };
+    dir.filter_map(|e| {
+        let tid: i32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+        let s = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/schedstat")).ok()?;
+        Some((tid, wait_in(&s)?))
+    })
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn a_quiet_machine_is_charged_wall_time() {
+        assert_eq!(charged(100 * MS, 0), 100 * MS);
+    }
+
+    #[test]
+    fn the_wait_for_a_cpu_is_not_charged() {
+        assert_eq!(charged(100 * MS, 30 * MS), 70 * MS);
+    }
+
+    #[test]
+    fn scenario_time_runs_at_least_at_its_least_share_of_wall_time() {
+        // Waited all the time (or more, as per-thread counters are read at slightly different
+        // instants): an eighth of it still runs.
+        assert_eq!(charged(800 * MS, 800 * MS), 100 * MS);
+        assert_eq!(charged(800 * MS, 5000 * MS), 100 * MS);
+        assert_eq!(charged(800 * MS, 750 * MS), 100 * MS);
+    }
+
+    #[test]
+    fn schedstat_is_read_as_on_cpu_then_waiting() {
+        assert_eq!(wait_in("2158213 40312 17\n"), Some(40312));
+        assert_eq!(wait_in("garbage"), None);
+    }
+
+    #[test]
+    fn an_unmetered_time_is_wall_time_and_a_meter_only_advances_it() {
+        let t = SceneTime::new();
+        let a = t.now_ms();
+        let mut m = Meter::start(&t);
+        let b = m.look(&[]);
+        let c = m.look(&[std::process::id() as i32]);
+        assert!(a <= b && b <= c && c == t.now_ms());
+    }
+}
