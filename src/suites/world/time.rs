@@ -71,9 +71,45 @@ impl Default for SceneTime {
 pub struct Meter {
     time: SceneTime,
     last: Instant,
-    /// Runqueue wait so far, in ns: of the scenario's thread, and of each (pid, tid) seen.
-    own: Option<u64>,
-    threads: HashMap<(i32, i32), u64>,
+    /// The scenario's thread's wait, and each (pid, tid) seen's.
+    own: Option<Wait>,
+    threads: HashMap<(i32, i32), Wait>,
+}
+
+/// A thread's runqueue wait: so far (as `schedstat` says), and not yet taken off scenario
+/// time. Linux counts a wait when the thread gets a CPU again, in one piece, which may be
+/// longer than the wall time since the last look: the rest is taken off at the next ones.
+#[derive(Debug, Clone, Copy)]
+struct Wait {
+    so_far: u64,
+    owed: u64,
+}
+
+impl Wait {
+    /// First seen: counted from now.
+    fn from(so_far: u64) -> Wait {
+        Wait { so_far, owed: 0 }
+    }
+
+    fn read(self, so_far: u64) -> Wait {
+        Wait {
+            so_far,
+            owed: self.owed + so_far.saturating_sub(self.so_far),
+        }
+    }
+}
+
+/// The scenario time charged for `wall` ns given the threads' waits owed, which it takes off:
+/// the most owed by any one thread (the threads waited at the same time, or the scenario
+/// waited on the one that waited longest), at most what leaves [`LEAST_SHARE`] of it.
+fn charge<'a>(wall: u64, waits: impl Iterator<Item = &'a mut Wait>) -> u64 {
+    let waits: Vec<&mut Wait> = waits.collect();
+    let most = waits.iter().map(|w| w.owed).max().unwrap_or(0);
+    let charge = charged(wall, most);
+    for w in waits {
+        w.owed = w.owed.saturating_sub(wall - charge);
+    }
+    charge
 }
 
 impl Meter {
@@ -85,7 +121,7 @@ impl Meter {
         Meter {
             time: time.clone(),
             last: Instant::now(),
-            own: own_wait(),
+            own: own_wait().map(Wait::from),
             threads: HashMap::new(),
         }
     }
@@ -96,22 +132,21 @@ impl Meter {
         let now = Instant::now();
         let wall = now.duration_since(self.last).as_nanos() as u64;
         self.last = now;
-        let mut waited = 0;
-        if let (Some(before), Some(after)) = (self.own, own_wait()) {
-            waited = after.saturating_sub(before);
-            self.own = Some(after);
+        if let (Some(w), Some(so_far)) = (self.own, own_wait()) {
+            self.own = Some(w.read(so_far));
         }
+        // Threads gone are forgotten, with what they owed.
         let mut seen = HashMap::with_capacity(self.threads.len());
         for &pid in pids {
-            for (tid, wait) in thread_waits(pid) {
-                // A thread first seen now is counted from now.
-                let before = self.threads.get(&(pid, tid)).copied().unwrap_or(wait);
-                waited = waited.max(wait.saturating_sub(before));
-                seen.insert((pid, tid), wait);
+            for (tid, so_far) in thread_waits(pid) {
+                let w = self.threads.get(&(pid, tid)).copied();
+                let w = w.map_or(Wait::from(so_far), |w| w.read(so_far));
+                seen.insert((pid, tid), w);
             }
         }
         self.threads = seen;
-        let ns = self.time.0.ns.load(Ordering::Relaxed) + charged(wall, waited);
+        let charge = charge(wall, self.own.iter_mut().chain(self.threads.values_mut()));
+        let ns = self.time.0.ns.load(Ordering::Relaxed) + charge;
         self.time.0.ns.store(ns, Ordering::Relaxed);
         ns / 1_000_000
     }
@@ -162,6 +197,29 @@ mod tests {
         assert_eq!(charged(800 * MS, 800 * MS), 100 * MS);
         assert_eq!(charged(800 * MS, 5000 * MS), 100 * MS);
         assert_eq!(charged(800 * MS, 750 * MS), 100 * MS);
+    }
+
+    fn waits(owed: &[u64]) -> Vec<Wait> {
+        owed.iter().map(|&owed| Wait { so_far: 0, owed }).collect()
+    }
+
+    #[test]
+    fn threads_that_waited_at_the_same_time_are_not_counted_twice() {
+        let mut w = waits(&[30 * MS, 20 * MS]);
+        assert_eq!(charge(100 * MS, w.iter_mut()), 70 * MS);
+        assert!(w.iter().all(|w| w.owed == 0));
+    }
+
+    #[test]
+    fn a_wait_longer_than_a_look_is_taken_off_at_the_next_ones() {
+        // Counted in one piece when the thread got a CPU again: 300 ms, seen within 10 ms.
+        let mut w = waits(&[300 * MS]);
+        let looks: Vec<u64> = (0..40).map(|_| charge(10 * MS, w.iter_mut())).collect();
+        // 10 ms looks at an eighth each until 300 ms is taken off (8.75 ms a look) ...
+        assert!(looks[..34].iter().all(|&c| c == 10 * MS / 8));
+        // ... then wall time again.
+        assert_eq!(looks[39], 10 * MS);
+        assert_eq!(w[0].owed, 0);
     }
 
     #[test]
