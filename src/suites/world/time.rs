@@ -58,6 +58,20 @@ impl SceneTime {
     }
 }
 
+impl SceneTime {
+    /// Sleep `ms` of scenario time (a gate's hold: how long a harness has to cancel a call is
+    /// not shortened by the machine's load). At least `ms` of wall time, as scenario time never
+    /// runs ahead of it.
+    pub async fn sleep(&self, ms: u64) {
+        let until = self.now_ms() + ms;
+        let mut left = ms;
+        while left > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(left)).await;
+            left = until.saturating_sub(self.now_ms());
+        }
+    }
+}
+
 impl Default for SceneTime {
     fn default() -> Self {
         SceneTime::new()
