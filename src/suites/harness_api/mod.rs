@@ -371,7 +371,12 @@ pub(crate) fn play(
                 _ = tick.tick() => {
                     let reach = reached.load(std::sync::atomic::Ordering::SeqCst);
                     let gone = running.as_mut().is_some_and(|r| r.exited());
-                    let now = meter.look(&running.as_mut().map(|r| r.pids()).unwrap_or_default());
+                    let pids = running.as_mut().map(|r| r.pids()).unwrap_or_default();
+                    let mut now = meter.look(&pids);
+                    // A deadline is declared on the harness's waits read afresh.
+                    if matches!(clock.at(reach, gone, now), Now::At(ms) if ms >= sc.deadline_ms) {
+                        now = meter.look_closely(&pids);
+                    }
                     match clock.at(reach, gone, now) {
                         Now::Connecting => continue,
                         Now::NeverConnected => {

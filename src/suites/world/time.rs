@@ -88,7 +88,13 @@ pub struct Meter {
     /// The scenario's thread's wait, and each (pid, tid) seen's.
     own: Option<Wait>,
     threads: HashMap<(i32, i32), Wait>,
+    /// When the harness's threads were last read (every [`THREADS_EVERY`], or when asked).
+    threads_read: Instant,
 }
+
+/// How often a look reads the harness's threads' waits (its own thread's, one read, it reads
+/// at every look): their waits come in at most this late, and a deadline is read afresh.
+pub const THREADS_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// A thread's runqueue wait: so far (as `schedstat` says), and not yet taken off scenario
 /// time. Linux counts a wait when the thread gets a CPU again, in one piece, which may be
@@ -137,28 +143,43 @@ impl Meter {
             last: Instant::now(),
             own: own_wait().map(Wait::from),
             threads: HashMap::new(),
+            threads_read: Instant::now(),
         }
     }
 
     /// Advance the scenario's time to now; `pids` are the harness's processes (none for an
-    /// embedded harness, which runs on the scenario's thread). Returns it, in ms.
+    /// embedded harness, which runs on the scenario's thread), read every [`THREADS_EVERY`].
+    /// Returns it, in ms.
     pub fn look(&mut self, pids: &[i32]) -> u64 {
+        let read = self.threads_read.elapsed() >= THREADS_EVERY;
+        self.advance(pids, read)
+    }
+
+    /// [`Meter::look`], the harness's threads read now (before a deadline is declared).
+    pub fn look_closely(&mut self, pids: &[i32]) -> u64 {
+        self.advance(pids, true)
+    }
+
+    fn advance(&mut self, pids: &[i32], read_threads: bool) -> u64 {
         let now = Instant::now();
         let wall = now.duration_since(self.last).as_nanos() as u64;
         self.last = now;
         if let (Some(w), Some(so_far)) = (self.own, own_wait()) {
             self.own = Some(w.read(so_far));
         }
-        // Threads gone are forgotten, with what they owed.
-        let mut seen = HashMap::with_capacity(self.threads.len());
-        for &pid in pids {
-            for (tid, so_far) in thread_waits(pid) {
-                let w = self.threads.get(&(pid, tid)).copied();
-                let w = w.map_or(Wait::from(so_far), |w| w.read(so_far));
-                seen.insert((pid, tid), w);
+        if read_threads {
+            self.threads_read = now;
+            // Threads gone are forgotten, with what they owed.
+            let mut seen = HashMap::with_capacity(self.threads.len());
+            for &pid in pids {
+                for (tid, so_far) in thread_waits(pid) {
+                    let w = self.threads.get(&(pid, tid)).copied();
+                    let w = w.map_or(Wait::from(so_far), |w| w.read(so_far));
+                    seen.insert((pid, tid), w);
+                }
             }
+            self.threads = seen;
         }
-        self.threads = seen;
         let charge = charge(wall, self.own.iter_mut().chain(self.threads.values_mut()));
         let ns = self.time.0.ns.load(Ordering::Relaxed) + charge;
         self.time.0.ns.store(ns, Ordering::Relaxed);
