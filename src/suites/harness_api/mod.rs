@@ -372,11 +372,7 @@ pub(crate) fn play(
                     let reach = reached.load(std::sync::atomic::Ordering::SeqCst);
                     let gone = running.as_mut().is_some_and(|r| r.exited());
                     let pids = running.as_mut().map(|r| r.pids()).unwrap_or_default();
-                    let mut now = meter.look(&pids);
-                    // A deadline is declared on the harness's waits read afresh.
-                    if matches!(clock.at(reach, gone, now), Now::At(ms) if ms >= sc.deadline_ms) {
-                        now = meter.look_closely(&pids);
-                    }
+                    let now = clock.look(&mut meter, &pids, (reach, gone), sc.deadline_ms);
                     match clock.at(reach, gone, now) {
                         Now::Connecting => continue,
                         Now::NeverConnected => {
@@ -595,6 +591,22 @@ impl Clock {
             self.run_ms += now.saturating_sub(self.since);
         }
         self.connecting = Some((reached, now));
+    }
+
+    /// Scenario time now (ms), from `meter`: a deadline is declared on the harness's waits read
+    /// afresh.
+    fn look(
+        &mut self,
+        meter: &mut time::Meter,
+        pids: &[i32],
+        (reached, exited): (usize, bool),
+        deadline: u64,
+    ) -> u64 {
+        let now = meter.look(pids);
+        match self.at(reached, exited, now) {
+            Now::At(ms) if ms >= deadline => meter.look_closely(pids),
+            _ => now,
+        }
     }
 
     /// The scenario's time, given how many connections reached core, whether the harness
