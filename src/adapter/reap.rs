@@ -230,6 +230,11 @@ impl Tree {
             .all(|pid| procs.get(pid).is_none_or(|p| p.zombie))
     }
 
+    /// The processes of the tree's seen so far (its root aside), as last snapshot.
+    pub fn pids(&self) -> Vec<i32> {
+        self.seen().keys().copied().collect()
+    }
+
     fn seen(&self) -> std::sync::MutexGuard<'_, BTreeMap<i32, u64>> {
         self.seen.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -92,6 +92,17 @@ elif MODE == "binary":
     s, _ = connect()
     frame(s, b'{"t":"ping"}', opcode=2)
     time.sleep(60)
+elif MODE == "starved":
+    # Kept from a CPU by the machine (tests/harness_hostile.rs pins it to the CPU named, beside
+    # busy threads of its own): it needs 0.4 s on a CPU before it sends a binary frame, which
+    # it is judged for, never the deadline the machine's wait would have run out.
+    os.sched_setaffinity(0, {int(sys.argv[2])})
+    s, _ = connect()
+    start = time.process_time()
+    while time.process_time() - start < 0.4:
+        pass
+    frame(s, b'{"t":"ping"}', opcode=2)
+    time.sleep(60)
 elif MODE == "not-json":
     s, _ = connect()
     frame(s, "hello, core")

@@ -204,6 +204,22 @@ impl Running {
         }
     }
 
+    /// Its processes now, as far as they are known (none for an embedded harness, which runs
+    /// on the scenario's thread): whose waits for a CPU scenario time does not charge.
+    pub fn pids(&mut self) -> Vec<i32> {
+        match self {
+            Running::Task(_) => vec![],
+            Running::Process { child, tree, .. } => {
+                let mut pids = tree.pids();
+                // Once reaped, its pid may name another process.
+                if matches!(child.try_wait(), Ok(None)) {
+                    pids.push(child.id() as i32);
+                }
+                pids
+            }
+        }
+    }
+
     /// Stop it: SIGTERM to the harness, its group and every process of its tree, a grace
     /// period, then SIGKILL of all of them, whatever their group or session (`reap`); never
     /// blocks past the grace and [`reap::KILL_WAIT`]. Returns its last stderr lines.

@@ -17,7 +17,7 @@ use crate::suites::world::model::{self as world, lock, Act, World};
 use crate::suites::world::role::Scripted;
 pub use crate::suites::world::scenario::Asked;
 use crate::suites::world::scenario::Scenario;
-use crate::suites::world::{core, gates};
+use crate::suites::world::{core, gates, time};
 pub use launch::Harness;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -345,9 +345,12 @@ pub(crate) fn play(
         timed.sort_by_key(|(ms, _)| *ms);
         let mut timed = timed.into_iter().peekable();
         let mut running = Some(harness.start(&env).map_err(PlayError::Start)?);
-        let mut clock = Clock::started(reached.load(std::sync::atomic::Ordering::SeqCst));
+        // Scenario time: what the machine made the scenario wait is not charged.
+        let time = lock(&w).time().clone();
+        let mut meter = time::Meter::start(&time);
+        let mut clock = Clock::started(reached.load(std::sync::atomic::Ordering::SeqCst), time.now_ms());
         let mut stderr = Vec::new();
-        let mut settled_since: Option<Instant> = None;
+        let mut settled_since: Option<u64> = None;
         let mut deadline_hit = false;
         let mut tick = tokio::time::interval(Duration::from_millis(10));
         loop {
@@ -359,7 +362,7 @@ pub(crate) fn play(
                             stderr.extend(r.stop(true));
                         }
                         running = Some(harness.start(&env).map_err(PlayError::Start)?);
-                        clock.restart(reached.load(std::sync::atomic::Ordering::SeqCst));
+                        clock.restart(reached.load(std::sync::atomic::Ordering::SeqCst), time.now_ms());
                     } else {
                         act(&w, &a);
                     }
@@ -367,7 +370,9 @@ pub(crate) fn play(
                 _ = tick.tick() => {
                     let reach = reached.load(std::sync::atomic::Ordering::SeqCst);
                     let gone = running.as_mut().is_some_and(|r| r.exited());
-                    match clock.at(reach, gone) {
+                    let pids = running.as_mut().map(|r| r.pids()).unwrap_or_default();
+                    let now = clock.look(&mut meter, &pids, (reach, gone), sc.deadline_ms);
+                    match clock.at(reach, gone, now) {
                         Now::Connecting => continue,
                         Now::NeverConnected => {
                             lock(&w).record(json!({ "via": "core", "event": "not-connected",
@@ -387,8 +392,8 @@ pub(crate) fn play(
                     }
                     let done = lock(&w).finished();
                     match (done, settled_since) {
-                        (true, None) => settled_since = Some(Instant::now()),
-                        (true, Some(t)) if t.elapsed() >= Duration::from_millis(SETTLE_MS) => break,
+                        (true, None) => settled_since = Some(now),
+                        (true, Some(t)) if now.saturating_sub(t) >= SETTLE_MS => break,
                         (false, _) => settled_since = None,
                         _ => {}
                     }
@@ -531,25 +536,30 @@ fn harness_token() -> String {
     crate::adapter::reap::token("nylorun-ht-")
 }
 
-/// How long a finished scenario stays open for late frames (a harness that ignores the end).
+/// How long a finished scenario stays open for late frames (a harness that ignores the end), in
+/// scenario time.
 pub const SETTLE_MS: u64 = 150;
 
 /// How long a harness may take to connect to core after each start (the first, and each
 /// restart a scenario's `kill` makes), outside the scenario's clock: spec 004 says nothing of
 /// start-up time, so a scenario judges only what a harness does once connected
 /// (docs/harness-api.md § 1). A harness whose processes have all exited is not waited for.
+/// In scenario time, as the deadline: a harness slow to start on a loaded machine is not judged
+/// for the load.
 pub const CONNECT_ALLOWANCE_MS: u64 = 30_000;
 
-/// A scenario's clock: it runs from the harness's first connection, and stands still from each
-/// restart until the restarted harness connects (`deadlineMs` and `afterMs` are read on it).
+/// A scenario's clock, read on scenario time (ms, `world::time`): it runs from the harness's
+/// first connection, and stands still from each restart until the restarted harness connects
+/// (`deadlineMs` and `afterMs` are read on it).
 struct Clock {
     /// Scenario time run before the pause, and when the clock last started.
     run_ms: u64,
-    since: Instant,
-    /// Waiting for a connection past this count of connections, since this instant.
-    connecting: Option<(usize, Instant)>,
+    since: u64,
+    /// Waiting for a connection past this count of connections, since this time.
+    connecting: Option<(usize, u64)>,
 }
 
+#[derive(Debug, PartialEq)]
 enum Now {
     Connecting,
     NeverConnected,
@@ -557,36 +567,52 @@ enum Now {
 }
 
 impl Clock {
-    fn started(reached: usize) -> Clock {
+    fn started(reached: usize, now: u64) -> Clock {
         Clock {
             run_ms: 0,
-            since: Instant::now(),
-            connecting: Some((reached, Instant::now())),
+            since: now,
+            connecting: Some((reached, now)),
         }
     }
 
     /// A restart: the clock stands still until the harness connects again.
-    fn restart(&mut self, reached: usize) {
+    fn restart(&mut self, reached: usize, now: u64) {
         if self.connecting.is_none() {
-            self.run_ms += self.since.elapsed().as_millis() as u64;
+            self.run_ms += now.saturating_sub(self.since);
         }
-        self.connecting = Some((reached, Instant::now()));
+        self.connecting = Some((reached, now));
     }
 
-    /// The scenario's time, given how many connections reached core and whether the harness
-    /// has exited.
-    fn at(&mut self, reached: usize, exited: bool) -> Now {
+    /// Scenario time now (ms), from `meter`: a deadline is declared on the harness's waits read
+    /// afresh.
+    fn look(
+        &mut self,
+        meter: &mut time::Meter,
+        pids: &[i32],
+        (reached, exited): (usize, bool),
+        deadline: u64,
+    ) -> u64 {
+        let now = meter.look(pids);
+        match self.at(reached, exited, now) {
+            Now::At(ms) if ms >= deadline => meter.look_closely(pids),
+            _ => now,
+        }
+    }
+
+    /// The scenario's time, given how many connections reached core, whether the harness
+    /// has exited, and the scenario time now.
+    fn at(&mut self, reached: usize, exited: bool, now: u64) -> Now {
         if let Some((before, waiting)) = self.connecting {
             if reached > before {
                 self.connecting = None;
-                self.since = Instant::now();
-            } else if exited || waiting.elapsed() >= Duration::from_millis(CONNECT_ALLOWANCE_MS) {
+                self.since = now;
+            } else if exited || now.saturating_sub(waiting) >= CONNECT_ALLOWANCE_MS {
                 return Now::NeverConnected;
             } else {
                 return Now::Connecting;
             }
         }
-        Now::At(self.run_ms + self.since.elapsed().as_millis() as u64)
+        Now::At(self.run_ms + now.saturating_sub(self.since))
     }
 }
 
@@ -628,5 +654,32 @@ fn act(w: &world::Shared, a: &Value) {
             let _ =
                 c.tx.send(tokio_tungstenite::tungstenite::Message::text(t.to_string()));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Clock, Now, CONNECT_ALLOWANCE_MS};
+
+    #[test]
+    fn the_clock_runs_on_scenario_time_from_the_first_connection() {
+        let mut c = Clock::started(0, 100);
+        assert_eq!(c.at(0, false, 5_000), Now::Connecting);
+        assert_eq!(c.at(1, false, 6_000), Now::At(0));
+        assert_eq!(c.at(1, false, 7_500), Now::At(1_500));
+        // A restart stands the clock still until the harness connects again.
+        c.restart(1, 8_000);
+        assert_eq!(c.at(1, false, 20_000), Now::Connecting);
+        assert_eq!(c.at(2, false, 21_000), Now::At(2_000));
+        assert_eq!(c.at(2, false, 21_500), Now::At(2_500));
+    }
+
+    #[test]
+    fn the_allowance_to_connect_is_scenario_time_too() {
+        let mut c = Clock::started(0, 0);
+        assert_eq!(c.at(0, false, CONNECT_ALLOWANCE_MS - 1), Now::Connecting);
+        assert_eq!(c.at(0, false, CONNECT_ALLOWANCE_MS), Now::NeverConnected);
+        let mut c = Clock::started(0, 0);
+        assert_eq!(c.at(0, true, 1), Now::NeverConnected);
     }
 }

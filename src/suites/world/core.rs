@@ -7,7 +7,7 @@ use crate::suites::core_api::knobs::{Mutant, Variant};
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
@@ -45,13 +45,14 @@ pub async fn connection(stream: TcpStream, n: usize, w: Shared) {
     let queued = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let (ping_ms, drop_ms) = {
         let mut g = lock(&w);
+        let heard = g.now();
         g.conns.insert(
             n,
             Conn {
                 tx: tx.clone(),
                 queued: queued.clone(),
                 hello: false,
-                heard: Instant::now(),
+                heard,
                 closed: false,
                 harness: credential.clone(),
                 workspace: false,
@@ -246,13 +247,11 @@ fn ping(w: Shared, n: usize, ping_ms: u64, drop_ms: u64) -> tokio::task::JoinHan
         loop {
             tick.tick().await;
             let mut g = lock(&w);
-            let silent = g
-                .conns
-                .get(&n)
-                .map(|c| c.heard.elapsed())
-                .unwrap_or_default();
-            if silent > Duration::from_millis(drop_ms) && !g.breaks(Mutant::NoSilenceDrop) {
-                let ms = silent.as_millis() as u64;
+            // On the scenario's time: a harness the machine kept from answering is not silent.
+            let now = g.now();
+            let silent = g.conns.get(&n).map_or(0, |c| now.saturating_sub(c.heard));
+            if silent > drop_ms && !g.breaks(Mutant::NoSilenceDrop) {
+                let ms = silent;
                 g.record(json!({ "via": "core", "event": "drop", "conn": n, "silentMs": ms }));
                 if let Some(c) = g.conns.get(&n) {
                     let _ = c.tx.send(Message::Close(None));
@@ -281,8 +280,9 @@ fn heard(
     m: Result<Message, tokio_tungstenite::tungstenite::Error>,
     tx: &mpsc::UnboundedSender<Message>,
 ) -> bool {
+    let now = g.now();
     if let Some(c) = g.conns.get_mut(&n) {
-        c.heard = Instant::now();
+        c.heard = now;
     }
     if frames > FLOOD {
         g.record(json!({ "via": "bad-frame", "conn": n, "reason": format!("flood: more than {FLOOD} frames") }));

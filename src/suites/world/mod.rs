@@ -14,6 +14,7 @@ pub mod gates;
 pub mod model;
 pub mod role;
 pub mod scenario;
+pub mod time;
 
 /// Bytes as standard base64, as the Harness API carries them.
 pub fn b64(bytes: &[u8]) -> String {

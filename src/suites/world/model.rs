@@ -36,7 +36,8 @@ pub struct Conn {
     /// The bytes sent to `tx` not yet written to the socket ([`QUEUE_BYTES`]).
     pub queued: Arc<std::sync::atomic::AtomicUsize>,
     pub hello: bool,
-    pub heard: Instant,
+    /// When core last heard from it, in scenario time (ms).
+    pub heard: u64,
     pub closed: bool,
     /// The harness id the connection's token is bound to.
     pub harness: Option<String>,
@@ -93,7 +94,7 @@ pub enum Reply {
 }
 
 pub struct World {
-    t0: Instant,
+    time: super::time::SceneTime,
     pub(super) sc: Arc<Scenario>,
     pub(super) token: String,
     pub(super) log: Vec<Value>,
@@ -228,7 +229,7 @@ impl World {
         let rules = sc.intents.len();
         let sc_offers = sc.offers.clone();
         World {
-            t0: Instant::now(),
+            time: super::time::SceneTime::new(),
             sc,
             token,
             log: Vec::new(),
@@ -482,8 +483,14 @@ impl World {
         crate::suites::core_api::freedom::decides(&self.role.knobs(), v)
     }
 
+    /// Scenario time, in ms: wall time less what the machine made the scenario wait
+    /// (`time.rs`), where a player meters it.
     pub fn now(&self) -> u64 {
-        self.t0.elapsed().as_millis() as u64
+        self.time.now_ms()
+    }
+
+    pub fn time(&self) -> &super::time::SceneTime {
+        &self.time
     }
 
     pub fn record(&mut self, mut entry: Value) -> usize {

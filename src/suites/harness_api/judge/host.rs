@@ -47,17 +47,32 @@ fn period(v: &View) -> u64 {
         .max(1)
 }
 
-/// A bearer that is not the newest join's host token, where one is due.
+/// A bearer that is not the newest join's host token, where one is due. A renewal may still
+/// carry the join's before it until the host first uses the newest one (by a renewal or an
+/// upgrade): it was sent before the host read the join's answer, which the machine's load
+/// decides, not the host. Never once the host has used the newest.
 fn wrong_bearer(
     c: &Value,
     what: &str,
-    joins: &[(usize, u64)],
+    (log, joins): (&[Value], &[(usize, u64)]),
     i: usize,
     e: &Value,
 ) -> Result<(), Fail> {
     let newest = newest_before(joins, i);
+    let bearer = |n: u64| json!({ "join": n });
+    let in_flight = || {
+        let Some(&(j, n)) = joins.iter().rev().find(|(j, _)| *j < i) else {
+            return false;
+        };
+        let before = newest_before(joins, j);
+        let used = log[j..i]
+            .iter()
+            .any(|x| (x["via"] == "upgrade" || x["route"] == RENEW) && x["bearer"] == bearer(n));
+        e["route"] == RENEW && before.is_some_and(|b| e["bearer"] == bearer(b)) && !used
+    };
     match newest {
-        Some(n) if e["bearer"] == json!({ "join": n }) => Ok(()),
+        Some(n) if e["bearer"] == bearer(n) => Ok(()),
+        Some(_) if in_flight() => Ok(()),
         _ => Err(super::miss(
             c,
             format!(
@@ -89,7 +104,7 @@ pub(super) fn host_bearer(v: &View, c: &Value) -> Result<(), Fail> {
         ));
     }
     for (i, e) in upgrades {
-        wrong_bearer(c, "an upgrade", &joins, i, e)?;
+        wrong_bearer(c, "an upgrade", (&v.p.log, &joins), i, e)?;
     }
     Ok(())
 }
@@ -124,7 +139,7 @@ pub(super) fn host_renews(v: &View, c: &Value) -> Result<(), Fail> {
         ));
     }
     for (i, e) in renewals {
-        wrong_bearer(c, "a renewal", &joins, i, e)?;
+        wrong_bearer(c, "a renewal", (&v.p.log, &joins), i, e)?;
     }
     Ok(())
 }
@@ -161,7 +176,7 @@ pub(super) fn host_rejoins(v: &View, c: &Value) -> Result<(), Fail> {
     };
     let after: Vec<&(usize, &Value)> = renewals.iter().filter(|(i, _)| *i > j).collect();
     for (i, e) in &after {
-        wrong_bearer(c, "a renewal after the new join", &joins, *i, e)?;
+        wrong_bearer(c, "a renewal after the new join", (&v.p.log, &joins), *i, e)?;
     }
     let left = v.p.log.last().map_or(0, at).saturating_sub(at(&v.p.log[j]));
     if after.is_empty() && left >= 4 * period(v) {
@@ -173,4 +188,49 @@ pub(super) fn host_rejoins(v: &View, c: &Value) -> Result<(), Fail> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suites::harness_api::judge::Played;
+
+    fn host(route: &str, bearer: Option<u64>, status: u64, join: Option<u64>) -> Value {
+        let mut e = json!({ "via": "host", "route": route, "status": status, "at": 0 });
+        if let Some(n) = bearer {
+            e["bearer"] = json!({ "join": n });
+        }
+        if let Some(n) = join {
+            e["join"] = json!(n);
+        }
+        e
+    }
+
+    #[test]
+    fn a_renewal_sent_before_the_host_read_its_new_join_is_not_its_fault() {
+        let mut log = vec![
+            json!({ "via": "core", "event": "pod-host", "renewMs": 200, "at": 0 }),
+            host(JOIN, None, 200, Some(1)),
+            host(RENEW, Some(1), 200, None),
+            host(RENEW, Some(1), 401, None),
+            host(JOIN, None, 200, Some(2)),
+            // Sent before the host read join 2's answer, on a loaded machine.
+            host(RENEW, Some(1), 401, None),
+            host(RENEW, Some(2), 200, None),
+        ];
+        let played = |log: &[Value]| Played {
+            log: log.to_vec(),
+            runs: vec![],
+            harness: String::new(),
+            deadline_hit: false,
+        };
+        let c = json!({ "check": "hostRejoins" });
+        let p = played(&log);
+        host_rejoins(&View { p: &p }, &c).expect("the new token was used from then on");
+        // Once the host used the new token, the old one is wrong.
+        log.push(host(RENEW, Some(1), 401, None));
+        let p = played(&log);
+        let f = host_rejoins(&View { p: &p }, &c).expect_err("the old token after the new");
+        assert!(f.message.contains("carried {\"join\":1}"), "{}", f.message);
+    }
 }
