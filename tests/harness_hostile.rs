@@ -33,6 +33,33 @@ fn scenario(deadline_ms: u64) -> Case {
     c
 }
 
+/// A case of `offers` offers, read as `hcpspec run` reads one: its verdict at load.
+fn offers_case(offers: usize) -> Result<Case, String> {
+    let text = serde_json::json!({ "id": "hostile", "title": "t", "section": "2", "level": "MUST",
+        "spec": "004_0d5b24e47247e871.txt § 2 Work: hello, lease, renew, release (\"x\")",
+        "scenario": { "offers": vec!["turn"; offers] } })
+    .to_string();
+    let denials =
+        hcpspec::case::load_denials(&Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors"))
+            .unwrap();
+    hcpspec::suites::parse_case(
+        Path::new("hostile.json"),
+        &text,
+        "harness-api",
+        "harness",
+        &denials,
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// `offers` is bounded at load (docs/security.md), at the 1000 that play and judge in time.
+#[test]
+fn more_than_1000_offers_are_refused_at_load() {
+    offers_case(1000).expect("1000 offers load");
+    let e = offers_case(1001).expect_err("1001 offers");
+    assert!(e.contains("/scenario/offers"), "not named: {e}");
+}
+
 fn hostile(mode: &str) -> Harness {
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fauxmplementations/hostile_harness.py");
