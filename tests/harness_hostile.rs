@@ -395,3 +395,63 @@ fn a_stop_kills_its_own_harness_only_never_another_scenarios() {
         "processes {left:?} outlived their scenario"
     );
 }
+
+/// Eight floods of 16 MiB frames at once (`--jobs 8`, in an hcpspec process of its own): its
+/// peak RSS stays under the bound, the process's budget of bytes holding what its scenarios
+/// buffer together, and each is still the flood's failure (`within-caps`), as alone.
+#[test]
+fn eight_floods_of_big_frames_at_once_stay_within_the_memory_bound() {
+    let _alone = ALONE.write().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
+    let suite = dir.path().join("harness-api");
+    std::fs::create_dir_all(suite.join("01-transport")).unwrap();
+    std::fs::copy(vectors.join("denials.json"), dir.path().join("denials.json")).unwrap();
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(vectors.join("harness-api/suite.json")).unwrap())
+            .unwrap();
+    let meta = meta.as_object_mut().unwrap();
+    meta.remove("requirements");
+    meta.remove("ledgers");
+    std::fs::write(suite.join("suite.json"), serde_json::to_string(meta).unwrap()).unwrap();
+    for i in 0..8 {
+        let case = serde_json::json!({ "id": format!("flood-{i}"), "title": "t", "section": "1",
+            "level": "MUST",
+            "spec": "004_0d5b24e47247e871.txt § 1 Transport (\"One JSON text message per frame, at most 64 MiB (HARNESS_MAX_PAYLOAD).\")",
+            "scenario": { "deadlineMs": 6000, "model": [{ "text": "done" }],
+                          "checks": [{ "check": "ends", "with": "turn.completed" }] } });
+        std::fs::write(
+            suite.join(format!("01-transport/flood-{i}.json")),
+            case.to_string(),
+        )
+        .unwrap();
+    }
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fauxmplementations/hostile_harness.py");
+    let out = dir.path().join("out");
+    let (o, peak) = common::output_and_peak_rss(
+        std::process::Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+            .args(["run", "--suite", "harness-api", "--jobs", "8", "--vectors"])
+            .arg(dir.path())
+            .arg("--runtime")
+            .arg(format!("exec:python3 {} big-frame-flood", script.display()))
+            .arg("--out")
+            .arg(&out),
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    eprintln!("eight floods of 16 MiB frames at --jobs 8: peak RSS {} MiB", peak >> 20);
+    let result = std::fs::read_to_string(out.join("result.json")).expect("result.json");
+    std::fs::write("/tmp/offers/flood-result.json", &result).ok();
+    assert!(text.contains("8 cases"), "{text}");
+    assert_eq!(
+        result.matches("[within-caps;").count(),
+        8,
+        "each flood fails within-caps: {text}"
+    );
+    assert!(
+        peak < common::RSS_BOUND,
+        "eight floods at --jobs 8: hcpspec's peak RSS was {} MiB (bound {} MiB)",
+        peak >> 20,
+        common::RSS_BOUND >> 20
+    );
+}

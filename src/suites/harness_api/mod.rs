@@ -334,6 +334,9 @@ pub(crate) fn play(
             acts.clone(),
             Box::new(Scripted),
         )));
+        // Its share of the process's budget of bytes, held until it is judged.
+        let hold = crate::suites::world::budget::Hold::new();
+        lock(&w).hold = hold.clone();
         seed_artifacts(&w, &sc);
         env.pod = pod_host(&w, &sc);
         let (core_task, gates_task, reached) = serve(core, gates, &w);
@@ -377,6 +380,8 @@ pub(crate) fn play(
                             break;
                         }
                         Now::At(ms) => {
+                            // A wait for the budget is not the harness's time (`budget`).
+                            let ms = ms.saturating_sub(hold.waited().as_millis() as u64);
                             while let Some((_, a)) = timed.next_if(|(at, _)| *at <= ms) {
                                 let _ = acts.send(Act::Do(a));
                             }
@@ -441,6 +446,7 @@ pub(crate) fn play(
             runs,
             harness: sc.harness.clone(),
             deadline_hit,
+            hold: Some(hold),
         };
         Ok((played, stderr, g.skip().map(String::from)))
     })

@@ -22,6 +22,9 @@ pub struct Played {
     pub runs: Vec<RunInfo>,
     pub harness: String,
     pub deadline_hit: bool,
+    /// The scenario's share of the process's budget of bytes: what the log holds, given back
+    /// once it is dropped.
+    pub hold: Option<std::sync::Arc<crate::suites::world::budget::Hold>>,
 }
 
 #[derive(Debug, Clone)]
@@ -538,6 +541,7 @@ mod tests {
             runs: vec![],
             harness: String::new(),
             deadline_hit: false,
+            hold: None,
         }
     }
 
