@@ -406,14 +406,23 @@ fn eight_floods_of_big_frames_at_once_stay_within_the_memory_bound() {
     let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
     let suite = dir.path().join("harness-api");
     std::fs::create_dir_all(suite.join("01-transport")).unwrap();
-    std::fs::copy(vectors.join("denials.json"), dir.path().join("denials.json")).unwrap();
-    let mut meta: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(vectors.join("harness-api/suite.json")).unwrap())
-            .unwrap();
+    std::fs::copy(
+        vectors.join("denials.json"),
+        dir.path().join("denials.json"),
+    )
+    .unwrap();
+    let mut meta: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(vectors.join("harness-api/suite.json")).unwrap(),
+    )
+    .unwrap();
     let meta = meta.as_object_mut().unwrap();
     meta.remove("requirements");
     meta.remove("ledgers");
-    std::fs::write(suite.join("suite.json"), serde_json::to_string(meta).unwrap()).unwrap();
+    std::fs::write(
+        suite.join("suite.json"),
+        serde_json::to_string(meta).unwrap(),
+    )
+    .unwrap();
     for i in 0..8 {
         let case = serde_json::json!({ "id": format!("flood-{i}"), "title": "t", "section": "1",
             "level": "MUST",
@@ -439,7 +448,10 @@ fn eight_floods_of_big_frames_at_once_stay_within_the_memory_bound() {
             .arg(&out),
     );
     let text = String::from_utf8_lossy(&o.stdout);
-    eprintln!("eight floods of 16 MiB frames at --jobs 8: peak RSS {} MiB", peak >> 20);
+    eprintln!(
+        "eight floods of 16 MiB frames at --jobs 8: peak RSS {} MiB",
+        peak >> 20
+    );
     let result = std::fs::read_to_string(out.join("result.json")).expect("result.json");
     std::fs::write("/tmp/offers/flood-result.json", &result).ok();
     assert!(text.contains("8 cases"), "{text}");

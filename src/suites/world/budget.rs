@@ -8,7 +8,7 @@
 //! never waits, so the waits always end: it ends on its own clock, and the next oldest goes on.
 //! Peak: the budget, and what the oldest scenario holds within its own caps.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -23,12 +23,15 @@ struct Process {
     held: u64,
     /// The scenarios holding a share, by the order they began (the first is the oldest).
     open: BTreeSet<u64>,
+    /// The scenarios waiting now, and how many of their readers: room goes to the oldest first.
+    waiting: BTreeMap<u64, usize>,
     next: u64,
 }
 
 static PROCESS: Mutex<Process> = Mutex::new(Process {
     held: 0,
     open: BTreeSet::new(),
+    waiting: BTreeMap::new(),
     next: 0,
 });
 
@@ -107,14 +110,16 @@ impl Hold {
         p.held -= n.min(p.held);
     }
 
-    /// May this scenario buffer more now: the process is within its budget, or this is the
-    /// oldest scenario running.
+    /// May this scenario buffer more now: this is the oldest scenario running, or the process
+    /// is within its budget and no older scenario waits (the oldest waiting goes on first, so
+    /// that the scenarios waiting stand still rather than share the machine).
     pub fn room(&self) -> bool {
         let Some(ticket) = self.ticket else {
             return true;
         };
         let p = process();
-        p.held < PROCESS_BYTES || p.open.first() == Some(&ticket)
+        let older_waits = p.waiting.keys().next().is_some_and(|t| *t < ticket);
+        (p.held < PROCESS_BYTES && !older_waits) || p.open.first() == Some(&ticket)
     }
 
     /// Wait until [`Hold::room`]; the time waited is not charged to the scenario.
@@ -130,6 +135,9 @@ impl Hold {
 
     /// A wait begun, ended when the guard is dropped.
     pub fn waiting(self: &Arc<Hold>) -> Waiting {
+        if let Some(t) = self.ticket {
+            *process().waiting.entry(t).or_default() += 1;
+        }
         let mut w = self.lock_wait();
         if w.waiters == 0 {
             w.since = Some(Instant::now());
@@ -177,6 +185,15 @@ pub struct Waiting(Arc<Hold>);
 
 impl Drop for Waiting {
     fn drop(&mut self) {
+        if let Some(t) = self.0.ticket {
+            let mut p = process();
+            if let Some(n) = p.waiting.get_mut(&t) {
+                *n -= 1;
+                if *n == 0 {
+                    p.waiting.remove(&t);
+                }
+            }
+        }
         let mut w = self.0.lock_wait();
         w.waiters -= 1;
         if w.waiters == 0 {
@@ -220,10 +237,7 @@ impl<S: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Metered<S> {
         let this = self.get_mut();
         while !this.hold.room() {
             let (_, sleep) = this.sleep.get_or_insert_with(|| {
-                (
-                    this.hold.waiting(),
-                    Box::pin(tokio::time::sleep(RECHECK)),
-                )
+                (this.hold.waiting(), Box::pin(tokio::time::sleep(RECHECK)))
             });
             if sleep.as_mut().poll(cx).is_pending() {
                 return Poll::Pending;

@@ -122,7 +122,11 @@ async fn upgrade(
     stream: Metered<TcpStream>,
     n: usize,
     w: &Shared,
-) -> Option<(WebSocketStream<Metered<TcpStream>>, Option<String>, Option<usize>)> {
+) -> Option<(
+    WebSocketStream<Metered<TcpStream>>,
+    Option<String>,
+    Option<usize>,
+)> {
     // Every harness token core knows, and the harness id each is bound to; the host tokens of
     // pods' hosts, and the pod each is for (§ 9).
     let (tokens, hosts, closed, knobs) = {
