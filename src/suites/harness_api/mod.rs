@@ -641,6 +641,7 @@ fn act(w: &world::Shared, a: &Value) {
             // Counted as queued like every text core sends: the writer takes it off when sent.
             c.queued
                 .fetch_add(t.len(), std::sync::atomic::Ordering::Relaxed);
+            g.hold.take(t.len() as u64);
             let _ =
                 c.tx.send(tokio_tungstenite::tungstenite::Message::text(t.to_string()));
         }
