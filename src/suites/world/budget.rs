@@ -13,8 +13,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// What the scenarios of one process hold at once, past which all but the oldest wait.
-pub const PROCESS_BYTES: u64 = 384 << 20;
+/// What the scenarios of one process hold at once, past which all but the oldest wait: with
+/// what the oldest holds within its own caps (256 MiB of messages and more), under 1 GiB.
+pub const PROCESS_BYTES: u64 = 256 << 20;
 
 /// How often a waiting reader looks at the budget again.
 const RECHECK: Duration = Duration::from_millis(5);

@@ -521,8 +521,9 @@ impl World {
             self.lost(conn);
             return;
         }
-        // Held until the connection's writer has sent it.
-        self.hold.take(text.len() as u64);
+        // Held twice: in the log (until the scenario is judged) and queued (until the
+        // connection's writer has sent it).
+        self.hold.take(2 * text.len() as u64);
         let _ = c.tx.send(Message::text(text));
     }
 
