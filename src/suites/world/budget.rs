@@ -291,3 +291,29 @@ fn returned_when_freed() {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Past the budget a younger scenario has no room until the bytes are given back; its wait
+    /// is counted (once for readers waiting together) and ends with the guard.
+    #[test]
+    fn a_scenario_waits_past_the_budget_and_its_wait_is_counted() {
+        let (older, younger) = (Hold::new(), Hold::new());
+        older.take(PROCESS_BYTES);
+        assert!(!younger.room(), "room past the budget");
+        let (one, two) = (younger.waiting(), younger.waiting());
+        assert_eq!(younger.since_waiting(), Duration::ZERO);
+        std::thread::sleep(Duration::from_millis(20));
+        drop((one, two));
+        let waited = younger.waited();
+        assert!(waited >= Duration::from_millis(20), "{waited:?}");
+        assert!(waited < Duration::from_secs(5), "counted twice: {waited:?}");
+        drop(older);
+        assert!(younger.room(), "no room once the bytes are given back");
+        let unmetered = Hold::unmetered();
+        unmetered.take(1 << 40);
+        assert!(younger.room(), "an unmetered share is not counted");
+    }
+}
