@@ -5,10 +5,10 @@
 
 mod common;
 
+use hcpspec::adapter::reap::KILL_WAIT;
 use hcpspec::case::Case;
 use hcpspec::run::Verdict;
 use hcpspec::suites::harness_api::launch::GRACE;
-use hcpspec::suites::harness_api::reap::KILL_WAIT;
 use hcpspec::suites::harness_api::{run_case, Harness, CONNECT_ALLOWANCE_MS, SETTLE_MS};
 use hcpspec::suites::world::time::LEAST_SHARE;
 use std::path::Path;
@@ -34,6 +34,33 @@ fn scenario(deadline_ms: u64) -> Case {
     .unwrap();
     c.group = "hostile".into();
     c
+}
+
+/// A case of `offers` offers, read as `hcpspec run` reads one: its verdict at load.
+fn offers_case(offers: usize) -> Result<Case, String> {
+    let text = serde_json::json!({ "id": "hostile", "title": "t", "section": "2", "level": "MUST",
+        "spec": "004_0d5b24e47247e871.txt § 2 Work: hello, lease, renew, release (\"x\")",
+        "scenario": { "offers": vec!["turn"; offers] } })
+    .to_string();
+    let denials =
+        hcpspec::case::load_denials(&Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors"))
+            .unwrap();
+    hcpspec::suites::parse_case(
+        Path::new("hostile.json"),
+        &text,
+        "harness-api",
+        "harness",
+        &denials,
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// `offers` is bounded at load (docs/security.md), at the 1000 that play and judge in time.
+#[test]
+fn more_than_1000_offers_are_refused_at_load() {
+    offers_case(1000).expect("1000 offers load");
+    let e = offers_case(1001).expect_err("1001 offers");
+    assert!(e.contains("/scenario/offers"), "not named: {e}");
 }
 
 fn hostile(mode: &str) -> Harness {
@@ -410,5 +437,81 @@ fn a_stop_kills_its_own_harness_only_never_another_scenarios() {
     assert!(
         left.is_empty(),
         "processes {left:?} outlived their scenario"
+    );
+}
+
+/// Eight floods of 16 MiB frames at once (`--jobs 8`, in an hcpspec process of its own): its
+/// peak RSS stays under the bound, the process's budget of bytes holding what its scenarios
+/// buffer together (it was 1.5 to 2.1 GB: 256 MiB kept per scenario), each still a failure.
+#[test]
+fn eight_floods_of_big_frames_at_once_stay_within_the_memory_bound() {
+    let _alone = ALONE.write().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
+    let suite = dir.path().join("harness-api");
+    std::fs::create_dir_all(suite.join("01-transport")).unwrap();
+    std::fs::copy(
+        vectors.join("denials.json"),
+        dir.path().join("denials.json"),
+    )
+    .unwrap();
+    let mut meta: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(vectors.join("harness-api/suite.json")).unwrap(),
+    )
+    .unwrap();
+    let meta = meta.as_object_mut().unwrap();
+    meta.remove("requirements");
+    meta.remove("ledgers");
+    std::fs::write(
+        suite.join("suite.json"),
+        serde_json::to_string(meta).unwrap(),
+    )
+    .unwrap();
+    for i in 0..8 {
+        let case = serde_json::json!({ "id": format!("flood-{i}"), "title": "t", "section": "1",
+            "level": "MUST",
+            "spec": "004_0d5b24e47247e871.txt § 1 Transport (\"One JSON text message per frame, at most 64 MiB (HARNESS_MAX_PAYLOAD).\")",
+            "scenario": { "deadlineMs": 6000, "model": [{ "text": "done" }],
+                          "checks": [{ "check": "ends", "with": "turn.completed" }] } });
+        std::fs::write(
+            suite.join(format!("01-transport/flood-{i}.json")),
+            case.to_string(),
+        )
+        .unwrap();
+    }
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fauxmplementations/hostile_harness.py");
+    let out = dir.path().join("out");
+    let (o, peak) = common::output_and_peak_rss(
+        std::process::Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+            .args(["run", "--suite", "harness-api", "--jobs", "8", "--vectors"])
+            .arg(dir.path())
+            .arg("--runtime")
+            .arg(format!("exec:python3 {} big-frame-flood", script.display()))
+            .arg("--out")
+            .arg(&out),
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    eprintln!(
+        "eight floods of 16 MiB frames at --jobs 8: peak RSS {} MiB",
+        peak >> 20
+    );
+    let result = std::fs::read_to_string(out.join("result.json")).expect("result.json");
+    assert!(text.contains("8 cases"), "{text}");
+    // Each a failure, never a pass nor an error of hcpspec's (the flood's `within-caps`, or on a
+    // machine too loaded to read 256 MiB within the deadline, `ends`: the wait for the budget
+    // itself is not charged to a scenario's clock).
+    assert_eq!(
+        result.matches("\"verdict\": \"fail\"").count(),
+        8,
+        "each flood fails: {text}"
+    );
+    let caps = result.matches("[within-caps;").count();
+    eprintln!("{caps} of 8 floods failed within-caps");
+    assert!(
+        peak < common::RSS_BOUND,
+        "eight floods at --jobs 8: hcpspec's peak RSS was {} MiB (bound {} MiB)",
+        peak >> 20,
+        common::RSS_BOUND >> 20
     );
 }

@@ -333,6 +333,9 @@ pub(crate) fn play(
             acts.clone(),
             Box::new(Scripted),
         )));
+        // Its share of the process's budget of bytes, held until it is judged.
+        let hold = crate::suites::world::budget::Hold::new();
+        lock(&w).hold = hold.clone();
         seed_artifacts(&w, &sc);
         env.pod = pod_host(&w, &sc);
         let (core_task, gates_task, reached) = serve(core, gates, &w);
@@ -381,6 +384,8 @@ pub(crate) fn play(
                             break;
                         }
                         Now::At(ms) => {
+                            // A wait for the budget is not the harness's time (`budget`).
+                            let ms = ms.saturating_sub(hold.waited().as_millis() as u64);
                             while let Some((_, a)) = timed.next_if(|(at, _)| *at <= ms) {
                                 let _ = acts.send(Act::Do(a));
                             }
@@ -400,17 +405,7 @@ pub(crate) fn play(
                 }
             }
         }
-        let end = {
-            let mut g = lock(&w);
-            let end =
-                g.record(json!({ "via": "core", "event": "end", "deadlineHit": deadline_hit }));
-            g.freeze();
-            for c in g.conns().values() {
-                let _ =
-                    c.tx.send(tokio_tungstenite::tungstenite::Message::Close(None));
-            }
-            end
-        };
+        let end = close(&w, deadline_hit);
         if let Some(r) = running.take() {
             let lines = tokio::task::spawn_blocking(move || r.stop(false))
                 .await
@@ -445,9 +440,23 @@ pub(crate) fn play(
             runs,
             harness: sc.harness.clone(),
             deadline_hit,
+            hold: Some(hold),
         };
         Ok((played, stderr, g.skip().map(String::from)))
     })
+}
+
+/// The scenario's end: recorded (its place in the log returned), the world frozen, every
+/// connection closed.
+fn close(w: &world::Shared, deadline_hit: bool) -> usize {
+    let mut g = lock(w);
+    let end = g.record(json!({ "via": "core", "event": "end", "deadlineHit": deadline_hit }));
+    g.freeze();
+    for c in g.conns().values() {
+        let _ =
+            c.tx.send(tokio_tungstenite::tungstenite::Message::Close(None));
+    }
+    end
 }
 
 /// The session's file artifacts the scenario's `artifacts` lists, which its messages may name.
@@ -651,6 +660,7 @@ fn act(w: &world::Shared, a: &Value) {
             // Counted as queued like every text core sends: the writer takes it off when sent.
             c.queued
                 .fetch_add(t.len(), std::sync::atomic::Ordering::Relaxed);
+            g.hold.take(t.len() as u64);
             let _ =
                 c.tx.send(tokio_tungstenite::tungstenite::Message::text(t.to_string()));
         }

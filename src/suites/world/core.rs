@@ -1,6 +1,7 @@
 //! hcpspec's core listener (section 1): the WebSocket upgrade checks, one JSON text message per
 //! frame, pings and the silence drop. Requests go to the `World`; every frame is logged.
 
+use super::budget::{Hold, Metered};
 use super::model::{lock, Conn, Reply, Shared, World};
 use crate::knob::Class;
 use crate::suites::core_api::knobs::{Mutant, Variant};
@@ -37,6 +38,10 @@ pub async fn serve(listener: TcpListener, w: Shared) {
 
 /// One harness connection, the `n`th: its upgrade, its frames, and its end.
 pub async fn connection(stream: TcpStream, n: usize, w: Shared) {
+    // Read within the process's budget of bytes (`budget`).
+    let hold = lock(&w).hold.clone();
+    let stream = Metered::new(stream, hold.clone());
+    let read = stream.read.clone();
     let Some((ws, credential, pod)) = upgrade(stream, n, &w).await else {
         return;
     };
@@ -69,14 +74,22 @@ pub async fn connection(stream: TcpStream, n: usize, w: Shared) {
         }
     };
     let knobs = lock(&w).knobs();
-    let writer = write(sink, rx, queued, knobs);
+    let writer = write(sink, rx, queued, knobs, hold.clone());
     let pinger = ping(w.clone(), n, ping_ms, drop_ms);
     let mut frames = 0usize;
     while let Some(m) = source.next().await {
         frames += 1;
-        if !heard(&mut lock(&w), n, frames, m, &tx) {
+        // What was read for this message is held as the message the log keeps, if it does.
+        let text = match &m {
+            Ok(Message::Text(t)) => t.len() as u64,
+            _ => 0,
+        };
+        let goes_on = heard(&mut lock(&w), n, frames, m, &tx);
+        hold.give(read.swap(0, std::sync::atomic::Ordering::Relaxed));
+        if !goes_on {
             break;
         }
+        hold.take(text);
     }
     pinger.abort();
     // A core that ends a closed connection's runs only when its silence drop comes (§ 1 ends
@@ -107,10 +120,14 @@ pub async fn connection(stream: TcpStream, n: usize, w: Shared) {
 /// The upgrade, checked (§ 1) and logged: the socket, the harness id its token is bound to,
 /// and the pod whose host it is.
 async fn upgrade(
-    stream: TcpStream,
+    stream: Metered<TcpStream>,
     n: usize,
     w: &Shared,
-) -> Option<(WebSocketStream<TcpStream>, Option<String>, Option<usize>)> {
+) -> Option<(
+    WebSocketStream<Metered<TcpStream>>,
+    Option<String>,
+    Option<usize>,
+)> {
     // Every harness token core knows, and the harness id each is bound to; the host tokens of
     // pods' hosts, and the pod each is for (§ 9).
     let (tokens, hosts, closed, knobs) = {
@@ -209,10 +226,11 @@ async fn upgrade(
 
 /// The connection's writer: it sends what core queued, and counts it off the queue.
 fn write(
-    mut sink: SplitSink<WebSocketStream<TcpStream>, Message>,
+    mut sink: SplitSink<WebSocketStream<Metered<TcpStream>>, Message>,
     mut rx: mpsc::UnboundedReceiver<Message>,
     queued: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     knobs: crate::knob::Knobs<Mutant, Variant>,
+    hold: std::sync::Arc<Hold>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut sent = 0u64;
@@ -231,6 +249,7 @@ fn write(
             };
             let sent = sink.send(m).await;
             queued.fetch_sub(n, std::sync::atomic::Ordering::Relaxed);
+            hold.give(n as u64);
             if sent.is_err() || close {
                 break;
             }
@@ -247,9 +266,14 @@ fn ping(w: Shared, n: usize, ping_ms: u64, drop_ms: u64) -> tokio::task::JoinHan
         loop {
             tick.tick().await;
             let mut g = lock(&w);
-            // On the scenario's time: a harness the machine kept from answering is not silent.
+            // On the scenario's time: a harness the machine kept from answering is not silent,
+            // nor while hcpspec waits for its budget to read it.
             let now = g.now();
-            let silent = g.conns.get(&n).map_or(0, |c| now.saturating_sub(c.heard));
+            let silent = g
+                .conns
+                .get(&n)
+                .map_or(0, |c| now.saturating_sub(c.heard))
+                .min(g.hold.since_waiting().as_millis() as u64);
             if silent > drop_ms && !g.breaks(Mutant::NoSilenceDrop) {
                 let ms = silent;
                 g.record(json!({ "via": "core", "event": "drop", "conn": n, "silentMs": ms }));

@@ -25,7 +25,8 @@ pub const BODY_DEADLINE: Duration = Duration::from_secs(2);
 pub fn router(w: Shared) -> Router {
     let call = |route: &'static str| {
         move |State(w): State<Shared>, h: HeaderMap, b: axum::body::Body| async move {
-            match body(&h, b).await {
+            let hold = lock(&w).hold.clone();
+            match body(&h, b, &hold).await {
                 Ok(b) => call(w, route, h, b).await,
                 Err(None) => answer(
                     400,
@@ -158,7 +159,11 @@ fn header(h: &HeaderMap, name: &str) -> Value {
 
 /// A gate call's body, read in chunks up to [`BODY_BYTES`] and within [`BODY_DEADLINE`]; a cap
 /// hit is its status and reason, a body the client gave up on none.
-async fn body(h: &HeaderMap, b: axum::body::Body) -> Result<Bytes, Option<(u16, String)>> {
+async fn body(
+    h: &HeaderMap,
+    b: axum::body::Body,
+    hold: &std::sync::Arc<super::budget::Hold>,
+) -> Result<Bytes, Option<(u16, String)>> {
     use futures_util::StreamExt;
     let announced = h
         .get("content-length")
@@ -170,7 +175,7 @@ async fn body(h: &HeaderMap, b: axum::body::Body) -> Result<Bytes, Option<(u16, 
             format!("a gate body of {n} bytes announced, past {BODY_BYTES} (refused, not read)"),
         )));
     }
-    let until = tokio::time::Instant::now() + BODY_DEADLINE;
+    let mut until = tokio::time::Instant::now() + BODY_DEADLINE;
     let mut stream = b.into_data_stream();
     let mut buf = Vec::new();
     loop {
@@ -198,6 +203,12 @@ async fn body(h: &HeaderMap, b: axum::body::Body) -> Result<Bytes, Option<(u16, 
                         ),
                     )));
                 }
+                // Held (the log keeps the body); a wait for the process's budget is not
+                // charged to the body's deadline.
+                let waited = tokio::time::Instant::now();
+                hold.until_room().await;
+                until += waited.elapsed();
+                hold.take(chunk.len() as u64);
                 buf.extend_from_slice(&chunk);
             }
         }

@@ -8,6 +8,7 @@
 //! are none, so its freedom is none too).
 
 pub mod artifacts;
+pub mod budget;
 pub mod core;
 pub mod folders;
 pub mod gates;

@@ -164,6 +164,9 @@ pub struct World {
     frozen: bool,
     /// The bytes of every message the harness sent, in all its connections (`core::FLOOD_BYTES`).
     pub(super) received: u64,
+    /// The scenario's share of the process's budget of bytes (`budget`): the harness-api
+    /// suite's; unmetered elsewhere.
+    pub hold: Arc<super::budget::Hold>,
     /// The messages of the turns not offered yet, by offer (core role): a message sent while a
     /// turn runs waits in the session's queue and joins the next turn's.
     inbox: Vec<(usize, Value)>,
@@ -258,6 +261,7 @@ impl World {
             seq: 0,
             frozen: false,
             received: 0,
+            hold: super::budget::Hold::unmetered(),
             offers: sc_offers,
             tenant_closed: false,
             role,
@@ -524,6 +528,9 @@ impl World {
             self.lost(conn);
             return;
         }
+        // Held twice: in the log (until the scenario is judged) and queued (until the
+        // connection's writer has sent it).
+        self.hold.take(2 * text.len() as u64);
         let _ = c.tx.send(Message::text(text));
     }
 

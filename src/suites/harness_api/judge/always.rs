@@ -1,7 +1,7 @@
 //! The checks of every scenario, each the invariant of one cited sentence of spec 004 (their
 //! names and cites: the table in `judge`).
 
-use super::view::{entries, offered, summary_call, Req, View};
+use super::view::{effect_gate, entries, offered, summary_call, Req, View};
 use super::{fail, Fail};
 use crate::suites::world::model::effect_id;
 use serde_json::{json, Value};
@@ -145,16 +145,19 @@ pub(super) fn hello(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
 }
 
 pub(super) fn journaled_first(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
-    let intents = v.intents();
+    // The first intent answered `execute`, by run and effect id.
+    let mut first: BTreeMap<(&str, String), usize> = BTreeMap::new();
+    for (r, id, a) in v.intents() {
+        if let (Some(run), Some(a)) = (r.f["p"]["runId"].as_str(), a) {
+            if a["r"]["status"] == "execute" {
+                first.entry((run, id)).or_insert(r.at);
+            }
+        }
+    }
     for (i, g) in v.effect_gates() {
         let key = g["key"].as_str().unwrap_or_default();
         let run = g["run"].as_str().unwrap_or_default();
-        let ok = intents.iter().any(|(r, id, a)| {
-            r.at < i
-                && id == key
-                && r.f["p"]["runId"] == run
-                && a.is_some_and(|a| a["r"]["status"] == "execute")
-        });
+        let ok = first.get(&(run, key.to_string())).is_some_and(|at| *at < i);
         if !ok {
             return Err(fail(
                 "journaled-first",
@@ -188,8 +191,8 @@ pub(super) fn idempotency_key(v: &View, _: &mut Vec<String>) -> Result<(), Fail>
 
 /// The log index of the nth renewal answer that switched `run`'s token, and its connection.
 fn switch_answer(v: &View, run: &str, nth: u64) -> Option<(usize, u64)> {
-    v.reqs_of("lease.renew")
-        .filter(|r| r.f["p"]["runId"] == run)
+    v.reqs_about(run)
+        .filter(|r| r.f["m"] == "lease.renew")
         .filter_map(|r| {
             let (at, a) = v.answer_at(&r)?;
             a["r"]["token"].is_string().then_some((at, r.conn))
@@ -234,9 +237,9 @@ pub(super) fn run_token(v: &View, _: &mut Vec<String>) -> Result<(), Fail> {
 /// intent for the effect `key`: what a gate call for that effect was made in answer to.
 fn executed_by(v: &View, run: &str, key: Option<&str>, before: usize) -> Option<(usize, u64)> {
     let key = key?;
-    v.reqs_of("effect.intent")
+    v.reqs_about(run)
         .filter(|r| {
-            r.f["p"]["runId"] == run && effect_id(&r.f["p"]["effect"]).as_deref() == Some(key)
+            r.f["m"] == "effect.intent" && effect_id(&r.f["p"]["effect"]).as_deref() == Some(key)
         })
         .filter_map(|r| {
             let (i, a) = v.answer_at(&r)?;
@@ -302,14 +305,10 @@ fn request_of<'a>(v: &View<'a>, r: &Req<'a>, id: &str) -> (&'a Value, Option<&'a
     if effect["kind"] != "model" {
         return (effect, Some(effect));
     }
+    let run = r.f["p"]["runId"].as_str().unwrap_or_default();
     let call = v
-        .gates()
-        .find(|(i, g)| {
-            *i > r.at
-                && g["route"] == "model-calls"
-                && g["key"] == id
-                && g["run"] == r.f["p"]["runId"]
-        })
+        .gates_about(run)
+        .find(|(i, g)| *i > r.at && g["route"] == "model-calls" && g["key"] == id)
         .and_then(|(_, g)| g["body"].get("call"));
     (effect, call)
 }
@@ -425,12 +424,9 @@ pub(super) fn nothing_after_end(v: &View, _: &mut Vec<String>) -> Result<(), Fai
         let lost_conn = (run.ended.as_ref().map(|e| e.1.as_str()) == Some("connection.lost"))
             .then(|| v.p.log[end]["conn"].as_u64())
             .flatten();
-        let late = v.reqs().find(|r| {
-            r.at > end
-                && r.f["p"]["runId"] == run.id.as_str()
-                && r.f["m"] != "lease.renew"
-                && Some(r.conn) != lost_conn
-        });
+        let late = v
+            .reqs_about(&run.id)
+            .find(|r| r.at > end && r.f["m"] != "lease.renew" && Some(r.conn) != lost_conn);
         if let Some(r) = late {
             return Err(fail(
                 "nothing-after-the-end",
@@ -449,9 +445,9 @@ pub(super) fn nothing_after_end(v: &View, _: &mut Vec<String>) -> Result<(), Fai
         // core answers no intent `execute`, so every gate call for the run answers one sent
         // before the refusal, and travels on a connection of its own: it may cross the refusal
         // however late it arrives.
-        let late_gate = v.effect_gates().find(|(i, g)| {
-            *i > end && g["run"] == run.id.as_str() && lost_conn.is_none() && !refused
-        });
+        let late_gate = v
+            .gates_about(&run.id)
+            .find(|(i, g)| *i > end && effect_gate(g) && lost_conn.is_none() && !refused);
         if let Some((_, g)) = late_gate {
             return Err(fail(
                 "nothing-after-the-end",

@@ -5,7 +5,7 @@ use super::view::{entries, offered, summary_call, Req, View};
 use super::{Fail, RunInfo};
 use crate::suites::world::scenario::{Asked, Ending};
 use serde_json::{json, Value};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::num::NonZeroUsize;
 
 /// The bytes the harness stored, by the effectId it named: a begin with its base64, or an
@@ -149,19 +149,17 @@ fn ends(
     }
     for run in runs {
         let how = run.ended.as_ref().map(|e| e.1.as_str());
-        let output = v.reqs_of("output").find(|r| {
-            r.f["p"]["runId"] == run.id.as_str() && run.ended_at.is_some_and(|e| r.at < e)
-        });
-        let release = v.reqs_of("lease.release").find(|r| {
-            r.f["p"]["runId"] == run.id.as_str() && run.ended_at.is_some_and(|e| r.at < e)
-        });
+        let output = v
+            .reqs_about(&run.id)
+            .find(|r| r.f["m"] == "output" && run.ended_at.is_some_and(|e| r.at < e));
+        let release = v
+            .reqs_about(&run.id)
+            .find(|r| r.f["m"] == "lease.release" && run.ended_at.is_some_and(|e| r.at < e));
         let ok = match with.status() {
             None => {
                 how == Some("release")
                     && release.is_some_and(|r| reason.is_none_or(|x| r.f["p"]["reason"] == x))
-                    && !v
-                        .reqs_of("output")
-                        .any(|r| r.f["p"]["runId"] == run.id.as_str())
+                    && !v.reqs_about(&run.id).any(|r| r.f["m"] == "output")
             }
             Some(kind) => {
                 how == Some("output")
@@ -193,19 +191,16 @@ fn ends(
 fn waits_on(v: &View, c: &Value, offer: Option<NonZeroUsize>) -> Result<(), Fail> {
     for run in runs(v, offer) {
         let waiting: BTreeSet<String> = v
-            .intents()
+            .intents_about(&run.id)
             .into_iter()
-            .filter(|(r, _, a)| {
-                r.f["p"]["runId"] == run.id.as_str()
-                    && a.is_some_and(|a| {
-                        matches!(a["r"]["status"].as_str(), Some("pending" | "uncertain"))
-                    })
+            .filter(|(_, _, a)| {
+                a.is_some_and(|a| {
+                    matches!(a["r"]["status"].as_str(), Some("pending" | "uncertain"))
+                })
             })
             .map(|(_, id, _)| id)
             .collect();
-        let out = v
-            .reqs_of("output")
-            .find(|r| r.f["p"]["runId"] == run.id.as_str());
+        let out = v.reqs_about(&run.id).find(|r| r.f["m"] == "output");
         let named: BTreeSet<String> = out
             .and_then(|o| o.f["p"]["effectIds"].as_array())
             .into_iter()
@@ -311,9 +306,8 @@ fn replays_same(v: &View, c: &Value) -> Result<(), Fail> {
         ));
     };
     let asked = |run: &RunInfo| -> Vec<String> {
-        v.intents()
+        v.intents_about(&run.id)
             .into_iter()
-            .filter(|(r, _, _)| r.f["p"]["runId"] == run.id.as_str())
             .map(|(_, id, _)| id)
             .collect()
     };
@@ -435,10 +429,10 @@ fn count(
     max: Option<u64>,
 ) -> Result<(), Fail> {
     let per_run = offer.and_then(|n| v.p.runs.get(n.get() - 1));
-    let n = v
-        .reqs_of(m)
-        .filter(|r| per_run.is_none_or(|run| r.f["p"]["runId"] == run.id.as_str()))
-        .count() as u64;
+    let n = match per_run {
+        Some(run) => v.reqs_about(&run.id).filter(|r| r.f["m"] == m).count(),
+        None => v.reqs_of(m).count(),
+    } as u64;
     let ok = min.is_none_or(|x| n >= x) && max.is_none_or(|x| n <= x);
     if ok {
         Ok(())
@@ -513,13 +507,16 @@ fn renewals(v: &View, c: &Value, offer: Option<NonZeroUsize>) -> Result<(), Fail
             })
             .unwrap_or(1000)
             .max(1);
+    // Each run's offer, by its id.
+    let mut offers: BTreeMap<&str, &Value> = BTreeMap::new();
+    for e in v.p.log.iter().filter(|e| e["event"] == "offer") {
+        if let Some(run) = e["run"].as_str() {
+            offers.entry(run).or_insert(e);
+        }
+    }
     for run in runs(v, offer) {
         let at = |e: &Value| e["at"].as_u64().unwrap_or(0);
-        let Some(from) =
-            v.p.log
-                .iter()
-                .find(|e| e["event"] == "offer" && e["run"] == run.id.as_str())
-        else {
+        let Some(from) = offers.get(run.id.as_str()).copied() else {
             continue;
         };
         let until = run
@@ -529,8 +526,8 @@ fn renewals(v: &View, c: &Value, offer: Option<NonZeroUsize>) -> Result<(), Fail
         let held = until.saturating_sub(at(from));
         let want = (held / (2 * period)).saturating_sub(1);
         let n = v
-            .reqs_of("lease.renew")
-            .filter(|r| r.f["p"]["runId"] == run.id.as_str())
+            .reqs_about(&run.id)
+            .filter(|r| r.f["m"] == "lease.renew")
             .count() as u64;
         if n < want {
             return Err(super::miss(
@@ -571,19 +568,17 @@ fn model_saw(v: &View, c: &Value, want: &str) -> Result<(), Fail> {
 /// tool-results entry. The steps are the run's model calls, whose answers hcpspec's Model Gate
 /// wrote.
 fn entries_per_step(v: &View, c: &Value, offer: Option<NonZeroUsize>) -> Result<(), Fail> {
+    // A summary call (a compaction's) writes no candidate.
+    let summaries: BTreeSet<String> = v
+        .intents()
+        .into_iter()
+        .filter(|(q, _, _)| summary_call(q))
+        .map(|(_, id, _)| id)
+        .collect();
     for run in runs(v, offer) {
-        // A summary call (a compaction's) writes no candidate.
-        let summaries: BTreeSet<String> = v
-            .intents()
-            .into_iter()
-            .filter(|(q, _, _)| summary_call(q))
-            .map(|(_, id, _)| id)
-            .collect();
         let mut calls: Vec<(&str, &Value)> = Vec::new();
-        for (_, g) in v.gates().filter(|(_, g)| {
-            g["route"] == "model-calls"
-                && g["run"] == run.id.as_str()
-                && !g["key"].as_str().is_some_and(|k| summaries.contains(k))
+        for (_, g) in v.gates_about(&run.id).filter(|(_, g)| {
+            g["route"] == "model-calls" && !g["key"].as_str().is_some_and(|k| summaries.contains(k))
         }) {
             let key = g["key"].as_str().unwrap_or_default();
             if !calls.iter().any(|(k, _)| *k == key) {
@@ -598,10 +593,7 @@ fn entries_per_step(v: &View, c: &Value, offer: Option<NonZeroUsize>) -> Result<
                     .is_some_and(|o| o.iter().any(|b| b["type"] == "tool-call"))
             })
             .count();
-        let Some(out) = v
-            .reqs_of("output")
-            .find(|r| r.f["p"]["runId"] == run.id.as_str())
-        else {
+        let Some(out) = v.reqs_about(&run.id).find(|r| r.f["m"] == "output") else {
             return Err(super::miss(
                 c,
                 format!("{} has no output", run.id),

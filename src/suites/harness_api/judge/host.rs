@@ -223,14 +223,15 @@ mod tests {
             runs: vec![],
             harness: String::new(),
             deadline_hit: false,
+            hold: None,
         };
         let c = json!({ "check": "hostRejoins" });
         let p = played(&log);
-        host_rejoins(&View { p: &p }, &c).expect("the new token was used from then on");
+        host_rejoins(&View::new(&p), &c).expect("the new token was used from then on");
         // Once the host used the new token, the old one is wrong.
         log.push(host(RENEW, Some(1), 401, None));
         let p = played(&log);
-        let f = host_rejoins(&View { p: &p }, &c).expect_err("the old token after the new");
+        let f = host_rejoins(&View::new(&p), &c).expect_err("the old token after the new");
         assert!(f.message.contains("carried {\"join\":1}"), "{}", f.message);
     }
 }

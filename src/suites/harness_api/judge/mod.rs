@@ -22,6 +22,9 @@ pub struct Played {
     pub runs: Vec<RunInfo>,
     pub harness: String,
     pub deadline_hit: bool,
+    /// The scenario's share of the process's budget of bytes: what the log holds, given back
+    /// once it is dropped.
+    pub hold: Option<std::sync::Arc<crate::suites::world::budget::Hold>>,
 }
 
 #[derive(Debug, Clone)]
@@ -423,13 +426,16 @@ fn fail(check: &str, message: impl Into<String>, expected: Value, actual: Value)
 
 /// Judge a played scenario: the first failure, and the warnings.
 pub fn judge(p: &Played, asked: &[Written<Asked>]) -> (Option<Fail>, Vec<String>) {
-    let v = View { p };
+    judge_view(&View::new(p), asked)
+}
+
+fn judge_view(v: &View, asked: &[Written<Asked>]) -> (Option<Fail>, Vec<String>) {
     let mut warnings = Vec::new();
     for c in CHECKS {
         let failed = match c.run {
-            Run::Every(run) => run(&v, &mut warnings).err(),
+            Run::Every(run) => run(v, &mut warnings).err(),
             Run::Warn(run) => {
-                run(&v, &mut warnings);
+                run(v, &mut warnings);
                 None
             }
             Run::In(_) | Run::Asked => None,
@@ -438,13 +444,13 @@ pub fn judge(p: &Played, asked: &[Written<Asked>]) -> (Option<Fail>, Vec<String>
             return (failed, warnings);
         }
     }
-    let failed = asked.iter().find_map(|c| c.read.judge(&v, &c.text).err());
+    let failed = asked.iter().find_map(|c| c.read.judge(v, &c.text).err());
     (failed, warnings)
 }
 
 /// Only the named checks of every scenario (the fuzzer's invariants).
 pub fn judge_only(p: &Played, names: &[&str]) -> Option<Fail> {
-    let v = View { p };
+    let v = View::new(p);
     let mut warnings = Vec::new();
     CHECKS
         .iter()
@@ -535,17 +541,57 @@ mod tests {
             runs: vec![],
             harness: String::new(),
             deadline_hit: false,
+            hold: None,
         }
+    }
+
+    /// The entries the checks are handed judging a scenario of `n` offers the reference harness
+    /// played (all played, within the deadline, passing).
+    fn judged(n: usize) -> u64 {
+        use crate::suites::world::scenario::Scenario;
+        let sc: Scenario = serde_json::from_value(json!({
+            "deadlineMs": 60000,
+            "model": [{ "text": "done" }],
+            "offers": vec!["turn"; n],
+            "checks": [
+                { "check": "ends", "with": "turn.completed" },
+                { "check": "count", "m": "output", "min": n },
+                { "check": "renewals" }
+            ]
+        }))
+        .unwrap();
+        let harness = crate::suites::harness_api::Harness::parse("inproc:reference").unwrap();
+        let (p, _, _) =
+            crate::suites::harness_api::play(std::sync::Arc::new(sc.clone()), &harness).unwrap();
+        assert!(!p.deadline_hit, "{n} offers: the deadline was hit");
+        assert_eq!(p.runs.len(), n, "{n} offers: every run played");
+        let v = View::new(&p);
+        let (fail, _) = judge_view(&v, &sc.checks);
+        assert!(fail.is_none(), "{n} offers: {fail:?}");
+        v.looked()
+    }
+
+    /// Judging is near-linear in the log: each check reads it by run and request id, never once
+    /// per run or per request (1000 offers took a minute to judge against a 5 s deadline). Work
+    /// counted, not timed: three times the offers is about three times the entries looked at.
+    #[test]
+    fn judging_grows_linearly_with_the_offers() {
+        let (small, large) = (judged(60), judged(180));
+        eprintln!("entries looked at: {small} for 60 offers, {large} for 180");
+        assert!(
+            large < 5 * small,
+            "judging 180 offers looked at {large} entries, 60 offers {small}: quadratic"
+        );
     }
 
     #[test]
     fn an_old_token_is_late_only_on_a_call_made_after_the_switch_came() {
         let p = played(true);
-        always::run_token(&View { p: &p }, &mut vec![])
+        always::run_token(&View::new(&p), &mut vec![])
             .expect("a call begun before the switch came");
         let p = played(false);
-        let f = always::run_token(&View { p: &p }, &mut vec![])
-            .expect_err("made after the switch came");
+        let f =
+            always::run_token(&View::new(&p), &mut vec![]).expect_err("made after the switch came");
         assert_eq!(f.check, "run-token");
     }
 
@@ -567,7 +613,7 @@ mod tests {
             ended: Some((1, "renew-refused".into())),
             ended_at: Some(refusal),
         }];
-        always::nothing_after_end(&View { p: &p }, &mut vec![])
+        always::nothing_after_end(&View::new(&p), &mut vec![])
             .expect("a call begun before the refusal");
         // A request on the socket after the harness answered the ping is late.
         p.log.push(frame(
@@ -575,8 +621,8 @@ mod tests {
             "harness",
             json!({ "t": "req", "id": "5", "m": "effect.intent", "p": { "runId": "run-1" } }),
         ));
-        let f = always::nothing_after_end(&View { p: &p }, &mut vec![])
-            .expect_err("a request after it");
+        let f =
+            always::nothing_after_end(&View::new(&p), &mut vec![]).expect_err("a request after it");
         assert_eq!(f.check, "nothing-after-the-end");
     }
 
