@@ -287,7 +287,7 @@ fn what_comes_after_hcpspec_is_not_a_command() {
 /// step log, the step's files (summary, outputs) or the reports the Action writes.
 #[test]
 fn no_secret_reaches_the_step_log_summary_outputs_or_reports() {
-    use crate::redaction::{FORBIDDEN, PLANTED};
+    use crate::redaction::{files, FORBIDDEN, PLANTED};
     let dir = tempfile::tempdir().unwrap();
     let shim = root().join("tests/fauxmplementations/leaky.py");
     let runtime = format!("stdio:python3 {} contract declares", shim.display());
@@ -303,17 +303,8 @@ fn no_secret_reaches_the_step_log_summary_outputs_or_reports() {
     );
     assert_eq!(code, Some(1), "the cases are errors: {log}");
     let mut texts = vec![("the step log".to_string(), log)];
-    let mut todo = vec![dir.path().to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
-                texts.push((p.display().to_string(), text));
-            }
-        }
+    for (p, text) in files(dir.path()) {
+        texts.push((p.display().to_string(), text));
     }
     let names: Vec<&str> = texts.iter().map(|(n, _)| n.as_str()).collect();
     for want in [

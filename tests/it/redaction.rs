@@ -39,7 +39,7 @@ pub(crate) const FORBIDDEN: &[&str] = &[
 ];
 
 /// Every file under `dir`, with its text.
-fn files(dir: &Path) -> Vec<(PathBuf, String)> {
+pub(crate) fn files(dir: &Path) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     let mut todo = vec![dir.to_path_buf()];
     while let Some(d) = todo.pop() {

@@ -195,25 +195,6 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    #[test]
-    fn a_quiet_machine_is_charged_wall_time() {
-        assert_eq!(charged(100 * MS, 0), 100 * MS);
-    }
-
-    #[test]
-    fn the_wait_for_a_cpu_is_not_charged() {
-        assert_eq!(charged(100 * MS, 30 * MS), 70 * MS);
-    }
-
-    #[test]
-    fn scenario_time_runs_at_least_at_its_least_share_of_wall_time() {
-        // Waited all the time (or more, as per-thread counters are read at slightly different
-        // instants): an eighth of it still runs.
-        assert_eq!(charged(800 * MS, 800 * MS), 100 * MS);
-        assert_eq!(charged(800 * MS, 5000 * MS), 100 * MS);
-        assert_eq!(charged(800 * MS, 750 * MS), 100 * MS);
-    }
-
     fn waits(owed: &[u64]) -> Vec<Wait> {
         owed.iter().map(|&owed| Wait { so_far: 0, owed }).collect()
     }
