@@ -34,7 +34,11 @@ fn call(mode: &str) -> (Result<serde_json::Value, CallError>, Duration) {
 
 fn fails_with(mode: &str, evidence: &str) {
     let (r, took) = call(mode);
-    assert!(took < Duration::from_secs(9), "{mode}: took {took:?}");
+    // Never past its deadline in charged time: at most LEAST_SHARE times 3 s of wall time on a
+    // machine that keeps the shim from a CPU (docs/security.md), then the kill.
+    let most =
+        Duration::from_secs(3) * hcpspec::adapter::sched::LEAST_SHARE + Duration::from_secs(6);
+    assert!(took < most, "{mode}: took {took:?}");
     match r {
         Err(CallError::Transport(m)) => {
             assert!(m.contains(evidence), "{mode}: `{evidence}` not in {m}")
