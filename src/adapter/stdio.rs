@@ -53,10 +53,18 @@ pub(crate) struct Proc {
     command: String,
     /// Every process it started, killed with it.
     tree: Tree,
-    /// When the call under way began, and the waits for a CPU then (`sched`): its deadline
-    /// does not charge what the machine made the shim, or hcpspec, wait.
-    call: Option<(Instant, sched::Waits)>,
+    /// When the call under way began: its deadline does not charge what the machine made the
+    /// shim, or hcpspec, wait for a CPU since (`sched`).
+    call: Option<Instant>,
+    /// The waits for a CPU as last read, when, and on which thread (its own wait is read on
+    /// it): read again at a call's start only when older than [`WAITS_EVERY`] or made on
+    /// another thread, so a call mostly costs no reads of /proc.
+    waits: Option<(Instant, std::thread::ThreadId, sched::Waits)>,
 }
+
+/// How old the waits read before a call may be. Waits in that span before the call are not
+/// charged to it either: a deadline is at most this much more lenient, never stricter.
+const WAITS_EVERY: Duration = Duration::from_millis(100);
 
 impl Proc {
     pub(crate) fn spawn(argv: &[String]) -> Result<Proc, String> {
@@ -90,6 +98,7 @@ impl Proc {
             command,
             tree,
             call: None,
+            waits: None,
         })
     }
 
@@ -308,15 +317,24 @@ impl Proc {
     /// What is left of the call's `deadline` when the time the machine made the shim's threads
     /// or this thread wait for a CPU since the call began is not charged; None when nothing is.
     fn unwaited(&self, deadline: Duration) -> Option<Duration> {
-        let (start, waits) = self.call.as_ref()?;
-        let waited = waits.since(self.child.id() as i32);
+        let start = self.call?;
+        let waited = self.waits.as_ref()?.2.since(self.child.id() as i32);
         let charged = sched::charged(start.elapsed(), waited);
         deadline.checked_sub(charged).filter(|d| !d.is_zero())
     }
 
     /// Write a call's request: the call begins now.
     pub(crate) fn write(&mut self, bytes: Vec<u8>, deadline: Duration) -> Result<(), String> {
-        self.call = Some((Instant::now(), sched::Waits::now(self.child.id() as i32)));
+        let now = Instant::now();
+        self.call = Some(now);
+        let me = std::thread::current().id();
+        if self
+            .waits
+            .as_ref()
+            .is_none_or(|(at, on, _)| now - *at > WAITS_EVERY || *on != me)
+        {
+            self.waits = Some((now, me, sched::Waits::now(self.child.id() as i32)));
+        }
         let Some(mut stdin) = self.stdin.take() else {
             return Err(format!("the shim's stdin is closed; {}", self.exited()));
         };
