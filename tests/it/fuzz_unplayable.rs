@@ -81,24 +81,24 @@ fn host_fuzz_stops_at_max_findings() {
     assert_eq!(stdout.matches("finding:").count(), 1, "{stdout}");
 }
 
+/// `fuzz --suite SUITE --cases 6` on `SCRIPT garbage-but-describe` (a shim answering its
+/// describe and garbage to everything else): its exit code, stdout and stderr.
+fn garbage_but_describe(suite: &str, script: &str) -> (Option<i32>, String, String) {
+    let runtime = format!("stdio:{}", hostile(script, "garbage-but-describe"));
+    let o = fuzz(&["--suite", suite, "--runtime", &runtime, "--cases", "6"]);
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
 /// A core whose shim answers its `core.describe` and garbage to everything else (no JSON, a
 /// wrong id, no JSON-RPC) played nothing: never a green "0 findings".
 #[test]
 fn core_api_fuzz_on_a_shim_answering_garbage_after_describe_is_not_green() {
-    let runtime = format!(
-        "stdio:{}",
-        hostile("hostile_core.py", "garbage-but-describe")
-    );
-    let o = fuzz(&["--suite", "core-api", "--runtime", &runtime, "--cases", "6"]);
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr),
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(hcpspec::exit::UNREACHABLE),
-        "{stdout}\n{stderr}"
-    );
+    let (code, stdout, stderr) = garbage_but_describe("core-api", "hostile_core.py");
+    assert_eq!(code, Some(hcpspec::exit::UNREACHABLE), "{stdout}\n{stderr}");
     assert!(stdout.contains("6 could not be played"), "{stdout}");
     // Each unplayable trial is named with why (its seed case and the failing call).
     assert!(stdout.contains("unplayable: core.start"), "{stdout}");
@@ -108,16 +108,8 @@ fn core_api_fuzz_on_a_shim_answering_garbage_after_describe_is_not_green() {
 /// play no trial, and is never a green "0 findings".
 #[test]
 fn host_fuzz_on_a_shim_answering_garbage_after_describe_is_not_green() {
-    let runtime = format!(
-        "stdio:{}",
-        hostile("hostile_host.py", "garbage-but-describe")
-    );
-    let o = fuzz(&["--suite", "host", "--runtime", &runtime, "--cases", "6"]);
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr),
-    );
-    assert_ne!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    let (code, stdout, stderr) = garbage_but_describe("host", "hostile_host.py");
+    assert_ne!(code, Some(0), "{stdout}\n{stderr}");
     assert!(!stdout.contains("0 findings"), "{stdout}\n{stderr}");
     // Why nothing was judged is said in words, naming the call that broke once.
     let said = format!("{stdout}{stderr}");

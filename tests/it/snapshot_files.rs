@@ -29,13 +29,7 @@ fn run(out: &Path, snaps: &Path, extra: &[&str]) -> Output {
         .expect("hcpspec runs")
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use crate::cli::text;
 
 /// Accepted snapshots in `snaps`; the first `.snap` of the contract suite.
 fn accepted(out: &Path, snaps: &Path) -> PathBuf {
