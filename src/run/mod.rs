@@ -2,6 +2,7 @@
 //! step, match what it saw against the case's expectations, and return a verdict.
 
 pub mod expectations;
+pub mod held_back;
 pub mod parity;
 pub mod plan;
 pub mod pool;

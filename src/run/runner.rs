@@ -573,8 +573,17 @@ impl<'a> Runner<'a> {
             return error(format!("hcpspec could not start the case: {e}"));
         }
         let mut slow_at = self.slow;
+        // The guard does not count the time hcpspec held its cases back (its memory budget).
+        let held_from = super::held_back::total();
+        let guarded = || {
+            started
+                .elapsed()
+                .saturating_sub(super::held_back::total() - held_from)
+        };
         loop {
-            let wait = slow_at.min(self.deadline).saturating_sub(started.elapsed());
+            let wait = slow_at
+                .saturating_sub(started.elapsed())
+                .min(self.deadline.saturating_sub(guarded()));
             match rx.recv_timeout(wait) {
                 Ok(Ok(r)) => return r,
                 Ok(Err(panic)) => {
@@ -598,7 +607,7 @@ impl<'a> Runner<'a> {
                         });
                         slow_at = elapsed + self.slow;
                     }
-                    if elapsed >= self.deadline {
+                    if guarded() >= self.deadline {
                         return error(format!(
                             "no verdict within {:.0} s: the case was left running",
                             self.deadline.as_secs_f64()

@@ -144,7 +144,10 @@ impl Hold {
             w.since = Some(Instant::now());
         }
         w.waiters += 1;
-        Waiting(self.clone())
+        Waiting {
+            hold: self.clone(),
+            _held_back: crate::run::held_back::begin(),
+        }
     }
 
     fn lock_wait(&self) -> std::sync::MutexGuard<'_, Wait> {
@@ -181,12 +184,16 @@ impl Drop for Hold {
     }
 }
 
-/// A reader waiting for the budget; its wait ends when this is dropped.
-pub struct Waiting(Arc<Hold>);
+/// A reader waiting for the budget; its wait ends when this is dropped (and with it, the time
+/// the run's guard does not count).
+pub struct Waiting {
+    hold: Arc<Hold>,
+    _held_back: crate::run::held_back::Wait,
+}
 
 impl Drop for Waiting {
     fn drop(&mut self) {
-        if let Some(t) = self.0.ticket {
+        if let Some(t) = self.hold.ticket {
             let mut p = process();
             if let Some(n) = p.waiting.get_mut(&t) {
                 *n -= 1;
@@ -195,7 +202,7 @@ impl Drop for Waiting {
                 }
             }
         }
-        let mut w = self.0.lock_wait();
+        let mut w = self.hold.lock_wait();
         w.waiters -= 1;
         if w.waiters == 0 {
             if let Some(s) = w.since.take() {
