@@ -167,3 +167,33 @@ fn a_filter_glob_that_matches_no_whole_name_suggests_one_that_does() {
         "{said}"
     );
 }
+
+#[test]
+fn a_shim_without_a_working_shebang_is_told_what_its_first_line_lacks() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let body = std::fs::read_to_string(faux("miswired.py")).unwrap();
+    let rest = body.split_once('\n').unwrap().1;
+    for (name, head, want) in [
+        (
+            "bare.py",
+            String::new(),
+            "hint: `./bare.py` has no `#!` line: add one (`#!/usr/bin/env python3`), or run it through its interpreter (stdio:python3 ./bare.py)",
+        ),
+        (
+            "gone.py",
+            "#!/nonexistent/python9\n".to_string(),
+            "hint: `./gone.py` is there, but the interpreter its `#!/nonexistent/python9` names is not",
+        ),
+    ] {
+        let p = dir.path().join(name);
+        std::fs::write(&p, format!("{head}{rest}")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // The core-api suite's shim is started the same way (one process per case).
+        for suite in ["contract", "core-api"] {
+            let (code, said) = run_in(dir.path(), &format!("stdio:./{name}"), &["--suite", suite]);
+            assert_eq!(code, 3, "{name} {suite}: {said}");
+            assert!(said.contains(want), "{name} {suite}: {said}");
+        }
+    }
+}
