@@ -3,6 +3,7 @@
 does not connect"): it answers `initialize` and -32601 to everything else, but
 
     miswired.py logs      prints a log line on stdout before its answers
+    miswired.py chatty    prints a debug line on stdout before each answer but initialize's
     miswired.py noflush   never flushes stdout (block-buffered: its answers stay in the buffer)
     miswired.py old       states a protocol version hcpspec does not speak (hcpspec-shim/0)
 """
@@ -27,6 +28,8 @@ for line in sys.stdin:
         a = {"jsonrpc": "2.0", "id": m["id"], "result": {}}
     else:
         a = {"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "method not found"}}
+    if mode == "chatty" and m["method"] != "initialize":
+        print("debug: got", m["method"], flush=True)
     if out is not None:
         out.write((json.dumps(a) + "\n").encode())
     else:

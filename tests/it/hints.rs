@@ -49,6 +49,21 @@ fn a_log_line_on_stdout_says_logs_go_to_stderr() {
     );
 }
 
+/// Mid-run, the hint is in the case's error, so every rendering (result.json here) shows it.
+#[test]
+fn a_debug_line_among_answers_says_so_in_the_cases_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let filter = "*01-load::duplicate-pack-id-rejected";
+    let (code, said) = run_in(dir.path(), &shim("chatty"), &["--filter", filter]);
+    assert_eq!(code, 1, "{said}");
+    let result = std::fs::read_to_string(dir.path().join("out/result.json")).unwrap();
+    assert!(
+        // As JSON escapes the quote that ends the line quoted.
+        result.contains(r#"debug: got runtime.create\"; hint: stdout is for JSON-RPC messages only, logs go to stderr"#),
+        "{result}"
+    );
+}
+
 #[test]
 fn a_shim_that_never_flushes_is_asked_whether_it_flushed() {
     let (code, said) = run(&shim("noflush"), &["--suite", "contract", "--timeout", "1"]);
