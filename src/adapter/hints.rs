@@ -128,10 +128,12 @@ fn interpreter(path: &Path) -> String {
 }
 
 /// Whether a line read from a shim's stdout can be a JSON-RPC message: an object naming
-/// `jsonrpc` (a cheap look, for the hint only; the line is judged elsewhere).
+/// `jsonrpc` or an `id` (an answer that forgot `jsonrpc` is not a log line). A cheap look, for
+/// the hint only; the line is judged elsewhere.
 pub fn jsonrpc_like(line: &[u8]) -> bool {
+    let names = |member: &[u8]| memchr::memmem::find(line, member).is_some();
     line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
-        && memchr::memmem::find(line, b"\"jsonrpc\"").is_some()
+        && (names(b"\"jsonrpc\"") || names(b"\"id\""))
 }
 
 #[cfg(test)]
@@ -155,6 +157,7 @@ mod tests {
         assert!(jsonrpc_like(br#" {"jsonrpc":"2.0","id":1,"result":{}}"#));
         assert!(!jsonrpc_like(b"starting"));
         assert!(!jsonrpc_like(br#"{"level":"info"}"#));
+        assert!(jsonrpc_like(br#"{"id":1,"result":{}}"#));
         assert_eq!(suite_of("hcpspec-host/2", "initialize"), Some("host"));
         assert_eq!(suite_of("hcpspec-shim/0", "initialize"), None);
     }
