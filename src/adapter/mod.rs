@@ -9,6 +9,7 @@
 //! closed socket) is a `CallError::Transport` that says what came back.
 
 pub mod client;
+pub mod hints;
 mod http;
 pub mod loopback;
 pub mod process;
@@ -116,6 +117,18 @@ pub(crate) fn check_call(
         )),
         e => e,
     })?;
+    // A version hcpspec does not speak, said as such before its schema (which lists the same).
+    if let Some(p) = result["protocol"]
+        .as_str()
+        .filter(|p| method == "initialize" && !crate::shim::PROTOCOLS.contains(p))
+    {
+        return Err(CallError::Transport(format!(
+            "initialize states protocol {}; hcpspec speaks {} (docs/CHANGELOG.md){}",
+            crate::snapshot::contain_text(&Value::from(p).to_string()),
+            crate::shim::PROTOCOLS.join(", "),
+            hints::stated(p, method)
+        )));
+    }
     if let Some((pointer, message)) = schema::check(method, Part::Result, &result) {
         return Err(CallError::Transport(format!(
             "{method}: the shim's result breaks vectors/schemas/shim/{method}.schema.json at {pointer}: {message}; result: {}",
@@ -128,7 +141,23 @@ pub(crate) fn check_call(
 impl<A: Adapter> Adapter for Checked<A> {
     fn call(&mut self, method: &str, params: Value) -> Result<Value, CallError> {
         let inner = &mut self.0;
-        check_call(method, params, |p| inner.call(method, p))
+        let mut unanswered = false;
+        let r = check_call(method, params, |p| {
+            let r = inner.call(method, p);
+            unanswered = r.as_ref().is_err_and(CallError::not_implemented);
+            r
+        });
+        match r {
+            // A shim of another suite answers its own first method, not `initialize`.
+            Err(CallError::Transport(e)) if unanswered && method == "initialize" => {
+                let hint = hints::other_suite(method, &mut |m, p| inner.call(m, p));
+                Err(CallError::Transport(match hint {
+                    Some(h) => format!("{e}; {h}"),
+                    None => e,
+                }))
+            }
+            r => r,
+        }
     }
 }
 

@@ -60,6 +60,19 @@ pub(crate) struct Proc {
     /// it): read again at a call's start only when older than [`WAITS_EVERY`] or made on
     /// another thread, so a call mostly costs no reads of /proc.
     waits: Option<(Instant, std::thread::ThreadId, sched::Waits)>,
+    /// What its stdout showed, for the hint a transport error carries (`diagnose`).
+    seen: Seen,
+}
+
+/// What a shim's stdout showed: for the hint after a failure, never for a verdict.
+#[derive(Default)]
+struct Seen {
+    /// A byte was ever read.
+    any: bool,
+    /// A line was no JSON-RPC message (a log line on stdout).
+    stray: bool,
+    /// A deadline passed.
+    late: bool,
 }
 
 /// How old the waits read before a call may be. Waits in that span before the call are not
@@ -81,7 +94,10 @@ impl Proc {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("stdio: cannot start `{command}`: {e}"))?;
+            .map_err(|e| match super::hints::spawn(program, &e) {
+                Some(hint) => format!("stdio: cannot start `{command}`: {e}; {hint}"),
+                None => format!("stdio: cannot start `{command}`: {e}"),
+            })?;
         let tree = Tree::watch(child.id(), format!("{SHIM_TOKEN}={token}"));
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
@@ -99,6 +115,7 @@ impl Proc {
             tree,
             call: None,
             waits: None,
+            seen: Seen::default(),
         })
     }
 
@@ -191,12 +208,18 @@ impl Link for Proc {
                 std::thread::sleep(Duration::from_millis(5));
             }
         }
+        // The hint first: the stderr lines that follow take lines of their own.
+        let hint = match &self.seen {
+            s if s.stray => format!("{}; ", super::hints::STRAY),
+            s if s.late && !s.any => format!("{}; ", super::hints::FLUSH),
+            _ => String::new(),
+        };
         let t = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
         if t.lines.is_empty() {
-            format!("`{}` wrote nothing to stderr", self.command)
+            format!("{hint}`{}` wrote nothing to stderr", self.command)
         } else {
             format!(
-                "last stderr lines of `{}`:\n    {}",
+                "{hint}last stderr lines of `{}`:\n    {}",
                 self.command,
                 t.lines.iter().cloned().collect::<Vec<_>>().join("\n    ")
             )
@@ -256,6 +279,7 @@ impl Proc {
                 if line.last() == Some(&b'\r') {
                     line.pop();
                 }
+                self.seen.stray |= !super::hints::jsonrpc_like(&line);
                 if line.len() > cap {
                     return Err(format!(
                         "the answer is over the size cap of {} ({} bytes)",
@@ -278,6 +302,7 @@ impl Proc {
                     end = end_of(Instant::now(), more);
                     continue;
                 }
+                self.seen.late = true;
                 let got = if self.pending.is_empty() {
                     "nothing".to_string()
                 } else {
@@ -304,7 +329,10 @@ impl Proc {
                         self.exited()
                     ));
                 }
-                Ok(n) => self.pending.extend_from_slice(&chunk[..n]),
+                Ok(n) => {
+                    self.seen.any = true;
+                    self.pending.extend_from_slice(&chunk[..n]);
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(format!("reading the shim's stdout failed: {e}")),
             }
@@ -411,12 +439,20 @@ impl Pool {
         }
         let proc = Proc::spawn(&self.argv)?;
         let mut client = Client::new(proc, self.opts.clone());
+        let mut unanswered = false;
         let handshake = super::check_call("initialize", crate::shim::greeting(), |p| {
-            client.call("initialize", p)
+            let r = client.call("initialize", p);
+            unanswered = r.as_ref().is_err_and(CallError::not_implemented);
+            r
         })
         .map_err(|e| {
+            // A shim of another suite answers its own first method, not `initialize`.
+            let hint = unanswered
+                .then(|| super::hints::other_suite("initialize", &mut |m, p| client.call(m, p)))
+                .flatten()
+                .map_or(String::new(), |h| format!("; {h}"));
             format!(
-                "stdio: `{}` failed the handshake: {e}",
+                "stdio: `{}` failed the handshake: {e}{hint}",
                 shell_words::join(&self.argv)
             )
         })?;

@@ -56,7 +56,7 @@ impl Selection {
         }
         for (f, m) in &matchers {
             if !cases.iter().any(|c| m(&c.name())) {
-                return Err(BadInput(format!("--filter {f} matches no case")));
+                return Err(BadInput(unmatched(f, cases)));
             }
         }
         for s in &self.sections {
@@ -79,6 +79,61 @@ impl Selection {
             .cloned()
             .collect())
     }
+}
+
+/// What a filter that matches no case says: for a glob, that it matches whole names and the
+/// glob that matches inside them; else the parts of names closest to it (each a filter that
+/// matches), so a typo is one edit away from a run.
+fn unmatched(f: &str, cases: &[Case]) -> String {
+    let names: Vec<String> = cases.iter().map(Case::name).collect();
+    if f.contains(['*', '?', '[']) {
+        let wide = format!("*{}*", f.trim_matches('*'));
+        if let Ok(g) = Glob::new(&wide) {
+            let g = g.compile_matcher();
+            let hits: Vec<&String> = names.iter().filter(|n| g.is_match(n.as_str())).collect();
+            if let Some(first) = hits.first() {
+                let head: Vec<&str> = first.split("::").take(2).collect();
+                return format!(
+                    "--filter {f} matches no case: a glob matches the whole name ({}::…); --filter '{wide}' matches {}",
+                    head.join("::"),
+                    hits.len()
+                );
+            }
+        }
+    }
+    let literal: String = f.chars().filter(|c| !"*?[]".contains(*c)).collect();
+    let parts: std::collections::BTreeSet<&str> =
+        names.iter().flat_map(|n| n.split("::")).collect();
+    let most = (literal.chars().count() / 3).max(2);
+    let mut near: Vec<(usize, &str)> = parts
+        .into_iter()
+        .map(|p| (edits(&literal, p), p))
+        .filter(|(d, _)| *d <= most)
+        .collect();
+    near.sort();
+    if near.is_empty() {
+        return format!("--filter {f} matches no case (`hcpspec list` prints every name)");
+    }
+    let near: Vec<&str> = near.iter().take(3).map(|(_, p)| *p).collect();
+    format!("--filter {f} matches no case; closest: {}", near.join(", "))
+}
+
+/// The Levenshtein distance of `a` and `b`, by characters.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 pub use crate::case::section_label;
@@ -156,6 +211,28 @@ mod tests {
             .len()
                 == 1
         );
+        let said = |f: &str| {
+            Selection {
+                filters: vec![f.into()],
+                ..Default::default()
+            }
+            .apply(&cases(3))
+            .unwrap_err()
+            .0
+        };
+        assert_eq!(
+            said("c1*"),
+            "--filter c1* matches no case: a glob matches the whole name (suite-a::g::…); --filter '*c1*' matches 1"
+        );
+        assert_eq!(
+            said("cc1"),
+            "--filter cc1 matches no case; closest: c1, c0, c2"
+        );
+        assert_eq!(
+            said("zzzzzzzz"),
+            "--filter zzzzzzzz matches no case (`hcpspec list` prints every name)"
+        );
+        assert_eq!(edits("kitten", "sitting"), 3);
         for bad in ["0/2", "3/2", "x", "1/0", "1-2"] {
             assert!(parse_partition(bad).is_err(), "{bad}");
         }

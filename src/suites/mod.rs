@@ -435,15 +435,26 @@ pub fn describe(
     use serde_json::json;
     let (method, what, speaks) = (how.method, how.what, how.protocols);
     let d = connect()
-        .and_then(|mut a| a.call(method, json!({})).map_err(|e| e.to_string()))
+        .and_then(|mut a| {
+            a.call(method, json!({})).map_err(|e| match e {
+                // A shim of another suite answers its own first method, not this one.
+                e if e.not_implemented() => {
+                    let hint = crate::adapter::hints::other_suite(method, &mut |m, p| a.call(m, p))
+                        .map_or(String::new(), |h| format!("; {h}"));
+                    format!("{method}: {e}{hint}")
+                }
+                e => e.to_string(),
+            })
+        })
         .map_err(NotDescribed)?;
     // The protocol a shim states decides what hcpspec's messages mean (docs/CHANGELOG.md): one
     // hcpspec does not speak is refused, never driven on a guess.
     if !d["protocol"].as_str().is_some_and(|p| speaks.contains(&p)) {
         return Err(NotDescribed(format!(
-            "{method} states protocol {}; hcpspec speaks {} (docs/CHANGELOG.md)",
+            "{method} states protocol {}; hcpspec speaks {} (docs/CHANGELOG.md){}",
             crate::snapshot::contain_text(&d["protocol"].to_string()),
-            speaks.join(", ")
+            speaks.join(", "),
+            crate::adapter::hints::stated(d["protocol"].as_str().unwrap_or_default(), method)
         )));
     }
     let mut info = json!({

@@ -22,6 +22,7 @@ mod deadlines;
 mod echo_suite;
 mod fuzz;
 mod fuzz_unplayable;
+mod hints;
 mod host;
 mod host_caps;
 mod host_fakes;

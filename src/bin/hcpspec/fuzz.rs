@@ -50,6 +50,14 @@ pub struct FuzzArgs {
 static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
+    // A harness is launched, not called: only the harness-api fuzzer plays on one.
+    if a.runtime.starts_with("exec:") && a.suite.as_deref() != Some("harness-api") {
+        return Err(BadInput(format!(
+            "--runtime {}: exec: names a harness, fuzzed with --suite harness-api; the contract's fuzzer (and core-api's and host's) takes inproc:NAME, stdio:'CMD ARGS', http://HOST:PORT or ws://HOST:PORT/PATH",
+            a.runtime
+        ))
+        .into());
+    }
     if let Some(out) = &a.out {
         crate::cli::out_dir("--out", out)?;
     }
