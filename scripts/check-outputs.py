@@ -4,7 +4,7 @@
     scripts/check-outputs.py DIR EXIT
 
 DIR is a run's --out folder and EXIT the code the run exited with. Checks, from the files alone
-(README, "Reading the outputs"):
+(docs/reading-results.md):
 - junit.xml has a <failure> or <error> exactly when EXIT is 1, and as many as result.json's
   cases that fail the run (summary.must_fail) and parity differences;
 - every runtime's summary recounts from its cases (one state per case, one denominator);

@@ -48,7 +48,7 @@ STATES = ["pass", "fail", "expected-fail", "stale", "skip", "unimplemented", "er
 
 def expected(result):
     """(suite, runtime, section or "total") → {state: count, "drift": n, "new": n, "total": n} from result.json,
-    as every rendering counts (README, "Reading the outputs")."""
+    as every rendering counts (docs/reading-results.md)."""
     out = {}
     for suite in result["suites"] if "suites" in result else [result]:
         out.update(expected_of(suite))
@@ -66,7 +66,7 @@ def expected_of(result):
 
     def count(cases):
         n = {st: sum(1 for c in cases if state(c) == st) for st in STATES}
-        # A changed snapshot is drift; a missing one is new (docs: README "Snapshots").
+        # A changed snapshot is drift; a missing one is new (docs: docs/ci.md "Snapshots").
         drift = lambda c: (c.get("drift") or {}).get("drift")
         n["drift"] = sum(1 for c in cases if drift(c) == "changed")
         n["new"] = sum(1 for c in cases if drift(c) == "new")

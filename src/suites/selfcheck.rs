@@ -714,7 +714,7 @@ impl SelfCheckReport {
         self.mutants.iter().filter(|(_, k)| k.is_empty()).count()
     }
 
-    /// The verdict (README): it fails if a mutant survives, a MUST case falls to no mutant of
+    /// The verdict (docs/self-check.md): it fails if a mutant survives, a MUST case falls to no mutant of
     /// its own section, a `killed_by` claim is false, a variant fails a MUST case, a ledger
     /// row's killer survives, or a row's claims do not hold.
     pub fn passed(&self) -> bool {

@@ -19,6 +19,7 @@ mod core_hostile;
 mod core_untrusted;
 mod coverage;
 mod deadlines;
+mod docs;
 mod echo_suite;
 mod fuzz;
 mod fuzz_unplayable;

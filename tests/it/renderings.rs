@@ -1,4 +1,4 @@
-//! Every rendering of a run tells the same truth (README, "Reading the outputs"): generated
+//! Every rendering of a run tells the same truth (docs/reading-results.md): generated
 //! RunResults of every state, level, expectation, drift (new and changed, under CI and not) and
 //! parity, rendered as result.json, junit.xml, summary.md, index.html, badges and the terminal
 //! table, agree on every count; JUnit has a failure or error exactly when the run exits 1; a
@@ -158,7 +158,7 @@ fn generate(seed: u64) -> RunResult {
     result
 }
 
-/// The documented rule (README, "Reading the outputs": what fails the run), written out here:
+/// The documented rule (docs/reading-results.md: what fails the run), written out here:
 /// a changed snapshot always, a new one (no snapshot yet) only under CI.
 fn oracle_fails(c: &CaseResult, strict: bool, ci: bool) -> bool {
     let o = c.annotations.outcome.unwrap();
