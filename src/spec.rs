@@ -39,6 +39,9 @@ pub enum Scheme {
 pub enum SpecError {
     #[error("--runtime {0}: unknown runtime spec (expected inproc:NAME, stdio:'CMD ARGS', http://HOST:PORT or ws://HOST:PORT/PATH)")]
     Unknown(String),
+    /// An `exec:` spec given to a suite that drives a shim: `exec:` launches a harness.
+    #[error("--runtime {0}: exec: launches a harness, certified with --suite harness-api; this suite drives a shim: stdio:'CMD ARGS', http://HOST:PORT or ws://HOST:PORT/PATH (or inproc:NAME)")]
+    Harness(String),
     /// A `stdio:` or `exec:` spec whose command is no words (an unclosed quote) or none.
     #[error("--runtime {spec}: {why}")]
     Command {
@@ -63,7 +66,7 @@ impl Spec {
             | Err(SpecError::Command {
                 scheme: Scheme::Exec,
                 ..
-            }) => Err(SpecError::Unknown(spec.to_string())),
+            }) => Err(SpecError::Harness(spec.to_string())),
             other => other,
         }
     }
@@ -161,7 +164,7 @@ mod tests {
         ));
         assert_eq!(
             Spec::of_shim("exec:").unwrap_err(),
-            SpecError::Unknown("exec:".into())
+            SpecError::Harness("exec:".into())
         );
     }
 }

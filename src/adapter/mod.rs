@@ -200,6 +200,7 @@ pub fn shim_connector(spec: &Spec, opts: &Options) -> Result<Connector, BadInput
         }
         // `inproc:` is a suite's own (its session handed to `Inproc`); `exec:` starts a
         // harness, never a shim.
-        Spec::Inproc(_) | Spec::Exec(_) => Err(SpecError::Unknown(spec.to_string()).into()),
+        Spec::Inproc(_) => Err(SpecError::Unknown(spec.to_string()).into()),
+        Spec::Exec(_) => Err(SpecError::Harness(spec.to_string()).into()),
     }
 }

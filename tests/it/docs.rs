@@ -12,7 +12,11 @@ fn root() -> &'static Path {
 /// examples' pages.
 fn pages() -> Vec<PathBuf> {
     let mut out = vec![root().join("README.md"), root().join("CHANGELOG.md")];
-    let mut dirs = vec![root().join("docs"), root().join("vectors"), root().join("examples")];
+    let mut dirs = vec![
+        root().join("docs"),
+        root().join("vectors"),
+        root().join("examples"),
+    ];
     while let Some(dir) = dirs.pop() {
         for e in std::fs::read_dir(&dir).unwrap().flatten() {
             let p = e.path();
@@ -41,7 +45,9 @@ fn links(text: &str) -> Vec<String> {
         let mut rest = line;
         while let Some(i) = rest.find("](") {
             rest = &rest[i + 2..];
-            let end = rest.find(|c: char| c == ')' || c.is_whitespace()).unwrap_or(rest.len());
+            let end = rest
+                .find(|c: char| c == ')' || c.is_whitespace())
+                .unwrap_or(rest.len());
             out.push(rest[..end].to_string());
             rest = &rest[end..];
         }
@@ -55,17 +61,26 @@ fn every_relative_link_in_the_docs_leads_to_a_file() {
     for page in pages() {
         let text = std::fs::read_to_string(&page).unwrap();
         for target in links(&text) {
-            if target.starts_with("http") || target.starts_with('#') || target.starts_with("mailto:")
+            if target.starts_with("http")
+                || target.starts_with('#')
+                || target.starts_with("mailto:")
             {
                 continue;
             }
             let path = target.split('#').next().unwrap();
             if !page.parent().unwrap().join(path).exists() {
-                broken.push(format!("{}: {target}", page.strip_prefix(root()).unwrap().display()));
+                broken.push(format!(
+                    "{}: {target}",
+                    page.strip_prefix(root()).unwrap().display()
+                ));
             }
         }
     }
-    assert!(broken.is_empty(), "links to nothing:\n{}", broken.join("\n"));
+    assert!(
+        broken.is_empty(),
+        "links to nothing:\n{}",
+        broken.join("\n")
+    );
 }
 
 /// The README's first shim, copied as a new user would, gives a first verdict: the run fails,
@@ -73,7 +88,10 @@ fn every_relative_link_in_the_docs_leads_to_a_file() {
 #[test]
 fn the_readmes_first_shim_reaches_a_verdict() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let start = readme.find("```python\n").expect("a python block in the README") + 10;
+    let start = readme
+        .find("```python\n")
+        .expect("a python block in the README")
+        + 10;
     let shim = &readme[start..start + readme[start..].find("```").unwrap()];
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("my_shim.py"), shim).unwrap();
@@ -84,6 +102,11 @@ fn the_readmes_first_shim_reaches_a_verdict() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("runtime.create"), "{text}");
 }

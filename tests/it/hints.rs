@@ -163,6 +163,25 @@ fn fuzz_given_a_harness_names_the_runtimes_it_takes() {
     );
 }
 
+/// `run` given a harness's `exec:` under a suite that drives a shim says which suite launches
+/// it, and what this one takes.
+#[test]
+fn run_given_a_harness_under_a_shim_suite_says_which_suite_launches_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for suite in ["contract", "core-api", "host"] {
+        let o = hcpspec_in(
+            dir.path(),
+            &["run", "--suite", suite, "--runtime", "exec:./harness"],
+        );
+        let said = super::cli::text(&o);
+        assert_eq!(o.status.code(), Some(2), "{suite}: {said}");
+        assert!(
+            said.contains("exec: launches a harness, certified with --suite harness-api"),
+            "{suite}: {said}"
+        );
+    }
+}
+
 #[test]
 fn a_filter_glob_that_matches_no_whole_name_suggests_one_that_does() {
     let dir = tempfile::tempdir().unwrap();
