@@ -62,6 +62,12 @@ struct Cli {
     /// Colour the terminal output: auto (on a terminal, unless NO_COLOR is set), always, never.
     #[arg(long, global = true, value_enum, default_value_t = style::ColorWhen::Auto, value_name = "WHEN")]
     color: style::ColorWhen,
+    /// A variable of the environment whose value is no secret, shown as it is instead of
+    /// `[redacted: $NAME]` (a build id, a version); repeatable, or comma-separated in
+    /// HCPSPEC_NOT_SECRET. CI systems' own (GITHUB_SHA, GITHUB_RUN_ID …) are never redacted; a
+    /// name like a credential's (…TOKEN…, …SECRET…, …PASSWORD…, …KEY) is refused.
+    #[arg(long = "not-secret", global = true, value_name = "NAME", env = "HCPSPEC_NOT_SECRET", value_delimiter = ',')]
+    not_secret: Vec<String>,
 }
 
 #[derive(clap::Args, Clone)]
@@ -178,6 +184,11 @@ fn main() {
     let matches = Cli::command().version(version).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     style::init(cli.color);
+    // Before anything is redacted: the names said to be no secret.
+    if let Err(e) = hcpspec::snapshot::not_secret(&cli.not_secret) {
+        eprintln!("hcpspec: {e}");
+        std::process::exit(exit::USAGE);
+    }
     // Every command that starts a runtime makes folders in the temporary folder.
     if matches!(
         cli.command,
