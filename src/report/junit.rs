@@ -191,7 +191,9 @@ mod tests {
         assert_eq!(messages[2], "MUST case: fail");
         // How to record them, in the message: the run again with --accept.
         assert!(
-            messages[0].contains("hcpspec run --suite contract --runtime stdio:./shim --snapshots DIR --accept"),
+            messages[0].contains(
+                "hcpspec run --suite contract --runtime stdio:./shim --snapshots DIR --accept"
+            ),
             "{messages:?}"
         );
     }

@@ -91,13 +91,19 @@ fn only_new(r: &crate::run::CaseResult, rules: super::Rules) -> bool {
 /// The one command that records a runtime's snapshots: its run again with `--accept`.
 pub(super) fn record_command(suite: &str, run: &crate::run::result::RuntimeRun) -> String {
     let quote = |s: &str| {
-        if s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:/".contains(c)) {
+        if s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.:/".contains(c))
+        {
             s.to_string()
         } else {
             format!("'{}'", s.replace('\'', "'\\''"))
         }
     };
-    let mut cmd = format!("hcpspec run --suite {} --runtime {}", quote(suite), quote(&run.runtime));
+    let mut cmd = format!(
+        "hcpspec run --suite {} --runtime {}",
+        quote(suite),
+        quote(&run.runtime)
+    );
     if let Some(l) = &run.label {
         cmd += &format!(" --name {}", quote(l));
     }
@@ -220,7 +226,8 @@ fn suite(result: &RunResult) -> String {
             new_only.push((run, new));
         }
     }
-    let count = problems.len() + new_only.iter().map(|(_, n)| n).sum::<usize>() + result.parity.len();
+    let count =
+        problems.len() + new_only.iter().map(|(_, n)| n).sum::<usize>() + result.parity.len();
     if count > 0 {
         out += &format!("\n### {count} problem(s): what fails the run\n\n");
         for (run, n) in &new_only {

@@ -285,16 +285,14 @@ fn merge_counting(
             }
             for mut run in runtimes {
                 let run_cases = std::mem::take(&mut run.cases);
-                let ri = *runtime_at
-                    .entry((si, identity(&run)))
-                    .or_insert_with(|| {
-                        acc.runtimes.push(RuntimeRun {
-                            summary: Summary::default(),
-                            ..run.clone()
-                        });
-                        cases[si].push(vec![]);
-                        acc.runtimes.len() - 1
+                let ri = *runtime_at.entry((si, identity(&run))).or_insert_with(|| {
+                    acc.runtimes.push(RuntimeRun {
+                        summary: Summary::default(),
+                        ..run.clone()
                     });
+                    cases[si].push(vec![]);
+                    acc.runtimes.len() - 1
+                });
                 acc.runtimes[ri].summary.micros += run.summary.micros;
                 cases[si][ri].extend(run_cases.into_iter().map(|c| (file, c)));
             }
@@ -398,7 +396,13 @@ mod tests {
     }
 
     /// One file's suite and runtime: `spec` labelled `label`, initialize naming `info`.
-    fn one(spec: &str, label: Option<&str>, info: &str, cases: &[&str], path: &str) -> (PathBuf, Report) {
+    fn one(
+        spec: &str,
+        label: Option<&str>,
+        info: &str,
+        cases: &[&str],
+        path: &str,
+    ) -> (PathBuf, Report) {
         let cases: Vec<Value> = cases
             .iter()
             .map(|n| {
@@ -411,7 +415,10 @@ mod tests {
             "ci": false, "runtimes": [{"runtime": spec, "label": label,
             "info": {"runtime": {"name": info, "version": "1.0"}},
             "version": "", "summary": Summary::default(), "cases": cases}]}]});
-        (PathBuf::from(path), serde_json::from_value(v).expect("a report"))
+        (
+            PathBuf::from(path),
+            serde_json::from_value(v).expect("a report"),
+        )
     }
 
     /// Two implementations run as the same command (`stdio:./shim`) are two runtimes of one
@@ -421,7 +428,13 @@ mod tests {
     fn two_implementations_of_one_command_merge_as_two_runtimes() {
         let (merged, _) = merge(vec![
             one("stdio:./shim", Some("toy"), "shim", &["a", "b"], "toy.json"),
-            one("stdio:./shim", Some("other"), "shim", &["a", "b"], "other.json"),
+            one(
+                "stdio:./shim",
+                Some("other"),
+                "shim",
+                &["a", "b"],
+                "other.json",
+            ),
         ])
         .expect("two --names merge");
         let names: Vec<String> = merged.suites[0].runtimes.iter().map(|r| r.name()).collect();

@@ -179,17 +179,35 @@ const BORING: &[&str] = &[
 /// secret whatever a list says (`GITHUB_TOKEN`, `ACTIONS_RUNTIME_TOKEN`, `CI_JOB_TOKEN`,
 /// `DB_PASSWORD`, `AWS_SECRET_ACCESS_KEY` …). A part holding one of the first, or equal to one
 /// of the second.
-const CREDENTIAL_PARTS: &[&str] = &["TOKEN", "SECRET", "PASSW", "CREDENTIAL", "PRIVATE", "APIKEY"];
+const CREDENTIAL_PARTS: &[&str] = &[
+    "TOKEN",
+    "SECRET",
+    "PASSW",
+    "CREDENTIAL",
+    "PRIVATE",
+    "APIKEY",
+];
 const CREDENTIAL_WORDS: &[&str] = &[
-    "KEY", "KEYS", "PAT", "AUTH", "COOKIE", "SESSION", "PASS", "PWD", "CERT", "SIGNATURE",
+    "KEY",
+    "KEYS",
+    "PAT",
+    "AUTH",
+    "COOKIE",
+    "SESSION",
+    "PASS",
+    "PWD",
+    "CERT",
+    "SIGNATURE",
 ];
 
 /// Is `name` named like a credential's ([`CREDENTIAL_PARTS`], [`CREDENTIAL_WORDS`], by its
 /// `_`-separated parts, in any case)?
 pub fn credential_name(name: &str) -> bool {
-    name.to_ascii_uppercase().split(['_', '-', '.']).any(|part| {
-        CREDENTIAL_PARTS.iter().any(|p| part.contains(p)) || CREDENTIAL_WORDS.contains(&part)
-    })
+    name.to_ascii_uppercase()
+        .split(['_', '-', '.'])
+        .any(|part| {
+            CREDENTIAL_PARTS.iter().any(|p| part.contains(p)) || CREDENTIAL_WORDS.contains(&part)
+        })
 }
 
 /// The variables a user said are no secrets (`--not-secret`, `HCPSPEC_NOT_SECRET`): set once,

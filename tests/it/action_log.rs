@@ -402,13 +402,25 @@ fn a_first_ci_run_with_snapshots_counts_one_set_of_problems_and_says_how_to_reco
         "{:?}",
         new[0]
     );
-    assert!(!new[0].data.contains("--ci ") && !new[0].data.contains("--out"), "{:?}", new[0]);
+    assert!(
+        !new[0].data.contains("--ci ") && !new[0].data.contains("--out"),
+        "{:?}",
+        new[0]
+    );
     assert_eq!(errors.len(), 2, "{errors:?}");
     for e in &errors {
         assert!(!format!("{e:?}").contains("PROFILE"), "{e:?}");
     }
-    let stale = errors.iter().find(|e| e.props["title"].contains("command-without-policy-row-rejected"));
+    let stale = errors
+        .iter()
+        .find(|e| e.props["title"].contains("command-without-policy-row-rejected"));
     let stale = stale.unwrap_or_else(|| panic!("{errors:?}"));
-    assert_eq!(stale.props.get("file").map(String::as_str), Some("expect.json"), "{stale:?}");
-    assert!(errors.iter().all(|e| e.props.get("file").is_none_or(|f| f == "expect.json")));
+    assert_eq!(
+        stale.props.get("file").map(String::as_str),
+        Some("expect.json"),
+        "{stale:?}"
+    );
+    assert!(errors
+        .iter()
+        .all(|e| e.props.get("file").is_none_or(|f| f == "expect.json")));
 }

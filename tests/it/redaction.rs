@@ -333,7 +333,13 @@ fn in_github(env: &[(&str, &str)], args: &[&str]) -> (String, String, i32) {
     let out = dir.path().join("out");
     let shim = root().join("tests/fauxmplementations/ci_version.py");
     let o = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
-        .args(["run", "--suite", "contract", "--filter", "list-packs-lists-installed"])
+        .args([
+            "run",
+            "--suite",
+            "contract",
+            "--filter",
+            "list-packs-lists-installed",
+        ])
         .arg("--runtime")
         .arg(format!("stdio:python3 {}", shim.display()))
         .args(args)
@@ -374,7 +380,10 @@ fn githubs_own_variables_are_not_redacted_as_secrets() {
     let token = "a-token-not-shaped-like-one-0123";
     let leaked = in_github(&[("GITHUB_SHA", token)], &[]).0;
     assert!(!leaked.contains(token), "{leaked}");
-    assert!(leaked.contains("0.3.0+[redacted: $GITHUB_TOKEN]"), "{leaked}");
+    assert!(
+        leaked.contains("0.3.0+[redacted: $GITHUB_TOKEN]"),
+        "{leaked}"
+    );
 }
 
 /// A user says which of their variables are no secrets (`--not-secret NAME`, or
@@ -385,18 +394,34 @@ fn a_user_names_the_variables_that_are_not_secret() {
     let build = ("MY_BUILD_ID", "build-2026-12-07-0042");
     let (result, terminal, _) = in_github(&[build, ("GITHUB_SHA", build.1)], &[]);
     assert!(!result.contains(build.1), "{terminal}");
-    let (result, terminal, code) =
-        in_github(&[build, ("GITHUB_SHA", build.1)], &["--not-secret", "MY_BUILD_ID"]);
+    let (result, terminal, code) = in_github(
+        &[build, ("GITHUB_SHA", build.1)],
+        &["--not-secret", "MY_BUILD_ID"],
+    );
     assert_eq!(code, 0, "{terminal}");
     assert!(result.contains("0.3.0+build-2026-12-07-0042"), "{terminal}");
-    let by_env = in_github(&[build, ("GITHUB_SHA", build.1), ("HCPSPEC_NOT_SECRET", "OTHER,MY_BUILD_ID")], &[]).0;
+    let by_env = in_github(
+        &[
+            build,
+            ("GITHUB_SHA", build.1),
+            ("HCPSPEC_NOT_SECRET", "OTHER,MY_BUILD_ID"),
+        ],
+        &[],
+    )
+    .0;
     assert!(by_env.contains("0.3.0+build-2026-12-07-0042"), "{by_env}");
     // A token's name stays secret: one line, exit 2, before anything runs.
     let (_, terminal, code) = in_github(&[], &["--not-secret", "GITHUB_TOKEN"]);
     assert_eq!(code, 2, "{terminal}");
-    assert!(terminal.contains("GITHUB_TOKEN") && terminal.lines().count() <= 2, "{terminal}");
+    assert!(
+        terminal.contains("GITHUB_TOKEN") && terminal.lines().count() <= 2,
+        "{terminal}"
+    );
     // A token-shaped value is redacted, whatever its variable says.
     let shaped = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
     let (result, terminal, _) = in_github(&[("GITHUB_SHA", shaped)], &[]);
-    assert!(!result.contains(shaped) && result.contains("secret-shaped"), "{terminal}");
+    assert!(
+        !result.contains(shaped) && result.contains("secret-shaped"),
+        "{terminal}"
+    );
 }

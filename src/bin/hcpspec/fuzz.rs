@@ -51,7 +51,7 @@ static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
     if let Some(out) = &a.out {
-        crate::cli::out_dir("--out", out)?;
+        crate::cli::out_dir_probed("--out", out, false)?;
     }
     let vectors = crate::cli::vectors(&a.vectors)?;
     // Findings are kept: beside a folder given, else here (never in the materialised tree).
