@@ -380,6 +380,9 @@ fn a_first_ci_run_with_snapshots_counts_one_set_of_problems_and_says_how_to_reco
         summary.contains(&format!("### {failed} problem(s)")),
         "{failed}: {summary}"
     );
+    // The workflow's own inputs are no secrets: the runtime is shown as written.
+    assert!(!summary.contains("[redacted: $INPUT_"), "{summary}");
+    assert!(summary.contains("| stdio:python3 "), "{summary}");
     assert!(
         log.contains(&format!("{failed} case(s) failed the run")),
         "{failed}: {log}"
