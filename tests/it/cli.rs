@@ -1414,3 +1414,42 @@ fn expectations_for_another_runtime_are_refused() {
     let o = run(None);
     assert_eq!(code(&o), 0, "{}", text(&o));
 }
+
+/// Two implementations run as the same command, told apart by `--name`, are two runtimes of
+/// one merged report (they once merged as one, by their command).
+#[test]
+fn report_merges_two_names_of_one_command_as_two_runtimes() {
+    let dir = tmp();
+    for name in ["toy", "toy-next"] {
+        let out = dir.path().join(name);
+        let o = hcpspec(&[
+            "run",
+            "--suite",
+            "contract",
+            "--filter",
+            "04-confirm",
+            "--runtime",
+            "inproc:reference",
+            "--name",
+            name,
+            "--out",
+            s(&out),
+        ]);
+        assert_eq!(code(&o), 0, "{}", text(&o));
+    }
+    let merged = dir.path().join("merged");
+    let o = hcpspec(&[
+        "report",
+        s(&dir.path().join("toy/result.json")),
+        s(&dir.path().join("toy-next/result.json")),
+        "--out",
+        s(&merged),
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let summary = std::fs::read_to_string(merged.join("summary.md")).unwrap();
+    assert!(summary.contains("2 runtime(s)"), "{summary}");
+    assert!(
+        summary.contains("| section | toy | toy-next |"),
+        "{summary}"
+    );
+}
