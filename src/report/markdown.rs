@@ -244,7 +244,9 @@ fn suite(result: &RunResult) -> String {
             );
         }
         if !problems.is_empty() {
-            out += "\n";
+            if !new_only.is_empty() || !result.parity.is_empty() {
+                out += "\n";
+            }
             out += &cases_table(&problems);
         }
     }
