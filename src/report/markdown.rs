@@ -147,6 +147,42 @@ fn cases_table(rows: &[String]) -> String {
     out
 }
 
+/// "N problem(s)": what fails the run, counted as the exit code, JUnit and the terminal count
+/// it; the cases failing only for want of a snapshot in one line per runtime, with the command
+/// that records them, then a row per other case. Empty when nothing fails the run.
+fn problems_part(
+    result: &RunResult,
+    problems: &[String],
+    new_only: &[(&crate::run::result::RuntimeRun, usize)],
+) -> String {
+    let mut out = String::new();
+    let count =
+        problems.len() + new_only.iter().map(|(_, n)| n).sum::<usize>() + result.parity.len();
+    if count > 0 {
+        out += &format!("\n### {count} problem(s): what fails the run\n\n");
+        for (run, n) in new_only {
+            out += &format!(
+                "- **{n} case(s) of {} have no snapshot yet**, which fails the run under CI: record them with `{}`, then commit DIR (your --snapshots folder).\n",
+                md(run.shown()),
+                md(&record_command(&result.suite, run))
+            );
+        }
+        if !result.parity.is_empty() {
+            out += &format!(
+                "- {} transport parity difference(s), below.\n",
+                result.parity.len()
+            );
+        }
+        if !problems.is_empty() {
+            if !new_only.is_empty() || !result.parity.is_empty() {
+                out += "\n";
+            }
+            out += &cases_table(problems);
+        }
+    }
+    out
+}
+
 fn suite(result: &RunResult) -> String {
     let mut out = format!(
         "## hcpspec {} — {} runtime(s)\n\n",
@@ -226,30 +262,7 @@ fn suite(result: &RunResult) -> String {
             new_only.push((run, new));
         }
     }
-    let count =
-        problems.len() + new_only.iter().map(|(_, n)| n).sum::<usize>() + result.parity.len();
-    if count > 0 {
-        out += &format!("\n### {count} problem(s): what fails the run\n\n");
-        for (run, n) in &new_only {
-            out += &format!(
-                "- **{n} case(s) of {} have no snapshot yet**, which fails the run under CI: record them with `{}`, then commit DIR (your --snapshots folder).\n",
-                md(run.shown()),
-                md(&record_command(&result.suite, run))
-            );
-        }
-        if !result.parity.is_empty() {
-            out += &format!(
-                "- {} transport parity difference(s), below.\n",
-                result.parity.len()
-            );
-        }
-        if !problems.is_empty() {
-            if !new_only.is_empty() || !result.parity.is_empty() {
-                out += "\n";
-            }
-            out += &cases_table(&problems);
-        }
-    }
+    out += &problems_part(result, &problems, &new_only);
     if !other.is_empty() {
         out += &format!(
             "\n### {} other case(s) that did not pass: not failing the run\n\n",
