@@ -197,7 +197,8 @@ def annotate(failed, cmd):
     for name, suite, message in rest[:MAX_ANNOTATIONS]:
         # The testsuite is `SUITE RUNTIME`: the title names the case and the runtime.
         runtime = suite.partition(" ")[2]
-        props = f"title={escape(f'{name} on {runtime}' if runtime else name, True)}"
+        title = f"{name}: {runtime}" if runtime == "transport parity" else f"{name} on {runtime}" if runtime else name
+        props = f"title={escape(title, True)}"
         if message.startswith(STALE) and expectations:
             props = f"file={escape(expectations, True)}," + props
         print(f"::error {props}::{escape(message or 'fails the run')}")
