@@ -19,7 +19,10 @@ sets them by hand; CI does, with files of its own as GITHUB_STEP_SUMMARY and GIT
   GITHUB_STEP_SUMMARY, GITHUB_OUTPUT   the files GitHub gives a step (unset: not written)
 
 It appends the run's summary.md to the step summary, prints a `::error` annotation per case
-that fails the run (junit.xml's failures and errors, which agree with the exit code), sets the
+that fails the run (junit.xml's failures and errors, which agree with the exit code, summary.md
+and the terminal), titled by the case and pointing at no file (hcpspec's case files are not in
+the caller's repository; a stale expectation points at the expectations file), the cases that
+fail only for want of a snapshot in one annotation with the command that records them; sets the
 outputs `out`, `result-json`, `exit-code` and `failed` (the count of such cases), and exits with
 hcpspec's code. It uploads nothing: the output folder is the caller's to keep.
 
@@ -29,7 +32,6 @@ implementation can know; annotations escape what they quote; hcpspec runs withou
 files (GITHUB_OUTPUT, GITHUB_ENV, ...); links in the step summary are broken.
 """
 
-import json
 import os
 import re
 import secrets
@@ -143,44 +145,76 @@ def inert(markdown):
 
 
 def failures(out):
-    """(case, message) of each testcase junit.xml marks <failure> or <error>."""
+    """(case, testsuite, message) of each testcase junit.xml marks <failure> or <error>: what
+    fails the run, one definition in every rendering (summary.md and the terminal count them)."""
     path = os.path.join(out, "junit.xml")
     if not os.path.exists(path):
         return []
     found = []
-    for case in ET.parse(path).getroot().iter("testcase"):
-        for kind in ("failure", "error"):
-            el = case.find(kind)
-            if el is not None:
-                text = (el.get("message") or "") + ("\n" + el.text.strip() if el.text and el.text.strip() else "")
-                found.append((case.get("name", ""), text.strip()))
+    for suite in ET.parse(path).getroot().iter("testsuite"):
+        for case in suite.iter("testcase"):
+            for kind in ("failure", "error"):
+                el = case.find(kind)
+                if el is not None:
+                    text = (el.get("message") or "") + ("\n" + el.text.strip() if el.text and el.text.strip() else "")
+                    found.append((case.get("name", ""), suite.get("name", ""), text.strip()))
     return found
 
 
-def case_files(binary):
-    """Each case's file as the repository names it (`hcpspec list --format json`)."""
-    try:
-        listed = subprocess.run([binary, "list", "--format", "json"], capture_output=True, text=True, check=True)
-        return {c["case"]: c["file"] for c in json.loads(listed.stdout)}
-    except (subprocess.CalledProcessError, ValueError, KeyError):
-        return {}
+# junit.xml's messages of a case failing the run for want of a snapshot, and of a stale
+# expectation (src/report/junit.rs).
+NO_SNAPSHOT = "no snapshot yet"
+STALE = "expected to fail, but passes"
+
+
+def record_command(cmd):
+    """The run again, recording its snapshots: `hcpspec run … --accept`, without --out and the
+    shard (every case's snapshot is recorded at once)."""
+    args, skip = [], False
+    for a in cmd[1:]:
+        if skip:
+            skip = False
+        elif a in ("--out", "--partition"):
+            skip = True
+        elif a != "--ci":
+            args.append(a)
+    return shlex.join(["hcpspec"] + args + ["--accept"])
+
+
+def annotate(failed, cmd):
+    """An `::error` per case that fails the run, titled by its case; none points at a file of
+    hcpspec's (not in the user's repository), a stale expectation at the user's expectations
+    file. The cases failing only for want of a snapshot are one annotation saying how to record
+    them, with their count."""
+    expectations = os.environ.get("INPUT_EXPECTATIONS", "").strip()
+    new = [f for f in failed if f[2].startswith(NO_SNAPSHOT)]
+    rest = [f for f in failed if not f[2].startswith(NO_SNAPSHOT)]
+    if new:
+        folder = os.environ.get("INPUT_SNAPSHOTS", "").strip() or "the --snapshots folder"
+        print(f"::error title={escape(f'hcpspec: {len(new)} case(s) have no snapshot yet', True)}::"
+              + escape(f"Under CI a missing snapshot fails the run. Record them: {record_command(cmd)}, "
+                       f"then commit {folder}."))
+    for name, suite, message in rest[:MAX_ANNOTATIONS]:
+        # The testsuite is `SUITE RUNTIME`: the title names the case and the runtime.
+        runtime = suite.partition(" ")[2]
+        title = f"{name}: {runtime}" if runtime == "transport parity" else f"{name} on {runtime}" if runtime else name
+        props = f"title={escape(title, True)}"
+        if message.startswith(STALE) and expectations:
+            props = f"file={escape(expectations, True)}," + props
+        print(f"::error {props}::{escape(message or 'fails the run')}")
+    if len(rest) > MAX_ANNOTATIONS:
+        print(f"::error title=hcpspec::{len(rest) - MAX_ANNOTATIONS} more cases fail the run (see junit.xml)")
 
 
 def main():
     version = os.environ.get("INPUT_HCPSPEC_VERSION", "").strip()
     binary = install(version) if version else os.environ.get("HCPSPEC", "hcpspec")
     out = os.environ.get("INPUT_OUT", "").strip() or "hcpspec-report"
-    code = relay(command(binary, out))
+    cmd = command(binary, out)
+    code = relay(cmd)
 
     failed = failures(out)
-    files = case_files(binary) if failed else {}
-    for name, message in failed[:MAX_ANNOTATIONS]:
-        props = f"title={escape(name, True)}"
-        if name in files:
-            props = f"file={escape(files[name], True)}," + props
-        print(f"::error {props}::{escape(message or 'fails the run')}")
-    if len(failed) > MAX_ANNOTATIONS:
-        print(f"::error title=hcpspec::{len(failed) - MAX_ANNOTATIONS} more cases fail the run (see junit.xml)")
+    annotate(failed, cmd)
 
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     md = os.path.join(out, "summary.md")

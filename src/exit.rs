@@ -42,7 +42,7 @@ pub fn code(e: &Error) -> i32 {
         Error::Input(_) => USAGE,
         Error::Unreachable(_) | Error::Run(RunError::Unreachable { .. }) => UNREACHABLE,
         Error::Run(RunError::Snapshot(_)) | Error::Write(_) | Error::Unwritten { .. } => OUTPUT,
-        Error::Run(RunError::Declared { .. }) => USAGE,
+        Error::Run(RunError::Declared { .. } | RunError::Input(_)) => USAGE,
     }
 }
 

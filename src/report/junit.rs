@@ -64,15 +64,21 @@ fn add(report: &mut quick_junit::Report, result: &RunResult) {
                     Outcome::Error => NonSuccessKind::Error,
                     _ => NonSuccessKind::Failure,
                 };
-                let msg = match st {
-                    State::Stale => {
-                        "expected to fail, but passes: the expectation is stale".to_string()
-                    }
-                    State::Pass if r.annotations.drift == Some(crate::snapshot::Drift::New) => {
-                        "no snapshot yet: under CI a new snapshot fails the run".to_string()
-                    }
-                    State::Pass => "the observations drifted from the snapshot".to_string(),
-                    _ => format!("{:?} case: {}", r.level, st.label()),
+                // What fails the run: the case's own outcome, else its snapshot. A case failing
+                // for its snapshot alone says so, whatever its state (a PROFILE deviation's
+                // included); the Action counts those messages in one line.
+                let msg = match (st, &r.annotations.drift) {
+                    _ if outcome(r).fails_run(r.level, rules.strict) => match st {
+                        State::Stale => {
+                            "expected to fail, but passes: the expectation is stale".to_string()
+                        }
+                        _ => format!("{:?} case: {}", r.level, st.label()),
+                    },
+                    (_, Some(crate::snapshot::Drift::New)) => format!(
+                        "no snapshot yet: under CI a new snapshot fails the run; record them with `{}`, then commit DIR",
+                        x(&super::markdown::record_command(&result.suite, run))
+                    ),
+                    _ => "the observations drifted from the snapshot".to_string(),
                 };
                 let mut s = TestCaseStatus::non_success(kind);
                 s.set_message(msg)
@@ -129,5 +135,66 @@ fn add(report: &mut quick_junit::Report, result: &RunResult) {
             suite.add_test_case(tc);
         }
         report.add_test_suite(suite);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run under CI of `cases` (name, level, verdict JSON), none with a snapshot yet.
+    fn first_ci_run(cases: &[(&str, &str, Value)]) -> Report {
+        let cases: Vec<Value> = cases
+            .iter()
+            .map(|(n, level, verdict)| {
+                let mut c = serde_json::json!({"name": format!("contract::04-x::{n}"),
+                    "section": "4", "level": level, "spec": "", "observations": [],
+                    "micros": 1, "drift": {"drift": "new"}});
+                for (k, v) in verdict.as_object().unwrap() {
+                    c[k] = v.clone();
+                }
+                c
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({"hcpspec_version": "0", "suites": [{
+            "hcpspec_version": "0", "suite": "contract", "cases_hash": "h",
+            "strict_expectations": false, "ci": true, "runtimes": [{"runtime": "stdio:./shim",
+            "info": null, "summary": crate::run::result::Summary::default(), "cases": cases}]}]}))
+        .expect("a report")
+    }
+
+    use serde_json::Value;
+
+    /// A PROFILE deviation with no snapshot yet fails a CI run for its snapshot, and says so:
+    /// never "PROFILE case: profile", as if the deviation were the problem.
+    #[test]
+    fn a_first_ci_run_fails_each_case_for_its_missing_snapshot_only() {
+        let fail = serde_json::json!({"verdict": "fail", "step": 1, "action": "exec",
+            "path": "/ok", "message": "differs", "expected": true, "actual": false});
+        let pass = serde_json::json!({"verdict": "pass"});
+        let report = first_ci_run(&[
+            ("deviates", "PROFILE", fail.clone()),
+            ("fine", "MUST", pass),
+            ("broken", "MUST", fail),
+        ]);
+        let xml = junit(&report);
+        assert!(xml.contains("failures=\"3\""), "{xml}");
+        assert!(!xml.contains("PROFILE case"), "{xml}");
+        let messages: Vec<&str> = xml
+            .split("message=\"")
+            .skip(1)
+            .map(|m| &m[..m.find('"').unwrap()])
+            .collect();
+        assert_eq!(messages.len(), 3, "{xml}");
+        assert!(messages[0].starts_with("no snapshot yet"), "{messages:?}");
+        assert!(messages[1].starts_with("no snapshot yet"), "{messages:?}");
+        assert_eq!(messages[2], "MUST case: fail");
+        // How to record them, in the message: the run again with --accept.
+        assert!(
+            messages[0].contains(
+                "hcpspec run --suite contract --runtime stdio:./shim --snapshots DIR --accept"
+            ),
+            "{messages:?}"
+        );
     }
 }

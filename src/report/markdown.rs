@@ -73,6 +73,116 @@ fn notes(result: &RunResult) -> String {
     out
 }
 
+/// Does `r` fail the run only for want of a snapshot (under CI)?
+fn only_new(r: &crate::run::CaseResult, rules: super::Rules) -> bool {
+    r.annotations.drift == Some(crate::snapshot::Drift::New)
+        && !fails_run(
+            &crate::run::CaseResult {
+                annotations: crate::run::Annotations {
+                    drift: None,
+                    ..r.annotations.clone()
+                },
+                ..r.clone()
+            },
+            rules,
+        )
+}
+
+/// The one command that records a runtime's snapshots: its run again with `--accept`.
+pub(super) fn record_command(suite: &str, run: &crate::run::result::RuntimeRun) -> String {
+    let quote = |s: &str| {
+        if s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.:/".contains(c))
+        {
+            s.to_string()
+        } else {
+            format!("'{}'", s.replace('\'', "'\\''"))
+        }
+    };
+    let mut cmd = format!(
+        "hcpspec run --suite {} --runtime {}",
+        quote(suite),
+        quote(&run.runtime)
+    );
+    if let Some(l) = &run.label {
+        cmd += &format!(" --name {}", quote(l));
+    }
+    cmd + " --snapshots DIR --accept"
+}
+
+/// A problem's row: runtime, case, level, what, spec.
+fn row(runtime: &str, r: &crate::run::CaseResult, st: State) -> String {
+    let why = match (&r.verdict, st) {
+        (_, State::Stale) => "expected to fail, but passes".to_string(),
+        (Verdict::Fail(f), _) => format!(
+            "step {} ({}): {} at `{}`",
+            f.step, f.action, f.message, f.path
+        ),
+        (Verdict::Error { message }, _) => message.clone(),
+        (Verdict::Unimplemented { reason }, _) => format!("unimplemented: {reason}"),
+        _ if r.annotations.drift == Some(crate::snapshot::Drift::New) => {
+            "no snapshot yet (a new snapshot fails the run under CI)".to_string()
+        }
+        _ => "snapshot drift".to_string(),
+    };
+    format!(
+        "| {} | `{}` | {:?} | {} | {} |",
+        md(runtime),
+        md(&r.name),
+        r.level,
+        md(&why),
+        md(&r.spec)
+    )
+}
+
+/// A table of case rows, the first 50 of them.
+fn cases_table(rows: &[String]) -> String {
+    let shown = rows.len().min(50);
+    let mut out = "| runtime | case | level | what | spec |\n|---|---|---|---|---|\n".to_string();
+    out += &rows[..shown].join("\n");
+    out += "\n";
+    if shown < rows.len() {
+        out += &format!("\n… and {} more: see result.json\n", rows.len() - shown);
+    }
+    out
+}
+
+/// "N problem(s)": what fails the run, counted as the exit code, JUnit and the terminal count
+/// it; the cases failing only for want of a snapshot in one line per runtime, with the command
+/// that records them, then a row per other case. Empty when nothing fails the run.
+fn problems_part(
+    result: &RunResult,
+    problems: &[String],
+    new_only: &[(&crate::run::result::RuntimeRun, usize)],
+) -> String {
+    let mut out = String::new();
+    let count =
+        problems.len() + new_only.iter().map(|(_, n)| n).sum::<usize>() + result.parity.len();
+    if count > 0 {
+        out += &format!("\n### {count} problem(s): what fails the run\n\n");
+        for (run, n) in new_only {
+            out += &format!(
+                "- **{n} case(s) of {} have no snapshot yet**, which fails the run under CI: record them with `{}`, then commit DIR (your --snapshots folder).\n",
+                md(run.shown()),
+                md(&record_command(&result.suite, run))
+            );
+        }
+        if !result.parity.is_empty() {
+            out += &format!(
+                "- {} transport parity difference(s), below.\n",
+                result.parity.len()
+            );
+        }
+        if !problems.is_empty() {
+            if !new_only.is_empty() || !result.parity.is_empty() {
+                out += "\n";
+            }
+            out += &cases_table(problems);
+        }
+    }
+    out
+}
+
 fn suite(result: &RunResult) -> String {
     let mut out = format!(
         "## hcpspec {} — {} runtime(s)\n\n",
@@ -110,12 +220,24 @@ fn suite(result: &RunResult) -> String {
         out += &format!(" **{}** |", cell(&Summary::of(&run.cases, result.rules())));
     }
     out += "\n";
+    let rules = result.rules();
     let mut problems = Vec::new();
+    let mut new_only: Vec<(&crate::run::result::RuntimeRun, usize)> = vec![];
+    let mut other = Vec::new();
     let mut profile = Vec::new();
     let mut unscored = Vec::new();
     for run in &result.runtimes {
+        let mut new = 0;
         for r in &run.cases {
             let st = state(r);
+            let fails = fails_run(r, rules);
+            // One rule for a problem, as the exit code, JUnit and the terminal count: a case
+            // that fails the run. Those missing only their snapshot are counted in one line.
+            if fails && only_new(r, rules) {
+                new += 1;
+            } else if fails {
+                problems.push(row(run.shown(), r, st));
+            }
             if st == State::NotScored {
                 let why = r.annotations.not_scored.as_deref().unwrap_or_default();
                 unscored.push(format!(
@@ -125,49 +247,28 @@ fn suite(result: &RunResult) -> String {
                     r.verdict.label(),
                     md(why)
                 ));
-                continue;
-            }
-            if st == State::Profile {
+            } else if st == State::Profile {
                 profile.push(format!("| {} | `{}` |", md(run.shown()), md(&r.name)));
-                continue;
-            }
-            if matches!(
-                st,
-                State::Fail | State::Error | State::Stale | State::Unimplemented
-            ) || (r.annotations.drift.is_some() && fails_run(r, result.rules()))
+            } else if !fails
+                && matches!(
+                    st,
+                    State::Fail | State::Error | State::Stale | State::Unimplemented
+                )
             {
-                let why = match (&r.verdict, st) {
-                    (_, State::Stale) => "expected to fail, but passes".to_string(),
-                    (Verdict::Fail(f), _) => format!(
-                        "step {} ({}): {} at `{}`",
-                        f.step, f.action, f.message, f.path
-                    ),
-                    (Verdict::Error { message }, _) => message.clone(),
-                    (Verdict::Unimplemented { reason }, _) => format!("unimplemented: {reason}"),
-                    _ if r.annotations.drift == Some(crate::snapshot::Drift::New) => {
-                        "no snapshot yet (a new snapshot fails the run under CI)".to_string()
-                    }
-                    _ => "snapshot drift".to_string(),
-                };
-                problems.push(format!(
-                    "| {} | `{}` | {:?} | {} | {} |",
-                    md(run.shown()),
-                    md(&r.name),
-                    r.level,
-                    md(&why),
-                    md(&r.spec)
-                ));
+                other.push(row(run.shown(), r, st));
             }
+        }
+        if new > 0 {
+            new_only.push((run, new));
         }
     }
-    if !problems.is_empty() {
-        let shown = problems.len().min(50);
-        out += &format!("\n### {} problem(s)\n\n| runtime | case | level | what | spec |\n|---|---|---|---|---|\n", problems.len());
-        out += &problems[..shown].join("\n");
-        out += "\n";
-        if shown < problems.len() {
-            out += &format!("\n… and {} more: see result.json\n", problems.len() - shown);
-        }
+    out += &problems_part(result, &problems, &new_only);
+    if !other.is_empty() {
+        out += &format!(
+            "\n### {} other case(s) that did not pass: not failing the run\n\n",
+            other.len()
+        );
+        out += &cases_table(&other);
     }
     if !profile.is_empty() {
         out += &format!(

@@ -51,7 +51,8 @@ fn judged(c: &crate::run::CaseResult) -> Value {
 }
 
 /// The union of several records by case name (shards of one run, or runs of several runtimes
-/// or suites): suites by name, runtimes by adapter spec, cases by name. The same result twice
+/// or suites): suites by name, runtimes by name (`--name`, else `initialize`'s name and version)
+/// and adapter spec, cases by name. The same result twice
 /// (the same path, or a copy or hard link of one: the same record) is refused; a case present
 /// in two files must agree (its verdict, observations and annotations), else the merge is
 /// refused naming it; one suite's results must agree on `--strict-expectations` and on CI.
@@ -132,6 +133,38 @@ fn case_sets(inputs: &[(PathBuf, Report)], names: &[String]) -> Vec<String> {
     out
 }
 
+/// What a merge takes for one runtime: its `--name`, else what it said to `initialize` (name
+/// and version), with its adapter spec. Two implementations run as one command (`stdio:./shim`)
+/// are two runtimes; one runtime over two transports is two, as in its run; shards of one run
+/// are one.
+fn identity(run: &RuntimeRun) -> (String, String) {
+    (said(run).unwrap_or_default(), run.runtime.clone())
+}
+
+/// Its `--name`, else `initialize`'s name and version (`toy 0.3.0`).
+fn said(run: &RuntimeRun) -> Option<String> {
+    let info = |p: &str| run.info.pointer(p).and_then(Value::as_str);
+    run.label.clone().or_else(|| {
+        let name = info("/runtime/name")?;
+        Some(match info("/runtime/version") {
+            Some(v) if !v.is_empty() => format!("{name} {v}"),
+            _ => name.to_string(),
+        })
+    })
+}
+
+/// Runtimes of a merged suite that every rendering would head alike (one command, no
+/// `--name`) are labelled by what they said to `initialize`, so a page of several
+/// implementations tells its columns apart.
+fn tell_apart(runs: &mut [RuntimeRun]) {
+    let shown: Vec<String> = runs.iter().map(|r| r.shown().to_string()).collect();
+    for (i, run) in runs.iter_mut().enumerate() {
+        if run.label.is_none() && shown.iter().filter(|s| **s == shown[i]).count() > 1 {
+            run.label = said(run).map(|s| crate::snapshot::contain_text(&s));
+        }
+    }
+}
+
 /// Every case of one (suite, runtime), with the input it came from.
 type Gathered = Vec<(usize, crate::run::CaseResult)>;
 
@@ -159,7 +192,7 @@ fn union(
             Some(f) if all[f].1.name == all[i].1.name => {
                 if judged(&all[f].1) != judged(&all[i].1) {
                     return Err(BadInput(format!(
-                        "case {} of {} differs between {} and {}: shards of one run never overlap; results of two runs cannot be merged",
+                        "case {} of {} differs between {} and {}: shards of one run never overlap; give the runs of two implementations each its own --name",
                         all[i].1.name, runtime, names[all[f].0], names[all[i].0]
                     )));
                 }
@@ -194,7 +227,7 @@ fn merge_counting(
     let mut suites: Vec<RunResult> = vec![];
     let mut cases: Vec<Vec<Gathered>> = vec![];
     let mut suite_at: HashMap<String, usize> = HashMap::new();
-    let mut runtime_at: HashMap<(usize, String), usize> = HashMap::new();
+    let mut runtime_at: HashMap<(usize, (String, String)), usize> = HashMap::new();
     let mut parity_seen: Vec<HashSet<String>> = vec![];
     let mut vectors: Vec<crate::vectors::Origin> = vec![];
     let mut vectors_seen = HashSet::new();
@@ -252,16 +285,14 @@ fn merge_counting(
             }
             for mut run in runtimes {
                 let run_cases = std::mem::take(&mut run.cases);
-                let ri = *runtime_at
-                    .entry((si, run.runtime.clone()))
-                    .or_insert_with(|| {
-                        acc.runtimes.push(RuntimeRun {
-                            summary: Summary::default(),
-                            ..run.clone()
-                        });
-                        cases[si].push(vec![]);
-                        acc.runtimes.len() - 1
+                let ri = *runtime_at.entry((si, identity(&run))).or_insert_with(|| {
+                    acc.runtimes.push(RuntimeRun {
+                        summary: Summary::default(),
+                        ..run.clone()
                     });
+                    cases[si].push(vec![]);
+                    acc.runtimes.len() - 1
+                });
                 acc.runtimes[ri].summary.micros += run.summary.micros;
                 cases[si][ri].extend(run_cases.into_iter().map(|c| (file, c)));
             }
@@ -270,10 +301,13 @@ fn merge_counting(
     if suites.is_empty() {
         return Err("no results to merge".into());
     }
+    for s in &mut suites {
+        tell_apart(&mut s.runtimes);
+    }
     for (s, gathered) in suites.iter_mut().zip(cases) {
         let rules = s.rules();
         for (run, all) in s.runtimes.iter_mut().zip(gathered) {
-            run.cases = union(all, several, &names, &run.runtime, compared)?;
+            run.cases = union(all, several, &names, run.shown(), compared)?;
             let micros = run.summary.micros;
             run.summary = Summary::of(&run.cases, rules);
             run.summary.micros = micros;
@@ -359,6 +393,69 @@ mod tests {
                 (PathBuf::from(format!("shard{k}.json")), report)
             })
             .collect()
+    }
+
+    /// One file's suite and runtime: `spec` labelled `label`, initialize naming `info`.
+    fn one(
+        spec: &str,
+        label: Option<&str>,
+        info: &str,
+        cases: &[&str],
+        path: &str,
+    ) -> (PathBuf, Report) {
+        let cases: Vec<Value> = cases
+            .iter()
+            .map(|n| {
+                serde_json::json!({"name": format!("contract::04-x::{n}"), "section": "4",
+                    "level": "MUST", "spec": "", "verdict": "pass", "observations": [], "micros": 1})
+            })
+            .collect();
+        let v = serde_json::json!({"hcpspec_version": "0", "suites": [{"hcpspec_version": "0",
+            "suite": "contract", "cases_hash": "h", "strict_expectations": false,
+            "ci": false, "runtimes": [{"runtime": spec, "label": label,
+            "info": {"runtime": {"name": info, "version": "1.0"}},
+            "version": "", "summary": Summary::default(), "cases": cases}]}]});
+        (
+            PathBuf::from(path),
+            serde_json::from_value(v).expect("a report"),
+        )
+    }
+
+    /// Two implementations run as the same command (`stdio:./shim`) are two runtimes of one
+    /// report, told apart by their `--name`, else by what `initialize` says; shards of one
+    /// run still merge into one.
+    #[test]
+    fn two_implementations_of_one_command_merge_as_two_runtimes() {
+        let (merged, _) = merge(vec![
+            one("stdio:./shim", Some("toy"), "shim", &["a", "b"], "toy.json"),
+            one(
+                "stdio:./shim",
+                Some("other"),
+                "shim",
+                &["a", "b"],
+                "other.json",
+            ),
+        ])
+        .expect("two --names merge");
+        let names: Vec<String> = merged.suites[0].runtimes.iter().map(|r| r.name()).collect();
+        assert_eq!(names, ["toy", "other"]);
+        let (merged, _) = merge(vec![
+            one("stdio:./shim", None, "toy", &["a", "b"], "toy.json"),
+            one("stdio:./shim", None, "other", &["a"], "other.json"),
+        ])
+        .expect("two initialize names merge");
+        let runs = &merged.suites[0].runtimes;
+        assert_eq!(runs.len(), 2);
+        // Every rendering tells them apart, though they share a command.
+        assert_ne!(runs[0].shown(), runs[1].shown());
+        assert!(super::super::markdown(&merged).contains("toy 1.0"));
+        let (merged, _) = merge(vec![
+            one("stdio:./shim", Some("toy"), "shim", &["a"], "s1.json"),
+            one("stdio:./shim", Some("toy"), "shim", &["b"], "s2.json"),
+        ])
+        .expect("shards merge");
+        assert_eq!(merged.suites[0].runtimes.len(), 1);
+        assert_eq!(merged.suites[0].runtimes[0].cases.len(), 2);
     }
 
     /// 130 000 cases took 162 s: each case was looked up by a scan of the cases merged so

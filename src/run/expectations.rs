@@ -8,7 +8,8 @@
 //!     { "case": "contract::07-sandbox::*", "expect": "skip", "reason": "no sandbox yet", "issue": "https://…" },
 //!     { "case": "contract::04-confirm::confirm-string-true-refused", "expect": "fail", "reason": "…" } ] }
 //! ```
-//! `case` is a case name or a glob over names; the first matching entry applies.
+//! `case` is a case name or a glob over names; the first matching entry applies. `runtime`,
+//! when given, must name the runtime the file is applied to (docs/expectations.md).
 
 use super::{CaseResult, Verdict};
 use crate::case::Level;
@@ -38,7 +39,6 @@ pub struct Entry {
 #[serde(deny_unknown_fields)]
 struct File {
     #[serde(default)]
-    #[allow(dead_code)]
     runtime: Option<String>,
     expectations: Vec<Entry>,
 }
@@ -46,6 +46,9 @@ struct File {
 #[derive(Debug, Default)]
 pub struct Expectations {
     entries: Vec<(Entry, GlobMatcher)>,
+    /// The runtime the file says it is written for (`runtime`), and the file, as shown.
+    runtime: Option<String>,
+    file: String,
 }
 
 impl Expectations {
@@ -75,7 +78,50 @@ impl Expectations {
                 .compile_matcher();
             entries.push((e, glob));
         }
-        Ok(Expectations { entries })
+        if file.runtime.as_deref().is_some_and(|r| r.trim().is_empty()) {
+            return Err(BadInput(at("/runtime", "an empty runtime names none: give its --name or initialize name, or leave the field out".into())));
+        }
+        Ok(Expectations {
+            entries,
+            runtime: file.runtime,
+            file: path.display().to_string(),
+        })
+    }
+
+    /// Are these expectations for this runtime? When the file names one (`runtime`), it must
+    /// be what the runtime is called: its `--name`, its `initialize` name (alone or with its
+    /// version: `minihcp`, `minihcp 0.1.0`) or its adapter spec. Else one line naming the file
+    /// and the field: bad input, as declarations for another runtime would excuse failures
+    /// that are not its own.
+    pub fn check_runtime(
+        &self,
+        spec: &str,
+        label: Option<&str>,
+        info: &serde_json::Value,
+    ) -> Result<(), BadInput> {
+        let Some(want) = &self.runtime else {
+            return Ok(());
+        };
+        let said = |p: &str| info.pointer(p).and_then(serde_json::Value::as_str);
+        let name = said("/runtime/name");
+        let versioned = name
+            .zip(said("/runtime/version"))
+            .map(|(n, v)| format!("{n} {v}"));
+        let names: Vec<&str> = [label, name, versioned.as_deref(), Some(spec)]
+            .into_iter()
+            .flatten()
+            .collect();
+        if names.contains(&want.as_str()) {
+            return Ok(());
+        }
+        let quiet = |s: &str| crate::snapshot::contain_text(s).escape_debug().to_string();
+        Err(BadInput(format!(
+            "{}:/runtime: these expectations are `{}`'s, applied to `{}`, which is called {}: run them against their runtime, or name it with --name",
+            self.file,
+            quiet(want),
+            quiet(spec),
+            names.iter().map(|n| format!("`{}`", quiet(n))).collect::<Vec<_>>().join(" or ")
+        )))
     }
 
     pub fn lookup(&self, name: &str) -> Option<&Entry> {

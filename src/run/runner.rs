@@ -223,6 +223,9 @@ pub enum RunError {
         runtime: String,
         message: String,
     },
+    /// Bad input found once the runtime said who it is (expectations for another runtime).
+    #[error(transparent)]
+    Input(#[from] crate::error::BadInput),
 }
 
 pub struct Runner<'a> {
@@ -343,6 +346,8 @@ impl<'a> Runner<'a> {
                 .unwrap_or(spec)
                 .to_string()
         });
+        self.expectations
+            .check_runtime(spec, label.as_deref(), &info)?;
         let declared = declared.map_err(|message| RunError::Declared {
             spec: spec.into(),
             runtime: run_name.clone(),

@@ -86,7 +86,155 @@ const BORING: &[&str] = &[
     "CARGO_TARGET_TMPDIR",
     "RUST_BACKTRACE",
     "RUST_LOG",
+    // hcpspec's own: the names said not to be secret.
+    "HCPSPEC_NOT_SECRET",
+    // CI systems' own data: commits, refs, run ids, workspaces. GitHub Actions' default
+    // variables (docs.github.com, "Variables reference"), but none that names a credential.
+    "CI",
+    "GITHUB_ACTION",
+    "GITHUB_ACTION_PATH",
+    "GITHUB_ACTION_REF",
+    "GITHUB_ACTION_REPOSITORY",
+    "GITHUB_ACTIONS",
+    "GITHUB_ACTOR",
+    "GITHUB_ACTOR_ID",
+    "GITHUB_API_URL",
+    "GITHUB_BASE_REF",
+    "GITHUB_ENV",
+    "GITHUB_EVENT_NAME",
+    "GITHUB_EVENT_PATH",
+    "GITHUB_GRAPHQL_URL",
+    "GITHUB_HEAD_REF",
+    "GITHUB_JOB",
+    "GITHUB_OUTPUT",
+    "GITHUB_PATH",
+    "GITHUB_REF",
+    "GITHUB_REF_NAME",
+    "GITHUB_REF_PROTECTED",
+    "GITHUB_REF_TYPE",
+    "GITHUB_REPOSITORY",
+    "GITHUB_REPOSITORY_ID",
+    "GITHUB_REPOSITORY_OWNER",
+    "GITHUB_REPOSITORY_OWNER_ID",
+    "GITHUB_RETENTION_DAYS",
+    "GITHUB_RUN_ATTEMPT",
+    "GITHUB_RUN_ID",
+    "GITHUB_RUN_NUMBER",
+    "GITHUB_SERVER_URL",
+    "GITHUB_SHA",
+    "GITHUB_STATE",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_TRIGGERING_ACTOR",
+    "GITHUB_WORKFLOW",
+    "GITHUB_WORKFLOW_REF",
+    "GITHUB_WORKFLOW_SHA",
+    "GITHUB_WORKSPACE",
+    "RUNNER_ARCH",
+    "RUNNER_DEBUG",
+    "RUNNER_ENVIRONMENT",
+    "RUNNER_NAME",
+    "RUNNER_OS",
+    "RUNNER_TEMP",
+    "RUNNER_TOOL_CACHE",
+    "ImageOS",
+    "ImageVersion",
+    // GitLab CI's (its predefined variables), never CI_JOB_TOKEN or a *_PASSWORD.
+    "GITLAB_CI",
+    "CI_COMMIT_SHA",
+    "CI_COMMIT_SHORT_SHA",
+    "CI_COMMIT_BEFORE_SHA",
+    "CI_COMMIT_REF_NAME",
+    "CI_COMMIT_REF_SLUG",
+    "CI_COMMIT_BRANCH",
+    "CI_COMMIT_TAG",
+    "CI_DEFAULT_BRANCH",
+    "CI_JOB_ID",
+    "CI_JOB_NAME",
+    "CI_JOB_URL",
+    "CI_PIPELINE_ID",
+    "CI_PIPELINE_IID",
+    "CI_PIPELINE_URL",
+    "CI_PROJECT_DIR",
+    "CI_PROJECT_ID",
+    "CI_PROJECT_NAME",
+    "CI_PROJECT_PATH",
+    "CI_PROJECT_URL",
+    "CI_SERVER_URL",
+    // CircleCI's, Buildkite's, Travis CI's commit, branch and build.
+    "CIRCLE_SHA1",
+    "CIRCLE_BRANCH",
+    "CIRCLE_BUILD_NUM",
+    "CIRCLE_WORKFLOW_ID",
+    "BUILDKITE_COMMIT",
+    "BUILDKITE_BRANCH",
+    "BUILDKITE_BUILD_ID",
+    "BUILDKITE_BUILD_NUMBER",
+    "TRAVIS_COMMIT",
+    "TRAVIS_BRANCH",
+    "TRAVIS_BUILD_ID",
+    "TRAVIS_BUILD_NUMBER",
 ];
+
+/// The parts of a variable's name that say it holds a credential: such a variable is a
+/// secret whatever a list says (`GITHUB_TOKEN`, `ACTIONS_RUNTIME_TOKEN`, `CI_JOB_TOKEN`,
+/// `DB_PASSWORD`, `AWS_SECRET_ACCESS_KEY` …). A part holding one of the first, or equal to one
+/// of the second.
+const CREDENTIAL_PARTS: &[&str] = &[
+    "TOKEN",
+    "SECRET",
+    "PASSW",
+    "CREDENTIAL",
+    "PRIVATE",
+    "APIKEY",
+];
+const CREDENTIAL_WORDS: &[&str] = &[
+    "KEY",
+    "KEYS",
+    "PAT",
+    "AUTH",
+    "COOKIE",
+    "SESSION",
+    "PASS",
+    "PWD",
+    "CERT",
+    "SIGNATURE",
+];
+
+/// Is `name` named like a credential's ([`CREDENTIAL_PARTS`], [`CREDENTIAL_WORDS`], by its
+/// `_`-separated parts, in any case)?
+pub fn credential_name(name: &str) -> bool {
+    name.to_ascii_uppercase()
+        .split(['_', '-', '.'])
+        .any(|part| {
+            CREDENTIAL_PARTS.iter().any(|p| part.contains(p)) || CREDENTIAL_WORDS.contains(&part)
+        })
+}
+
+/// The variables a user said are no secrets (`--not-secret`, `HCPSPEC_NOT_SECRET`): set once,
+/// before the first redaction.
+static NOT_SECRET: OnceLock<Vec<String>> = OnceLock::new();
+
+/// Say which of the environment's variables are no secrets, beside [`BORING`]'s: their values
+/// are shown as they are (a secret-shaped value is still redacted). A name like a credential's
+/// ([`credential_name`]) is refused. Call once, before anything is redacted.
+pub fn not_secret(names: &[String]) -> Result<(), BadInput> {
+    if let Some(n) = names.iter().find(|n| credential_name(n)) {
+        return Err(BadInput(format!(
+            "--not-secret {}: a name like a credential's stays secret (its value is redacted wherever it appears)",
+            n.escape_default()
+        )));
+    }
+    let _ = NOT_SECRET.set(names.to_vec());
+    Ok(())
+}
+
+/// Is `name`'s value shown as it is: a boring variable (none named like a credential's, a
+/// test says), or one the user said is no secret and not named like a credential's?
+fn shown(name: &str, said: &[String]) -> bool {
+    BORING.contains(&name)
+        || BORING_PREFIXES.iter().any(|p| name.starts_with(p))
+        || (said.iter().any(|n| n == name) && !credential_name(name))
+}
 
 /// Prefixes of variables cargo sets for a test or build (package metadata, not credentials).
 const BORING_PREFIXES: &[&str] = &[
@@ -114,12 +262,12 @@ pub fn secrets() -> &'static [(String, String)] {
 
 /// [`secrets`] of a given environment.
 pub fn secrets_of(vars: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
+    let said = NOT_SECRET.get().map_or(&[][..], Vec::as_slice);
     let mut out: Vec<(String, String)> = vars
         .into_iter()
         .filter(|(k, v)| {
             v.len() >= 8
-                && !BORING.contains(&k.as_str())
-                && !BORING_PREFIXES.iter().any(|p| k.starts_with(p))
+                && !shown(k, said)
                 && (!v.starts_with('/') || !std::path::Path::new(v).exists())
         })
         .collect();
@@ -523,6 +671,29 @@ mod tests {
         assert!(serde_json::to_string_pretty(&bounded).unwrap().len() <= MAX_VALUE);
         assert!(bounded.as_str().unwrap().contains("…[cut: "));
         assert!(cap("é".repeat(MAX_TEXT).as_str()).len() <= MAX_TEXT + 40);
+    }
+
+    /// No variable hcpspec shows as it is is named like a credential's (`PWD`, the working
+    /// directory, and `HCPSPEC_NOT_SECRET`, a list of names, aside); GitHub's and GitLab's
+    /// tokens are.
+    #[test]
+    fn no_variable_shown_as_it_is_is_named_like_a_credential() {
+        let aside = ["PWD", "HCPSPEC_NOT_SECRET"];
+        for name in BORING.iter().filter(|n| !aside.contains(n)) {
+            assert!(!credential_name(name), "{name}");
+        }
+        for name in [
+            "GITHUB_TOKEN",
+            "ACTIONS_RUNTIME_TOKEN",
+            "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+            "CI_JOB_TOKEN",
+            "CI_REGISTRY_PASSWORD",
+            "AWS_SECRET_ACCESS_KEY",
+            "npm_authToken",
+            "DB_PWD",
+        ] {
+            assert!(credential_name(name), "{name}");
+        }
     }
 
     #[test]

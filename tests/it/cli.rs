@@ -1283,3 +1283,173 @@ fn an_unusable_tmpdir_is_named() {
         "{e}"
     );
 }
+
+/// An output folder that cannot be written is found before any case runs: one line naming
+/// it, exit 2, not a whole run and then exit 4 (issue 46).
+#[test]
+fn an_out_folder_that_cannot_be_written_is_found_before_running() {
+    let dir = tmp();
+    // A folder whose result.json is a folder: its outputs cannot be written.
+    std::fs::create_dir_all(dir.path().join("out/result.json")).unwrap();
+    let run = |out: &str| {
+        hcpspec(&[
+            "run",
+            "--suite",
+            "contract",
+            "--filter",
+            "04-confirm",
+            "--out",
+            out,
+        ])
+    };
+    for out in [s(&dir.path().join("out")), "/proc/hcpspec-out"] {
+        let o = run(out);
+        assert_eq!(code(&o), 2, "{out}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{out}: {err}");
+        assert!(err.contains("--out") && err.contains(out), "{err}");
+        // Nothing ran.
+        assert!(!text(&o).contains("04-confirm"), "{out}: {}", text(&o));
+    }
+    // --snapshots too, before anything runs.
+    let o = hcpspec(&[
+        "run",
+        "--filter",
+        "04-confirm",
+        "--out",
+        s(&dir.path().join("fine")),
+        "--snapshots",
+        "/proc/hcpspec-snaps",
+    ]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("--snapshots"), "{}", text(&o));
+}
+
+/// `report` writes where it is told: without `--out` it is a usage error naming `--out`, and
+/// no folder of the user's repository is made (it once wrote reports/published).
+#[test]
+fn report_needs_an_out_folder() {
+    let dir = tmp();
+    let o = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args(["report", "result.json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("--out"), "{}", text(&o));
+    assert!(!dir.path().join("reports").exists());
+}
+
+/// Every page the man page names (`hcpspec-run(1)` …) can be generated: `hcpspec man run`.
+#[test]
+fn every_man_page_named_can_be_generated() {
+    let main = String::from_utf8(hcpspec(&["man"]).stdout).unwrap();
+    let named: Vec<String> = main
+        .split("hcpspec\\-")
+        .skip(1)
+        .filter_map(|t| t.split_once("(1)").map(|(n, _)| n.replace("\\-", "-")))
+        .filter(|n| !n.contains(char::is_whitespace))
+        .collect();
+    assert!(named.len() >= 10, "{named:?}\n{main}");
+    for page in named {
+        let o = hcpspec(&["man", &page]);
+        assert_eq!(code(&o), 0, "{page}: {}", text(&o));
+        let roff = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            roff.contains(&format!(".TH hcpspec-{page} 1")),
+            "{page}: {roff}"
+        );
+    }
+    let o = hcpspec(&["man", "nonesuch"]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+}
+
+/// An expectations file names the runtime it is written for (`runtime`): applied to another,
+/// the run stops before its cases, one line naming the file and the field, exit 2.
+#[test]
+fn expectations_for_another_runtime_are_refused() {
+    let dir = tmp();
+    let file = dir.path().join("acme.json");
+    let write = |runtime: &str| {
+        std::fs::write(
+            &file,
+            format!(
+                r#"{{"runtime": "{runtime}", "expectations": [{{"case": "contract::04-confirm::*", "expect": "skip", "reason": "later"}}]}}"#
+            ),
+        )
+        .unwrap();
+    };
+    let run = |name: Option<&str>| {
+        let mut args = vec![
+            "run",
+            "--suite",
+            "contract",
+            "--filter",
+            "04-confirm",
+            "--runtime",
+            "inproc:reference",
+            "--expectations",
+            s(&file),
+            "--out",
+        ];
+        let out = dir.path().join("out");
+        args.push(s(&out));
+        if let Some(n) = name {
+            args.extend(["--name", n]);
+        }
+        hcpspec(&args)
+    };
+    write("acme");
+    let o = run(None);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("{}:/runtime", file.display())) && err.contains("acme"),
+        "{err}"
+    );
+    // The runtime's --name, or what initialize says, is the runtime's.
+    assert_eq!(code(&run(Some("acme"))), 0);
+    write("reference");
+    let o = run(None);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+}
+
+/// Two implementations run as the same command, told apart by `--name`, are two runtimes of
+/// one merged report (they once merged as one, by their command).
+#[test]
+fn report_merges_two_names_of_one_command_as_two_runtimes() {
+    let dir = tmp();
+    for name in ["toy", "toy-next"] {
+        let out = dir.path().join(name);
+        let o = hcpspec(&[
+            "run",
+            "--suite",
+            "contract",
+            "--filter",
+            "04-confirm",
+            "--runtime",
+            "inproc:reference",
+            "--name",
+            name,
+            "--out",
+            s(&out),
+        ]);
+        assert_eq!(code(&o), 0, "{}", text(&o));
+    }
+    let merged = dir.path().join("merged");
+    let o = hcpspec(&[
+        "report",
+        s(&dir.path().join("toy/result.json")),
+        s(&dir.path().join("toy-next/result.json")),
+        "--out",
+        s(&merged),
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let summary = std::fs::read_to_string(merged.join("summary.md")).unwrap();
+    assert!(summary.contains("2 runtime(s)"), "{summary}");
+    assert!(
+        summary.contains("| section | toy | toy-next |"),
+        "{summary}"
+    );
+}

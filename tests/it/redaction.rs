@@ -325,3 +325,103 @@ for line in sys.stdin:
         "{t}"
     );
 }
+
+/// Run `contract` case list-packs-lists-installed on minihcp whose version embeds `GITHUB_SHA`,
+/// in GitHub's environment plus `env`, with `args`; result.json and the terminal's text.
+fn in_github(env: &[(&str, &str)], args: &[&str]) -> (String, String, i32) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let shim = root().join("tests/fauxmplementations/ci_version.py");
+    let o = Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+        .args([
+            "run",
+            "--suite",
+            "contract",
+            "--filter",
+            "list-packs-lists-installed",
+        ])
+        .arg("--runtime")
+        .arg(format!("stdio:python3 {}", shim.display()))
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .envs([
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_SHA", "8f2c1e0d9b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e"),
+            ("GITHUB_RUN_ID", "12345678901"),
+            ("GITHUB_REPOSITORY", "someone/toy-runtime"),
+            ("GITHUB_TOKEN", "a-token-not-shaped-like-one-0123"),
+        ])
+        .envs(env.iter().copied())
+        .current_dir(root())
+        .output()
+        .expect("hcpspec runs");
+    let result = std::fs::read_to_string(out.join("result.json")).unwrap_or_default();
+    let terminal = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (result, terminal, o.status.code().unwrap_or(-1))
+}
+
+/// In GitHub Actions a version embedding the commit is shown as it is: GitHub's default
+/// variables (commit, run id, repository …) are no secrets. GITHUB_TOKEN stays one.
+#[test]
+fn githubs_own_variables_are_not_redacted_as_secrets() {
+    let (result, terminal, code) = in_github(&[], &[]);
+    assert_eq!(code, 0, "{terminal}");
+    assert!(
+        result.contains("0.3.0+8f2c1e0d9b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e"),
+        "the commit was redacted:\n{terminal}"
+    );
+    assert!(!result.contains("$GITHUB_SHA"), "{result}");
+    // The token's value, said by the runtime (here in its version): redacted as the token.
+    let token = "a-token-not-shaped-like-one-0123";
+    let leaked = in_github(&[("GITHUB_SHA", token)], &[]).0;
+    assert!(!leaked.contains(token), "{leaked}");
+    assert!(
+        leaked.contains("0.3.0+[redacted: $GITHUB_TOKEN]"),
+        "{leaked}"
+    );
+}
+
+/// A user says which of their variables are no secrets (`--not-secret NAME`, or
+/// `HCPSPEC_NOT_SECRET=A,B`); a name like a credential's cannot be said so, and a secret-shaped
+/// value is redacted whatever its variable.
+#[test]
+fn a_user_names_the_variables_that_are_not_secret() {
+    let build = ("MY_BUILD_ID", "build-2026-12-07-0042");
+    let (result, terminal, _) = in_github(&[build, ("GITHUB_SHA", build.1)], &[]);
+    assert!(!result.contains(build.1), "{terminal}");
+    let (result, terminal, code) = in_github(
+        &[build, ("GITHUB_SHA", build.1)],
+        &["--not-secret", "MY_BUILD_ID"],
+    );
+    assert_eq!(code, 0, "{terminal}");
+    assert!(result.contains("0.3.0+build-2026-12-07-0042"), "{terminal}");
+    let by_env = in_github(
+        &[
+            build,
+            ("GITHUB_SHA", build.1),
+            ("HCPSPEC_NOT_SECRET", "OTHER,MY_BUILD_ID"),
+        ],
+        &[],
+    )
+    .0;
+    assert!(by_env.contains("0.3.0+build-2026-12-07-0042"), "{by_env}");
+    // A token's name stays secret: one line, exit 2, before anything runs.
+    let (_, terminal, code) = in_github(&[], &["--not-secret", "GITHUB_TOKEN"]);
+    assert_eq!(code, 2, "{terminal}");
+    assert!(
+        terminal.contains("GITHUB_TOKEN") && terminal.lines().count() <= 2,
+        "{terminal}"
+    );
+    // A token-shaped value is redacted, whatever its variable says.
+    let shaped = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+    let (result, terminal, _) = in_github(&[("GITHUB_SHA", shaped)], &[]);
+    assert!(
+        !result.contains(shaped) && result.contains("secret-shaped"),
+        "{terminal}"
+    );
+}

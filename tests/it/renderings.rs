@@ -399,6 +399,19 @@ fn check(seed: u64) {
         attr(top, "failures") + attr(top, "errors") > 0,
         json.fails()
     );
+    // summary.md counts the same problems (what fails the run: its cases and parity
+    // differences), and none when nothing fails it.
+    let problems = failing + json.parity.len();
+    let heading = md.lines().find(|l| l.contains("problem(s)"));
+    if problems == 0 {
+        assert_eq!(heading, None, "seed {seed}: {md}");
+    } else {
+        let heading = heading.unwrap_or_else(|| panic!("seed {seed}: no problems in {md}"));
+        assert!(
+            heading.starts_with(&format!("### {problems} problem(s)")),
+            "seed {seed}: {heading}, JUnit {problems}"
+        );
+    }
 }
 
 #[test]

@@ -271,6 +271,7 @@ pub fn run(a: &RunArgs) -> Result<i32, exit::Error> {
     }
     let vectors = vectors(&a.filters.vectors)?;
     let suites = select(&a.filters, &vectors.root)?;
+    out_dir("--out", &a.out)?;
     let origin = vectors.origin()?;
     println!("vectors: {origin}");
     if a.mutants {
@@ -288,7 +289,6 @@ pub fn run(a: &RunArgs) -> Result<i32, exit::Error> {
         eprintln!("warning: expectation `{}` matches no selected case", e.case);
     }
     let opts = options(a.timeout)?;
-    out_dir("--out", &a.out)?;
     if let Some(d) = &a.snapshots {
         out_dir("--snapshots", d)?;
     }
@@ -580,29 +580,66 @@ fn print_self_check(r: &SelfCheckReport) {
     }
 }
 
-/// A folder hcpspec will write into is one, or can be made: it, or its nearest existing
-/// ancestor, is a directory. Checked before anything runs, so `--out /dev/null/x` is one line
-/// and exit 2, not a whole run and then "not written".
+/// A folder hcpspec will write into is one, or can be made, and can be written: it, or its
+/// nearest existing ancestor, is a directory a file can be made in (a probe, removed at once),
+/// and none of the outputs it already holds (`result.json` …, `badges/`) is of the wrong kind or
+/// read-only. Checked before anything runs, so `--out /dev/null/x`, a read-only folder or an
+/// `out/result.json` that is a folder is one line and exit 2, not a whole run and then exit 4.
 pub fn out_dir(flag: &str, dir: &Path) -> Result<(), BadInput> {
+    out_dir_probed(flag, dir, true)
+}
+
+/// [`out_dir`]; without `probe`, only the kinds of the folder and its ancestors are checked
+/// (`fuzz`, whose findings folder's write errors are its own outputs' failure, exit 4).
+pub fn out_dir_probed(flag: &str, dir: &Path, probe: bool) -> Result<(), BadInput> {
     let shown = || hcpspec::report::printable(&dir.display().to_string(), false);
+    let bad = |why: String| BadInput(format!("{flag} {}: {why}", shown()));
     let mut at = Some(dir);
     while let Some(p) = at {
         match std::fs::metadata(p) {
-            Ok(m) if m.is_dir() => return Ok(()),
-            Ok(_) if p == dir => {
-                return Err(BadInput(format!("{flag} {}: not a directory", shown())))
+            Ok(m) if m.is_dir() && !probe => return Ok(()),
+            Ok(m) if m.is_dir() => {
+                tempfile::Builder::new()
+                    .prefix(".hcpspec-probe")
+                    .tempfile_in(p)
+                    .map_err(|e| {
+                        // The OS's reason, without the probe's random name.
+                        let e = e.raw_os_error().map_or_else(
+                            || std::io::Error::from(e.kind()),
+                            std::io::Error::from_raw_os_error,
+                        );
+                        bad(format!("cannot be written ({}: {e})", p.display()))
+                    })?;
+                break;
             }
-            Ok(_) => {
-                return Err(BadInput(format!(
-                    "{flag} {}: {} is not a directory",
-                    shown(),
-                    p.display()
-                )))
-            }
+            Ok(_) if p == dir => return Err(bad("not a directory".into())),
+            Ok(_) => return Err(bad(format!("{} is not a directory", p.display()))),
             Err(_) => at = p.parent().filter(|q| !q.as_os_str().is_empty()),
         }
     }
-    Ok(())
+    for file in [
+        "result.json",
+        "junit.xml",
+        "summary.md",
+        "index.html",
+        "selfcheck.json",
+    ] {
+        let p = dir.join(file);
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.is_dir() => return Err(bad(format!("{file} in it is a directory"))),
+            Ok(_) => {
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&p)
+                    .map_err(|e| bad(format!("{file} in it cannot be written: {e}")))?;
+            }
+            Err(_) => {}
+        }
+    }
+    match std::fs::metadata(dir.join("badges")) {
+        Ok(m) if !m.is_dir() => Err(bad("badges in it is not a directory".into())),
+        _ => Ok(()),
+    }
 }
 
 pub fn report(results: &[PathBuf], out: &Path) -> Result<i32, exit::Error> {

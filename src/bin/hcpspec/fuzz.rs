@@ -59,7 +59,7 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
         .into());
     }
     if let Some(out) = &a.out {
-        crate::cli::out_dir("--out", out)?;
+        crate::cli::out_dir_probed("--out", out, false)?;
     }
     let vectors = crate::cli::vectors(&a.vectors)?;
     // Findings are kept: beside a folder given, else here (never in the materialised tree).

@@ -62,6 +62,18 @@ struct Cli {
     /// Colour the terminal output: auto (on a terminal, unless NO_COLOR is set), always, never.
     #[arg(long, global = true, value_enum, default_value_t = style::ColorWhen::Auto, value_name = "WHEN")]
     color: style::ColorWhen,
+    /// A variable of the environment whose value is no secret, shown as it is instead of
+    /// `[redacted: $NAME]` (a build id, a version); repeatable, or comma-separated in
+    /// HCPSPEC_NOT_SECRET. CI systems' own (GITHUB_SHA, GITHUB_RUN_ID …) are never redacted; a
+    /// name like a credential's (…TOKEN…, …SECRET…, …PASSWORD…, …KEY) is refused.
+    #[arg(
+        long = "not-secret",
+        global = true,
+        value_name = "NAME",
+        env = "HCPSPEC_NOT_SECRET",
+        value_delimiter = ','
+    )]
+    not_secret: Vec<String>,
 }
 
 #[derive(clap::Args, Clone)]
@@ -95,7 +107,9 @@ enum Command {
     Report {
         #[arg(required = true)]
         results: Vec<PathBuf>,
-        #[arg(long, default_value = "reports/published")]
+        /// Where the merged result.json and its renderings go. Required: a default would write
+        /// into a folder of your repository you did not name, or over a run's own outputs.
+        #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
     /// Load and lint pack directories; print issues as `file:pointer: rule: message`.
@@ -151,8 +165,38 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print hcpspec's man page (roff): `hcpspec man > hcpspec.1 && man ./hcpspec.1`.
-    Man,
+    /// Print hcpspec's man page (roff): `hcpspec man > hcpspec.1 && man ./hcpspec.1`, or a
+    /// subcommand's, which it names: `hcpspec man run > hcpspec-run.1`.
+    Man {
+        /// The subcommand whose page to print (run, report, …). Default: hcpspec's own.
+        subcommand: Option<String>,
+    },
+}
+
+/// The man page of hcpspec, or of one of its subcommands (`hcpspec-run(1)`, which hcpspec's
+/// own page names): clap_mangen renders one command's page, so each is rendered on request.
+fn man_page(subcommand: Option<&str>) -> Result<clap_mangen::Man, BadInput> {
+    let mut cli = Cli::command();
+    cli.build();
+    let Some(name) = subcommand else {
+        return Ok(clap_mangen::Man::new(cli));
+    };
+    let known: Vec<String> = cli
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    let sub = cli.find_subcommand(name).cloned().ok_or_else(|| {
+        BadInput(format!(
+            "man {name}: no such subcommand (one of {})",
+            known.join(", ")
+        ))
+    })?;
+    // The page's title and name are `hcpspec-run`, as hcpspec's page names it.
+    let full = format!("hcpspec-{}", sub.get_name());
+    let sub = sub.name(Box::leak(full.into_boxed_str()) as &str);
+    Ok(clap_mangen::Man::new(
+        sub.version(env!("CARGO_PKG_VERSION")),
+    ))
 }
 
 /// What `hcpspec --version` prints: the crate's version, each protocol's version (they change
@@ -178,6 +222,11 @@ fn main() {
     let matches = Cli::command().version(version).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     style::init(cli.color);
+    // Before anything is redacted: the names said to be no secret.
+    if let Err(e) = hcpspec::snapshot::not_secret(&cli.not_secret) {
+        eprintln!("hcpspec: {e}");
+        std::process::exit(exit::USAGE);
+    }
     // Every command that starts a runtime makes folders in the temporary folder.
     if matches!(
         cli.command,
@@ -238,11 +287,11 @@ fn main() {
             print!("{}", String::from_utf8_lossy(&out));
             Ok(exit::OK)
         }
-        Command::Man => {
+        Command::Man { subcommand } => {
             let mut out = Vec::new();
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut out)
-                .map_err(|e| exit::Error::from(BadInput(e.to_string())))
+            man_page(subcommand.as_deref())
+                .and_then(|page| page.render(&mut out).map_err(|e| BadInput(e.to_string())))
+                .map_err(exit::Error::from)
                 .map(|()| {
                     print!("{}", String::from_utf8_lossy(&out));
                     exit::OK
