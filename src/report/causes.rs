@@ -29,12 +29,8 @@ pub struct Cause {
 /// by cause: the causes with the most cases failing the run first, then the most cases, then
 /// in run order.
 pub fn causes(run: &RuntimeRun, rules: Rules) -> Vec<Cause> {
-    let declared: BTreeSet<String> = run
-        .info
-        .get("denials")
-        .and_then(Value::as_object)
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default();
+    let map = run.info.get("denials").and_then(Value::as_object);
+    let declared: BTreeSet<String> = map.map(|m| m.keys().cloned().collect()).unwrap_or_default();
     let mut order: Vec<(String, Cause)> = Vec::new();
     let mut at: HashMap<String, usize> = HashMap::new();
     // The classes the cases of a denial-map gap ask for, in the order first asked.
@@ -49,7 +45,7 @@ pub fn causes(run: &RuntimeRun, rules: Rules) -> Vec<Cause> {
             continue;
         }
         let (key, what) = match deviates {
-            true => of_verdict(r, &mut asked),
+            true => of_verdict(r, map.map(|_| &declared), &mut asked),
             false => of_annotation(r),
         };
         let slot = *at.entry(key.clone()).or_insert_with(|| {
@@ -85,11 +81,18 @@ pub fn causes(run: &RuntimeRun, rules: Rules) -> Vec<Cause> {
 /// The key of the cause "the denial map does not cover the runtime's denials".
 const MAP_GAP: &str = "denial-map-gap";
 
-/// What a deviating case's verdict says, as a key and a sentence.
-fn of_verdict(r: &CaseResult, asked: &mut Vec<String>) -> (String, String) {
+/// What a deviating case's verdict says, as a key and a sentence; `declared`, the classes of
+/// the runtime's denial map, if it declares one.
+fn of_verdict(
+    r: &CaseResult,
+    declared: Option<&BTreeSet<String>>,
+    asked: &mut Vec<String>,
+) -> (String, String) {
     match &r.verdict {
         Verdict::Fail(f) => {
-            if f.message.contains("fits no class of the runtime's own denial map") {
+            if f.message.contains("fits no class of the runtime's own denial map")
+                || unmapped_alternatives(f, declared)
+            {
                 for class in denial_classes(&f.expected) {
                     if !asked.contains(&class) {
                         asked.push(class);
@@ -150,6 +153,26 @@ fn of_annotation(r: &CaseResult) -> (String, String) {
     (what.into(), what.into())
 }
 
+/// A `$anyOf` of denial classes all left out of the runtime's map failed: each alternative
+/// failed because the text fits no class the map declares (a class left out with a text that
+/// fits one is unclassified, never failed), the same gap as a single class's.
+fn unmapped_alternatives(f: &crate::run::Failure, declared: Option<&BTreeSet<String>>) -> bool {
+    let Some(declared) = declared else {
+        return false;
+    };
+    let Some(alternatives) = f.expected.get("$anyOf").and_then(Value::as_array) else {
+        return false;
+    };
+    f.message.starts_with("matched none of $anyOf")
+        && !alternatives.is_empty()
+        && alternatives.iter().all(|a| {
+            a.as_object().is_some_and(|o| o.len() == 1)
+                && a.get("$denial")
+                    .and_then(Value::as_str)
+                    .is_some_and(|c| !declared.contains(c))
+        })
+}
+
 /// The method of an error that a required method answered -32601 (`adapter::check_call`).
 fn required_not_implemented(message: &str) -> Option<&str> {
     let at = message.find(": the shim answered \"method not found\", but every shim must implement ")?;
@@ -193,8 +216,8 @@ fn map_gap(asked: &[String], declared: &BTreeSet<String>) -> String {
             .into();
     }
     format!(
-        "the runtime's denial map leaves out {}: {} (its denial texts fit no class it declares; \
-         declare them in initialize's `denials`, docs/shim-protocol.md#initialize)",
+        "denials that fit no class of the runtime's denial map, which leaves out {}: {} (declare \
+         them in initialize's `denials`, docs/shim-protocol.md#initialize)",
         if left_out.len() == 1 {
             "a class the cases ask for"
         } else {
@@ -345,13 +368,21 @@ mod tests {
             result("c::a", Level::MUST, gap("denied: missing write", json!({"$denial": "missing-write"}))),
             result("c::b", Level::MUST, gap("denied: not activated", json!({"$anyOf": [{"$denial": "not-activated"}, {"$denial": "confirm"}]}))),
             result("c::c", Level::MUST, gap("denied: missing write on x", json!({"$denial": "missing-write"}))),
+            result("c::d", Level::MUST, Verdict::Fail(Failure {
+                step: 1,
+                action: "exec".into(),
+                path: "/error".into(),
+                message: "matched none of $anyOf".into(),
+                expected: json!({"$anyOf": [{"$denial": "no-grant"}, {"$denial": "not-activated"}]}),
+                actual: json!("denied: no grant"),
+            })),
         ];
         let info = json!({"denials": {"confirm": "^needs confirmation"}});
         let got = causes(&run(info, cases), Rules::default());
         assert_eq!(got.len(), 1, "{got:?}");
-        assert_eq!(got[0].failing, 3);
+        assert_eq!(got[0].failing, 4);
         assert!(
-            got[0].what.contains("leaves out classes the cases ask for: missing-write, not-activated ("),
+            got[0].what.contains("leaves out classes the cases ask for: missing-write, not-activated, no-grant ("),
             "{}",
             got[0].what
         );
