@@ -333,16 +333,16 @@ impl Terminal {
                     others.len()
                 );
             }
+            // Another case's own words where they differ from the first's (its step, the text
+            // it quotes), cut to a line.
             let said = problem(first);
             for &i in others {
                 let r = &run.cases[i];
-                let line = format!("    {}", heading(r));
+                block += &format!("\n    {}", heading(r));
                 let own = problem(r);
-                block += "\n";
-                block += &match own != said && !own.is_empty() {
-                    true => cut(&format!("{line}: {own}"), WIDTH.max(line.chars().count() + 20)),
-                    false => line,
-                };
+                if own != said && !own.is_empty() {
+                    block += &format!("\n      {}", cut(&own, WIDTH - 6));
+                }
             }
             self.err(&block);
         }
@@ -582,7 +582,7 @@ fn cut(text: &str, width: usize) -> String {
         return text.to_string();
     }
     let mut out = String::new();
-    for word in text.split(' ') {
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
         let next = match out.is_empty() {
             true => word.to_string(),
             false => format!("{out} {word}"),
