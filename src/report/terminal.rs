@@ -391,8 +391,12 @@ impl Terminal {
             let count = format!("  {:>width$} × ", cause.cases.len());
             let indent = " ".repeat(count.chars().count());
             lines.extend(wrap(&printable(&cause.what, false), &count, &indent));
-            if cause.failing < cause.cases.len() {
-                lines.push(format!("{indent}({} of them fail the run)", cause.failing));
+            match cause.failing {
+                0 => lines.push(format!("{indent}(none of them fails the run)")),
+                n if n < cause.cases.len() => {
+                    lines.push(format!("{indent}({n} of them fail the run)"))
+                }
+                _ => {}
             }
             for &i in cause.cases.iter().take(NAMED) {
                 lines.push(format!("{indent}{}", printable(&run.cases[i].name, false)));
