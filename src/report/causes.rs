@@ -90,7 +90,8 @@ fn of_verdict(
 ) -> (String, String) {
     match &r.verdict {
         Verdict::Fail(f) => {
-            if f.message.contains("fits no class of the runtime's own denial map")
+            if f.message
+                .contains("fits no class of the runtime's own denial map")
                 || unmapped_alternatives(f, declared)
             {
                 for class in denial_classes(&f.expected) {
@@ -132,7 +133,9 @@ fn of_verdict(
             {
                 return (
                     format!("unimplemented {method}"),
-                    format!("{method} is not implemented: the shim answers -32601 \"method not found\""),
+                    format!(
+                        "{method} is not implemented: the shim answers -32601 \"method not found\""
+                    ),
                 );
             }
             let what = format!("unimplemented: {}", case_free(reason));
@@ -175,7 +178,8 @@ fn unmapped_alternatives(f: &crate::run::Failure, declared: Option<&BTreeSet<Str
 
 /// The method of an error that a required method answered -32601 (`adapter::check_call`).
 fn required_not_implemented(message: &str) -> Option<&str> {
-    let at = message.find(": the shim answered \"method not found\", but every shim must implement ")?;
+    let at =
+        message.find(": the shim answered \"method not found\", but every shim must implement ")?;
     let head = &message[..at];
     Some(head.rsplit(": ").next().unwrap_or(head))
 }
@@ -264,8 +268,8 @@ mod tests {
     use super::*;
     use crate::case::Level;
     use crate::run::expectations::Outcome;
-    use crate::run::{Annotations, Failure};
     use crate::run::result::Summary;
+    use crate::run::{Annotations, Failure};
     use serde_json::json;
 
     fn result(name: &str, level: Level, verdict: Verdict) -> CaseResult {
@@ -365,24 +369,48 @@ mod tests {
             })
         };
         let cases = vec![
-            result("c::a", Level::MUST, gap("denied: missing write", json!({"$denial": "missing-write"}))),
-            result("c::b", Level::MUST, gap("denied: not activated", json!({"$anyOf": [{"$denial": "not-activated"}, {"$denial": "confirm"}]}))),
-            result("c::c", Level::MUST, gap("denied: missing write on x", json!({"$denial": "missing-write"}))),
-            result("c::d", Level::MUST, Verdict::Fail(Failure {
-                step: 1,
-                action: "exec".into(),
-                path: "/error".into(),
-                message: "matched none of $anyOf".into(),
-                expected: json!({"$anyOf": [{"$denial": "no-grant"}, {"$denial": "not-activated"}]}),
-                actual: json!("denied: no grant"),
-            })),
+            result(
+                "c::a",
+                Level::MUST,
+                gap("denied: missing write", json!({"$denial": "missing-write"})),
+            ),
+            result(
+                "c::b",
+                Level::MUST,
+                gap(
+                    "denied: not activated",
+                    json!({"$anyOf": [{"$denial": "not-activated"}, {"$denial": "confirm"}]}),
+                ),
+            ),
+            result(
+                "c::c",
+                Level::MUST,
+                gap(
+                    "denied: missing write on x",
+                    json!({"$denial": "missing-write"}),
+                ),
+            ),
+            result(
+                "c::d",
+                Level::MUST,
+                Verdict::Fail(Failure {
+                    step: 1,
+                    action: "exec".into(),
+                    path: "/error".into(),
+                    message: "matched none of $anyOf".into(),
+                    expected: json!({"$anyOf": [{"$denial": "no-grant"}, {"$denial": "not-activated"}]}),
+                    actual: json!("denied: no grant"),
+                }),
+            ),
         ];
         let info = json!({"denials": {"confirm": "^needs confirmation"}});
         let got = causes(&run(info, cases), Rules::default());
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(got[0].failing, 4);
         assert!(
-            got[0].what.contains("leaves out classes the cases ask for: missing-write, not-activated, no-grant ("),
+            got[0].what.contains(
+                "leaves out classes the cases ask for: missing-write, not-activated, no-grant ("
+            ),
             "{}",
             got[0].what
         );
@@ -401,10 +429,26 @@ mod tests {
             })
         };
         let cases = vec![
-            result("c::a", Level::MUST, error("step 1 (exec): exec: timed out after 5 s")),
-            result("c::b", Level::MUST, error("step 3 (connect): exec: timed out after 5 s")),
-            result("c::c", Level::MUST, fail("not a `confirm` denial by the runtime's own map (/^x$/)")),
-            result("c::d", Level::MUST, fail("not a `no-grant` denial by the runtime's own map (/^y$/)")),
+            result(
+                "c::a",
+                Level::MUST,
+                error("step 1 (exec): exec: timed out after 5 s"),
+            ),
+            result(
+                "c::b",
+                Level::MUST,
+                error("step 3 (connect): exec: timed out after 5 s"),
+            ),
+            result(
+                "c::c",
+                Level::MUST,
+                fail("not a `confirm` denial by the runtime's own map (/^x$/)"),
+            ),
+            result(
+                "c::d",
+                Level::MUST,
+                fail("not a `no-grant` denial by the runtime's own map (/^y$/)"),
+            ),
             result("c::e", Level::MUST, fail("not equal")),
         ];
         let got = causes(&run(json!({}), cases), Rules::default());

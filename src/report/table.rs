@@ -108,12 +108,24 @@ fn columns(s: &Summary) -> Vec<Column> {
 /// `text` in at most `width` characters: cut with an ellipsis when longer.
 fn fit(text: &str, width: usize) -> String {
     match text.chars().count() > width {
-        true => text.chars().take(width.saturating_sub(1)).collect::<String>() + "…",
+        true => {
+            text.chars()
+                .take(width.saturating_sub(1))
+                .collect::<String>()
+                + "…"
+        }
         false => text.to_string(),
     }
 }
 
-fn row(out: &mut String, mark: &str, label: &str, width: usize, s: &Summary, cols: &[(Column, usize)]) {
+fn row(
+    out: &mut String,
+    mark: &str,
+    label: &str,
+    width: usize,
+    s: &Summary,
+    cols: &[(Column, usize)],
+) {
     let label = fit(label, width);
     let _ = write!(out, "{mark} {label:<width$}");
     for (c, w) in cols {

@@ -314,7 +314,11 @@ impl Terminal {
             let mut block = format!("\n{}", heading(first));
             match by_name.get(&first.name) {
                 Some(c) if deviates(first) => {
-                    block = format!("\n{} {}", label(first), printable(first.explain(c).trim_end(), true));
+                    block = format!(
+                        "\n{} {}",
+                        label(first),
+                        printable(first.explain(c).trim_end(), true)
+                    );
                     if state(first) == State::Profile {
                         block += "\n  not a failure: it decides otherwise than hcpspec's profile";
                     }
@@ -373,15 +377,13 @@ impl Terminal {
             Some(s) => format!("{s} on {}", run.shown()),
             None => run.shown().to_string(),
         };
-        let mut lines = vec![
-            String::new(),
-            format!(
-                "{}: {failing} of {} case(s) fail the run; {} cause(s):",
-                printable(&on, false),
-                run.cases.len(),
-                found.len()
-            ),
-        ];
+        let mut lines = vec![String::new()];
+        lines.extend(wrap(&format!("{}:", printable(&on, false)), "", "  "));
+        lines.push(format!(
+            "{failing} of {} case(s) fail the run; {} cause(s):",
+            run.cases.len(),
+            found.len()
+        ));
         let width = found
             .iter()
             .map(|c| c.cases.len().to_string().len())
@@ -402,7 +404,10 @@ impl Terminal {
                 lines.push(format!("{indent}{}", printable(&run.cases[i].name, false)));
             }
             if cause.cases.len() > NAMED {
-                lines.push(format!("{indent}… and {} more (above)", cause.cases.len() - NAMED));
+                lines.push(format!(
+                    "{indent}… and {} more (above)",
+                    cause.cases.len() - NAMED
+                ));
             }
         }
         lines
@@ -554,7 +559,10 @@ fn heading(r: &crate::run::CaseResult) -> String {
 /// What a case's verdict says went wrong, in one line (empty for a pass or skip).
 fn problem(r: &crate::run::CaseResult) -> String {
     let text = match &r.verdict {
-        Verdict::Fail(f) => format!("step {} ({}): {} at `{}`", f.step, f.action, f.message, f.path),
+        Verdict::Fail(f) => format!(
+            "step {} ({}): {} at `{}`",
+            f.step, f.action, f.message, f.path
+        ),
         Verdict::Error { message } => message.clone(),
         Verdict::Unimplemented { reason } => reason.clone(),
         Verdict::Pass | Verdict::Skip { .. } => String::new(),
@@ -801,7 +809,11 @@ mod tests {
             elapsed: Duration::ZERO,
             kind: EventKind::RunFinished { stats: &stats },
         });
-        t.finish(1, &stats, Some("wrote reports/latest/result.json (5 files)"));
+        t.finish(
+            1,
+            &stats,
+            Some("wrote reports/latest/result.json (5 files)"),
+        );
         insta::assert_snapshot!("terminal_stdout", out.text());
         insta::assert_snapshot!("terminal_stderr", err.text());
     }

@@ -418,7 +418,10 @@ fn check_table(table: &str, s: &Summary, total: usize, seed: u64) {
         .map(|(l, _)| l.to_string())
         .collect();
     assert_eq!(header, want, "seed {seed}: the columns\n{table}");
-    let row = lines.iter().find(|l| l.trim_start().starts_with("total")).unwrap();
+    let row = lines
+        .iter()
+        .find(|l| l.trim_start().starts_with("total"))
+        .unwrap();
     let numbers: Vec<usize> = row
         .split_whitespace()
         .filter_map(|w| w.parse().ok())
@@ -472,12 +475,40 @@ fn the_widest_table_fits_80_columns() {
         (Level::MUST, fail.clone(), None, false, None),
         (Level::MUST, fail.clone(), Some(Expect::Fail), false, None),
         (Level::MUST, Verdict::Pass, Some(Expect::Fail), false, None),
-        (Level::MUST, Verdict::Skip { reason: "x".into() }, None, false, None),
-        (Level::MUST, Verdict::Unimplemented { reason: "x".into() }, None, false, None),
-        (Level::MUST, Verdict::Error { message: "x".into() }, None, false, None),
+        (
+            Level::MUST,
+            Verdict::Skip { reason: "x".into() },
+            None,
+            false,
+            None,
+        ),
+        (
+            Level::MUST,
+            Verdict::Unimplemented { reason: "x".into() },
+            None,
+            false,
+            None,
+        ),
+        (
+            Level::MUST,
+            Verdict::Error {
+                message: "x".into(),
+            },
+            None,
+            false,
+            None,
+        ),
         (Level::PROFILE, fail.clone(), None, false, None),
         (Level::MUST, Verdict::Pass, None, true, None),
-        (Level::MUST, Verdict::Pass, None, false, Some(Drift::Changed { diff: "-a\n+b".into() })),
+        (
+            Level::MUST,
+            Verdict::Pass,
+            None,
+            false,
+            Some(Drift::Changed {
+                diff: "-a\n+b".into(),
+            }),
+        ),
         (Level::MUST, Verdict::Pass, None, false, Some(Drift::New)),
     ]
     .into_iter()
@@ -511,7 +542,10 @@ fn the_widest_table_fits_80_columns() {
     run.cases = cases;
     let table = report::table(&result.sections, &result.runtimes[0], rules);
     let s = &result.runtimes[0].summary;
-    assert!(s.stale > 0 && s.not_scored > 0 && s.drift > 0 && s.new > 0, "{s:?}");
+    assert!(
+        s.stale > 0 && s.not_scored > 0 && s.drift > 0 && s.new > 0,
+        "{s:?}"
+    );
     check_table(&table, s, s.total(), 0);
     assert!(table.contains("H3 The"), "{table}");
     assert!(table.contains('…'), "the long title is cut: {table}");

@@ -116,7 +116,10 @@ fn a_shim_answering_32601_is_one_cause_and_the_run_ends_with_its_table_and_exit(
     // It ends with the table, then the exit's reason.
     let lines: Vec<&str> = printed.lines().collect();
     assert!(lines.last().unwrap().starts_with("FAILED: "), "{printed}");
-    let header = lines.iter().rposition(|l| l.starts_with("  section ")).unwrap();
+    let header = lines
+        .iter()
+        .rposition(|l| l.starts_with("  section "))
+        .unwrap();
     let tail = &lines[header..];
     assert!(
         tail.iter().any(|l| l.trim_start().starts_with("total ")),
@@ -131,12 +134,18 @@ fn a_shim_answering_32601_is_one_cause_and_the_run_ends_with_its_table_and_exit(
         .collect();
     let heads: Vec<&str> = tail[0].split_whitespace().skip(1).collect();
     let error = heads.iter().position(|h| *h == "error").unwrap();
-    assert_eq!(total[error], summary["error"].as_u64().unwrap(), "{printed}");
+    assert_eq!(
+        total[error],
+        summary["error"].as_u64().unwrap(),
+        "{printed}"
+    );
     for l in tail {
         assert!(l.chars().count() <= 80, "a line wraps at 80 columns: {l}");
     }
     assert!(
-        !tail.iter().any(|l| l.starts_with("ERROR") || l.contains(" × ")),
+        !tail
+            .iter()
+            .any(|l| l.starts_with("ERROR") || l.contains(" × ")),
         "nothing but the table and the exit after the table: {printed}"
     );
     // Without a terminal, no line per case.
@@ -193,7 +202,8 @@ fn the_rerun_command_selects_its_case_alone() {
         .lines()
         .find(|l| l.trim_start().starts_with("explain:"))
         .unwrap();
-    let mut argv = shell_words::split(explain.trim_start().strip_prefix("explain:").unwrap()).unwrap();
+    let mut argv =
+        shell_words::split(explain.trim_start().strip_prefix("explain:").unwrap()).unwrap();
     assert_eq!(argv.remove(0), "hcpspec");
     let (code, said) = run(&argv, dir.path());
     assert_eq!(code, 0, "{said}");
