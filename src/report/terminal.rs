@@ -54,6 +54,10 @@ pub struct Rerun {
 /// The cases a cause names in the summary at the end; the rest are counted.
 const NAMED: usize = 3;
 
+/// The causes of a runtime the summary at the end shows, most failing first; the rest are
+/// counted (each is explained with the problems above it).
+const SHOWN: usize = 12;
+
 /// The width the terminal's own lines are wrapped at (the table's, [`super::table::WIDTH`]).
 const WIDTH: usize = super::table::WIDTH;
 
@@ -389,7 +393,7 @@ impl Terminal {
             .map(|c| c.cases.len().to_string().len())
             .max()
             .unwrap_or(1);
-        for cause in found {
+        for cause in found.iter().take(SHOWN) {
             let count = format!("  {:>width$} × ", cause.cases.len());
             let indent = " ".repeat(count.chars().count());
             lines.extend(wrap(&printable(&cause.what, false), &count, &indent));
@@ -409,6 +413,13 @@ impl Terminal {
                     cause.cases.len() - NAMED
                 ));
             }
+        }
+        if found.len() > SHOWN {
+            let rest: usize = found[SHOWN..].iter().map(|c| c.cases.len()).sum();
+            lines.push(format!(
+                "  … and {} more cause(s) of {rest} case(s), each explained above",
+                found.len() - SHOWN
+            ));
         }
         lines
     }
@@ -712,6 +723,32 @@ mod tests {
         r.micros = 0;
         r.annotations.outcome = Some(Outcome::of(&r, None));
         r
+    }
+
+    #[test]
+    fn lines_are_cut_and_wrapped_on_words() {
+        assert_eq!(cut("short", 80), "short");
+        assert_eq!(cut("one two three four", 12), "one two …");
+        assert_eq!(cut("abcdefghijkl", 6), "abcde …");
+        let text = "word ".repeat(40);
+        let lines = wrap(text.trim_end(), "  1 × ", "      ");
+        assert!(lines.len() > 1, "{lines:?}");
+        assert!(
+            lines.iter().all(|l| l.chars().count() <= WIDTH),
+            "{lines:?}"
+        );
+        assert!(lines[0].starts_with("  1 × word") && lines[1].starts_with("      word"));
+        assert!(lines.iter().all(|l| !l.ends_with(' ')), "{lines:?}");
+    }
+
+    #[test]
+    fn a_filter_of_the_whole_name_takes_its_glob_characters_literally() {
+        assert_eq!(whole_name("s::g::a"), "*s::g::a");
+        assert_eq!(whole_name("s::g::a*b?[c]"), "*s::g::a[*]b[?][[]c[]]");
+        let g = globset::Glob::new(&whole_name("s::g::a*b?[c]"))
+            .unwrap()
+            .compile_matcher();
+        assert!(g.is_match("s::g::a*b?[c]") && !g.is_match("s::g::axbx[c]"));
     }
 
     /// What the terminal prints of a run with a pass, a failure, an error and a PROFILE
