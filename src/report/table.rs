@@ -50,15 +50,93 @@ impl Marks {
     }
 }
 
-fn row(out: &mut String, mark: &str, label: &str, width: usize, s: &Summary, states: &[State]) {
-    let _ = write!(out, "{mark} {label:<width$}");
-    for &st in states {
-        let _ = write!(out, " {:>w$}", st.count(s), w = st.label().len());
-    }
-    let _ = write!(out, " {:>5} {:>3}", s.drift, s.new);
+/// The widest a table is: a terminal's 80 columns, so that no row wraps.
+pub const WIDTH: usize = 80;
+
+/// A column: its header (an abbreviation the legend spells out, else the word every rendering
+/// uses) and its count in a summary.
+struct Column {
+    head: &'static str,
+    word: &'static str,
+    count: fn(&Summary) -> usize,
 }
 
-/// The header, a row per section that has cases, and the total row, marked ✗ – ✓.
+/// The columns of a table: every state some case is in (pass always: "0 pass" is news), then
+/// drift and new when any case drifted or had no snapshot. A column of zeros says nothing.
+fn columns(s: &Summary) -> Vec<Column> {
+    let mut out: Vec<Column> = State::ALL
+        .into_iter()
+        .filter(|st| *st == State::Pass || st.count(s) > 0)
+        .map(|st| Column {
+            head: match st {
+                State::ExpectedFail => "xfail",
+                State::Unimplemented => "unimp",
+                State::NotScored => "unscored",
+                st => st.label(),
+            },
+            word: st.label(),
+            count: match st {
+                State::Pass => |s| s.pass,
+                State::Fail => |s| s.fail,
+                State::ExpectedFail => |s| s.expected_fail,
+                State::Stale => |s| s.stale,
+                State::Skip => |s| s.skip,
+                State::Unimplemented => |s| s.unimplemented,
+                State::Error => |s| s.error,
+                State::Profile => |s| s.profile,
+                State::NotScored => |s| s.not_scored,
+            },
+        })
+        .collect();
+    if s.drift > 0 {
+        out.push(Column {
+            head: "drift",
+            word: "drift",
+            count: |s| s.drift,
+        });
+    }
+    if s.new > 0 {
+        out.push(Column {
+            head: "new",
+            word: "new",
+            count: |s| s.new,
+        });
+    }
+    out
+}
+
+/// `text` in at most `width` characters: cut with an ellipsis when longer.
+fn fit(text: &str, width: usize) -> String {
+    match text.chars().count() > width {
+        true => {
+            text.chars()
+                .take(width.saturating_sub(1))
+                .collect::<String>()
+                + "…"
+        }
+        false => text.to_string(),
+    }
+}
+
+fn row(
+    out: &mut String,
+    mark: &str,
+    label: &str,
+    width: usize,
+    s: &Summary,
+    cols: &[(Column, usize)],
+) {
+    let label = fit(label, width);
+    let _ = write!(out, "{mark} {label:<width$}");
+    for (c, w) in cols {
+        let _ = write!(out, " {:>w$}", (c.count)(s));
+    }
+    out.push('\n');
+}
+
+/// The header, a row per section that has cases, the total row, marked ✗ – ✓, a line with the
+/// count of cases and their time, and one with what the abbreviated headers stand for; at most
+/// [`WIDTH`] columns (a long section title is cut).
 pub fn table(sections: &[Section], run: &RuntimeRun, rules: Rules) -> String {
     table_marked(sections, run, rules, &Marks::unicode())
 }
@@ -78,33 +156,46 @@ pub fn table_marked(sections: &[Section], run: &RuntimeRun, rules: Rules, marks:
         })
         .filter(|(_, s)| s.total() > 0)
         .collect();
+    let s = Summary::of(&run.cases, rules);
+    // Each column as wide as its header or its widest count (the total's).
+    let cols: Vec<(Column, usize)> = columns(&s)
+        .into_iter()
+        .map(|c| {
+            let w = c.head.len().max((c.count)(&s).to_string().len());
+            (c, w)
+        })
+        .collect();
+    let counts_width: usize = cols.iter().map(|(_, w)| w + 1).sum();
+    let room = WIDTH.saturating_sub(2 + counts_width).max("section".len());
     let width = rows
         .iter()
         .map(|(l, _)| l.chars().count())
         .max()
         .unwrap_or(0)
-        .max("section".len());
-    let s = Summary::of(&run.cases, rules);
-    // The not-scored column only where a target states an older version (`run::versions`).
-    let states: Vec<State> = State::ALL
-        .into_iter()
-        .filter(|st| *st != State::NotScored || s.not_scored > 0)
-        .collect();
+        .max("section".len())
+        .min(room);
     let mut out = format!("  {:<width$}", "section");
-    for st in &states {
-        let _ = write!(out, " {}", st.label());
+    for (c, w) in &cols {
+        let _ = write!(out, " {:>w$}", c.head);
     }
-    out.push_str(" drift new\n");
+    out.push('\n');
     for (label, s) in &rows {
-        row(&mut out, marks.of(s), label, width, s, &states);
-        out.push('\n');
+        row(&mut out, marks.of(s), label, width, s, &cols);
     }
-    row(&mut out, " ", "total", width, &s, &states);
+    row(&mut out, " ", "total", width, &s, &cols);
+    let legend: Vec<String> = cols
+        .iter()
+        .filter(|(c, _)| c.head != c.word)
+        .map(|(c, _)| format!("{} = {}", c.head, c.word))
+        .collect();
     let _ = writeln!(
         out,
-        "   {} cases in {:.2} s",
+        "  {} cases in {:.2} s",
         s.total(),
         run.summary.micros as f64 / 1e6
     );
+    if !legend.is_empty() {
+        let _ = writeln!(out, "  {}", legend.join(", "));
+    }
     out
 }

@@ -750,8 +750,9 @@ fn a_stopped_run_writes_what_ran_and_says_why() {
     let run = &v["suites"][0]["runtimes"][0];
     assert_eq!(run["stopped"], "--max-fail 2 reached");
     assert!(
-        text(&o).contains("2 case(s) failed the run, stopping at:\n     2 × contract exec at /ok"),
-        "the roll-up: {}",
+        text(&o)
+            .contains("2 of 265 case(s) fail the run; 1 cause(s):\n  2 × exec at /ok: not equal"),
+        "the causes: {}",
         text(&o)
     );
     assert_eq!(run["summary"]["must_fail"], 2);

@@ -37,5 +37,6 @@ mod shape;
 mod snapshot_files;
 mod stdio_lines;
 mod stdio_orphans;
+mod terminal;
 mod transports;
 mod versions;

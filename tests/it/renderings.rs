@@ -336,44 +336,11 @@ fn check(seed: u64) {
         );
         assert_eq!(badge["color"] == "red", failing > 0, "seed {seed}: {badge}");
 
-        // The terminal table's total row.
+        // The terminal table: at most 80 columns; a column per state that some case is in
+        // (pass always), each headed by its word or the abbreviation its legend spells out;
+        // the total row's counts under their headers; the cases on a line of their own.
         let table = report::table(&json.sections, run, json.rules());
-        let last = table.lines().last().unwrap();
-        let numbers: Vec<usize> = last
-            .split_whitespace()
-            .filter_map(|w| w.parse().ok())
-            .collect();
-        // The not-scored column is there only when some case is not scored.
-        let mut want = vec![
-            s.pass,
-            s.fail,
-            s.expected_fail,
-            s.stale,
-            s.skip,
-            s.unimplemented,
-            s.error,
-            s.profile,
-        ];
-        want.extend((s.not_scored > 0).then_some(s.not_scored));
-        want.extend([s.drift, s.new, total]);
-        assert_eq!(numbers[..want.len()], want, "seed {seed}: {last}");
-        let states = want.len() - 3;
-        for line in table.lines().skip(1) {
-            if line.starts_with('✓') {
-                let n: Vec<usize> = line
-                    .split_whitespace()
-                    .filter_map(|w| w.parse().ok())
-                    .collect();
-                // The row's counts are its last numbers (its label may hold digits): the
-                // states, then drift and new.
-                let n = &n[n.len() - states - 2..];
-                let (skip, total): (usize, usize) = (n[4], n[..states].iter().sum());
-                assert!(
-                    skip < total,
-                    "seed {seed}: ✓ on a row where nothing ran: {line}"
-                );
-            }
-        }
+        check_table(&table, s, total, seed);
     }
     // The Markdown total row: a cell per runtime, `mark pass/total · N label …`.
     let row = md.lines().find(|l| l.starts_with("| **total** |")).unwrap();
@@ -419,4 +386,180 @@ fn every_rendering_agrees_with_result_json_and_the_exit_code() {
     for seed in 1..=400 {
         check(seed);
     }
+}
+
+/// The terminal table of a runtime whose counts are `s`: no line over 80 columns; the header's
+/// columns are the non-zero states (pass always), drift and new when any; the total row's
+/// counts under them; "N cases in" on its own line; a row marked ✓ ran something.
+fn check_table(table: &str, s: &Summary, total: usize, seed: u64) {
+    for line in table.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "seed {seed}: a table line of {} columns: {line}\n{table}",
+            line.chars().count()
+        );
+    }
+    let lines: Vec<&str> = table.lines().collect();
+    // The count of cases, then what the legend spells out (the word itself when it does not).
+    let at = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with(&format!("{total} cases in ")))
+        .unwrap_or_else(|| panic!("seed {seed}: no line of {total} cases\n{table}"));
+    let legend: std::collections::HashMap<&str, &str> = lines[at + 1..]
+        .iter()
+        .flat_map(|l| l.trim().split(", "))
+        .filter_map(|pair| pair.split_once(" = "))
+        .collect();
+    let word = |h: &str| legend.get(h).unwrap_or(&h).to_string();
+    let header: Vec<String> = lines[0].split_whitespace().skip(1).map(word).collect();
+    let all = [
+        ("pass", s.pass),
+        ("fail", s.fail),
+        ("expected-fail", s.expected_fail),
+        ("stale", s.stale),
+        ("skip", s.skip),
+        ("unimplemented", s.unimplemented),
+        ("error", s.error),
+        ("profile", s.profile),
+        ("not-scored", s.not_scored),
+        ("drift", s.drift),
+        ("new", s.new),
+    ];
+    let want: Vec<String> = all
+        .iter()
+        .filter(|(l, n)| *n > 0 || *l == "pass")
+        .map(|(l, _)| l.to_string())
+        .collect();
+    assert_eq!(header, want, "seed {seed}: the columns\n{table}");
+    let row = lines
+        .iter()
+        .find(|l| l.trim_start().starts_with("total"))
+        .unwrap();
+    let numbers: Vec<usize> = row
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let counts: Vec<usize> = all
+        .iter()
+        .filter(|(l, n)| *n > 0 || *l == "pass")
+        .map(|(_, n)| *n)
+        .collect();
+    assert_eq!(numbers, counts, "seed {seed}: {row}\n{table}");
+    let states = header
+        .iter()
+        .filter(|h| *h != "drift" && *h != "new")
+        .count();
+    let skip_at = header.iter().position(|h| h == "skip");
+    for line in &lines[1..] {
+        if line.starts_with('✓') {
+            let n: Vec<usize> = line
+                .split_whitespace()
+                .filter_map(|w| w.parse().ok())
+                .collect();
+            // The row's counts are its last numbers (its label may hold digits).
+            let n = &n[n.len() - header.len()..];
+            let ran: usize = n[..states].iter().sum::<usize>() - skip_at.map_or(0, |i| n[i]);
+            assert!(ran > 0, "seed {seed}: ✓ on a row where nothing ran: {line}");
+        }
+    }
+}
+
+/// The widest table there is: every state, drift and new, four-digit counts and a long
+/// section title, still at most 80 columns, the title cut with an ellipsis.
+#[test]
+fn the_widest_table_fits_80_columns() {
+    let mut result = generate(7);
+    result.sections = vec![Section {
+        id: "H3".into(),
+        title: "The live subscription cannot be positioned, nor rewound, nor paused".into(),
+    }];
+    let template = result.runtimes[0].cases[0].clone();
+    let mut cases = vec![];
+    let fail = Verdict::Fail(Failure {
+        step: 0,
+        action: "exec".into(),
+        path: "/ok".into(),
+        message: "differs".into(),
+        expected: json!(true),
+        actual: json!(false),
+    });
+    for (i, (level, verdict, expect, not_scored, drift)) in [
+        (Level::MUST, Verdict::Pass, None, false, None),
+        (Level::MUST, fail.clone(), None, false, None),
+        (Level::MUST, fail.clone(), Some(Expect::Fail), false, None),
+        (Level::MUST, Verdict::Pass, Some(Expect::Fail), false, None),
+        (
+            Level::MUST,
+            Verdict::Skip { reason: "x".into() },
+            None,
+            false,
+            None,
+        ),
+        (
+            Level::MUST,
+            Verdict::Unimplemented { reason: "x".into() },
+            None,
+            false,
+            None,
+        ),
+        (
+            Level::MUST,
+            Verdict::Error {
+                message: "x".into(),
+            },
+            None,
+            false,
+            None,
+        ),
+        (Level::PROFILE, fail.clone(), None, false, None),
+        (Level::MUST, Verdict::Pass, None, true, None),
+        (
+            Level::MUST,
+            Verdict::Pass,
+            None,
+            false,
+            Some(Drift::Changed {
+                diff: "-a\n+b".into(),
+            }),
+        ),
+        (Level::MUST, Verdict::Pass, None, false, Some(Drift::New)),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for k in 0..1000 {
+            let mut c = template.clone();
+            c.name = format!("s::H3::case-{i}-{k}");
+            c.section = "H3".into();
+            c.level = level;
+            c.verdict = verdict.clone();
+            let entry = expect.map(|expect| Entry {
+                case: c.name.clone(),
+                expect,
+                reason: "declared".into(),
+                issue: None,
+            });
+            c.annotations = Annotations::default();
+            if not_scored {
+                c.annotations.not_scored = Some("since p/2".into());
+            }
+            c.annotations.outcome = Some(Outcome::of(&c, entry.as_ref()));
+            c.annotations.expectation = entry;
+            c.annotations.drift = drift.clone();
+            cases.push(c);
+        }
+    }
+    let rules = result.rules();
+    let run = &mut result.runtimes[0];
+    run.summary = Summary::of(&cases, rules);
+    run.cases = cases;
+    let table = report::table(&result.sections, &result.runtimes[0], rules);
+    let s = &result.runtimes[0].summary;
+    assert!(
+        s.stale > 0 && s.not_scored > 0 && s.drift > 0 && s.new > 0,
+        "{s:?}"
+    );
+    check_table(&table, s, s.total(), 0);
+    assert!(table.contains("H3 The"), "{table}");
+    assert!(table.contains('…'), "the long title is cut: {table}");
 }

@@ -303,7 +303,7 @@ pub fn run(a: &RunArgs) -> Result<i32, exit::Error> {
         strict: a.strict_expectations,
         ci,
     };
-    let mut terminal = Terminal::stdio(look, rules, a.snapshots.as_deref());
+    let mut terminal = Terminal::stdio(look, rules, a.snapshots.as_deref()).rerunning(rerun(a, ci));
     // Without --jobs the suites run side by side: their cases mostly wait (scripted clocks, other
     // processes), and each suite's own jobs already fit its kind of work. `--jobs N` runs them
     // one after another, N cases at a time.
@@ -313,26 +313,58 @@ pub fn run(a: &RunArgs) -> Result<i32, exit::Error> {
         vectors: vec![origin],
         ..hcpspec::report::Report::of(finished.results)
     };
-    let files =
-        hcpspec::report::write_all(&report, &a.out).map_err(|source| exit::Error::Unwritten {
-            what: "the run's outputs",
-            source,
-        })?;
-    println!(
-        "\nwrote {} ({} files)",
-        a.out.join("result.json").display(),
-        files.len()
-    );
+    let written = hcpspec::report::write_all(&report, &a.out);
     // A Ctrl-C while the outputs were written counts too: the run still ends as interrupted.
     let stats = hcpspec::run::result::RunStats {
         interrupted: finished.stats.interrupted
             || crate::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed),
         ..finished.stats
     };
-    if stats.interrupted {
-        eprintln!("hcpspec: interrupted: the outputs hold the cases that ran, the rest are skips saying so");
-    }
+    // The tables and the exit's reason come last, after the line that says where the outputs are.
+    let wrote = written.as_ref().ok().map(|files| {
+        format!(
+            "wrote {} ({} files)",
+            a.out.join("result.json").display(),
+            files.len()
+        )
+    });
+    terminal.finish(exit::of_run(&stats), &stats, wrote.as_deref());
+    written.map_err(|source| exit::Error::Unwritten {
+        what: "the run's outputs",
+        source,
+    })?;
     Ok(exit::of_run(&stats))
+}
+
+/// What a rerun of one case keeps of this run's options: those that decide its verdict.
+fn rerun(a: &RunArgs, ci: bool) -> hcpspec::report::terminal::Rerun {
+    let mut options: Vec<String> = Vec::new();
+    let path = |flag: &str, p: &Path| [flag.to_string(), p.display().to_string()];
+    if let Some(v) = &a.filters.vectors {
+        options.extend(path("--vectors", v));
+    }
+    if let Some(e) = &a.expectations {
+        options.extend(path("--expectations", e));
+    }
+    if a.strict_expectations {
+        options.push("--strict-expectations".into());
+    }
+    if let Some(d) = &a.snapshots {
+        options.extend(path("--snapshots", d));
+    }
+    if ci {
+        options.push("--ci".into());
+    }
+    if a.timeout != 5.0 {
+        options.extend(["--timeout".into(), a.timeout.to_string()]);
+    }
+    if let Some(l) = &a.launch_contract {
+        options.extend(["--launch-contract".into(), l.clone()]);
+    }
+    hcpspec::report::terminal::Rerun {
+        options,
+        vectors: a.filters.vectors.clone(),
+    }
 }
 
 /// The adapters' options: `--timeout`, a positive number of seconds.
