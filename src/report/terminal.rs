@@ -50,6 +50,8 @@ pub struct Terminal {
     new: usize,
     /// Where the run's failing cases stop, and how many stop there.
     stops: BTreeMap<String, usize>,
+    /// `--trace`: each failing case's messages under its failure block.
+    pub trace: bool,
 }
 
 impl Terminal {
@@ -73,6 +75,7 @@ impl Terminal {
             changed: 0,
             new: 0,
             stops: BTreeMap::new(),
+            trace: false,
         }
     }
 
@@ -261,6 +264,9 @@ impl Terminal {
                     r.verdict.label().to_uppercase(),
                     printable(r.explain(c).trim_end(), true)
                 ));
+                if self.trace {
+                    self.err(&super::trace_text(r));
+                }
             } else if o == Outcome::Stale {
                 self.err(&format!(
                     "\nSTALE {}: expected to fail ({}), but passes",

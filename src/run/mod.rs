@@ -94,6 +94,10 @@ pub struct Annotations {
     /// target states (`since hcpspec-core/2; the core states hcpspec-core/1`, `run::versions`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_scored: Option<String>,
+    /// Every message to and from the implementation, in order (`crate::trace`): kept for a
+    /// case that did not pass (any state but pass, or its snapshot drifted), else none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::trace::Trace>,
 }
 
 impl CaseResult {

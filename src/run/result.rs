@@ -173,6 +173,9 @@ impl RunResult {
                 if let Some(why) = &mut c.annotations.not_scored {
                     text(why);
                 }
+                if let Some(t) = &mut c.annotations.trace {
+                    t.contain(&|s| s.to_string());
+                }
                 if let Some(crate::snapshot::Drift::Changed { diff }) = &mut c.annotations.drift {
                     *diff = crate::snapshot::contain_long(diff);
                 }

@@ -407,6 +407,7 @@ impl<'a> Runner<'a> {
                 );
                 r.annotations.drift = Some(drift);
             }
+            keep_trace(&mut r, &declared);
             results.push(r);
         }
         let mut summary = Summary::of(&results, self.rules());
@@ -564,9 +565,17 @@ impl<'a> Runner<'a> {
         let spawned = std::thread::Builder::new()
             .name(format!("case {i}"))
             .spawn(move || {
+                // Every message of the case, kept if it does not pass (`run_target`).
+                let trace = crate::trace::begin();
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     target.run_case(&all[i])
-                }));
+                }))
+                .map(|mut r| {
+                    if !matches!(r.verdict, Verdict::Skip { .. }) {
+                        r.annotations.trace = trace.finish();
+                    }
+                    r
+                });
                 let _ = tx.send(r);
             });
         if let Err(e) = spawned {
@@ -662,6 +671,17 @@ impl RunResult {
     /// or a transport parity difference: the rule of [`RunStats::fails`](super::result::RunStats::fails).
     pub fn fails(&self) -> bool {
         super::result::RunStats::of(std::slice::from_ref(self), false).fails()
+    }
+}
+
+/// A case's trace is kept when it did not pass (or its snapshot drifted), with the runtime's
+/// declared redactions applied as to its observations.
+fn keep_trace(r: &mut CaseResult, declared: &snapshot::Declared) {
+    let passed = super::result::state(r) == super::result::State::Pass && r.annotations.drift.is_none();
+    match &mut r.annotations.trace {
+        Some(_) if passed => r.annotations.trace = None,
+        Some(t) if !declared.is_empty() => t.contain(&|s| declared.text(s).into_owned()),
+        _ => {}
     }
 }
 
