@@ -85,6 +85,8 @@ pub fn budget(report: &Report) -> u64 {
             items += 1;
             for c in &run.cases {
                 items += 1 + c.observations.len() as u64;
+                // A trace: 32 KiB of text, escaped.
+                items += u64::from(c.annotations.trace.is_some());
                 if matches!(c.verdict, crate::run::Verdict::Fail(_)) {
                     items += 2;
                 }

@@ -70,6 +70,11 @@ pub struct CaseResult {
     pub section: String,
     pub level: Level,
     pub spec: String,
+    /// The case's title and assumption, so that a report explains a case without its file.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assumption: Option<String>,
     #[serde(flatten)]
     pub verdict: Verdict,
     pub observations: Vec<Observation>,
@@ -114,6 +119,8 @@ impl CaseResult {
             section: case.section.clone(),
             level: case.level,
             spec: case.spec.clone(),
+            title: case.title.clone(),
+            assumption: case.assumption.clone(),
             verdict,
             observations,
             unclassified,

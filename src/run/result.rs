@@ -157,6 +157,10 @@ impl RunResult {
                 text(&mut c.name);
                 text(&mut c.section);
                 text(&mut c.spec);
+                text(&mut c.title);
+                if let Some(a) = &mut c.assumption {
+                    text(a);
+                }
                 crate::run::contain_verdict(&mut c.verdict);
                 for o in &mut c.observations {
                     text(&mut o.action);

@@ -702,6 +702,8 @@ fn skipped_result(c: &Case, entry: Option<&super::expectations::Entry>) -> CaseR
         section: c.section.clone(),
         level: c.level,
         spec: c.spec.clone(),
+        title: c.title.clone(),
+        assumption: c.assumption.clone(),
         verdict: Verdict::Skip {
             reason: format!(
                 "expected skip: {}",
