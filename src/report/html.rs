@@ -287,7 +287,7 @@ fn cases(h: &mut String, result: &RunResult, sections: &[(&str, &str)]) {
             let id = esc(&anchor(&[run.shown(), &result.suite, "section", sec]));
             let _ = write!(
                 h,
-                "<details id=\"{id}\"><summary>{} — {}/{}<a class=a href=\"#{id}\">#</a></summary><ul>",
+                "<details><summary>{} — {}/{}<a class=a href=\"#{id}\">#</a></summary><ul id=\"{id}\">",
                 esc(&section_label(sec, title)),
                 c.pass,
                 c.total()
@@ -311,7 +311,9 @@ fn case(h: &mut String, r: &crate::run::CaseResult, rules: super::Rules, runtime
     };
     let label = st.label();
     let id = esc(&anchor(&[runtime, &r.name]));
-    let _ = write!(h, "<li id=\"{id}\"><details><summary><span class={css}>{label}</span> {} <small>{:?}</small><a class=a href=\"#{id}\">#</a></summary>", esc(&r.name), r.level);
+    // The id is inside the details: a browser opens the details around the element a link
+    // names (HTML's ancestor revealing), so a link to a case shows it open, in its section.
+    let _ = write!(h, "<li><details><summary><span class={css}>{label}</span> {} <small>{:?}</small><a class=a href=\"#{id}\">#</a></summary><div id=\"{id}\">", esc(&r.name), r.level);
     if !r.title.is_empty() {
         let _ = write!(h, "<p><b>{}</b></p>", esc(&r.title));
     }
@@ -363,14 +365,14 @@ fn case(h: &mut String, r: &crate::run::CaseResult, rules: super::Rules, runtime
     if let Some(t) = &r.annotations.trace {
         trace(h, t, &format!("{id}/trace"));
     }
-    *h += "</details></li>";
+    *h += "</div></details></li>";
 }
 
 /// A case's wire trace, collapsed: a line a message, the gap where messages were left out.
 fn trace(h: &mut String, t: &crate::trace::Trace, id: &str) {
     let _ = write!(
         h,
-        "<details class=trace id=\"{id}\"><summary>wire trace: {} messages{}<a class=a href=\"#{id}\">#</a></summary><pre>",
+        "<details class=trace><summary>wire trace: {} messages{}<a class=a href=\"#{id}\">#</a></summary><pre id=\"{id}\">",
         t.messages.len(),
         t.gap().map(|g| format!(" ({g})")).unwrap_or_default()
     );
@@ -403,6 +405,113 @@ fn parity(h: &mut String, result: &RunResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::run::expectations::Outcome;
+    use crate::run::result::RuntimeRun;
+    use crate::run::{Annotations, CaseResult};
+    use crate::trace::{Dir, Message, Trace};
+
+    fn result(name: &str, section: &str, verdict: Verdict, outcome: Outcome) -> CaseResult {
+        CaseResult {
+            name: name.into(),
+            section: section.into(),
+            level: Level::MUST,
+            spec: "spec §1".into(),
+            title: format!("the title of {name}"),
+            assumption: Some("an <assumption>".into()),
+            verdict,
+            observations: vec![],
+            unclassified: vec![],
+            micros: 0,
+            annotations: Annotations {
+                outcome: Some(outcome),
+                ..Default::default()
+            },
+        }
+    }
+
+    /// Issue 46: every suite, section and case has a stable id a link can name, placed inside
+    /// the details it opens; a case shows its title and assumption and its wire trace
+    /// (collapsed, escaped); coverage counts PROFILE; a section of expected failures only is
+    /// ok, as the terminal marks it.
+    #[test]
+    fn a_report_can_be_linked_into_and_shows_the_trace() {
+        let error = Verdict::Error {
+            message: "runtime.create: method not found".into(),
+        };
+        let mut failing = result("contract::01-load::x", "1", error, Outcome::Error);
+        failing.annotations.trace = Some(Trace {
+            messages: vec![
+                Message {
+                    dir: Dir::Sent,
+                    method: "runtime.create".into(),
+                    text: r#"{"id":2,"method":"runtime.create"}"#.into(),
+                    ms: Some(1),
+                },
+                Message {
+                    dir: Dir::Received,
+                    method: "runtime.create".into(),
+                    text: r#"{"id":2,"error":{"code":-32601,"message":"<b>"}}"#.into(),
+                    ms: Some(2),
+                },
+            ],
+            left_out: 0,
+            left_out_after: 0,
+        });
+        let fail = Verdict::Fail(crate::run::Failure {
+            step: 1,
+            action: "exec".into(),
+            path: String::new(),
+            message: "differs".into(),
+            expected: serde_json::json!(1),
+            actual: serde_json::json!(2),
+        });
+        let expected = result("contract::02-lint::y", "2", fail, Outcome::ExpectedFail);
+        let cases = vec![failing, expected];
+        let run = RuntimeRun {
+            runtime: "stdio:./toy".into(),
+            label: None,
+            stopped: None,
+            info: serde_json::json!({}),
+            version: None,
+            summary: Summary::of(&cases, Default::default()),
+            cases,
+        };
+        let section = |id: &str, title: &str| crate::case::Section {
+            id: id.into(),
+            title: title.into(),
+        };
+        let result = RunResult {
+            schema: String::new(),
+            hcpspec_version: "0".into(),
+            suite: "contract".into(),
+            sections: vec![section("1", "Load"), section("2", "Lint")],
+            cases_hash: "h".into(),
+            runtimes: vec![run],
+            parity: vec![],
+            strict_expectations: false,
+            ci: false,
+        };
+        let page = html(&Report::of(vec![result]));
+        for id in [
+            "suite/contract",
+            "contract/section/1",
+            "stdio:.-toy/contract/section/1",
+            "stdio:.-toy/contract::01-load::x",
+            "stdio:.-toy/contract::01-load::x/trace",
+        ] {
+            assert!(page.contains(&format!("id=\"{id}\"")), "no id {id}");
+            assert!(page.contains(&format!("href=\"#{id}\"")), "no link to {id}");
+        }
+        // The case's id is inside its details, the trace's inside the trace's.
+        assert!(page.contains("<div id=\"stdio:.-toy/contract::01-load::x\"><p><b>the title of contract::01-load::x</b>"));
+        assert!(page.contains("assumption: an &lt;assumption&gt;"));
+        assert!(page.contains("<details class=trace><summary>wire trace: 2 messages"));
+        assert!(page.contains("+2 ms ← runtime.create  {&quot;id&quot;:2,&quot;error&quot;:{&quot;code&quot;:-32601,&quot;message&quot;:&quot;&lt;b&gt;&quot;}}"));
+        assert!(page.contains("<th>MAY</th><th>PROFILE</th>"));
+        // Section 2 holds one expected failure: ok, as on the terminal (it was warn).
+        assert!(page.contains("<td class=ok data-suite=\"contract\" data-runtime=\"stdio:./toy\" data-section=\"2\""));
+    }
 
     #[test]
     fn escapes_markup() {

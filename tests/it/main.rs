@@ -35,5 +35,6 @@ mod shape;
 mod snapshot_files;
 mod stdio_lines;
 mod stdio_orphans;
+mod trace;
 mod transports;
 mod versions;
