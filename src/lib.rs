@@ -15,6 +15,6 @@ pub mod schema;
 pub mod shim;
 pub mod snapshot;
 pub mod spec;
-pub mod trace;
 pub mod suites;
+pub mod trace;
 pub mod vectors;

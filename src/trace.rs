@@ -96,11 +96,7 @@ impl Trace {
                 continue;
             }
             bytes += text.len();
-            kept.push(Message {
-                method,
-                text,
-                ..m
-            });
+            kept.push(Message { method, text, ..m });
         }
         self.left_out_after = self.left_out_after.min(kept.len());
         self.messages = kept;
@@ -308,9 +304,16 @@ mod tests {
         assert!(bytes <= MAX_BYTES + 200, "{bytes}");
         assert_eq!(t.messages[0].text, "{\"n\":0}");
         let last = t.messages.last().unwrap();
-        assert!(last.text.ends_with("…[cut: 1048576 bytes in all]"), "{}", last.text);
+        assert!(
+            last.text.ends_with("…[cut: 1048576 bytes in all]"),
+            "{}",
+            last.text
+        );
         assert_eq!(t.messages.len() + t.left_out, 1001);
-        assert!(t.lines().iter().any(|l| l.starts_with("… ") && l.ends_with("messages left out")));
+        assert!(t
+            .lines()
+            .iter()
+            .any(|l| l.starts_with("… ") && l.ends_with("messages left out")));
         // Containing again changes nothing.
         let mut again = t.clone();
         again.contain(&|s| s.to_string());

@@ -31,7 +31,7 @@ const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#
 table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #d0d0d5;padding:.35em .6em;text-align:left;vertical-align:top}\
 th{background:#f3f3f6}td.ok{background:#e6f6e9}td.bad{background:#fde8e8}td.warn{background:#fff6d6}td.none{color:#999}\
 .n{font-variant-numeric:tabular-nums}small{color:#666}pre{background:#f6f6f8;padding:.6em;overflow:auto;max-height:24em}\
-details{margin:.2em 0}summary{cursor:pointer}:target{outline:2px solid #3b6fd4}a.a{color:#999;text-decoration:none;margin-left:.4em}.pass{color:#17803d}.fail,.error,.stale{color:#c0282d}.skip{color:#8a6d00}";
+details{margin:.2em 0}summary{cursor:pointer}:target{outline:2px solid #3b6fd4;scroll-margin-top:14em}.trace pre{white-space:pre-wrap;overflow-wrap:anywhere}a.a{color:#999;text-decoration:none;margin-left:.4em}.pass{color:#17803d}.fail,.error,.stale{color:#c0282d}.skip{color:#8a6d00}";
 
 /// An element id from names (a suite, a runtime, a section, a case): stable across runs, the
 /// same names the same id. Letters, digits, `:`, `.`, `_` and `-` stay; anything else is `-`.
@@ -510,7 +510,9 @@ mod tests {
         assert!(page.contains("+2 ms ← runtime.create  {&quot;id&quot;:2,&quot;error&quot;:{&quot;code&quot;:-32601,&quot;message&quot;:&quot;&lt;b&gt;&quot;}}"));
         assert!(page.contains("<th>MAY</th><th>PROFILE</th>"));
         // Section 2 holds one expected failure: ok, as on the terminal (it was warn).
-        assert!(page.contains("<td class=ok data-suite=\"contract\" data-runtime=\"stdio:./toy\" data-section=\"2\""));
+        assert!(page.contains(
+            "<td class=ok data-suite=\"contract\" data-runtime=\"stdio:./toy\" data-section=\"2\""
+        ));
     }
 
     #[test]

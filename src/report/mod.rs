@@ -61,10 +61,14 @@ pub fn trace_text(r: &crate::run::CaseResult) -> String {
     match &r.annotations.trace {
         None => "  trace: no message was exchanged".into(),
         Some(t) => {
-            let mut out = format!("  trace ({} messages{}):", t.messages.len(), match t.left_out {
-                0 => String::new(),
-                n => format!(", {n} left out"),
-            });
+            let mut out = format!(
+                "  trace ({} messages{}):",
+                t.messages.len(),
+                match t.left_out {
+                    0 => String::new(),
+                    n => format!(", {n} left out"),
+                }
+            );
             for l in t.lines() {
                 out += &format!("\n    {}", printable(&l, false));
             }

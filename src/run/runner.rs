@@ -677,7 +677,8 @@ impl RunResult {
 /// A case's trace is kept when it did not pass (or its snapshot drifted), with the runtime's
 /// declared redactions applied as to its observations.
 fn keep_trace(r: &mut CaseResult, declared: &snapshot::Declared) {
-    let passed = super::result::state(r) == super::result::State::Pass && r.annotations.drift.is_none();
+    let passed =
+        super::result::state(r) == super::result::State::Pass && r.annotations.drift.is_none();
     match &mut r.annotations.trace {
         Some(_) if passed => r.annotations.trace = None,
         Some(t) if !declared.is_empty() => t.contain(&|s| declared.text(s).into_owned()),

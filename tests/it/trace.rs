@@ -17,7 +17,16 @@ fn shim() -> String {
 /// `hcpspec run --trace` of [`CASE`] on `runtime` into `out`, with the canary planted.
 fn run(runtime: &str, out: &Path, env: &[(&str, &str)]) -> Output {
     Command::new(HCPSPEC)
-        .args(["run", "--suite", "contract", "--filter", CASE, "--trace", "--runtime", runtime])
+        .args([
+            "run",
+            "--suite",
+            "contract",
+            "--filter",
+            CASE,
+            "--trace",
+            "--runtime",
+            runtime,
+        ])
         .arg("--out")
         .arg(out)
         .env("HCPSPEC_TRACE_CANARY", CANARY)
@@ -26,9 +35,15 @@ fn run(runtime: &str, out: &Path, env: &[(&str, &str)]) -> Output {
         .unwrap()
 }
 
+/// The result of [`CASE`] in `out`'s result.json, which matches its schema.
 fn case(out: &Path) -> Value {
     let r: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    let errors = hcpspec::schema::violations(hcpspec::schema::run_result(), &r);
+    assert!(
+        errors.is_empty(),
+        "result.json breaks its schema: {errors:?}"
+    );
     r["suites"][0]["runtimes"][0]["cases"]
         .as_array()
         .unwrap()
@@ -40,7 +55,10 @@ fn case(out: &Path) -> Value {
 
 fn texts(out: &Path, o: &Output) -> Vec<(PathBuf, String)> {
     let mut all = super::redaction::files(out);
-    all.push(("terminal".into(), String::from_utf8_lossy(&o.stderr).into_owned()));
+    all.push((
+        "terminal".into(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    ));
     all
 }
 
@@ -49,7 +67,12 @@ fn a_failing_case_keeps_its_messages_in_order_redacted_everywhere() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let o = run(&shim(), &out, &[]);
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let c = case(&out);
     assert_eq!(c["verdict"], "error");
     let m = c["trace"]["messages"].as_array().expect("a trace");
@@ -58,19 +81,31 @@ fn a_failing_case_keeps_its_messages_in_order_redacted_everywhere() {
         .map(|m| (m["dir"].as_str().unwrap(), m["method"].as_str().unwrap()))
         .collect();
     // The process's handshake (it started for this case), then the call the case failed on.
-    let create = seen.iter().position(|s| *s == ("sent", "runtime.create")).unwrap();
+    let create = seen
+        .iter()
+        .position(|s| *s == ("sent", "runtime.create"))
+        .unwrap();
     assert_eq!(seen[create + 1], ("received", "runtime.create"), "{seen:?}");
     let answer = m[create + 1]["text"].as_str().unwrap();
     assert!(answer.contains("-32601"), "{answer}");
-    assert!(answer.contains("[redacted: $HCPSPEC_TRACE_CANARY]"), "{answer}");
+    assert!(
+        answer.contains("[redacted: $HCPSPEC_TRACE_CANARY]"),
+        "{answer}"
+    );
     // No output holds the canary; the terminal and the HTML show the trace.
     for (p, text) in texts(&out, &o) {
         assert!(!text.contains(CANARY), "{} holds the canary", p.display());
     }
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("  trace (") && err.contains("→ runtime.create"), "{err}");
+    assert!(
+        err.contains("  trace (") && err.contains("→ runtime.create"),
+        "{err}"
+    );
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
-    assert!(html.contains("<details class=trace><summary>wire trace"), "no trace in the HTML");
+    assert!(
+        html.contains("<details class=trace><summary>wire trace"),
+        "no trace in the HTML"
+    );
     // explain --result shows the verdict and the same trace.
     let e = Command::new(HCPSPEC)
         .args(["explain", CASE, "--result"])
@@ -79,7 +114,10 @@ fn a_failing_case_keeps_its_messages_in_order_redacted_everywhere() {
         .unwrap();
     let text = String::from_utf8_lossy(&e.stdout);
     assert!(e.status.success(), "{}", String::from_utf8_lossy(&e.stderr));
-    assert!(text.contains(": error") && text.contains("← runtime.create"), "{text}");
+    assert!(
+        text.contains(": error") && text.contains("← runtime.create"),
+        "{text}"
+    );
     assert!(!text.contains(CANARY));
 }
 
@@ -88,19 +126,35 @@ fn a_flooding_shim_is_bounded_in_the_trace() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let o = run(&shim(), &out, &[("TRACE_FLOOD", "1")]);
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let c = case(&out);
     let m = c["trace"]["messages"].as_array().expect("a trace");
     let bytes: usize = m.iter().map(|m| m["text"].as_str().unwrap().len()).sum();
-    assert!(bytes <= hcpspec::trace::MAX_BYTES + 512, "{bytes} bytes of trace");
+    assert!(
+        bytes <= hcpspec::trace::MAX_BYTES + 512,
+        "{bytes} bytes of trace"
+    );
     let answer = m
         .iter()
         .find(|m| m["dir"] == "received" && m["method"] == "runtime.create")
         .unwrap()["text"]
         .as_str()
         .unwrap();
-    assert!(answer.len() < hcpspec::trace::MAX_MESSAGE + 64, "{}", answer.len());
-    assert!(answer.ends_with(" bytes in all]"), "{}", &answer[answer.len() - 80..]);
+    assert!(
+        answer.len() < hcpspec::trace::MAX_MESSAGE + 64,
+        "{}",
+        answer.len()
+    );
+    assert!(
+        answer.ends_with(" bytes in all]"),
+        "{}",
+        &answer[answer.len() - 80..]
+    );
     assert!(!answer.contains(CANARY));
 }
 
@@ -113,7 +167,12 @@ fn a_passing_case_has_no_trace() {
         &out,
         &[],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let c = case(&out);
     assert_eq!(c["verdict"], "pass");
     assert!(c.get("trace").is_none(), "{c}");

@@ -772,9 +772,16 @@ fn explain_result(name: &str, path: &Path) -> Result<(), BadInput> {
             for r in run.cases.iter().filter(|r| r.name == name) {
                 found = true;
                 let state = hcpspec::report::state(r).label();
-                println!("\n{} on {}: {state}", r.name, hcpspec::report::printable(run.shown(), false));
+                println!(
+                    "\n{} on {}: {state}",
+                    r.name,
+                    hcpspec::report::printable(run.shown(), false)
+                );
                 let why = match &r.verdict {
-                    Verdict::Fail(f) => format!("step {} ({}): {} at `{}`", f.step, f.action, f.message, f.path),
+                    Verdict::Fail(f) => format!(
+                        "step {} ({}): {} at `{}`",
+                        f.step, f.action, f.message, f.path
+                    ),
                     Verdict::Error { message } => message.clone(),
                     Verdict::Skip { reason } | Verdict::Unimplemented { reason } => reason.clone(),
                     Verdict::Pass => String::new(),
