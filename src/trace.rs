@@ -15,7 +15,7 @@ use crate::snapshot::{contain_text, redact_secrets, secrets, MAX_TEXT};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 /// At most this many messages of one case are kept.
@@ -87,7 +87,7 @@ impl Trace {
         let mut bytes = 0;
         let mut kept = Vec::new();
         for m in std::mem::take(&mut self.messages) {
-            let text = contain_text(&redact(&m.text));
+            let text = contain_text(&redact_wire(&redact(&m.text)));
             let method = contain_text(&m.method).chars().take(200).collect();
             // Twice the budget: a live trace is within it (each message's cut marker and
             // redactions aside), so only a file edited by hand loses messages here.
@@ -125,6 +125,90 @@ impl Trace {
     }
 }
 
+/// The values of hcpspec's environment as a frame may carry them: as they are, and escaped
+/// once, twice and three times into JSON strings (a frame is JSON, and a shim's text often
+/// quotes JSON: an error message holding a JSON-encoded value holding the secret). An
+/// observation is a parsed frame, so it holds one level fewer; `redact_secrets` finds each of
+/// these and its own escaped form.
+fn wire_secrets() -> &'static [(String, String)] {
+    static S: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    S.get_or_init(|| escaped(secrets()))
+}
+
+/// `secrets` and their forms escaped into JSON strings up to three times, longest first.
+fn escaped(secrets: &[(String, String)]) -> Vec<(String, String)> {
+    let mut all = Vec::new();
+    for (name, value) in secrets {
+        let mut v = value.clone();
+        all.push((name.clone(), v.clone()));
+        for _ in 0..3 {
+            let quoted = serde_json::to_string(&v).unwrap_or_default();
+            let inner = quoted[1..quoted.len().saturating_sub(1).max(1)].to_string();
+            if inner == v {
+                break;
+            }
+            v = inner;
+            all.push((name.clone(), v.clone()));
+        }
+    }
+    all.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    all
+}
+
+/// A frame redacted: its text, or when that hides a secret behind JSON's `\\uXXXX` escapes
+/// (`\\u0063anary…`, which a parsed observation reads as `canary…`), the text with those
+/// escapes decoded, redacted.
+fn redact_wire(frame: &str) -> String {
+    redact_wire_with(frame, wire_secrets())
+}
+
+fn redact_wire_with(frame: &str, secrets: &[(String, String)]) -> String {
+    let plain = redact_secrets(frame, secrets);
+    if frame.contains("\\u") {
+        if let std::borrow::Cow::Owned(r) = redact_secrets(&decode_u(frame), secrets) {
+            return r;
+        }
+    }
+    plain.into_owned()
+}
+
+/// `s` with every `\\uXXXX` escape (and surrogate pair) as the character it stands for; a lone
+/// surrogate is U+FFFD.
+fn decode_u(s: &str) -> String {
+    let hex = |t: &str| {
+        t.get(..4)
+            .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+    };
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find("\\u") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let Some(hi) = hex(after) else {
+            out.push_str("\\u");
+            rest = after;
+            continue;
+        };
+        let mut used = 4;
+        let c = if (0xD800..0xDC00).contains(&hi) {
+            match after[4..].strip_prefix("\\u").and_then(hex) {
+                Some(lo) if (0xDC00..0xE000).contains(&lo) => {
+                    used = 10;
+                    char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
+                }
+                _ => None,
+            }
+        } else {
+            char::from_u32(hi)
+        };
+        out.push(c.unwrap_or('\u{fffd}'));
+        rest = &after[used..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A message as recorded: a redaction's worth past the cut of the frame, and its whole length.
 struct Raw {
     dir: Dir,
@@ -141,7 +225,7 @@ impl Raw {
 
     /// Redacted, then cut at [`MAX_MESSAGE`] and marked with the frame's whole length.
     fn contain(self) -> Message {
-        let redacted = redact_secrets(&self.head, secrets());
+        let redacted = redact_wire(&self.head);
         let text = if redacted.len() > MAX_MESSAGE || self.len > self.head.len() {
             let mut end = MAX_MESSAGE.min(redacted.len());
             while !redacted.is_char_boundary(end) {
@@ -149,7 +233,7 @@ impl Raw {
             }
             format!("{}…[cut: {} bytes in all]", &redacted[..end], self.len)
         } else {
-            redacted.into_owned()
+            redacted
         };
         Message {
             dir: self.dir,
@@ -318,6 +402,40 @@ mod tests {
         let mut again = t.clone();
         again.contain(&|s| s.to_string());
         assert_eq!(again, t);
+    }
+
+    /// A secret holding `"` and `\\` inside a JSON string inside a frame (escaped twice) is
+    /// found, as the observation (the parsed frame, escaped once) finds it.
+    #[test]
+    fn a_secret_escaped_into_json_twice_is_redacted() {
+        let value = "canary\"q\\uote-1a2b3c4d";
+        let secrets = vec![("HCPSPEC_X".to_string(), value.to_string())];
+        let once = serde_json::to_string(value).unwrap();
+        let twice = serde_json::to_string(&format!("said: {once}")).unwrap();
+        let frame = format!("{{\"message\": {twice}}}");
+        assert!(redact_secrets(&frame, &secrets).contains("uote-1a2b3c4d"));
+        let redacted = redact_secrets(&frame, &escaped(&secrets));
+        assert!(!redacted.contains("uote-1a2b3c4d"), "{redacted}");
+        assert!(redacted.contains("[redacted: $HCPSPEC_X]"), "{redacted}");
+    }
+
+    /// A secret spelled with JSON's `\\u` escapes in a frame is found, as the parsed
+    /// observation finds it.
+    #[test]
+    fn a_secret_behind_unicode_escapes_is_redacted() {
+        assert_eq!(
+            decode_u(r"a\u0063b\ud83d\ude00\ud800x\u12"),
+            "acb\u{1f600}\u{fffd}x\\u12"
+        );
+        let secrets = vec![("HCPSPEC_X".to_string(), "canary-1a2b3c4d".to_string())];
+        let escaped: String = "canary"
+            .chars()
+            .map(|c| format!("\\u{:04x}", c as u32))
+            .collect();
+        let frame = format!("{{\"message\": \"{escaped}-1a2b3c4d\"}}");
+        assert!(redact_secrets(&frame, &secrets).contains("1a2b3c4d"));
+        let redacted = redact_wire_with(&frame, &secrets);
+        assert_eq!(redacted, "{\"message\": \"[redacted: $HCPSPEC_X]\"}");
     }
 
     #[test]
