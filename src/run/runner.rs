@@ -562,6 +562,8 @@ impl<'a> Runner<'a> {
         };
         let (tx, rx) = channel();
         let (target, all) = (t.clone(), cases.clone());
+        // A passing case's trace is kept only until its snapshot is judged (drift keeps it).
+        let passes_need_trace = !matches!(self.snapshots, Snapshots::Off);
         let spawned = std::thread::Builder::new()
             .name(format!("case {i}"))
             .spawn(move || {
@@ -571,7 +573,12 @@ impl<'a> Runner<'a> {
                     target.run_case(&all[i])
                 }))
                 .map(|mut r| {
-                    if !matches!(r.verdict, Verdict::Skip { .. }) {
+                    let wanted = match r.verdict {
+                        Verdict::Skip { .. } => false,
+                        Verdict::Pass => passes_need_trace,
+                        _ => true,
+                    };
+                    if wanted {
                         r.annotations.trace = trace.finish();
                     }
                     r
