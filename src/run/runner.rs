@@ -407,7 +407,7 @@ impl<'a> Runner<'a> {
                 );
                 r.annotations.drift = Some(drift);
             }
-            keep_trace(&mut r, &declared);
+            keep_trace(&mut r, &declared, self.rules());
             results.push(r);
         }
         let mut summary = Summary::of(&results, self.rules());
@@ -681,11 +681,11 @@ impl RunResult {
     }
 }
 
-/// A case's trace is kept when it did not pass (or its snapshot drifted), with the runtime's
-/// declared redactions applied as to its observations.
-fn keep_trace(r: &mut CaseResult, declared: &snapshot::Declared) {
-    let passed =
-        super::result::state(r) == super::result::State::Pass && r.annotations.drift.is_none();
+/// A case's trace is kept when it did not pass (or it fails the run: its snapshot changed, or
+/// is new under CI), with the runtime's declared redactions applied as to its observations.
+fn keep_trace(r: &mut CaseResult, declared: &snapshot::Declared, rules: Rules) {
+    let passed = super::result::state(r) == super::result::State::Pass
+        && !super::result::fails_run(r, rules);
     match &mut r.annotations.trace {
         Some(_) if passed => r.annotations.trace = None,
         Some(t) if !declared.is_empty() => t.contain(&|s| declared.text(s).into_owned()),

@@ -158,22 +158,95 @@ fn a_flooding_shim_is_bounded_in_the_trace() {
     assert!(!answer.contains(CANARY));
 }
 
+/// Of one case run on two runtimes with snapshots (so a pass is recorded until its snapshot is
+/// judged), the one that fails keeps its trace and the one that passes has none.
 #[test]
-fn a_passing_case_has_no_trace() {
+fn only_a_case_that_did_not_pass_keeps_a_trace() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let o = run(
-        &format!("stdio:{HCPSPEC} shim --transport stdio --runtime reference"),
-        &out,
-        &[],
-    );
+    let (out, snaps) = (dir.path().join("out"), dir.path().join("snaps"));
+    let reference = format!("stdio:{HCPSPEC} shim --transport stdio --runtime reference");
+    let run = |extra: &[&str]| {
+        Command::new(HCPSPEC)
+            .args(["run", "--suite", "contract", "--filter", CASE])
+            .args(["--runtime", &shim(), "--runtime", &reference, "--snapshots"])
+            .arg(&snaps)
+            .args(extra)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--accept"]);
     assert_eq!(
         o.status.code(),
-        Some(0),
+        Some(1),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let c = case(&out);
-    assert_eq!(c["verdict"], "pass");
-    assert!(c.get("trace").is_none(), "{c}");
+    let o = run(&["--ci"]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    let runs = r["suites"][0]["runtimes"].as_array().unwrap();
+    let verdicts: Vec<(&str, bool)> = runs
+        .iter()
+        .map(|run| {
+            let c = &run["cases"][0];
+            (c["verdict"].as_str().unwrap(), c.get("trace").is_some())
+        })
+        .collect();
+    assert_eq!(verdicts, [("error", true), ("pass", false)]);
+}
+
+/// core-api, where hcpspec plays the harness: the upgrade and the WebSocket frames both ways.
+#[test]
+fn a_failing_core_api_case_keeps_its_websocket_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let case_name = "core-api::04-record::http-tool-row-names-the-url-host";
+    let o = Command::new(HCPSPEC)
+        .args(["run", "--suite", "core-api", "--filter", case_name])
+        .args(["--runtime", "inproc:mutant:outcome-not-recorded", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    let c = &r["suites"][0]["runtimes"][0]["cases"][0];
+    assert_eq!(c["name"], case_name);
+    let seen: Vec<String> = c["trace"]["messages"]
+        .as_array()
+        .expect("a trace")
+        .iter()
+        .map(|m| {
+            format!(
+                "{} {}",
+                m["dir"].as_str().unwrap(),
+                m["method"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen[..4],
+        [
+            "sent ws upgrade",
+            "received ws upgrade",
+            "sent ws",
+            "received ws res"
+        ],
+        "{seen:?}"
+    );
+    let hello = c["trace"]["messages"][2]["text"].as_str().unwrap();
+    assert!(hello.contains(r#""m":"hello""#), "{hello}");
 }
