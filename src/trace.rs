@@ -321,6 +321,14 @@ pub fn received(method: &str, frame: &[u8]) {
     }
 }
 
+/// A message logged elsewhere (a scenario's log, with its own time), into this thread's
+/// recording (if any).
+pub fn record_at(dir: Dir, method: &str, frame: &[u8], ms: Option<u64>) {
+    if let Some(h) = current() {
+        h.record_with(dir, method, frame, ms);
+    }
+}
+
 /// What hcpspec did instead of a message, into this thread's recording (if any).
 pub fn note(method: &str, text: &str) {
     if let Some(h) = current() {
@@ -338,6 +346,10 @@ impl Handle {
     }
 
     fn record(&self, dir: Dir, method: &str, frame: &[u8]) {
+        self.record_with(dir, method, frame, None);
+    }
+
+    fn record_with(&self, dir: Dir, method: &str, frame: &[u8], at: Option<u64>) {
         let frame = frame.strip_suffix(b"\n").unwrap_or(frame);
         let head = String::from_utf8_lossy(&frame[..frame.len().min(MAX_MESSAGE + MARGIN)]);
         let mut r = self.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -346,7 +358,7 @@ impl Handle {
             method: method.chars().take(200).collect(),
             head: head.into_owned(),
             len: frame.len(),
-            ms: r.start.elapsed().as_millis() as u64,
+            ms: at.unwrap_or_else(|| r.start.elapsed().as_millis() as u64),
         };
         r.push(raw);
     }

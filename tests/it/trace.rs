@@ -250,3 +250,46 @@ fn a_failing_core_api_case_keeps_its_websocket_frames() {
     let hello = c["trace"]["messages"][2]["text"].as_str().unwrap();
     assert!(hello.contains(r#""m":"hello""#), "{hello}");
 }
+
+/// harness-api, where hcpspec plays core: the upgrade, the frames both ways and the gate calls,
+/// from the scenario's log.
+#[test]
+fn a_failing_harness_api_case_keeps_its_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let case_name = "harness-api::01-transport::busy-harness-is-not-dropped";
+    let o = Command::new(HCPSPEC)
+        .args(["run", "--suite", "harness-api", "--filter", case_name])
+        .args(["--runtime", "inproc:mutant:silent-while-waiting", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    let c = &r["suites"][0]["runtimes"][0]["cases"][0];
+    assert_eq!(c["name"], case_name);
+    let seen: Vec<String> = c["trace"]["messages"]
+        .as_array()
+        .expect("a trace")
+        .iter()
+        .map(|m| {
+            format!(
+                "{} {}",
+                m["dir"].as_str().unwrap(),
+                m["method"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen[..3],
+        ["received ws upgrade", "received ws hello", "sent ws res"],
+        "{seen:?}"
+    );
+    assert!(seen.iter().any(|s| s == "received gate"), "{seen:?}");
+}
