@@ -321,11 +321,32 @@ pub fn received(method: &str, frame: &[u8]) {
     }
 }
 
-/// A message logged elsewhere (a scenario's log, with its own time), into this thread's
-/// recording (if any).
-pub fn record_at(dir: Dir, method: &str, frame: &[u8], ms: Option<u64>) {
+/// A message logged elsewhere as a parsed value (a scenario's log, with its own time), into
+/// this thread's recording (if any). Only what is kept of it is written out: a frame of many
+/// MiB is never copied whole.
+pub fn record_value(dir: Dir, method: &str, value: &serde_json::Value, ms: Option<u64>) {
+    struct Upto {
+        kept: Vec<u8>,
+        len: usize,
+    }
+    impl std::io::Write for Upto {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            let room = (MAX_MESSAGE + MARGIN).saturating_sub(self.kept.len());
+            self.kept.extend_from_slice(&b[..b.len().min(room)]);
+            self.len += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
     if let Some(h) = current() {
-        h.record_with(dir, method, frame, ms);
+        let mut w = Upto {
+            kept: Vec::new(),
+            len: 0,
+        };
+        let _ = serde_json::to_writer(&mut w, value);
+        h.record_with(dir, method, &w.kept, w.len, ms);
     }
 }
 
@@ -346,18 +367,19 @@ impl Handle {
     }
 
     fn record(&self, dir: Dir, method: &str, frame: &[u8]) {
-        self.record_with(dir, method, frame, None);
+        let frame = frame.strip_suffix(b"\n").unwrap_or(frame);
+        self.record_with(dir, method, frame, frame.len(), None);
     }
 
-    fn record_with(&self, dir: Dir, method: &str, frame: &[u8], at: Option<u64>) {
-        let frame = frame.strip_suffix(b"\n").unwrap_or(frame);
+    /// `frame` (or its start), of `len` bytes in all.
+    fn record_with(&self, dir: Dir, method: &str, frame: &[u8], len: usize, at: Option<u64>) {
         let head = String::from_utf8_lossy(&frame[..frame.len().min(MAX_MESSAGE + MARGIN)]);
         let mut r = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let raw = Raw {
             dir,
             method: method.chars().take(200).collect(),
             head: head.into_owned(),
-            len: frame.len(),
+            len: len.max(frame.len()),
             ms: at.unwrap_or_else(|| r.start.elapsed().as_millis() as u64),
         };
         r.push(raw);

@@ -102,7 +102,7 @@ fn trace(log: &[Value]) {
             Some(m) if what == "ws" => format!("ws {m}"),
             _ => what.to_string(),
         };
-        crate::trace::record_at(dir, &method, body.to_string().as_bytes(), ms);
+        crate::trace::record_value(dir, &method, body, ms);
     }
 }
 
