@@ -16,4 +16,5 @@ pub mod shim;
 pub mod snapshot;
 pub mod spec;
 pub mod suites;
+pub mod trace;
 pub mod vectors;

@@ -39,10 +39,11 @@ impl Process {
     fn answer(&mut self, method: &str, id: u64, end: Instant) -> Result<Value, CallError> {
         let (deadline, cap) = (self.opts.timeout, self.opts.max_message);
         loop {
-            let line = self
-                .proc
-                .read_line(end, deadline, cap)
-                .map_err(|e| format!("{method}: {e}"))?;
+            let line = self.proc.read_line(end, deadline, cap).map_err(|e| {
+                crate::trace::note(method, &e);
+                format!("{method}: {e}")
+            })?;
+            crate::trace::received(method, &line);
             if let Err(e) = std::str::from_utf8(&line) {
                 return Err(format!(
                     "{method}: the shim answered a line that is not UTF-8 (invalid byte at offset {}): {}",
@@ -98,11 +99,15 @@ impl Adapter for Process {
         let end = end_of(Instant::now(), self.opts.timeout);
         let msg = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
         let mut bytes = msg.to_string().into_bytes();
+        crate::trace::sent(method, &bytes);
         bytes.push(b'\n');
         let r = self
             .proc
             .write(bytes, self.opts.timeout)
-            .map_err(|e| CallError::Transport(format!("{method}: {e}")))
+            .map_err(|e| {
+                crate::trace::note(method, &e);
+                CallError::Transport(format!("{method}: {e}"))
+            })
             .and_then(|()| self.answer(method, id, end));
         match r {
             Err(CallError::Transport(e)) => {

@@ -49,11 +49,19 @@ impl<L: Link> Client<L> {
         self.next_id += 1;
         let frame =
             json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
+        crate::trace::sent(method, frame.as_bytes());
         let answer = self
             .link
             .exchange(&frame, self.opts.timeout, self.opts.max_message)
-            .map_err(|e| format!("{method}: {e}"))
-            .and_then(|bytes| decode(&bytes, id, method));
+            .map_err(|e| {
+                // No frame came back whole: what did, in the link's words, stands for it.
+                crate::trace::note(method, &e);
+                format!("{method}: {e}")
+            })
+            .and_then(|bytes| {
+                crate::trace::received(method, &bytes);
+                decode(&bytes, id, method)
+            });
         match answer {
             Ok(result) => result.map_err(CallError::Rpc),
             Err(e) => {

@@ -494,6 +494,13 @@ impl Adapter for Pooled {
         // A process is sent `initialize` once, when it starts (docs/shim-protocol.md); asking
         // again gets the answer it gave then.
         if method == "initialize" {
+            crate::trace::note(
+                method,
+                &format!(
+                    "not sent again: the process answered it when it started: {}",
+                    self.handshake
+                ),
+            );
             return Ok(self.handshake.clone());
         }
         self.client

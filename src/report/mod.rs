@@ -56,6 +56,28 @@ pub fn printable(s: &str, lines: bool) -> String {
     out
 }
 
+/// A case's wire trace as text (`--trace`, `explain --result`): a line a message, indented,
+/// escaped as every text from a runtime is.
+pub fn trace_text(r: &crate::run::CaseResult) -> String {
+    match &r.annotations.trace {
+        None => "  trace: no message was exchanged".into(),
+        Some(t) => {
+            let mut out = format!(
+                "  trace ({} messages{}):",
+                t.messages.len(),
+                match t.left_out {
+                    0 => String::new(),
+                    n => format!(", {n} left out"),
+                }
+            );
+            for l in t.lines() {
+                out += &format!("\n    {}", printable(&l, false));
+            }
+            out
+        }
+    }
+}
+
 /// The size budget of each output file of a record, in bytes: 1 MiB, and 128 KiB for each case
 /// result, observation, failure's expected and actual, and parity difference. Observations are
 /// at most 16 KiB pretty-printed and texts 4 KiB (`snapshot::MAX_VALUE`, `MAX_TEXT`), so a run
@@ -68,6 +90,8 @@ pub fn budget(report: &Report) -> u64 {
             items += 1;
             for c in &run.cases {
                 items += 1 + c.observations.len() as u64;
+                // A trace: 32 KiB of text, escaped.
+                items += u64::from(c.annotations.trace.is_some());
                 if matches!(c.verdict, crate::run::Verdict::Fail(_)) {
                     items += 2;
                 }

@@ -41,11 +41,13 @@ impl Report {
     }
 }
 
-/// Two results of one case, as compared by a merge: everything but how long it took.
+/// Two results of one case, as compared by a merge: everything but how long it took and its
+/// wire trace (whose times are the run's own).
 fn judged(c: &crate::run::CaseResult) -> Value {
     let mut v = serde_json::to_value(c).unwrap_or_default();
     if let Some(o) = v.as_object_mut() {
         o.remove("micros");
+        o.remove("trace");
     }
     v
 }

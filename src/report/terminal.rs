@@ -81,6 +81,8 @@ pub struct Terminal {
     new: usize,
     /// Each finished runtime's causes and table, shown at the end.
     ends: Vec<End>,
+    /// `--trace`: each failing case's messages under its failure block.
+    pub trace: bool,
 }
 
 impl Terminal {
@@ -105,6 +107,7 @@ impl Terminal {
             changed: 0,
             new: 0,
             ends: Vec::new(),
+            trace: false,
         }
     }
 
@@ -334,6 +337,9 @@ impl Terminal {
                 self.rerun_command(suite, run, &first.name),
                 self.explain_command(&first.name)
             );
+            if self.trace {
+                block += &format!("\n{}", super::trace_text(first));
+            }
             let others = &cause.cases[1..];
             if !others.is_empty() {
                 block += &format!(
@@ -350,6 +356,9 @@ impl Terminal {
                 let own = problem(r);
                 if own != said && !own.is_empty() {
                     block += &format!("\n      {}", cut(&own, WIDTH - 6));
+                }
+                if self.trace {
+                    block += &format!("\n{}", super::trace_text(r));
                 }
             }
             self.err(&block);

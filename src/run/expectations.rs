@@ -207,6 +207,8 @@ mod tests {
             section: "4".into(),
             level: Level::MUST,
             spec: String::new(),
+            title: String::new(),
+            assumption: None,
             verdict,
             observations: vec![],
             unclassified: vec![],

@@ -71,6 +71,11 @@ pub struct CaseResult {
     pub section: String,
     pub level: Level,
     pub spec: String,
+    /// The case's title and assumption, so that a report explains a case without its file.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assumption: Option<String>,
     #[serde(flatten)]
     pub verdict: Verdict,
     pub observations: Vec<Observation>,
@@ -95,6 +100,10 @@ pub struct Annotations {
     /// target states (`since hcpspec-core/2; the core states hcpspec-core/1`, `run::versions`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_scored: Option<String>,
+    /// Every message to and from the implementation, in order (`crate::trace`): kept for a
+    /// case that did not pass (any state but pass, or its snapshot drifted), else none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::trace::Trace>,
 }
 
 impl CaseResult {
@@ -111,6 +120,8 @@ impl CaseResult {
             section: case.section.clone(),
             level: case.level,
             spec: case.spec.clone(),
+            title: case.title.clone(),
+            assumption: case.assumption.clone(),
             verdict,
             observations,
             unclassified,

@@ -157,6 +157,10 @@ impl RunResult {
                 text(&mut c.name);
                 text(&mut c.section);
                 text(&mut c.spec);
+                text(&mut c.title);
+                if let Some(a) = &mut c.assumption {
+                    text(a);
+                }
                 crate::run::contain_verdict(&mut c.verdict);
                 for o in &mut c.observations {
                     text(&mut o.action);
@@ -172,6 +176,9 @@ impl RunResult {
                 }
                 if let Some(why) = &mut c.annotations.not_scored {
                     text(why);
+                }
+                if let Some(t) = &mut c.annotations.trace {
+                    t.contain(&|s| s.to_string());
                 }
                 if let Some(crate::snapshot::Drift::Changed { diff }) = &mut c.annotations.drift {
                     *diff = crate::snapshot::contain_long(diff);

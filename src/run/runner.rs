@@ -412,6 +412,7 @@ impl<'a> Runner<'a> {
                 );
                 r.annotations.drift = Some(drift);
             }
+            keep_trace(&mut r, &declared, self.rules());
             results.push(r);
         }
         let mut summary = Summary::of(&results, self.rules());
@@ -566,12 +567,27 @@ impl<'a> Runner<'a> {
         };
         let (tx, rx) = channel();
         let (target, all) = (t.clone(), cases.clone());
+        // A passing case's trace is kept only until its snapshot is judged (drift keeps it).
+        let passes_need_trace = !matches!(self.snapshots, Snapshots::Off);
         let spawned = std::thread::Builder::new()
             .name(format!("case {i}"))
             .spawn(move || {
+                // Every message of the case, kept if it does not pass (`run_target`).
+                let trace = crate::trace::begin();
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     target.run_case(&all[i])
-                }));
+                }))
+                .map(|mut r| {
+                    let wanted = match r.verdict {
+                        Verdict::Skip { .. } => false,
+                        Verdict::Pass => passes_need_trace,
+                        _ => true,
+                    };
+                    if wanted {
+                        r.annotations.trace = trace.finish();
+                    }
+                    r
+                });
                 let _ = tx.send(r);
             });
         if let Err(e) = spawned {
@@ -679,6 +695,18 @@ impl RunResult {
     }
 }
 
+/// A case's trace is kept when it did not pass (or it fails the run: its snapshot changed, or
+/// is new under CI), with the runtime's declared redactions applied as to its observations.
+fn keep_trace(r: &mut CaseResult, declared: &snapshot::Declared, rules: Rules) {
+    let passed = super::result::state(r) == super::result::State::Pass
+        && !super::result::fails_run(r, rules);
+    match &mut r.annotations.trace {
+        Some(_) if passed => r.annotations.trace = None,
+        Some(t) if !declared.is_empty() => t.contain(&|s| declared.text(s).into_owned()),
+        _ => {}
+    }
+}
+
 /// The result of a case the run stopped before (`why`: Ctrl-C, `--max-fail`): not run.
 fn not_run(c: &Case, why: &str) -> CaseResult {
     CaseResult {
@@ -696,6 +724,8 @@ fn skipped_result(c: &Case, entry: Option<&super::expectations::Entry>) -> CaseR
         section: c.section.clone(),
         level: c.level,
         spec: c.spec.clone(),
+        title: c.title.clone(),
+        assumption: c.assumption.clone(),
         verdict: Verdict::Skip {
             reason: format!(
                 "expected skip: {}",

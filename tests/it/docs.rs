@@ -101,12 +101,24 @@ fn the_readmes_first_shim_reaches_a_verdict() {
         .args(["--runtime", "stdio:python3 my_shim.py", "--out", "out"])
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
     );
-    assert!(text.contains("runtime.create"), "{text}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    // One line per cause, naming what to implement next; the verdict last.
+    assert_eq!(
+        text.matches("× runtime.create is not implemented").count(),
+        1,
+        "{text}"
+    );
+    assert!(
+        text.trim_end()
+            .lines()
+            .last()
+            .unwrap_or("")
+            .starts_with("FAILED:"),
+        "{text}"
+    );
 }

@@ -38,5 +38,6 @@ mod snapshot_files;
 mod stdio_lines;
 mod stdio_orphans;
 mod terminal;
+mod trace;
 mod transports;
 mod versions;

@@ -70,6 +70,8 @@ fn case(rng: &mut Rng, i: usize, section: &str) -> CaseResult {
         section: section.into(),
         level,
         spec: "spec §".into(),
+        title: String::new(),
+        assumption: None,
         verdict,
         observations: vec![],
         unclassified: vec![],

@@ -250,6 +250,10 @@ pub struct RunArgs {
     /// The deadline of one call to the runtime, in seconds; past it the case is an error.
     #[arg(long, default_value_t = 5.0, value_name = "SECS", value_parser = timeout_secs)]
     pub timeout: f64,
+    /// Print each failing case's wire trace (every message sent and received, redacted) under
+    /// its failure block. result.json keeps it either way.
+    #[arg(long)]
+    pub trace: bool,
 }
 
 /// A `--name`: a plain label, at most 64 characters, no control characters.
@@ -304,6 +308,7 @@ pub fn run(a: &RunArgs) -> Result<i32, exit::Error> {
         ci,
     };
     let mut terminal = Terminal::stdio(look, rules, a.snapshots.as_deref()).rerunning(rerun(a, ci));
+    terminal.trace = a.trace;
     // Without --jobs the suites run side by side: their cases mostly wait (scripted clocks, other
     // processes), and each suite's own jobs already fit its kind of work. `--jobs N` runs them
     // one after another, N cases at a time.
@@ -818,7 +823,55 @@ pub fn list(filters: &Filters, format: ListFormat) -> Result<i32, BadInput> {
     Ok(exit::OK)
 }
 
-pub fn explain(name: &str, vectors: &Path) -> Result<i32, BadInput> {
+pub fn explain(name: &str, vectors: &Path, result: Option<&Path>) -> Result<i32, BadInput> {
+    let code = explain_case(name, vectors)?;
+    if let Some(path) = result {
+        explain_result(name, path)?;
+    }
+    Ok(code)
+}
+
+/// `explain CASE --result PATH`: the case's verdict on each runtime of a result file, and its
+/// wire trace.
+fn explain_result(name: &str, path: &Path) -> Result<(), BadInput> {
+    let report = hcpspec::report::read(path)?;
+    let mut found = false;
+    for s in &report.suites {
+        for run in &s.runtimes {
+            for r in run.cases.iter().filter(|r| r.name == name) {
+                found = true;
+                let state = hcpspec::report::state(r).label();
+                println!(
+                    "\n{} on {}: {state}",
+                    r.name,
+                    hcpspec::report::printable(run.shown(), false)
+                );
+                let why = match &r.verdict {
+                    Verdict::Fail(f) => format!(
+                        "step {} ({}): {} at `{}`",
+                        f.step, f.action, f.message, f.path
+                    ),
+                    Verdict::Error { message } => message.clone(),
+                    Verdict::Skip { reason } | Verdict::Unimplemented { reason } => reason.clone(),
+                    Verdict::Pass => String::new(),
+                };
+                if !why.is_empty() {
+                    println!("  {}", hcpspec::report::printable(&why, true));
+                }
+                println!("{}", hcpspec::report::trace_text(r));
+            }
+        }
+    }
+    if !found {
+        return Err(BadInput(format!(
+            "{}: no result of {name}",
+            hcpspec::report::printable(&path.display().to_string(), false)
+        )));
+    }
+    Ok(())
+}
+
+fn explain_case(name: &str, vectors: &Path) -> Result<i32, BadInput> {
     let mut cases = Vec::new();
     for s in case::suite_names(vectors).map_err(|e| e.to_string())? {
         let l = hcpspec::suites::load(vectors, &s).map_err(|e| e.to_string())?;

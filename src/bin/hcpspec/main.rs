@@ -131,9 +131,12 @@ enum Command {
         #[arg(long, value_enum, default_value_t = cli::ListFormat::Text)]
         format: cli::ListFormat,
     },
-    /// Print a case's rule, citation and steps.
+    /// Print a case's rule, citation and steps; with --result, its verdict and wire trace there.
     Explain {
         case: String,
+        /// A result.json: print the case's verdict on each runtime there and its wire trace.
+        #[arg(long, value_name = "PATH")]
+        result: Option<PathBuf>,
         /// The vectors folder to read instead of the vectors embedded in this binary.
         #[arg(long, env = "HCPSPEC_VECTORS", value_name = "DIR")]
         vectors: Option<PathBuf>,
@@ -261,8 +264,12 @@ fn main() {
                 cli::list(&filters, format).map_err(exit::Error::from)
             }
         }
-        Command::Explain { case, vectors } => cli::vectors(&vectors)
-            .and_then(|v| cli::explain(&case, &v.root))
+        Command::Explain {
+            case,
+            vectors,
+            result,
+        } => cli::vectors(&vectors)
+            .and_then(|v| cli::explain(&case, &v.root, result.as_deref()))
             .map_err(exit::Error::from),
         Command::Bench {
             iterations,

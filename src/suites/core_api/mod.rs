@@ -136,6 +136,12 @@ impl Conn {
                 UNSENT_BYTES >> 20
             ));
         }
+        // The wire trace: what a step sent (a cut prefix is copied, never the whole frame).
+        match &m {
+            Message::Text(t) => crate::trace::sent("ws", t.as_bytes()),
+            Message::Binary(b) => crate::trace::sent("ws binary", b),
+            _ => {}
+        }
         let _ = self.tx.send(m);
         Ok(())
     }
@@ -588,6 +594,8 @@ struct Reader {
     ping: mpsc::Sender<Message>,
     silent: bool,
     counted: Arc<Unread>,
+    /// The case's wire trace: the reader runs on the runtime's worker, not the case's thread.
+    trace: Option<crate::trace::Handle>,
 }
 
 impl Reader {
@@ -597,6 +605,7 @@ impl Reader {
             ping,
             silent,
             counted,
+            trace,
         } = self;
         let mut n = 0u64;
         let end = loop {
@@ -618,6 +627,10 @@ impl Reader {
             };
             let f: Value =
                 serde_json::from_str(t.as_str()).unwrap_or_else(|_| json!({ "text": t.as_str() }));
+            if let Some(h) = &trace {
+                let what = f["m"].as_str().or(f["t"].as_str()).unwrap_or("frame");
+                h.received(&format!("ws {what}"), t.as_bytes());
+            }
             if f["t"] == "ping" {
                 if !silent {
                     let _ = ping.try_send(Message::text(r#"{"t":"ping"}"#));
@@ -984,6 +997,10 @@ impl Exec {
     /// An error is hcpspec's: it could not build the request.
     fn connect(&mut self, c: &Value) -> Result<(Upgraded, Value), String> {
         let (req, mut sent) = self.upgrade_request(c)?;
+        // The wire trace: the upgrade as the step describes it (the token by whose it is), and
+        // how it went.
+        crate::trace::sent("ws upgrade", sent.to_string().as_bytes());
+        let answered = |how: &str| crate::trace::received("ws upgrade", how.as_bytes());
         let name = c
             .get("as")
             .and_then(Value::as_str)
@@ -1002,18 +1019,23 @@ impl Exec {
         });
         let ws = match got {
             Err(_) => {
-                return Ok((
-                    Err(format!("the upgrade hung past {} ms", wait.as_millis())),
-                    sent,
-                ))
+                let why = format!("the upgrade hung past {} ms", wait.as_millis());
+                answered(&why);
+                return Ok((Err(why), sent));
             }
             Ok(Err(tokio_tungstenite::tungstenite::Error::Http(resp))) => {
+                answered(&format!("HTTP {}", resp.status()));
                 sent["status"] = json!(resp.status().as_u16());
                 return Ok((Ok(resp.status().as_u16()), sent));
             }
-            Ok(Err(e)) => return Ok((Err(format!("cannot connect: {e}")), sent)),
+            Ok(Err(e)) => {
+                let why = format!("cannot connect: {e}");
+                answered(&why);
+                return Ok((Err(why), sent));
+            }
             Ok(Ok((ws, _))) => ws,
         };
+        answered("HTTP 101 Switching Protocols");
         sent["status"] = json!(101);
         let silent = c.get("silent") == Some(&json!(true));
         let conn = self.open(ws, silent);
@@ -1108,6 +1130,7 @@ impl Exec {
             ping,
             silent,
             counted: unread.clone(),
+            trace: crate::trace::current(),
         };
         self.rt.spawn(reader.read(source));
         Conn {

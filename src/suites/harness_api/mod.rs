@@ -60,6 +60,9 @@ pub fn run_case(case: &Case, harness: &Harness) -> CaseResult {
                     (None, None) => Verdict::Pass,
                     (None, Some(f)) => Verdict::Fail(failure(case, f, &played, &stderr)),
                 };
+                if !matches!(verdict, Verdict::Pass | Verdict::Skip { .. }) {
+                    trace(&played.log);
+                }
                 (verdict, observations, warnings)
             }
         },
@@ -79,6 +82,28 @@ pub fn run_case(case: &Case, harness: &Harness) -> CaseResult {
         .map(|w| crate::snapshot::contain_text(w))
         .collect();
     CaseResult::of(case, verdict, observations, warnings, started)
+}
+
+/// The case's wire trace, from the scenario's log (core's side, played by hcpspec, logs every
+/// frame both ways, the upgrades and the gate calls, with their scenario time): what hcpspec
+/// sent as core is `sent`, what the harness sent `received`. Parsed frames, as the log holds
+/// them.
+fn trace(log: &[Value]) {
+    for e in log {
+        let ms = e["at"].as_u64();
+        let (dir, what, body) = match e["via"].as_str() {
+            Some("frame") if e["from"] == "core" => (crate::trace::Dir::Sent, "ws", &e["frame"]),
+            Some("frame") => (crate::trace::Dir::Received, "ws", &e["frame"]),
+            Some("upgrade") => (crate::trace::Dir::Received, "ws upgrade", e),
+            Some("gate") => (crate::trace::Dir::Received, "gate", e),
+            _ => continue,
+        };
+        let method = match body["m"].as_str().or(body["t"].as_str()) {
+            Some(m) if what == "ws" => format!("ws {m}"),
+            _ => what.to_string(),
+        };
+        crate::trace::record_value(dir, &method, body, ms);
+    }
 }
 
 /// A pod-host scenario whose harness never asked to join: it does not have the launch

@@ -500,6 +500,8 @@ where
                 section: case.section.clone(),
                 level: case.level,
                 spec: case.spec.clone(),
+                title: case.title.clone(),
+                assumption: case.assumption.clone(),
                 verdict: Verdict::Error {
                     message: crate::snapshot::contain_text(&e),
                 },
