@@ -278,6 +278,8 @@ mod tests {
             section: "1".into(),
             level,
             spec: "s".into(),
+            title: String::new(),
+            assumption: None,
             verdict,
             observations: vec![],
             unclassified: vec![],
