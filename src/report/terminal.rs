@@ -136,14 +136,6 @@ impl Terminal {
         let _ = writeln!(self.err, "{text}");
     }
 
-    /// A line above the progress bar, or on stderr.
-    fn say(&mut self, line: &str) {
-        match &self.bar {
-            Some(b) => b.println(line),
-            None => self.err(line),
-        }
-    }
-
     fn runtime_started(&mut self, suite: Option<&str>, spec: &str, cases: usize) {
         if !self.look.tty {
             // Without a terminal, one line: each case's line would only repeat what the causes
@@ -183,21 +175,11 @@ impl Terminal {
         }
     }
 
-    fn drifted(&mut self, spec: &str, r: &crate::run::CaseResult, drift: &Drift, written: &Path) {
+    fn drifted(&mut self, spec: &str, r: &crate::run::CaseResult, drift: &Drift) {
         match drift {
-            Drift::New => {
-                self.new += 1;
-                let what = if self.rules.ci {
-                    "no snapshot yet, which fails under CI; pending"
-                } else {
-                    "no snapshot yet; written"
-                };
-                self.say(&format!(
-                    "NEW {} on {spec}: {what} {}",
-                    printable(&r.name, false),
-                    written.display()
-                ));
-            }
+            // Counted, and said once at the suite's end with what to do: a first run has a
+            // new snapshot per case, and a line each would bury the verdict.
+            Drift::New => self.new += 1,
             Drift::Changed { diff } => {
                 self.changed += 1;
                 let diff = if self.look.tty {
@@ -471,7 +453,10 @@ impl Terminal {
             self.err(&format!("\n{new} new snapshot(s), which fail the run under CI: left as .snap.new; review them ({review}) or run with --accept, then commit them"));
         } else if new > 0 {
             self.err(&format!(
-                "\n{new} new snapshot(s) written (not a failure): commit them"
+                "\n{new} new snapshot(s) written under {} (not a failure): commit them",
+                self.snapshots
+                    .as_ref()
+                    .map_or_else(String::new, |d| d.display().to_string())
             ));
         }
         if changed > 0 {
@@ -672,8 +657,8 @@ impl Reporter for Terminal {
                 spec,
                 result,
                 drift,
-                written,
-            } => self.drifted(spec, result, drift, written),
+                written: _,
+            } => self.drifted(spec, result, drift),
             EventKind::RuntimeFinished { spec, run, cases } => {
                 self.runtime_finished(e.suite, spec, run, cases)
             }

@@ -384,7 +384,7 @@ fn a_first_ci_run_with_snapshots_counts_one_set_of_problems_and_says_how_to_reco
     assert!(!summary.contains("[redacted: $INPUT_"), "{summary}");
     assert!(summary.contains("| stdio:python3 "), "{summary}");
     assert!(
-        log.contains(&format!("{failed} case(s) failed the run")),
+        log.contains(&format!("FAILED: {failed} of ")),
         "{failed}: {log}"
     );
     let errors: Vec<Cmd> = processed(&log)

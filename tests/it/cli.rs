@@ -206,7 +206,11 @@ fn snapshots_catch_drift_and_accept_writes_them() {
     // Outside CI a missing snapshot is new: written as the snapshot, reported, never failing.
     let o = run(&[]);
     assert_eq!(code(&o), 0, "a new snapshot is not drift: {}", text(&o));
-    assert!(text(&o).contains("NEW "), "{}", text(&o));
+    assert!(
+        text(&o).contains("new snapshot(s) written under"),
+        "{}",
+        text(&o)
+    );
     let written = ending(&snaps, ".snap");
     assert!(!written.is_empty());
     assert!(ending(&snaps, ".snap.new").is_empty());
@@ -218,7 +222,7 @@ fn snapshots_catch_drift_and_accept_writes_them() {
     );
     let o = run(&[]);
     assert_eq!(code(&o), 0, "no drift on the second run: {}", text(&o));
-    assert!(!text(&o).contains("NEW ") && !text(&o).contains("DRIFT"));
+    assert!(!text(&o).contains("new snapshot") && !text(&o).contains("DRIFT"));
     assert_eq!(summary(dir.path())["new"], 0);
     let o = run(&["--accept"]);
     assert_eq!(code(&o), 0, "{}", text(&o));
@@ -276,7 +280,7 @@ fn under_ci_a_missing_snapshot_fails_the_run_and_is_left_pending() {
         let o = hcpspec_ci(&a, ci);
         let t = text(&o);
         assert_eq!(code(&o), 1, "--ci {flag}, CI={ci:?}: {t}");
-        assert!(t.contains("fails under CI"), "{t}");
+        assert!(t.contains("which fail the run under CI"), "{t}");
         assert!(
             ending(&snaps, ".snap").is_empty(),
             "no snapshot is written under CI"
