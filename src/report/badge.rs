@@ -9,7 +9,7 @@ pub fn badge(result: &RunResult, run: &RuntimeRun) -> String {
     let s = Summary::of(&run.cases, result.rules());
     let color = if s.must_fail > 0 {
         "red"
-    } else if s.pass < s.scored() {
+    } else if s.pass + s.expected_fail < s.scored() {
         "yellow"
     } else {
         "brightgreen"

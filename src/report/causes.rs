@@ -111,7 +111,8 @@ fn of_verdict(
                     format!("required {method}"),
                     format!(
                         "{method} is not implemented: the shim answers -32601 \"method not \
-                         found\", but every shim must implement {method}"
+                         found\", but every shim must implement {method}{}",
+                        documented(method)
                     ),
                 );
             }
@@ -134,7 +135,8 @@ fn of_verdict(
                 return (
                     format!("unimplemented {method}"),
                     format!(
-                        "{method} is not implemented: the shim answers -32601 \"method not found\""
+                        "{method} is not implemented: the shim answers -32601 \"method not found\"{}",
+                        documented(method)
                     ),
                 );
             }
@@ -261,6 +263,19 @@ pub fn case_free(message: &str) -> String {
         quoted = !quoted;
     }
     out
+}
+
+/// Where a shim method is documented, for a cause that names it: the contract's methods each
+/// have a section of docs/shim-protocol.md (its anchor is the method without its dot).
+fn documented(method: &str) -> String {
+    if method.starts_with("runtime.") || method.starts_with("pack.") {
+        format!(
+            " (docs/shim-protocol.md#{})",
+            method.replace('.', "").to_lowercase()
+        )
+    } else {
+        String::new()
+    }
 }
 
 #[cfg(test)]

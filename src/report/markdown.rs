@@ -10,7 +10,8 @@ fn cell(s: &Summary) -> String {
         "❌"
     } else if s.ran() == 0 {
         "–"
-    } else if s.pass < s.scored() {
+    } else if s.pass + s.expected_fail < s.scored() {
+        // An expected failure is declared, as on the terminal and in the HTML: not a warning.
         "⚠️"
     } else {
         "✅"
@@ -310,4 +311,27 @@ fn suite(result: &RunResult) -> String {
         md(&result.cases_hash)
     );
     out
+}
+
+#[cfg(test)]
+mod marks {
+    use super::*;
+
+    #[test]
+    fn a_section_of_expected_failures_only_is_ok_as_on_the_terminal() {
+        let s = Summary {
+            expected_fail: 3,
+            ..Summary::default()
+        };
+        assert!(cell(&s).starts_with("✅"), "{}", cell(&s));
+        let s = Summary {
+            expected_fail: 2,
+            skip: 0,
+            fail: 0,
+            pass: 1,
+            profile: 1,
+            ..Summary::default()
+        };
+        assert!(cell(&s).starts_with("⚠️"), "{}", cell(&s));
+    }
 }

@@ -471,8 +471,10 @@ impl Terminal {
             .iter_mut()
             .flat_map(|e| std::mem::take(&mut e.causes))
             .collect();
+        // On stdout with the tables and the verdict: the summary reads whole even when stderr
+        // (the details) goes elsewhere.
         for l in lines {
-            self.err(&l);
+            self.out(&l);
         }
     }
 
