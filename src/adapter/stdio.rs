@@ -131,6 +131,16 @@ impl Proc {
         }
     }
 
+    /// The shim and every process of its tree (a core it started, whatever its group or
+    /// session: the tree the reaper keeps, no scan of /proc of its own).
+    pub(crate) fn whose(&self) -> sched::Whose {
+        sched::Whose {
+            pids: vec![self.child.id() as i32],
+            trees: vec![self.tree.clone()],
+            tids: vec![],
+        }
+    }
+
     fn alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
     }
