@@ -129,3 +129,48 @@ fn a_core_the_machine_starves_is_answered_within_its_wait() {
     }
     panic!("five runs in a row ended on the floor of charged time or had no first answer");
 }
+
+/// A shim slow to start (2 s before it reads anything, as an interpreter importing its modules
+/// on a loaded machine) is reachable with a `--timeout` of 1 s: a shim's first call has the
+/// start-up allowance besides (`adapter::stdio::START_ALLOWANCE`), every later call its
+/// `--timeout` only. Before, it was unreachable: "no answer within 1 s".
+#[test]
+fn a_shim_slow_to_start_is_given_its_start_up() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let slow = root.join("tests/fauxmplementations/slow_start.py");
+    let hcpspec = env!("CARGO_BIN_EXE_hcpspec");
+    // A process per case (core-api, host): its first call, then another.
+    let argv: Vec<String> = ["python3", &slow.display().to_string(), "2", hcpspec, "shim"]
+        .into_iter()
+        .chain(["--runtime", "core:reference"])
+        .map(String::from)
+        .collect();
+    let mut p = Process::start(
+        &argv,
+        &Options {
+            timeout: Duration::from_secs(1),
+            ..Options::default()
+        },
+    )
+    .expect("starts");
+    let first = p.call("core.describe", json!({}));
+    assert!(first.is_ok(), "the first call: {first:?}");
+    let again = p.call("core.describe", json!({}));
+    assert!(again.is_ok(), "a later call: {again:?}");
+    // A pool of processes sent `initialize` once each (contract), through the command line.
+    let out = tempfile::tempdir().unwrap();
+    let runtime = format!("stdio:python3 {} 2 {hcpspec} shim", slow.display());
+    let o = std::process::Command::new(hcpspec)
+        .args(["run", "--suite", "contract", "--runtime", &runtime])
+        .args(["--section", "1", "--timeout", "1", "--jobs", "2", "--color", "never", "--out"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
