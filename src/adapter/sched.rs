@@ -80,12 +80,7 @@ impl Whose {
             .iter()
             .filter_map(|&tid| Some((tid, own_thread_wait(tid)?)));
         let seen = self.trees.iter().flat_map(|t| t.pids());
-        let theirs = self
-            .pids
-            .iter()
-            .copied()
-            .chain(seen)
-            .flat_map(thread_waits);
+        let theirs = self.pids.iter().copied().chain(seen).flat_map(thread_waits);
         own.chain(theirs).collect()
     }
 

@@ -162,7 +162,17 @@ fn a_shim_slow_to_start_is_given_its_start_up() {
     let runtime = format!("stdio:python3 {} 2 {hcpspec} shim", slow.display());
     let o = std::process::Command::new(hcpspec)
         .args(["run", "--suite", "contract", "--runtime", &runtime])
-        .args(["--section", "1", "--timeout", "1", "--jobs", "2", "--color", "never", "--out"])
+        .args([
+            "--section",
+            "1",
+            "--timeout",
+            "1",
+            "--jobs",
+            "2",
+            "--color",
+            "never",
+            "--out",
+        ])
         .arg(out.path())
         .output()
         .unwrap();

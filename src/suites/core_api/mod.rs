@@ -281,8 +281,12 @@ fn execute(
         .build()
         .map_err(|e| e.to_string())?;
     let http = crate::adapter::client::client();
-    let worker =
-        rt.block_on(async { tokio::spawn(async { sched::thread_id() }).await.ok().flatten() });
+    let worker = rt.block_on(async {
+        tokio::spawn(async { sched::thread_id() })
+            .await
+            .ok()
+            .flatten()
+    });
     let mut x = Exec {
         rt,
         control,
