@@ -104,8 +104,7 @@ pub struct Deadline {
     start: std::time::Instant,
     /// When wall time runs out next: then the waits are read.
     until: std::time::Instant,
-    own: Option<u64>,
-    threads: HashMap<i32, u64>,
+    waits: Waits,
 }
 
 impl Deadline {
@@ -117,21 +116,13 @@ impl Deadline {
             until: start
                 .checked_add(length)
                 .unwrap_or(start + Duration::from_secs(86400 * 365)),
-            own: own_wait(),
-            threads: whose.waits().into_iter().collect(),
+            waits: Waits::of(whose),
         }
     }
 
     /// The time charged since the start.
     pub fn charged(&self, whose: &Whose) -> Duration {
-        let mut ns = match (self.own, own_wait()) {
-            (Some(a), Some(b)) => b.saturating_sub(a),
-            _ => 0,
-        };
-        for (tid, wait) in whose.waits() {
-            ns = ns.max(wait.saturating_sub(self.threads.get(&tid).copied().unwrap_or(0)));
-        }
-        charged(self.start.elapsed(), Duration::from_nanos(ns))
+        charged(self.start.elapsed(), self.waits.since(whose))
     }
 
     /// What is left of it in charged time, at most `cap`: the waits are read only when wall
@@ -178,8 +169,8 @@ impl Deadline {
     }
 }
 
-/// The waits of the calling thread and of a process's threads at one moment, to tell later how
-/// long the machine made either wait since.
+/// The waits of the calling thread and of an implementation's threads at one moment, to tell
+/// later how long the machine made either wait since.
 #[derive(Debug, Clone, Default)]
 pub struct Waits {
     own: Option<u64>,
@@ -187,22 +178,23 @@ pub struct Waits {
 }
 
 impl Waits {
-    /// Now, for the calling thread and `pid`'s threads.
-    pub fn now(pid: i32) -> Waits {
+    /// Now, for the calling thread and every thread of `whose`.
+    pub fn of(whose: &Whose) -> Waits {
         Waits {
             own: own_wait(),
-            threads: thread_waits(pid).into_iter().collect(),
+            threads: whose.waits().into_iter().collect(),
         }
     }
 
-    /// The most any one of them waited for a CPU since `self` (a thread started since counts
-    /// from its start). Read on the thread that made `self`.
-    pub fn since(&self, pid: i32) -> Duration {
+    /// The most that the calling thread or any thread of `whose` waited for a CPU since
+    /// `self` (a thread started since counts from its start). Read on the thread that made
+    /// `self`.
+    pub fn since(&self, whose: &Whose) -> Duration {
         let mut ns = match (self.own, own_wait()) {
             (Some(a), Some(b)) => b.saturating_sub(a),
             _ => 0,
         };
-        for (tid, wait) in thread_waits(pid) {
+        for (tid, wait) in whose.waits() {
             ns = ns.max(wait.saturating_sub(self.threads.get(&tid).copied().unwrap_or(0)));
         }
         Duration::from_nanos(ns)

@@ -376,7 +376,7 @@ impl Proc {
     /// or this thread wait for a CPU since the call began is not charged; None when nothing is.
     fn unwaited(&mut self, deadline: Duration) -> Option<Duration> {
         let start = self.call?;
-        let waited = self.waits.as_ref()?.2.since(self.child.id() as i32);
+        let waited = self.waits.as_ref()?.2.since(&self.whose());
         let charged = sched::charged(start.elapsed(), waited);
         let deadline = match self.first {
             true => self.started(charged, deadline),
@@ -420,7 +420,7 @@ impl Proc {
             .as_ref()
             .is_none_or(|(at, on, _)| now - *at > WAITS_EVERY || *on != me)
         {
-            self.waits = Some((now, me, sched::Waits::now(self.child.id() as i32)));
+            self.waits = Some((now, me, sched::Waits::of(&self.whose())));
         }
         let Some(mut stdin) = self.stdin.take() else {
             return Err(format!("the shim's stdin is closed; {}", self.exited()));
