@@ -47,6 +47,12 @@ impl CallError {
 
 pub trait Adapter: Send {
     fn call(&mut self, method: &str, params: Value) -> Result<Value, CallError>;
+
+    /// The implementation's processes, where hcpspec started them (a `stdio:` shim and every
+    /// process it started): their waits for a CPU are not charged to a deadline (`sched`).
+    fn whose(&self) -> sched::Whose {
+        sched::Whose::default()
+    }
 }
 
 /// `inproc:NAME`: a suite's embedded target in this process, handed over as its session: same

@@ -124,6 +124,10 @@ impl Adapter for Process {
             r => r,
         }
     }
+
+    fn whose(&self) -> crate::adapter::sched::Whose {
+        self.proc.whose()
+    }
 }
 
 /// A connector for a suite whose shim holds a case's state: `inproc:NAME` (an embedded target

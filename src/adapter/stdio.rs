@@ -56,6 +56,10 @@ pub(crate) struct Proc {
     /// When the call under way began: its deadline does not charge what the machine made the
     /// shim, or hcpspec, wait for a CPU since (`sched`).
     call: Option<Instant>,
+    /// The call under way is the shim's first: its deadline has [`START_ALLOWANCE`] besides,
+    /// and when the shim was first seen to have read its request (charged time into the call).
+    first: bool,
+    read_at: Option<Duration>,
     /// The waits for a CPU as last read, when, and on which thread (its own wait is read on
     /// it): read again at a call's start only when older than [`WAITS_EVERY`] or made on
     /// another thread, so a call mostly costs no reads of /proc.
@@ -78,6 +82,13 @@ struct Seen {
 /// How old the waits read before a call may be. Waits in that span before the call are not
 /// charged to it either: a deadline is at most this much more lenient, never stricter.
 const WAITS_EVERY: Duration = Duration::from_millis(100);
+
+/// What a shim's first call (`initialize`, `core.describe`, `host.describe`) may take besides
+/// its deadline, in the same charged time, until the shim reads that request: its start-up (an
+/// interpreter importing its modules on a loaded machine) is not judged, as harness-api does
+/// not judge a harness's (`harness_api::CONNECT_ALLOWANCE_MS`). A shim that reads the request
+/// and stays silent is unreachable at its deadline; one that never reads it, this much later.
+pub const START_ALLOWANCE: Duration = Duration::from_secs(30);
 
 impl Proc {
     pub(crate) fn spawn(argv: &[String]) -> Result<Proc, String> {
@@ -114,6 +125,8 @@ impl Proc {
             command,
             tree,
             call: None,
+            first: true,
+            read_at: None,
             waits: None,
             seen: Seen::default(),
         })
@@ -128,6 +141,16 @@ impl Proc {
                 Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(5)),
                 _ => return None,
             }
+        }
+    }
+
+    /// The shim and every process of its tree (a core it started, whatever its group or
+    /// session: the tree the reaper keeps, no scan of /proc of its own).
+    pub(crate) fn whose(&self) -> sched::Whose {
+        sched::Whose {
+            pids: vec![self.child.id() as i32],
+            trees: vec![self.tree.clone()],
+            tids: vec![],
         }
     }
 
@@ -312,8 +335,15 @@ impl Proc {
                         excerpt(&self.pending)
                     )
                 };
+                let allowance = match self.first && self.read_at.is_none() {
+                    true => format!(
+                        " and the start-up allowance of {} (the shim never read the request)",
+                        secs(START_ALLOWANCE)
+                    ),
+                    false => String::new(),
+                };
                 return Err(format!(
-                    "no answer within {} (received {got})",
+                    "no answer within {}{allowance} (received {got})",
                     secs(deadline)
                 ));
             }
@@ -344,16 +374,45 @@ impl Proc {
     /// the write past any deadline (killing the process unblocks it).
     /// What is left of the call's `deadline` when the time the machine made the shim's threads
     /// or this thread wait for a CPU since the call began is not charged; None when nothing is.
-    fn unwaited(&self, deadline: Duration) -> Option<Duration> {
+    fn unwaited(&mut self, deadline: Duration) -> Option<Duration> {
         let start = self.call?;
-        let waited = self.waits.as_ref()?.2.since(self.child.id() as i32);
+        let waited = self.waits.as_ref()?.2.since(&self.whose());
         let charged = sched::charged(start.elapsed(), waited);
+        let deadline = match self.first {
+            true => self.started(charged, deadline),
+            false => deadline,
+        };
         deadline.checked_sub(charged).filter(|d| !d.is_zero())
+    }
+
+    /// The first call's deadline, `charged` into it: while the shim has not read its request
+    /// (it is still in the pipe: the shim is starting), at most [`START_ALLOWANCE`] besides;
+    /// once it has, `deadline` from when that was first seen (at most one `deadline` late).
+    fn started(&mut self, charged: Duration, deadline: Duration) -> Duration {
+        if self.read_at.is_none() && !self.unread() {
+            self.read_at = Some(charged.min(START_ALLOWANCE));
+        }
+        match self.read_at {
+            Some(at) => at + deadline,
+            None => (charged + deadline).min(START_ALLOWANCE + deadline),
+        }
+    }
+
+    /// Whether the request written is still in the pipe, unread by the shim.
+    fn unread(&self) -> bool {
+        let Some(stdin) = &self.stdin else {
+            return false;
+        };
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int; on Linux it counts a pipe's bytes from either end.
+        let r = unsafe { libc::ioctl(stdin.as_raw_fd(), libc::FIONREAD, &mut n) };
+        r == 0 && n > 0
     }
 
     /// Write a call's request: the call begins now.
     pub(crate) fn write(&mut self, bytes: Vec<u8>, deadline: Duration) -> Result<(), String> {
         let now = Instant::now();
+        self.first = self.call.is_none();
         self.call = Some(now);
         let me = std::thread::current().id();
         if self
@@ -361,7 +420,7 @@ impl Proc {
             .as_ref()
             .is_none_or(|(at, on, _)| now - *at > WAITS_EVERY || *on != me)
         {
-            self.waits = Some((now, me, sched::Waits::now(self.child.id() as i32)));
+            self.waits = Some((now, me, sched::Waits::of(&self.whose())));
         }
         let Some(mut stdin) = self.stdin.take() else {
             return Err(format!("the shim's stdin is closed; {}", self.exited()));

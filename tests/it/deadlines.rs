@@ -60,3 +60,127 @@ fn a_shim_the_machine_starves_is_not_timed_out() {
         "five runs in a row ended on the floor of charged time: the machine never let the shim run"
     );
 }
+
+/// A core-api case against `starved_core.py 0.02` that asks its core one request, waiting
+/// `wait_ms` for the answer: the request step's observation, and how long the case took.
+fn starved_core_request(wait_ms: u64) -> (serde_json::Value, Duration) {
+    use std::path::Path;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = format!(
+        r#"{{"id": "starved", "title": "t", "section": "1", "level": "MUST",
+        "spec": "004_0d5b24e47247e871.txt § 1 Transport (\"x\")",
+        "script": {{ "steps": [ {{ "connect": {{}}, "expect": {{ "status": 101 }} }},
+            {{ "request": {{ "m": "work", "waitMs": {wait_ms} }} }} ] }} }}"#
+    );
+    let denials = hcpspec::case::load_denials(&root.join("vectors")).unwrap();
+    let case = hcpspec::suites::parse_case(
+        Path::new("starved.json"),
+        &text,
+        "core-api",
+        "core",
+        &denials,
+    )
+    .expect("the case loads");
+    let shim = root.join("tests/fauxmplementations/starved_core.py");
+    let spec = format!("stdio:python3 {} 0.02", shim.display());
+    let opts = Options {
+        timeout: Duration::from_secs(120),
+        ..Options::default()
+    };
+    let connect = hcpspec::suites::core_api::connector(&spec.parse().unwrap(), &opts).unwrap();
+    let began = Instant::now();
+    let r = hcpspec::suites::core_api::run_case(&case, &connect);
+    let took = began.elapsed();
+    let step = r
+        .observations
+        .iter()
+        .find(|o| o.step == 1)
+        .unwrap_or_else(|| panic!("no request observed: {:?}", r.verdict));
+    (step.value.clone(), took)
+}
+
+/// A core-api wait judges the core, not the machine: a core (a child of its control shim) that
+/// needs 20 ms of CPU per answer while a busy loop of higher priority shares its CPU meets a
+/// `waitMs` of a third of the wall time its first answer took, calibrated in the same run as
+/// above. A run that ends on the floor of charged time (1/8 of wall time) proves nothing and is
+/// calibrated again. Before core-api's waits were charged time, it had no answer.
+#[test]
+fn a_core_the_machine_starves_is_answered_within_its_wait() {
+    for _ in 0..5 {
+        let (first, _) = starved_core_request(10_000);
+        let Some(wall) = first["r"]["wallSeconds"].as_f64() else {
+            // Even 10 s was not enough (the floor, or wall time before the fix): again.
+            continue;
+        };
+        let wait_ms = ((wall / 3.0) * 1000.0).max(1.0) as u64;
+        let (answer, took) = starved_core_request(wait_ms);
+        if answer.get("noAnswer").is_some()
+            && took >= Duration::from_millis(wait_ms) * LEAST_SHARE * 9 / 10
+        {
+            continue;
+        }
+        assert_eq!(
+            answer["r"]["worked"],
+            json!(0.02),
+            "the first answer took {wall:.2} s of wall time; with a waitMs of {wait_ms}, after \
+             {took:?}: {answer}"
+        );
+        return;
+    }
+    panic!("five runs in a row ended on the floor of charged time or had no first answer");
+}
+
+/// A shim slow to start (2 s before it reads anything, as an interpreter importing its modules
+/// on a loaded machine) is reachable with a `--timeout` of 1 s: a shim's first call has the
+/// start-up allowance besides (`adapter::stdio::START_ALLOWANCE`), every later call its
+/// `--timeout` only. Before, it was unreachable: "no answer within 1 s".
+#[test]
+fn a_shim_slow_to_start_is_given_its_start_up() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let slow = root.join("tests/fauxmplementations/slow_start.py");
+    let hcpspec = env!("CARGO_BIN_EXE_hcpspec");
+    // A process per case (core-api, host): its first call, then another.
+    let argv: Vec<String> = ["python3", &slow.display().to_string(), "2", hcpspec, "shim"]
+        .into_iter()
+        .chain(["--runtime", "core:reference"])
+        .map(String::from)
+        .collect();
+    let mut p = Process::start(
+        &argv,
+        &Options {
+            timeout: Duration::from_secs(1),
+            ..Options::default()
+        },
+    )
+    .expect("starts");
+    let first = p.call("core.describe", json!({}));
+    assert!(first.is_ok(), "the first call: {first:?}");
+    let again = p.call("core.describe", json!({}));
+    assert!(again.is_ok(), "a later call: {again:?}");
+    // A pool of processes sent `initialize` once each (contract), through the command line.
+    let out = tempfile::tempdir().unwrap();
+    let runtime = format!("stdio:python3 {} 2 {hcpspec} shim", slow.display());
+    let o = std::process::Command::new(hcpspec)
+        .args(["run", "--suite", "contract", "--runtime", &runtime])
+        .args([
+            "--section",
+            "1",
+            "--timeout",
+            "1",
+            "--jobs",
+            "2",
+            "--color",
+            "never",
+            "--out",
+        ])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -23,6 +23,7 @@ pub use step::{Action, Script, Step};
 pub use suite::CoreApi;
 
 use crate::adapter::loopback::loopback_origin;
+use crate::adapter::sched::{self, Whose};
 use crate::adapter::{Adapter, CallError};
 use crate::case::matcher::{self, Claims};
 use crate::case::Case;
@@ -189,9 +190,13 @@ struct Exec {
     calls: fakes::Calls,
     /// Gate calls in flight (`"async": NAME`), awaited by `gateResult`.
     pending: HashMap<String, tokio::task::JoinHandle<Result<Value, String>>>,
-    /// When the case's budget ends, and the budget.
-    deadline: Instant,
+    /// The case's budget, in charged time (`sched`: what the machine made the core or hcpspec
+    /// wait for a CPU is not charged), and its length.
+    deadline: sched::Deadline,
     budget: Duration,
+    /// The thread of `rt`'s one worker, which carries the core's frames: its waits are not
+    /// charged either.
+    worker: Option<i32>,
     /// core.start's `harness` (default nylorun): whom a step that names no harness connects as.
     harness: String,
     /// core.start's `names`: what the core calls the members spec 004 does not print.
@@ -282,6 +287,12 @@ fn execute(
         .build()
         .map_err(|e| e.to_string())?;
     let http = crate::adapter::client::client();
+    let worker = rt.block_on(async {
+        tokio::spawn(async { sched::thread_id() })
+            .await
+            .ok()
+            .flatten()
+    });
     let mut x = Exec {
         rt,
         control,
@@ -291,8 +302,9 @@ fn execute(
         annotate: fuzzing,
         calls: Default::default(),
         pending: HashMap::new(),
-        deadline: Instant::now() + budget,
+        deadline: sched::Deadline::start(budget, &Whose::default()),
         budget,
+        worker,
         harness: reference::NYLORUN.to_string(),
         names: names::Names::default(),
     };
@@ -655,12 +667,22 @@ impl Reader {
 impl Exec {
     /// `own`, or what is left of the case's budget when that is less.
     fn left(&self, own: Duration) -> Duration {
-        own.min(self.deadline.saturating_duration_since(Instant::now()))
+        self.deadline.remaining(own, &self.unwaited())
+    }
+
+    /// Whose waits for a CPU a wait does not charge, besides the waiting thread's: the core's
+    /// processes (its control shim's tree) and the worker that carries its frames.
+    fn unwaited(&self) -> Whose {
+        self.control.whose().and(Whose {
+            tids: self.worker.into_iter().collect(),
+            ..Whose::default()
+        })
     }
 
     /// An error message when the case has used its budget up (at step `i`, `when`).
     fn past_budget(&self, i: usize, when: &str) -> Option<String> {
-        (Instant::now() >= self.deadline).then(|| {
+        let budget = &self.deadline;
+        budget.remaining(Duration::from_nanos(1), &self.unwaited()).is_zero().then(|| {
             format!(
                 "the case passed its budget of {} s (core_api::CASE_BUDGET) at step {i}, {when}: its waits add up to more than a case may take",
                 self.budget.as_secs_f64()
@@ -896,10 +918,12 @@ impl Exec {
         };
         // The call has its own deadline (from when it started); the budget bounds the rest.
         let left = self.left(WAIT);
-        let res = match self
-            .rt
-            .block_on(async move { tokio::time::timeout(left, pending).await })
-        {
+        let whose = self.unwaited();
+        let res = match self.rt.block_on(async move {
+            sched::Deadline::start(left, &whose)
+                .within(&whose, pending)
+                .await
+        }) {
             Err(_) => {
                 json!({ "error": format!("the gate call `{name}` did not end within the case's budget") })
             }
@@ -1010,12 +1034,14 @@ impl Exec {
         let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
             .max_message_size(Some(MAX_FRAME))
             .max_frame_size(Some(MAX_FRAME));
+        let whose = self.unwaited();
         let got = self.rt.block_on(async {
-            tokio::time::timeout(
-                wait,
-                tokio_tungstenite::connect_async_with_config(req, Some(config), false),
-            )
-            .await
+            sched::Deadline::start(wait, &whose)
+                .within(
+                    &whose,
+                    tokio_tungstenite::connect_async_with_config(req, Some(config), false),
+                )
+                .await
         });
         let ws = match got {
             Err(_) => {
@@ -1171,6 +1197,7 @@ impl Exec {
             None => false,
         };
         self.names.sent(m, &mut p).map_err(|e| e.to_string())?;
+        let whose = self.unwaited();
         let conn = self
             .conns
             .get_mut(on)
@@ -1205,16 +1232,20 @@ impl Exec {
         }
         // The deadline is absolute: a flood of frames that are no answer does not renew it
         // (a timeout of nothing left still takes a frame that is ready, so it is checked first).
-        let deadline = Instant::now() + wait;
+        let mut deadline = sched::Deadline::start(wait, &whose);
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = deadline.left(&whose);
             let f = match conn.unread.flooded() {
                 Some(flood) => return Ok(flood),
                 None if left.is_zero() => Err(()),
-                None => self
+                // Wall time ran out: the deadline, read in charged time, says whether it did.
+                None => match self
                     .rt
                     .block_on(async { tokio::time::timeout(left, conn.rx.recv()).await })
-                    .map_err(drop),
+                {
+                    Err(_) => continue,
+                    Ok(f) => Ok(f),
+                },
             };
             match f {
                 Err(()) => {
@@ -1264,6 +1295,7 @@ impl Exec {
 
     /// The next message `m` core sends on a connection.
     fn await_msg(&mut self, on: &str, m: &str, wait: Duration) -> Result<Value, String> {
+        let whose = self.unwaited();
         let conn = self
             .conns
             .get_mut(on)
@@ -1282,17 +1314,19 @@ impl Exec {
             return Ok(f);
         }
         // Absolute, as in `request_padded`.
-        let deadline = Instant::now() + wait;
+        let mut deadline = sched::Deadline::start(wait, &whose);
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = deadline.left(&whose);
             let got = match conn.unread.flooded() {
                 Some(flood) => return Ok(flood),
                 None if left.is_zero() => None,
-                None => self
+                None => match self
                     .rt
                     .block_on(async { tokio::time::timeout(left, conn.rx.recv()).await })
-                    .ok()
-                    .flatten(),
+                {
+                    Err(_) => continue,
+                    Ok(f) => f,
+                },
             };
             let Some((f, len)) = got else {
                 return Ok(conn.unread.flooded().unwrap_or_else(
@@ -1393,9 +1427,12 @@ impl Exec {
         let http = self.http.clone();
         // One absolute deadline for the whole exchange, the headers and the body.
         let wait = self.left(WAIT);
+        let whose = self.unwaited();
         Ok(crate::adapter::client::on_client_runtime(async move {
-            let deadline = tokio::time::Instant::now() + wait;
-            let mut resp = tokio::time::timeout_at(deadline, http.execute(req))
+            // Made on the client runtime's one worker, which waits for the answer.
+            let mut deadline = sched::Deadline::start(wait, &whose);
+            let mut resp = deadline
+                .within(&whose, http.execute(req))
                 .await
                 .map_err(|_| format!("the {what} did not answer within {} ms", wait.as_millis()))?
                 .map_err(|e| format!("{what}: {}", crate::adapter::client::why(&e)))?;
@@ -1404,7 +1441,7 @@ impl Exec {
             // is observed `{status, error}` (dropping it closes the connection).
             let mut bytes = Vec::new();
             let cut = loop {
-                match tokio::time::timeout_at(deadline, resp.chunk()).await {
+                match deadline.within(&whose, resp.chunk()).await {
                     Err(_) => {
                         break Some(format!(
                             "the {what}'s body did not end within {} ms ({} bytes came)",
