@@ -203,15 +203,14 @@ fn only_a_case_that_did_not_pass_keeps_a_trace() {
     assert_eq!(verdicts, [("error", true), ("pass", false)]);
 }
 
-/// core-api, where hcpspec plays the harness: the upgrade and the WebSocket frames both ways.
-#[test]
-fn a_failing_core_api_case_keeps_its_websocket_frames() {
+/// The one case `case_name` of `suite` run on `runtime`, which fails it: its trace as
+/// "direction method" lines, and its messages.
+fn failing_trace(suite: &str, runtime: &str, case_name: &str) -> (Vec<String>, Value) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let case_name = "core-api::04-record::http-tool-row-names-the-url-host";
     let o = Command::new(HCPSPEC)
-        .args(["run", "--suite", "core-api", "--filter", case_name])
-        .args(["--runtime", "inproc:mutant:outcome-not-recorded", "--out"])
+        .args(["run", "--suite", suite, "--filter", case_name])
+        .args(["--runtime", runtime, "--out"])
         .arg(&out)
         .output()
         .unwrap();
@@ -225,7 +224,8 @@ fn a_failing_core_api_case_keeps_its_websocket_frames() {
         serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
     let c = &r["suites"][0]["runtimes"][0]["cases"][0];
     assert_eq!(c["name"], case_name);
-    let seen: Vec<String> = c["trace"]["messages"]
+    let messages = c["trace"]["messages"].clone();
+    let seen = messages
         .as_array()
         .expect("a trace")
         .iter()
@@ -237,6 +237,17 @@ fn a_failing_core_api_case_keeps_its_websocket_frames() {
             )
         })
         .collect();
+    (seen, messages)
+}
+
+/// core-api, where hcpspec plays the harness: the upgrade and the WebSocket frames both ways.
+#[test]
+fn a_failing_core_api_case_keeps_its_websocket_frames() {
+    let (seen, messages) = failing_trace(
+        "core-api",
+        "inproc:mutant:outcome-not-recorded",
+        "core-api::04-record::http-tool-row-names-the-url-host",
+    );
     assert_eq!(
         seen[..4],
         [
@@ -247,7 +258,7 @@ fn a_failing_core_api_case_keeps_its_websocket_frames() {
         ],
         "{seen:?}"
     );
-    let hello = c["trace"]["messages"][2]["text"].as_str().unwrap();
+    let hello = messages[2]["text"].as_str().unwrap();
     assert!(hello.contains(r#""m":"hello""#), "{hello}");
 }
 
@@ -255,37 +266,11 @@ fn a_failing_core_api_case_keeps_its_websocket_frames() {
 /// from the scenario's log.
 #[test]
 fn a_failing_harness_api_case_keeps_its_frames() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let case_name = "harness-api::01-transport::busy-harness-is-not-dropped";
-    let o = Command::new(HCPSPEC)
-        .args(["run", "--suite", "harness-api", "--filter", case_name])
-        .args(["--runtime", "inproc:mutant:silent-while-waiting", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+    let (seen, _) = failing_trace(
+        "harness-api",
+        "inproc:mutant:silent-while-waiting",
+        "harness-api::01-transport::busy-harness-is-not-dropped",
     );
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
-    let c = &r["suites"][0]["runtimes"][0]["cases"][0];
-    assert_eq!(c["name"], case_name);
-    let seen: Vec<String> = c["trace"]["messages"]
-        .as_array()
-        .expect("a trace")
-        .iter()
-        .map(|m| {
-            format!(
-                "{} {}",
-                m["dir"].as_str().unwrap(),
-                m["method"].as_str().unwrap()
-            )
-        })
-        .collect();
     assert_eq!(
         seen[..3],
         ["received ws upgrade", "received ws hello", "sent ws res"],
