@@ -102,7 +102,12 @@ fn of_verdict(
                 return (MAP_GAP.into(), String::new());
             }
             let path = if f.path.is_empty() { "/" } else { &f.path };
-            let what = format!("{} at {path}: {}", f.action, case_free(&f.message));
+            let mut what = format!("{} at {path}: {}", f.action, case_free(&f.message));
+            // A short scalar expectation says what was wanted (`connect at /ok: not equal,
+            // expected true`); a structure is the failure block's to show.
+            if let Some(e) = short_scalar(&f.expected).filter(|e| !what.contains(e.as_str())) {
+                what += &format!(", expected {e}");
+            }
             (format!("fail {what}"), what)
         }
         Verdict::Error { message } => {
@@ -263,6 +268,17 @@ pub fn case_free(message: &str) -> String {
         quoted = !quoted;
     }
     out
+}
+
+/// A scalar expectation's JSON text, when it is short enough for a cause's line.
+fn short_scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::Bool(_) | Value::Number(_) => Some(v.to_string()),
+        Value::String(t) if t.chars().count() <= 40 => {
+            Some(super::printable(&v.to_string(), false))
+        }
+        _ => None,
+    }
 }
 
 /// Where a shim method is documented, for a cause that names it: the contract's methods each
@@ -480,6 +496,34 @@ mod tests {
             ]
         );
         assert_eq!(got[0].cases, vec![0, 1]);
+    }
+
+    #[test]
+    fn a_short_scalar_expectation_says_what_was_wanted() {
+        let fail = |expected: Value| {
+            Verdict::Fail(Failure {
+                step: 2,
+                action: "connect".into(),
+                path: "/ok".into(),
+                message: "not equal".into(),
+                expected,
+                actual: json!(false),
+            })
+        };
+        let cases = vec![
+            result("c::a", Level::MUST, fail(json!(true))),
+            result("c::b", Level::MUST, fail(json!(true))),
+            result("c::c", Level::MUST, fail(json!({"$present": true}))),
+        ];
+        let got = causes(&run(json!({}), cases), Rules::default());
+        let whats: Vec<&str> = got.iter().map(|c| c.what.as_str()).collect();
+        assert_eq!(
+            whats,
+            [
+                "connect at /ok: not equal, expected true",
+                "connect at /ok: not equal"
+            ]
+        );
     }
 
     #[test]
