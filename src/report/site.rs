@@ -209,48 +209,69 @@ fn unique(taken: &[Implementation], name: &str) -> String {
     id
 }
 
-/// The runs named `runtime` in each result, one [`Run`] per result and version.
+/// The version a run stated to `initialize`, if any.
+fn stated(run: &super::RuntimeRun) -> Option<String> {
+    run.info
+        .pointer("/runtime/version")
+        .and_then(Value::as_str)
+        .map(short)
+}
+
+/// The runs named `runtime` in each result, one [`Run`] per result and stated version; a run
+/// that stated none (a harness's reference states no version) joins the result's first stated one.
 fn runs_of(results: &[(String, Report)], runtime: &str) -> Vec<Run> {
     let mut out = vec![];
     for (source, report) in results {
-        let mut by_version: BTreeMap<String, Run> = BTreeMap::new();
-        let mut order = vec![];
-        for result in &report.suites {
-            for run in result.runtimes.iter().filter(|r| r.name() == runtime) {
-                let version = run
-                    .info
-                    .pointer("/runtime/version")
-                    .and_then(Value::as_str)
-                    .map(short)
-                    .unwrap_or_else(|| "-".into());
-                let said = run.label.clone().unwrap_or_else(|| {
-                    let name = run.info.pointer("/runtime/name").and_then(Value::as_str);
-                    name.unwrap_or(&run.runtime).to_string()
-                });
-                if !by_version.contains_key(&version) {
-                    order.push(version.clone());
-                }
-                let entry = by_version.entry(version.clone()).or_insert_with(|| Run {
-                    said: short(&said),
-                    version,
-                    hcpspec_version: short(&report.hcpspec_version),
-                    source: short(source),
-                    suites: BTreeMap::new(),
-                });
-                entry.suites.insert(
-                    short(&result.suite),
-                    Judged {
-                        summary: Summary::of(&run.cases, result.rules()),
-                        cases: run
-                            .cases
-                            .iter()
-                            .map(|c| (c.name.clone(), state(c)))
-                            .collect(),
-                    },
-                );
+        let ours = || {
+            report.suites.iter().flat_map(|result| {
+                result
+                    .runtimes
+                    .iter()
+                    .filter(|r| r.name() == runtime)
+                    .map(move |r| (result, r))
+            })
+        };
+        let mut versions: Vec<String> = vec![];
+        for v in ours().filter_map(|(_, r)| stated(r)) {
+            if !versions.contains(&v) {
+                versions.push(v);
             }
         }
-        out.extend(order.into_iter().filter_map(|v| by_version.remove(&v)));
+        let mut runs: Vec<Run> = vec![];
+        for (result, run) in ours() {
+            let version = stated(run)
+                .or_else(|| versions.first().cloned())
+                .unwrap_or_else(|| "-".into());
+            let said = run.label.clone().unwrap_or_else(|| {
+                let name = run.info.pointer("/runtime/name").and_then(Value::as_str);
+                name.unwrap_or(&run.runtime).to_string()
+            });
+            let at = match runs.iter().position(|r| r.version == version) {
+                Some(i) => i,
+                None => {
+                    runs.push(Run {
+                        said: short(&said),
+                        version,
+                        hcpspec_version: short(&report.hcpspec_version),
+                        source: short(source),
+                        suites: BTreeMap::new(),
+                    });
+                    runs.len() - 1
+                }
+            };
+            runs[at].suites.insert(
+                short(&result.suite),
+                Judged {
+                    summary: Summary::of(&run.cases, result.rules()),
+                    cases: run
+                        .cases
+                        .iter()
+                        .map(|c| (c.name.clone(), state(c)))
+                        .collect(),
+                },
+            );
+        }
+        out.extend(runs);
     }
     out
 }
