@@ -545,27 +545,38 @@ fn sentence_page(title: &str, implementations: &[Implementation], s: &Sentence) 
     head(&mut h, title, &name, 1);
     let _ = write!(
         h,
-        "<blockquote>{}</blockquote><p>state: {} · proven by {} case(s)</p><table><tr><th>implementation</th><th>version</th><th>passed</th>",
+        "<blockquote>{}</blockquote><p>state: {} · proven by {} case(s)</p><table><tr><th>implementation</th>",
         esc(&s.text),
         esc(&s.state),
         s.cases.len()
     );
-    for c in &s.cases {
-        let _ = write!(h, "<th><code>{}</code></th>", esc(c));
-    }
-    h += "</tr>";
+    // A column per implementation, a row per case: case names are long, implementations few.
+    let judged: Vec<_> = implementations
+        .iter()
+        .map(|i| on_sentence(i.runs.last(), s))
+        .collect();
     for imp in implementations {
-        let last = imp.runs.last();
-        let (passed, mark, states) = on_sentence(last, s);
         let _ = write!(
             h,
-            "<tr><th><a href=\"../implementations/{}.html\">{}</a></th><td>{}</td><td class={mark}><b class=n>{passed}/{}</b></td>",
+            "<th><a href=\"../implementations/{}.html\">{}</a> <small>{}</small></th>",
             esc(&imp.id),
             esc(&imp.name),
-            esc(last.map_or("-", |r| &r.version)),
+            esc(imp.runs.last().map_or("-", |r| &r.version))
+        );
+    }
+    h += "</tr><tr><th>passed</th>";
+    for (passed, mark, _) in &judged {
+        let _ = write!(
+            h,
+            "<td class={mark}><b class=n>{passed}/{}</b></td>",
             s.cases.len()
         );
-        for (_, label) in states {
+    }
+    h += "</tr>";
+    for (n, c) in s.cases.iter().enumerate() {
+        let _ = write!(h, "<tr><td><code>{}</code></td>", esc(c));
+        for (_, _, states) in &judged {
+            let label = states[n].1;
             let _ = write!(h, "<td class=\"{label}\">{label}</td>");
         }
         h += "</tr>";
