@@ -219,3 +219,20 @@ fn a_registry_url_is_refused_as_not_fetched_here() {
     let e = hcpspec::report::site::load(&reg).unwrap_err();
     assert!(e.to_string().contains("local files only"), "{e}");
 }
+
+#[test]
+fn a_site_of_nothing_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(HCPSPEC)
+        .args(["site", "--out"])
+        .arg(dir.path().join("site"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--registry"));
+}
