@@ -378,6 +378,22 @@ fn head(h: &mut String, title: &str, page: &str, depth: usize) {
     );
 }
 
+/// The mark every rendering gives a cell, shown after the count so a cell reads without its
+/// color, in the terminal's symbols (a page font has them; not every one has emoji): ✗ the run
+/// fails here, – nothing ran, ⚠ something did not pass, ✓ all passed.
+fn mark(s: &Summary) -> String {
+    let m = if s.must_fail > 0 {
+        "✗"
+    } else if s.ran() == 0 {
+        "–"
+    } else if s.pass + s.expected_fail < s.scored() {
+        "⚠"
+    } else {
+        "✓"
+    };
+    format!(" <span class=mark>{m}</span>")
+}
+
 /// The latest run's summary of `suite`, or an empty one (a cell marked as nothing ran).
 fn summary_of<'a>(run: Option<&'a Run>, suite: &str) -> Option<&'a Summary> {
     run.and_then(|r| r.suites.get(suite)).map(|j| &j.summary)
@@ -406,7 +422,12 @@ fn overview(title: &str, implementations: &[Implementation], suites: &[&String])
         );
         for s in suites {
             match summary_of(last, s) {
-                Some(sum) => cell(&mut h, sum, &format!(" data-suite=\"{}\"", esc(s)), ""),
+                Some(sum) => cell(
+                    &mut h,
+                    sum,
+                    &format!(" data-suite=\"{}\"", esc(s)),
+                    &mark(sum),
+                ),
                 None => h += "<td class=none>–</td>",
             }
         }
@@ -448,7 +469,7 @@ fn history(title: &str, imp: &Implementation) -> String {
         );
         for s in &suites {
             match r.suites.get(*s) {
-                Some(j) => cell(&mut h, &j.summary, "", ""),
+                Some(j) => cell(&mut h, &j.summary, "", &mark(&j.summary)),
                 None => h += "<td class=none>–</td>",
             }
         }
