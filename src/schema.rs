@@ -21,6 +21,7 @@ schema!(scenario, "harness-scenario.schema.json");
 schema!(core_script, "core-script.schema.json");
 schema!(host_case, "host-case.schema.json");
 schema!(run_result, "run-result.schema.json");
+schema!(site_api, "site-api.schema.json");
 
 fn compile(text: &str, name: &str) -> Validator {
     // The schemas are part of this crate; a broken one is a build defect, caught by `cargo test`.

@@ -27,7 +27,7 @@ pub fn esc(s: &str) -> String {
     out
 }
 
-const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#1d1d1f}h1{font-size:1.6em}\
+pub(super) const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#1d1d1f}h1{font-size:1.6em}\
 table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #d0d0d5;padding:.35em .6em;text-align:left;vertical-align:top}\
 th{background:#f3f3f6}td.ok{background:#e6f6e9}td.bad{background:#fde8e8}td.warn{background:#fff6d6}td.none{color:#999}\
 .n{font-variant-numeric:tabular-nums}small{color:#666}pre{background:#f6f6f8;padding:.6em;overflow:auto;max-height:24em}\
@@ -78,7 +78,7 @@ fn level_line(label: &str, s: &Summary) -> String {
 
 /// A matrix cell: `pass/total`, the other counts in words, and every count as a `data-*`
 /// attribute (`data-expected-fail`, …, `data-drift`, `data-new`, `data-total`) for a checker.
-fn cell(h: &mut String, s: &Summary, attrs: &str, levels: &str) {
+pub(super) fn cell(h: &mut String, s: &Summary, attrs: &str, levels: &str) {
     let mut data = String::new();
     for st in State::ALL {
         let _ = write!(data, " data-{}={}", st.label(), st.count(s));

@@ -7,6 +7,7 @@ mod html;
 mod junit;
 mod markdown;
 mod record;
+pub mod site;
 mod table;
 pub mod terminal;
 

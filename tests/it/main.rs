@@ -34,6 +34,7 @@ mod redaction;
 mod renderings;
 mod report_untrusted;
 mod shape;
+mod site;
 mod snapshot_files;
 mod stdio_lines;
 mod stdio_orphans;

@@ -31,6 +31,7 @@ mod cli;
 mod fuzz;
 mod review;
 mod shim;
+mod site;
 mod style;
 
 /// Set by the first Ctrl-C: the run starts no more cases, lets the running ones finish (each
@@ -112,6 +113,9 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+    /// Build a static compatibility site from many results: an overview matrix, a page per
+    /// implementation with its history, a page per ledger sentence, badges and a JSON API.
+    Site(site::SiteArgs),
     /// Load and lint pack directories; print issues as `file:pointer: rule: message`.
     Lint {
         #[arg(required = true)]
@@ -252,6 +256,7 @@ fn main() {
             cli::run(&args)
         }
         Command::Report { results, out } => cli::report(&results, &out),
+        Command::Site(args) => site::site(&args),
         Command::Lint { pack_dirs } => cli::lint(&pack_dirs).map_err(exit::Error::from),
         Command::List {
             filters,
