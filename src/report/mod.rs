@@ -2,6 +2,7 @@
 //! a Markdown summary, a self-contained HTML compatibility report, shields.io badges.
 
 mod badge;
+pub mod diff;
 pub mod causes;
 mod html;
 mod junit;

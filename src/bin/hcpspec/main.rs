@@ -28,6 +28,7 @@ macro_rules! eprintln {
 }
 
 mod cli;
+mod diff;
 mod fuzz;
 mod review;
 mod shim;
@@ -112,6 +113,10 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+    /// Compare two results (each a result.json or a folder holding one): the cases that
+    /// regressed, were fixed, changed, were added or removed, per runtime and ledger sentence;
+    /// exit 1 when a case newly fails the run.
+    Diff(diff::DiffArgs),
     /// Load and lint pack directories; print issues as `file:pointer: rule: message`.
     Lint {
         #[arg(required = true)]
@@ -252,6 +257,7 @@ fn main() {
             cli::run(&args)
         }
         Command::Report { results, out } => cli::report(&results, &out),
+        Command::Diff(args) => diff::diff(&args).map_err(exit::Error::from),
         Command::Lint { pack_dirs } => cli::lint(&pack_dirs).map_err(exit::Error::from),
         Command::List {
             filters,
