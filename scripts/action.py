@@ -16,6 +16,10 @@ sets them by hand; CI does, with files of its own as GITHUB_STEP_SUMMARY and GIT
   INPUT_SNAPSHOTS        --snapshots DIR;  INPUT_EXPECTATIONS  --expectations FILE
   INPUT_OUT              the output folder (default hcpspec-report)
   INPUT_ARGS             more arguments, shell words (`--jobs 4 --strict-expectations`)
+  INPUT_BASE_RESULT      compare mode: a result.json (or a folder holding one) of the base
+                         branch; after the run, `hcpspec diff BASE OUT` goes to the log and the
+                         step summary, and the step fails only when a case regressed (newly
+                         fails the run), not on failures the base had too
   GITHUB_STEP_SUMMARY, GITHUB_OUTPUT   the files GitHub gives a step (unset: not written)
 
 It appends the run's summary.md to the step summary, prints a `::error` annotation per case
@@ -24,7 +28,7 @@ and the terminal), titled by the case and pointing at no file (hcpspec's case fi
 the caller's repository; a stale expectation points at the expectations file), the cases that
 fail only for want of a snapshot in one annotation with the command that records them; sets the
 outputs `out`, `result-json`, `exit-code` and `failed` (the count of such cases), and exits with
-hcpspec's code. It uploads nothing: the output folder is the caller's to keep.
+hcpspec's code (in compare mode, `regressed` too, and the diff's code once the run finished). It uploads nothing: the output folder is the caller's to keep.
 
 What an implementation says is text, never a workflow command (docs/security.md, "The GitHub
 Action"): hcpspec's output goes to the log under `::stop-commands::` with a token no
@@ -32,6 +36,7 @@ implementation can know; annotations escape what they quote; hcpspec runs withou
 files (GITHUB_OUTPUT, GITHUB_ENV, ...); links in the step summary are broken.
 """
 
+import json
 import os
 import re
 import secrets
@@ -206,6 +211,31 @@ def annotate(failed, cmd):
         print(f"::error title=hcpspec::{len(rest) - MAX_ANNOTATIONS} more cases fail the run (see junit.xml)")
 
 
+def compare(binary, base, out, summary):
+    """Compare mode: `hcpspec diff BASE OUT`, its text in the log (commands stopped, as the
+    run's), its Markdown appended to the step summary (links broken); returns (its exit code:
+    1 when a case regressed, 2 on a bad base; the count of regressions)."""
+    cmd = [binary, "diff", base, out]
+    code = relay(cmd)
+    env = {k: v for k, v in os.environ.items() if k not in STEP_FILES}
+    md = subprocess.run(cmd + ["--format", "markdown"], capture_output=True, env=env)
+    js = subprocess.run(cmd + ["--format", "json"], capture_output=True, env=env)
+    regressed = 0
+    try:
+        regressed = int(json.loads(js.stdout)["counts"]["regressed"])
+    except (ValueError, KeyError, TypeError):
+        pass
+    if summary and md.stdout:
+        text = inert(md.stdout.decode("utf-8", "replace"))
+        if len(text.encode()) > MAX_SUMMARY:
+            text = text.encode()[:MAX_SUMMARY].decode("utf-8", "ignore") + "\n\n… (cut)\n"
+        with open(summary, "a", encoding="utf-8") as f:
+            f.write(text + "\n")
+    if code == 1:
+        print(f"::error title=hcpspec diff::{regressed} case(s) regressed against {escape(base)}")
+    return code, regressed
+
+
 def main():
     version = os.environ.get("INPUT_HCPSPEC_VERSION", "").strip()
     binary = install(version) if version else os.environ.get("HCPSPEC", "hcpspec")
@@ -224,12 +254,19 @@ def main():
             text = text.encode()[:MAX_SUMMARY].decode("utf-8", "ignore") + "\n\n… (cut: see summary.md)\n"
         with open(summary, "a", encoding="utf-8") as f:
             f.write(text + "\n")
+    base = os.environ.get("INPUT_BASE_RESULT", "").strip()
+    step_code, regressed = code, None
+    # Only a finished run (0 or 1) is compared: one that did not finish fails the step as it is.
+    if base and code in (0, 1):
+        step_code, regressed = compare(binary, base, out, summary)
     outputs = os.environ.get("GITHUB_OUTPUT")
     if outputs:
         with open(outputs, "a", encoding="utf-8") as f:
             f.write(f"out={out}\nresult-json={os.path.join(out, 'result.json')}\n")
             f.write(f"exit-code={code}\nfailed={len(failed)}\n")
-    return code
+            if regressed is not None:
+                f.write(f"regressed={regressed}\n")
+    return step_code
 
 
 if __name__ == "__main__":
