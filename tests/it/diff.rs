@@ -113,6 +113,13 @@ fn mutate(base: &Report, seed: u64) -> (Report, Want) {
     (head, want)
 }
 
+/// vectors/schemas/diff.schema.json, which `--format json` follows.
+fn schema() -> jsonschema::Validator {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/vectors/schemas/diff.schema.json");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&v).unwrap()
+}
+
 fn got(d: &Diff) -> Want {
     d.runtimes
         .iter()
@@ -123,6 +130,7 @@ fn got(d: &Diff) -> Want {
 #[test]
 fn diff_gives_exactly_the_changed_verdicts_of_generated_pairs() {
     let mut kinds = BTreeMap::new();
+    let schema = schema();
     for seed in 0..400 {
         let base = Report::of(vec![generate(seed)]);
         let (head, want) = mutate(&base, seed);
@@ -139,6 +147,9 @@ fn diff_gives_exactly_the_changed_verdicts_of_generated_pairs() {
         for line in diff::terminal(&d).lines() {
             assert!(line.chars().count() <= 80, "seed {seed}: {line}");
         }
+        let json = serde_json::to_value(&d).unwrap();
+        let errors: Vec<String> = schema.iter_errors(&json).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "seed {seed}: {errors:?}");
         let md = diff::markdown(&d);
         let rows = md.lines().filter(|l| l.starts_with("| ")).count();
         assert!(rows <= 2 + diff::MAX_MARKDOWN_CASES, "seed {seed}");
