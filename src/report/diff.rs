@@ -143,14 +143,10 @@ fn verdict(c: &crate::run::CaseResult, rules: super::Rules) -> Verdict {
     Verdict {
         state: state(c).label().into(),
         fails_run: fails_run(c, rules),
-        expected: c
-            .annotations
-            .expectation
-            .as_ref()
-            .map(|e| match e.expect {
-                Expect::Fail => "fail".into(),
-                Expect::Skip => "skip".into(),
-            }),
+        expected: c.annotations.expectation.as_ref().map(|e| match e.expect {
+            Expect::Fail => "fail".into(),
+            Expect::Skip => "skip".into(),
+        }),
     }
 }
 
@@ -182,7 +178,8 @@ fn changes(
             (Some(x), Some(y)) if x != y => Kind::Changed,
             _ => continue,
         };
-        let expectation_changed = matches!((bv, hv), (Some(x), Some(y)) if x.expected != y.expected);
+        let expectation_changed =
+            matches!((bv, hv), (Some(x), Some(y)) if x.expected != y.expected);
         out.push(Change {
             case: name.to_string(),
             kind,
@@ -271,7 +268,8 @@ impl Diff {
             let bruns = b.as_ref().map(|s| &s.runtimes).unwrap_or(&none);
             let hruns = h.as_ref().map(|s| &s.runtimes).unwrap_or(&none);
             for (br, hr) in pair(bruns, hruns) {
-                let rules = |s: &Option<RunResult>| s.as_ref().map(|s| s.rules()).unwrap_or_default();
+                let rules =
+                    |s: &Option<RunResult>| s.as_ref().map(|s| s.rules()).unwrap_or_default();
                 let changes = changes(br.map(|r| (r, rules(&b))), hr.map(|r| (r, rules(&h))));
                 if changes.is_empty() {
                     continue;
@@ -413,7 +411,10 @@ pub fn terminal(d: &Diff) -> String {
             (_, false) => " (only in BASE)",
             _ => "",
         };
-        out += &format!("\n{}\n", cut(&format!("{} · {}{whole}", p(&r.suite), p(&r.runtime)), 80));
+        out += &format!(
+            "\n{}\n",
+            cut(&format!("{} · {}{whole}", p(&r.suite), p(&r.runtime)), 80)
+        );
         for c in &r.changes {
             out += &format!("  {:<10} {}\n", c.kind.label(), cut(&p(&c.case), 67));
             let exp = if c.expectation_changed {
@@ -453,7 +454,10 @@ pub fn markdown(d: &Diff) -> String {
         d.expectations()
     );
     for s in &d.case_sets_differ {
-        out += &format!("> Suite {} ran different case sets in BASE and HEAD.\n\n", md(s));
+        out += &format!(
+            "> Suite {} ran different case sets in BASE and HEAD.\n\n",
+            md(s)
+        );
     }
     let mut rows: Vec<(&RuntimeDiff, &Change)> = d
         .runtimes

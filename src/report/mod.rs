@@ -2,8 +2,8 @@
 //! a Markdown summary, a self-contained HTML compatibility report, shields.io badges.
 
 mod badge;
-pub mod diff;
 pub mod causes;
+pub mod diff;
 mod html;
 mod junit;
 mod markdown;

@@ -459,16 +459,27 @@ fn compare_mode_fails_on_a_regression_and_passes_otherwise() {
     with_base.push(("INPUT_BASE_RESULT", "base"));
     let (code, log) = action(dir.path(), hcpspec, &with_base);
     assert_eq!(code, Some(0), "no regression: {log}");
-    assert_eq!(output("exit-code").as_deref(), Some("1"), "the run itself failed");
+    assert_eq!(
+        output("exit-code").as_deref(),
+        Some("1"),
+        "the run itself failed"
+    );
     assert_eq!(output("regressed").as_deref(), Some("0"));
     let summary = read("GITHUB_STEP_SUMMARY");
-    assert!(summary.contains("## hcpspec diff") && summary.contains("✅"), "{summary}");
-    assert!(!processed(&log).iter().any(|c| c.props.get("title").is_some_and(|t| t == "hcpspec diff")));
+    assert!(
+        summary.contains("## hcpspec diff") && summary.contains("✅"),
+        "{summary}"
+    );
+    assert!(!processed(&log)
+        .iter()
+        .any(|c| c.props.get("title").is_some_and(|t| t == "hcpspec diff")));
 
     // A base where one of those cases passed: that case regressed, the step fails.
     let mut v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(base.join("result.json")).unwrap()).unwrap();
-    let cases = v["suites"][0]["runtimes"][0]["cases"].as_array_mut().unwrap();
+    let cases = v["suites"][0]["runtimes"][0]["cases"]
+        .as_array_mut()
+        .unwrap();
     let c = cases.iter_mut().find(|c| c["outcome"] == "error").unwrap();
     let name = c["name"].as_str().unwrap().to_string();
     let o = c.as_object_mut().unwrap();
@@ -480,7 +491,10 @@ fn compare_mode_fails_on_a_regression_and_passes_otherwise() {
     assert_eq!(code, Some(1), "a regression: {log}");
     assert_eq!(output("regressed").as_deref(), Some("1"));
     let summary = read("GITHUB_STEP_SUMMARY");
-    assert!(summary.contains("❌ 1 regressed") && summary.contains(&name), "{summary}");
+    assert!(
+        summary.contains("❌ 1 regressed") && summary.contains(&name),
+        "{summary}"
+    );
     let gate: Vec<Cmd> = processed(&log)
         .into_iter()
         .filter(|c| c.props.get("title").is_some_and(|t| t == "hcpspec diff"))

@@ -83,7 +83,10 @@ fn mutate(base: &Report, seed: u64) -> (Report, Want) {
     if rng.below(6) == 0 && r.runtimes.len() > 1 {
         let gone = r.runtimes.pop().unwrap();
         want.retain(|w| w.0 != gone.runtime);
-        let was = base.suites[0].runtimes.iter().find(|x| x.runtime == gone.runtime);
+        let was = base.suites[0]
+            .runtimes
+            .iter()
+            .find(|x| x.runtime == gone.runtime);
         for c in &was.unwrap().cases {
             want.insert((gone.runtime.clone(), c.name.clone(), Kind::Removed));
         }
@@ -115,15 +118,23 @@ fn mutate(base: &Report, seed: u64) -> (Report, Want) {
 
 /// vectors/schemas/diff.schema.json, which `--format json` follows.
 fn schema() -> jsonschema::Validator {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/vectors/schemas/diff.schema.json");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/vectors/schemas/diff.schema.json"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     jsonschema::validator_for(&v).unwrap()
 }
 
 fn got(d: &Diff) -> Want {
     d.runtimes
         .iter()
-        .flat_map(|r| r.changes.iter().map(move |c| (r.runtime.clone(), c.case.clone(), c.kind)))
+        .flat_map(|r| {
+            r.changes
+                .iter()
+                .map(move |c| (r.runtime.clone(), c.case.clone(), c.kind))
+        })
         .collect()
 }
 
@@ -245,7 +256,11 @@ fn diff_exits_1_on_a_regression_only_and_2_on_bad_input() {
     assert_eq!(code, Some(0), "{out}");
     assert!(out.starts_with("## hcpspec diff"), "{out}");
 
-    std::fs::write(dir.path().join("bad.json"), r#"{"hcpspec_version": "0", "suites": 3}"#).unwrap();
+    std::fs::write(
+        dir.path().join("bad.json"),
+        r#"{"hcpspec_version": "0", "suites": 3}"#,
+    )
+    .unwrap();
     let bad = dir.path().join("bad.json").display().to_string();
     let (code, _, err) = hcpspec(&["diff", &bad, &h]);
     assert_eq!(code, Some(2), "{err}");

@@ -75,7 +75,11 @@ pub fn diff(a: &DiffArgs) -> Result<i32, BadInput> {
     let base = load(&a.base)?;
     let head = load(&a.head)?;
     let vectors = crate::cli::vectors(&a.vectors)?;
-    let names = base.suites.iter().chain(&head.suites).map(|s| s.suite.clone());
+    let names = base
+        .suites
+        .iter()
+        .chain(&head.suites)
+        .map(|s| s.suite.clone());
     let d = Diff::of(&base, &head, &ledgers(&vectors.root, names)?);
     let text = match a.format {
         Format::Text => diff::terminal(&d),
@@ -83,5 +87,9 @@ pub fn diff(a: &DiffArgs) -> Result<i32, BadInput> {
         Format::Json => serde_json::to_string_pretty(&d).map_err(|e| e.to_string())? + "\n",
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    Ok(if d.regressed() { exit::FAILURES } else { exit::OK })
+    Ok(if d.regressed() {
+        exit::FAILURES
+    } else {
+        exit::OK
+    })
 }
