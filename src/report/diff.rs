@@ -252,25 +252,24 @@ impl Diff {
                 .filter(|s| seen.insert(*s))
                 .collect()
         };
-        let find = |r: &'_ Report, name: &str| -> Option<RunResult> {
-            r.suites.iter().find(|s| s.suite == name).cloned()
-        };
+        fn find<'a>(r: &'a Report, name: &str) -> Option<&'a RunResult> {
+            r.suites.iter().find(|s| s.suite == name)
+        }
         let mut runtimes = vec![];
         let mut case_sets_differ = vec![];
         for name in suites {
             let (b, h) = (find(base, name), find(head, name));
-            if let (Some(b), Some(h)) = (&b, &h) {
+            if let (Some(b), Some(h)) = (b, h) {
                 if b.cases_hash != h.cases_hash {
                     case_sets_differ.push(name.to_string());
                 }
             }
             let none = vec![];
-            let bruns = b.as_ref().map(|s| &s.runtimes).unwrap_or(&none);
-            let hruns = h.as_ref().map(|s| &s.runtimes).unwrap_or(&none);
+            let bruns = b.map(|s| &s.runtimes).unwrap_or(&none);
+            let hruns = h.map(|s| &s.runtimes).unwrap_or(&none);
             for (br, hr) in pair(bruns, hruns) {
-                let rules =
-                    |s: &Option<RunResult>| s.as_ref().map(|s| s.rules()).unwrap_or_default();
-                let changes = changes(br.map(|r| (r, rules(&b))), hr.map(|r| (r, rules(&h))));
+                let rules = |s: Option<&RunResult>| s.map(|s| s.rules()).unwrap_or_default();
+                let changes = changes(br.map(|r| (r, rules(b))), hr.map(|r| (r, rules(h))));
                 if changes.is_empty() {
                     continue;
                 }
@@ -332,22 +331,27 @@ fn sentences(
 ) -> Vec<SentenceDiff> {
     let mut out = vec![];
     for (suite, rows) in ledgers {
-        let changed: Vec<(&RuntimeDiff, &Change)> = runtimes
-            .iter()
-            .filter(|r| &r.suite == suite)
-            .flat_map(|r| r.changes.iter().map(move |c| (r, c)))
-            .collect();
+        // Each changed case of the suite, by name: a row looks up its own cases.
+        let mut changed: HashMap<&str, Vec<(&RuntimeDiff, &Change)>> = HashMap::new();
+        for r in runtimes.iter().filter(|r| &r.suite == suite) {
+            for c in &r.changes {
+                changed.entry(c.case.as_str()).or_default().push((r, c));
+            }
+        }
         if changed.is_empty() {
             continue;
         }
         for row in rows {
             let mut counts = BTreeMap::new();
             let mut cases = vec![];
-            for (r, c) in &changed {
-                if row.cases.contains(&c.case) {
-                    *counts.entry(c.kind).or_insert(0) += 1;
-                    cases.push(format!("{}: {}", r.runtime, c.case));
-                }
+            for (r, c) in row
+                .cases
+                .iter()
+                .filter_map(|n| changed.get(n.as_str()))
+                .flatten()
+            {
+                *counts.entry(c.kind).or_insert(0) += 1;
+                cases.push(format!("{}: {}", r.runtime, c.case));
             }
             if !cases.is_empty() {
                 out.push(SentenceDiff {

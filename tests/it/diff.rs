@@ -270,3 +270,30 @@ fn diff_exits_1_on_a_regression_only_and_2_on_bad_input() {
     assert_eq!(code, Some(2), "a folder without result.json: {err}");
     assert!(err.contains("result.json"), "{err}");
 }
+
+/// A pull request that bumps the implementation's version: its runtime (named by what
+/// `initialize` says, name and version) is still the base's, so only its changed case is
+/// listed, not every case added and removed. Names from a result are escaped in the Markdown.
+#[test]
+fn a_version_bump_still_matches_its_runtime_and_markdown_escapes_names() {
+    let mut base = generate(3);
+    base.runtimes.truncate(1);
+    let evil = "s::0::a|b<script>`x`[y](z)";
+    base.runtimes[0].cases[0].name = evil.into();
+    let base = Report::of(vec![base]);
+    let mut head = base.clone();
+    let run = &mut head.suites[0].runtimes[0];
+    run.info = json!({ "runtime": { "name": "rt-0", "version": "2" } });
+    let c = &mut run.cases[0];
+    c.annotations.outcome = Some(if c.annotations.outcome == Some(Outcome::Pass) {
+        Outcome::Skip
+    } else {
+        Outcome::Pass
+    });
+    let d = Diff::of(&base, &head, &BTreeMap::new());
+    assert_eq!(d.runtimes.len(), 1, "{:?}", d.runtimes);
+    assert_eq!(d.runtimes[0].changes.len(), 1);
+    let md = diff::markdown(&d);
+    assert!(md.contains("a\\|b&lt;script&gt;'x'\\[y](z)"), "{md}");
+    assert!(!md.contains("<script>"), "{md}");
+}
