@@ -102,7 +102,15 @@ def escape(text, prop=False):
     return text.replace(":", "%3A").replace(",", "%2C") if prop else text
 
 
-def relay(cmd):
+def step_env(quiet_inputs=False):
+    """The environment hcpspec runs in: without the step's files; for `hcpspec diff`, also
+    without the Action's inputs (INPUT_*), whose values hcpspec would otherwise redact from the
+    cases and runtimes it names (`contract` as `[redacted: $INPUT_SUITE]`)."""
+    return {k: v for k, v in os.environ.items()
+            if k not in STEP_FILES and not (quiet_inputs and k.startswith("INPUT_"))}
+
+
+def relay(cmd, quiet_inputs=False):
     """Run cmd, its stdout and stderr copied to ours under `::stop-commands::` with a random
     token: nothing it prints is a workflow command (GitHub's runner obeys only the token while
     stopped, so a `::stop-commands::` of the implementation's own cannot outlast ours). Returns
@@ -110,7 +118,7 @@ def relay(cmd):
     token = secrets.token_hex(16)
     out = sys.stdout.buffer
     print(f"::stop-commands::{token}", flush=True)
-    env = {k: v for k, v in os.environ.items() if k not in STEP_FILES}
+    env = step_env(quiet_inputs)
     lock, state = threading.Lock(), {"open": True, "last": b"\n"}
 
     def copy(pipe):
@@ -186,11 +194,12 @@ def record_command(cmd):
     return shlex.join(["hcpspec"] + args + ["--accept"])
 
 
-def annotate(failed, cmd):
+def annotate(failed, cmd, regressed=None):
     """An `::error` per case that fails the run, titled by its case; none points at a file of
     hcpspec's (not in the user's repository), a stale expectation at the user's expectations
     file. The cases failing only for want of a snapshot are one annotation saying how to record
-    them, with their count."""
+    them, with their count. In compare mode (`regressed`: the (testsuite, case) that regressed)
+    a failure the base had too is a `::warning`: only a regression fails the step."""
     expectations = os.environ.get("INPUT_EXPECTATIONS", "").strip()
     new = [f for f in failed if f[2].startswith(NO_SNAPSHOT)]
     rest = [f for f in failed if not f[2].startswith(NO_SNAPSHOT)]
@@ -206,7 +215,8 @@ def annotate(failed, cmd):
         props = f"title={escape(title, True)}"
         if message.startswith(STALE) and expectations:
             props = f"file={escape(expectations, True)}," + props
-        print(f"::error {props}::{escape(message or 'fails the run')}")
+        level = "error" if regressed is None or (suite, name) in regressed else "warning"
+        print(f"::{level} {props}::{escape(message or 'fails the run')}")
     if len(rest) > MAX_ANNOTATIONS:
         print(f"::error title=hcpspec::{len(rest) - MAX_ANNOTATIONS} more cases fail the run (see junit.xml)")
 
@@ -216,13 +226,17 @@ def compare(binary, base, out, summary):
     run's), its Markdown appended to the step summary (links broken); returns (its exit code:
     1 when a case regressed, 2 on a bad base; the count of regressions)."""
     cmd = [binary, "diff", base, out]
-    code = relay(cmd)
-    env = {k: v for k, v in os.environ.items() if k not in STEP_FILES}
+    code = relay(cmd, quiet_inputs=True)
+    env = step_env(quiet_inputs=True)
     md = subprocess.run(cmd + ["--format", "markdown"], capture_output=True, env=env)
     js = subprocess.run(cmd + ["--format", "json"], capture_output=True, env=env)
-    regressed = 0
+    regressed = set()
     try:
-        regressed = int(json.loads(js.stdout)["counts"]["regressed"])
+        for r in json.loads(js.stdout)["runtimes"]:
+            for c in r["changes"]:
+                if c["kind"] == "regressed":
+                    # junit.xml's testsuite is `SUITE RUNTIME`, its testcase the case.
+                    regressed.add((f"{r['suite']} {r['runtime']}", c["case"]))
     except (ValueError, KeyError, TypeError):
         pass
     if summary and md.stdout:
@@ -231,8 +245,6 @@ def compare(binary, base, out, summary):
             text = text.encode()[:MAX_SUMMARY].decode("utf-8", "ignore") + "\n\n… (cut)\n"
         with open(summary, "a", encoding="utf-8") as f:
             f.write(text + "\n")
-    if code == 1:
-        print(f"::error title=hcpspec diff::{regressed} case(s) regressed against {escape(base)}")
     return code, regressed
 
 
@@ -244,9 +256,16 @@ def main():
     code = relay(cmd)
 
     failed = failures(out)
-    annotate(failed, cmd)
-
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    base = os.environ.get("INPUT_BASE_RESULT", "").strip()
+    step_code, regressed = code, None
+    # Only a finished run (0 or 1) is compared: one that did not finish fails the step as it is.
+    if base and code in (0, 1):
+        step_code, regressed = compare(binary, base, out, summary)
+    annotate(failed, cmd, regressed)
+    if step_code == 1 and regressed is not None:
+        print(f"::error title=hcpspec diff::{len(regressed)} case(s) regressed against {escape(base)}")
+
     md = os.path.join(out, "summary.md")
     if summary and os.path.exists(md):
         text = inert(open(md, encoding="utf-8").read())
@@ -254,18 +273,13 @@ def main():
             text = text.encode()[:MAX_SUMMARY].decode("utf-8", "ignore") + "\n\n… (cut: see summary.md)\n"
         with open(summary, "a", encoding="utf-8") as f:
             f.write(text + "\n")
-    base = os.environ.get("INPUT_BASE_RESULT", "").strip()
-    step_code, regressed = code, None
-    # Only a finished run (0 or 1) is compared: one that did not finish fails the step as it is.
-    if base and code in (0, 1):
-        step_code, regressed = compare(binary, base, out, summary)
     outputs = os.environ.get("GITHUB_OUTPUT")
     if outputs:
         with open(outputs, "a", encoding="utf-8") as f:
             f.write(f"out={out}\nresult-json={os.path.join(out, 'result.json')}\n")
             f.write(f"exit-code={code}\nfailed={len(failed)}\n")
             if regressed is not None:
-                f.write(f"regressed={regressed}\n")
+                f.write(f"regressed={len(regressed)}\n")
     return step_code
 
 

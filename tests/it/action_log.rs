@@ -470,9 +470,11 @@ fn compare_mode_fails_on_a_regression_and_passes_otherwise() {
         summary.contains("## hcpspec diff") && summary.contains("✅"),
         "{summary}"
     );
-    assert!(!processed(&log)
-        .iter()
-        .any(|c| c.props.get("title").is_some_and(|t| t == "hcpspec diff")));
+    // The failures the base had too are warnings: no `::error` at all.
+    let cmds = processed(&log);
+    assert!(!cmds.iter().any(|c| c.name == "error"), "{cmds:?}");
+    let failing = cmds.iter().filter(|c| c.name == "warning").count();
+    assert!(failing >= 1, "{cmds:?}");
 
     // A base where one of those cases passed: that case regressed, the step fails.
     let mut v: serde_json::Value =
@@ -501,6 +503,18 @@ fn compare_mode_fails_on_a_regression_and_passes_otherwise() {
         .collect();
     assert_eq!(gate.len(), 1, "{log}");
     assert!(gate[0].data.contains("1 case(s) regressed"), "{gate:?}");
+    // The Action's inputs are no secret to the diff: the suite and case are named as they are.
+    assert!(!summary.contains("[redacted: $INPUT_"), "{summary}");
+    // The regressed case is an error, the others still warnings.
+    let cmds = processed(&log);
+    let errors: Vec<&Cmd> = cmds.iter().filter(|c| c.name == "error").collect();
+    assert_eq!(errors.len(), 2, "{cmds:?}");
+    let title = errors[0].props.get("title").cloned().unwrap_or_default();
+    assert!(title.starts_with(&format!("{name} on ")), "{errors:?}");
+    assert_eq!(
+        cmds.iter().filter(|c| c.name == "warning").count(),
+        failing - 1
+    );
 
     // A base that is no result: bad input, the step fails with 2.
     std::fs::write(base.join("result.json"), "{").unwrap();
