@@ -16,6 +16,10 @@ sets them by hand; CI does, with files of its own as GITHUB_STEP_SUMMARY and GIT
   INPUT_SNAPSHOTS        --snapshots DIR;  INPUT_EXPECTATIONS  --expectations FILE
   INPUT_OUT              the output folder (default hcpspec-report)
   INPUT_ARGS             more arguments, shell words (`--jobs 4 --strict-expectations`)
+  INPUT_BASE_RESULT      compare mode: a result.json (or a folder holding one) of the base
+                         branch; after the run, `hcpspec diff BASE OUT` goes to the log and the
+                         step summary, and the step fails only when a case regressed (newly
+                         fails the run), not on failures the base had too
   GITHUB_STEP_SUMMARY, GITHUB_OUTPUT   the files GitHub gives a step (unset: not written)
 
 It appends the run's summary.md to the step summary, prints a `::error` annotation per case
@@ -24,7 +28,7 @@ and the terminal), titled by the case and pointing at no file (hcpspec's case fi
 the caller's repository; a stale expectation points at the expectations file), the cases that
 fail only for want of a snapshot in one annotation with the command that records them; sets the
 outputs `out`, `result-json`, `exit-code` and `failed` (the count of such cases), and exits with
-hcpspec's code. It uploads nothing: the output folder is the caller's to keep.
+hcpspec's code (in compare mode, `regressed` too, and the diff's code once the run finished). It uploads nothing: the output folder is the caller's to keep.
 
 What an implementation says is text, never a workflow command (docs/security.md, "The GitHub
 Action"): hcpspec's output goes to the log under `::stop-commands::` with a token no
@@ -32,6 +36,7 @@ implementation can know; annotations escape what they quote; hcpspec runs withou
 files (GITHUB_OUTPUT, GITHUB_ENV, ...); links in the step summary are broken.
 """
 
+import json
 import os
 import re
 import secrets
@@ -97,7 +102,15 @@ def escape(text, prop=False):
     return text.replace(":", "%3A").replace(",", "%2C") if prop else text
 
 
-def relay(cmd):
+def step_env(quiet_inputs=False):
+    """The environment hcpspec runs in: without the step's files; for `hcpspec diff`, also
+    without the Action's inputs (INPUT_*), whose values hcpspec would otherwise redact from the
+    cases and runtimes it names (`contract` as `[redacted: $INPUT_SUITE]`)."""
+    return {k: v for k, v in os.environ.items()
+            if k not in STEP_FILES and not (quiet_inputs and k.startswith("INPUT_"))}
+
+
+def relay(cmd, quiet_inputs=False):
     """Run cmd, its stdout and stderr copied to ours under `::stop-commands::` with a random
     token: nothing it prints is a workflow command (GitHub's runner obeys only the token while
     stopped, so a `::stop-commands::` of the implementation's own cannot outlast ours). Returns
@@ -105,7 +118,7 @@ def relay(cmd):
     token = secrets.token_hex(16)
     out = sys.stdout.buffer
     print(f"::stop-commands::{token}", flush=True)
-    env = {k: v for k, v in os.environ.items() if k not in STEP_FILES}
+    env = step_env(quiet_inputs)
     lock, state = threading.Lock(), {"open": True, "last": b"\n"}
 
     def copy(pipe):
@@ -181,11 +194,12 @@ def record_command(cmd):
     return shlex.join(["hcpspec"] + args + ["--accept"])
 
 
-def annotate(failed, cmd):
+def annotate(failed, cmd, regressed=None):
     """An `::error` per case that fails the run, titled by its case; none points at a file of
     hcpspec's (not in the user's repository), a stale expectation at the user's expectations
     file. The cases failing only for want of a snapshot are one annotation saying how to record
-    them, with their count."""
+    them, with their count. In compare mode (`regressed`: the (testsuite, case) that regressed)
+    a failure the base had too is a `::warning`: only a regression fails the step."""
     expectations = os.environ.get("INPUT_EXPECTATIONS", "").strip()
     new = [f for f in failed if f[2].startswith(NO_SNAPSHOT)]
     rest = [f for f in failed if not f[2].startswith(NO_SNAPSHOT)]
@@ -201,9 +215,37 @@ def annotate(failed, cmd):
         props = f"title={escape(title, True)}"
         if message.startswith(STALE) and expectations:
             props = f"file={escape(expectations, True)}," + props
-        print(f"::error {props}::{escape(message or 'fails the run')}")
+        level = "error" if regressed is None or (suite, name) in regressed else "warning"
+        print(f"::{level} {props}::{escape(message or 'fails the run')}")
     if len(rest) > MAX_ANNOTATIONS:
         print(f"::error title=hcpspec::{len(rest) - MAX_ANNOTATIONS} more cases fail the run (see junit.xml)")
+
+
+def compare(binary, base, out, summary):
+    """Compare mode: `hcpspec diff BASE OUT`, its text in the log (commands stopped, as the
+    run's), its Markdown appended to the step summary (links broken); returns (its exit code:
+    1 when a case regressed, 2 on a bad base; the count of regressions)."""
+    cmd = [binary, "diff", base, out]
+    code = relay(cmd, quiet_inputs=True)
+    env = step_env(quiet_inputs=True)
+    md = subprocess.run(cmd + ["--format", "markdown"], capture_output=True, env=env)
+    js = subprocess.run(cmd + ["--format", "json"], capture_output=True, env=env)
+    regressed = set()
+    try:
+        for r in json.loads(js.stdout)["runtimes"]:
+            for c in r["changes"]:
+                if c["kind"] == "regressed":
+                    # junit.xml's testsuite is `SUITE RUNTIME`, its testcase the case.
+                    regressed.add((f"{r['suite']} {r['runtime']}", c["case"]))
+    except (ValueError, KeyError, TypeError):
+        pass
+    if summary and md.stdout:
+        text = inert(md.stdout.decode("utf-8", "replace"))
+        if len(text.encode()) > MAX_SUMMARY:
+            text = text.encode()[:MAX_SUMMARY].decode("utf-8", "ignore") + "\n\n… (cut)\n"
+        with open(summary, "a", encoding="utf-8") as f:
+            f.write(text + "\n")
+    return code, regressed
 
 
 def main():
@@ -214,9 +256,16 @@ def main():
     code = relay(cmd)
 
     failed = failures(out)
-    annotate(failed, cmd)
-
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    base = os.environ.get("INPUT_BASE_RESULT", "").strip()
+    step_code, regressed = code, None
+    # Only a finished run (0 or 1) is compared: one that did not finish fails the step as it is.
+    if base and code in (0, 1):
+        step_code, regressed = compare(binary, base, out, summary)
+    annotate(failed, cmd, regressed)
+    if step_code == 1 and regressed is not None:
+        print(f"::error title=hcpspec diff::{len(regressed)} case(s) regressed against {escape(base)}")
+
     md = os.path.join(out, "summary.md")
     if summary and os.path.exists(md):
         text = inert(open(md, encoding="utf-8").read())
@@ -229,7 +278,9 @@ def main():
         with open(outputs, "a", encoding="utf-8") as f:
             f.write(f"out={out}\nresult-json={os.path.join(out, 'result.json')}\n")
             f.write(f"exit-code={code}\nfailed={len(failed)}\n")
-    return code
+            if regressed is not None:
+                f.write(f"regressed={len(regressed)}\n")
+    return step_code
 
 
 if __name__ == "__main__":

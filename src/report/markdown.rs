@@ -25,7 +25,7 @@ fn cell(s: &Summary) -> String {
 
 /// Markdown table cells and headings must not break the table or the page: escape pipes,
 /// markup and backticks, and show control characters (newlines included) escaped.
-fn md(s: &str) -> String {
+pub(super) fn md(s: &str) -> String {
     super::printable(&s.replace(['\r', '\n'], " "), false)
         .replace('|', "\\|")
         .replace('<', "&lt;")

@@ -3,6 +3,7 @@
 
 mod badge;
 pub mod causes;
+pub mod diff;
 mod html;
 mod junit;
 mod markdown;

@@ -139,7 +139,7 @@ fn case_sets(inputs: &[(PathBuf, Report)], names: &[String]) -> Vec<String> {
 /// and version), with its adapter spec. Two implementations run as one command (`stdio:./shim`)
 /// are two runtimes; one runtime over two transports is two, as in its run; shards of one run
 /// are one.
-fn identity(run: &RuntimeRun) -> (String, String) {
+pub(super) fn identity(run: &RuntimeRun) -> (String, String) {
     (said(run).unwrap_or_default(), run.runtime.clone())
 }
 

@@ -427,3 +427,97 @@ fn a_first_ci_run_with_snapshots_counts_one_set_of_problems_and_says_how_to_reco
         .iter()
         .all(|e| e.props.get("file").is_none_or(|f| f == "expect.json")));
 }
+
+/// Compare mode (`base-result`): a run whose cases fail as the base's did passes the step
+/// (failures the base had too are no regression); against a base where one of them passed, the
+/// step fails, with one annotation; the diff is in the step summary, `regressed` an output.
+#[test]
+fn compare_mode_fails_on_a_regression_and_passes_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let shim = root().join("tests/fauxmplementations/log_injector.py");
+    let runtime = format!("stdio:python3 {}", shim.display());
+    let hcpspec = Path::new(env!("CARGO_BIN_EXE_hcpspec"));
+    let inputs = [
+        ("INPUT_SUITE", "contract"),
+        ("INPUT_RUNTIME", runtime.as_str()),
+        ("INPUT_ARGS", "--filter 04-confirm::refusal --jobs 2"),
+    ];
+    let (code, log) = action(dir.path(), hcpspec, &inputs);
+    assert_eq!(code, Some(1), "the cases are errors: {log}");
+    let base = dir.path().join("base");
+    std::fs::create_dir(&base).unwrap();
+    std::fs::copy(dir.path().join("out/result.json"), base.join("result.json")).unwrap();
+    let read = |k: &str| std::fs::read_to_string(dir.path().join(k)).unwrap();
+    let output = |name: &str| {
+        read("GITHUB_OUTPUT")
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}=")).map(String::from))
+    };
+
+    // The same failures as the base: the run exits 1, the step passes.
+    let mut with_base = inputs.to_vec();
+    with_base.push(("INPUT_BASE_RESULT", "base"));
+    let (code, log) = action(dir.path(), hcpspec, &with_base);
+    assert_eq!(code, Some(0), "no regression: {log}");
+    assert_eq!(
+        output("exit-code").as_deref(),
+        Some("1"),
+        "the run itself failed"
+    );
+    assert_eq!(output("regressed").as_deref(), Some("0"));
+    let summary = read("GITHUB_STEP_SUMMARY");
+    assert!(
+        summary.contains("## hcpspec diff") && summary.contains("✅"),
+        "{summary}"
+    );
+    // The failures the base had too are warnings: no `::error` at all.
+    let cmds = processed(&log);
+    assert!(!cmds.iter().any(|c| c.name == "error"), "{cmds:?}");
+    let failing = cmds.iter().filter(|c| c.name == "warning").count();
+    assert!(failing >= 1, "{cmds:?}");
+
+    // A base where one of those cases passed: that case regressed, the step fails.
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(base.join("result.json")).unwrap()).unwrap();
+    let cases = v["suites"][0]["runtimes"][0]["cases"]
+        .as_array_mut()
+        .unwrap();
+    let c = cases.iter_mut().find(|c| c["outcome"] == "error").unwrap();
+    let name = c["name"].as_str().unwrap().to_string();
+    let o = c.as_object_mut().unwrap();
+    o.remove("message");
+    o.insert("verdict".into(), "pass".into());
+    o.insert("outcome".into(), "pass".into());
+    std::fs::write(base.join("result.json"), v.to_string()).unwrap();
+    let (code, log) = action(dir.path(), hcpspec, &with_base);
+    assert_eq!(code, Some(1), "a regression: {log}");
+    assert_eq!(output("regressed").as_deref(), Some("1"));
+    let summary = read("GITHUB_STEP_SUMMARY");
+    assert!(
+        summary.contains("❌ 1 regressed") && summary.contains(&name),
+        "{summary}"
+    );
+    let gate: Vec<Cmd> = processed(&log)
+        .into_iter()
+        .filter(|c| c.props.get("title").is_some_and(|t| t == "hcpspec diff"))
+        .collect();
+    assert_eq!(gate.len(), 1, "{log}");
+    assert!(gate[0].data.contains("1 case(s) regressed"), "{gate:?}");
+    // The Action's inputs are no secret to the diff: the suite and case are named as they are.
+    assert!(!summary.contains("[redacted: $INPUT_"), "{summary}");
+    // The regressed case is an error, the others still warnings.
+    let cmds = processed(&log);
+    let errors: Vec<&Cmd> = cmds.iter().filter(|c| c.name == "error").collect();
+    assert_eq!(errors.len(), 2, "{cmds:?}");
+    let title = errors[0].props.get("title").cloned().unwrap_or_default();
+    assert!(title.starts_with(&format!("{name} on ")), "{errors:?}");
+    assert_eq!(
+        cmds.iter().filter(|c| c.name == "warning").count(),
+        failing - 1
+    );
+
+    // A base that is no result: bad input, the step fails with 2.
+    std::fs::write(base.join("result.json"), "{").unwrap();
+    let (code, log) = action(dir.path(), hcpspec, &with_base);
+    assert_eq!(code, Some(2), "{log}");
+}

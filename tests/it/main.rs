@@ -19,6 +19,7 @@ mod core_hostile;
 mod core_untrusted;
 mod coverage;
 mod deadlines;
+mod diff;
 mod docs;
 mod echo_suite;
 mod fuzz;

@@ -14,7 +14,7 @@ use hcpspec::snapshot::Drift;
 use serde_json::json;
 
 /// A tiny deterministic generator (xorshift): the same seeds, the same results, every run.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 impl Rng {
     fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
@@ -22,12 +22,12 @@ impl Rng {
         self.0 ^= self.0 << 17;
         self.0
     }
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 }
 
-fn case(rng: &mut Rng, i: usize, section: &str) -> CaseResult {
+pub(crate) fn case(rng: &mut Rng, i: usize, section: &str) -> CaseResult {
     let level = [Level::MUST, Level::SHOULD, Level::MAY, Level::PROFILE][rng.below(4) as usize];
     let verdict = match rng.below(5) {
         0 | 1 => Verdict::Pass,
@@ -94,7 +94,7 @@ fn case(rng: &mut Rng, i: usize, section: &str) -> CaseResult {
     r
 }
 
-fn generate(seed: u64) -> RunResult {
+pub(crate) fn generate(seed: u64) -> RunResult {
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let sections: Vec<Section> = (0..1 + rng.below(4))
         .map(|i| Section {
@@ -162,7 +162,7 @@ fn generate(seed: u64) -> RunResult {
 
 /// The documented rule (docs/reading-results.md: what fails the run), written out here:
 /// a changed snapshot always, a new one (no snapshot yet) only under CI.
-fn oracle_fails(c: &CaseResult, strict: bool, ci: bool) -> bool {
+pub(crate) fn oracle_fails(c: &CaseResult, strict: bool, ci: bool) -> bool {
     let o = c.annotations.outcome.unwrap();
     let drifted = match &c.annotations.drift {
         Some(Drift::Changed { .. }) => true,

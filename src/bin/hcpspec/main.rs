@@ -28,6 +28,7 @@ macro_rules! eprintln {
 }
 
 mod cli;
+mod diff;
 mod fuzz;
 mod review;
 mod shim;
@@ -116,6 +117,10 @@ enum Command {
     /// Build a static compatibility site from many results: an overview matrix, a page per
     /// implementation with its history, a page per ledger sentence, badges and a JSON API.
     Site(site::SiteArgs),
+    /// Compare two results (each a result.json or a folder holding one): the cases that
+    /// regressed, were fixed, changed, were added or removed, per runtime and ledger sentence;
+    /// exit 1 when a case newly fails the run.
+    Diff(diff::DiffArgs),
     /// Load and lint pack directories; print issues as `file:pointer: rule: message`.
     Lint {
         #[arg(required = true)]
@@ -257,6 +262,7 @@ fn main() {
         }
         Command::Report { results, out } => cli::report(&results, &out),
         Command::Site(args) => site::site(&args),
+        Command::Diff(args) => diff::diff(&args).map_err(exit::Error::from),
         Command::Lint { pack_dirs } => cli::lint(&pack_dirs).map_err(exit::Error::from),
         Command::List {
             filters,
