@@ -9,6 +9,7 @@ mod markdown;
 mod record;
 mod table;
 pub mod terminal;
+pub mod verify;
 
 pub use badge::badge;
 pub use html::html;

@@ -32,6 +32,7 @@ mod fuzz;
 mod review;
 mod shim;
 mod style;
+mod verify;
 
 /// Set by the first Ctrl-C: the run starts no more cases, lets the running ones finish (each
 /// within its deadline, its processes stopped), and writes its outputs; a second Ctrl-C exits
@@ -112,6 +113,10 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+    /// Check a result.json: recount every summary from its cases, check its case set against
+    /// this hcpspec's embedded vectors, print each edit found (docs/verify.md). Exit 0 verified,
+    /// 1 an edit found, 2 bad input, 5 no edit found but the case set not checkable.
+    Verify { result: PathBuf },
     /// Load and lint pack directories; print issues as `file:pointer: rule: message`.
     Lint {
         #[arg(required = true)]
@@ -252,6 +257,7 @@ fn main() {
             cli::run(&args)
         }
         Command::Report { results, out } => cli::report(&results, &out),
+        Command::Verify { result } => verify::verify(&result),
         Command::Lint { pack_dirs } => cli::lint(&pack_dirs).map_err(exit::Error::from),
         Command::List {
             filters,
