@@ -16,11 +16,8 @@ fn known() -> Result<Known, BadInput> {
     let mut suites = std::collections::HashMap::new();
     for name in hcpspec::case::suite_names(root).map_err(|e| e.to_string())? {
         let loaded = hcpspec::suites::load(root, &name).map_err(|e| e.to_string())?;
-        let levels: std::collections::HashMap<String, hcpspec::case::Level> = loaded
-            .cases
-            .iter()
-            .map(|c| (c.name(), c.level))
-            .collect();
+        let levels: std::collections::HashMap<String, hcpspec::case::Level> =
+            loaded.cases.iter().map(|c| (c.name(), c.level)).collect();
         let rows = hcpspec::suites::ledger::read(root, &loaded.info, &loaded.suite.checks())?;
         let sentences = rows
             .into_iter()
