@@ -499,3 +499,32 @@ impl RunStats {
         self.failed > 0 || self.parity > 0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn start_times_are_rfc3339_in_utc() {
+        let at = |s: u64| rfc3339(UNIX_EPOCH + Duration::from_secs(s));
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(951_782_400 + 86_399), "2000-02-29T23:59:59Z");
+        assert_eq!(at(1_796_618_452), "2026-12-07T04:40:52Z");
+    }
+
+    /// A result written before the implementation was recorded still says who it was.
+    #[test]
+    fn an_older_result_declares_its_implementation_from_info() {
+        let run: RuntimeRun = serde_json::from_value(serde_json::json!({
+            "runtime": "stdio:./shim", "info": {"runtime": {"name": "toy", "version": "0.3"}},
+            "summary": Summary::default(), "cases": []}))
+        .expect("an older runtime run");
+        assert_eq!(run.implementation, None);
+        let declared = run.declared().expect("declared");
+        assert_eq!(
+            (declared.name.as_str(), declared.version.as_str()),
+            ("toy", "0.3")
+        );
+    }
+}
