@@ -238,7 +238,7 @@ fn case_set(report: &Report, known: &Known, v: &mut Verified) {
             .collect();
         let parts: Vec<&str> = r.cases_hash.split('+').collect();
         if parts.len() == 1 {
-            let hash = crate::hash::fnv1a_parts(ran.iter().map(|c| c.source.as_slice()));
+            let hash = crate::run::result::fnv1a(ran.iter().map(|c| c.source.as_slice()));
             if hash != r.cases_hash {
                 v.findings.push(Finding {
                     pointer: format!("/suites/{i}/cases_hash"),
@@ -280,7 +280,7 @@ fn sharded(ran: &[&KnownCase], parts: &[&str]) -> bool {
         let mut got: Vec<String> = of
             .into_iter()
             .filter(|s| !s.is_empty())
-            .map(crate::hash::fnv1a_parts)
+            .map(crate::run::result::fnv1a)
             .collect();
         got.sort_unstable();
         got.dedup();
