@@ -11,6 +11,9 @@ pub const UNREACHABLE: i32 = 3;
 /// The run finished, but its outputs (result.json and its renderings, or snapshots) could not be
 /// written.
 pub const OUTPUT: i32 = 4;
+/// `hcpspec verify`: no edit found, but the result's case set could not be checked (it names
+/// another hcpspec version, or ran vectors from a folder): its summaries agree with its cases.
+pub const UNCHECKED: i32 = 5;
 /// The run was interrupted (Ctrl-C): its outputs hold the cases that ran (128 + SIGINT, as a
 /// shell reports it).
 pub const INTERRUPTED: i32 = 130;

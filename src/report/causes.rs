@@ -328,6 +328,7 @@ mod tests {
             stopped: None,
             info,
             version: None,
+            implementation: None,
             summary: Summary::of(&cases, Rules::default()),
             cases,
         }

@@ -474,6 +474,7 @@ mod tests {
             stopped: None,
             info: serde_json::json!({}),
             version: None,
+            implementation: None,
             summary: Summary::of(&cases, Default::default()),
             cases,
         };

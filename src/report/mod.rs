@@ -11,6 +11,7 @@ mod record;
 pub mod site;
 mod table;
 pub mod terminal;
+pub mod verify;
 
 pub use badge::badge;
 pub use html::html;

@@ -22,6 +22,15 @@ pub struct Report {
     /// run name one; a merge of runs over several case sets names each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vectors: Vec<crate::vectors::Origin>,
+    /// When the run started: RFC 3339, UTC, to the second. A merge keeps the earliest. Absent
+    /// in results written before hcpspec recorded it. Recorded only: no verdict reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<String>,
+    /// How long the run took, wall-clock milliseconds, from the start to the record written.
+    /// A merge keeps the longest of its inputs (shards run side by side; the sum of the cases'
+    /// own times stays in each runtime's `summary.micros`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_ms: Option<u64>,
     pub suites: Vec<RunResult>,
 }
 
@@ -31,6 +40,8 @@ impl Report {
             schema: REPORT_SCHEMA.into(),
             hcpspec_version: env!("CARGO_PKG_VERSION").into(),
             vectors: vec![],
+            started: None,
+            wall_ms: None,
             suites,
         }
     }
@@ -233,6 +244,9 @@ fn merge_counting(
     let mut parity_seen: Vec<HashSet<String>> = vec![];
     let mut vectors: Vec<crate::vectors::Origin> = vec![];
     let mut vectors_seen = HashSet::new();
+    // The earliest start (RFC 3339 in UTC of one shape orders as text) and the longest wall time.
+    let started = inputs.iter().filter_map(|(_, r)| r.started.clone()).min();
+    let wall_ms = inputs.iter().filter_map(|(_, r)| r.wall_ms).max();
     for (file, (_, report)) in inputs.into_iter().enumerate() {
         for o in report.vectors {
             if vectors_seen.insert((o.origin.clone(), o.sha256.clone())) {
@@ -318,6 +332,8 @@ fn merge_counting(
     Ok((
         Report {
             vectors,
+            started,
+            wall_ms,
             ..Report::of(suites)
         },
         warnings,
@@ -361,6 +377,8 @@ pub fn read(path: &Path) -> Result<Report, BadInput> {
                 schema: REPORT_SCHEMA.into(),
                 hcpspec_version: one.hcpspec_version.clone(),
                 vectors: vec![],
+                started: None,
+                wall_ms: None,
                 suites: vec![one],
             }
         }

@@ -789,6 +789,7 @@ mod tests {
             stopped: None,
             info: json!({ "runtime": { "name": "mute", "version": "0.1.0" } }),
             version: None,
+            implementation: None,
             summary: Summary::of(&results, rules),
             cases: results.clone(),
         };

@@ -73,8 +73,59 @@ pub struct RuntimeRun {
     /// scored (`run::versions`). Absent for a suite without versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// The implementation's name and version as it declared them (`initialize`'s
+    /// `runtime.name` and `runtime.version`, kept as said): absent when it declared none, and in
+    /// results written before hcpspec recorded it (read from `info` then, [`Self::declared`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implementation: Option<Implementation>,
     pub summary: Summary,
     pub cases: Vec<CaseResult>,
+}
+
+/// An implementation's name and version, as it declared them to `initialize`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Implementation {
+    pub name: String,
+    /// Empty when it declared no version.
+    #[serde(default)]
+    pub version: String,
+}
+
+impl Implementation {
+    /// What `info` (an `initialize` answer) declares: `runtime.name` and `runtime.version`.
+    pub fn declared(info: &Value) -> Option<Implementation> {
+        let at = |p: &str| info.pointer(p).and_then(Value::as_str).map(String::from);
+        Some(Implementation {
+            name: at("/runtime/name")?,
+            version: at("/runtime/version").unwrap_or_default(),
+        })
+    }
+}
+
+/// A point in time as RFC 3339 in UTC, to the second (`2026-12-07T04:40:52Z`): when a run
+/// started, as `result.json` records it. Only recorded, never judged.
+pub fn rfc3339(t: std::time::SystemTime) -> String {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's `civil_from_days`).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 impl RuntimeRun {
@@ -90,6 +141,13 @@ impl RuntimeRun {
                     .map(String::from)
             })
             .unwrap_or_else(|| self.runtime.clone())
+    }
+
+    /// Its name and version as declared: the recorded ones, else (an older result) `info`'s.
+    pub fn declared(&self) -> Option<Implementation> {
+        self.implementation
+            .clone()
+            .or_else(|| Implementation::declared(&self.info))
     }
 
     /// What the renderings head it with: its `--name`, else its adapter spec.
@@ -153,6 +211,10 @@ impl RunResult {
                 text(v);
             }
             run.info = contain(&run.info);
+            if let Some(i) = &mut run.implementation {
+                text(&mut i.name);
+                text(&mut i.version);
+            }
             for c in &mut run.cases {
                 text(&mut c.name);
                 text(&mut c.section);
@@ -435,5 +497,34 @@ impl RunStats {
     /// Does the run fail (exit 1)? A case that fails it, or a transport parity difference.
     pub fn fails(&self) -> bool {
         self.failed > 0 || self.parity > 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn start_times_are_rfc3339_in_utc() {
+        let at = |s: u64| rfc3339(UNIX_EPOCH + Duration::from_secs(s));
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(951_782_400 + 86_399), "2000-02-29T23:59:59Z");
+        assert_eq!(at(1_796_618_452), "2026-12-07T04:40:52Z");
+    }
+
+    /// A result written before the implementation was recorded still says who it was.
+    #[test]
+    fn an_older_result_declares_its_implementation_from_info() {
+        let run: RuntimeRun = serde_json::from_value(serde_json::json!({
+            "runtime": "stdio:./shim", "info": {"runtime": {"name": "toy", "version": "0.3"}},
+            "summary": Summary::default(), "cases": []}))
+        .expect("an older runtime run");
+        assert_eq!(run.implementation, None);
+        let declared = run.declared().expect("declared");
+        assert_eq!(
+            (declared.name.as_str(), declared.version.as_str()),
+            ("toy", "0.3")
+        );
     }
 }

@@ -421,6 +421,7 @@ impl<'a> Runner<'a> {
             runtime: spec.to_string(),
             label,
             stopped,
+            implementation: super::result::Implementation::declared(&info),
             info,
             version,
             summary,

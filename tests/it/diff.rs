@@ -109,6 +109,7 @@ fn mutate(base: &Report, seed: u64) -> (Report, Want) {
             stopped: None,
             info: json!({ "runtime": { "name": "new", "version": "1" } }),
             version: None,
+            implementation: None,
             summary: Summary::default(),
             cases,
         });

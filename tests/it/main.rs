@@ -42,4 +42,5 @@ mod stdio_orphans;
 mod terminal;
 mod trace;
 mod transports;
+mod verify_result;
 mod versions;

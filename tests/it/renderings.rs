@@ -126,6 +126,7 @@ pub(crate) fn generate(seed: u64) -> RunResult {
                 stopped: None,
                 info: json!({ "runtime": { "name": format!("rt-{k}"), "version": "1" } }),
                 version: None,
+                implementation: None,
                 summary: Summary::default(),
                 cases,
             }

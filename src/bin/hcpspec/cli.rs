@@ -265,6 +265,8 @@ fn label(s: &str) -> Result<String, BadInput> {
 }
 
 pub fn run(a: &RunArgs) -> Result<i32, exit::Error> {
+    // When it started and how long it took, recorded in result.json (never judged).
+    let started = (std::time::SystemTime::now(), Instant::now());
     if a.name.len() > a.runtime.len() {
         return Err(BadInput(format!(
             "--name: {} label(s) for {} --runtime(s); a label names the --runtime of its position",
@@ -316,6 +318,8 @@ pub fn run(a: &RunArgs) -> Result<i32, exit::Error> {
     // One record and one set of renderings for the whole run, every suite in it.
     let report = hcpspec::report::Report {
         vectors: vec![origin],
+        started: Some(hcpspec::run::result::rfc3339(started.0)),
+        wall_ms: Some(started.1.elapsed().as_millis() as u64),
         ..hcpspec::report::Report::of(finished.results)
     };
     let written = hcpspec::report::write_all(&report, &a.out);
@@ -1173,6 +1177,7 @@ fn bench_reports(
             stopped: None,
             info: info.clone(),
             version: None,
+            implementation: None,
             summary: Summary::of(&results, Rules::default()),
             cases: results.clone(),
         })

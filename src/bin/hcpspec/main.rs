@@ -34,6 +34,7 @@ mod review;
 mod shim;
 mod site;
 mod style;
+mod verify;
 
 /// Set by the first Ctrl-C: the run starts no more cases, lets the running ones finish (each
 /// within its deadline, its processes stopped), and writes its outputs; a second Ctrl-C exits
@@ -121,6 +122,10 @@ enum Command {
     /// regressed, were fixed, changed, were added or removed, per runtime and ledger sentence;
     /// exit 1 when a case newly fails the run.
     Diff(diff::DiffArgs),
+    /// Check a result.json: recount every summary from its cases, check its case set against
+    /// this hcpspec's embedded vectors, print each edit found (docs/verify.md). Exit 0 verified,
+    /// 1 an edit found, 2 bad input, 5 no edit found but the case set not checkable.
+    Verify { result: PathBuf },
     /// Load and lint pack directories; print issues as `file:pointer: rule: message`.
     Lint {
         #[arg(required = true)]
@@ -263,6 +268,7 @@ fn main() {
         Command::Report { results, out } => cli::report(&results, &out),
         Command::Site(args) => site::site(&args),
         Command::Diff(args) => diff::diff(&args).map_err(exit::Error::from),
+        Command::Verify { result } => verify::verify(&result),
         Command::Lint { pack_dirs } => cli::lint(&pack_dirs).map_err(exit::Error::from),
         Command::List {
             filters,
