@@ -3,7 +3,7 @@
 //! drill-down per case with its citation and diff. Every byte that came from a runtime or a
 //! case goes through `esc`.
 
-use super::{counts, fails_run, state, Report, RunResult, State, Summary};
+use super::{counts, fails_run, state, Mark, Report, RunResult, State, Summary};
 use crate::case::Level;
 use crate::run::plan::section_label;
 use crate::run::Verdict;
@@ -54,14 +54,11 @@ pub fn anchor(parts: &[&str]) -> String {
 /// ran, warn when something did not pass and was not declared to fail (an expected failure is
 /// the runtime's own word: a section of only those is ok, as the terminal marks it ✓).
 fn class(s: &Summary) -> &'static str {
-    if s.must_fail > 0 {
-        "bad"
-    } else if s.ran() == 0 {
-        "none"
-    } else if s.pass + s.expected_fail < s.scored() {
-        "warn"
-    } else {
-        "ok"
+    match s.mark() {
+        Mark::Fails => "bad",
+        Mark::NoneRan => "none",
+        Mark::Warn => "warn",
+        Mark::Ok => "ok",
     }
 }
 

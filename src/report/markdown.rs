@@ -1,20 +1,16 @@
 //! A Markdown summary that fits a GitHub job summary: the section matrix, then what failed.
 
-use super::{counts, fails_run, state, Report, RunResult, State, Summary};
+use super::{counts, fails_run, state, Mark, Report, RunResult, State, Summary};
 use crate::run::Verdict;
 
 /// `mark pass/total · N state …`: the counts every rendering shows, with one mark: ❌ the run
 /// fails here, – nothing ran, ⚠️ something did not pass, ✅ all passed.
 fn cell(s: &Summary) -> String {
-    let mark = if s.must_fail > 0 {
-        "❌"
-    } else if s.ran() == 0 {
-        "–"
-    } else if s.pass + s.expected_fail < s.scored() {
-        // An expected failure is declared, as on the terminal and in the HTML: not a warning.
-        "⚠️"
-    } else {
-        "✅"
+    let mark = match s.mark() {
+        Mark::Fails => "❌",
+        Mark::NoneRan => "–",
+        Mark::Warn => "⚠️",
+        Mark::Ok => "✅",
     };
     let mut text = format!("{mark} {}/{}", s.pass, s.total());
     for other in s.others() {

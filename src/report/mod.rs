@@ -22,7 +22,7 @@ pub use table::{table, table_marked, Marks};
 pub use terminal::{Look, Terminal};
 
 pub use crate::run::result::{
-    counts, fails_run, fnv1a, outcome, state, Rules, RunResult, RunStats, RuntimeRun, State,
+    counts, fails_run, fnv1a, outcome, state, Mark, Rules, RunResult, RunStats, RuntimeRun, State,
     Summary, SCHEMA,
 };
 use std::path::Path;

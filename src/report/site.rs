@@ -6,7 +6,7 @@
 //! from a name goes through [`ident`] (no separator, no `..`, no leading dot).
 
 use super::html::{cell, esc, STYLE};
-use super::{state, Report, State, Summary};
+use super::{state, Mark, Report, State, Summary};
 use crate::error::BadInput;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -382,14 +382,11 @@ fn head(h: &mut String, title: &str, page: &str, depth: usize) {
 /// color, in the terminal's symbols (a page font has them; not every one has emoji): ✗ the run
 /// fails here, – nothing ran, ⚠ something did not pass, ✓ all passed.
 fn mark(s: &Summary) -> String {
-    let m = if s.must_fail > 0 {
-        "✗"
-    } else if s.ran() == 0 {
-        "–"
-    } else if s.pass + s.expected_fail < s.scored() {
-        "⚠"
-    } else {
-        "✓"
+    let m = match s.mark() {
+        Mark::Fails => "✗",
+        Mark::NoneRan => "–",
+        Mark::Warn => "⚠",
+        Mark::Ok => "✓",
     };
     format!(" <span class=mark>{m}</span>")
 }
@@ -608,13 +605,7 @@ fn sentence_page(title: &str, implementations: &[Implementation], s: &Sentence) 
 
 /// A shields.io endpoint badge, colored as [`super::badge`] colors it.
 fn badge(name: &str, suite: &str, s: &Summary) -> String {
-    let color = if s.must_fail > 0 {
-        "red"
-    } else if s.pass + s.expected_fail < s.scored() {
-        "yellow"
-    } else {
-        "brightgreen"
-    };
+    let color = super::badge::color(s);
     pretty(&json!({
         "schemaVersion": 1,
         "label": format!("{suite} {name}"),

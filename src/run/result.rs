@@ -360,6 +360,15 @@ pub fn fails_run(r: &CaseResult, rules: Rules) -> bool {
     drifted || outcome(r).fails_run(r.level, rules.strict)
 }
 
+/// A cell's mark, one rule for every rendering ([`Summary::mark`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    Fails,
+    NoneRan,
+    Warn,
+    Ok,
+}
+
 impl Summary {
     pub fn of(results: &[CaseResult], rules: Rules) -> Summary {
         let mut s = Summary::default();
@@ -401,6 +410,21 @@ impl Summary {
     /// Cases that ran (all but the skipped): a section where none ran is neither green nor red.
     pub fn ran(&self) -> usize {
         self.total() - self.skip
+    }
+
+    /// The mark every rendering gives these cases (docs/reading-results.md, "Marks"): the run
+    /// fails here; nothing ran; something did not pass that no expectation declares (an
+    /// expected failure is the runtime's own word); all passed.
+    pub fn mark(&self) -> Mark {
+        if self.must_fail > 0 {
+            Mark::Fails
+        } else if self.ran() == 0 {
+            Mark::NoneRan
+        } else if self.pass + self.expected_fail < self.scored() {
+            Mark::Warn
+        } else {
+            Mark::Ok
+        }
     }
 
     /// The non-zero counts past `pass`, as `N label` in [`State::ALL`]'s order, then drift and
