@@ -87,24 +87,9 @@ fn only_new(r: &crate::run::CaseResult, rules: super::Rules) -> bool {
 
 /// The one command that records a runtime's snapshots: its run again with `--accept`.
 pub(super) fn record_command(suite: &str, run: &crate::run::result::RuntimeRun) -> String {
-    let quote = |s: &str| {
-        if s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.:/".contains(c))
-        {
-            s.to_string()
-        } else {
-            format!("'{}'", s.replace('\'', "'\\''"))
-        }
-    };
-    let mut cmd = format!(
-        "hcpspec run --suite {} --runtime {}",
-        quote(suite),
-        quote(&run.runtime)
-    );
-    if let Some(l) = &run.label {
-        cmd += &format!(" --name {}", quote(l));
-    }
-    cmd + " --snapshots DIR --accept"
+    let mut words = super::run_words(suite, run);
+    words.extend(["--snapshots", "DIR", "--accept"].map(String::from));
+    shell_words::join(words)
 }
 
 /// A problem's row: runtime, case, level, what, spec.

@@ -81,6 +81,19 @@ pub fn trace_text(r: &crate::run::CaseResult) -> String {
     }
 }
 
+/// The words of `hcpspec run` for one runtime of a suite, as the run named it (its spec and
+/// `--name`): what a rerun or a recording command starts with.
+fn run_words(suite: &str, run: &RuntimeRun) -> Vec<String> {
+    let mut words: Vec<String> = ["hcpspec", "run", "--suite", suite, "--runtime"]
+        .map(String::from)
+        .into();
+    words.push(run.runtime.clone());
+    if let Some(l) = &run.label {
+        words.extend(["--name".into(), l.clone()]);
+    }
+    words
+}
+
 /// The size budget of each output file of a record, in bytes: 1 MiB, and 128 KiB for each case
 /// result, observation, failure's expected and actual, and parity difference. Observations are
 /// at most 16 KiB pretty-printed and texts 4 KiB (`snapshot::MAX_VALUE`, `MAX_TEXT`), so a run

@@ -272,13 +272,7 @@ impl Terminal {
     /// name as a glob over the whole name (`*` first makes it one), so that no case whose name
     /// merely contains it runs too.
     fn rerun_command(&self, suite: &str, run: &RuntimeRun, name: &str) -> String {
-        let mut words: Vec<String> = ["hcpspec", "run", "--suite", suite, "--runtime"]
-            .map(String::from)
-            .into();
-        words.push(run.runtime.clone());
-        if let Some(l) = &run.label {
-            words.extend(["--name".into(), l.clone()]);
-        }
+        let mut words = super::run_words(suite, run);
         words.extend(self.rerun.options.iter().cloned());
         words.extend(["--filter".into(), whole_name(name)]);
         printable(&shell_words::join(words), false)

@@ -5,7 +5,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn hcpspec(args: &[&str]) -> Output {
+pub(crate) fn hcpspec(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hcpspec"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))

@@ -4,23 +4,8 @@
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn hcpspec(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hcpspec"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("hcpspec runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use super::cli::{hcpspec, text};
 
 /// `hcpspec run ARGS --out DIR`: its result.json.
 fn run(dir: &Path, args: &[&str]) -> std::path::PathBuf {
