@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
 # The wheel behind `pip install hcpspec`: maturin's `bin` bindings put the hcpspec binary on
-# PATH, as ruff's and uv's wheels do (pyproject.toml). Uses maturin from PATH, else installs it
-# into target/maturin-venv.
+# PATH, as ruff's and uv's wheels do (pyproject.toml). Run by .ci/run and the release workflow.
 #
-#   scripts/build-wheel.sh [MATURIN ARGS]   → target/wheels/hcpspec-VERSION-py3-none-PLATFORM.whl
+#   scripts/build-wheel.sh [TARGET] [MATURIN ARGS]   → target/wheels/TARGET/hcpspec-VERSION-py3-none-PLATFORM.whl
+#
+# TARGET is a Rust target triple (default: this machine's). Linux wheels are linked by zig
+# (`maturin --zig`, ziglang from PyPI) against old ABIs, so they install where people run CI:
+# `*-linux-gnu` as manylinux2014 (glibc ≥ 2.17), `*-linux-musl` as musllinux_1_2 (a static
+# binary). Other targets (macOS) build natively. maturin, ziglang and rustup's target are
+# installed when missing (scripts/release-env.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/release-env.sh
-if ! command -v maturin >/dev/null; then
-  [ -x target/maturin-venv/bin/maturin ] || {
-    python3 -m venv target/maturin-venv
-    target/maturin-venv/bin/pip install --quiet "maturin>=1.5,<2"
-  }
-  PATH="$PWD/target/maturin-venv/bin:$PATH"
-fi
-rm -f target/wheels/hcpspec-*.whl
-maturin build --release --locked --out target/wheels "$@"
+target="$(rustc -vV | sed -n 's/^host: //p')"
+case "${1:-}" in ""|-*) ;; *) target="$1"; shift ;; esac
+case "$target" in
+  *-linux-gnu) platform=(--zig --compatibility manylinux2014) ;;
+  *-linux-musl) platform=(--zig --compatibility musllinux_1_2) ;;
+  *) platform=() ;;
+esac
+release_tools maturin
+[ ${#platform[@]} = 0 ] || release_tools ziglang
+rustup target list --installed 2>/dev/null | grep -qx "$target" || rustup target add "$target"
+out="target/wheels/$target"
+rm -rf "$out"
+maturin build --release --locked --target "$target" "${platform[@]}" --out "$out" "$@"

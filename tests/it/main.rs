@@ -32,6 +32,7 @@ mod hostile;
 mod loading;
 mod pack_typed;
 mod redaction;
+mod release;
 mod renderings;
 mod report_untrusted;
 mod shape;
