@@ -70,7 +70,10 @@ impl Step {
             .arg(root().join("scripts/action.py"))
             .current_dir(self.dir.path())
             .env_clear()
-            .env("PATH", format!("{}:/usr/bin:/bin", self.path("bin").display()))
+            .env(
+                "PATH",
+                format!("{}:/usr/bin:/bin", self.path("bin").display()),
+            )
             .env("HOME", self.path("home"))
             .env("RUNNER_TEMP", self.path("temp"))
             .env("GITHUB_OUTPUT", self.path("GITHUB_OUTPUT"))
@@ -138,7 +141,10 @@ fn a_wheel_file_that_does_not_exist_is_one_line_and_exit_2() {
     let wheel = wheel.to_str().unwrap();
     let (code, log) = step.run(&[("INPUT_HCPSPEC_VERSION", wheel)]);
     let text = step.failed_install(code, &log);
-    assert!(text.contains(wheel) && text.contains("does not exist"), "{text}");
+    assert!(
+        text.contains(wheel) && text.contains("does not exist"),
+        "{text}"
+    );
 }
 
 /// At a commit (no release tag), `action` builds the Action's checkout: a commit may differ
@@ -150,7 +156,10 @@ fn action_at_a_commit_builds_its_checkout_and_runs() {
     let checkout = root();
     let mut env = vec![
         ("INPUT_HCPSPEC_VERSION", "action"),
-        ("GITHUB_ACTION_REF", "0123456789abcdef0123456789abcdef01234567"),
+        (
+            "GITHUB_ACTION_REF",
+            "0123456789abcdef0123456789abcdef01234567",
+        ),
         ("GITHUB_ACTION_PATH", checkout.to_str().unwrap()),
     ];
     env.extend(QUICK);
@@ -190,7 +199,9 @@ fn action_at_a_release_tag_not_on_pypi_builds_its_checkout() {
         .find(|t| t.contains(&asked));
     assert!(pip_log.is_some(), "pip never asked for {asked}: {log}");
     assert!(log.contains("PyPI") && log.contains("from source"), "{log}");
-    assert!(step.output("version").is_some_and(|v| v.starts_with("hcpspec ")));
+    assert!(step
+        .output("version")
+        .is_some_and(|v| v.starts_with("hcpspec ")));
 }
 
 /// Nothing published and no cargo: one line giving both reasons and how to get cargo; a
