@@ -5,7 +5,7 @@
 //! (PIP_NO_INDEX) and `cargo` a fake that records its arguments and "builds" by copying this
 //! build's hcpspec, so nothing here needs the network or minutes.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 fn root() -> PathBuf {
@@ -213,7 +213,7 @@ fn action_install_without_pypi_or_cargo_is_one_line_with_both_reasons() {
     let (code, log) = step.run(&[
         ("INPUT_HCPSPEC_VERSION", "action"),
         ("GITHUB_ACTION_REF", &tag),
-        // Only the Action's own folder of tools: no cargo from the system.
+        // PATH only the (empty) bin/: no cargo anywhere.
         ("PATH", step.path("bin").to_str().unwrap()),
     ]);
     let text = step.failed_install(code, &log);
