@@ -6,8 +6,14 @@
 Everything comes from the environment, as action.yml passes its inputs (a run outside GitHub
 sets them by hand; CI does, with files of its own as GITHUB_STEP_SUMMARY and GITHUB_OUTPUT):
 
-  INPUT_HCPSPEC_VERSION  `latest`, a version (`0.1.0`) or a wheel file: pip installs it into a
-                         fresh venv under RUNNER_TEMP (else the temp dir). Empty: use HCPSPEC.
+  INPUT_HCPSPEC_VERSION  what to install, under RUNNER_TEMP (else the temp dir):
+                         `action`: the Action's own version: at a tag vX.Y.Z (GITHUB_ACTION_REF)
+                           hcpspec==X.Y.Z from PyPI, else (not published, or a branch or commit)
+                           `cargo install --locked --path` of the Action's checkout
+                           (GITHUB_ACTION_PATH, else the folder holding scripts/);
+                         `latest`, a version (`0.1.0`), a wheel file or an http(s) URL of one:
+                           pip installs it into a fresh venv; `source`: the cargo build.
+                         Empty: use HCPSPEC.
   HCPSPEC                the binary when nothing is installed (default: `hcpspec` on PATH)
   INPUT_RUNTIME          one --runtime per line (empty: the suites' embedded targets)
   INPUT_NAME             one --name per line, in the runtimes' order
@@ -27,8 +33,12 @@ that fails the run (junit.xml's failures and errors, which agree with the exit c
 and the terminal), titled by the case and pointing at no file (hcpspec's case files are not in
 the caller's repository; a stale expectation points at the expectations file), the cases that
 fail only for want of a snapshot in one annotation with the command that records them; sets the
-outputs `out`, `result-json`, `exit-code` and `failed` (the count of such cases), and exits with
-hcpspec's code (in compare mode, `regressed` too, and the diff's code once the run finished). It uploads nothing: the output folder is the caller's to keep.
+outputs `out`, `result-json`, `exit-code`, `failed` (the count of such cases) and `version`
+(`hcpspec --version`'s first line), and exits with hcpspec's code (in compare mode, `regressed`
+too, and the diff's code once the run finished). It uploads nothing: the output folder is the
+caller's to keep. An install that fails is one `::error` line saying why (pip's and cargo's
+output stay in a file it names), a step-summary line and the outputs (exit-code 2, nothing
+run), and exit 2.
 
 What an implementation says is text, never a workflow command (docs/security.md, "The GitHub
 Action"): hcpspec's output goes to the log under `::stop-commands::` with a token no
@@ -41,6 +51,7 @@ import os
 import re
 import secrets
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -61,19 +72,152 @@ def lines(name):
     return [l.strip() for l in os.environ.get(name, "").splitlines() if l.strip()]
 
 
-def install(version):
-    """A fresh venv with hcpspec from PyPI or a wheel file; the path of its binary."""
-    base = os.environ.get("RUNNER_TEMP") or tempfile.gettempdir()
-    venv = tempfile.mkdtemp(prefix="hcpspec-venv-", dir=base)
-    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-    if version == "latest":
-        spec = "hcpspec"
-    elif version.endswith(".whl") or os.sep in version:
-        spec = os.path.abspath(version)
-    else:
-        spec = f"hcpspec=={version}"
-    subprocess.run([os.path.join(venv, "bin", "pip"), "install", "--quiet", spec], check=True)
-    return os.path.join(venv, "bin", "hcpspec")
+class InstallFailed(Exception):
+    """Why hcpspec could not be installed, in one line: the step's `::error` says it."""
+
+
+# A version as `hcpspec-version` gives it: `0.1.0`, `v0.1.0`, `0.2.0rc1`.
+VERSION = re.compile(r"v?(\d+\.\d+\.\d+(?:[-.+]?[0-9A-Za-z.]+)?)")
+CARGO_MISSING = ("cargo is not on PATH (add dtolnay/rust-toolchain before this step, "
+                 "or use a released version)")
+
+
+def action_path():
+    """The Action's own checkout: where GitHub put it, else the folder holding scripts/."""
+    return os.environ.get("GITHUB_ACTION_PATH") or os.path.dirname(
+        os.path.dirname(os.path.abspath(__file__)))
+
+
+def action_ref(path):
+    """The ref the Action is used at (a tag, a branch, a commit). GitHub leaves
+    GITHUB_ACTION_REF empty in a composite action's steps (actions/runner#2473), so the folder
+    it checked the Action out to (`_actions/OWNER/REPO/REF`) names it too."""
+    ref = os.environ.get("GITHUB_ACTION_REF", "").strip()
+    if not ref and "/_actions/" in path.replace(os.sep, "/"):
+        ref = os.path.basename(os.path.normpath(path))
+    return ref
+
+
+def release_of(ref, path):
+    """The release a ref is (`0.1.0` for a tag `v0.1.0`, or `v` and the checkout's own
+    version), None for a branch or a commit, which may differ from every release."""
+    try:
+        with open(os.path.join(path, "Cargo.toml"), encoding="utf-8") as f:
+            own = re.search(r'(?m)^version\s*=\s*"([^"]+)"', f.read())
+    except OSError:
+        own = None
+    if re.fullmatch(r"v\d+\.\d+\.\d+", ref) or (own and ref == "v" + own.group(1)):
+        return ref[1:]
+    return None
+
+
+def logged(cmd, log):
+    """Run cmd, its output appended to the file log (a whole pip or cargo run in the step log
+    would bury the one line that matters); its exit code."""
+    with open(log, "ab") as f:
+        f.write(f"$ {shlex.join(cmd)}\n".encode())
+        f.flush()
+        try:
+            return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT).returncode
+        except OSError as e:
+            f.write(f"{e}\n".encode())
+            return 127
+
+
+def last_error(log):
+    """The last line of log that says `error` (pip's `ERROR: …`, cargo's `error: …`), else its
+    last line."""
+    with open(log, encoding="utf-8", errors="replace") as f:
+        found = [l.strip() for l in f if l.strip()]
+    errors = [l for l in found if l.lower().startswith("error")]
+    return (errors or found or ["no output"])[-1]
+
+
+def from_pypi(spec, what, work, log):
+    """pip installs spec (a requirement, a wheel file or URL) into a fresh venv; its binary."""
+    venv = os.path.join(work, "venv")
+    bindir = os.path.join(venv, "Scripts" if os.name == "nt" else "bin")
+    if logged([sys.executable, "-m", "venv", venv], log):
+        raise InstallFailed(f"no venv: {last_error(log)} (output: {log})")
+    if logged([os.path.join(bindir, "pip"), "install", "--disable-pip-version-check", spec], log) == 0:
+        return os.path.join(bindir, "hcpspec")
+    with open(log, encoding="utf-8", errors="replace") as f:
+        if "No matching distribution found" in f.read():
+            raise InstallFailed(f"no {what} on PyPI (pip's output: {log})")
+    raise InstallFailed(f"pip failed: {last_error(log)} (output: {log})")
+
+
+def from_source(work, log, why=None):
+    """cargo builds the Action's checkout into work; its binary. `why` says why it is built
+    (when it was not asked for)."""
+    why = f"{why}; " if why else ""
+    cargo = shutil.which("cargo")
+    if not cargo:
+        raise InstallFailed(f"{why}building from source: {CARGO_MISSING}")
+    path, root = action_path(), os.path.join(work, "hcpspec-build")
+    print(f"hcpspec action: {why}building hcpspec from source ({path}) with cargo, which takes "
+          f"minutes (its output: {log})", flush=True)
+    if logged([cargo, "install", "--locked", "--path", path, "--root", root], log):
+        raise InstallFailed(f"{why}cargo install failed: {last_error(log)} (output: {log})")
+    return os.path.join(root, "bin", "hcpspec")
+
+
+def install(value, work):
+    """The hcpspec binary `hcpspec-version` names, installed under work (see the module's
+    text); InstallFailed says why not."""
+    log = os.path.join(work, "install.log")
+    if value == "action":
+        ref = action_ref(action_path())
+        release = release_of(ref, action_path())
+        if release is None:
+            return from_source(work, log, f"the Action is used at {ref or 'a checkout'}, not a release tag")
+        try:
+            return from_pypi(f"hcpspec=={release}", f"hcpspec {release}", work, log)
+        except InstallFailed as e:
+            return from_source(work, log, str(e))
+    if value == "source":
+        return from_source(work, log)
+    if value == "latest":
+        return from_pypi("hcpspec", "hcpspec", work, log)
+    if value.endswith(".whl") and re.match(r"(?i)https?://", value):
+        return from_pypi(value, value, work, log)
+    if value.endswith(".whl") or os.sep in value:
+        if not os.path.isfile(value):
+            raise InstallFailed(f"the wheel file {os.path.abspath(value)} does not exist")
+        return from_pypi(os.path.abspath(value), value, work, log)
+    if VERSION.fullmatch(value):
+        version = VERSION.fullmatch(value).group(1)
+        return from_pypi(f"hcpspec=={version}", f"hcpspec {version}", work, log)
+    raise InstallFailed("not `action`, `latest`, `source`, a version, a wheel file or a URL of one")
+
+
+def version_of(binary):
+    """The first line of `hcpspec --version` (`hcpspec 0.1.0`): the binary runs, and the log
+    and the `version` output say what certified the run."""
+    try:
+        p = subprocess.run([binary, "--version"], stdin=subprocess.DEVNULL, capture_output=True,
+                           env=step_env())
+    except OSError as e:
+        raise InstallFailed(f"{binary} does not run: {e.strerror}")
+    said = p.stdout.decode("utf-8", "replace").strip().splitlines()
+    if p.returncode or not said:
+        err = p.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise InstallFailed(f"`{binary} --version` failed: {(err or [f'exit {p.returncode}'])[-1]}")
+    return said[0].strip()
+
+
+def install_failed(value, why, out):
+    """The one line of a failed install, its step-summary line and the outputs (nothing ran:
+    no result, no failures); exit 2, as for bad input."""
+    asked = f"hcpspec-version `{value}`" if value else "hcpspec-version empty (HCPSPEC, else hcpspec on PATH)"
+    line = f"{asked}: {why}"
+    print(f"::error title=hcpspec install::{escape(line)}", flush=True)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as f:
+            f.write(inert(f"**hcpspec could not be installed**: {line}") + "\n")
+    write_outputs(out, "", 2, 0, "")
+    return 2
 
 
 def command(binary, out):
@@ -248,10 +392,34 @@ def compare(binary, base, out, summary):
     return code, regressed
 
 
+def write_outputs(out, result_json, code, failed, version, regressed=None):
+    outputs = os.environ.get("GITHUB_OUTPUT")
+    if outputs:
+        with open(outputs, "a", encoding="utf-8") as f:
+            f.write(f"out={out}\nresult-json={result_json}\n")
+            f.write(f"exit-code={code}\nfailed={failed}\nversion={version}\n")
+            if regressed is not None:
+                f.write(f"regressed={regressed}\n")
+
+
+def hcpspec(value):
+    """The binary to run and what its `--version` says; InstallFailed says why there is none."""
+    if not value:
+        binary = os.environ.get("HCPSPEC", "hcpspec")
+    else:
+        base = os.environ.get("RUNNER_TEMP") or tempfile.gettempdir()
+        binary = install(value, tempfile.mkdtemp(prefix="hcpspec-", dir=base))
+    return binary, version_of(binary)
+
+
 def main():
-    version = os.environ.get("INPUT_HCPSPEC_VERSION", "").strip()
-    binary = install(version) if version else os.environ.get("HCPSPEC", "hcpspec")
+    value = os.environ.get("INPUT_HCPSPEC_VERSION", "").strip()
     out = os.environ.get("INPUT_OUT", "").strip() or "hcpspec-report"
+    try:
+        binary, version = hcpspec(value)
+    except InstallFailed as e:
+        return install_failed(value, e, out)
+    print(f"hcpspec action: {version} ({binary})", flush=True)
     cmd = command(binary, out)
     code = relay(cmd)
 
@@ -273,13 +441,8 @@ def main():
             text = text.encode()[:MAX_SUMMARY].decode("utf-8", "ignore") + "\n\n… (cut: see summary.md)\n"
         with open(summary, "a", encoding="utf-8") as f:
             f.write(text + "\n")
-    outputs = os.environ.get("GITHUB_OUTPUT")
-    if outputs:
-        with open(outputs, "a", encoding="utf-8") as f:
-            f.write(f"out={out}\nresult-json={os.path.join(out, 'result.json')}\n")
-            f.write(f"exit-code={code}\nfailed={len(failed)}\n")
-            if regressed is not None:
-                f.write(f"regressed={len(regressed)}\n")
+    write_outputs(out, os.path.join(out, "result.json"), code, len(failed), version,
+                  None if regressed is None else len(regressed))
     return step_code
 
 

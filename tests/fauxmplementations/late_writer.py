@@ -2,7 +2,7 @@
 """A stand-in for the hcpspec binary, for tests/it/action_log.rs: what a process left behind
 does to the Action's log.
 
-    late_writer.py run --out DIR ...   |   late_writer.py list --format json
+    late_writer.py run --out DIR ...   |   late_writer.py list --format json   |   late_writer.py --version
 
 `run` writes DIR/junit.xml with one failure whose message holds commands, newlines and `%`
 escapes; prints a last line without its newline; then leaves a child holding its stdout that
@@ -19,6 +19,9 @@ MESSAGE = "first\n::warning::in-a-message\r##[add-mask]x %0A::error::y %25"
 
 
 def main():
+    if sys.argv[1] == "--version":
+        print("hcpspec 0.0.0 (late_writer.py)")
+        return 0
     if sys.argv[1] == "list":
         print('[{"case": "contract::late", "file": "vectors/contract/late.json"}]')
         return 0

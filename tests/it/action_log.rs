@@ -235,7 +235,7 @@ fn an_implementations_commands_never_reach_the_step_log() {
         .collect();
     assert_eq!(
         keys,
-        ["out", "result-json", "exit-code", "failed"],
+        ["out", "result-json", "exit-code", "failed", "version"],
         "{outputs}"
     );
     assert!(failed > 0, "{outputs}");

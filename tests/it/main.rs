@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod action_install;
 mod action_log;
 mod architecture;
 mod citations;
