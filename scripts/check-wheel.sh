@@ -70,7 +70,7 @@ if [ "$libc" = musl ]; then
     mkdir -p "$root/tmp" "$root/out"
     chmod 1777 "$root/tmp"
     cp "$hc" "$root/hcpspec"
-    (cd / && env -i HOME=/ chroot "$root" /hcpspec run --out /out > "$work/chroot.log") \
+    (cd / && env -i HOME=/ "$(command -v chroot)" "$root" /hcpspec run --out /out > "$work/chroot.log" 2>&1) \
       || { cat "$work/chroot.log"; echo "check-wheel: the static binary fails in an empty root"; exit 1; }
     python3 scripts/check-outputs.py "$root/out" 0
     echo "   passes alone in an empty root"
