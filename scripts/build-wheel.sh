@@ -4,11 +4,12 @@
 #
 #   scripts/build-wheel.sh [TARGET] [MATURIN ARGS]   → target/wheels/TARGET/hcpspec-VERSION-py3-none-PLATFORM.whl
 #
-# TARGET is a Rust target triple (default: this machine's). Linux wheels are linked by zig
-# (`maturin --zig`, ziglang from PyPI) against old ABIs, so they install where people run CI:
-# `*-linux-gnu` as manylinux2014 (glibc ≥ 2.17), `*-linux-musl` as musllinux_1_2 (a static
-# binary). Other targets (macOS) build natively. maturin, ziglang and rustup's target are
-# installed when missing (scripts/release-env.sh).
+# TARGET is a Rust target triple (default: this machine's). `*-linux-gnu` wheels are linked by
+# zig (`maturin --zig`, ziglang from PyPI) against glibc 2.17's symbols, as manylinux2014, so
+# they install where people run CI; `*-linux-musl` ones are musllinux_1_2, a static binary
+# linked by Rust's own musl (the same build as `cargo install --target`, which .ci/run reuses).
+# Other targets (macOS) build natively. maturin, ziglang and rustup's target are installed when
+# missing (scripts/release-env.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/release-env.sh
@@ -16,7 +17,7 @@ target="$(rustc -vV | sed -n 's/^host: //p')"
 case "${1:-}" in ""|-*) ;; *) target="$1"; shift ;; esac
 case "$target" in
   *-linux-gnu) platform=(--zig --compatibility manylinux2014) ;;
-  *-linux-musl) platform=(--zig --compatibility musllinux_1_2) ;;
+  *-linux-musl) platform=(--compatibility musllinux_1_2) ;;
   *) platform=() ;;
 esac
 release_tools maturin

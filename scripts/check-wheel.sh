@@ -10,8 +10,8 @@
 #    on a glibc machine with `pip install --target --platform` (pip's own check of its tags).
 # 3. Its binary passes the main command (`hcpspec run`, every suite against its embedded
 #    targets) from / under `env -i`, nothing but the install on PATH, and names no path of the
-#    build machine. A static binary also passes it alone in an empty root (`chroot`, as root),
-#    as in the container image (Dockerfile).
+#    build machine. A static binary also passes it alone in the container image's root (run as
+#    root here: `chroot` into a folder holding only the binary, as the Dockerfile's image).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 wheel="$(readlink -f "${1:?usage: scripts/check-wheel.sh WHEEL}")"
@@ -64,16 +64,21 @@ if strings "$hc" | grep -F -e "$PWD" -e "${CARGO_HOME:-$HOME/.cargo}" -e "$HOME/
 fi
 if [ "$libc" = musl ]; then
   if file "$hc" | grep -q "dynamically linked"; then echo "check-wheel: $name's binary is not static"; exit 1; fi
-  if [ "$(id -u)" = 0 ]; then
-    # The image's root: the binary and an empty /tmp, nothing else (no libc, no shell).
+  if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+    # The container image's root (Dockerfile): the binary, an empty /tmp and /work, nothing
+    # else (no libc, no shell), run as its unprivileged user; with what every container runtime
+    # adds, /proc (its own PID namespace) and /dev's null, zero and urandom.
     root="$work/root"
-    mkdir -p "$root/tmp" "$root/out"
+    mkdir -p "$root/tmp" "$root/work" "$root/proc" "$root/dev"
     chmod 1777 "$root/tmp"
+    chown 65532:65532 "$root/work"
+    for dev in null:3 zero:5 urandom:9; do mknod -m 666 "$root/dev/${dev%:*}" c 1 "${dev#*:}"; done
     cp "$hc" "$root/hcpspec"
-    (cd / && env -i HOME=/ "$(command -v chroot)" "$root" /hcpspec run --out /out > "$work/chroot.log" 2>&1) \
-      || { cat "$work/chroot.log"; echo "check-wheel: the static binary fails in an empty root"; exit 1; }
-    python3 scripts/check-outputs.py "$root/out" 0
-    echo "   passes alone in an empty root"
+    (cd / && env -i HOME=/work "$(command -v unshare)" --mount --pid --fork --mount-proc="$root/proc" \
+      "$(command -v chroot)" --userspec=65532:65532 "$root" /hcpspec run --out /work/out > "$work/image.log" 2>&1) \
+      || { cat "$work/image.log"; echo "check-wheel: the static binary fails alone in the image's root"; exit 1; }
+    python3 scripts/check-outputs.py "$root/work/out" 0
+    echo "   passes alone in the image's root (chroot, as user 65532)"
   fi
 fi
 echo "-- $name: ok"
