@@ -58,6 +58,7 @@ alone hcpspec run --out "$work/run" > "$work/run.log" || { cat "$work/run.log"; 
 tail -n 2 "$work/run.log"
 grep -q "^vectors: embedded (sha256 [0-9a-f]\{64\})" "$work/run.log"
 python3 scripts/check-outputs.py "$work/run" 0
+alone hcpspec list --format json | python3 -c 'import json, sys; assert len(json.load(sys.stdin)) > 0'
 # No path of this machine in the binary: the checkout's, the registry's, the home's.
 if strings "$hc" | grep -F -e "$PWD" -e "${CARGO_HOME:-$HOME/.cargo}" -e "$HOME/"; then
   echo "check-wheel: $name's binary names a path of the build machine"; exit 1
