@@ -31,6 +31,7 @@ mod host_fakes;
 mod hostile;
 mod loading;
 mod pack_typed;
+mod platforms;
 mod redaction;
 mod renderings;
 mod report_untrusted;
