@@ -295,9 +295,10 @@ fn first_deadline(
     }
 }
 
-/// Whether what was written to a pipe is still in it, unread, seen from its write end: Linux
-/// only, where FIONREAD counts a pipe's bytes from either end (on macOS, as on the BSDs, each
-/// end has a buffer of its own and the write end's is always empty: None, unseen).
+/// Whether what was written to a pipe is still in it, unread, seen from its write end (None
+/// where that cannot be seen). On Linux FIONREAD counts a pipe's bytes from either end. On
+/// macOS FIONREAD on the write end counts that end's own buffer, always empty, but its `fstat`
+/// size is the bytes in the pipe (xnu's `pipe_stat` reports the read end's count for it).
 fn unread_in(stdin: &impl AsRawFd) -> Option<bool> {
     #[cfg(target_os = "linux")]
     {
@@ -306,7 +307,14 @@ fn unread_in(stdin: &impl AsRawFd) -> Option<bool> {
         let r = unsafe { libc::ioctl(stdin.as_raw_fd(), libc::FIONREAD, &mut n) };
         Some(r == 0 && n > 0)
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(target_os = "macos")]
+    {
+        // SAFETY: a plain C struct, all zeros valid; fstat fills it.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::fstat(stdin.as_raw_fd(), &mut st) };
+        Some(r == 0 && st.st_size > 0)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
     {
         let _ = stdin;
         None
@@ -376,7 +384,7 @@ impl Proc {
                     true => format!(
                         " and the start-up allowance of {} ({})",
                         secs(START_ALLOWANCE),
-                        match cfg!(target_os = "linux") {
+                        match cfg!(any(target_os = "linux", target_os = "macos")) {
                             true => "the shim never read the request",
                             false => "whether the shim read the request cannot be seen here",
                         }
@@ -616,21 +624,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_request_still_in_the_pipe_is_seen_from_its_write_end_on_linux_only() {
+    fn a_request_still_in_the_pipe_is_seen_from_its_write_end_on_linux_and_macos() {
         let (mut r, mut w) = std::io::pipe().unwrap();
         w.write_all(b"{\"id\":1}\n").unwrap();
-        let linux = cfg!(target_os = "linux");
-        assert_eq!(unread_in(&w), linux.then_some(true));
+        let seen = cfg!(any(target_os = "linux", target_os = "macos"));
+        assert_eq!(unread_in(&w), seen.then_some(true));
         let mut buf = [0u8; 64];
         let _ = r.read(&mut buf).unwrap();
-        assert_eq!(unread_in(&w), linux.then_some(false));
+        assert_eq!(unread_in(&w), seen.then_some(false));
     }
 
     #[test]
     fn where_a_read_request_cannot_be_seen_the_first_call_keeps_its_start_up_allowance() {
         let (s, deadline) = (Duration::from_secs(1), Duration::from_secs(5));
-        // Unseen (macOS: FIONREAD counts nothing from a pipe's write end): starting, until the
-        // allowance is spent; never taken for read at once, which would judge the start-up.
+        // Unseen (neither Linux nor macOS): starting, until the allowance is spent; never taken
+        // for read at once, which would judge the start-up.
         let mut read_at = None;
         assert_eq!(
             first_deadline(&mut read_at, None, 3 * s, deadline),
