@@ -243,15 +243,15 @@ fn table() -> BTreeMap<i32, Proc> {
 
 /// Whether a process's environment holds `needle`, from `sysctl(KERN_PROCARGS2)` (macOS: the
 /// environment it was started with, readable for a process of the same user; at most
-/// `kern.argmax`, 1 MiB).
+/// `kern.argmax`, 1 MiB). None when it cannot be read (now).
 #[cfg(target_os = "macos")]
-fn environ_has(pid: i32, needle: &[u8]) -> bool {
+fn procargs_environ_has(pid: i32, needle: &[u8]) -> Option<bool> {
     let mut mib = [libc::CTL_KERN, libc::KERN_PROCARGS2, pid];
     let mut size: libc::size_t = 0;
     let null = std::ptr::null_mut();
     // SAFETY: with no buffer, sysctl only says the size.
     if unsafe { libc::sysctl(mib.as_mut_ptr(), 3, null, &mut size, null, 0) } != 0 {
-        return false;
+        return None;
     }
     let mut buf = vec![0u8; size.min(1 << 20)];
     let mut len = buf.len();
@@ -267,10 +267,10 @@ fn environ_has(pid: i32, needle: &[u8]) -> bool {
         )
     };
     if r != 0 {
-        return false;
+        return None;
     }
     buf.truncate(len);
-    procargs_has(&buf, needle)
+    Some(procargs_has(&buf, needle))
 }
 
 /// Whether the environment in a `KERN_PROCARGS2` buffer holds `needle`: the buffer is argc,
@@ -308,6 +308,10 @@ pub struct Tree {
     /// The root's start time (macOS only, else 0): an orphan of launchd's started before it is
     /// not of its tree.
     born: u64,
+    /// launchd's orphans (pid, start time) whose environment was read without the token
+    /// (macOS): launchd adopts every orphan of the machine's, and none is read twice.
+    #[cfg(target_os = "macos")]
+    unmarked: Arc<Mutex<BTreeSet<(i32, u64)>>>,
 }
 
 impl Tree {
@@ -325,6 +329,8 @@ impl Tree {
                 true => stat(root as i32).map_or(0, |p| p.start),
                 false => 0,
             },
+            #[cfg(target_os = "macos")]
+            unmarked: Arc::new(Mutex::new(BTreeSet::new())),
         };
         roots().insert(t.root);
         hold_group(t.root);
@@ -386,7 +392,7 @@ impl Tree {
                         && **pid != self.root
                         && !others.contains(pid)
                         && !seen.contains_key(pid)
-                        && (p.pgrp == self.root || environ_has(**pid, &self.mark))
+                        && (p.pgrp == self.root || self.carries(**pid, p))
                 })
                 .map(|(pid, _)| *pid),
         );
@@ -419,6 +425,33 @@ impl Tree {
         match cfg!(target_os = "linux") {
             true => p.ppid == me,
             false => p.ppid == 1 && p.start >= self.born,
+        }
+    }
+
+    /// Whether the orphan `pid`'s environment holds the root's token.
+    fn carries(&self, pid: i32, p: &Proc) -> bool {
+        #[cfg(target_os = "macos")]
+        {
+            let key = (pid, p.start);
+            let mut unmarked = self.unmarked.lock().unwrap_or_else(|p| p.into_inner());
+            if unmarked.contains(&key) {
+                return false;
+            }
+            // Bounded: past it, what was read is read again.
+            if unmarked.len() >= 4096 {
+                unmarked.clear();
+            }
+            // Unreadable now (a process in the middle of its exec): read again next time.
+            let has = procargs_environ_has(pid, &self.mark);
+            if has == Some(false) {
+                unmarked.insert(key);
+            }
+            has == Some(true)
+        }
+        #[cfg(not(target_os = "macos"))]
+        {
+            let _ = p;
+            environ_has(pid, &self.mark)
         }
     }
 
