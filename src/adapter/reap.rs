@@ -16,9 +16,14 @@
 //!   the descendants of those.
 //!
 //! Only those are signalled and only those are waited for (`waitpid` on their own pids), so
-//! another tree, or another child of hcpspec's, is never touched. Elsewhere than Linux there is
-//! no `/proc`: the process group is all that is killed. [`end_all`] stops every tree still
-//! running when hcpspec exits.
+//! another tree, or another child of hcpspec's, is never touched. [`end_all`] stops every tree
+//! still running when hcpspec exits.
+//!
+//! On macOS there is no subreaper and no `/proc`: the processes are read with libproc
+//! (`proc_listallpids`, `proc_pidinfo`) and an environment with `sysctl(KERN_PROCARGS2)`, and an
+//! orphan is re-parented to launchd (pid 1): one started since the watched process that carries
+//! its token is found there, but it is launchd's to reap (docs/platforms.md). Elsewhere the
+//! process group is all that is killed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -154,6 +159,7 @@ struct Proc {
     zombie: bool,
 }
 
+#[cfg(not(target_os = "macos"))]
 fn stat(pid: i32) -> Option<Proc> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // comm may hold spaces and parentheses: the fields start after the last `)`.
@@ -167,6 +173,7 @@ fn stat(pid: i32) -> Option<Proc> {
     })
 }
 
+#[cfg(not(target_os = "macos"))]
 fn table() -> BTreeMap<i32, Proc> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return BTreeMap::new();
@@ -177,6 +184,7 @@ fn table() -> BTreeMap<i32, Proc> {
 }
 
 /// Whether a process's environment holds `needle` (`NAME=VALUE`), reading at most 1 MiB.
+#[cfg(not(target_os = "macos"))]
 fn environ_has(pid: i32, needle: &[u8]) -> bool {
     use std::io::Read;
     let Ok(f) = std::fs::File::open(format!("/proc/{pid}/environ")) else {
@@ -189,6 +197,104 @@ fn environ_has(pid: i32, needle: &[u8]) -> bool {
     buf.split(|b| *b == 0).any(|v| v == needle)
 }
 
+/// One process of libproc's (macOS): its start time is in µs since the epoch (a zombie libproc
+/// no longer lists counts as gone).
+#[cfg(target_os = "macos")]
+fn stat(pid: i32) -> Option<Proc> {
+    // SAFETY: a plain C struct, all zeros valid.
+    let mut info: libc::proc_bsdinfo = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::proc_bsdinfo>() as libc::c_int;
+    // SAFETY: proc_pidinfo writes at most `size` bytes into `info`.
+    let n = unsafe {
+        libc::proc_pidinfo(
+            pid,
+            libc::PROC_PIDTBSDINFO,
+            0,
+            (&mut info as *mut libc::proc_bsdinfo).cast(),
+            size,
+        )
+    };
+    (n == size).then(|| Proc {
+        ppid: info.pbi_ppid as i32,
+        pgrp: info.pbi_pgid as i32,
+        start: info.pbi_start_tvsec * 1_000_000 + info.pbi_start_tvusec,
+        zombie: info.pbi_status == libc::SZOMB,
+    })
+}
+
+#[cfg(target_os = "macos")]
+fn table() -> BTreeMap<i32, Proc> {
+    // SAFETY: with no buffer, proc_listallpids only counts.
+    let n = unsafe { libc::proc_listallpids(std::ptr::null_mut(), 0) };
+    if n <= 0 {
+        return BTreeMap::new();
+    }
+    // Room for the processes started since the count.
+    let mut pids: Vec<libc::c_int> = vec![0; n as usize + 64];
+    let bytes = std::mem::size_of_val(pids.as_slice()) as libc::c_int;
+    // SAFETY: the buffer holds `bytes` bytes; the count written is at most what fits.
+    let n = unsafe { libc::proc_listallpids(pids.as_mut_ptr().cast(), bytes) };
+    pids.truncate(n.clamp(0, pids.len() as libc::c_int) as usize);
+    pids.into_iter()
+        .filter(|pid| *pid > 0)
+        .filter_map(|pid| Some((pid, stat(pid)?)))
+        .collect()
+}
+
+/// Whether a process's environment holds `needle`, from `sysctl(KERN_PROCARGS2)` (macOS: the
+/// environment it was started with, readable for a process of the same user; at most
+/// `kern.argmax`, 1 MiB). None when it cannot be read (now).
+#[cfg(target_os = "macos")]
+fn procargs_environ_has(pid: i32, needle: &[u8]) -> Option<bool> {
+    let mut mib = [libc::CTL_KERN, libc::KERN_PROCARGS2, pid];
+    let mut size: libc::size_t = 0;
+    let null = std::ptr::null_mut();
+    // SAFETY: with no buffer, sysctl only says the size.
+    if unsafe { libc::sysctl(mib.as_mut_ptr(), 3, null, &mut size, null, 0) } != 0 {
+        return None;
+    }
+    let mut buf = vec![0u8; size.min(1 << 20)];
+    let mut len = buf.len();
+    // SAFETY: the buffer holds `len` bytes; sysctl writes at most that and says how many.
+    let r = unsafe {
+        libc::sysctl(
+            mib.as_mut_ptr(),
+            3,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+            null,
+            0,
+        )
+    };
+    if r != 0 {
+        return None;
+    }
+    buf.truncate(len);
+    Some(procargs_has(&buf, needle))
+}
+
+/// Whether the environment in a `KERN_PROCARGS2` buffer holds `needle`: the buffer is argc,
+/// the executable's path, NUL padding, the argc arguments, then the environment up to an empty
+/// string, each NUL-terminated (what follows is not the environment).
+#[cfg(any(test, target_os = "macos"))]
+fn procargs_has(buf: &[u8], needle: &[u8]) -> bool {
+    let Some(argc) = buf
+        .get(..4)
+        .and_then(|b| Some(i32::from_ne_bytes(b.try_into().ok()?)))
+    else {
+        return false;
+    };
+    let mut fields = buf[4..].split(|b| *b == 0);
+    let _path = fields.next();
+    let mut fields = fields.skip_while(|f| f.is_empty());
+    for _ in 0..argc.max(0) {
+        if fields.next().is_none() {
+            return false;
+        }
+    }
+    fields.take_while(|f| !f.is_empty()).any(|v| v == needle)
+}
+
 /// The processes attributed to one watched process (a harness, a shim): pid → start time. The
 /// watched process itself (hcpspec's child, reaped through its `Child`) is not among them.
 #[derive(Clone)]
@@ -199,6 +305,13 @@ pub struct Tree {
     stop: Arc<AtomicBool>,
     /// Once the root is reaped its pid may name another process: no longer a root.
     reaped: Arc<AtomicBool>,
+    /// The root's start time (macOS only, else 0): an orphan of launchd's started before it is
+    /// not of its tree.
+    born: u64,
+    /// launchd's orphans (pid, start time) whose environment was read without the token
+    /// (macOS): launchd adopts every orphan of the machine's, and none is read twice.
+    #[cfg(target_os = "macos")]
+    unmarked: Arc<Mutex<BTreeSet<(i32, u64)>>>,
 }
 
 impl Tree {
@@ -212,11 +325,17 @@ impl Tree {
             seen: Arc::new(Mutex::new(BTreeMap::new())),
             stop: Arc::new(AtomicBool::new(false)),
             reaped: Arc::new(AtomicBool::new(false)),
+            born: match cfg!(target_os = "macos") {
+                true => stat(root as i32).map_or(0, |p| p.start),
+                false => 0,
+            },
+            #[cfg(target_os = "macos")]
+            unmarked: Arc::new(Mutex::new(BTreeSet::new())),
         };
         roots().insert(t.root);
         hold_group(t.root);
         live().push(t.clone());
-        if cfg!(target_os = "linux") {
+        if cfg!(any(target_os = "linux", target_os = "macos")) {
             watcher();
         }
         t
@@ -269,11 +388,11 @@ impl Tree {
                     // An orphan in the root's own group (a zombie has no environment left to
                     // read), or carrying its token. Other roots first: reading an environment
                     // costs more than a lookup.
-                    p.ppid == me
+                    self.adopted(p, me)
                         && **pid != self.root
                         && !others.contains(pid)
                         && !seen.contains_key(pid)
-                        && (p.pgrp == self.root || environ_has(**pid, &self.mark))
+                        && (p.pgrp == self.root || self.carries(**pid, p))
                 })
                 .map(|(pid, _)| *pid),
         );
@@ -297,6 +416,42 @@ impl Tree {
             if let Some(p) = procs.get(&pid) {
                 seen.insert(pid, p.start);
             }
+        }
+    }
+
+    /// Whether `p` is an orphan that may be of this tree: re-parented to hcpspec, a subreaper
+    /// (Linux); elsewhere to launchd (pid 1), and started since the root.
+    fn adopted(&self, p: &Proc, me: i32) -> bool {
+        match cfg!(target_os = "linux") {
+            true => p.ppid == me,
+            false => p.ppid == 1 && p.start >= self.born,
+        }
+    }
+
+    /// Whether the orphan `pid`'s environment holds the root's token.
+    fn carries(&self, pid: i32, p: &Proc) -> bool {
+        #[cfg(target_os = "macos")]
+        {
+            let key = (pid, p.start);
+            let mut unmarked = self.unmarked.lock().unwrap_or_else(|p| p.into_inner());
+            if unmarked.contains(&key) {
+                return false;
+            }
+            // Bounded: past it, what was read is read again.
+            if unmarked.len() >= 4096 {
+                unmarked.clear();
+            }
+            // Unreadable now (a process in the middle of its exec): read again next time.
+            let has = procargs_environ_has(pid, &self.mark);
+            if has == Some(false) {
+                unmarked.insert(key);
+            }
+            has == Some(true)
+        }
+        #[cfg(not(target_os = "macos"))]
+        {
+            let _ = p;
+            environ_has(pid, &self.mark)
         }
     }
 
@@ -365,5 +520,43 @@ impl Tree {
         for pid in self.seen().keys() {
             unsafe { libc::kill(*pid, libc::SIGTERM) };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `KERN_PROCARGS2` buffer as macOS lays it out: argc, the executable's path, NUL
+    /// padding, the arguments, then the environment up to an empty string.
+    fn procargs(args: &[&str], env: &[&str]) -> Vec<u8> {
+        let mut b = (args.len() as i32).to_ne_bytes().to_vec();
+        b.extend_from_slice(b"/usr/bin/python3\0\0\0\0");
+        for s in args.iter().chain(env) {
+            b.extend_from_slice(s.as_bytes());
+            b.push(0);
+        }
+        b.extend_from_slice(b"\0junk=after-the-end\0");
+        b
+    }
+
+    #[test]
+    fn a_token_is_read_from_the_environment_of_procargs_never_from_the_arguments() {
+        let token = b"HCPSPEC_SHIM_TOKEN=t-1";
+        let b = procargs(
+            &["python3", "shim.py"],
+            &["PATH=/bin", "HCPSPEC_SHIM_TOKEN=t-1"],
+        );
+        assert!(procargs_has(&b, token));
+        assert!(!procargs_has(&b, b"PATH=/usr"));
+        // An argument that spells the token is not the environment.
+        let b = procargs(&["sh", "HCPSPEC_SHIM_TOKEN=t-1"], &["PATH=/bin"]);
+        assert!(!procargs_has(&b, token));
+        assert!(!procargs_has(&procargs(&["a"], &[]), b"junk=after-the-end"));
+        // Cut short, or an argc past what it holds: nothing is read from it.
+        assert!(!procargs_has(&b[..2], token));
+        let mut lying = procargs(&["a"], &["HCPSPEC_SHIM_TOKEN=t-1"]);
+        lying[..4].copy_from_slice(&9i32.to_ne_bytes());
+        assert!(!procargs_has(&lying, token));
     }
 }

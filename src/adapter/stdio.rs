@@ -276,6 +276,51 @@ fn readable(fd: &impl AsRawFd, within: Duration) -> bool {
     }
 }
 
+/// [`Proc::started`]'s rule: `read_at` is when the request was first seen read (set here), and
+/// `unread` whether it is still in the pipe, None where that cannot be seen: then the shim is
+/// taken to be starting until the allowance is spent (at worst its start-up and its first
+/// answer share the allowance; the start-up is never judged).
+fn first_deadline(
+    read_at: &mut Option<Duration>,
+    unread: Option<bool>,
+    charged: Duration,
+    deadline: Duration,
+) -> Duration {
+    if read_at.is_none() && unread == Some(false) {
+        *read_at = Some(charged.min(START_ALLOWANCE));
+    }
+    match *read_at {
+        Some(at) => at + deadline,
+        None => (charged + deadline).min(START_ALLOWANCE + deadline),
+    }
+}
+
+/// Whether what was written to a pipe is still in it, unread, seen from its write end (None
+/// where that cannot be seen). On Linux FIONREAD counts a pipe's bytes from either end. On
+/// macOS FIONREAD on the write end counts that end's own buffer, always empty, but its `fstat`
+/// size is the bytes in the pipe (xnu's `pipe_stat` reports the read end's count for it).
+fn unread_in(stdin: &impl AsRawFd) -> Option<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int.
+        let r = unsafe { libc::ioctl(stdin.as_raw_fd(), libc::FIONREAD, &mut n) };
+        Some(r == 0 && n > 0)
+    }
+    #[cfg(target_os = "macos")]
+    {
+        // SAFETY: a plain C struct, all zeros valid; fstat fills it.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::fstat(stdin.as_raw_fd(), &mut st) };
+        Some(r == 0 && st.st_size > 0)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        let _ = stdin;
+        None
+    }
+}
+
 /// A write this small never blocks on an empty pipe (a pipe holds at least one page), and the
 /// pipe is empty between calls: the shim read the last request before answering it.
 const DIRECT_WRITE: usize = 4096;
@@ -337,8 +382,12 @@ impl Proc {
                 };
                 let allowance = match self.first && self.read_at.is_none() {
                     true => format!(
-                        " and the start-up allowance of {} (the shim never read the request)",
-                        secs(START_ALLOWANCE)
+                        " and the start-up allowance of {} ({})",
+                        secs(START_ALLOWANCE),
+                        match cfg!(any(target_os = "linux", target_os = "macos")) {
+                            true => "the shim never read the request",
+                            false => "whether the shim read the request cannot be seen here",
+                        }
                     ),
                     false => String::new(),
                 };
@@ -389,24 +438,11 @@ impl Proc {
     /// (it is still in the pipe: the shim is starting), at most [`START_ALLOWANCE`] besides;
     /// once it has, `deadline` from when that was first seen (at most one `deadline` late).
     fn started(&mut self, charged: Duration, deadline: Duration) -> Duration {
-        if self.read_at.is_none() && !self.unread() {
-            self.read_at = Some(charged.min(START_ALLOWANCE));
-        }
-        match self.read_at {
-            Some(at) => at + deadline,
-            None => (charged + deadline).min(START_ALLOWANCE + deadline),
-        }
-    }
-
-    /// Whether the request written is still in the pipe, unread by the shim.
-    fn unread(&self) -> bool {
-        let Some(stdin) = &self.stdin else {
-            return false;
+        let unread = match &self.stdin {
+            Some(stdin) => unread_in(stdin),
+            None => Some(false),
         };
-        let mut n: libc::c_int = 0;
-        // SAFETY: FIONREAD writes one int; on Linux it counts a pipe's bytes from either end.
-        let r = unsafe { libc::ioctl(stdin.as_raw_fd(), libc::FIONREAD, &mut n) };
-        r == 0 && n > 0
+        first_deadline(&mut self.read_at, unread, charged, deadline)
     }
 
     /// Write a call's request: the call begins now.
@@ -580,5 +616,52 @@ impl Drop for Pooled {
                     .push((c, std::mem::take(&mut self.handshake)));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_still_in_the_pipe_is_seen_from_its_write_end_on_linux_and_macos() {
+        let (mut r, mut w) = std::io::pipe().unwrap();
+        w.write_all(b"{\"id\":1}\n").unwrap();
+        let seen = cfg!(any(target_os = "linux", target_os = "macos"));
+        assert_eq!(unread_in(&w), seen.then_some(true));
+        let mut buf = [0u8; 64];
+        let _ = r.read(&mut buf).unwrap();
+        assert_eq!(unread_in(&w), seen.then_some(false));
+    }
+
+    #[test]
+    fn where_a_read_request_cannot_be_seen_the_first_call_keeps_its_start_up_allowance() {
+        let (s, deadline) = (Duration::from_secs(1), Duration::from_secs(5));
+        // Unseen (neither Linux nor macOS): starting, until the allowance is spent; never taken
+        // for read at once, which would judge the start-up.
+        let mut read_at = None;
+        assert_eq!(
+            first_deadline(&mut read_at, None, 3 * s, deadline),
+            3 * s + deadline
+        );
+        let late = START_ALLOWANCE + 9 * s;
+        assert_eq!(
+            first_deadline(&mut read_at, None, late, deadline),
+            START_ALLOWANCE + deadline
+        );
+        assert_eq!(read_at, None);
+        // Seen read: the call has its deadline from then on.
+        assert_eq!(
+            first_deadline(&mut read_at, Some(true), 3 * s, deadline),
+            3 * s + deadline
+        );
+        assert_eq!(
+            first_deadline(&mut read_at, Some(false), 4 * s, deadline),
+            4 * s + deadline
+        );
+        assert_eq!(
+            first_deadline(&mut read_at, Some(true), 7 * s, deadline),
+            4 * s + deadline
+        );
     }
 }

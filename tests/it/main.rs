@@ -32,6 +32,7 @@ mod host_fakes;
 mod hostile;
 mod loading;
 mod pack_typed;
+mod platforms;
 mod redaction;
 mod release;
 mod renderings;
