@@ -7,7 +7,8 @@
 # TARGET is a Rust target triple (default: this machine's). `*-linux-gnu` wheels are linked by
 # zig (`maturin --zig`, ziglang from PyPI) against glibc 2.17's symbols, as manylinux2014, so
 # they install where people run CI; `*-linux-musl` ones are musllinux_1_2, a static binary
-# linked by Rust's own musl (the same build as `cargo install --target`, which .ci/run reuses).
+# linked by Rust's own musl (the same build as `cargo install --target`, which .ci/run reuses;
+# zig links another architecture's).
 # Other targets (macOS) build natively. maturin, ziglang and rustup's target are installed when
 # missing (scripts/release-env.sh).
 set -euo pipefail
@@ -17,7 +18,9 @@ target="$(rustc -vV | sed -n 's/^host: //p')"
 case "${1:-}" in ""|-*) ;; *) target="$1"; shift ;; esac
 case "$target" in
   *-linux-gnu) platform=(--zig --compatibility manylinux2014) ;;
-  *-linux-musl) platform=(--compatibility musllinux_1_2) ;;
+  # Another architecture's musl needs another linker: zig's.
+  "$(uname -m)"-*-linux-musl) platform=(--compatibility musllinux_1_2) ;;
+  *-linux-musl) platform=(--zig --compatibility musllinux_1_2) ;;
   *) platform=() ;;
 esac
 release_tools maturin
