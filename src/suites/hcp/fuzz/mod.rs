@@ -307,12 +307,10 @@ impl<'e> Fuzzer<'e> {
     }
 
     /// Render, check and write one shrunk finding as the case file `<signature>.json`.
-    #[allow(clippy::too_many_arguments)]
     fn finding(
         &self,
         ad: &mut Adapters,
-        small: FuzzCase,
-        v: Violation,
+        (small, v): (FuzzCase, Violation),
         index: u64,
         after: Duration,
         signature: String,
@@ -518,13 +516,13 @@ impl<'e> Fuzzer<'e> {
                     continue;
                 }
                 let after = sh.start.elapsed();
-                let (small, sv) = self.shrunk(&mut ad, fc.clone(), v, index, sh.stop);
-                let signature = self.signature(v.rule, &small);
+                let small = self.shrunk(&mut ad, fc.clone(), v, index, sh.stop);
+                let signature = self.signature(v.rule, &small.0);
                 if !lock(&sh.claimed).insert(signature.clone()) {
                     continue;
                 }
                 let steps = fc.layout().len();
-                let f = self.finding(&mut ad, small, sv, index, after, signature, steps);
+                let f = self.finding(&mut ad, small, index, after, signature, steps);
                 on_finding(&f);
                 let mut all = lock(&sh.findings);
                 all.push(f);
