@@ -183,6 +183,7 @@ fn a_shard_plays_its_cases_and_says_so() {
     // Cases 1 and 4 of 0..7.
     assert!(stdout.contains("fuzz: 2 cases in"), "{stdout}");
     assert!(stderr.contains("partition 2/3"), "{stderr}");
+    assert!(!stderr.contains("warning:"), "a run by count: {stderr}");
 }
 
 /// A runtime whose exec breaks the transport: every case that ended in an error is named on

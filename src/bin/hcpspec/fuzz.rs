@@ -164,6 +164,10 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
         FuzzNews::Progress(p) => progress(p),
         FuzzNews::Found(f) => found(f),
     };
+    if let (Some((k, n)), None) = (partition, a.cases) {
+        // Its shards play what each machine manages in the time: no union of them is a run.
+        eprintln!("warning: --partition {k}/{n} without --cases: a run bounded by time cannot be merged with its other shards into one run's findings (docs/fuzzing.md, \"Scale out\")");
+    }
     let run = fuzz_run(a, partition, &[], &out, &vectors.root, &tell);
     let report = Contract.fuzz(&run).expect("the contract suite fuzzes")?;
     if tty {
