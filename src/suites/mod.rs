@@ -143,6 +143,9 @@ pub struct FuzzRun<'a> {
     pub stop: &'a std::sync::atomic::AtomicBool,
     /// Cases played at once, where the fuzzer plays several (the contract's).
     pub jobs: usize,
+    /// `(k, n)`: play shard k of n of the case numbers, where the fuzzer numbers its cases (the
+    /// contract's).
+    pub partition: Option<(u64, u64)>,
     /// Runs of a case the shrinker may spend on one finding, where the fuzzer shrinks (the
     /// contract's).
     pub shrink_budget: usize,
@@ -164,6 +167,9 @@ pub enum FuzzNews<'a> {
 #[derive(Debug, Clone)]
 pub struct FuzzFinding {
     pub rule: &'static str,
+    /// The rule and a hash of the shrunk case's input: what names its file, and what makes two
+    /// findings of one rule two.
+    pub signature: String,
     pub message: String,
     /// The number of the case that first broke the rule.
     pub case_index: u64,
@@ -338,7 +344,9 @@ pub struct FuzzReport {
     /// Trials that could not be played (neither a finding nor a pass).
     pub unplayable: u64,
     /// Why the first [`UNPLAYABLE_NAMED`] unplayable trials were (why, the seed case), where the
-    /// fuzzer names them (core-api): any makes the run non-green.
+    /// fuzzer names them (core-api): any makes the run non-green. The contract's fuzzer names
+    /// here the cases that ended in an error (the error's first line, `case N`), the first
+    /// `hcp::fuzz::ERRORS_NAMED` of them.
     pub unplayable_named: Vec<(String, String)>,
     /// Why the fuzzer stopped before its budget, when it did ([`Stopped`]: the target stopped
     /// answering, the CLI's exit 3; nothing more could be judged; Ctrl-C).

@@ -24,6 +24,7 @@ mod diff;
 mod docs;
 mod echo_suite;
 mod fuzz;
+mod fuzz_partition;
 mod fuzz_unplayable;
 mod hints;
 mod host;

@@ -31,6 +31,10 @@ pub struct FuzzArgs {
     /// Stop after this many cases.
     #[arg(long, value_parser = |s: &str| crate::cli::bounded(s, 1, 1_000_000_000))]
     pub cases: Option<u64>,
+    /// Play only shard k of n (1-based, e.g. 2/4) of the case numbers, for a CI matrix: the
+    /// numbers i with i % n = k - 1, so that n shards of a run by --cases play the whole run.
+    #[arg(long, allow_hyphen_values = true)]
+    pub partition: Option<String>,
     /// Stop after this many findings.
     #[arg(long, value_parser = |s: &str| crate::cli::bounded(s, 1, 100_000).map(|n| n as usize))]
     pub max_findings: Option<usize>,
@@ -50,6 +54,12 @@ pub struct FuzzArgs {
 static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
+    let partition = a
+        .partition
+        .as_deref()
+        .map(hcpspec::run::plan::parse_partition)
+        .transpose()?
+        .map(|(k, n)| (k as u64, n as u64));
     // A harness is launched, not called: only the harness-api fuzzer plays on one.
     if a.runtime.starts_with("exec:") && a.suite.as_deref() != Some("harness-api") {
         return Err(BadInput(format!(
@@ -69,6 +79,12 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
     });
     if let Some(name) = &a.suite {
         let l = hcpspec::suites::load(&vectors.root, name).map_err(|e| BadInput(e.to_string()))?;
+        if let (Some(p), false) = (&a.partition, l.suite.drives() == Contract.drives()) {
+            return Err(BadInput(format!(
+                "--partition {p}: --suite {name}'s fuzzer plays one stream of trials, not numbered cases; only the contract's fuzzer (the default suite) is partitioned"
+            ))
+            .into());
+        }
         let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
         eprintln!(
             "fuzz: {} against mutated {name} cases from seed {} for {} s; findings go to {}",
@@ -78,7 +94,7 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
             found.join(name).display()
         );
         if l.suite.drives() != Contract.drives() {
-            let run = fuzz_run(a, &l.cases, &found, &vectors.root, &|_| {});
+            let run = fuzz_run(a, None, &l.cases, &found, &vectors.root, &|_| {});
             return match l.suite.fuzz(&run) {
                 Some(report) => print_report(&report?, &found),
                 None => Err(BadInput(format!("--suite {name}: this suite has no fuzzer")).into()),
@@ -112,7 +128,7 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
             f.rule,
             f.after.as_secs_f64(),
             f.case_index,
-            f.message,
+            f.message.lines().next().unwrap_or_default(),
             f.path
                 .as_ref()
                 .map_or("(not written)".into(), |p| p.display().to_string()),
@@ -131,9 +147,13 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
         // as far as it got.
         let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
         eprintln!(
-            "fuzz: {} from seed {} for {} s on {} job(s); findings go to {}",
+            "fuzz: {} from seed {}{} for {} s on {} job(s); findings go to {}",
             a.runtime,
             a.seed,
+            partition.map_or(String::new(), |(k, n)| format!(
+                ", the case numbers i with i % {n} = {} (partition {k}/{n})",
+                k - 1
+            )),
             a.seconds,
             a.jobs.max(1),
             out.display()
@@ -144,7 +164,11 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
         FuzzNews::Progress(p) => progress(p),
         FuzzNews::Found(f) => found(f),
     };
-    let run = fuzz_run(a, &[], &out, &vectors.root, &tell);
+    if let (Some((k, n)), None) = (partition, a.cases) {
+        // Its shards play what each machine manages in the time: no union of them is a run.
+        eprintln!("warning: --partition {k}/{n} without --cases: a run bounded by time cannot be merged with its other shards into one run's findings (docs/fuzzing.md, \"Scale out\")");
+    }
+    let run = fuzz_run(a, partition, &[], &out, &vectors.root, &tell);
     let report = Contract.fuzz(&run).expect("the contract suite fuzzes")?;
     if tty {
         eprintln!();
@@ -163,10 +187,35 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
             ""
         }
     );
+    print_errors(&report.unplayable_named, report.unplayable);
     if report.findings.iter().any(|(_, _, path)| path.is_none()) {
         return Err(why_unwritten(&out));
     }
     Ok(exit::of_findings(report.findings.len()))
+}
+
+/// The cases that ended in an error, one line per distinct first line of an error, with every
+/// case that ended so: `error: cases 3, 8: step 1 (activate): …`.
+fn print_errors(named: &[(String, String)], errors: u64) {
+    let mut by_error: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (why, case) in named {
+        let n = case.strip_prefix("case ").unwrap_or(case);
+        match by_error.iter_mut().find(|(w, _)| w == why) {
+            Some((_, cases)) => cases.push(n),
+            None => by_error.push((why, vec![n])),
+        }
+    }
+    for (why, cases) in by_error {
+        let s = if cases.len() == 1 { "" } else { "s" };
+        println!("error: case{s} {}: {why}", cases.join(", "));
+    }
+    if errors > named.len() as u64 {
+        println!(
+            "fuzz: {} more cases ended in an error, not named (a run names the first {})",
+            errors - named.len() as u64,
+            hcpspec::suites::hcp::fuzz::ERRORS_NAMED
+        );
+    }
 }
 
 /// Findings not written, with the reason: the writers keep only that a write failed, so the
@@ -199,6 +248,7 @@ fn why_unwritten(dir: &std::path::Path) -> exit::Error {
 /// What the fuzzer of a suite is asked to do: the arguments, its seed cases, where findings go.
 fn fuzz_run<'a>(
     a: &'a FuzzArgs,
+    partition: Option<(u64, u64)>,
     cases: &'a [hcpspec::case::Case],
     out: &'a std::path::Path,
     vectors: &'a std::path::Path,
@@ -214,6 +264,7 @@ fn fuzz_run<'a>(
         out,
         stop: &STOP,
         jobs: a.jobs.max(1),
+        partition,
         shrink_budget: a.shrink_budget,
         vectors,
         tell,

@@ -192,6 +192,7 @@ fn fuzz(run: &FuzzRun) -> Result<FuzzReport, FuzzError> {
         max_findings: run.findings,
         out: Some(run.out.to_path_buf()),
         shrink_budget: run.shrink_budget,
+        partition: run.partition,
     };
     let fuzzer = super::fuzz::Fuzzer::new(cfg, &env)?;
     (run.tell)(FuzzNews::Started);
@@ -226,7 +227,11 @@ fn fuzz(run: &FuzzRun) -> Result<FuzzReport, FuzzError> {
             .collect(),
         found_after: r.findings.iter().map(|f| f.after).collect(),
         unplayable: r.errors,
-        unplayable_named: vec![],
+        unplayable_named: r
+            .errors_named
+            .iter()
+            .map(|e| (e.error.clone(), format!("case {}", e.case_index)))
+            .collect(),
         stopped: r.interrupted.then_some(Stopped::Interrupted),
         elapsed: r.elapsed,
     })

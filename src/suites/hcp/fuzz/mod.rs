@@ -2,10 +2,12 @@
 //!
 //! Case number `i` of a run seeded with `s` is generated from its own PRNG stream
 //! ([`Rng::for_case`]), runs through `run::run_case` on the runtime under test and on the
-//! reference, and is judged by the [`oracle`]s. The first case that breaks a rule is shrunk
-//! ([`shrink`]) and written as a regression case under the output directory
-//! (`vectors/found/<rule>-<hash>.json`), after checking that the written case passes on the
-//! reference and does not pass on the runtime. One finding per rule and run.
+//! reference, and is judged by the [`oracle`]s. Every case that breaks a rule is shrunk
+//! ([`shrink`]); a shrunk case whose signature (the rule and a hash of the shrunk input) the run
+//! has not found yet is written as a regression case under the output directory
+//! (`vectors/found/<signature>.json`), after checking that the written case passes on the
+//! reference and does not pass on the runtime. A case's signature depends on that case alone, so
+//! the shards of a partitioned run (`Config::partition`) find together what the whole run finds.
 
 pub mod oracle;
 pub mod shrink;
@@ -48,6 +50,8 @@ pub struct Config {
     pub out: Option<PathBuf>,
     /// Runs of a case the shrinker may spend on one finding (0: no shrinking).
     pub shrink_budget: usize,
+    /// `(k, n)`: play only the case numbers `i` with `i % n == k - 1` (shard k of n, 1-based).
+    pub partition: Option<(u64, u64)>,
 }
 
 impl Config {
@@ -61,6 +65,7 @@ impl Config {
             max_findings: None,
             out: None,
             shrink_budget: 400,
+            partition: None,
         }
     }
 }
@@ -73,8 +78,24 @@ pub struct Report {
     pub errors: u64,
     pub elapsed: Duration,
     pub findings: Vec<FuzzFinding>,
+    /// The first [`ERRORS_NAMED`] of the `errors`, by case number.
+    pub errors_named: Vec<ErrorCase>,
     /// Stopped by the caller's stop flag (Ctrl-C) before the budget ran out.
     pub interrupted: bool,
+}
+
+/// How many of the cases that ended in an error a run names (the rest are counted):
+/// docs/security.md.
+pub const ERRORS_NAMED: usize = 10_000;
+
+/// A case whose run on the runtime ended in an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorCase {
+    pub case_index: u64,
+    /// The generator's seed of the case (what its canary is made of).
+    pub case_seed: u64,
+    /// The error's first line.
+    pub error: String,
 }
 
 /// Why a fuzz run ended without its report.
@@ -159,6 +180,17 @@ impl<'e> Fuzzer<'e> {
         }
     }
 
+    /// The number of the `j`-th case this run plays: `j` itself, or with a partition k/n the
+    /// `j`-th number `i` with `i % n == k - 1`. Striding rather than blocks needs no count, so
+    /// a time-bounded shard is defined too, and a shard stopped early has played the low numbers
+    /// as every other shard has.
+    pub fn index(&self, j: u64) -> Option<u64> {
+        match self.cfg.partition {
+            None => Some(j),
+            Some((k, n)) => j.checked_mul(n)?.checked_add(k.checked_sub(1)?),
+        }
+    }
+
     /// The fuzz case number `index` of this run.
     pub fn case(&self, index: u64) -> FuzzCase {
         let mut rng = Rng::for_case(self.cfg.seed, index);
@@ -230,32 +262,61 @@ impl<'e> Fuzzer<'e> {
         })
     }
 
-    /// Shrink, render, check and write one finding.
-    fn finding(
+    /// Shrink a case that broke `v`'s rule while the rule still fires: the shrunk case and its
+    /// own violation (which gives the expectation's step and value).
+    fn shrunk(
         &self,
         ad: &mut Adapters,
         fc: FuzzCase,
         v: &Violation,
         index: u64,
-        after: Duration,
         stop: &AtomicBool,
-    ) -> FuzzFinding {
+    ) -> (FuzzCase, Violation) {
         let rule = v.rule;
         let mut still = |c: &FuzzCase| {
             self.judge(ad, c, index)
                 .is_ok_and(|j| j.violations.iter().any(|x| x.rule == rule))
         };
-        let steps_before = fc.layout().len();
         let small = shrink::shrink(fc.clone(), &mut still, self.cfg.shrink_budget, stop);
-        // The shrunk case's own violation gives the expectation's step and value.
-        let (small, v) = match self
+        match self
             .judge(ad, &small, index)
             .ok()
             .and_then(|j| j.violations.into_iter().find(|x| x.rule == rule))
         {
             Some(sv) => (small, sv),
             None => (fc, v.clone()),
-        };
+        }
+    }
+
+    /// A finding's signature, which names its file: the rule and a hash of the shrunk input as
+    /// the runtime is sent it, without the case's own seed (the canary's value), so that cases
+    /// that shrink to the same input are one finding whichever case number, shard or job found
+    /// them.
+    pub fn signature(&self, rule: &str, small: &FuzzCase) -> String {
+        let mut input = small.clone();
+        if input.canary == FuzzCase::plain(input.seed).canary {
+            input.canary = FuzzCase::plain(0).canary;
+        }
+        input.seed = 0;
+        let case = input.to_case(&self.fixtures, CaseMeta::explore(0), &BTreeMap::new());
+        let hash = fnv1a_parts([
+            rule.as_bytes().to_vec(),
+            serde_json::to_vec(&case_json(&case)).unwrap_or_default(),
+        ]);
+        format!("{rule}-{}", &hash[..8])
+    }
+
+    /// Render, check and write one shrunk finding as the case file `<signature>.json`.
+    fn finding(
+        &self,
+        ad: &mut Adapters,
+        (small, v): (FuzzCase, Violation),
+        index: u64,
+        after: Duration,
+        signature: String,
+        steps_before: usize,
+    ) -> FuzzFinding {
+        let rule = v.rule;
         let r = oracle::rule(rule);
         let mut expects = BTreeMap::new();
         if !v.expect.is_null() {
@@ -284,9 +345,7 @@ impl<'e> Fuzzer<'e> {
             notes: true,
         }
         };
-        let draft = small.to_case(&self.fixtures, meta("x".into()), &expects);
-        let hash = fnv1a_parts([serde_json::to_vec(&case_json(&draft)).unwrap_or_default()]);
-        let id = format!("{rule}-{}", &hash[..8]);
+        let id = signature.clone();
         let case = small.to_case(&self.fixtures, meta(id.clone()), &expects);
         let on_reference = run_case(&case, &mut ad.reference, self.env, &reference_claims());
         let on_runtime = ad
@@ -303,6 +362,7 @@ impl<'e> Fuzzer<'e> {
         });
         FuzzFinding {
             rule,
+            signature,
             message: v.message.clone(),
             case_index: index,
             after,
@@ -326,6 +386,17 @@ impl<'e> Fuzzer<'e> {
         on_progress: &(dyn Fn(FuzzProgress) + Sync),
         on_finding: &(dyn Fn(&FuzzFinding) + Sync),
     ) -> Result<Report, FuzzError> {
+        self.run_observed(stop, on_progress, on_finding, &|_| {})
+    }
+
+    /// [`Self::run`], telling `on_case` the number of every case played, once judged.
+    pub fn run_observed(
+        &self,
+        stop: &AtomicBool,
+        on_progress: &(dyn Fn(FuzzProgress) + Sync),
+        on_finding: &(dyn Fn(&FuzzFinding) + Sync),
+        on_case: &(dyn Fn(u64) + Sync),
+    ) -> Result<Report, FuzzError> {
         // Reachable at all? (exit 3 otherwise, like `run`)
         (self.connect)().map_err(|why| self.unreachable(why))?;
         let start = Instant::now();
@@ -342,12 +413,14 @@ impl<'e> Fuzzer<'e> {
             done: AtomicBool::new(false),
             claimed: Mutex::new(BTreeSet::new()),
             findings: Mutex::new(Vec::new()),
+            errors_named: Mutex::new(Vec::new()),
             failure: Mutex::new(None),
         };
         std::thread::scope(|s| {
             for _ in 0..self.cfg.jobs.max(1) {
                 s.spawn(|| {
-                    let work = std::panic::AssertUnwindSafe(|| self.worker(&sh, on_finding));
+                    let work =
+                        std::panic::AssertUnwindSafe(|| self.worker(&sh, on_finding, on_case));
                     if std::panic::catch_unwind(work).is_err() {
                         lock(&sh.failure).get_or_insert(FuzzError::Panicked {
                             seed: self.cfg.seed,
@@ -374,21 +447,36 @@ impl<'e> Fuzzer<'e> {
             return Err(e);
         }
         let mut findings = sh.findings.into_inner().unwrap_or_else(|p| p.into_inner());
-        findings.sort_by_key(|f| (f.case_index, f.rule));
+        findings.sort_by(|a, b| {
+            (a.case_index, a.rule, &a.signature).cmp(&(b.case_index, b.rule, &b.signature))
+        });
+        let mut errors_named = sh
+            .errors_named
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner());
+        errors_named.sort_by_key(|e| e.case_index);
         Ok(Report {
             cases: sh.cases.load(Ordering::Relaxed),
             errors: sh.errors.load(Ordering::Relaxed),
             elapsed: start.elapsed(),
             findings,
+            errors_named,
             interrupted: stop.load(Ordering::Relaxed),
         })
     }
 
-    fn worker(&self, sh: &Shared, on_finding: &(dyn Fn(&FuzzFinding) + Sync)) {
+    fn worker(
+        &self,
+        sh: &Shared,
+        on_finding: &(dyn Fn(&FuzzFinding) + Sync),
+        on_case: &(dyn Fn(u64) + Sync),
+    ) {
         let mut ad = self.adapters();
         let finished = || sh.done.load(Ordering::Relaxed) || sh.stop.load(Ordering::Relaxed);
         while !finished() && Instant::now() < sh.deadline {
-            let index = sh.next.fetch_add(1, Ordering::Relaxed);
+            let Some(index) = self.index(sh.next.fetch_add(1, Ordering::Relaxed)) else {
+                break;
+            };
             if self.cfg.max_cases.is_some_and(|m| index >= m) {
                 break;
             }
@@ -401,20 +489,40 @@ impl<'e> Fuzzer<'e> {
                 }
             };
             sh.cases.fetch_add(1, Ordering::Relaxed);
+            on_case(index);
             let installed = judged
                 .runtime
                 .observations
                 .first()
                 .is_some_and(|o| o.value["ok"] == true);
-            if installed && matches!(judged.runtime.verdict, Verdict::Error { .. }) {
+            if let (true, Verdict::Error { message }) = (installed, &judged.runtime.verdict) {
                 sh.errors.fetch_add(1, Ordering::Relaxed);
+                let mut named = lock(&sh.errors_named);
+                if named.len() < ERRORS_NAMED {
+                    named.push(ErrorCase {
+                        case_index: index,
+                        case_seed: fc.seed,
+                        // Quoting the runtime: cut and redacted as reports keep texts.
+                        error: crate::snapshot::contain_text(
+                            message.lines().next().unwrap_or_default(),
+                        ),
+                    });
+                }
             }
+            // Every rule the case broke, shrunk; kept when no case found its signature before.
             let mut rules = BTreeSet::new();
             for v in &judged.violations {
-                if !rules.insert(v.rule) || !lock(&sh.claimed).insert(v.rule) {
+                if !rules.insert(v.rule) {
                     continue;
                 }
-                let f = self.finding(&mut ad, fc.clone(), v, index, sh.start.elapsed(), sh.stop);
+                let after = sh.start.elapsed();
+                let small = self.shrunk(&mut ad, fc.clone(), v, index, sh.stop);
+                let signature = self.signature(v.rule, &small.0);
+                if !lock(&sh.claimed).insert(signature.clone()) {
+                    continue;
+                }
+                let steps = fc.layout().len();
+                let f = self.finding(&mut ad, small, index, after, signature, steps);
                 on_finding(&f);
                 let mut all = lock(&sh.findings);
                 all.push(f);
@@ -436,8 +544,10 @@ struct Shared<'s> {
     cases: AtomicU64,
     errors: AtomicU64,
     done: AtomicBool,
-    claimed: Mutex<BTreeSet<&'static str>>,
+    /// The signatures found so far.
+    claimed: Mutex<BTreeSet<String>>,
     findings: Mutex<Vec<FuzzFinding>>,
+    errors_named: Mutex<Vec<ErrorCase>>,
     failure: Mutex<Option<FuzzError>>,
 }
 
