@@ -10,6 +10,7 @@
 
 pub mod client;
 pub mod hints;
+pub mod bench;
 mod http;
 pub mod loopback;
 pub mod process;
