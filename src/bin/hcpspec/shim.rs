@@ -1,5 +1,5 @@
 //! `hcpspec shim`: serve an embedded runtime over the shim protocol, and
-//! `hcpspec bench --transports`: what each transport costs against a bare echo.
+//! `hcpspec bench --transports`: what each adapter costs against a bare client of its transport.
 
 use hcpspec::adapter::bench::{self, Call};
 use hcpspec::error::BadInput;
@@ -212,8 +212,10 @@ fn best_means(calls: &mut [Call], n: usize, rounds: usize) -> Result<Vec<f64>, B
 /// --transports` fails (docs/bench.md).
 const RATIO_BOUND: f64 = 2.0;
 
-/// `hcpspec bench --transports`: the round trip of `initialize` through each adapter against a
-/// bare echo over the same pipe or socket, then the whole contract suite per transport.
+/// `hcpspec bench --transports`: the round trip of one call through each adapter against a bare
+/// client making the same calls over the same transport (`adapter::bench`), and a bare echo;
+/// exit 1 when an adapter costs over [`RATIO_BOUND`] its bare client. Then the whole contract
+/// suite per transport.
 pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, BadInput> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let x = exe.display().to_string();
