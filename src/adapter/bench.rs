@@ -161,7 +161,9 @@ impl Wire for Http1 {
         let mut length = 0;
         loop {
             self.line.clear();
-            self.r.read_line(&mut self.line).map_err(|e| e.to_string())?;
+            self.r
+                .read_line(&mut self.line)
+                .map_err(|e| e.to_string())?;
             if self.line == "\r\n" || self.line.is_empty() {
                 break;
             }

@@ -135,15 +135,16 @@ mod tests {
             .unwrap();
         });
         let client = super::client();
-        let status = super::runtime().block_on(super::on_client_runtime(async move {
-            client
-                .post(url)
-                .body("{}")
-                .send()
-                .await
-                .map(|r| r.status().as_u16())
-        }))
-        .unwrap();
+        let status = super::runtime()
+            .block_on(super::on_client_runtime(async move {
+                client
+                    .post(url)
+                    .body("{}")
+                    .send()
+                    .await
+                    .map(|r| r.status().as_u16())
+            }))
+            .unwrap();
         assert_eq!(status, 307);
         server.join().unwrap();
     }

@@ -37,10 +37,7 @@ impl HttpShared {
         )
         .parse()
         .map_err(|e| format!("--runtime {spec}: {e}"))?;
-        Ok(Arc::new(HttpShared {
-            url,
-            authority,
-        }))
+        Ok(Arc::new(HttpShared { url, authority }))
     }
 }
 
@@ -89,8 +86,7 @@ impl Link for HttpLink {
                 }
             }
         };
-        let outcome =
-            client::block_on_here(|c| tokio::time::timeout(deadline, work(c)));
+        let outcome = client::block_on_here(|c| tokio::time::timeout(deadline, work(c)));
         match outcome {
             Ok(Ok(())) => Ok(got),
             Ok(Err(e)) => Err(e),

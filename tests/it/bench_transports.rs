@@ -79,10 +79,13 @@ fn over_stdio_the_adapter_and_the_bare_client_exchange_the_same_bytes() {
     }
 }
 
+/// A call as a server answered it: method, params, result.
+type Answered = (String, Value, Result<Value, RpcError>);
+
 /// The reference's session, every call it answers recorded.
 struct Recorder {
     session: hcpspec::suites::hcp::shim::Session,
-    calls: Mutex<Vec<(String, Value, Result<Value, RpcError>)>>,
+    calls: Mutex<Vec<Answered>>,
 }
 
 impl Dispatch for Recorder {
@@ -138,7 +141,14 @@ fn over_http_and_websocket_the_adapter_and_the_bare_client_make_the_same_calls()
             bare().expect("the bare call answered");
         }
         let (a, b) = (a.calls.lock().unwrap(), b.calls.lock().unwrap());
-        assert!(b.len() >= CALLS, "{kind}: the bare client made {} calls", b.len());
-        assert_eq!(*a, *b, "{kind}: the adapter's calls differ from the bare client's");
+        assert!(
+            b.len() >= CALLS,
+            "{kind}: the bare client made {} calls",
+            b.len()
+        );
+        assert_eq!(
+            *a, *b,
+            "{kind}: the adapter's calls differ from the bare client's"
+        );
     }
 }

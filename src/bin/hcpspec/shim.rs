@@ -243,7 +243,12 @@ pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, BadInp
         serve("ws", &["--echo"])?,
     ];
     let stdio = |runtime: &[&str]| {
-        let mut argv = vec![x.clone(), "shim".into(), "--transport".into(), "stdio".into()];
+        let mut argv = vec![
+            x.clone(),
+            "shim".into(),
+            "--transport".into(),
+            "stdio".into(),
+        ];
         argv.extend(runtime.iter().map(|a| a.to_string()));
         argv
     };
@@ -296,7 +301,10 @@ pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, BadInp
                 over.push(format!("{label} {:.2}×", a / bare));
             }
         } else {
-            println!("  {label:<8} {:>11.1} {:>10} {:>8} {:>9}", us[0], "-", "-", "-");
+            println!(
+                "  {label:<8} {:>11.1} {:>10} {:>8} {:>9}",
+                us[0], "-", "-", "-"
+            );
         }
     }
     if over.is_empty() {
