@@ -1,6 +1,7 @@
-//! hcpspec's HTTP client (reqwest): every HTTP request hcpspec makes goes through one
-//! [`reqwest::Client`] and its connection pool for the whole process: the HTTP adapter's calls
-//! and the core-api suite's gate calls and posts.
+//! hcpspec's HTTP client (reqwest): every HTTP request hcpspec makes goes through a
+//! [`reqwest::Client`] with hcpspec's settings ([`new_client`]): one shared client and its
+//! connection pool for the whole process (the core-api suite's gate calls and posts), and one
+//! per thread for the HTTP adapter's blocking calls.
 //!
 //! - **Loopback only** (docs/security.md): a client reads no proxy variable (`HTTP_PROXY` must
 //!   not route a loopback call anywhere else) and follows no redirect (an implementation must not
@@ -10,8 +11,10 @@
 //!   opened it; cases run on runtimes of their own that end with the case, and a connection left
 //!   in the pool by one would break the next case's call ("runtime dropped the dispatch task").
 //!   So every request of the shared client runs on this module's runtime
-//!   ([`on_client_runtime`]), which lives as long as the process, and callers on any runtime (or
-//!   none, [`block_on`]) await its answer.
+//!   ([`on_client_runtime`]), which lives as long as the process, and callers on any runtime
+//!   await its answer. The HTTP adapter's blocking calls run on the calling thread's own
+//!   current-thread runtime with that thread's own client ([`block_on_here`]): the client, its
+//!   pool and its runtime never leave the thread, and a call hops to no other thread.
 //! - **The references' own clients.** The in-process reference implementations (the reference
 //!   harness, the reference core's Tool Gate) stand for implementations under test, not for
 //!   hcpspec: each makes its own client ([`new_client`], the same settings) and calls on its own
@@ -24,8 +27,8 @@
 use std::future::Future;
 use std::sync::OnceLock;
 
-/// hcpspec's client, made on first use; a clone shares its pool. Run its requests with
-/// [`on_client_runtime`] or [`block_on`].
+/// hcpspec's shared client, made on first use; a clone shares its pool. Run its requests with
+/// [`on_client_runtime`].
 pub fn client() -> reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
     CLIENT.get_or_init(new_client).clone()
@@ -42,9 +45,8 @@ pub fn new_client() -> reqwest::Client {
         .expect("an HTTP client without TLS or proxies builds")
 }
 
-/// The runtime the client's connections live on, for the life of the process. One worker, as the
-/// HTTP adapter's own runtime had: a second cost every blocking call ~20 µs of thread hops on
-/// this 2-core machine (a flood read to its cap takes its turns with the other calls' chunks).
+/// The runtime the shared client's connections live on, for the life of the process. One
+/// worker: a second cost every call ~20 µs of thread hops on this 2-core machine.
 fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RT.get_or_init(|| {
@@ -81,10 +83,26 @@ where
     }
 }
 
-/// Run `work` on the client's runtime from a thread on no runtime (the HTTP adapter's blocking
-/// calls): polled on the calling thread, its connection's task on the runtime's workers.
-pub fn block_on<F: Future>(work: F) -> F::Output {
-    runtime().block_on(work)
+/// Run the request `work` makes with the client it is given, from a thread on no runtime (the
+/// HTTP adapter's blocking calls): on the calling thread's own current-thread runtime with its
+/// own client (hcpspec's settings, a pool of its own), so that the request and its connection's
+/// task are both polled right here. On the shared runtime the connection's task ran on its
+/// worker: two thread wake-ups a call, each waiting for a CPU on a loaded machine (most of the
+/// 10× the adapter cost against a bare client in issue 49).
+pub fn block_on_here<F: Future>(work: impl FnOnce(&reqwest::Client) -> F) -> F::Output {
+    thread_local! {
+        // A connection is a task on the runtime that opened it: the client and its runtime go
+        // together, and neither leaves the thread.
+        static HERE: (tokio::runtime::Runtime, reqwest::Client) = (
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a current-thread runtime starts"),
+            new_client(),
+        );
+    }
+    // Made inside the runtime: a timer in `work` needs its context.
+    HERE.with(|(rt, client)| rt.block_on(async { work(client).await }))
 }
 
 /// The innermost cause of a client's error: what happened (refused, reset, closed early).
@@ -117,15 +135,16 @@ mod tests {
             .unwrap();
         });
         let client = super::client();
-        let status = super::block_on(super::on_client_runtime(async move {
-            client
-                .post(url)
-                .body("{}")
-                .send()
-                .await
-                .map(|r| r.status().as_u16())
-        }))
-        .unwrap();
+        let status = super::runtime()
+            .block_on(super::on_client_runtime(async move {
+                client
+                    .post(url)
+                    .body("{}")
+                    .send()
+                    .await
+                    .map(|r| r.status().as_u16())
+            }))
+            .unwrap();
         assert_eq!(status, 307);
         server.join().unwrap();
     }

@@ -1,7 +1,8 @@
 //! `http://HOST:PORT[/PREFIX]`: one JSON-RPC message per `POST {base}/rpc` body, the answer in
-//! the response body. Plain HTTP/1.1 through hcpspec's one client (`client.rs`, reqwest): its
-//! pool keeps connections alive across cases and adapters, and retries a request on a
-//! connection the server closed before it was sent.
+//! the response body. Plain HTTP/1.1 through hcpspec's client of the calling thread
+//! (`client.rs`, reqwest, on that thread's own runtime: no thread hop per call): its pool keeps
+//! connections alive across the cases the thread runs, and retries a request on a connection the
+//! server closed before it was sent.
 
 use super::client;
 use super::rpc::{excerpt, secs, size, Link};
@@ -12,7 +13,6 @@ use std::time::Duration;
 
 /// What every adapter of one `http://` runtime spec shares.
 pub(crate) struct HttpShared {
-    client: reqwest::Client,
     url: reqwest::Url,
     /// `host:port`, as errors name it.
     authority: String,
@@ -37,11 +37,7 @@ impl HttpShared {
         )
         .parse()
         .map_err(|e| format!("--runtime {spec}: {e}"))?;
-        Ok(Arc::new(HttpShared {
-            client: client::client(),
-            url,
-            authority,
-        }))
+        Ok(Arc::new(HttpShared { url, authority }))
     }
 }
 
@@ -51,13 +47,14 @@ impl Link for HttpLink {
     fn exchange(&mut self, frame: &str, deadline: Duration, cap: usize) -> Result<Vec<u8>, String> {
         let shared = &self.0;
         let mut got: Vec<u8> = Vec::new();
-        let request = shared
-            .client
-            .post(shared.url.clone())
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(frame.to_string());
-        let work =
-            async {
+        let got_so_far = &mut got;
+        let work = move |client: &reqwest::Client| {
+            let got = got_so_far;
+            let request = client
+                .post(shared.url.clone())
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(frame.to_string());
+            async move {
                 let mut response = request.send().await.map_err(|e| {
                     let why = client::why(&e);
                     if e.is_connect() {
@@ -85,10 +82,12 @@ impl Link for HttpLink {
                     StatusCode::NO_CONTENT => {
                         Err("HTTP 204: the shim took the request for a notification".to_string())
                     }
-                    s => Err(format!("HTTP {s}: {}", excerpt(&got))),
+                    s => Err(format!("HTTP {s}: {}", excerpt(got))),
                 }
-            };
-        match client::block_on(async { tokio::time::timeout(deadline, work).await }) {
+            }
+        };
+        let outcome = client::block_on_here(|c| tokio::time::timeout(deadline, work(c)));
+        match outcome {
             Ok(Ok(())) => Ok(got),
             Ok(Err(e)) => Err(e),
             Err(_) => {

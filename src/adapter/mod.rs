@@ -8,6 +8,7 @@
 //! every transport failure (a deadline, a crash, garbage, a wrong id, an oversized answer, a
 //! closed socket) is a `CallError::Transport` that says what came back.
 
+pub mod bench;
 pub mod client;
 pub mod hints;
 mod http;

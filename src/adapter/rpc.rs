@@ -47,8 +47,7 @@ impl<L: Link> Client<L> {
         }
         let id = self.next_id;
         self.next_id += 1;
-        let frame =
-            json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
+        let frame = frame(id, method, params);
         crate::trace::sent(method, frame.as_bytes());
         let answer = self
             .link
@@ -75,6 +74,11 @@ impl<L: Link> Client<L> {
             }
         }
     }
+}
+
+/// The request frame of call `id`: what every adapter sends, and the bench's bare client too.
+pub(crate) fn frame(id: u64, method: &str, params: Value) -> String {
+    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string()
 }
 
 /// Read one answer to request `id`: the result, the shim's JSON-RPC error, or (outer `Err`) what

@@ -165,14 +165,17 @@ impl Service {
     }
 }
 
-/// Run an axum app on an already bound listener, on a current-thread runtime, until the
-/// process ends (the HTTP and WebSocket servers).
+/// Run an axum app on an already bound listener, on a runtime of one worker, until the process
+/// ends (the HTTP and WebSocket servers). Multi-thread, so that a call can run where its request
+/// was read ([`tokio::task::block_in_place`]: the worker's other connections move to another
+/// thread meanwhile) rather than hop to the blocking pool and back.
 pub(crate) fn serve_router(
     listener: std::net::TcpListener,
     app: axum::Router,
 ) -> std::io::Result<()> {
     listener.set_nonblocking(true)?;
-    let rt = tokio::runtime::Builder::new_current_thread()
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()?;
     rt.block_on(async move {

@@ -31,16 +31,12 @@ async fn connection(mut socket: WebSocket, service: Service) {
         let reply = match msg {
             Message::Text(text) if matches!(service, Service::Echo) => Some(text.to_string()),
             Message::Text(text) => {
-                let (s, c) = (service.clone(), conn.clone());
-                let joined = tokio::task::spawn_blocking(move || {
-                    let mut c = c.lock().unwrap_or_else(|p| p.into_inner());
-                    s.handle(text.as_str(), &mut c)
+                // On this thread, outside the event loop (as the HTTP server's calls); `handle`
+                // never panics.
+                tokio::task::block_in_place(|| {
+                    let mut c = conn.lock().unwrap_or_else(|p| p.into_inner());
+                    service.handle(text.as_str(), &mut c)
                 })
-                .await;
-                match joined {
-                    Ok(reply) => reply,
-                    Err(_) => break,
-                }
             }
             Message::Binary(_) => Some(error_frame(
                 Value::Null,

@@ -12,6 +12,7 @@ mod common;
 mod action_install;
 mod action_log;
 mod architecture;
+mod bench_transports;
 mod citations;
 mod cli;
 mod core_api_coverage;

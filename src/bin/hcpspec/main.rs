@@ -163,8 +163,8 @@ enum Command {
         /// The vectors folder to read instead of the vectors embedded in this binary.
         #[arg(long, env = "HCPSPEC_VECTORS", value_name = "DIR")]
         vectors: Option<PathBuf>,
-        /// Measure the transports instead: each adapter's round trip against a bare echo, and
-        /// the suite over inproc, stdio, http and ws.
+        /// Measure the transports instead: each adapter's round trip against a bare client making
+        /// the same calls (exit 1 past 2×), and the suite over inproc, stdio, http and ws.
         #[arg(long)]
         transports: bool,
     },

@@ -1,15 +1,16 @@
 //! `hcpspec shim`: serve an embedded runtime over the shim protocol, and
-//! `hcpspec bench --transports`: what each transport costs against a bare echo.
+//! `hcpspec bench --transports`: what each adapter costs against a bare client of its transport.
 
+use hcpspec::adapter::bench::{self, Call};
 use hcpspec::error::BadInput;
 use hcpspec::exit;
 use hcpspec::run::Verdict;
 use hcpspec::shim::{self, Service, PROTOCOL};
 use hcpspec::suites::hcp::{run_all, RunEnv};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,14 +186,6 @@ impl Drop for Server {
     }
 }
 
-/// The request an adapter sends for `initialize`, byte for byte.
-fn initialize_frame() -> String {
-    serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocol": PROTOCOL } }).to_string()
-}
-
-/// One round trip, repeatable.
-type Call = Box<dyn FnMut() -> Result<(), String>>;
-
 /// The best mean µs per call of each of `calls` over `rounds` rounds of `n` calls, the calls
 /// interleaved round by round (so that a busy moment of the machine hits them alike), after
 /// `n` unmeasured calls each.
@@ -215,121 +208,14 @@ fn best_means(calls: &mut [Call], n: usize, rounds: usize) -> Result<Vec<f64>, B
     Ok(best)
 }
 
-fn adapter_call(spec: &str) -> Result<Call, BadInput> {
-    let mut a = hcpspec::suites::hcp::shim::connector(spec, &Default::default())?()?;
-    let params = serde_json::json!({ "protocol": PROTOCOL });
-    Ok(Box::new(move || {
-        a.call("initialize", params.clone())
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }))
-}
+/// The most an adapter's round trip may cost against its bare client's before `hcpspec bench
+/// --transports` fails (docs/bench.md).
+const RATIO_BOUND: f64 = 2.0;
 
-/// A bare client: write the frame, read one line back, on this thread.
-fn echo_stdio(exe: &Path) -> Result<Call, BadInput> {
-    struct Echo(Child);
-    impl Drop for Echo {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let mut child = Echo(
-        Command::new(exe)
-            .args(["shim", "--transport", "stdio", "--echo"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| e.to_string())?,
-    );
-    let mut stdin: ChildStdin = child.0.stdin.take().expect("piped");
-    let mut stdout = BufReader::new(child.0.stdout.take().expect("piped") as ChildStdout);
-    let frame = initialize_frame() + "\n";
-    let mut line = String::new();
-    Ok(Box::new(move || {
-        let _alive = &child;
-        stdin
-            .write_all(frame.as_bytes())
-            .and_then(|_| stdin.flush())
-            .map_err(|e| e.to_string())?;
-        line.clear();
-        stdout.read_line(&mut line).map_err(|e| e.to_string())?;
-        (line.len() == frame.len())
-            .then_some(())
-            .ok_or_else(|| "echo mismatch".to_string())
-    }))
-}
-
-/// A bare HTTP/1.1 client on one keep-alive connection: request bytes out, headers and a
-/// Content-Length body back.
-fn echo_http(url: &str) -> Result<Call, BadInput> {
-    let authority = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_string();
-    let stream = TcpStream::connect(&authority).map_err(|e| e.to_string())?;
-    stream.set_nodelay(true).map_err(|e| e.to_string())?;
-    let mut w = stream.try_clone().map_err(|e| e.to_string())?;
-    let mut r = BufReader::new(stream);
-    let body = initialize_frame();
-    let request = format!(
-        "POST /rpc HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    let mut line = String::new();
-    let mut got = Vec::new();
-    Ok(Box::new(move || {
-        w.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
-        let mut length = 0;
-        loop {
-            line.clear();
-            r.read_line(&mut line).map_err(|e| e.to_string())?;
-            if line == "\r\n" || line.is_empty() {
-                break;
-            }
-            if let Some((k, v)) = line.split_once(':') {
-                if k.eq_ignore_ascii_case("content-length") {
-                    length = v
-                        .trim()
-                        .parse()
-                        .map_err(|_| "bad content-length".to_string())?;
-                }
-            }
-        }
-        got.resize(length, 0);
-        r.read_exact(&mut got).map_err(|e| e.to_string())?;
-        (length == body.len())
-            .then_some(())
-            .ok_or_else(|| "echo mismatch".to_string())
-    }))
-}
-
-/// A bare WebSocket client (tungstenite, blocking): one text frame out, one back.
-fn echo_ws(url: &str) -> Result<Call, BadInput> {
-    use tokio_tungstenite::tungstenite::{client, Message};
-    let authority = url
-        .trim_start_matches("ws://")
-        .split('/')
-        .next()
-        .unwrap_or_default();
-    let stream = TcpStream::connect(authority).map_err(|e| e.to_string())?;
-    stream.set_nodelay(true).map_err(|e| e.to_string())?;
-    let (mut socket, _) = client(url, stream).map_err(|e| e.to_string())?;
-    let frame = initialize_frame();
-    Ok(Box::new(move || {
-        socket
-            .send(Message::text(frame.clone()))
-            .map_err(|e| e.to_string())?;
-        match socket.read().map_err(|e| e.to_string())? {
-            Message::Text(t) if t.len() == frame.len() => Ok(()),
-            other => Err(format!("echo mismatch: {other:?}")),
-        }
-    }))
-}
-
-/// `hcpspec bench --transports`: the round trip of `initialize` through each adapter against a
-/// bare echo over the same pipe or socket, then the whole contract suite per transport.
+/// `hcpspec bench --transports`: the round trip of one call through each adapter against a bare
+/// client making the same calls over the same transport (`adapter::bench`), and a bare echo;
+/// exit 1 when an adapter costs over [`RATIO_BOUND`] its bare client. Then the whole contract
+/// suite per transport.
 pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, BadInput> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let x = exe.display().to_string();
@@ -339,41 +225,95 @@ pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, BadInp
     let env = RunEnv::new(vectors, &RunEnv::self_probe())?;
     let claims = hcpspec::suites::hcp::embedded_claims("reference").unwrap_or_default();
     let jobs = crate::cli::cores();
-    let http = Server::start(&exe, &["--transport", "http", "--runtime", "reference"])?;
-    let ws = Server::start(&exe, &["--transport", "ws", "--runtime", "reference"])?;
-    let http_echo = Server::start(&exe, &["--transport", "http", "--echo"])?;
-    let ws_echo = Server::start(&exe, &["--transport", "ws", "--echo"])?;
+    let serve = |transport: &str, runtime: &[&str]| {
+        let mut args = vec!["--transport", transport];
+        args.extend(runtime);
+        Server::start(&exe, &args)
+    };
+    let reference = ["--runtime", "reference"];
+    // Per transport: a server for the adapter, one for the bare client, and an echo.
+    let http = [
+        serve("http", &reference)?,
+        serve("http", &reference)?,
+        serve("http", &["--echo"])?,
+    ];
+    let ws = [
+        serve("ws", &reference)?,
+        serve("ws", &reference)?,
+        serve("ws", &["--echo"])?,
+    ];
+    let stdio = |runtime: &[&str]| {
+        let mut argv = vec![
+            x.clone(),
+            "shim".into(),
+            "--transport".into(),
+            "stdio".into(),
+        ];
+        argv.extend(runtime.iter().map(|a| a.to_string()));
+        argv
+    };
     let specs = [
         ("inproc", "inproc:reference".to_string()),
         (
             "stdio",
-            format!(
-                "stdio:{} shim --transport stdio --runtime reference",
-                shell_words::quote(&x)
-            ),
+            format!("stdio:{}", shell_words::join(stdio(&reference))),
         ),
-        ("http", http.url.clone()),
-        ("ws", ws.url.clone()),
+        ("http", http[0].url.clone()),
+        ("ws", ws[0].url.clone()),
     ];
     let (n, rounds) = (500, 8);
-    println!("round trip of `initialize`, 1 client, best mean of {rounds} interleaved rounds of {n} calls:");
     println!(
-        "  {:<8} {:>12} {:>14} {:>8}",
-        "adapter", "adapter µs", "bare echo µs", "ratio"
+        "round trip of `{}`, 1 client, best mean of {rounds} interleaved rounds of {n} calls\n\
+         (the adapter and a bare client: the same requests and answers, each to a server of its\n\
+         own; the echo: the bare client against `hcpspec shim --echo`, the transport alone):",
+        bench::METHOD
     );
+    println!(
+        "  {:<8} {:>11} {:>10} {:>8} {:>9}",
+        "adapter", "adapter µs", "bare µs", "ratio", "echo µs"
+    );
+    let mut over = Vec::new();
     for (label, spec) in &specs {
-        let mut calls = vec![adapter_call(spec)?];
+        let adapter = hcpspec::suites::hcp::shim::connector(spec, &Default::default())?()?;
+        let mut calls = vec![bench::adapter(adapter)?];
         match *label {
-            "stdio" => calls.push(echo_stdio(&exe)?),
-            "http" => calls.push(echo_http(&http_echo.url)?),
-            "ws" => calls.push(echo_ws(&ws_echo.url)?),
+            "stdio" => {
+                calls.push(bench::bare_stdio(&stdio(&reference))?);
+                calls.push(bench::bare_stdio(&stdio(&["--echo"]))?);
+            }
+            "http" => {
+                calls.push(bench::bare_http(&http[1].url)?);
+                calls.push(bench::bare_http(&http[2].url)?);
+            }
+            "ws" => {
+                calls.push(bench::bare_ws(&ws[1].url)?);
+                calls.push(bench::bare_ws(&ws[2].url)?);
+            }
             _ => {}
         }
         let us = best_means(&mut calls, n, rounds)?;
-        match us.get(1) {
-            Some(e) => println!("  {label:<8} {:>12.1} {e:>14.1} {:>7.2}×", us[0], us[0] / e),
-            None => println!("  {label:<8} {:>12.1} {:>14} {:>8}", us[0], "-", "-"),
+        if let [a, bare, echo] = us[..] {
+            println!(
+                "  {label:<8} {a:>11.1} {bare:>10.1} {:>7.2}× {echo:>9.1}",
+                a / bare
+            );
+            if a / bare > RATIO_BOUND {
+                over.push(format!("{label} {:.2}×", a / bare));
+            }
+        } else {
+            println!(
+                "  {label:<8} {:>11.1} {:>10} {:>8} {:>9}",
+                us[0], "-", "-", "-"
+            );
         }
+    }
+    if over.is_empty() {
+        println!("every adapter within {RATIO_BOUND}× of its bare client");
+    } else {
+        println!(
+            "over the bound of {RATIO_BOUND}× its bare client: {}",
+            over.join(", ")
+        );
     }
     println!(
         "\nthe contract suite, {} cases on {jobs} jobs, best of {}:",
@@ -415,5 +355,9 @@ pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, BadInp
             best[k] / best[0]
         );
     }
-    Ok(exit::OK)
+    Ok(if over.is_empty() {
+        exit::OK
+    } else {
+        exit::FAILURES
+    })
 }
