@@ -161,3 +161,30 @@ fn every_script_the_release_workflow_calls_is_run_by_ci_or_a_test() {
         );
     }
 }
+
+/// The container image cannot be built here (no Docker engine): check-wheel.sh runs its static
+/// binary in a root made as the Dockerfile makes the image. The two say the same: the image is
+/// `scratch` and the binary at `/hcpspec`, with `/tmp` and `/work`, run as the same user.
+#[test]
+fn the_image_root_check_wheel_runs_in_is_the_dockerfiles() {
+    let dockerfile = fs::read_to_string(root().join("Dockerfile")).unwrap();
+    let check = fs::read_to_string(root().join("scripts/check-wheel.sh")).unwrap();
+    for said in [
+        "FROM scratch",
+        "USER 65532:65532",
+        "ENTRYPOINT [\"/hcpspec\"]",
+        "chmod 1777 /image/tmp",
+        "/image/work",
+    ] {
+        assert!(dockerfile.contains(said), "the Dockerfile no longer says {said:?}");
+    }
+    for said in [
+        "--userspec=65532:65532",
+        "chmod 1777 \"$root/tmp\"",
+        "chown 65532:65532 \"$root/work\"",
+        "cp \"$hc\" \"$root/hcpspec\"",
+        "/hcpspec run --out /work/out",
+    ] {
+        assert!(check.contains(said), "check-wheel.sh's image root no longer does {said:?}");
+    }
+}
