@@ -114,6 +114,10 @@ pub fn end_all() {
             r != 0
         });
     }
+    // hcpspec exits next: nobody waits for a child's status any more, so every zombie whose
+    // parent it is gets reaped, among them a process of a tree that died before the tree was
+    // ever seen and was re-parented here (nothing attributes such a zombie to its tree).
+    while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
 }
 
 /// Start the one thread that snapshots every running tree every [`EVERY`] (once per process):
