@@ -28,7 +28,11 @@ fn checkout(version: &str, unreleased: &str, sections: &str) -> tempfile::TempDi
         format!("[package]\nname = \"hcpspec\"\nversion = \"{version}\"\n\n[dependencies]\nserde = {{ version = \"1\" }}\n"),
     )
     .unwrap();
-    fs::copy(root().join("pyproject.toml"), dir.path().join("pyproject.toml")).unwrap();
+    fs::copy(
+        root().join("pyproject.toml"),
+        dir.path().join("pyproject.toml"),
+    )
+    .unwrap();
     fs::write(
         dir.path().join("CHANGELOG.md"),
         format!("# Changelog\n\nIntro.\n\n## Unreleased\n{unreleased}\n{sections}"),
@@ -43,7 +47,11 @@ fn version_of(tag: &str, dir: &Path) -> Output {
 
 #[test]
 fn a_tag_that_agrees_with_the_crate_and_the_changelog_is_released_as_its_version() {
-    let dir = checkout("1.2.3", "", "## 1.2.3\n\n- A change.\n\n## 1.2.2\n\n- Older.\n");
+    let dir = checkout(
+        "1.2.3",
+        "",
+        "## 1.2.3\n\n- A change.\n\n## 1.2.2\n\n- Older.\n",
+    );
     let out = version_of("v1.2.3", dir.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "1.2.3\n");
@@ -53,18 +61,44 @@ fn a_tag_that_agrees_with_the_crate_and_the_changelog_is_released_as_its_version
 fn every_disagreement_is_one_line_and_the_release_stops() {
     let cases: &[(&str, &str, &str, &str, &str)] = &[
         ("1.2.3", "", "## 1.2.3\n- x\n", "1.2.3", "is not vX.Y.Z"),
-        ("1.2.3", "", "## 1.2.4\n- x\n", "v1.2.4", "Cargo.toml's version is 1.2.3"),
-        ("1.2.3", "", "## 1.2.2\n- x\n", "v1.2.3", "no '## 1.2.3' section"),
-        ("1.2.3", "\n- Not moved.\n", "## 1.2.3\n- x\n", "v1.2.3", "Unreleased section is not empty"),
+        (
+            "1.2.3",
+            "",
+            "## 1.2.4\n- x\n",
+            "v1.2.4",
+            "Cargo.toml's version is 1.2.3",
+        ),
+        (
+            "1.2.3",
+            "",
+            "## 1.2.2\n- x\n",
+            "v1.2.3",
+            "no '## 1.2.3' section",
+        ),
+        (
+            "1.2.3",
+            "\n- Not moved.\n",
+            "## 1.2.3\n- x\n",
+            "v1.2.3",
+            "Unreleased section is not empty",
+        ),
     ];
     for (version, unreleased, sections, tag, says) in cases {
         let dir = checkout(version, unreleased, sections);
         let out = version_of(tag, dir.path());
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{tag}: {err}");
-        assert!(out.stdout.is_empty(), "{tag}: printed a version: {}", text(&out.stdout));
+        assert!(
+            out.stdout.is_empty(),
+            "{tag}: printed a version: {}",
+            text(&out.stdout)
+        );
         assert!(err.contains(says), "{tag}: {err:?} does not say {says:?}");
-        assert_eq!(err.lines().count(), 1, "{tag}: one complaint, one line: {err}");
+        assert_eq!(
+            err.lines().count(),
+            1,
+            "{tag}: one complaint, one line: {err}"
+        );
     }
 }
 
@@ -78,7 +112,9 @@ fn the_repository_releases_its_own_version_after_the_documented_steps() {
         .find_map(|l| l.strip_prefix("version = \"")?.strip_suffix('"'))
         .unwrap();
     let changelog = fs::read_to_string(root().join("CHANGELOG.md")).unwrap();
-    let (head, rest) = changelog.split_once("## Unreleased\n").expect("an Unreleased section");
+    let (head, rest) = changelog
+        .split_once("## Unreleased\n")
+        .expect("an Unreleased section");
     let (unreleased, older) = match rest.find("\n## ") {
         Some(i) => rest.split_at(i + 1),
         None => (rest, ""),
@@ -95,7 +131,10 @@ fn the_repository_releases_its_own_version_after_the_documented_steps() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let notes = script("release-notes.sh", &[version, dir.path().to_str().unwrap()]);
     assert!(notes.status.success(), "{}", text(&notes.stderr));
-    assert!(text(&notes.stdout).contains(unreleased.trim()), "the notes hold the moved lines");
+    assert!(
+        text(&notes.stdout).contains(unreleased.trim()),
+        "the notes hold the moved lines"
+    );
 }
 
 #[test]
@@ -113,7 +152,12 @@ fn the_release_notes_are_the_versions_section_and_nothing_else() {
 fn the_checksums_cover_every_asset_and_a_changed_asset_fails_them() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("hcpspec-1.0.0.tar.gz"), "sdist").unwrap();
-    fs::write(dir.path().join("hcpspec-1.0.0-py3-none-manylinux2014_x86_64.whl"), "wheel").unwrap();
+    fs::write(
+        dir.path()
+            .join("hcpspec-1.0.0-py3-none-manylinux2014_x86_64.whl"),
+        "wheel",
+    )
+    .unwrap();
     let out = script("release-checksums.sh", &[dir.path().to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let sums = fs::read_to_string(dir.path().join("SHA256SUMS")).unwrap();
@@ -121,16 +165,28 @@ fn the_checksums_cover_every_asset_and_a_changed_asset_fails_them() {
     assert!(sums.contains("  hcpspec-1.0.0.tar.gz\n"), "{sums}");
     // A second run replaces the sums (never lists SHA256SUMS itself), and a user's check of a
     // changed download fails.
-    assert!(script("release-checksums.sh", &[dir.path().to_str().unwrap()]).status.success());
+    assert!(
+        script("release-checksums.sh", &[dir.path().to_str().unwrap()])
+            .status
+            .success()
+    );
     fs::write(dir.path().join("hcpspec-1.0.0.tar.gz"), "tampered").unwrap();
     let check = Command::new("sha256sum")
         .args(["--quiet", "-c", "SHA256SUMS"])
         .current_dir(dir.path())
         .output()
         .unwrap();
-    assert!(!check.status.success(), "a changed asset passes its checksum");
+    assert!(
+        !check.status.success(),
+        "a changed asset passes its checksum"
+    );
     let empty = tempfile::tempdir().unwrap();
-    assert_eq!(script("release-checksums.sh", &[empty.path().to_str().unwrap()]).status.code(), Some(1));
+    assert_eq!(
+        script("release-checksums.sh", &[empty.path().to_str().unwrap()])
+            .status
+            .code(),
+        Some(1)
+    );
 }
 
 /// Every script the release workflow calls exists and is run on every change, by `.ci/run` or by
@@ -147,13 +203,18 @@ fn every_script_the_release_workflow_calls_is_run_by_ci_or_a_test() {
         .match_indices("scripts/")
         .map(|(i, _)| {
             let tail = &workflow[i..];
-            &tail[..tail.find(|c: char| !(c.is_ascii_alphanumeric() || "/-_.".contains(c))).unwrap_or(tail.len())]
+            &tail[..tail
+                .find(|c: char| !(c.is_ascii_alphanumeric() || "/-_.".contains(c)))
+                .unwrap_or(tail.len())]
         })
         .filter(|s| s.ends_with(".sh") || s.ends_with(".py"))
         .collect();
     assert!(called.len() >= 6, "the workflow calls {called:?}");
     for path in called {
-        assert!(PathBuf::from(root()).join(path).is_file(), "{path} does not exist");
+        assert!(
+            PathBuf::from(root()).join(path).is_file(),
+            "{path} does not exist"
+        );
         let name = path.trim_start_matches("scripts/");
         assert!(
             ci.contains(path) || tests.contains(&format!("\"{name}\"")),
@@ -176,7 +237,10 @@ fn the_image_root_check_wheel_runs_in_is_the_dockerfiles() {
         "chmod 1777 /image/tmp",
         "/image/work",
     ] {
-        assert!(dockerfile.contains(said), "the Dockerfile no longer says {said:?}");
+        assert!(
+            dockerfile.contains(said),
+            "the Dockerfile no longer says {said:?}"
+        );
     }
     for said in [
         "--userspec=65532:65532",
@@ -185,6 +249,9 @@ fn the_image_root_check_wheel_runs_in_is_the_dockerfiles() {
         "cp \"$hc\" \"$root/hcpspec\"",
         "/hcpspec run --out /work/out",
     ] {
-        assert!(check.contains(said), "check-wheel.sh's image root no longer does {said:?}");
+        assert!(
+            check.contains(said),
+            "check-wheel.sh's image root no longer does {said:?}"
+        );
     }
 }
