@@ -197,13 +197,17 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
 /// The cases that ended in an error, one line per distinct first line of an error, with every
 /// case that ended so: `error: cases 3, 8: step 1 (activate): …`.
 fn print_errors(named: &[(String, String)], errors: u64) {
+    // Grouped by a map, in the order each error was first seen: an implementation that makes
+    // every error unique must not make the summary quadratic in the cases named.
+    let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut by_error: Vec<(&str, Vec<&str>)> = Vec::new();
     for (why, case) in named {
         let n = case.strip_prefix("case ").unwrap_or(case);
-        match by_error.iter_mut().find(|(w, _)| w == why) {
-            Some((_, cases)) => cases.push(n),
-            None => by_error.push((why, vec![n])),
-        }
+        let i = *at.entry(why.as_str()).or_insert_with(|| {
+            by_error.push((why, Vec::new()));
+            by_error.len() - 1
+        });
+        by_error[i].1.push(n);
     }
     for (why, cases) in by_error {
         let s = if cases.len() == 1 { "" } else { "s" };
