@@ -1215,10 +1215,10 @@ impl Exec {
         if let (true, Some(at)) = (padded, text.find(MARK)) {
             let n = (want + MARK.len()).saturating_sub(text.len());
             let mut big = Vec::with_capacity(want.max(text.len()));
-            big.extend_from_slice(text[..at].as_bytes());
+            big.extend_from_slice(&text.as_bytes()[..at]);
             // `x`s in place: a second string of the padding's size would double the peak.
             big.resize(at + n, b'x');
-            big.extend_from_slice(text[at + MARK.len()..].as_bytes());
+            big.extend_from_slice(&text.as_bytes()[at + MARK.len()..]);
             text = String::from_utf8(big).map_err(|e| e.to_string())?;
         }
         if let Some(more) = append {
