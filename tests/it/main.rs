@@ -33,6 +33,7 @@ mod host_caps;
 mod host_fakes;
 mod hostile;
 mod loading;
+mod main_memory;
 mod pack_typed;
 mod platforms;
 mod redaction;
