@@ -15,6 +15,7 @@ mod architecture;
 mod bench_transports;
 mod citations;
 mod cli;
+mod clusterfuzzlite;
 mod core_api_coverage;
 mod core_end_to_end;
 mod core_hostile;
