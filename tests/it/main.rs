@@ -26,6 +26,7 @@ mod diff;
 mod docs;
 mod echo_suite;
 mod fuzz;
+mod fuzz_corpus_dir;
 mod fuzz_partition;
 mod fuzz_unplayable;
 mod hints;
