@@ -137,28 +137,7 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
             eprintln!("{line}");
         }
     };
-    let found = |f: &FuzzFinding| {
-        if tty {
-            eprint!("\r");
-        }
-        println!(
-            "finding: {} after {:.2} s (case {}): {}\n  {} ({} → {} steps){}",
-            f.rule,
-            f.after.as_secs_f64(),
-            f.case_index,
-            f.message.lines().next().unwrap_or_default(),
-            f.path
-                .as_ref()
-                .map_or("(not written)".into(), |p| p.display().to_string()),
-            f.steps.0,
-            f.steps.1,
-            if f.reproduces {
-                ""
-            } else {
-                "; WARNING: the written case does not reproduce it"
-            }
-        );
-    };
+    let found = |f: &FuzzFinding| print_finding(f, tty);
     // Told once the runtime answered and the fuzzer is ready, as before any case plays.
     let started = || {
         // Ctrl-C stops generating; findings already written stay, one being shrunk is written
@@ -218,6 +197,30 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
         return Err(why_unwritten(&out));
     }
     Ok(exit::of_findings(report.findings.len() + reproduced))
+}
+
+/// One finding as it is written: its rule, when, the case, and where its file is.
+fn print_finding(f: &FuzzFinding, tty: bool) {
+    if tty {
+        eprint!("\r");
+    }
+    println!(
+        "finding: {} after {:.2} s (case {}): {}\n  {} ({} → {} steps){}",
+        f.rule,
+        f.after.as_secs_f64(),
+        f.case_index,
+        f.message.lines().next().unwrap_or_default(),
+        f.path
+            .as_ref()
+            .map_or("(not written)".into(), |p| p.display().to_string()),
+        f.steps.0,
+        f.steps.1,
+        if f.reproduces {
+            ""
+        } else {
+            "; WARNING: the written case does not reproduce it"
+        }
+    );
 }
 
 /// The cases that ended in an error, one line per distinct first line of an error, with every
