@@ -603,6 +603,13 @@ impl Adapter for Pooled {
             .expect("present until drop")
             .call(method, params)
     }
+
+    fn whose(&self) -> sched::Whose {
+        self.client
+            .as_ref()
+            .map(|c| c.link.whose())
+            .unwrap_or_default()
+    }
 }
 
 impl Drop for Pooled {

@@ -32,6 +32,7 @@ mod host;
 mod host_caps;
 mod host_fakes;
 mod hostile;
+mod http_client;
 mod loading;
 mod pack_typed;
 mod platforms;
