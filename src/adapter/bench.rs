@@ -306,7 +306,7 @@ fn cpu_now(clocks: &[Clock]) -> Option<std::time::Duration> {
 /// Each call's cost: the best mean over `rounds` rounds of `n` calls, the calls interleaved
 /// round by round (so a busy moment of the machine hits them alike), after `n` unmeasured calls
 /// each. The best wall mean and the best CPU mean are each the least of its rounds.
-pub fn best_means(calls: &mut [Measured], n: usize, rounds: usize) -> Result<Vec<Cost>, String> {
+pub fn best_means(calls: &mut [Measured], n: usize, rounds: usize) -> Result<Vec<Cost>, BadInput> {
     for c in calls.iter_mut() {
         for _ in 0..n {
             (c.call)()?;

@@ -2,7 +2,7 @@
 //! goes through a [`reqwest::Client`] with hcpspec's settings ([`new_client`]): one shared
 //! client and its connection pool for the whole process (the core-api suite's gate calls and
 //! posts). The HTTP shim adapter's blocking calls go through `http1.rs` (one request shape, on
-//! the calling thread, a third of reqwest's CPU a call: docs/bench.md), with the same rules.
+//! the calling thread, without reqwest's CPU per call: docs/bench.md), with the same rules.
 //!
 //! - **Loopback only** (docs/security.md): a client reads no proxy variable (`HTTP_PROXY` must
 //!   not route a loopback call anywhere else) and follows no redirect (an implementation must not
