@@ -47,6 +47,8 @@ pub(crate) struct Answer {
 pub(crate) struct Conn {
     stream: TcpStream,
     buf: Vec<u8>,
+    /// What a read fills, made once per connection (not zeroed again per read).
+    scratch: Box<[u8]>,
 }
 
 impl Conn {
@@ -68,6 +70,7 @@ impl Conn {
                     return Ok(Conn {
                         stream,
                         buf: Vec::new(),
+                        scratch: vec![0; 16 << 10].into_boxed_slice(),
                     });
                 }
                 Err(e) if e.kind() == ErrorKind::TimedOut => last = Failure::Late,
@@ -149,12 +152,11 @@ impl Conn {
                 }
                 return Err(Failure::Late);
             }
-            let at = self.buf.len();
-            self.buf.resize(at + 16 * 1024, 0);
-            let n = self.stream.read(&mut self.buf[at..]);
-            self.buf.truncate(at + *n.as_ref().unwrap_or(&0));
-            match n {
-                Ok(n) => return Ok(n),
+            match self.stream.read(&mut self.scratch) {
+                Ok(n) => {
+                    self.buf.extend_from_slice(&self.scratch[..n]);
+                    return Ok(n);
+                }
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => continue,
                 Err(e) => return Err(Failure::Closed(e.to_string())),
@@ -268,8 +270,10 @@ impl Conn {
                 return Ok(());
             }
             if got.len().saturating_add(size) > cap {
-                got.append(&mut self.buf);
-                return Err(so_far(got.len().max(cap + 1)));
+                let with = got.len().saturating_add(size);
+                return Err(Failure::OverCap(format!(
+                    "{with} bytes with its next chunk"
+                )));
             }
             self.body_exact(size, got, until)?;
             if !self.line(until)?.is_empty() {
