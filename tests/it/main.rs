@@ -34,6 +34,7 @@ mod host;
 mod host_caps;
 mod host_fakes;
 mod hostile;
+mod http_client;
 mod loading;
 mod main_memory;
 mod pack_typed;
