@@ -4,10 +4,11 @@
 //! calls of a case and, back in its runtime spec's pool, across cases; a kept connection is
 //! used again only when nothing came on it meanwhile (the server did not close it).
 
-use super::http1::{Conn, Failure};
+use super::http1::{Conn, Failure, Until};
 use super::rpc::{excerpt, secs, size, Link};
+use super::sched::{Deadline, Waits, Whose};
 use crate::error::BadInput;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// What every adapter of one `http://` runtime spec shares.
@@ -18,6 +19,10 @@ pub(crate) struct HttpShared {
     authority: String,
     /// Connections kept alive between cases, at most one per adapter alive at once.
     idle: Mutex<Vec<Conn>>,
+    port: u16,
+    /// The processes serving it (`loopback::listeners`), found at the first call: their waits
+    /// for a CPU are not charged to a call's deadline.
+    whose: OnceLock<Whose>,
 }
 
 impl HttpShared {
@@ -32,13 +37,24 @@ impl HttpShared {
         let host = base
             .host()
             .ok_or_else(|| format!("--runtime {spec}: no host"))?;
-        let authority = format!("{host}:{}", base.port_u16().unwrap_or(80));
+        let port = base.port_u16().unwrap_or(80);
+        let authority = format!("{host}:{port}");
         let target = format!("{}/rpc", base.path().trim_end_matches('/'));
         Ok(Arc::new(HttpShared {
             target,
             authority,
             idle: Mutex::new(Vec::new()),
+            port,
+            whose: OnceLock::new(),
         }))
+    }
+
+    /// The processes serving it, found at the first need.
+    fn whose(&self) -> &Whose {
+        self.whose.get_or_init(|| Whose {
+            pids: super::loopback::listeners(self.port),
+            ..Whose::default()
+        })
     }
 
     /// A kept connection that is still idle, if any.
@@ -58,11 +74,18 @@ impl HttpShared {
 pub(crate) struct HttpLink {
     shared: Arc<HttpShared>,
     conn: Option<Conn>,
+    /// The waits for a CPU as last read, as the stdio adapter keeps them
+    /// (`stdio::WAITS_EVERY`): a call mostly costs no reads of /proc.
+    waits: Option<(Instant, std::thread::ThreadId, Waits)>,
 }
 
 impl HttpLink {
     pub fn new(shared: Arc<HttpShared>) -> HttpLink {
-        HttpLink { shared, conn: None }
+        HttpLink {
+            shared,
+            conn: None,
+            waits: None,
+        }
     }
 }
 
@@ -77,13 +100,27 @@ impl Drop for HttpLink {
 
 impl Link for HttpLink {
     fn exchange(&mut self, frame: &str, deadline: Duration, cap: usize) -> Result<Vec<u8>, String> {
-        let until = super::stdio::end_of(Instant::now(), deadline);
         let shared = &self.shared;
+        let whose = shared.whose();
+        let now = Instant::now();
+        let me = std::thread::current().id();
+        if self
+            .waits
+            .as_ref()
+            .is_none_or(|(at, on, _)| now - *at > super::stdio::WAITS_EVERY || *on != me)
+        {
+            self.waits = Some((now, me, Waits::of(whose)));
+        }
+        let waits = self.waits.as_ref().map(|w| w.2.clone()).unwrap_or_default();
+        let mut until = Until {
+            deadline: Deadline::since(deadline, now, waits),
+            whose,
+        };
         let mut got: Vec<u8> = Vec::new();
         let fail = |f, got: &[u8]| say(f, &shared.authority, deadline, cap, got);
         let mut conn = match self.conn.take().or_else(|| shared.kept()) {
             Some(c) => c,
-            None => Conn::open(&shared.authority, until).map_err(|f| fail(f, &[]))?,
+            None => Conn::open(&shared.authority, &mut until).map_err(|f| fail(f, &[]))?,
         };
         let target = &shared.target;
         let answer = conn
@@ -91,7 +128,7 @@ impl Link for HttpLink {
                 &shared.authority,
                 target,
                 frame.as_bytes(),
-                until,
+                &mut until,
                 cap,
                 &mut got,
             )
@@ -105,6 +142,10 @@ impl Link for HttpLink {
             204 => Err("HTTP 204: the shim took the request for a notification".to_string()),
             s => Err(format!("HTTP {}: {}", status(s), excerpt(&got))),
         }
+    }
+
+    fn whose(&self) -> Whose {
+        self.shared.whose().clone()
     }
 }
 

@@ -8,10 +8,11 @@
 //! spends 18 (request building, the URL, the pool, header maps, the body channel, a runtime);
 //! the adapter needs one request shape and one answer, so this is all of it (docs/bench.md).
 
+use super::sched::{Deadline, Whose};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::fd::AsRawFd;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Headers an answer may carry, at most (hyper's default is 100).
 pub const MAX_HEADERS: usize = 100;
@@ -42,6 +43,21 @@ pub(crate) struct Answer {
     pub reusable: bool,
 }
 
+/// A call's deadline as the client waits on it: in wall time while that says, then in charged
+/// time (`sched`: what the machine made the server's threads or this one wait for a CPU is not
+/// charged).
+pub(crate) struct Until<'a> {
+    pub deadline: Deadline,
+    pub whose: &'a Whose,
+}
+
+impl Until<'_> {
+    /// What is left to wait, in wall time; zero once the deadline has passed.
+    fn left(&mut self) -> Duration {
+        self.deadline.left(self.whose)
+    }
+}
+
 /// One connection, and what was read past the last answer's end (nothing, from a server that
 /// keeps to HTTP/1.1 without pipelining).
 pub(crate) struct Conn {
@@ -53,13 +69,13 @@ pub(crate) struct Conn {
 
 impl Conn {
     /// A connection to `authority` (`host:port`), made before `until`.
-    pub fn open(authority: &str, until: Instant) -> Result<Conn, Failure> {
+    pub fn open(authority: &str, until: &mut Until<'_>) -> Result<Conn, Failure> {
         let addrs = authority
             .to_socket_addrs()
             .map_err(|e| Failure::Connect(e.to_string()))?;
         let mut last = Failure::Connect("the name resolves to no address".into());
         for addr in addrs {
-            let left = until.saturating_duration_since(Instant::now());
+            let left = until.left();
             if left.is_zero() {
                 return Err(Failure::Late);
             }
@@ -93,7 +109,7 @@ impl Conn {
         host: &str,
         target: &str,
         body: &[u8],
-        until: Instant,
+        until: &mut Until<'_>,
         cap: usize,
         got: &mut Vec<u8>,
     ) -> Result<Answer, Failure> {
@@ -128,29 +144,39 @@ impl Conn {
         })
     }
 
-    fn send(&mut self, request: &[u8], until: Instant) -> Result<(), Failure> {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(Failure::Late);
+    fn send(&mut self, request: &[u8], until: &mut Until<'_>) -> Result<(), Failure> {
+        let mut rest = request;
+        while !rest.is_empty() {
+            let left = until.left();
+            if left.is_zero() {
+                return Err(Failure::Late);
+            }
+            // A server that reads nothing fills the socket's buffer: each write ends at what
+            // wall time leaves of the deadline, and the deadline in charged time says whether
+            // it passed.
+            let _ = self.stream.set_write_timeout(Some(left));
+            match self.stream.write(rest) {
+                Ok(0) => return Err(Failure::Closed("the connection took no more bytes".into())),
+                Ok(n) => rest = &rest[n..],
+                Err(e) => match e.kind() {
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted => {}
+                    _ => return Err(Failure::Closed(e.to_string())),
+                },
+            }
         }
-        // A server that reads nothing fills the socket's buffer: the write ends at the deadline.
-        let _ = self.stream.set_write_timeout(Some(left));
-        self.stream.write_all(request).map_err(|e| match e.kind() {
-            ErrorKind::WouldBlock | ErrorKind::TimedOut => Failure::Late,
-            _ => Failure::Closed(e.to_string()),
-        })
+        Ok(())
     }
 
     /// Read more into `buf` (after waiting for it until `until`); the count read, 0 at the end.
-    fn fill(&mut self, until: Instant) -> Result<usize, Failure> {
+    fn fill(&mut self, until: &mut Until<'_>) -> Result<usize, Failure> {
         loop {
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() || !readable(&self.stream, left) {
-                // Woken early (a signal) with time left: wait again.
-                if until > Instant::now() {
-                    continue;
-                }
+            let left = until.left();
+            if left.is_zero() {
                 return Err(Failure::Late);
+            }
+            if !readable(&self.stream, left) {
+                // Woken early (a signal), or wall time is up: `left` says what remains.
+                continue;
             }
             match self.stream.read(&mut self.scratch) {
                 Ok(n) => {
@@ -166,7 +192,7 @@ impl Conn {
 
     /// The answer's head: its status, how its body is framed, and whether the server closes
     /// the connection after it. 1xx answers before it are skipped.
-    fn head(&mut self, until: Instant, cap: usize) -> Result<(u16, Framing, bool), Failure> {
+    fn head(&mut self, until: &mut Until<'_>, cap: usize) -> Result<(u16, Framing, bool), Failure> {
         loop {
             let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
             let mut r = httparse::Response::new(&mut headers);
@@ -221,7 +247,12 @@ impl Conn {
         }
     }
 
-    fn body_exact(&mut self, n: usize, got: &mut Vec<u8>, until: Instant) -> Result<(), Failure> {
+    fn body_exact(
+        &mut self,
+        n: usize,
+        got: &mut Vec<u8>,
+        until: &mut Until<'_>,
+    ) -> Result<(), Failure> {
         while self.buf.len() < n {
             // What came so far is in the error's `got`, as a deadline's message quotes it.
             let more = self.fill(until).map_err(mid_answer);
@@ -239,7 +270,7 @@ impl Conn {
     fn body_to_end(
         &mut self,
         got: &mut Vec<u8>,
-        until: Instant,
+        until: &mut Until<'_>,
         cap: usize,
     ) -> Result<(), Failure> {
         loop {
@@ -256,7 +287,7 @@ impl Conn {
     fn body_chunked(
         &mut self,
         got: &mut Vec<u8>,
-        until: Instant,
+        until: &mut Until<'_>,
         cap: usize,
     ) -> Result<(), Failure> {
         loop {
@@ -283,7 +314,7 @@ impl Conn {
     }
 
     /// The next line of the body's framing, without its CRLF.
-    fn line(&mut self, until: Instant) -> Result<String, Failure> {
+    fn line(&mut self, until: &mut Until<'_>) -> Result<String, Failure> {
         loop {
             if let Some(i) = memchr::memchr(b'\n', &self.buf) {
                 let line = String::from_utf8_lossy(&self.buf[..i])

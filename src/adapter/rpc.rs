@@ -18,6 +18,10 @@ pub(crate) trait Link: Send {
     fn diagnose(&mut self) -> String {
         String::new()
     }
+    /// The processes serving the link (`sched::Whose`); none by default.
+    fn whose(&self) -> super::sched::Whose {
+        super::sched::Whose::default()
+    }
 }
 
 /// A JSON-RPC client over a link. After a transport failure the link is out of step with the
@@ -148,6 +152,10 @@ pub fn secs(d: Duration) -> String {
 }
 
 impl<L: Link> super::Adapter for Client<L> {
+    fn whose(&self) -> super::sched::Whose {
+        self.link.whose()
+    }
+
     fn call(&mut self, method: &str, params: Value) -> Result<Value, CallError> {
         Client::call(self, method, params)
     }

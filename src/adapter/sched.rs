@@ -122,6 +122,18 @@ impl Deadline {
         }
     }
 
+    /// A deadline of `length` from `start`, against waits read at or before it (`waits`, for
+    /// the same thread and [`Whose`]): what was waited between the two is not charged either,
+    /// so a caller that reads the waits only every so often is at most that much more lenient.
+    pub fn since(length: Duration, start: std::time::Instant, waits: Waits) -> Deadline {
+        Deadline {
+            length,
+            start,
+            until: super::stdio::end_of(start, length),
+            waits,
+        }
+    }
+
     /// The time charged since the start.
     pub fn charged(&self, whose: &Whose) -> Duration {
         charged(self.start.elapsed(), self.waits.since(whose))

@@ -83,7 +83,7 @@ struct Seen {
 
 /// How old the waits read before a call may be. Waits in that span before the call are not
 /// charged to it either: a deadline is at most this much more lenient, never stricter.
-const WAITS_EVERY: Duration = Duration::from_millis(100);
+pub(crate) const WAITS_EVERY: Duration = Duration::from_millis(100);
 
 /// What a shim's first call (`initialize`, `core.describe`, `host.describe`) may take besides
 /// its deadline, in the same charged time, until the shim reads that request: its start-up (an

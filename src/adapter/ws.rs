@@ -2,6 +2,7 @@
 //! shim disposes what a closed connection left), a small tokio runtime per adapter.
 
 use super::rpc::{excerpt, secs, size, Link};
+use super::sched::{Deadline, Waits, Whose};
 use crate::error::BadInput;
 use futures_util::{SinkExt, StreamExt};
 use std::time::Duration;
@@ -20,6 +21,12 @@ pub(crate) struct WsLink {
     /// Set once the socket was lost: a case never silently reconnects (its runtimes went with
     /// the connection).
     lost: bool,
+    port: u16,
+    /// The processes serving it (`loopback::listeners`), found at the first call, and the waits
+    /// for a CPU as last read (as the HTTP adapter keeps them): what the machine made them or
+    /// this thread wait is not charged to a call's deadline.
+    whose: std::sync::OnceLock<Whose>,
+    waits: Option<(std::time::Instant, std::thread::ThreadId, Waits)>,
 }
 
 impl WsLink {
@@ -42,6 +49,19 @@ impl WsLink {
             url: spec.to_string(),
             socket: None,
             lost: false,
+            port: uri.port_u16().unwrap_or(80),
+            whose: std::sync::OnceLock::new(),
+            waits: None,
+        })
+    }
+}
+
+impl WsLink {
+    /// The processes serving it, found at the first need.
+    fn served_by(&self) -> &Whose {
+        self.whose.get_or_init(|| Whose {
+            pids: super::loopback::listeners(self.port),
+            ..Whose::default()
         })
     }
 }
@@ -65,6 +85,18 @@ impl Link for WsLink {
         if self.lost {
             return Err("the WebSocket was lost earlier".into());
         }
+        let whose = self.served_by().clone();
+        // Read on the calling thread, which drives the link's runtime (block_on).
+        let (now, me) = (std::time::Instant::now(), std::thread::current().id());
+        if self
+            .waits
+            .as_ref()
+            .is_none_or(|(at, on, _)| now - *at > super::stdio::WAITS_EVERY || *on != me)
+        {
+            self.waits = Some((now, me, Waits::of(&whose)));
+        }
+        let waits = self.waits.as_ref().map(|w| w.2.clone()).unwrap_or_default();
+        let mut until = Deadline::since(deadline, now, waits);
         let (url, slot) = (&self.url, &mut self.socket);
         let work = async {
             if slot.is_none() {
@@ -104,9 +136,7 @@ impl Link for WsLink {
                 }
             }
         };
-        let outcome = self
-            .rt
-            .block_on(async { tokio::time::timeout(deadline, work).await });
+        let outcome = self.rt.block_on(async { until.within(&whose, work).await });
         let result = match outcome {
             Ok(r) => r,
             Err(_) => Err(format!(
@@ -119,6 +149,10 @@ impl Link for WsLink {
             self.socket = None;
         }
         result
+    }
+
+    fn whose(&self) -> Whose {
+        self.served_by().clone()
     }
 }
 

@@ -8,57 +8,103 @@ use hcpspec::adapter::{Adapter, Options};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
-/// A shim that needs 20 ms of CPU per answer while a busy loop of higher priority shares its
-/// CPU (it gets about 1.5% of it, less on a loaded machine) meets a deadline of a third of the
-/// wall time its first answer took: it did 20 ms of work, and the rest was the machine's.
-/// Calibrated in the same run, so the machine's load does not decide it; charged time runs at
-/// least at 1/8 of wall time, so an answer more than 2.6 times slower than the first times out
-/// on that floor: such a run proves nothing and is calibrated again. Before the machine's
-/// waits were taken off, it timed out well before the floor.
-#[test]
-fn a_shim_the_machine_starves_is_not_timed_out() {
-    let shim = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fauxmplementations/starved_shim.py");
-    let argv = [
-        "python3".to_string(),
-        shim.display().to_string(),
-        "0.02".to_string(),
-    ];
-    let call = |timeout: Duration| {
-        let mut p = Process::start(
-            &argv,
-            &Options {
-                timeout,
-                ..Options::default()
-            },
-        )
-        .expect("starts");
-        let began = Instant::now();
-        (p.call("starved", json!({})), began.elapsed())
-    };
+/// Calls a starved shim (tests/fauxmplementations/starved_shim.py, 20 ms of CPU per answer while
+/// a busy loop of higher priority shares its CPU: it gets about 1.5% of it, less on a loaded
+/// machine) makes with a deadline of a third of the wall time its first answer took: it did
+/// 20 ms of work, and the rest was the machine's, so it is answered. Calibrated in the same run,
+/// so the machine's load does not decide it; charged time runs at least at 1/8 of wall time, so
+/// an answer more than 2.6 times slower than the first times out on that floor: such a run
+/// proves nothing and is calibrated again. `call` makes one call with the deadline given.
+fn starved_shim_is_answered(
+    transport: &str,
+    call: &mut dyn FnMut(Duration) -> Result<serde_json::Value, String>,
+) {
     // A timeout after LEAST_SHARE times the deadline of wall time is the floor's (the machine
     // gave the shim less than 1/LEAST_SHARE of the time): the run says nothing, calibrate again.
     // A timeout before it means waits were charged, and fails.
     for _ in 0..5 {
-        let (first, _) = call(Duration::from_secs(120));
+        let first = call(Duration::from_secs(120));
         let wall = first.expect("an answer within 120 s")["wallSeconds"]
             .as_f64()
             .expect("wallSeconds");
         let deadline = Duration::from_secs_f64(wall / 3.0).max(Duration::from_millis(1));
-        let (answer, took) = call(deadline);
+        let began = Instant::now();
+        let answer = call(deadline);
+        let took = began.elapsed();
         if answer.is_err() && took >= deadline * LEAST_SHARE * 9 / 10 {
             continue;
         }
         assert!(
             answer.as_ref().is_ok_and(|a| a["worked"] == json!(0.02)),
-            "the first answer took {wall:.2} s of wall time; with a deadline of {deadline:?}, \
-             after {took:?}: {answer:?}"
+            "{transport}: the first answer took {wall:.2} s of wall time; with a deadline of \
+             {deadline:?}, after {took:?}: {answer:?}"
         );
         return;
     }
     panic!(
-        "five runs in a row ended on the floor of charged time: the machine never let the shim run"
+        "{transport}: five runs in a row ended on the floor of charged time: the machine never \
+         let the shim run"
     );
+}
+
+fn starved_shim() -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fauxmplementations/starved_shim.py")
+        .display()
+        .to_string()
+}
+
+/// Over stdio, the shim's process is hcpspec's child. Before the machine's waits were taken
+/// off, it timed out well before the floor.
+#[test]
+fn a_shim_the_machine_starves_is_not_timed_out() {
+    let argv = ["python3".to_string(), starved_shim(), "0.02".to_string()];
+    starved_shim_is_answered("stdio", &mut |timeout| {
+        let opts = Options {
+            timeout,
+            ..Options::default()
+        };
+        let mut p = Process::start(&argv, &opts).expect("starts");
+        p.call("starved", json!({})).map_err(|e| e.to_string())
+    });
+}
+
+/// Over HTTP and WebSocket, the shim is a server hcpspec did not start: its waits are found
+/// through the process holding the port it listens on. Before, their deadlines ran in wall
+/// time, and the call timed out well before the floor.
+#[test]
+fn a_served_shim_the_machine_starves_is_not_timed_out() {
+    use std::io::BufRead;
+    for (mode, url) in [
+        ("http", "http://127.0.0.1:{port}"),
+        ("ws", "ws://127.0.0.1:{port}/"),
+    ] {
+        let mut server = std::process::Command::new("python3")
+            .args([starved_shim(), "0.02".into(), mode.into()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 starts");
+        let mut line = String::new();
+        std::io::BufReader::new(server.stdout.take().unwrap())
+            .read_line(&mut line)
+            .expect("its port");
+        let spec = url.replace("{port}", line.trim());
+        starved_shim_is_answered(mode, &mut |timeout| {
+            let opts = Options {
+                timeout,
+                ..Options::default()
+            };
+            let connect = hcpspec::adapter::shim_connector(&spec.parse().unwrap(), &opts).unwrap();
+            connect()?
+                .call("starved", json!({}))
+                .map_err(|e| e.to_string())
+        });
+        // Its stdin's end ends it, whatever wraps python3 (pyenv's shim is a script).
+        drop(server.stdin.take());
+        let _ = server.kill();
+        let _ = server.wait();
+    }
 }
 
 /// A core-api case against `starved_core.py 0.02` that asks its core one request, waiting
