@@ -450,7 +450,10 @@ mod tests {
         record_value(Dir::Received, "ws log", &value, Some(7));
         let r = h.0.lock().unwrap();
         assert_eq!(r.head[0].len, json.len());
-        assert_eq!(r.head[0].head.as_bytes(), &json.as_bytes()[..MAX_MESSAGE + MARGIN]);
+        assert_eq!(
+            r.head[0].head.as_bytes(),
+            &json.as_bytes()[..MAX_MESSAGE + MARGIN]
+        );
     }
 
     /// A secret holding `"` and `\\` inside a JSON string inside a frame (escaped twice) is
