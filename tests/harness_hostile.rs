@@ -159,10 +159,12 @@ fn alive(pid: i32) -> bool {
 }
 
 /// Past its allowance to connect (not its scenario's deadline, which runs once it connects).
+/// Without [`ALONE`]: a harness that never connects gets the same verdict beside a flood, and
+/// its 30 s would hold up every test that runs alone.
 #[test]
 fn a_harness_that_never_connects_fails_past_its_allowance_to_connect() {
     let t = std::time::Instant::now();
-    fails_with("never-connects", "never connected");
+    play_within("never-connects", 1500, "never connected", None);
     let allowance = Duration::from_millis(hcpspec::suites::harness_api::CONNECT_ALLOWANCE_MS);
     assert!(t.elapsed() >= allowance, "over in {:?}", t.elapsed());
 }
@@ -331,15 +333,20 @@ fn a_stderr_line_of_3_gb_without_newline_is_cut_not_held() {
     rss_bounded("a 3 GB stderr line");
 }
 
+/// Its deadline is not its subject: the cut comes at about 0.4 s of scenario time (which the
+/// machine's load does not run down), 3 s leaves it 7 times that.
 #[test]
 fn a_flood_of_big_frames_is_cut_by_its_bytes() {
-    fails_within("big-frame-flood", 6000, "past", None);
+    fails_within("big-frame-flood", 3000, "past", None);
     rss_bounded("a flood of 16 MiB frames");
 }
 
+/// Its deadline is not its subject: the queue's cap is passed at about 0.7 s of scenario time
+/// (which the machine's load does not run down; 0.7 s at load 10 and at 42), 4 s leaves it 5
+/// times that (it was 8 s, which a scenario then waited out, up to 8 times over when loaded).
 #[test]
 fn a_harness_that_never_reads_has_a_bounded_queue() {
-    fails_within("never-reads", 8000, "does not read core's frames", None);
+    fails_within("never-reads", 4000, "does not read core's frames", None);
     rss_bounded("a harness that never reads its answers");
 }
 
@@ -443,9 +450,12 @@ fn a_stop_kills_its_own_harness_only_never_another_scenarios() {
 /// Eight floods of 16 MiB frames at once (`--jobs 8`, in an hcpspec process of its own): its
 /// peak RSS stays under the bound, the process's budget of bytes holding what its scenarios
 /// buffer together (it was 1.5 to 2.1 GB: 256 MiB kept per scenario), each still a failure.
+/// Beside the other scenarios ([`ALONE`] read, not written): its peak is that process's, which
+/// this one's tests do not add to (nor it to theirs); never beside a test that runs alone for
+/// its timing (the starved harness's share of its CPU).
 #[test]
 fn eight_floods_of_big_frames_at_once_stay_within_the_memory_bound() {
-    let _alone = ALONE.write().unwrap_or_else(|p| p.into_inner());
+    let _beside = ALONE.read().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors");
     let suite = dir.path().join("harness-api");
@@ -471,7 +481,9 @@ fn eight_floods_of_big_frames_at_once_stay_within_the_memory_bound() {
         let case = serde_json::json!({ "id": format!("flood-{i}"), "title": "t", "section": "1",
             "level": "MUST",
             "spec": "004_0d5b24e47247e871.txt § 1 Transport (\"One JSON text message per frame, at most 64 MiB (HARNESS_MAX_PAYLOAD).\")",
-            "scenario": { "deadlineMs": 6000, "model": [{ "text": "done" }],
+            // 3 s, not 6: each scenario waits out its deadline, one after another within the
+            // budget, and a flood is cut at about 0.4 s of scenario time.
+            "scenario": { "deadlineMs": 3000, "model": [{ "text": "done" }],
                           "checks": [{ "check": "ends", "with": "turn.completed" }] } });
         std::fs::write(
             suite.join(format!("01-transport/flood-{i}.json")),
