@@ -314,6 +314,15 @@ pub fn sent(method: &str, frame: &[u8]) {
     }
 }
 
+/// A frame hcpspec sent of `len` bytes, of which `start` is the beginning (at least what the
+/// recording keeps of it), into this thread's recording (if any): a frame of many MiB is never
+/// made whole for it.
+pub fn sent_start(method: &str, start: &[u8], len: usize) {
+    if let Some(h) = current() {
+        h.record_with(Dir::Sent, method, start, len, None);
+    }
+}
+
 /// A frame hcpspec received, into this thread's recording (if any).
 pub fn received(method: &str, frame: &[u8]) {
     if let Some(h) = current() {

@@ -9,6 +9,7 @@ pub mod pool;
 pub mod result;
 pub mod runner;
 pub mod session;
+pub mod turn;
 pub mod versions;
 
 use crate::case::{Case, Level};

@@ -28,6 +28,11 @@ pub trait Target: Send + Sync {
     }
     /// Run and judge one case.
     fn run_case(&self, case: &Case) -> CaseResult;
+    /// Whether `case` plays alone in the process, no case of any run beside it (core-api's
+    /// frames of tens of MiB: docs/security.md, "Memory"); every other case shares its turn.
+    fn alone(&self, _case: &Case) -> bool {
+        false
+    }
 }
 
 /// What to do with snapshots.
@@ -504,8 +509,11 @@ impl<'a> Runner<'a> {
         let halted = || self.halted().is_some();
         super::pool::each(cases, jobs, &halted, &|i, case| {
             let name = case.name();
+            // Before the case starts: its clock and the run's guard do not count the wait.
+            let turn = super::turn::take(t.alone(case));
             event(EventKind::CaseStarted { spec, name: &name });
             let mut r = self.one(t, all, i, spec, event);
+            drop(turn);
             // Ctrl-C reaches a shim in the terminal's process group too: a case it broke was
             // interrupted, not judged.
             let interrupted = self.interrupt.is_some_and(|f| f.load(Ordering::Relaxed));

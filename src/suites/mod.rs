@@ -542,6 +542,8 @@ pub struct ShimTarget {
     /// How the shim describes itself.
     describe: &'static Describe,
     run: fn(&Case, &crate::adapter::Connector) -> crate::run::CaseResult,
+    /// Which cases play alone in the process (`Target::alone`); none unless the suite says.
+    alone: fn(&Case) -> bool,
 }
 
 impl ShimTarget {
@@ -563,7 +565,13 @@ impl ShimTarget {
             spec,
             describe,
             run,
+            alone: |_| false,
         })
+    }
+
+    /// The same target, whose cases `alone` says play alone in the process.
+    pub fn alone_when(self, alone: fn(&Case) -> bool) -> ShimTarget {
+        ShimTarget { alone, ..self }
     }
 }
 
@@ -583,5 +591,8 @@ impl Target for ShimTarget {
     }
     fn run_case(&self, case: &Case) -> crate::run::CaseResult {
         (self.run)(case, &self.connect)
+    }
+    fn alone(&self, case: &Case) -> bool {
+        (self.alone)(case)
     }
 }

@@ -157,8 +157,8 @@ impl Memo {
 
     /// Hold one of the `jobs` places until the guard drops: whatever plays a case in this
     /// process (a self-check pair, a case's own test) takes one. A heavy case (core-api's frames
-    /// of tens of MiB) takes one too, and waits for its turn among heavy cases where it plays
-    /// (`core_api::suite::heavy_turn`): the light cases beside it mostly wait.
+    /// of tens of MiB) takes one too, and plays alone in the process when its turn comes
+    /// (`run::turn`): the cases beside it wait.
     pub fn place(&self) -> Place<'_> {
         let mut n = self.playing.lock().unwrap_or_else(|p| p.into_inner());
         while *n >= self.jobs {

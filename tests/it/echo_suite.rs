@@ -430,3 +430,86 @@ fn the_runs_guard_does_not_count_what_hcpspec_held_back() {
         assert_eq!(r.verdict, Verdict::Pass, "{}", r.name);
     }
 }
+
+/// What [`Alone`]s saw: cases running now, whether the case alone is running, and each time a
+/// case ran beside it.
+#[derive(Default)]
+struct Beside {
+    running: std::sync::atomic::AtomicUsize,
+    alone_in: std::sync::atomic::AtomicBool,
+    overlaps: std::sync::atomic::AtomicUsize,
+}
+
+/// A target whose case named `alone` (if any) plays alone in the process (`Target::alone`); its
+/// cases take their time, so that cases beside it would be seen.
+struct Alone(Arc<dyn Target>, Option<String>, Arc<Beside>);
+
+impl Target for Alone {
+    fn spec(&self) -> &str {
+        self.0.spec()
+    }
+    fn describe(&self) -> Result<Value, String> {
+        self.0.describe()
+    }
+    fn alone(&self, case: &Case) -> bool {
+        self.1.as_deref() == Some(&case.name())
+    }
+    fn run_case(&self, case: &Case) -> CaseResult {
+        use std::sync::atomic::Ordering::SeqCst;
+        let b = &self.2;
+        let alone = self.alone(case);
+        let others = b.running.fetch_add(1, SeqCst);
+        if (alone && others > 0) || b.alone_in.load(SeqCst) {
+            b.overlaps.fetch_add(1, SeqCst);
+        }
+        if alone {
+            b.alone_in.store(true, SeqCst);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(40));
+        if alone {
+            if b.running.load(SeqCst) > 1 {
+                b.overlaps.fetch_add(1, SeqCst);
+            }
+            b.alone_in.store(false, SeqCst);
+        }
+        b.running.fetch_sub(1, SeqCst);
+        self.0.run_case(case)
+    }
+}
+
+/// A case a target says plays alone (core-api's heavy frames, issue 49) runs with no other case
+/// of any run beside it, its own run's or another suite's run side by side; the others share
+/// the process as before.
+#[test]
+fn a_case_that_plays_alone_has_no_case_beside_it() {
+    registered();
+    let l = hcpspec::suites::load(&vectors(), "echo").expect("the echo suite loads");
+    let ctx = Context::new(&vectors(), Path::new(env!("CARGO_BIN_EXE_hcpspec-probe")));
+    let expectations = Expectations::default();
+    let beside = Arc::new(Beside::default());
+    let heavy = l.cases[0].name();
+    std::thread::scope(|s| {
+        for run in 0..4 {
+            let (l, ctx, expectations, beside) = (&l, &ctx, &expectations, beside.clone());
+            let heavy = heavy.clone();
+            s.spawn(move || {
+                for _ in 0..3 {
+                    let mut runner = Runner::new(&l.info, &l.cases, expectations);
+                    runner.jobs = 2;
+                    let inner = l.suite.target("inproc:reference", ctx).unwrap();
+                    let alone = (run == 0).then(|| heavy.clone());
+                    let target: Arc<dyn Target> = Arc::new(Alone(inner, alone, beside.clone()));
+                    let result = runner.run(&[target], &mut Quiet).unwrap();
+                    for r in &result.runtimes[0].cases {
+                        assert_eq!(r.verdict, Verdict::Pass, "{}", r.name);
+                    }
+                }
+            });
+        }
+    });
+    let overlaps = beside.overlaps.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(
+        overlaps, 0,
+        "cases ran beside the case alone {overlaps} time(s)"
+    );
+}

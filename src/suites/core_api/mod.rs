@@ -10,6 +10,7 @@ pub mod fuzz;
 pub mod knobs;
 pub mod media;
 pub mod names;
+mod padded;
 pub mod pods;
 pub mod probe;
 pub mod reference;
@@ -28,7 +29,7 @@ use crate::adapter::{Adapter, CallError};
 use crate::case::matcher::{self, Claims};
 use crate::case::Case;
 use crate::run::{CaseResult, Failure, Observation, Verdict};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -100,7 +101,7 @@ pub fn embedded(name: &str) -> Option<Box<dyn Adapter>> {
 }
 
 struct Conn {
-    tx: mpsc::UnboundedSender<Message>,
+    tx: mpsc::UnboundedSender<padded::Out>,
     /// Core's frames, with the size of their text.
     rx: mpsc::Receiver<(Value, usize)>,
     /// Frames read while waiting for something else: core's messages and requests.
@@ -121,31 +122,6 @@ struct Unread {
     ping_queued: AtomicBool,
     /// Bytes of hcpspec's frames queued and not yet written to the core.
     unsent: AtomicUsize,
-}
-
-impl Conn {
-    /// Queue a frame of a step's for the core; an error, and nothing queued, when the core has
-    /// left more than [`UNSENT_BYTES`] unread.
-    fn send(&self, m: Message) -> Result<(), String> {
-        let len = m.len();
-        let queued = self.unread.unsent.fetch_add(len, Ordering::SeqCst);
-        if queued + len > UNSENT_BYTES {
-            self.unread.unsent.fetch_sub(len, Ordering::SeqCst);
-            return Err(format!(
-                "not sent: the core has not read {} MiB hcpspec sent on this connection (core_api::UNSENT_BYTES is {} MiB)",
-                queued >> 20,
-                UNSENT_BYTES >> 20
-            ));
-        }
-        // The wire trace: what a step sent (a cut prefix is copied, never the whole frame).
-        match &m {
-            Message::Text(t) => crate::trace::sent("ws", t.as_bytes()),
-            Message::Binary(b) => crate::trace::sent("ws binary", b),
-            _ => {}
-        }
-        let _ = self.tx.send(m);
-        Ok(())
-    }
 }
 
 impl Unread {
@@ -567,38 +543,10 @@ enum StepError {
 }
 
 /// A harness connection's socket.
-type Ws =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+type Ws = tokio_tungstenite::WebSocketStream<padded::Socket>;
 
 /// The upgrade request of a `connect` or `hello` step.
 type UpgradeRequest = tokio_tungstenite::tungstenite::handshake::client::Request;
-
-/// A connection's writer: hcpspec's frames and its answers to core's pings, in that order of
-/// preference, until the connection is dropped.
-async fn write_frames(
-    mut sink: futures_util::stream::SplitSink<Ws, Message>,
-    mut out: mpsc::UnboundedReceiver<Message>,
-    mut pings: mpsc::Receiver<Message>,
-    written: Arc<Unread>,
-) {
-    loop {
-        let (m, len) = tokio::select! {
-            biased;
-            m = out.recv() => match m {
-                Some(m) => {
-                    let len = m.len();
-                    (m, len)
-                }
-                None => break,
-            },
-            Some(p) = pings.recv() => (p, 0),
-        };
-        if sink.send(m).await.is_err() {
-            break;
-        }
-        written.unsent.fetch_sub(len, Ordering::SeqCst);
-    }
-}
 
 /// A connection's reader: core's frames, counted, to the steps; core's pings answered (unless
 /// the connection is silent).
@@ -774,7 +722,7 @@ impl Exec {
             .conns
             .remove(&c.on)
             .ok_or_else(|| StepError::Broken(format!("no connection `{}`", c.on)))?;
-        let _ = conn.tx.send(Message::Close(None));
+        let _ = conn.tx.send(padded::Out::Message(Message::Close(None)));
         Ok(("close".into(), json!({ "closed": true })))
     }
 
@@ -978,7 +926,7 @@ impl Exec {
         };
         Ok((
             "send".into(),
-            match conn.send(msg) {
+            match conn.send(padded::Out::Message(msg)) {
                 Ok(()) => json!({ "sent": true }),
                 Err(e) => json!({ "sent": false, "unsent": e }),
             },
@@ -1038,10 +986,7 @@ impl Exec {
         let whose = self.unwaited();
         let got = self.rt.block_on(async {
             sched::Deadline::start(wait, &whose)
-                .within(
-                    &whose,
-                    tokio_tungstenite::connect_async_with_config(req, Some(config), false),
-                )
+                .within(&whose, padded::connect(req, config))
                 .await
         });
         let ws = match got {
@@ -1060,7 +1005,7 @@ impl Exec {
                 answered(&why);
                 return Ok((Err(why), sent));
             }
-            Ok(Ok((ws, _))) => ws,
+            Ok(Ok(ws)) => ws,
         };
         answered("HTTP 101 Switching Protocols");
         sent["status"] = json!(101);
@@ -1140,18 +1085,24 @@ impl Exec {
     /// A connection over an accepted upgrade: its writer and its reader run on the case's
     /// runtime. A `silent` one answers none of core's pings.
     fn open(&self, ws: Ws, silent: bool) -> Conn {
+        let armed = padded::armed(&ws);
         let (sink, source) = ws.split();
         // What hcpspec sends (its steps' frames) and its answers to core's pings, of which at
         // most PING_REPLIES wait: a ping flood cannot queue replies without bound, nor hold a
         // request behind them.
-        let (tx, out) = mpsc::unbounded_channel::<Message>();
+        let (tx, out) = mpsc::unbounded_channel::<padded::Out>();
         let (ping, pings) = mpsc::channel::<Message>(PING_REPLIES);
         // Core's frames: bounded by UNREAD_FRAMES / UNREAD_BYTES (counted in `unread`, held
         // ones too), past which the reader stops.
         let (fin, rx) = mpsc::channel::<(Value, usize)>(UNREAD_FRAMES + 2);
         let unread = Arc::new(Unread::default());
-        self.rt
-            .spawn(write_frames(sink, out, pings, unread.clone()));
+        self.rt.spawn(padded::write_frames(
+            sink,
+            armed,
+            out,
+            pings,
+            unread.clone(),
+        ));
         let reader = Reader {
             fin,
             ping,
@@ -1209,26 +1160,31 @@ impl Exec {
         let id = chosen.unwrap_or_else(|| json!(conn.next));
         conn.next += 1;
         let mut text = json!({ "t": "req", "id": id, "m": m, "p": p }).to_string();
-        // Splice the padding in at the mark, without building (and escaping) a second copy of a
-        // frame of many MiB.
-        let want = pad_to.unwrap_or(0) as usize;
-        if let (true, Some(at)) = (padded, text.find(MARK)) {
-            let n = (want + MARK.len()).saturating_sub(text.len());
-            let mut big = Vec::with_capacity(want.max(text.len()));
-            big.extend_from_slice(&text.as_bytes()[..at]);
-            // `x`s in place: a second string of the padding's size would double the peak.
-            big.resize(at + n, b'x');
-            big.extend_from_slice(&text.as_bytes()[at + MARK.len()..]);
-            text = String::from_utf8(big).map_err(|e| e.to_string())?;
-        }
-        if let Some(more) = append {
-            text.push_str(more);
-        }
-        let sent = conn.send(if binary {
-            Message::binary(text.into_bytes())
-        } else {
-            Message::text(text)
-        });
+        // The padding goes in at the mark as the frame is written, never held whole
+        // (`padded`): a frame of many MiB is not built, escaped nor buffered.
+        let frame = match (padded, text.find(MARK)) {
+            (true, Some(at)) => {
+                let pad = (pad_to.unwrap_or(0) as usize + MARK.len()).saturating_sub(text.len());
+                let mut tail = text.as_bytes()[at + MARK.len()..].to_vec();
+                tail.extend_from_slice(append.unwrap_or_default().as_bytes());
+                text.truncate(at);
+                let (head, binary) = (text.into_bytes(), binary);
+                padded::Out::Padded(padded::Padded {
+                    head,
+                    pad,
+                    tail,
+                    binary,
+                })
+            }
+            _ => {
+                text.push_str(append.unwrap_or_default());
+                padded::Out::Message(match binary {
+                    true => Message::binary(text.into_bytes()),
+                    false => Message::text(text),
+                })
+            }
+        };
+        let sent = conn.send(frame);
         if let Err(e) = sent {
             return Ok(json!({ "unsent": e }));
         }

@@ -182,7 +182,11 @@ impl Suite for CoreApi {
             &super::DESCRIBE,
             super::run_case,
         );
-        Ok(Arc::new(target.map_err(|e| e.to_string())?))
+        // A heavy case plays alone: the cases of every suite beside it would add to its peak.
+        let target = target
+            .map_err(|e| e.to_string())?
+            .alone_when(super::suite::heavy);
+        Ok(Arc::new(target))
     }
     fn fuzz(&self, run: &FuzzRun) -> Option<Result<FuzzReport, crate::suites::FuzzError>> {
         let connect = match crate::suites::fuzz_connector(run, super::connector, &super::DESCRIBE) {
@@ -237,7 +241,9 @@ pub fn heavy(case: &Case) -> bool {
 }
 
 /// A heavy case's turn: one at a time in the process, so that a run's peak memory holds one
-/// frame of tens of MiB, not one per heavy case running (docs/security.md, "Memory"). The wait
+/// frame of tens of MiB, not one per heavy case running (docs/security.md, "Memory"). Through
+/// the runner a heavy case already plays alone (`run::turn`); this holds for a case played
+/// directly (`run_case`). The wait
 /// is before the case's clock starts, and the run's guard on a case does not count it
 /// (`run::held_back`).
 pub(super) fn heavy_turn() -> std::sync::MutexGuard<'static, ()> {
