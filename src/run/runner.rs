@@ -511,9 +511,12 @@ impl<'a> Runner<'a> {
             let name = case.name();
             // Before the case starts: its clock and the run's guard do not count the wait.
             let turn = super::turn::take(t.alone(case));
+            // Stopped while it waited for its turn: not started, as the cases after it.
+            if halted() {
+                return None;
+            }
             event(EventKind::CaseStarted { spec, name: &name });
             let mut r = self.one(t, all, i, spec, event);
-            drop(turn);
             // Ctrl-C reaches a shim in the terminal's process group too: a case it broke was
             // interrupted, not judged.
             let interrupted = self.interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
@@ -529,26 +532,25 @@ impl<'a> Runner<'a> {
             if super::result::fails_run(&r, self.rules()) {
                 self.failed.fetch_add(1, Ordering::Relaxed);
             }
-            r
+            // Given back once its failure counts: a case waiting for the turn then sees a halt.
+            drop(turn);
+            Some(r)
         })
         .into_iter()
         .zip(cases)
-        .filter_map(|(r, case)| {
-            r.map(|r| {
-                r.unwrap_or_else(|panic| {
-                    CaseResult::of(
-                        case,
-                        Verdict::Error {
-                            message: snapshot::contain_text(&format!(
-                                "hcpspec panicked while running the case: {panic}"
-                            )),
-                        },
-                        vec![],
-                        vec![],
-                        Instant::now(),
-                    )
-                })
-            })
+        .filter_map(|(r, case)| match r? {
+            Ok(r) => r,
+            Err(panic) => Some(CaseResult::of(
+                case,
+                Verdict::Error {
+                    message: snapshot::contain_text(&format!(
+                        "hcpspec panicked while running the case: {panic}"
+                    )),
+                },
+                vec![],
+                vec![],
+                Instant::now(),
+            )),
         })
         .collect()
     }

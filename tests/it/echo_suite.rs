@@ -513,3 +513,57 @@ fn a_case_that_plays_alone_has_no_case_beside_it() {
         "cases ran beside the case alone {overlaps} time(s)"
     );
 }
+
+/// A target whose first case fails after a while and whose second plays alone: the second
+/// waits for its turn while the first plays.
+struct FailsThenAlone(Arc<dyn Target>, String);
+
+impl Target for FailsThenAlone {
+    fn spec(&self) -> &str {
+        self.0.spec()
+    }
+    fn describe(&self) -> Result<Value, String> {
+        self.0.describe()
+    }
+    fn alone(&self, case: &Case) -> bool {
+        case.name() != self.1
+    }
+    fn run_case(&self, case: &Case) -> CaseResult {
+        if case.name() == self.1 {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            let mut r = self.0.run_case(case);
+            r.verdict = Verdict::Error {
+                message: "failed on purpose".into(),
+            };
+            return r;
+        }
+        self.0.run_case(case)
+    }
+}
+
+/// `--max-fail 1`: a case that waited for its turn to play alone while the first failure
+/// played is not run once that failure counts, as every case not started (before, it ran).
+#[test]
+fn a_case_waiting_for_its_turn_is_not_run_past_max_fail() {
+    registered();
+    let l = hcpspec::suites::load(&vectors(), "echo").expect("the echo suite loads");
+    let ctx = Context::new(&vectors(), Path::new(env!("CARGO_BIN_EXE_hcpspec-probe")));
+    let expectations = Expectations::default();
+    let mut runner = Runner::new(&l.info, &l.cases, &expectations);
+    runner.jobs = 2;
+    runner.max_fail = Some(1);
+    let inner = l.suite.target("inproc:reference", &ctx).unwrap();
+    let first = l.cases[0].name();
+    let target: Arc<dyn Target> = Arc::new(FailsThenAlone(inner, first.clone()));
+    let result = runner.run(&[target], &mut Quiet).unwrap();
+    let cases = &result.runtimes[0].cases;
+    assert!(matches!(cases[0].verdict, Verdict::Error { .. }), "{:?}", cases[0]);
+    for r in &cases[1..] {
+        assert!(
+            matches!(&r.verdict, Verdict::Skip { reason } if reason.contains("--max-fail 1")),
+            "{}: {:?}",
+            r.name,
+            r.verdict
+        );
+    }
+}
