@@ -9,13 +9,104 @@
 //! server's or a tool's name belongs, which records `{via: "url", path, method}` for any call and
 //! answers as an MCP server (or `{text: "ok"}`), so a gate that follows it is seen and not failed.
 
+use crate::adapter::sched::{self, Whose};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-pub type Calls = Arc<Mutex<Vec<Value>>>;
+/// What the fakes received, and the tools whose held calls the case released.
+#[derive(Default)]
+pub struct Record {
+    calls: Mutex<Vec<Value>>,
+    released: Mutex<Vec<String>>,
+    /// Told of every call received and every release.
+    changed: tokio::sync::Notify,
+}
+
+pub type Calls = Arc<Record>;
+
+impl Record {
+    fn push(&self, call: Value) {
+        self.calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(call);
+        self.changed.notify_waiters();
+    }
+
+    /// What the fakes received so far.
+    pub fn calls(&self) -> Vec<Value> {
+        self.calls.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn received(&self, name: &str) -> bool {
+        counted(self, name) > 0
+    }
+
+    fn released(&self, name: &str) -> bool {
+        let released = self.released.lock().unwrap_or_else(|e| e.into_inner());
+        released.iter().any(|r| r == name)
+    }
+
+    /// Wait until `done` holds (it is read again at every call received and every release).
+    async fn until(&self, done: impl Fn(&Record) -> bool) {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if done(self) {
+                return;
+            }
+            changed.await;
+        }
+    }
+
+    /// A `slow` or `slowcount` call's wait: `arguments.ms` (at most 10 s), or, `held`, until
+    /// the case releases the tool, `arguments.ms` at most.
+    async fn hold(&self, name: &str, args: &Value) {
+        let ms = args["ms"].as_u64().unwrap_or(0).min(10_000);
+        let sleep = tokio::time::sleep(std::time::Duration::from_millis(ms));
+        if args["held"] != true {
+            return sleep.await;
+        }
+        tokio::select! {
+            _ = sleep => {}
+            _ = self.until(|r| r.released(name)) => {}
+        }
+    }
+}
+
+/// `{"fakes": {}}`: `{calls}`, what the fakes received; `{"fakes": {"await": NAME}}`: wait (at
+/// most `wait`, in charged time) until they received a call of the tool NAME: `{received: NAME}`,
+/// else `{unreceived: NAME}`; `{"fakes": {"release": NAME}}`: the held calls of NAME answer, and
+/// later ones are not held: `{released: NAME}`. The step's (action, observation).
+pub async fn play(fakes: &Calls, step: &Value, wait: Duration, whose: &Whose) -> (String, Value) {
+    ("fakes".into(), seen(fakes, step, wait, whose).await)
+}
+
+async fn seen(fakes: &Calls, step: &Value, wait: Duration, whose: &Whose) -> Value {
+    if let Some(name) = step["await"].as_str() {
+        let received = fakes.until(|r| r.received(name));
+        return match sched::Deadline::start(wait, whose)
+            .within(whose, received)
+            .await
+        {
+            Ok(()) => json!({ "received": name }),
+            Err(_) => json!({ "unreceived": name }),
+        };
+    }
+    if let Some(name) = step["release"].as_str() {
+        let mut released = fakes.released.lock().unwrap_or_else(|e| e.into_inner());
+        released.push(name.to_string());
+        drop(released);
+        fakes.changed.notify_waiters();
+        return json!({ "released": name });
+    }
+    json!({ "calls": fakes.calls() })
+}
 
 /// The largest answer the `big` tool gives: 8 MiB (the script schema's bound on `n`).
 pub const BIG_MAX: u64 = 8 << 20;
@@ -45,7 +136,7 @@ async fn url(
 ) -> Response {
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let method = req["method"].as_str().unwrap_or_default();
-    calls.lock().unwrap_or_else(|e| e.into_inner()).push(json!({
+    calls.push(json!({
         "via": "url", "path": rest, "method": method, "name": req["params"]["name"],
     }));
     let result = match method {
@@ -75,8 +166,8 @@ pub const IMAGE_PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
 /// How many calls of a tool (`counter`, `slowcount`) the fakes have had, this one included.
-fn counted(calls: &Calls, name: &str) -> usize {
-    let calls = calls.lock().unwrap_or_else(|e| e.into_inner());
+fn counted(record: &Record, name: &str) -> usize {
+    let calls = record.calls.lock().unwrap_or_else(|e| e.into_inner());
     calls
         .iter()
         .filter(|c| c["name"] == name && c["method"] != "tools/list")
@@ -126,7 +217,7 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let p = &req["params"];
     let method = req["method"].as_str().unwrap_or_default();
-    calls.lock().unwrap_or_else(|e| e.into_inner()).push(json!({
+    calls.push(json!({
         "via": "mcp", "method": method, "name": p["name"], "arguments": p["arguments"],
         "meta": p["_meta"], "authorization": header(&h, "authorization"), "traceparent": header(&h, "traceparent"),
     }));
@@ -157,8 +248,7 @@ async fn mcp(State(calls): State<Calls>, h: HeaderMap, body: axum::body::Bytes) 
             // Counted as it arrives: a second call while the first sleeps answers otherwise.
             let n = counted(&calls, name);
             if name == "slow" || name == "slowcount" {
-                let ms = p["arguments"]["ms"].as_u64().unwrap_or(0).min(10_000);
-                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                calls.hold(name, &p["arguments"]).await;
             }
             match body_of(name, &p["arguments"], &header(&h, "authorization"), n) {
                 // An image part: its bytes as base64, as MCP sends them.
@@ -196,14 +286,13 @@ async fn http(
     body: axum::body::Bytes,
 ) -> Response {
     let args: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    calls.lock().unwrap_or_else(|e| e.into_inner()).push(json!({
+    calls.push(json!({
         "via": "http", "name": name, "arguments": args,
         "idempotencyKey": header(&h, "idempotency-key"), "authorization": header(&h, "authorization"), "traceparent": header(&h, "traceparent"),
     }));
     let n = counted(&calls, &name);
     if name == "slow" || name == "slowcount" {
-        let ms = args["ms"].as_u64().unwrap_or(0).min(10_000);
-        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        calls.hold(&name, &args).await;
     }
     match body_of(&name, &args, &header(&h, "authorization"), n) {
         Ok(b) => reply(StatusCode::OK, b),

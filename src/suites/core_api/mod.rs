@@ -689,7 +689,7 @@ impl Exec {
             Action::Send(f) => self.play_send(f),
             Action::Close(c) => self.play_close(c),
             Action::Recall(v) => self.play_recall(v),
-            Action::Fakes(_) => self.play_fakes(),
+            Action::Fakes(f) => self.play_fakes(f),
             Action::Wait(ms) => self.play_wait(*ms),
         }
     }
@@ -731,10 +731,10 @@ impl Exec {
         Ok(("recall".into(), self.fill(v).map_err(StepError::Broken)?))
     }
 
-    /// `{"fakes": {}}`: what the fake tools received.
-    fn play_fakes(&mut self) -> Result<(String, Value), StepError> {
-        let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        Ok(("fakes".into(), json!({ "calls": calls })))
+    /// `{"fakes": {await? | release?}}`: what the fake tools received (or await, or release).
+    fn play_fakes(&mut self, f: &Value) -> Result<(String, Value), StepError> {
+        let (left, whose) = (self.left(WAIT), self.unwaited());
+        Ok(self.rt.block_on(fakes::play(&self.calls, f, left, &whose)))
     }
 
     /// `{"wait": MS}`: sleep, within the case's budget.
@@ -1384,7 +1384,7 @@ impl Exec {
             .map_err(|e| e.to_string())?;
         let http = self.http.clone();
         // One absolute deadline for the whole exchange, the headers and the body.
-        let wait = self.left(WAIT);
+        let wait = self.left(wait_of(o.get("waitMs").and_then(Value::as_u64)));
         let whose = self.unwaited();
         Ok(crate::adapter::client::on_client_runtime(async move {
             // Made on the client runtime's one worker, which waits for the answer.

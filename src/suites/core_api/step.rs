@@ -32,8 +32,9 @@ pub enum Action {
     Wait(u64),
     /// A raw frame.
     Send(Send),
-    /// What the fake tools received.
-    Fakes(serde::de::IgnoredAny),
+    /// What the fake tools received (`{}`), or await a tool's call or release its held calls
+    /// (`{await: NAME}`, `{release: NAME}`).
+    Fakes(Value),
     /// Close a connection with no goodbye.
     Close(Close),
     /// The answer of a gate call started with `async`.

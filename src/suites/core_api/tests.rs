@@ -102,3 +102,45 @@ fn purpose_goes_where_the_pointer_says() {
         "a string is no object"
     );
 }
+
+/// A case of vectors/core-api/05-gates with hcpspec starved right after it started its call in
+/// flight (`{"wait": 2600}` put after the `async` gate step: longer than the fake tool or the
+/// fixture model took to answer, as a machine at a load of 15 and more made it), on `core`.
+fn starved_after_the_call(id: &str, core: &'static str) -> crate::run::Verdict {
+    let file = std::path::Path::new("vectors/core-api/05-gates").join(format!("{id}.json"));
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join(&file)).unwrap();
+    let mut case: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let steps = case["script"]["steps"].as_array_mut().unwrap();
+    let at = steps
+        .iter()
+        .position(|s| s["gate"]["async"].is_string())
+        .unwrap();
+    steps.insert(at + 1, json!({ "wait": 2600 }));
+    let denials = crate::case::load_denials(&root.join("vectors")).unwrap();
+    let case =
+        crate::suites::parse_case(&file, &case.to_string(), "core-api", "core", &denials).unwrap();
+    let connect: super::Connector = Box::new(move || Ok(super::embedded(core).unwrap()));
+    super::run_case(&case, &connect).verdict
+}
+
+#[test]
+fn the_cancel_cases_do_not_bend_when_hcpspec_is_starved() {
+    // § 5 "aborts": the reference passes and a core that ignores the cancel route fails, however
+    // late the machine lets hcpspec send the cancel.
+    let ids = ["http", "tool", "model"].map(|k| format!("{k}-call-cancel-route-aborts-it"));
+    let runs: Vec<_> = ids
+        .iter()
+        .flat_map(|id| {
+            [("reference", true), ("mutant:cancel-route-ignored", false)].map(|c| (id.clone(), c))
+        })
+        .map(|(id, (core, passes))| {
+            std::thread::spawn(move || (starved_after_the_call(&id, core), id, core, passes))
+        })
+        .collect();
+    for run in runs {
+        let (verdict, id, core, passes) = run.join().unwrap();
+        let passed = matches!(verdict, crate::run::Verdict::Pass);
+        assert_eq!(passed, passes, "{id} on {core}: {verdict:?}");
+    }
+}

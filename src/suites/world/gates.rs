@@ -283,13 +283,22 @@ impl Drop for InFlight {
 async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Response {
     // A gate takes its time to answer (the freedom variant), within what a case waits.
     let late = crate::suites::core_api::freedom::delay_ms(&lock(&w).knobs(), route, 150);
+    let key = header(&h, "idempotency-key");
+    // In flight from its arrival: a cancel that comes while the call waits aborts it too.
+    let notify = Arc::new(Notify::new());
+    {
+        let mut g = lock(&w);
+        let unheard = route == "http-calls" && g.breaks(Mutant::HttpCancelIgnored);
+        if let Some(k) = key.as_str().filter(|_| !unheard) {
+            g.cancels.insert(k.to_string(), notify.clone());
+        }
+    }
     tokio::time::sleep(Duration::from_millis(late)).await;
     let size = body.len() as u64;
     let body: Value = serde_json::from_slice(&body).unwrap_or_else(
         |_| json!({ "$text": crate::snapshot::excerpt_text(&String::from_utf8_lossy(&body), 256) }),
     );
-    let key = header(&h, "idempotency-key");
-    let (entry, decided, hold, notify) = {
+    let (entry, decided, hold) = {
         let mut g = lock(&w);
         // A core of other wire names reads the http-calls body in its own names.
         let mut refused = None;
@@ -339,13 +348,7 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
             };
             decided = (f.status, body, 0);
         }
-        let hold = decided.2;
-        let notify = Arc::new(Notify::new());
-        let unheard = route == "http-calls" && g.breaks(Mutant::HttpCancelIgnored);
-        if let Some(k) = key.as_str().filter(|_| !unheard) {
-            g.cancels.insert(k.to_string(), notify.clone());
-        }
-        (entry, (decided.0, decided.1), hold, notify)
+        (entry, (decided.0, decided.1), decided.2)
     };
     let mut guard = InFlight {
         w: w.clone(),
