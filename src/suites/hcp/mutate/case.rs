@@ -83,6 +83,10 @@ pub struct FuzzCase {
     pub allow_bins: Vec<String>,
     pub hub: BTreeMap<String, Vec<MintOutcome>>,
     pub sense_enable: bool,
+    /// With Sense off, `sense: {enable: false}` is said rather than left out: only a switch
+    /// turned off is one the spec fixes ("`sense.enable` off → drop"); off by default is the
+    /// runtime's choice (vectors/contract/ASSUMPTIONS.md).
+    pub sense_off_said: bool,
     /// The value of the planted `HCPSPEC_CANARY_TOKEN`.
     pub canary: String,
     pub steps: Vec<FStep>,
@@ -105,6 +109,7 @@ impl FuzzCase {
             allow_bins: vec!["hcpspec-probe".into()],
             hub: BTreeMap::new(),
             sense_enable: false,
+            sense_off_said: false,
             canary: format!("hcpspec-canary-{seed:016x}"),
             steps: vec![],
         }
@@ -191,8 +196,8 @@ impl FuzzCase {
         if !self.hub.is_empty() {
             params.insert("hub".into(), json!(self.hub));
         }
-        if self.sense_enable {
-            params.insert("sense".into(), json!({ "enable": true }));
+        if self.sense_enable || self.sense_off_said {
+            params.insert("sense".into(), json!({ "enable": self.sense_enable }));
         }
         params.insert("environment".into(), json!({ CANARY_KEY: self.canary }));
 
@@ -622,6 +627,8 @@ fn gen_setup(src: &mut impl Source, c: &mut FuzzCase, used: &[&Fixture]) {
         c.hub.insert(id, script);
     }
     c.sense_enable = src.chance(35);
+    // From the case's seed, not a draw: every other field stays as it was generated.
+    c.sense_off_said = !c.sense_enable && c.seed % 2 == 1;
 }
 
 /// The steps of a fuzz case: activation, then connects, then the actions, then the audit log.
