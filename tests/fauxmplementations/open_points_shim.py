@@ -14,11 +14,16 @@ vectors/contract/ASSUMPTIONS.md grants:
     own-home         a HOME of its own (the adapter's cwd) in every adapter's environment
     sense-default-on Sense on unless `sense.enable` is false, for activated packs
     activation-last  activation checked after the capability axes and the confirm gate
+    own-json-text    an arg that is no string reaches the argv as Python's own JSON text
+                     (`{"a": 1}`, `1e+308`): any JSON text of the value renders it
+    refuse-blank-ids runtime.create refuses a blank Principal id or kind, tenant or project
+                     (-32602 invalid params): nothing in the spec gives such an id a meaning
 
 `hcpspec fuzz` must find nothing on it: each choice is a way the spec lets a runtime be.
 """
 
 import dataclasses
+import json
 import os
 import sys
 
@@ -49,6 +54,19 @@ def main() -> int:
                 return {**given(self, pack_id, verb_key), "HOME": self.config.workdir}
 
             minihcp.Runtime.adapter_env = adapter_env
+        elif choice == "own-json-text":
+            minihcp._arg_text = lambda v: v if isinstance(v, str) else json.dumps(v)
+        elif choice == "refuse-blank-ids":
+            given_config = shim.config_from
+
+            def config_from(p, given_config=given_config):
+                config = given_config(p)
+                ids = [config.principal["id"], config.principal["kind"], config.tenant_id, config.project_id]
+                if any(i is not None and not i.strip() for i in ids):
+                    raise shim.RpcError(shim.INVALID_PARAMS, "invalid params: a blank id")
+                return config
+
+            shim.config_from = config_from
         elif choice in CHOICES:
             fields.update(CHOICES[choice])
         else:

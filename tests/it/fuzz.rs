@@ -172,6 +172,25 @@ fn a_runtime_deciding_the_open_points_its_own_way_has_no_findings() {
     assert!(found.is_empty(), "{found:#?}");
 }
 
+/// A runtime may refuse a blank Principal id or kind, tenant or project at `runtime.create`
+/// (-32602): nothing in the spec gives such an id a meaning. Such a refusal is no runtime error
+/// (case 63 of seed 1 has a blank one; it was a `runtime-error` finding).
+#[test]
+fn a_runtime_refusing_a_blank_id_at_create_has_no_findings() {
+    let shim = format!(
+        "stdio:python3 {}/tests/fauxmplementations/open_points_shim.py refuse-blank-ids own-json-text",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let report = fuzz_cases(&shim, 70, None);
+    assert_eq!(report.cases, 70);
+    let found = named(&report);
+    assert!(found.is_empty(), "{found:#?}");
+    assert!(
+        report.profile.iter().any(|f| f.rule == "runtime-error"),
+        "the refusal is reported as a PROFILE difference"
+    );
+}
+
 /// The allowed variants in-process, every open point at once and three freedom seeds (their own
 /// words, orders, shapes and preconditions): no finding.
 #[test]

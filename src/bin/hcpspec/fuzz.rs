@@ -187,11 +187,7 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
         secs,
         report.cases as f64 / secs.max(1e-9),
         report.findings.len(),
-        if profiled > 0 {
-            format!(" ({profiled} PROFILE differences reported, which fail nothing)")
-        } else {
-            String::new()
-        },
+        profile_note(profiled),
         report.unplayable,
         if report.stopped.is_some() {
             " (interrupted)"
@@ -204,6 +200,14 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
         return Err(why_unwritten(&out));
     }
     Ok(exit::of_findings(report.findings.len()))
+}
+
+/// The summary's word on `PROFILE` differences, when there are some.
+fn profile_note(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        n => format!(" and {n} PROFILE differences (they fail nothing)"),
+    }
 }
 
 /// The cases that ended in an error, one line per distinct first line of an error, with every

@@ -79,6 +79,25 @@ pub struct Violation {
     pub profile: bool,
 }
 
+impl Violation {
+    /// An invariant's violation: `PROFILE` for a rule of [`PROFILE_RULES`], or one fired as
+    /// `open:RULE` because what broke is the runtime's choice.
+    fn invariant(rule: &'static str, slot: usize, expect: Value, message: String) -> Violation {
+        let (rule, profile) = match rule.strip_prefix(OPEN) {
+            Some(r) => (self::rule(r).name, true),
+            None => (rule, PROFILE_RULES.contains(&rule)),
+        };
+        Violation {
+            rule,
+            slot,
+            expect,
+            message,
+            differential: false,
+            profile,
+        }
+    }
+}
+
 /// What every rule is: its contract section, the sentence it enforces, and a title.
 pub struct Rule {
     pub name: &'static str,
@@ -341,21 +360,8 @@ pub fn invariants(
     let c = ctx.case;
     let model = ctx.model;
     let mut out: Vec<Violation> = Vec::new();
-    // Rules whose every firing is on an open point; the others fire `PROFILE` through
-    // [`OPEN`] when what broke is the runtime's choice.
     let mut fire = |rule: &'static str, slot: usize, expect: Value, message: String| {
-        let (rule, profile) = match rule.strip_prefix(OPEN) {
-            Some(r) => (crate::suites::hcp::fuzz::oracle::rule(r).name, true),
-            None => (rule, PROFILE_RULES.contains(&rule)),
-        };
-        out.push(Violation {
-            rule,
-            slot,
-            expect,
-            message,
-            differential: false,
-            profile,
-        })
+        out.push(Violation::invariant(rule, slot, expect, message))
     };
     let mut activated: BTreeSet<String> = BTreeSet::new();
     let mut connected: BTreeSet<String> = BTreeSet::new();
@@ -1272,5 +1278,36 @@ fn differ(
             }
         }
         FStep::Audit => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_json_text;
+    use serde_json::json;
+
+    /// An argv is judged exactly only when every arg has one JSON text in every language.
+    #[test]
+    fn only_args_with_one_json_text_are_judged_exactly() {
+        for v in [
+            json!("a b"),
+            json!(true),
+            json!(null),
+            json!(10),
+            json!(-1),
+            json!(1u64 << 53),
+        ] {
+            assert!(one_json_text(&v), "{v}");
+        }
+        for v in [
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!(1e308),
+            json!(1.5),
+            json!({"a": 1}),
+            json!([1]),
+        ] {
+            assert!(!one_json_text(&v), "{v}");
+        }
     }
 }
