@@ -55,6 +55,8 @@ const CLASS_ORDER: &[&str] = &[
     "any",
 ];
 
+/// A differential rule fired with this prefix is a finding: the point it judges is fixed.
+const FIXED: &str = "fixed:";
 /// A rule name with this prefix fires as `PROFILE`: the same rule, on a point the spec leaves
 /// to the runtime.
 const OPEN: &str = "open:";
@@ -140,6 +142,7 @@ pub const RULES: &[Rule] = &[
     Rule { name: "bin-not-allow-listed", section: "7", spec: ROW7, title: "a wrap bin off the allow-list is spawned" },
     Rule { name: "unknown-bin-ran", section: "6", spec: ROW6, title: "an unknown bin or in-process adapter runs" },
     Rule { name: "invalid-args-ran", section: "6", spec: ROW6, title: "an exec whose args do not render runs" },
+    Rule { name: "nonzero-exit-ok", section: "6", spec: ROW6, title: "an adapter that exited non-zero is answered ok without its exit code" },
     Rule { name: "argv-not-as-rendered", section: "6", spec: ROW6, title: "the adapter's argv is not the rendered template, one element per argument" },
     Rule { name: "cwd-not-jailed", section: "7", spec: ROW7, title: "the adapter runs outside the runtime's workdir" },
     Rule { name: "env-not-sandboxed", section: "7", spec: ROW7, title: "a sandboxed adapter inherits environment variables" },
@@ -903,6 +906,17 @@ fn exec_ran(
             "the args do not render the command's template".into(),
         );
     };
+    if let Some((pk, pv)) = report_seen.filter(|_| ok) {
+        let code = probe_exit(pv);
+        if code != 0 && !contains_number(&ev["result"], code) {
+            fire(
+                "nonzero-exit-ok",
+                ek,
+                json!({ "$anyOf": [{ "ok": false }, { "ok": true, "result": { "$deep": code } }] }),
+                format!("exec {at}: the adapter exited {code} (its argv, step {pk}) and the answer is ok without the code"),
+            );
+        }
+    }
     let (Some(seen), Some(r)) = (report_seen, report) else {
         return;
     };
@@ -1011,6 +1025,46 @@ fn probe_report(
     }
 }
 
+/// The status the probe exits with, read from the argv it reported as the probe reads it
+/// (`--exit N`, `--exit=N`, `exit=N`, the last one; a number it cannot read is 1), as the
+/// kernel gives it (its low byte).
+fn probe_exit(report: &Value) -> i64 {
+    let argv: Vec<&str> = report["argv"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let mut exit: i32 = 0;
+    for (i, a) in argv.iter().enumerate() {
+        let value = |key: &str| {
+            if *a == format!("--{key}") {
+                return argv.get(i + 1).map(|s| s.to_string());
+            }
+            a.strip_prefix(&format!("--{key}="))
+                .or_else(|| a.strip_prefix(&format!("{key}=")))
+                .map(String::from)
+        };
+        if value("report").is_some() || value("escape").is_some() {
+            continue;
+        }
+        if let Some(n) = value("exit") {
+            exit = n.parse().unwrap_or(1);
+        }
+    }
+    i64::from(exit & 0xff)
+}
+
+fn contains_number(v: &Value, n: i64) -> bool {
+    match v {
+        Value::Number(x) => x.as_i64() == Some(n),
+        Value::String(s) => s.contains(&n.to_string()),
+        Value::Array(a) => a.iter().any(|x| contains_number(x, n)),
+        Value::Object(m) => m.values().any(|x| contains_number(x, n)),
+        _ => false,
+    }
+}
+
 /// Does every JSON library write `v` as the same text? A string (rendered as it is), a boolean,
 /// null, an integer a double holds exactly (|n| <= 2^53). Not a float (`1e308` or `1e+308`), a
 /// larger integer (JavaScript's parser rounds 2^64 - 1), an object or array (spacing, key
@@ -1103,19 +1157,25 @@ pub fn differential(
     reference: &[Option<&Value>],
 ) -> Vec<Violation> {
     let mut out = Vec::new();
-    // Disagreeing with the reference is no fault where the spec leaves the point open, and the
-    // oracles cannot tell which points a case touches: every differential finding is PROFILE.
-    // What the spec fixes is judged by the invariants, in the runtime's own words.
+    // Disagreeing with the reference is no fault where the spec leaves the point open: a
+    // differential finding is PROFILE unless fired as `fixed:RULE`, where the case arranged every
+    // open point the permissive way (the runtime refused what the spec lets run) or has one
+    // fault (whose denial class the spec fixes, judged in the runtime's words).
     let mut fire = |rule: &'static str, slot: usize, expect: Value, message: String| {
+        let (rule, profile) = match rule.strip_prefix(FIXED) {
+            Some(r) => (self::rule(r).name, false),
+            None => (rule, true),
+        };
         out.push(Violation {
             rule,
             slot,
             expect,
             message,
             differential: true,
-            profile: true,
+            profile,
         })
     };
+    let mut seen = Seen::default();
     for (k, slot) in ctx.layout.iter().enumerate() {
         let (Some(a), Some(b)) = (
             obs.get(k).copied().flatten(),
@@ -1126,8 +1186,14 @@ pub fn differential(
         let step = match slot {
             Slot::Install => {
                 if a["ok"] != b["ok"] {
+                    // A pack that loads and lints clean must install (rows 1 and 2 reject on
+                    // an issue, and only then).
                     fire(
-                        "differential-install",
+                        if b["ok"] == true {
+                            "fixed:differential-install"
+                        } else {
+                            "differential-install"
+                        },
                         k,
                         json!({ "ok": b["ok"] }),
                         format!("install ok is {}, the reference says {}", a["ok"], b["ok"]),
@@ -1139,9 +1205,86 @@ pub fn differential(
             Slot::Probe(_) => continue,
             Slot::Step(i) => &ctx.case.steps[*i],
         };
-        differ(ctx, k, step, a, b, &mut fire);
+        differ(ctx, k, step, a, b, &seen, &mut fire);
+        seen.note(step, a);
     }
     out
+}
+
+/// What the runtime under test said so far of a case: the packs it activated and connected.
+#[derive(Default)]
+struct Seen {
+    activated: BTreeSet<String>,
+    connected: BTreeSet<String>,
+}
+
+impl Seen {
+    fn note(&mut self, step: &FStep, a: &Value) {
+        match step {
+            FStep::Activate(ids) => {
+                for (j, r) in a.as_array().into_iter().flatten().enumerate() {
+                    if r["ok"] == true {
+                        let pid = r["pack_id"].as_str().or(ids.get(j).map(String::as_str));
+                        self.activated.extend(pid.map(String::from));
+                    }
+                }
+            }
+            FStep::Connect(p) if a["ok"] == true => {
+                self.connected.insert(p.clone());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The faults an exec has by the spec's pipeline (rows 3 to 6), counted, and whether an open
+/// point could deny it (vectors/contract/ASSUMPTIONS.md): the runtime never activated the pack
+/// (where activation sits, what activates), an arg of another type or undeclared (typed-args,
+/// declared-args-only), a hub script with a failed mint (minted in exec instead of at connect),
+/// a bin given as a path the allow-list names (bin-path-allowed), an allow-list under
+/// native-local (native-local-allow-list), a Binding pack never connected (mint-in-exec).
+fn exec_faults(
+    ctx: &Ctx,
+    seen: &Seen,
+    pack_id: &str,
+    verb: &str,
+    args: &Map<String, Value>,
+) -> (usize, bool) {
+    let Some(pack) = ctx.model.packs.get(pack_id) else {
+        return (1, false);
+    };
+    let Some(row) = pack
+        .policy
+        .verbs
+        .get(verb)
+        .filter(|_| pack.command(verb).is_some())
+    else {
+        return (1, false);
+    };
+    let c = ctx.case;
+    let bin = pack.surface.wrap.bin.as_deref();
+    let open = !seen.activated.contains(pack_id)
+        || crate::suites::hcp::runtime::variant::mistyped_arg(pack, verb, args).is_some()
+        || crate::suites::hcp::runtime::variant::undeclared_arg(pack, verb, args).is_some()
+        || c.hub.get(pack_id).is_some_and(|h| h.iter().any(|o| !o.ok))
+        || bin.is_some_and(|b| b.contains('/') && c.allow_bins.iter().any(|a| a == b))
+        || (!ctx.sandboxed() && c.allow_bins != FuzzCase::plain(0).allow_bins)
+        // Never connected: a runtime minting inside exec asks the hub then, with its own checks.
+        || (pack.needs_binding() && !seen.connected.contains(pack_id));
+    let cap = if row.operation == Operation::Write {
+        EXEC_WRITE
+    } else {
+        EXEC_READ
+    };
+    let confirmed = |k: &str| args.get(k) == Some(&Value::Bool(true));
+    let faults = [
+        !ctx.granted(cap, pack_id, Some(verb)),
+        row.privacy.land == Land::Brain && c.project_id.is_none(),
+        row.confirm && !confirmed("confirm") && !confirmed("apply"),
+        ctx.adapter_known(pack).is_err(),
+        render_argv(pack, verb, args).is_err(),
+    ];
+    (faults.iter().filter(|f| **f).count(), open)
 }
 
 /// One step as the runtime (`a`) and the reference (`b`) observed it: a violation for each
@@ -1152,6 +1295,7 @@ fn differ(
     step: &FStep,
     a: &Value,
     b: &Value,
+    seen: &Seen,
     fire: &mut impl FnMut(&'static str, usize, Value, String),
 ) {
     let class_expect = |b: &Value| {
@@ -1184,8 +1328,24 @@ fn differ(
         }
         FStep::Connect(p) => {
             if a["ok"] != b["ok"] {
+                // Refused though activated, granted and minted by a hub whose script fails no
+                // mint (a mint in exec may have used another outcome): over-strict.
+                let fixed = b["ok"] == true
+                    && !ctx.claims.no_connect
+                    && seen.activated.contains(p)
+                    && ctx.granted(CONNECT, p, None)
+                    && ctx.model.packs.get(p).is_some_and(|pk| {
+                        pk.surface.binding.as_ref().map(|b| b.mode)
+                            != Some(pack::BindingMode::Mothership)
+                            || ctx.granted(ELEVATE, p, None)
+                    })
+                    && !ctx.case.hub.get(p).is_some_and(|h| h.iter().any(|o| !o.ok));
                 fire(
-                    "differential-connect",
+                    if fixed {
+                        "fixed:differential-connect"
+                    } else {
+                        "differential-connect"
+                    },
                     k,
                     class_expect(b),
                     format!(
@@ -1196,11 +1356,22 @@ fn differ(
             }
         }
         FStep::Exec {
-            pack_id, verb_key, ..
+            pack_id,
+            verb_key,
+            args,
+            report,
         } => {
+            let full = FuzzCase::exec_args(args, report);
+            let (faults, open) = exec_faults(ctx, seen, pack_id, verb_key, &full);
             if a["ok"] != b["ok"] {
+                // The reference ran it, and nothing the runtime may decide could deny it.
+                let fixed = b["ok"] == true && faults == 0 && !open;
                 fire(
-                    "differential-exec",
+                    if fixed {
+                        "fixed:differential-exec"
+                    } else {
+                        "differential-exec"
+                    },
                     k,
                     class_expect(b),
                     format!(
@@ -1217,8 +1388,14 @@ fn differ(
                 // without a map for the class it is unclassified, never a finding.
                 if let Some(class) = ctx.classes.of(tb) {
                     if ctx.claims.denial_fits(class, ta) == Some(false) {
+                        // One fault: its class is the spec's (ASSUMPTIONS.md, "only cases with
+                        // one fault check a class"); with more, which denies first is open.
                         fire(
-                            "differential-denial-class",
+                            if faults == 1 && !open {
+                                "fixed:differential-denial-class"
+                            } else {
+                                "differential-denial-class"
+                            },
                             k,
                             class_expect(b),
                             format!("exec {pack_id}.{verb_key} denied with {ta:?}; the reference's denial is a `{class}` ({tb:?})"),
@@ -1231,8 +1408,21 @@ fn differ(
             pack_id, trigger, ..
         } => {
             if a["accepted"] != b["accepted"] {
+                // Dropped though switched on, activated and (a Binding pack) connected: the
+                // arrangement every open point allows (ASSUMPTIONS.md, Sense rows).
+                let fixed =
+                    b["accepted"] == true
+                        && ctx.case.sense_enable
+                        && seen.activated.contains(pack_id)
+                        && ctx.model.packs.get(pack_id).is_some_and(|p| {
+                            !p.needs_binding() || seen.connected.contains(pack_id)
+                        });
                 fire(
-                    "differential-sense",
+                    if fixed {
+                        "fixed:differential-sense"
+                    } else {
+                        "differential-sense"
+                    },
                     k,
                     json!({ "accepted": b["accepted"] }),
                     format!(
