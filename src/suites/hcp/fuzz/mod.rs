@@ -9,6 +9,7 @@
 //! reference and does not pass on the runtime. A case's signature depends on that case alone, so
 //! the shards of a partitioned run (`Config::partition`) find together what the whole run finds.
 
+pub mod differential;
 pub mod oracle;
 pub mod shrink;
 pub mod targets;
@@ -242,7 +243,7 @@ impl<'e> Fuzzer<'e> {
         let mut violations = oracle::invariants(&ctx, &obs, ref_obs.as_deref());
         if let (Some(r), Some(ro)) = (&reference, &ref_obs) {
             if violations.is_empty() {
-                violations = oracle::differential(&ctx, &obs, ro);
+                violations = differential::differential(&ctx, &obs, ro);
             }
             if violations.is_empty() {
                 if let (Verdict::Error { message }, false) =
