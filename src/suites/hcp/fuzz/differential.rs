@@ -97,7 +97,8 @@ impl Seen {
     }
 }
 
-/// The faults an exec has by the spec's pipeline (rows 3 to 6), counted, and whether an open
+/// The faults an exec has by the spec's pipeline (rows 3 to 6): all of them, those of the first
+/// row that has one (the rows' order is fixed, the order within a row is not), and whether an open
 /// point could deny it (vectors/contract/ASSUMPTIONS.md): the runtime never activated the pack
 /// (where activation sits, what activates), an arg of another type or undeclared (typed-args,
 /// declared-args-only), a hub script with a failed mint (minted in exec instead of at connect),
@@ -109,9 +110,9 @@ fn exec_faults(
     pack_id: &str,
     verb: &str,
     args: &Map<String, Value>,
-) -> (usize, bool) {
+) -> (usize, usize, bool) {
     let Some(pack) = ctx.model.packs.get(pack_id) else {
-        return (1, false);
+        return (1, 1, false);
     };
     let Some(row) = pack
         .policy
@@ -119,7 +120,7 @@ fn exec_faults(
         .get(verb)
         .filter(|_| pack.command(verb).is_some())
     else {
-        return (1, false);
+        return (1, 1, false);
     };
     let c = ctx.case;
     let bin = pack.surface.wrap.bin.as_deref();
@@ -137,14 +138,21 @@ fn exec_faults(
         EXEC_READ
     };
     let confirmed = |k: &str| args.get(k) == Some(&Value::Bool(true));
-    let faults = [
-        !ctx.granted(cap, pack_id, Some(verb)),
-        row.privacy.land == Land::Brain && c.project_id.is_none(),
-        row.confirm && !confirmed("confirm") && !confirmed("apply"),
-        ctx.adapter_known(pack).is_err(),
-        render_argv(pack, verb, args).is_err(),
+    // By row: 3 (the axes), 4 (confirm), 6 (the adapter); row 5's Binding is open above.
+    let rows = [
+        vec![
+            !ctx.granted(cap, pack_id, Some(verb)),
+            row.privacy.land == Land::Brain && c.project_id.is_none(),
+        ],
+        vec![row.confirm && !confirmed("confirm") && !confirmed("apply")],
+        vec![
+            ctx.adapter_known(pack).is_err(),
+            render_argv(pack, verb, args).is_err(),
+        ],
     ];
-    (faults.iter().filter(|f| **f).count(), open)
+    let count = |r: &Vec<bool>| r.iter().filter(|f| **f).count();
+    let first = rows.iter().map(count).find(|n| *n > 0).unwrap_or(0);
+    (rows.iter().map(count).sum(), first, open)
 }
 
 /// One step as the runtime (`a`) and the reference (`b`) observed it: a violation for each
@@ -309,7 +317,7 @@ fn differ_exec(
         }
         e
     };
-    let (faults, open) = exec_faults(ctx, seen, pack_id, verb_key, full);
+    let (faults, first, open) = exec_faults(ctx, seen, pack_id, verb_key, full);
     if a["ok"] != b["ok"] {
         // The reference ran it, and nothing the runtime may decide could deny it.
         let fixed = b["ok"] == true && faults == 0 && !open;
@@ -335,10 +343,11 @@ fn differ_exec(
         // without a map for the class it is unclassified, never a finding.
         if let Some(class) = ctx.classes.of(tb) {
             if ctx.claims.denial_fits(class, ta) == Some(false) {
-                // One fault: its class is the spec's (ASSUMPTIONS.md, "only cases with
-                // one fault check a class"); with more, which denies first is open.
+                // One fault in the first row that has one: its class is the spec's
+                // (ASSUMPTIONS.md: "only cases with one fault check a class, or rows
+                // 3 → 4 → 5 → 6"); with more in that row, which denies first is open.
                 fire(
-                        if faults == 1 && !open {
+                        if first == 1 && !open {
                             "fixed:differential-denial-class"
                         } else {
                             "differential-denial-class"

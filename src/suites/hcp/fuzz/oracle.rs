@@ -861,14 +861,29 @@ fn exec_ran(
             ),
         );
     }
+    // The probe shows whether the adapter got a Binding.
+    let bound = report_seen.is_some_and(|(_, pv)| {
+        ["HCP_BINDING", "HCP_CREDENTIAL_FILE"]
+            .iter()
+            .any(|k| pv["env"][k].as_str().is_some_and(|t| !t.is_empty()))
+    });
+    if let Some((pk, _)) = report_seen.filter(|_| pack.needs_binding() && !bound) {
+        if connected.contains(pack_id) {
+            // Connected, so minted: the adapter must get it (ASSUMPTIONS.md, how the token
+            // reaches the adapter: a variable or a file a variable names).
+            let has = |k: &str| json!({ "env": { k: { "$regex": "\\S" } } });
+            fire(
+                "exec-without-binding",
+                pk,
+                json!({ "$anyOf": [has("HCP_BINDING"), has("HCP_CREDENTIAL_FILE")] }),
+                format!("exec {at} ran: the pack is connected and its adapter got no Binding"),
+            );
+            return;
+        }
+    }
     if pack.needs_binding() && !connected.contains(pack_id) {
         // Minting inside exec is the runtime's choice (ASSUMPTIONS.md, variant mint-in-exec):
-        // it may run, under a Binding, never without one. The probe shows which.
-        let bound = report_seen.is_some_and(|(_, pv)| {
-            ["HCP_BINDING", "HCP_CREDENTIAL_FILE"]
-                .iter()
-                .any(|k| pv["env"][k].as_str().is_some_and(|t| !t.is_empty()))
-        });
+        // it may run, under a Binding, never without one.
         match (report_seen, bound) {
             (Some(_), true) => {}
             (Some(_), false) => {
