@@ -861,45 +861,11 @@ fn exec_ran(
             ),
         );
     }
-    // The probe shows whether the adapter got a Binding.
-    let bound = report_seen.is_some_and(|(_, pv)| {
-        ["HCP_BINDING", "HCP_CREDENTIAL_FILE"]
-            .iter()
-            .any(|k| pv["env"][k].as_str().is_some_and(|t| !t.is_empty()))
-    });
-    if let Some((pk, _)) = report_seen.filter(|_| pack.needs_binding() && !bound) {
-        if connected.contains(pack_id) {
-            // Connected, so minted: the adapter must get it (ASSUMPTIONS.md, how the token
-            // reaches the adapter: a variable or a file a variable names).
-            let has = |k: &str| json!({ "env": { k: { "$regex": "\\S" } } });
-            fire(
-                "exec-without-binding",
-                pk,
-                json!({ "$anyOf": [has("HCP_BINDING"), has("HCP_CREDENTIAL_FILE")] }),
-                format!("exec {at} ran: the pack is connected and its adapter got no Binding"),
-            );
-            return;
-        }
-    }
-    if pack.needs_binding() && !connected.contains(pack_id) {
-        // Minting inside exec is the runtime's choice (ASSUMPTIONS.md, variant mint-in-exec):
-        // it may run, under a Binding, never without one.
-        match (report_seen, bound) {
-            (Some(_), true) => {}
-            (Some(_), false) => {
-                return deny(
-                    "exec-without-binding",
-                    "the pack is not public, was never connected, and its adapter got no Binding"
-                        .into(),
-                )
-            }
-            (None, _) => {
-                return deny(
-                    "open:exec-without-binding",
-                    "the pack is not public and was never connected (a Binding minted inside exec cannot be told without a probe)".into(),
-                )
-            }
-        }
+    if let Some((rule, slot, expect, why)) = binding_fault(pack, pack_id, connected, report_seen) {
+        return match slot {
+            Some(pk) => fire(rule, pk, expect, format!("exec {at} ran: {why}")),
+            None => deny(rule, why),
+        };
     }
     if let Err(rule) = ctx.adapter_known(pack) {
         let what = pack
@@ -936,6 +902,48 @@ fn exec_ran(
         return;
     };
     probe_report(ctx, pack, verb_key, &at, &full, &expected, seen, r, fire);
+}
+
+/// A non-public pack's exec that ran: connected, its adapter must have got the Binding (on the
+/// probe's slot); never connected, it may have run only under a Binding the runtime minted
+/// inside exec (ASSUMPTIONS.md, mint-in-exec), which only a probe shows (else `PROFILE`).
+#[allow(clippy::type_complexity)]
+fn binding_fault(
+    pack: &Pack,
+    pack_id: &str,
+    connected: &BTreeSet<String>,
+    report_seen: Option<(usize, &Value)>,
+) -> Option<(&'static str, Option<usize>, Value, String)> {
+    if !pack.needs_binding() {
+        return None;
+    }
+    let bound = report_seen.is_some_and(|(_, pv)| {
+        ["HCP_BINDING", "HCP_CREDENTIAL_FILE"]
+            .iter()
+            .any(|k| pv["env"][k].as_str().is_some_and(|t| !t.is_empty()))
+    });
+    let has = |k: &str| json!({ "env": { k: { "$regex": "\\S" } } });
+    match (report_seen, bound, connected.contains(pack_id)) {
+        (_, true, _) | (None, _, true) => None,
+        (Some((pk, _)), false, true) => Some((
+            "exec-without-binding",
+            Some(pk),
+            json!({ "$anyOf": [has("HCP_BINDING"), has("HCP_CREDENTIAL_FILE")] }),
+            "the pack is connected and its adapter got no Binding".into(),
+        )),
+        (Some(_), false, false) => Some((
+            "exec-without-binding",
+            None,
+            Value::Null,
+            "the pack is not public, was never connected, and its adapter got no Binding".into(),
+        )),
+        (None, _, false) => Some((
+            "open:exec-without-binding",
+            None,
+            Value::Null,
+            "the pack is not public and was never connected (a Binding minted inside exec cannot be told without a probe)".into(),
+        )),
+    }
 }
 
 /// What the probe reported of an exec that ran (`seen`: its slot and report): the argv the
