@@ -213,6 +213,7 @@ fn the_narrowed_oracles_still_find_their_mutants() {
         ("unknown-bin-allowed", "availability-optimistic"),
         ("inherited-env", "canary-leaked"),
         ("exit-code-ignored", "nonzero-exit-ok"),
+        ("denial-thrown", "exec-thrown"),
         // Over-strict: refusing what the spec lets run, once every open point is arranged the
         // permissive way, and a one-fault denial of another class.
         ("read-grant-refused", "differential-denial-class"),

@@ -142,6 +142,7 @@ pub const RULES: &[Rule] = &[
     Rule { name: "bin-not-allow-listed", section: "7", spec: ROW7, title: "a wrap bin off the allow-list is spawned" },
     Rule { name: "unknown-bin-ran", section: "6", spec: ROW6, title: "an unknown bin or in-process adapter runs" },
     Rule { name: "invalid-args-ran", section: "6", spec: ROW6, title: "an exec whose args do not render runs" },
+    Rule { name: "exec-thrown", section: "3", spec: PIPELINE, title: "an exec is answered with a JSON-RPC error, not an envelope (denials come back as values, never as thrown exceptions)" },
     Rule { name: "nonzero-exit-ok", section: "6", spec: ROW6, title: "an adapter that exited non-zero is answered ok without its exit code" },
     Rule { name: "argv-not-as-rendered", section: "6", spec: ROW6, title: "the adapter's argv is not the rendered template, one element per argument" },
     Rule { name: "cwd-not-jailed", section: "7", spec: ROW7, title: "the adapter runs outside the runtime's workdir" },
@@ -446,6 +447,17 @@ pub fn invariants(
                 // is audited is the runtime's choice (variant denials-unaudited).
                 if write && v["ok"] == true {
                     writes.push((pack_id.clone(), verb_key.clone()));
+                }
+                if v.get("thrown").is_some() {
+                    fire(
+                        "exec-thrown",
+                        k,
+                        json!({ "thrown": { "$absent": true } }),
+                        format!(
+                            "exec {pack_id}.{verb_key} was answered with a JSON-RPC error: {}",
+                            v["thrown"]
+                        ),
+                    );
                 }
                 exec_seen.insert(step, (k, v));
                 if !ctx.layout.contains(&Slot::Probe(step)) {
