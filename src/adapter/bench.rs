@@ -13,6 +13,7 @@ use crate::error::BadInput;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 /// One round trip, repeatable.
@@ -121,6 +122,11 @@ impl Wire for Stdio1 {
 
 /// A bare stdio client of the shim `argv` starts.
 pub fn bare_stdio(argv: &[String]) -> Result<Call, BadInput> {
+    bare_stdio_child(argv).map(|(call, _)| call)
+}
+
+/// A bare stdio client of the shim `argv` starts, and that shim's pid.
+fn bare_stdio_child(argv: &[String]) -> Result<(Call, u32), BadInput> {
     let (program, args) = argv.split_first().ok_or("stdio: empty command")?;
     let mut child = Command::new(program)
         .args(args)
@@ -131,12 +137,14 @@ pub fn bare_stdio(argv: &[String]) -> Result<Call, BadInput> {
         .map_err(|e| format!("cannot start {program}: {e}"))?;
     let stdin = child.stdin.take().expect("piped");
     let stdout = BufReader::new(child.stdout.take().expect("piped"));
-    bare(Stdio1 {
+    let pid = child.id();
+    let call = bare(Stdio1 {
         child,
         stdin,
         stdout,
         line: Vec::new(),
-    })
+    })?;
+    Ok((call, pid))
 }
 
 /// One keep-alive HTTP/1.1 connection, written and read by hand.
@@ -225,4 +233,256 @@ pub fn bare_ws(url: &str) -> Result<Call, BadInput> {
     let (socket, _) = tokio_tungstenite::tungstenite::client(url, stream)
         .map_err(|e| format!("cannot connect to {url}: {e}"))?;
     bare(socket)
+}
+
+/// Whose CPU time a measured call is charged: every call's own client side, and the server it
+/// reaches (a process of its own, whose CPU clock Linux lets any process read).
+#[derive(Clone, Copy, Debug)]
+pub enum Clock {
+    /// This process, all its threads (an adapter's helper threads are its cost too).
+    Own,
+    /// The calling thread alone (a test, whose other threads run other tests).
+    Caller,
+    /// Another process, all its threads: a server.
+    Process(u32),
+}
+
+impl Clock {
+    /// CPU time so far; None where the clock cannot be read (not Linux, a process gone).
+    fn read(self) -> Option<std::time::Duration> {
+        #[cfg(target_os = "linux")]
+        {
+            let id = match self {
+                Clock::Own => libc::CLOCK_PROCESS_CPUTIME_ID,
+                Clock::Caller => libc::CLOCK_THREAD_CPUTIME_ID,
+                Clock::Process(pid) => {
+                    let mut id: libc::clockid_t = 0;
+                    // SAFETY: `id` is a valid out-pointer for the call.
+                    if unsafe { libc::clock_getcpuclockid(pid as libc::pid_t, &mut id) } != 0 {
+                        return None;
+                    }
+                    id
+                }
+            };
+            let mut t = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: `t` is a valid out-pointer for the call.
+            if unsafe { libc::clock_gettime(id, &mut t) } != 0 {
+                return None;
+            }
+            Some(std::time::Duration::new(t.tv_sec as u64, t.tv_nsec as u32))
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = self;
+            None
+        }
+    }
+}
+
+/// A call and the clocks its CPU time is read on.
+pub struct Measured {
+    pub call: Call,
+    pub clocks: Vec<Clock>,
+}
+
+/// What a call cost, the best mean of its rounds for each measure.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cost {
+    /// Wall time, µs: what a user waits, and what the machine's load moves.
+    pub wall_us: f64,
+    /// CPU time of its clocks, µs (None where a clock cannot be read): the load moves it little,
+    /// since time spent waiting, for an answer or for a CPU, is not in it.
+    pub cpu_us: Option<f64>,
+}
+
+/// The CPU time of `clocks` so far, None if any cannot be read.
+fn cpu_now(clocks: &[Clock]) -> Option<std::time::Duration> {
+    clocks.iter().map(|c| c.read()).sum()
+}
+
+/// Each call's cost: the best mean over `rounds` rounds of `n` calls, the calls interleaved
+/// round by round (so a busy moment of the machine hits them alike), after `n` unmeasured calls
+/// each. The best wall mean and the best CPU mean are each the least of its rounds.
+pub fn best_means(calls: &mut [Measured], n: usize, rounds: usize) -> Result<Vec<Cost>, BadInput> {
+    for c in calls.iter_mut() {
+        for _ in 0..n {
+            (c.call)()?;
+        }
+    }
+    let per_call = |d: std::time::Duration| d.as_secs_f64() * 1e6 / n.max(1) as f64;
+    let mut best = vec![
+        Cost {
+            wall_us: f64::MAX,
+            cpu_us: Some(f64::MAX),
+        };
+        calls.len()
+    ];
+    for _ in 0..rounds {
+        for (c, b) in calls.iter_mut().zip(&mut best) {
+            let cpu = cpu_now(&c.clocks);
+            let t = std::time::Instant::now();
+            for _ in 0..n {
+                (c.call)()?;
+            }
+            b.wall_us = b.wall_us.min(per_call(t.elapsed()));
+            b.cpu_us = match (b.cpu_us, cpu, cpu_now(&c.clocks)) {
+                (Some(best), Some(a), Some(z)) => Some(best.min(per_call(z.saturating_sub(a)))),
+                _ => None,
+            };
+        }
+    }
+    Ok(best)
+}
+
+/// The ratio an adapter is judged by against its bare client: CPU time where both have it,
+/// which no load moves much (docs/bench.md); wall time only where CPU clocks cannot be read.
+pub fn judged(adapter: &Cost, bare: &Cost) -> f64 {
+    match (adapter.cpu_us, bare.cpu_us) {
+        (Some(a), Some(b)) if b > 0.0 => a / b,
+        _ => adapter.wall_us / bare.wall_us,
+    }
+}
+
+/// The most an adapter's round trip may cost against its bare client's, in the judged measure
+/// ([`judged`]), before `hcpspec bench --transports` fails (docs/bench.md).
+pub const RATIO_BOUND: f64 = 2.0;
+
+/// A `hcpspec shim` child process, killed when dropped.
+pub struct Server {
+    child: Child,
+    pub url: String,
+}
+
+impl Server {
+    /// `exe shim ARGS`, once it says where it listens.
+    pub fn start(exe: &Path, args: &[&str]) -> Result<Server, BadInput> {
+        let mut child = Command::new(exe)
+            .arg("shim")
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().expect("piped"))
+            .read_line(&mut line)
+            .map_err(|e| e.to_string())?;
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .ok_or_else(|| format!("hcpspec shim {args:?} said {line:?}"))?
+            .to_string();
+        Ok(Server { child, url })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One transport's costs: its adapter's, and (but in-process) its bare client's and the
+/// echo's.
+pub struct Row {
+    pub label: &'static str,
+    pub adapter: Cost,
+    pub bare: Option<(Cost, Cost)>,
+}
+
+/// Makes the adapter a case gets for a runtime spec (the suite's connector: this layer knows
+/// no suite).
+pub type Connect<'a> = &'a dyn Fn(&str) -> Result<Box<dyn Adapter>, BadInput>;
+
+/// The round trips of every transport (in-process, stdio, HTTP, WebSocket), `exe` serving the
+/// reference (`exe shim`), each call's client side read on `own` ([`Clock::Own`] or, in a test,
+/// [`Clock::Caller`]) and its server's process besides.
+pub fn round_trips(
+    exe: &Path,
+    own: Clock,
+    connect: Connect,
+    n: usize,
+    rounds: usize,
+) -> Result<Vec<Row>, BadInput> {
+    let serve = |transport: &str, runtime: &[&str]| {
+        let mut args = vec!["--transport", transport];
+        args.extend(runtime);
+        Server::start(exe, &args)
+    };
+    let reference = ["--runtime", "reference"];
+    let stdio = |runtime: &[&str]| {
+        let mut argv = vec![exe.display().to_string(), "shim".into()];
+        argv.extend(
+            ["--transport", "stdio"]
+                .iter()
+                .chain(runtime)
+                .map(|a| a.to_string()),
+        );
+        argv
+    };
+    let mut rows = Vec::new();
+    for label in ["inproc", "stdio", "http", "ws"] {
+        // Per transport: a server for the adapter, one for the bare client, and an echo.
+        let mut servers = Vec::new();
+        let spec = match label {
+            "inproc" => "inproc:reference".to_string(),
+            "stdio" => format!("stdio:{}", shell_words::join(stdio(&reference))),
+            _ => {
+                servers.push(serve(label, &reference)?);
+                servers.push(serve(label, &reference)?);
+                servers.push(serve(label, &["--echo"])?);
+                servers[0].url.clone()
+            }
+        };
+        let a = connect(&spec)?;
+        let mut pids: Vec<u32> = a.whose().pids.iter().map(|&p| p as u32).collect();
+        let mut calls = vec![adapter(a)?];
+        match label {
+            "stdio" => {
+                for runtime in [&reference[..], &["--echo"]] {
+                    let (call, pid) = bare_stdio_child(&stdio(runtime))?;
+                    calls.push(call);
+                    pids.push(pid);
+                }
+            }
+            "http" | "ws" => {
+                pids.clear();
+                for s in &servers {
+                    pids.push(s.pid());
+                }
+                for s in &servers[1..] {
+                    calls.push(match label {
+                        "http" => bare_http(&s.url)?,
+                        _ => bare_ws(&s.url)?,
+                    });
+                }
+            }
+            _ => {}
+        }
+        let mut measured: Vec<Measured> = calls
+            .into_iter()
+            .enumerate()
+            .map(|(k, call)| Measured {
+                call,
+                clocks: std::iter::once(own)
+                    .chain(pids.get(k).map(|&p| Clock::Process(p)))
+                    .collect(),
+            })
+            .collect();
+        let costs = best_means(&mut measured, n, rounds)?;
+        rows.push(Row {
+            label,
+            adapter: costs[0],
+            bare: costs.get(1).zip(costs.get(2)).map(|(b, e)| (*b, *e)),
+        });
+    }
+    Ok(rows)
 }

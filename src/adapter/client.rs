@@ -1,7 +1,8 @@
-//! hcpspec's HTTP client (reqwest): every HTTP request hcpspec makes goes through a
-//! [`reqwest::Client`] with hcpspec's settings ([`new_client`]): one shared client and its
-//! connection pool for the whole process (the core-api suite's gate calls and posts), and one
-//! per thread for the HTTP adapter's blocking calls.
+//! hcpspec's HTTP client (reqwest): every HTTP request hcpspec makes, but the shim adapter's,
+//! goes through a [`reqwest::Client`] with hcpspec's settings ([`new_client`]): one shared
+//! client and its connection pool for the whole process (the core-api suite's gate calls and
+//! posts). The HTTP shim adapter's blocking calls go through `http1.rs` (one request shape, on
+//! the calling thread, without reqwest's CPU per call: docs/bench.md), with the same rules.
 //!
 //! - **Loopback only** (docs/security.md): a client reads no proxy variable (`HTTP_PROXY` must
 //!   not route a loopback call anywhere else) and follows no redirect (an implementation must not
@@ -12,9 +13,7 @@
 //!   in the pool by one would break the next case's call ("runtime dropped the dispatch task").
 //!   So every request of the shared client runs on this module's runtime
 //!   ([`on_client_runtime`]), which lives as long as the process, and callers on any runtime
-//!   await its answer. The HTTP adapter's blocking calls run on the calling thread's own
-//!   current-thread runtime with that thread's own client ([`block_on_here`]): the client, its
-//!   pool and its runtime never leave the thread, and a call hops to no other thread.
+//!   await its answer.
 //! - **The references' own clients.** The in-process reference implementations (the reference
 //!   harness, the reference core's Tool Gate) stand for implementations under test, not for
 //!   hcpspec: each makes its own client ([`new_client`], the same settings) and calls on its own
@@ -81,28 +80,6 @@ where
             Err(e) => panic!("an HTTP request of hcpspec's client ended: {e}"),
         },
     }
-}
-
-/// Run the request `work` makes with the client it is given, from a thread on no runtime (the
-/// HTTP adapter's blocking calls): on the calling thread's own current-thread runtime with its
-/// own client (hcpspec's settings, a pool of its own), so that the request and its connection's
-/// task are both polled right here. On the shared runtime the connection's task ran on its
-/// worker: two thread wake-ups a call, each waiting for a CPU on a loaded machine (most of the
-/// 10× the adapter cost against a bare client in issue 49).
-pub fn block_on_here<F: Future>(work: impl FnOnce(&reqwest::Client) -> F) -> F::Output {
-    thread_local! {
-        // A connection is a task on the runtime that opened it: the client and its runtime go
-        // together, and neither leaves the thread.
-        static HERE: (tokio::runtime::Runtime, reqwest::Client) = (
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a current-thread runtime starts"),
-            new_client(),
-        );
-    }
-    // Made inside the runtime: a timer in `work` needs its context.
-    HERE.with(|(rt, client)| rt.block_on(async { work(client).await }))
 }
 
 /// The innermost cause of a client's error: what happened (refused, reset, closed early).

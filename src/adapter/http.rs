@@ -1,21 +1,23 @@
 //! `http://HOST:PORT[/PREFIX]`: one JSON-RPC message per `POST {base}/rpc` body, the answer in
-//! the response body. Plain HTTP/1.1 through hcpspec's client of the calling thread
-//! (`client.rs`, reqwest, on that thread's own runtime: no thread hop per call): its pool keeps
-//! connections alive across the cases the thread runs, and retries a request on a connection the
-//! server closed before it was sent.
+//! the response body. Plain HTTP/1.1 through hcpspec's blocking client (`http1.rs`), on the
+//! calling thread: no runtime, no thread hop per call. A connection is kept alive across the
+//! calls of a case and, back in its runtime spec's pool, across cases; a kept connection is
+//! used again only when nothing came on it meanwhile (the server did not close it).
 
-use super::client;
+use super::http1::{Conn, Failure};
 use super::rpc::{excerpt, secs, size, Link};
 use crate::error::BadInput;
-use reqwest::{header, StatusCode};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// What every adapter of one `http://` runtime spec shares.
 pub(crate) struct HttpShared {
-    url: reqwest::Url,
-    /// `host:port`, as errors name it.
+    /// `{prefix}/rpc`.
+    target: String,
+    /// `host:port`, as errors name it and the `host` header carries it.
     authority: String,
+    /// Connections kept alive between cases, at most one per adapter alive at once.
+    idle: Mutex<Vec<Conn>>,
 }
 
 impl HttpShared {
@@ -31,76 +33,106 @@ impl HttpShared {
             .host()
             .ok_or_else(|| format!("--runtime {spec}: no host"))?;
         let authority = format!("{host}:{}", base.port_u16().unwrap_or(80));
-        let url = format!(
-            "http://{authority}{}/rpc",
-            base.path().trim_end_matches('/')
-        )
-        .parse()
-        .map_err(|e| format!("--runtime {spec}: {e}"))?;
-        Ok(Arc::new(HttpShared { url, authority }))
+        let target = format!("{}/rpc", base.path().trim_end_matches('/'));
+        Ok(Arc::new(HttpShared {
+            target,
+            authority,
+            idle: Mutex::new(Vec::new()),
+        }))
+    }
+
+    /// A kept connection that is still idle, if any.
+    fn kept(&self) -> Option<Conn> {
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        while let Some(c) = idle.pop() {
+            if c.idle() {
+                return Some(c);
+            }
+        }
+        None
     }
 }
 
-pub(crate) struct HttpLink(pub Arc<HttpShared>);
+/// One case's link: its connection, taken from the pool at the first call and given back when
+/// the case ends, if its last answer left it fit for another request.
+pub(crate) struct HttpLink {
+    shared: Arc<HttpShared>,
+    conn: Option<Conn>,
+}
+
+impl HttpLink {
+    pub fn new(shared: Arc<HttpShared>) -> HttpLink {
+        HttpLink { shared, conn: None }
+    }
+}
+
+impl Drop for HttpLink {
+    fn drop(&mut self) {
+        if let Some(c) = self.conn.take() {
+            let mut idle = self.shared.idle.lock().unwrap_or_else(|p| p.into_inner());
+            idle.push(c);
+        }
+    }
+}
 
 impl Link for HttpLink {
     fn exchange(&mut self, frame: &str, deadline: Duration, cap: usize) -> Result<Vec<u8>, String> {
-        let shared = &self.0;
+        let until = super::stdio::end_of(Instant::now(), deadline);
+        let shared = &self.shared;
         let mut got: Vec<u8> = Vec::new();
-        let got_so_far = &mut got;
-        let work = move |client: &reqwest::Client| {
-            let got = got_so_far;
-            let request = client
-                .post(shared.url.clone())
-                .header(header::CONTENT_TYPE, "application/json")
-                .body(frame.to_string());
-            async move {
-                let mut response = request.send().await.map_err(|e| {
-                    let why = client::why(&e);
-                    if e.is_connect() {
-                        format!("cannot connect to {}: {why}", shared.authority)
-                    } else {
-                        format!("the connection closed mid-call ({why})")
-                    }
-                })?;
-                let status = response.status();
-                // The body in chunks, to the cap: a flood is cut where it passes it.
-                while let Some(d) = response.chunk().await.map_err(|e| {
-                    format!("the connection closed mid-answer ({})", client::why(&e))
-                })? {
-                    got.extend_from_slice(&d);
-                    if got.len() > cap {
-                        return Err(format!(
-                            "the answer is over the size cap of {} ({} bytes so far)",
-                            size(cap),
-                            got.len()
-                        ));
-                    }
-                }
-                match status {
-                    StatusCode::OK => Ok(()),
-                    StatusCode::NO_CONTENT => {
-                        Err("HTTP 204: the shim took the request for a notification".to_string())
-                    }
-                    s => Err(format!("HTTP {s}: {}", excerpt(got))),
-                }
-            }
+        let fail = |f, got: &[u8]| say(f, &shared.authority, deadline, cap, got);
+        let mut conn = match self.conn.take().or_else(|| shared.kept()) {
+            Some(c) => c,
+            None => Conn::open(&shared.authority, until).map_err(|f| fail(f, &[]))?,
         };
-        let outcome = client::block_on_here(|c| tokio::time::timeout(deadline, work(c)));
-        match outcome {
-            Ok(Ok(())) => Ok(got),
-            Ok(Err(e)) => Err(e),
-            Err(_) => {
-                let so_far = if got.is_empty() {
-                    "nothing".to_string()
-                } else {
-                    format!("{} bytes: {}", got.len(), excerpt(&got))
-                };
-                Err(format!(
-                    "no answer within {} (received {so_far})",
-                    secs(deadline)
-                ))
-            }
+        let target = &shared.target;
+        let answer = conn
+            .post(
+                &shared.authority,
+                target,
+                frame.as_bytes(),
+                until,
+                cap,
+                &mut got,
+            )
+            .map_err(|f| fail(f, &got))?;
+        // Kept only after a whole answer the server does not close after.
+        if answer.reusable {
+            self.conn = Some(conn);
+        }
+        match answer.status {
+            200 => Ok(got),
+            204 => Err("HTTP 204: the shim took the request for a notification".to_string()),
+            s => Err(format!("HTTP {}: {}", status(s), excerpt(&got))),
+        }
+    }
+}
+
+/// A status as reqwest said it: `404 Not Found`, `599 <unknown status code>`.
+fn status(code: u16) -> String {
+    match http::StatusCode::from_u16(code) {
+        Ok(s) => s.to_string(),
+        Err(_) => code.to_string(),
+    }
+}
+
+/// The adapter's words for a failure, `got` the body so far.
+fn say(f: Failure, authority: &str, deadline: Duration, cap: usize, got: &[u8]) -> String {
+    match f {
+        Failure::Connect(why) => format!("cannot connect to {authority}: {why}"),
+        Failure::Closed(why) => format!("the connection closed mid-call ({why})"),
+        Failure::MidAnswer(why) => format!("the connection closed mid-answer ({why})"),
+        Failure::OverCap(how) => {
+            format!("the answer is over the size cap of {} ({how})", size(cap))
+        }
+        Failure::NotHttp(what) => format!("the answer is not HTTP/1.1 ({what})"),
+        Failure::Late => {
+            let so_far = if got.is_empty() {
+                "nothing".to_string()
+            } else {
+                format!("{} bytes: {}", got.len(), excerpt(got))
+            };
+            format!("no answer within {} (received {so_far})", secs(deadline))
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod bench;
 pub mod client;
 pub mod hints;
 mod http;
+mod http1;
 pub mod loopback;
 pub mod process;
 pub mod reap;
@@ -166,6 +167,10 @@ impl<A: Adapter> Adapter for Checked<A> {
             r => r,
         }
     }
+
+    fn whose(&self) -> sched::Whose {
+        self.0.whose()
+    }
 }
 
 /// Makes a fresh adapter per case for a runtime spec (`stdio:CMD`, …).
@@ -190,7 +195,7 @@ pub fn shim_connector(spec: &Spec, opts: &Options) -> Result<Connector, BadInput
             let shared = http::HttpShared::new(url)?;
             Ok(Box::new(move || {
                 Ok(boxed(rpc::Client::new(
-                    http::HttpLink(shared.clone()),
+                    http::HttpLink::new(shared.clone()),
                     opts.clone(),
                 )))
             }))

@@ -49,6 +49,8 @@ pub(crate) struct Proc {
     stdout: ChildStdout,
     /// What was read past the last answer (nothing, for a shim that keeps to the protocol).
     pending: Vec<u8>,
+    /// What a read fills, made once (a 64 KiB array on the stack was zeroed on every call).
+    chunk: Box<[u8]>,
     stderr: Arc<Mutex<Tail>>,
     command: String,
     /// Every process it started, killed with it.
@@ -121,6 +123,7 @@ impl Proc {
             stdin: Some(stdin),
             stdout,
             pending: Vec::new(),
+            chunk: vec![0; 64 << 10].into_boxed_slice(),
             stderr: tail,
             command,
             tree,
@@ -335,7 +338,6 @@ impl Proc {
         deadline: Duration,
         cap: usize,
     ) -> Result<Vec<u8>, String> {
-        let mut chunk = [0u8; 64 << 10];
         let mut scanned = 0;
         loop {
             let newline = memchr::memchr(b'\n', &self.pending[scanned..]).map(|i| scanned + i);
@@ -396,7 +398,7 @@ impl Proc {
                     secs(deadline)
                 ));
             }
-            match self.stdout.read(&mut chunk) {
+            match self.stdout.read(&mut self.chunk) {
                 Ok(0) => {
                     let rest = if self.pending.is_empty() {
                         String::new()
@@ -410,7 +412,7 @@ impl Proc {
                 }
                 Ok(n) => {
                     self.seen.any = true;
-                    self.pending.extend_from_slice(&chunk[..n]);
+                    self.pending.extend_from_slice(&self.chunk[..n]);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(format!("reading the shim's stdout failed: {e}")),
@@ -602,6 +604,13 @@ impl Adapter for Pooled {
             .as_mut()
             .expect("present until drop")
             .call(method, params)
+    }
+
+    fn whose(&self) -> sched::Whose {
+        self.client
+            .as_ref()
+            .map(|c| c.link.whose())
+            .unwrap_or_default()
     }
 }
 

@@ -371,6 +371,11 @@ pub enum Mark {
 
 impl Summary {
     pub fn of(results: &[CaseResult], rules: Rules) -> Summary {
+        Summary::of_each(results, rules)
+    }
+
+    /// [`Summary::of`] some of a run's results, read where they are (never copied).
+    pub fn of_each<'r>(results: impl IntoIterator<Item = &'r CaseResult>, rules: Rules) -> Summary {
         let mut s = Summary::default();
         for r in results {
             s.unclassified += r.unclassified.len();
@@ -452,12 +457,10 @@ pub fn counts(
     level: Option<Level>,
     rules: Rules,
 ) -> Summary {
-    let rs: Vec<CaseResult> = results
+    let rs = results
         .iter()
-        .filter(|r| r.section == section && level.is_none_or(|l| r.level == l))
-        .cloned()
-        .collect();
-    Summary::of(&rs, rules)
+        .filter(|r| r.section == section && level.is_none_or(|l| r.level == l));
+    Summary::of_each(rs, rules)
 }
 
 /// FNV-1a 64 over the given byte strings, as hex.

@@ -358,7 +358,9 @@ impl<'a> Runner<'a> {
                 .lookup(&c.name())
                 .is_some_and(|e| e.expect == Expect::Skip)
         };
-        let to_run: Vec<Case> = self.cases.iter().filter(|c| !skipped(c)).cloned().collect();
+        // Shared with the cases' threads as they are (a case left past its deadline keeps them).
+        let to_run: Arc<Vec<Case>> =
+            Arc::new(self.cases.iter().filter(|c| !skipped(c)).cloned().collect());
         self.tell(
             reporter,
             EventKind::RuntimeStarted {
@@ -491,19 +493,19 @@ impl<'a> Runner<'a> {
     fn pool(
         &self,
         t: &Arc<dyn Target>,
-        cases: &[Case],
+        all: &Arc<Vec<Case>>,
         spec: &str,
         version: Option<&str>,
         event: &(dyn Fn(EventKind) + Sync),
     ) -> Vec<CaseResult> {
         use std::sync::atomic::Ordering;
-        let all: Arc<Vec<Case>> = Arc::new(cases.to_vec());
+        let cases = &all[..];
         let jobs = t.jobs(self.jobs);
         let halted = || self.halted().is_some();
         super::pool::each(cases, jobs, &halted, &|i, case| {
             let name = case.name();
             event(EventKind::CaseStarted { spec, name: &name });
-            let mut r = self.one(t, &all, i, spec, event);
+            let mut r = self.one(t, all, i, spec, event);
             // Ctrl-C reaches a shim in the terminal's process group too: a case it broke was
             // interrupted, not judged.
             let interrupted = self.interrupt.is_some_and(|f| f.load(Ordering::Relaxed));

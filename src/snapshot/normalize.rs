@@ -397,7 +397,8 @@ pub struct Redact {
     tmp: String,
     /// The runtime's bin directory.
     bin: String,
-    reports: Regex,
+    /// The probe reports' paths, compiled once a text names one (most cases' texts never do).
+    reports: std::sync::OnceLock<Regex>,
     /// Paths only, no caps or redaction: for judges that read observations (the fuzzer's
     /// oracles), never for what a report keeps.
     pub uncapped: bool,
@@ -405,17 +406,22 @@ pub struct Redact {
 
 impl Redact {
     pub fn new(tmp: &str, bin: &str) -> Redact {
-        let reports = Regex::new(&format!(
-            r"{}/probe/report(\.[A-Za-z0-9_-]+)?\.json",
-            regex::escape(tmp)
-        ))
-        .expect("escaped");
         Redact {
             tmp: tmp.into(),
             bin: bin.into(),
-            reports,
+            reports: std::sync::OnceLock::new(),
             uncapped: false,
         }
+    }
+
+    fn reports(&self) -> &Regex {
+        self.reports.get_or_init(|| {
+            Regex::new(&format!(
+                r"{}/probe/report(\.[A-Za-z0-9_-]+)?\.json",
+                regex::escape(&self.tmp)
+            ))
+            .expect("escaped")
+        })
     }
 }
 
@@ -443,12 +449,15 @@ fn paths(mut s: String, r: &Redact) -> String {
     // 1. The workdir and the probe reports by their case variables, then the rest of the tmp dir.
     if !r.tmp.is_empty() && s.contains(&r.tmp) {
         s = s.replace(&format!("{}/work", r.tmp), "${workdir}");
-        s = r
-            .reports
-            .replace_all(&s, |c: &regex::Captures| {
-                format!("${{report{}}}", c.get(1).map_or("", |m| m.as_str()))
-            })
-            .into_owned();
+        // Every match starts so: a text without it is left as the regex would leave it.
+        if s.contains(&format!("{}/probe/report", r.tmp)) {
+            s = r
+                .reports()
+                .replace_all(&s, |c: &regex::Captures| {
+                    format!("${{report{}}}", c.get(1).map_or("", |m| m.as_str()))
+                })
+                .into_owned();
+        }
         s = s.replace(&r.tmp, "${tmp}");
     }
     // 2. The bin directory (it is in the probe's PATH).

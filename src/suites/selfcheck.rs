@@ -54,8 +54,8 @@ pub struct Memo {
     slots: Mutex<HashMap<(String, String), Slot>>,
     /// Each target made once (a runtime's set-up can cost more than a case).
     targets: Mutex<HashMap<String, Arc<dyn crate::run::runner::Target>>>,
-    /// Places taken, and heavy cases waiting to take them all.
-    playing: Mutex<(usize, usize)>,
+    /// Places taken, and whether a heavy case is among them.
+    playing: Mutex<(usize, bool)>,
     /// Two queues, so that a freed place wakes one waiter, not all of them: thousands of
     /// waiters woken per place cost more system time than the pairs played.
     light: Condvar,
@@ -78,7 +78,7 @@ impl Memo {
         Memo {
             slots: Mutex::default(),
             targets: Mutex::default(),
-            playing: Mutex::new((0, 0)),
+            playing: Mutex::new((0, false)),
             light: Condvar::new(),
             heavy: Condvar::new(),
             jobs: jobs.max(1),
@@ -157,43 +157,37 @@ impl Memo {
         slot.get().is_some_and(|r| r.as_ref().is_ok_and(failed))
     }
 
-    /// Hold one of the `jobs` places until the guard drops (all of them for a heavy case):
-    /// whatever plays a case in this process (a self-check pair, a case's own test) takes
-    /// places. A heavy case waiting goes first.
+    /// Hold one of the `jobs` places until the guard drops: whatever plays a case in this
+    /// process (a self-check pair, a case's own test) takes one. A heavy case (a frame of tens
+    /// of MiB) also waits until no other heavy case plays: two copying such frames at once
+    /// would spend each other's waits, while the light cases beside it mostly wait. (Until
+    /// issue 49 a heavy case took every place, so each of its ~100 plays first drained the
+    /// others' seconds-long waits: most of core-api's self-check was spent so.)
     pub fn place(&self, heavy: bool) -> Place<'_> {
-        let want = if heavy { self.jobs } else { 1 };
         let mut n = self.playing.lock().unwrap_or_else(|p| p.into_inner());
-        n.1 += usize::from(heavy);
         let queue = if heavy { &self.heavy } else { &self.light };
-        while n.0 + want > self.jobs || (!heavy && n.1 > 0) {
+        while n.0 >= self.jobs || (heavy && n.1) {
             n = queue.wait(n).unwrap_or_else(|p| p.into_inner());
         }
-        n.1 -= usize::from(heavy);
-        n.0 += want;
-        // Places left over (a light waiter woken by a heavy case's release) go on to the next.
-        if n.0 < self.jobs && n.1 == 0 {
-            self.light.notify_one();
-        }
-        Place(self, want)
+        n.0 += 1;
+        n.1 |= heavy;
+        Place(self, heavy)
     }
 }
 
-/// Places of a [`Memo`], given back on drop.
-pub struct Place<'a>(&'a Memo, usize);
+/// A place of a [`Memo`], given back on drop.
+pub struct Place<'a>(&'a Memo, bool);
 
 impl Drop for Place<'_> {
     fn drop(&mut self) {
         let mut n = self.0.playing.lock().unwrap_or_else(|p| p.into_inner());
-        n.0 -= self.1;
-        if n.1 > 0 {
-            // A heavy case waits for every place: it is woken when the last one is given back.
-            if n.0 == 0 {
-                self.0.heavy.notify_all();
-            }
-        } else {
-            // One waiter per place given back; each passes on what it leaves free.
-            self.0.light.notify_one();
+        n.0 -= 1;
+        if self.1 {
+            n.1 = false;
         }
+        // One waiter of each kind per place given back: a heavy one goes on only if it can.
+        self.0.light.notify_one();
+        self.0.heavy.notify_one();
     }
 }
 

@@ -74,6 +74,15 @@ def gate(length):
     return s
 
 
+def hold(s):
+    # Heard from (so never dropped for silence): the run is held to the deadline, which is then
+    # its one end. Silent, its drop (dropMs after the lease) and its deadline (deadlineMs after
+    # the connection) would fall at the same instant, either first.
+    while True:
+        frame(s, '{"t":"ping"}')
+        time.sleep(0.3)
+
+
 def hello(s):
     frame(s, json.dumps({"t": "req", "id": 1, "m": "hello", "p": {"api": 5, "name": os.environ["HARNESS_NAME"], "version": "0", "features": {}}}))
 
@@ -125,8 +134,7 @@ elif MODE == "hangs-ignoring-sigterm":
     s, _ = connect()
     hello(s)
     frame(s, json.dumps({"t": "req", "id": 2, "m": "lease", "p": {}}))
-    while True:
-        time.sleep(1)
+    hold(s)
 elif MODE == "joins-hcpspec-group":
     # Leaves its own process group for hcpspec's (its parent's) and ignores SIGTERM.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -136,8 +144,7 @@ elif MODE == "joins-hcpspec-group":
     s, _ = connect()
     hello(s)
     frame(s, json.dumps({"t": "req", "id": 2, "m": "lease", "p": {}}))
-    while True:
-        time.sleep(1)
+    hold(s)
 elif MODE == "setsid-grandchild":
     # A child in a session of its own, and a double-forked daemon (its parent exits at once, so
     # it is an orphan), both ignoring SIGTERM; the harness itself holds its run, pinging.
@@ -163,10 +170,7 @@ elif MODE == "setsid-grandchild":
     s, _ = connect()
     hello(s)
     frame(s, json.dumps({"t": "req", "id": 2, "m": "lease", "p": {}}))
-    while True:
-        # Heard from (so never dropped for silence): the run is held to the deadline.
-        frame(s, '{"t":"ping"}')
-        time.sleep(0.3)
+    hold(s)
 elif MODE == "stderr-without-newline":
     # 3 GB of stderr and never a newline (connected first: its scenario's clock runs).
     conn = connect()

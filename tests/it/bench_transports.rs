@@ -4,6 +4,7 @@
 //! when `initialize` was answered from memory). Nothing here is timed.
 
 use hcpspec::adapter::bench;
+use hcpspec::error::BadInput;
 use hcpspec::shim::{Dispatch, RpcError, Service};
 use hcpspec::spec::Spec;
 use serde_json::Value;
@@ -149,6 +150,83 @@ fn over_http_and_websocket_the_adapter_and_the_bare_client_make_the_same_calls()
         assert_eq!(
             *a, *b,
             "{kind}: the adapter's calls differ from the bare client's"
+        );
+    }
+}
+
+/// CPU work that no compiler folds away: about as much as a round trip's.
+fn spin(rounds: u64) -> u64 {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for i in 0..rounds {
+        x = std::hint::black_box(x.rotate_left(5) ^ i).wrapping_mul(0x100_0000_01b3);
+    }
+    x
+}
+
+/// The gate judges CPU time, which waiting is not: a server that stalls (off the CPU, as a
+/// loaded machine makes any thread wait for one) makes its calls slower in wall time, never
+/// dearer in the judged measure. Wall time would have failed this run (the stall is 20× the
+/// work); the judged ratio is the work's, the same on both sides.
+#[test]
+fn a_stalled_server_is_judged_by_cpu_time_not_by_the_wait() {
+    let work = |stall: bool| -> bench::Call {
+        Box::new(move || {
+            spin(20_000);
+            if stall {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Ok(())
+        })
+    };
+    let mut calls = vec![
+        bench::Measured {
+            call: work(true),
+            clocks: vec![bench::Clock::Caller],
+        },
+        bench::Measured {
+            call: work(false),
+            clocks: vec![bench::Clock::Caller],
+        },
+    ];
+    let costs = bench::best_means(&mut calls, 20, 3).unwrap();
+    let (stalled, quick) = (costs[0], costs[1]);
+    assert!(
+        stalled.wall_us / quick.wall_us > bench::RATIO_BOUND,
+        "the stall shows in wall time: {stalled:?} against {quick:?}"
+    );
+    let judged = bench::judged(&stalled, &quick);
+    assert!(
+        judged < bench::RATIO_BOUND,
+        "judged {judged:.2}× for the same work: {stalled:?} against {quick:?}"
+    );
+}
+
+/// An adapter does what its bare client does and more (the checks of a call): in CPU time, the
+/// client's and its server's, none comes out cheaper. A row below 1× would mean a call skipped
+/// or a server's work not counted.
+#[test]
+fn no_adapter_costs_less_cpu_than_its_bare_client() {
+    let connect = |spec: &str| -> Result<Box<dyn hcpspec::adapter::Adapter>, BadInput> {
+        Ok(hcpspec::suites::hcp::shim::connector(
+            spec,
+            &Default::default(),
+        )?()?)
+    };
+    let rows = bench::round_trips(Path::new(HCPSPEC), bench::Clock::Caller, &connect, 100, 3)
+        .expect("the round trips");
+    assert_eq!(rows.len(), 4);
+    for r in rows.iter().filter(|r| r.label != "inproc") {
+        let (bare, echo) = r.bare.expect("a bare client and an echo");
+        let (a, b) = (r.adapter.cpu_us.unwrap(), bare.cpu_us.unwrap());
+        assert!(
+            a >= b,
+            "{}: the adapter's call took {a:.1} µs of CPU, its bare client's {b:.1}",
+            r.label
+        );
+        assert!(
+            echo.cpu_us.unwrap() > 0.0,
+            "{}: the echo's CPU is counted",
+            r.label
         );
     }
 }

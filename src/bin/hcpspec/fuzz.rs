@@ -9,6 +9,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+#[path = "fuzz_corpus.rs"]
+mod corpus;
+
 #[derive(clap::Args, Clone)]
 pub struct FuzzArgs {
     /// The runtime under test: inproc:reference, inproc:stub, inproc:mutant:NAME, or any spec
@@ -42,6 +45,10 @@ pub struct FuzzArgs {
     /// ./found].
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// A corpus kept between runs: its case files (earlier findings) are replayed on the runtime
+    /// before any new case, and this run's findings are added to it [default for --out].
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
     /// Runs of a case the shrinker may spend per finding (0: write findings unshrunk).
     #[arg(long, default_value_t = 400, value_parser = |s: &str| crate::cli::bounded(s, 0, 1_000_000).map(|n| n as usize))]
     pub shrink_budget: usize,
@@ -73,15 +80,26 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
     }
     let vectors = crate::cli::vectors(&a.vectors)?;
     // Findings are kept: beside a folder given, else here (never in the materialised tree).
-    let found = a.out.clone().unwrap_or_else(|| match &vectors.given {
-        Some(d) => d.join("found"),
-        None => PathBuf::from("found"),
-    });
+    let found = a
+        .out
+        .clone()
+        .or(a.corpus.clone())
+        .unwrap_or_else(|| match &vectors.given {
+            Some(d) => d.join("found"),
+            None => PathBuf::from("found"),
+        });
     if let Some(name) = &a.suite {
         let l = hcpspec::suites::load(&vectors.root, name).map_err(|e| BadInput(e.to_string()))?;
         if let (Some(p), false) = (&a.partition, l.suite.drives() == Contract.drives()) {
             return Err(BadInput(format!(
                 "--partition {p}: --suite {name}'s fuzzer plays one stream of trials, not numbered cases; only the contract's fuzzer (the default suite) is partitioned"
+            ))
+            .into());
+        }
+        if let (Some(c), false) = (&a.corpus, l.suite.drives() == Contract.drives()) {
+            return Err(BadInput(format!(
+                "--corpus {}: only the contract's fuzzer (the default suite) keeps a corpus",
+                c.display()
             ))
             .into());
         }
@@ -122,30 +140,10 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
     // Differences on points the spec leaves open: reported, never failing the run.
     let profiled = std::sync::atomic::AtomicUsize::new(0);
     let found = |f: &FuzzFinding| {
-        if tty {
-            eprint!("\r");
-        }
         if f.profile {
             profiled.fetch_add(1, Ordering::Relaxed);
         }
-        println!(
-            "{}: {} after {:.2} s (case {}): {}\n  {} ({} → {} steps){}",
-            if f.profile { "profile" } else { "finding" },
-            f.rule,
-            f.after.as_secs_f64(),
-            f.case_index,
-            f.message.lines().next().unwrap_or_default(),
-            f.path
-                .as_ref()
-                .map_or("(not written)".into(), |p| p.display().to_string()),
-            f.steps.0,
-            f.steps.1,
-            if f.reproduces {
-                ""
-            } else {
-                "; WARNING: the written case does not reproduce it"
-            }
-        );
+        print_finding(f, tty)
     };
     // Told once the runtime answered and the fuzzer is ready, as before any case plays.
     let started = || {
@@ -174,8 +172,16 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
         // Its shards play what each machine manages in the time: no union of them is a run.
         eprintln!("warning: --partition {k}/{n} without --cases: a run bounded by time cannot be merged with its other shards into one run's findings (docs/fuzzing.md, \"Scale out\")");
     }
+    // The corpus first: a regression check of earlier findings before any new case.
+    let reproduced = match &a.corpus {
+        Some(dir) => corpus::replay(dir, &a.runtime, &vectors.root)?,
+        None => 0,
+    };
     let run = fuzz_run(a, partition, &[], &out, &vectors.root, &tell);
     let report = Contract.fuzz(&run).expect("the contract suite fuzzes")?;
+    if let Some(dir) = &a.corpus {
+        corpus::keep(dir, &report.findings);
+    }
     if tty {
         eprintln!();
     }
@@ -199,7 +205,32 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
     if report.findings.iter().any(|(_, _, path)| path.is_none()) {
         return Err(why_unwritten(&out));
     }
-    Ok(exit::of_findings(report.findings.len()))
+    Ok(exit::of_findings(report.findings.len() + reproduced))
+}
+
+/// One finding as it is written: its rule, when, the case, and where its file is.
+fn print_finding(f: &FuzzFinding, tty: bool) {
+    if tty {
+        eprint!("\r");
+    }
+    println!(
+        "{}: {} after {:.2} s (case {}): {}\n  {} ({} → {} steps){}",
+        if f.profile { "profile" } else { "finding" },
+        f.rule,
+        f.after.as_secs_f64(),
+        f.case_index,
+        f.message.lines().next().unwrap_or_default(),
+        f.path
+            .as_ref()
+            .map_or("(not written)".into(), |p| p.display().to_string()),
+        f.steps.0,
+        f.steps.1,
+        if f.reproduces {
+            ""
+        } else {
+            "; WARNING: the written case does not reproduce it"
+        }
+    );
 }
 
 /// The summary's word on `PROFILE` differences, when there are some.

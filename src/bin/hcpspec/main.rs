@@ -167,6 +167,9 @@ enum Command {
         /// the same calls (exit 1 past 2×), and the suite over inproc, stdio, http and ws.
         #[arg(long)]
         transports: bool,
+        /// With --transports: the round trips only (the gate), not the suite.
+        #[arg(long, requires = "transports")]
+        round_trips: bool,
     },
     /// Serve an embedded runtime over the shim protocol (stdio, HTTP or WebSocket; 127.0.0.1 only).
     Shim(shim::ShimArgs),
@@ -292,6 +295,7 @@ fn main() {
             iterations,
             vectors,
             transports: false,
+            ..
         } => cli::vectors(&vectors)
             .and_then(|v| cli::bench(iterations, &v.root))
             .map_err(exit::Error::from),
@@ -299,8 +303,9 @@ fn main() {
             iterations,
             vectors,
             transports: true,
+            round_trips,
         } => cli::vectors(&vectors)
-            .and_then(|v| shim::bench_transports(iterations, &v.root))
+            .and_then(|v| shim::bench_transports(iterations, &v.root, round_trips))
             .map_err(exit::Error::from),
         Command::Shim(args) => shim::serve(&args).map_err(exit::Error::from),
         Command::Fuzz(args) => fuzz::fuzz(&args),

@@ -1,16 +1,15 @@
 //! `hcpspec shim`: serve an embedded runtime over the shim protocol, and
 //! `hcpspec bench --transports`: what each adapter costs against a bare client of its transport.
 
-use hcpspec::adapter::bench::{self, Call};
+use hcpspec::adapter::bench;
 use hcpspec::error::BadInput;
 use hcpspec::exit;
 use hcpspec::run::Verdict;
 use hcpspec::shim::{self, Service, PROTOCOL};
 use hcpspec::suites::hcp::{run_all, RunEnv};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,170 +150,111 @@ fn serve_case_target(
     Ok(exit::OK)
 }
 
-/// A `hcpspec shim` child process, killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start(exe: &Path, args: &[&str]) -> Result<Server, BadInput> {
-        let mut child = Command::new(exe)
-            .arg("shim")
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| e.to_string())?;
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().expect("piped"))
-            .read_line(&mut line)
-            .map_err(|e| e.to_string())?;
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .ok_or_else(|| format!("hcpspec shim {args:?} said {line:?}"))?
-            .to_string();
-        Ok(Server { child, url })
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The best mean µs per call of each of `calls` over `rounds` rounds of `n` calls, the calls
-/// interleaved round by round (so that a busy moment of the machine hits them alike), after
-/// `n` unmeasured calls each.
-fn best_means(calls: &mut [Call], n: usize, rounds: usize) -> Result<Vec<f64>, BadInput> {
-    for c in calls.iter_mut() {
-        for _ in 0..n {
-            c()?;
-        }
-    }
-    let mut best = vec![f64::MAX; calls.len()];
-    for _ in 0..rounds {
-        for (c, b) in calls.iter_mut().zip(&mut best) {
-            let t = Instant::now();
-            for _ in 0..n {
-                c()?;
-            }
-            *b = b.min(t.elapsed().as_secs_f64() * 1e6 / n as f64);
-        }
-    }
-    Ok(best)
-}
-
-/// The most an adapter's round trip may cost against its bare client's before `hcpspec bench
-/// --transports` fails (docs/bench.md).
-const RATIO_BOUND: f64 = 2.0;
-
 /// `hcpspec bench --transports`: the round trip of one call through each adapter against a bare
 /// client making the same calls over the same transport (`adapter::bench`), and a bare echo;
-/// exit 1 when an adapter costs over [`RATIO_BOUND`] its bare client. Then the whole contract
-/// suite per transport.
-pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, BadInput> {
+/// exit 1 when an adapter costs over [`bench::RATIO_BOUND`] its bare client in CPU time (the
+/// client's and its server's: what no load moves much). Then, unless `round_trips_only`, the
+/// whole contract suite per transport.
+pub fn bench_transports(
+    iterations: usize,
+    vectors: &Path,
+    round_trips_only: bool,
+) -> Result<i32, BadInput> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let x = exe.display().to_string();
+    let (n, rounds) = (500, 8);
+    println!(
+        "round trip of `{}`, 1 client, best mean of {rounds} interleaved rounds of {n} calls\n\
+         (the adapter and a bare client: the same requests and answers, each to a server of its\n\
+         own; the echo: the bare client against `hcpspec shim --echo`, the transport alone;\n\
+         CPU: the client's process and its server's, what the gate judges):",
+        bench::METHOD
+    );
+    println!(
+        "  {:<8} {:>11} {:>8} {:>12} {:>9} {:>8} {:>8}",
+        "adapter", "adapter µs", "bare µs", "adapter CPU", "bare CPU", "ratio", "echo µs"
+    );
+    let connect = |spec: &str| -> Result<Box<dyn hcpspec::adapter::Adapter>, BadInput> {
+        Ok(hcpspec::suites::hcp::shim::connector(
+            spec,
+            &Default::default(),
+        )?()?)
+    };
+    let rows = bench::round_trips(&exe, bench::Clock::Own, &connect, n, rounds)?;
+    let mut over = Vec::new();
+    let us = |c: Option<f64>| c.map_or("-".to_string(), |c| format!("{c:.1}"));
+    for r in &rows {
+        let (label, a) = (r.label, r.adapter);
+        match r.bare {
+            Some((bare, echo)) => {
+                let ratio = bench::judged(&a, &bare);
+                println!(
+                    "  {label:<8} {:>11.1} {:>8.1} {:>12} {:>9} {ratio:>7.2}× {:>8.1}",
+                    a.wall_us,
+                    bare.wall_us,
+                    us(a.cpu_us),
+                    us(bare.cpu_us),
+                    echo.wall_us
+                );
+                if ratio > bench::RATIO_BOUND {
+                    over.push(format!("{label} {ratio:.2}×"));
+                }
+            }
+            None => println!(
+                "  {label:<8} {:>11.1} {:>8} {:>12} {:>9} {:>8} {:>8}",
+                a.wall_us,
+                "-",
+                us(a.cpu_us),
+                "-",
+                "-",
+                "-"
+            ),
+        }
+    }
+    let measure = match rows.iter().all(|r| r.adapter.cpu_us.is_some()) {
+        true => "CPU time",
+        false => "wall time (no CPU clocks here)",
+    };
+    let bound = bench::RATIO_BOUND;
+    if over.is_empty() {
+        println!("every adapter within {bound}× of its bare client in {measure}");
+    } else {
+        println!(
+            "over the bound of {bound}× its bare client in {measure}: {}",
+            over.join(", ")
+        );
+    }
+    let verdict = if over.is_empty() {
+        exit::OK
+    } else {
+        exit::FAILURES
+    };
+    if round_trips_only {
+        return Ok(verdict);
+    }
     let cases = hcpspec::suites::load_driving(vectors, "hcp-runtime")
         .map_err(|e| e.to_string())?
         .cases;
     let env = RunEnv::new(vectors, &RunEnv::self_probe())?;
     let claims = hcpspec::suites::hcp::embedded_claims("reference").unwrap_or_default();
     let jobs = crate::cli::cores();
-    let serve = |transport: &str, runtime: &[&str]| {
-        let mut args = vec!["--transport", transport];
-        args.extend(runtime);
-        Server::start(&exe, &args)
+    let serve = |transport: &str| {
+        bench::Server::start(&exe, &["--transport", transport, "--runtime", "reference"])
     };
-    let reference = ["--runtime", "reference"];
-    // Per transport: a server for the adapter, one for the bare client, and an echo.
-    let http = [
-        serve("http", &reference)?,
-        serve("http", &reference)?,
-        serve("http", &["--echo"])?,
+    let (http, ws) = (serve("http")?, serve("ws")?);
+    let stdio = [
+        exe.display().to_string(),
+        "shim".into(),
+        "--transport".into(),
+        "stdio".into(),
+        "--runtime".into(),
+        "reference".into(),
     ];
-    let ws = [
-        serve("ws", &reference)?,
-        serve("ws", &reference)?,
-        serve("ws", &["--echo"])?,
-    ];
-    let stdio = |runtime: &[&str]| {
-        let mut argv = vec![
-            x.clone(),
-            "shim".into(),
-            "--transport".into(),
-            "stdio".into(),
-        ];
-        argv.extend(runtime.iter().map(|a| a.to_string()));
-        argv
-    };
     let specs = [
         ("inproc", "inproc:reference".to_string()),
-        (
-            "stdio",
-            format!("stdio:{}", shell_words::join(stdio(&reference))),
-        ),
-        ("http", http[0].url.clone()),
-        ("ws", ws[0].url.clone()),
+        ("stdio", format!("stdio:{}", shell_words::join(stdio))),
+        ("http", http.url.clone()),
+        ("ws", ws.url.clone()),
     ];
-    let (n, rounds) = (500, 8);
-    println!(
-        "round trip of `{}`, 1 client, best mean of {rounds} interleaved rounds of {n} calls\n\
-         (the adapter and a bare client: the same requests and answers, each to a server of its\n\
-         own; the echo: the bare client against `hcpspec shim --echo`, the transport alone):",
-        bench::METHOD
-    );
-    println!(
-        "  {:<8} {:>11} {:>10} {:>8} {:>9}",
-        "adapter", "adapter µs", "bare µs", "ratio", "echo µs"
-    );
-    let mut over = Vec::new();
-    for (label, spec) in &specs {
-        let adapter = hcpspec::suites::hcp::shim::connector(spec, &Default::default())?()?;
-        let mut calls = vec![bench::adapter(adapter)?];
-        match *label {
-            "stdio" => {
-                calls.push(bench::bare_stdio(&stdio(&reference))?);
-                calls.push(bench::bare_stdio(&stdio(&["--echo"]))?);
-            }
-            "http" => {
-                calls.push(bench::bare_http(&http[1].url)?);
-                calls.push(bench::bare_http(&http[2].url)?);
-            }
-            "ws" => {
-                calls.push(bench::bare_ws(&ws[1].url)?);
-                calls.push(bench::bare_ws(&ws[2].url)?);
-            }
-            _ => {}
-        }
-        let us = best_means(&mut calls, n, rounds)?;
-        if let [a, bare, echo] = us[..] {
-            println!(
-                "  {label:<8} {a:>11.1} {bare:>10.1} {:>7.2}× {echo:>9.1}",
-                a / bare
-            );
-            if a / bare > RATIO_BOUND {
-                over.push(format!("{label} {:.2}×", a / bare));
-            }
-        } else {
-            println!(
-                "  {label:<8} {:>11.1} {:>10} {:>8} {:>9}",
-                us[0], "-", "-", "-"
-            );
-        }
-    }
-    if over.is_empty() {
-        println!("every adapter within {RATIO_BOUND}× of its bare client");
-    } else {
-        println!(
-            "over the bound of {RATIO_BOUND}× its bare client: {}",
-            over.join(", ")
-        );
-    }
     println!(
         "\nthe contract suite, {} cases on {jobs} jobs, best of {}:",
         cases.len(),
@@ -355,9 +295,5 @@ pub fn bench_transports(iterations: usize, vectors: &Path) -> Result<i32, BadInp
             best[k] / best[0]
         );
     }
-    Ok(if over.is_empty() {
-        exit::OK
-    } else {
-        exit::FAILURES
-    })
+    Ok(verdict)
 }

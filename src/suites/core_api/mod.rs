@@ -218,6 +218,7 @@ pub fn run_case(case: &Case, connect: &Connector) -> CaseResult {
 
 /// [`run_case`] with another budget than [`CASE_BUDGET`] (tests use a short one).
 pub fn run_case_within(case: &Case, connect: &Connector, budget: Duration) -> CaseResult {
+    let _turn = suite::heavy(case).then(suite::heavy_turn);
     let started = Instant::now();
     let mut observations = Vec::new();
     let verdict = match connect() {
@@ -1213,11 +1214,12 @@ impl Exec {
         let want = pad_to.unwrap_or(0) as usize;
         if let (true, Some(at)) = (padded, text.find(MARK)) {
             let n = (want + MARK.len()).saturating_sub(text.len());
-            let mut big = String::with_capacity(want.max(text.len()));
-            big.push_str(&text[..at]);
-            big.push_str(&"x".repeat(n));
-            big.push_str(&text[at + MARK.len()..]);
-            text = big;
+            let mut big = Vec::with_capacity(want.max(text.len()));
+            big.extend_from_slice(&text.as_bytes()[..at]);
+            // `x`s in place: a second string of the padding's size would double the peak.
+            big.resize(at + n, b'x');
+            big.extend_from_slice(&text.as_bytes()[at + MARK.len()..]);
+            text = String::from_utf8(big).map_err(|e| e.to_string())?;
         }
         if let Some(more) = append {
             text.push_str(more);

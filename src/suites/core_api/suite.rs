@@ -166,16 +166,7 @@ impl Suite for CoreApi {
     }
     /// A step padding a frame past 16 MiB.
     fn heavy(&self, case: &Case) -> bool {
-        fn pads(v: &serde_json::Value) -> bool {
-            match v {
-                serde_json::Value::Object(o) => o.iter().any(|(k, x)| {
-                    (k == "padTo" && x.as_u64().is_some_and(|n| n > 16 << 20)) || pads(x)
-                }),
-                serde_json::Value::Array(a) => a.iter().any(pads),
-                _ => false,
-            }
-        }
-        case.body.values().any(pads)
+        heavy(case)
     }
     fn noun(&self) -> &'static str {
         "core"
@@ -231,6 +222,35 @@ impl Suite for CoreApi {
         v.extend(crate::knob::freedoms());
         v
     }
+}
+
+/// A case with a step padding a frame past 16 MiB (`padTo`): it holds that frame, and the
+/// embedded core's copies of it, in this process.
+pub fn heavy(case: &Case) -> bool {
+    use serde_json::Value;
+    fn pads(v: &Value) -> bool {
+        match v {
+            Value::Object(o) => o.iter().any(|(k, x)| {
+                (k == "padTo" && x.as_u64().is_some_and(|n| n > 16 << 20)) || pads(x)
+            }),
+            Value::Array(a) => a.iter().any(pads),
+            _ => false,
+        }
+    }
+    case.body.values().any(pads)
+}
+
+/// A heavy case's turn: one at a time in the process, so that a run's peak memory holds one
+/// frame of tens of MiB, not one per heavy case running (docs/security.md, "Memory"). The wait
+/// is before the case's clock starts, and the run's guard on a case does not count it
+/// (`run::held_back`).
+pub(super) fn heavy_turn() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    if let Ok(turn) = TURN.try_lock() {
+        return turn;
+    }
+    let _waiting = crate::run::held_back::begin();
+    TURN.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

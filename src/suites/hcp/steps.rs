@@ -49,15 +49,16 @@ pub enum PackRef {
     Inline(InlinePack),
 }
 
+/// Written without its empty fields: the case schema wants them absent, not null.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct InlinePack {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub files: Map<String, Value>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub patch: Map<String, Value>,
 }
 

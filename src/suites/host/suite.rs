@@ -65,6 +65,11 @@ impl Suite for Host {
     fn noun(&self) -> &'static str {
         "adapter"
     }
+    /// Its cases take microseconds of CPU, and one waits a second for an idle session
+    /// (`wait-idle-blocks-until-idle`): at two at a time the self-check mostly waited on it.
+    fn self_check_jobs(&self) -> usize {
+        crate::suites::WAITING_JOBS
+    }
     fn judged(&self, case: &Case, failure: &crate::run::Failure) -> crate::suites::Judged {
         match failure.action.strip_prefix("always-check ") {
             Some(check) => crate::suites::Judged::Check(check.to_string()),

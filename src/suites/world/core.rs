@@ -433,16 +433,23 @@ fn frame(g: &mut super::model::World, n: usize, text: &str) {
         g.record(json!({ "via": "bad-frame", "conn": n, "reason": problem, "frame": f }));
         return;
     }
-    g.record(json!({ "via": "frame", "conn": n, "from": "harness", "frame": f }));
-    if f["t"] == "abort" {
+    // The frame is logged as it came, moved, never copied (`json!` would copy a frame of
+    // 60 MiB): what is read of it below is its small members, and its params are lent to the
+    // request and put back.
+    let (t, id, m) = (f["t"].clone(), f["id"].clone(), f["m"].clone());
+    let request_id = f["requestId"].clone();
+    let mut entry = json!({ "via": "frame", "conn": n, "from": "harness" });
+    entry["frame"] = f;
+    let logged = g.record(entry);
+    if t == "abort" {
         let id = match g.breaks(Mutant::AbortFrameMisread) {
-            true => f["requestId"].clone(),
-            false => f["id"].clone(),
+            true => request_id,
+            false => id,
         };
         g.abort(n, &id);
         return;
     }
-    if f["t"] != "req" {
+    if t != "req" {
         return;
     }
     // Ids are per sender; the mutant takes a request whose id is one of its own requests' for
@@ -451,42 +458,47 @@ fn frame(g: &mut super::model::World, n: usize, text: &str) {
         e["via"] == "frame"
             && e["from"] == "core"
             && e["frame"]["t"] == "req"
-            && e["frame"]["id"] == f["id"]
+            && e["frame"]["id"] == id
     };
     if g.breaks(Mutant::IdsShared) && g.log.iter().any(own) {
         return;
     }
-    let m = f["m"].as_str().unwrap_or_default();
+    let m = m.as_str().unwrap_or_default();
     g.trigger(None, Some(m));
     let at = match g.breaks(Mutant::RequestFrameMisread) {
         true => "params",
         false => "p",
     };
-    let p = f.get(at).cloned().unwrap_or(Value::Null);
-    match g.request(n, &f["id"], m, &p) {
+    let lent = g.log[logged]["frame"].get_mut(at).map(std::mem::take);
+    let p = lent.as_ref().unwrap_or(&Value::Null);
+    let reply = g.request(n, &id, m, p);
+    if let (Some(p), Some(slot)) = (lent, g.log[logged]["frame"].get_mut(at)) {
+        *slot = p;
+    }
+    match reply {
         Reply::Ok(r) if g.breaks(Mutant::OkFrameMisshapen) => g.send(
             n,
-            json!({ "t": "res", "id": f["id"], "ok": true, "result": r }),
+            json!({ "t": "res", "id": id, "ok": true, "result": r }),
         ),
-        Reply::Ok(r) => g.send(n, json!({ "t": "res", "id": f["id"], "ok": true, "r": r })),
+        Reply::Ok(r) => g.send(n, json!({ "t": "res", "id": id, "ok": true, "r": r })),
         Reply::Err(code, message) if g.breaks(Mutant::ErrorFrameMisshapen) => g.send(
             n,
-            json!({ "t": "res", "id": f["id"], "ok": false, "error": { "code": code, "message": message } }),
+            json!({ "t": "res", "id": id, "ok": false, "error": { "code": code, "message": message } }),
         ),
         // The mutant drops the message of some refusals only: those of runs not held.
         Reply::Err(code @ "run_not_held", _) if g.breaks(Mutant::NotHeldWithoutMessage) => g.send(
             n,
-            json!({ "t": "res", "id": f["id"], "ok": false, "e": { "code": code } }),
+            json!({ "t": "res", "id": id, "ok": false, "e": { "code": code } }),
         ),
         Reply::Err(code, _) if g.breaks(Mutant::ErrorWithoutMessage) => g.send(
             n,
-            json!({ "t": "res", "id": f["id"], "ok": false, "e": { "code": code } }),
+            json!({ "t": "res", "id": id, "ok": false, "e": { "code": code } }),
         ),
         Reply::Err(code, message) => {
             let message = crate::suites::core_api::freedom::message(&g.knobs(), code, &message);
             g.send(
                 n,
-                json!({ "t": "res", "id": f["id"], "ok": false, "e": { "code": code, "message": message } }),
+                json!({ "t": "res", "id": id, "ok": false, "e": { "code": code, "message": message } }),
             )
         }
         Reply::Later => {}

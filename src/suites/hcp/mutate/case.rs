@@ -300,20 +300,12 @@ impl CaseMeta {
     }
 }
 
-/// A case as a file: the JSON of a [`Case`] without the fields a file does not carry, and
-/// without the inline packs' empty fields (the schema wants them absent, not null).
+/// A case as a file: the JSON of a [`Case`] without the fields a file does not carry. Its body
+/// is written as it is (an inline pack's empty fields are left out when it is made,
+/// [`InlinePack`](crate::suites::hcp::steps::InlinePack)): a loaded case written again loads as
+/// the same case (dropping a loaded `"patch": {}` here broke that: `fuzz/regressions/case_load/`).
 pub fn case_json(case: &Case) -> Value {
-    let mut v = serde_json::to_value(case).unwrap_or(Value::Null);
-    if let Some(packs) = v.pointer_mut("/setup/packs").and_then(Value::as_array_mut) {
-        for p in packs.iter_mut().filter_map(Value::as_object_mut) {
-            p.retain(|_, x| match x {
-                Value::Null => false,
-                Value::Object(m) => !m.is_empty(),
-                _ => true,
-            });
-        }
-    }
-    v
+    serde_json::to_value(case).unwrap_or(Value::Null)
 }
 
 /// JSON text the way the hand-written cases are laid out: a value that fits on a line stays on

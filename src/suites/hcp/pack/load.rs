@@ -138,7 +138,16 @@ fn parse<T: DeserializeOwned>(
             return None;
         }
     };
-    let violations = schema::violations(validator, &value);
+    // On the typed path a file gets here because the types refused it, so it is almost never
+    // valid: every error at once, without `violations`' `is_valid` pass first.
+    let violations: Vec<(String, String)> = if conforms.is_some() {
+        validator
+            .iter_errors(&value)
+            .map(|e| (e.instance_path().to_string(), e.to_string()))
+            .collect()
+    } else {
+        schema::violations(validator, &value)
+    };
     if !violations.is_empty() {
         for (pointer, message) in violations {
             issues.push(Issue::new(path, &pointer, "schema", message));
