@@ -153,6 +153,7 @@ pub const RULES: &[Rule] = &[
     Rule { name: "audit-attribution-incomplete", section: "8", spec: ROW8, title: "an audit record has another tenant or project" },
     Rule { name: "availability-false-without-reason", section: "9", spec: ROW9, title: "an availability flag is false without a reason" },
     Rule { name: "availability-optimistic", section: "9", spec: ROW9, title: "availability claims a flag that is not true" },
+    Rule { name: "availability-stale", section: "9", spec: ROW9, title: "availability denies activated or connected of a pack the runtime itself answered activated or connected" },
     Rule { name: "sense-accepted-while-disabled", section: "10", spec: ROW10, title: "a Sense event is accepted while sense.enable is off" },
     Rule { name: "sense-accepted-undeclared", section: "10", spec: ROW10, title: "a Sense trigger the pack does not declare is accepted" },
     Rule { name: "differential-install", section: "2", spec: ROW2, title: "install disagrees with the reference runtime" },
@@ -1167,6 +1168,22 @@ fn availability(
             ("connected", !unbound || activated.contains(p), unbound),
             ("executable", ctx.executable(pack, vk, activated), unbound),
         ];
+        // The runtime's own answers fix these two flags: activate and connect answered ok.
+        let facts = [
+            ("activated", activated.contains(p)),
+            ("connected", pack.needs_binding() && connected.contains(p)),
+        ];
+        for (flag, made_true) in facts {
+            if made_true && verb[flag] == false {
+                fire(
+                    "availability-stale",
+                    k,
+                    json!({ "verbs": { "$contains": [{ "verb_key": vk, flag: true }] } }),
+                    format!("availability of {p}.{vk} says not {flag}, yet the runtime answered its {flag} ok"),
+                );
+                return;
+            }
+        }
         for (flag, truth, open) in claims {
             if verb[flag] == true && (!truth || open) {
                 fire(
