@@ -118,6 +118,7 @@ const ROW7: &str = "000_15ba0494eb8a99bb.txt § The contract, row 7 (\"Sandbox b
 const ROW8: &str = "000_15ba0494eb8a99bb.txt § The contract, row 8 (\"Audit writes\" / \"Full attribution tuple\")";
 const ROW9: &str = "000_15ba0494eb8a99bb.txt § The contract, row 9 (\"Report availability per command: installed, activated, connected, executable\" / \"Every false carries a reason\")";
 const ROW10: &str = "000_15ba0494eb8a99bb.txt § The contract, row 10 (\"Route Sense (optional): accept declared triggers and record them in a sink\" / \"`sense.enable` off → drop\")";
+const CONFIRM_GATE: &str = "000_15ba0494eb8a99bb.txt § Proprietary runtimes, `HcpRuntimeDriver` (\"if (policy.confirm && args.confirm !== true && args.apply !== true) return { ok: false, pack_id, verb_key, error: 'confirm required' }\")";
 const PIPELINE: &str = "000_15ba0494eb8a99bb.txt § The contract (\"Every exec passes them in the order of the pipeline, and any step may deny\")";
 
 pub const RULES: &[Rule] = &[
@@ -143,6 +144,7 @@ pub const RULES: &[Rule] = &[
     Rule { name: "unknown-bin-ran", section: "6", spec: ROW6, title: "an unknown bin or in-process adapter runs" },
     Rule { name: "invalid-args-ran", section: "6", spec: ROW6, title: "an exec whose args do not render runs" },
     Rule { name: "exec-thrown", section: "3", spec: PIPELINE, title: "an exec is answered with a JSON-RPC error, not an envelope (denials come back as values, never as thrown exceptions)" },
+    Rule { name: "confirm-given-denied", section: "4", spec: CONFIRM_GATE, title: "an exec given confirm: true or apply: true is denied by the confirm gate (a denial of the runtime's own confirm class)" },
     Rule { name: "nonzero-exit-ok", section: "6", spec: ROW6, title: "an adapter that exited non-zero is answered ok without its exit code" },
     Rule { name: "argv-not-as-rendered", section: "6", spec: ROW6, title: "the adapter's argv is not the rendered template, one element per argument" },
     Rule { name: "cwd-not-jailed", section: "7", spec: ROW7, title: "the adapter runs outside the runtime's workdir" },
@@ -437,7 +439,10 @@ pub fn invariants(
                 );
             }
             FStep::Exec {
-                pack_id, verb_key, ..
+                pack_id,
+                verb_key,
+                args,
+                ..
             } => {
                 let write = model
                     .packs
@@ -460,6 +465,7 @@ pub fn invariants(
                         ),
                     );
                 }
+                confirm_gate_checks(ctx, k, args, v, &mut fire);
                 exec_seen.insert(step, (k, v));
                 if !ctx.layout.contains(&Slot::Probe(step)) {
                     exec_ran(
@@ -601,6 +607,32 @@ fn install_checks(
             missing.join(", ")
         ),
     );
+}
+
+/// The confirm gate passes an exec given `confirm: true` or `apply: true` (either one): a
+/// denial in the runtime's own words for the confirm class is then the gate wrongly shut. The
+/// order of the checks is open; which gate denied is told by the runtime's `denials` map alone.
+fn confirm_gate_checks(
+    ctx: &Ctx,
+    k: usize,
+    args: &Map<String, Value>,
+    v: &Value,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    let given = ["confirm", "apply"]
+        .into_iter()
+        .find(|g| args.get(*g) == Some(&Value::Bool(true)));
+    let text = v["error"].as_str().unwrap_or_default();
+    if let (Some(g), false) = (given, v["ok"] == true) {
+        if ctx.claims.denial_fits("confirm", text) == Some(true) {
+            fire(
+                "confirm-given-denied",
+                k,
+                json!({ "error": { "$not": { "$denial": "confirm" } } }),
+                format!("an exec given {g}: true was denied by the confirm gate: {text:?}"),
+            );
+        }
+    }
 }
 
 /// An activation's answer: only installed packs with a grant on them activate.
