@@ -127,10 +127,11 @@ fn exec_faults(
     let open = !seen.activated.contains(pack_id)
         || crate::suites::hcp::runtime::variant::mistyped_arg(pack, verb, args).is_some()
         || crate::suites::hcp::runtime::variant::undeclared_arg(pack, verb, args).is_some()
-        || c.hub.get(pack_id).is_some_and(|h| h.iter().any(|o| !o.ok))
         || bin.is_some_and(|b| b.contains('/') && c.allow_bins.iter().any(|a| a == b))
-        || (!ctx.sandboxed() && c.allow_bins != FuzzCase::plain(0).allow_bins)
-        // Never connected: a runtime minting inside exec asks the hub then, with its own checks.
+        || (!ctx.sandboxed() && c.allow_bins != FuzzCase::plain(0).allow_bins);
+    // Row 5's open points: never connected, a runtime minting inside exec asks the hub then,
+    // with its own checks. Row 5 comes after rows 3 and 4, so they leave those rows' class fixed.
+    let binding_open = c.hub.get(pack_id).is_some_and(|h| h.iter().any(|o| !o.ok))
         || (pack.needs_binding() && !seen.connected.contains(pack_id));
     let cap = if row.operation == Operation::Write {
         EXEC_WRITE
@@ -138,12 +139,11 @@ fn exec_faults(
         EXEC_READ
     };
     let confirmed = |k: &str| args.get(k) == Some(&Value::Bool(true));
-    // By row: 3 (the axes), 4 (confirm), 6 (the adapter); row 5's Binding is open above.
+    // By step: row 3's grant, then its land ("The five capability axes and evaluation order":
+    // grant before land), 4 (confirm), 6 (the adapter); row 5's Binding is open above.
     let rows = [
-        vec![
-            !ctx.granted(cap, pack_id, Some(verb)),
-            row.privacy.land == Land::Brain && c.project_id.is_none(),
-        ],
+        vec![!ctx.granted(cap, pack_id, Some(verb))],
+        vec![row.privacy.land == Land::Brain && c.project_id.is_none()],
         vec![row.confirm && !confirmed("confirm") && !confirmed("apply")],
         vec![
             ctx.adapter_known(pack).is_err(),
@@ -151,7 +151,10 @@ fn exec_faults(
         ],
     ];
     let count = |r: &Vec<bool>| r.iter().filter(|f| **f).count();
-    let first = rows.iter().map(count).find(|n| *n > 0).unwrap_or(0);
+    let at = rows.iter().position(|r| count(r) > 0);
+    let first = at.map_or(0, |i| count(&rows[i]));
+    // The first fault before row 5 (grant, land, confirm) decides whatever row 5 does.
+    let open = open || (binding_open && at.is_none_or(|i| i > 2));
     (rows.iter().map(count).sum(), first, open)
 }
 
