@@ -454,18 +454,7 @@ pub fn invariants(
                 if write && v["ok"] == true {
                     writes.push((pack_id.clone(), verb_key.clone()));
                 }
-                if v.get("thrown").is_some() {
-                    fire(
-                        "exec-thrown",
-                        k,
-                        json!({ "thrown": { "$absent": true } }),
-                        format!(
-                            "exec {pack_id}.{verb_key} was answered with a JSON-RPC error: {}",
-                            v["thrown"]
-                        ),
-                    );
-                }
-                confirm_gate_checks(ctx, k, args, v, &mut fire);
+                envelope_checks(ctx, k, (pack_id, verb_key, args), v, &mut fire);
                 exec_seen.insert(step, (k, v));
                 if !ctx.layout.contains(&Slot::Probe(step)) {
                     exec_ran(
@@ -607,6 +596,29 @@ fn install_checks(
             missing.join(", ")
         ),
     );
+}
+
+/// An exec's envelope: a value, never a JSON-RPC error, and no confirm-gate denial of a
+/// confirmed exec.
+fn envelope_checks(
+    ctx: &Ctx,
+    k: usize,
+    (pack_id, verb_key, args): (&str, &str, &Map<String, Value>),
+    v: &Value,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    if v.get("thrown").is_some() {
+        fire(
+            "exec-thrown",
+            k,
+            json!({ "thrown": { "$absent": true } }),
+            format!(
+                "exec {pack_id}.{verb_key} was answered with a JSON-RPC error: {}",
+                v["thrown"]
+            ),
+        );
+    }
+    confirm_gate_checks(ctx, k, args, v, fire);
 }
 
 /// The confirm gate passes an exec given `confirm: true` or `apply: true` (either one): a
