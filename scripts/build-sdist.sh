@@ -18,9 +18,11 @@ sdist="$(ls "$out"/hcpspec-*.tar.gz)"
 listing="$(tar -tzf "$sdist" | sed 's,^[^/]*/,,')"
 for need in Cargo.toml Cargo.lock pyproject.toml build.rs README.md LICENSE src/lib.rs \
     src/bin/hcpspec/main.rs vectors/contract/suite.json spec/; do
-  echo "$listing" | grep -q "^$need" || { echo "build-sdist: $sdist lacks $need"; exit 1; }
+  # A here-string, not a pipe: `grep -q` stops at its first match, and under pipefail the
+  # echo it leaves writing (a listing past the pipe's 64 KiB) would fail the check.
+  grep -q "^$need" <<<"$listing" || { echo "build-sdist: $sdist lacks $need"; exit 1; }
 done
 for never in fuzz/ reports/ target/ .ci/; do
-  if echo "$listing" | grep -q "^$never"; then echo "build-sdist: $sdist holds $never"; exit 1; fi
+  if grep -q "^$never" <<<"$listing"; then echo "build-sdist: $sdist holds $never"; exit 1; fi
 done
 echo "$sdist: $(echo "$listing" | wc -l) files"

@@ -83,11 +83,6 @@ pub trait Suite: Format + Sync {
     fn self_check_jobs(&self) -> usize {
         2
     }
-    /// A case that takes the machine (a frame of tens of MiB): the self-check plays it alone,
-    /// so that its waits are not spent behind copies of itself.
-    fn heavy(&self, _case: &Case) -> bool {
-        false
-    }
     /// What a failure of `case` was on: an expectation the case wrote, a check every case runs,
     /// or an arrangement (a step written without `expect`, the contract's implicit "must be
     /// ok", a fuzzer's invariant). Only the first two prove a ledger row's killer.

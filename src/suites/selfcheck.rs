@@ -54,12 +54,11 @@ pub struct Memo {
     slots: Mutex<HashMap<(String, String), Slot>>,
     /// Each target made once (a runtime's set-up can cost more than a case).
     targets: Mutex<HashMap<String, Arc<dyn crate::run::runner::Target>>>,
-    /// Places taken, and whether a heavy case is among them.
-    playing: Mutex<(usize, bool)>,
-    /// Two queues, so that a freed place wakes one waiter, not all of them: thousands of
-    /// waiters woken per place cost more system time than the pairs played.
-    light: Condvar,
-    heavy: Condvar,
+    /// Places taken.
+    playing: Mutex<usize>,
+    /// A freed place wakes one waiter, not all of them: thousands of waiters woken per place
+    /// cost more system time than the pairs played.
+    freed: Condvar,
     jobs: usize,
     /// A folder the results are also kept in, for other processes given the same one.
     shared: Option<PathBuf>,
@@ -78,9 +77,8 @@ impl Memo {
         Memo {
             slots: Mutex::default(),
             targets: Mutex::default(),
-            playing: Mutex::new((0, false)),
-            light: Condvar::new(),
-            heavy: Condvar::new(),
+            playing: Mutex::new(0),
+            freed: Condvar::new(),
             jobs: jobs.max(1),
             shared: None,
         }
@@ -158,36 +156,27 @@ impl Memo {
     }
 
     /// Hold one of the `jobs` places until the guard drops: whatever plays a case in this
-    /// process (a self-check pair, a case's own test) takes one. A heavy case (a frame of tens
-    /// of MiB) also waits until no other heavy case plays: two copying such frames at once
-    /// would spend each other's waits, while the light cases beside it mostly wait. (Until
-    /// issue 49 a heavy case took every place, so each of its ~100 plays first drained the
-    /// others' seconds-long waits: most of core-api's self-check was spent so.)
-    pub fn place(&self, heavy: bool) -> Place<'_> {
+    /// process (a self-check pair, a case's own test) takes one. A heavy case (core-api's frames
+    /// of tens of MiB) takes one too, and waits for its turn among heavy cases where it plays
+    /// (`core_api::suite::heavy_turn`): the light cases beside it mostly wait.
+    pub fn place(&self) -> Place<'_> {
         let mut n = self.playing.lock().unwrap_or_else(|p| p.into_inner());
-        let queue = if heavy { &self.heavy } else { &self.light };
-        while n.0 >= self.jobs || (heavy && n.1) {
-            n = queue.wait(n).unwrap_or_else(|p| p.into_inner());
+        while *n >= self.jobs {
+            n = self.freed.wait(n).unwrap_or_else(|p| p.into_inner());
         }
-        n.0 += 1;
-        n.1 |= heavy;
-        Place(self, heavy)
+        *n += 1;
+        Place(self)
     }
 }
 
 /// A place of a [`Memo`], given back on drop.
-pub struct Place<'a>(&'a Memo, bool);
+pub struct Place<'a>(&'a Memo);
 
 impl Drop for Place<'_> {
     fn drop(&mut self) {
         let mut n = self.0.playing.lock().unwrap_or_else(|p| p.into_inner());
-        n.0 -= 1;
-        if self.1 {
-            n.1 = false;
-        }
-        // One waiter of each kind per place given back: a heavy one goes on only if it can.
-        self.0.light.notify_one();
-        self.0.heavy.notify_one();
+        *n -= 1;
+        self.0.freed.notify_one();
     }
 }
 
@@ -222,7 +211,7 @@ impl SelfCheck<'_> {
                 if let Some(r) = shared.then(|| self.memo.kept(name, &case.name())).flatten() {
                     return Ok(r);
                 }
-                let _place = self.memo.place(self.suite.heavy(case));
+                let _place = self.memo.place();
                 let target = self.target(name)?;
                 let expectations = Expectations::default();
                 let runner = Runner::new(self.info, std::slice::from_ref(case), &expectations);

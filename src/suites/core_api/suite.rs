@@ -164,10 +164,6 @@ impl Suite for CoreApi {
     fn self_check_jobs(&self) -> usize {
         crate::suites::WAITING_JOBS
     }
-    /// A step padding a frame past 16 MiB.
-    fn heavy(&self, case: &Case) -> bool {
-        heavy(case)
-    }
     fn noun(&self) -> &'static str {
         "core"
     }
