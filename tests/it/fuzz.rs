@@ -485,3 +485,74 @@ mod core_api {
         assert!(broken(&[hung], true).unwrap().why.contains("no answer"));
     }
 }
+
+/// The first finding on `mutant` from seed 1 within `cases` cases, unshrunk: its rule is `rule`
+/// (a MUST finding, not `PROFILE`), and its case passes on the reference and fails on the mutant
+/// (the reference gives no finding there).
+fn first_finding_is(mutant: &str, cases: u64, rule: &str) {
+    let mut cfg = Config::new(&format!("inproc:mutant:{mutant}"));
+    cfg.seed = 1;
+    cfg.seconds = 3600.0; // only a cap on a hang: the count decides
+    cfg.max_cases = Some(cases);
+    cfg.max_findings = Some(1);
+    cfg.shrink_budget = 0;
+    let report = Fuzzer::new(cfg, env())
+        .expect("fuzzer")
+        .run(&AtomicBool::new(false), &|_| {}, &|_| {})
+        .expect("fuzz run");
+    let f = report.findings.first().unwrap_or_else(|| {
+        panic!(
+            "{mutant}: no finding in {} cases (PROFILE: {:?})",
+            report.cases,
+            report.profile.iter().map(|f| f.rule).collect::<Vec<_>>()
+        )
+    });
+    assert_eq!(f.rule, rule, "{mutant} (case {}): {}", f.case_index, f.message);
+    assert!(!f.profile, "{mutant}: {rule} is a finding, not PROFILE");
+    assert!(
+        f.reproduces,
+        "{mutant}: the case of {rule} does not pass on the reference and fail on the mutant"
+    );
+}
+
+/// exec-thrown: an exec answered with a JSON-RPC error instead of a denial envelope (spec 000:
+/// denials come back as values).
+#[test]
+fn exec_thrown_finds_a_thrown_denial() {
+    first_finding_is("denial-thrown", 50, "exec-thrown");
+    first_finding_is("unknown-pack-thrown", 50, "exec-thrown");
+}
+
+/// availability-stale: availability that denies a flag the runtime's own answers made true.
+#[test]
+fn availability_stale_finds_flags_the_runtime_itself_made_true() {
+    first_finding_is("activated-flag-stale", 100, "availability-stale");
+    first_finding_is("connected-flag-stale", 200, "availability-stale");
+}
+
+/// confirm-given-denied: an exec given `apply: true` or `confirm: true` denied in the runtime's
+/// own words for the confirm class.
+#[test]
+fn confirm_given_denied_finds_a_gate_shut_on_a_given_confirm() {
+    first_finding_is("apply-false-vetoes", 600, "confirm-given-denied");
+}
+
+/// The denial class on the first pipeline row with a fault (rows 3 → 4 → 6, grant before land
+/// within row 3), in the runtime's own words: a runtime that checks a later row first denies in
+/// that row's class.
+#[test]
+fn the_denial_class_follows_the_pipeline_rows() {
+    for m in [
+        "project-before-capability",
+        "binding-before-confirm",
+        "confirm-before-grants",
+    ] {
+        first_finding_is(m, 600, "differential-denial-class");
+    }
+}
+
+/// exec-without-binding: a connected Binding pack whose adapter got no Binding.
+#[test]
+fn exec_without_binding_finds_an_adapter_run_without_its_binding() {
+    first_finding_is("binding-not-passed", 200, "exec-without-binding");
+}
