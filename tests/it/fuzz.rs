@@ -507,7 +507,11 @@ fn first_finding_is(mutant: &str, cases: u64, rule: &str) {
             report.profile.iter().map(|f| f.rule).collect::<Vec<_>>()
         )
     });
-    assert_eq!(f.rule, rule, "{mutant} (case {}): {}", f.case_index, f.message);
+    assert_eq!(
+        f.rule, rule,
+        "{mutant} (case {}): {}",
+        f.case_index, f.message
+    );
     assert!(!f.profile, "{mutant}: {rule} is a finding, not PROFILE");
     assert!(
         f.reproduces,
@@ -555,4 +559,143 @@ fn the_denial_class_follows_the_pipeline_rows() {
 #[test]
 fn exec_without_binding_finds_an_adapter_run_without_its_binding() {
     first_finding_is("binding-not-passed", 200, "exec-without-binding");
+}
+
+mod faux_cases {
+    //! The oracles on one hand-made fuzz case, run on a mutant and on the reference: the rule
+    //! fires on the mutant, and nothing fires on the reference.
+
+    use super::{claims, env, vectors};
+    use hcpspec::suites::hcp::fuzz::oracle::{invariants, Classes, Ctx, Model};
+    use hcpspec::suites::hcp::mutate::case::{CaseMeta, FStep, FuzzCase, PackSpec};
+    use hcpspec::suites::hcp::mutate::pack::Fixture;
+    use hcpspec::suites::hcp::run_case;
+    use hcpspec::suites::hcp::runtime::{Grant, MintOutcome};
+    use hcpspec::suites::hcp::shim::inproc;
+    use serde_json::{Map, Value};
+    use std::collections::BTreeMap;
+
+    /// The rules the invariants fire on `runtime`'s run of `fc`.
+    fn rules(runtime: &str, fc: &FuzzCase) -> Vec<&'static str> {
+        let fixtures = Fixture::load_all(&vectors().join("packs")).unwrap();
+        let case = fc.to_case(&fixtures, CaseMeta::explore(0), &BTreeMap::new());
+        let claims = claims(runtime);
+        let result = run_case(&case, &mut inproc(runtime).unwrap(), env(), &claims);
+        let layout = fc.layout();
+        let mut obs: Vec<Option<&Value>> = vec![None; layout.len()];
+        for o in &result.observations {
+            if let Some(x) = obs.get_mut(o.step) {
+                *x = Some(&o.value);
+            }
+        }
+        let model = Model::of(fc, &fixtures);
+        let classes = Classes::new(&hcpspec::suites::hcp::runtime::denial_map());
+        let ctx = Ctx {
+            case: fc,
+            model: &model,
+            layout,
+            classes: &classes,
+            claims: &claims,
+        };
+        invariants(&ctx, &obs, None)
+            .into_iter()
+            .filter(|v| !v.profile)
+            .map(|v| v.rule)
+            .collect()
+    }
+
+    fn grant(capability: &str) -> Grant {
+        Grant {
+            capability: capability.into(),
+            pack_id: "ledger".into(),
+            verb_keys: None,
+            tenant_id: None,
+        }
+    }
+
+    /// The ledger pack, granted exec read and connect, activated.
+    fn ledger(hub: Vec<MintOutcome>) -> FuzzCase {
+        let mut c = FuzzCase::plain(1);
+        c.packs = vec![PackSpec {
+            fixture: "ledger".into(),
+            edits: vec![],
+        }];
+        c.grants = Some(vec![grant("verb.exec.read"), grant("pack.connect")]);
+        if !hub.is_empty() {
+            c.hub.insert("ledger".into(), hub);
+        }
+        c.steps = vec![FStep::Activate(vec!["ledger".into()])];
+        c
+    }
+
+    fn balance() -> FStep {
+        FStep::Exec {
+            pack_id: "ledger".into(),
+            verb_key: "balance".into(),
+            args: Map::new(),
+            report: Some("e1".into()),
+        }
+    }
+
+    fn assert_fires(mutant: &str, fc: &FuzzCase, rule: &str) {
+        let on_mutant = rules(&format!("mutant:{mutant}"), fc);
+        assert!(on_mutant.contains(&rule), "{mutant}: {on_mutant:?}");
+        let on_reference = rules("reference", fc);
+        assert!(on_reference.is_empty(), "reference: {on_reference:?}");
+    }
+
+    /// grant-added: a grant held that runtime.create did not give (read back with
+    /// `runtime.grants` after activation).
+    #[test]
+    fn grant_added_finds_grants_the_runtime_added() {
+        let mut fc = ledger(vec![]);
+        fc.steps.push(FStep::Grants);
+        assert_fires("grants-implicit-added", &fc, "grant-added");
+        assert_fires("grants-grow-on-activate", &fc, "grant-added");
+        assert_fires(
+            "grants-scope-widened",
+            &{
+                let mut scoped = fc.clone();
+                scoped.grants.as_mut().unwrap()[0].tenant_id = Some("acme".into());
+                scoped
+            },
+            "grant-added",
+        );
+    }
+
+    /// binding-not-as-minted: the hub mints one token whenever it is asked; the adapter of the
+    /// connected pack must see it.
+    #[test]
+    fn binding_not_as_minted_finds_an_adapter_given_the_identity() {
+        let minted = MintOutcome {
+            ok: true,
+            token: Some("tok-user-7f3a".into()),
+            identity: Some("acct:alice@ledger".into()),
+            error: None,
+        };
+        let mut fc = ledger(vec![minted]);
+        fc.steps.push(FStep::Connect("ledger".into()));
+        fc.steps.push(balance());
+        assert_fires("identity-as-binding", &fc, "binding-not-as-minted");
+    }
+
+    /// adapter-denied-before-binding: every mint fails and the bin is off the allow-list; the
+    /// Binding (row 5) decides, not the adapter (row 6).
+    #[test]
+    fn adapter_denied_before_binding_finds_the_adapter_checked_first() {
+        let failed = MintOutcome {
+            ok: false,
+            token: None,
+            identity: None,
+            error: Some("hub down".into()),
+        };
+        let mut fc = ledger(vec![failed]);
+        fc.allow_bins = vec![];
+        fc.steps.push(balance());
+        assert_fires(
+            "adapter-before-binding",
+            &fc,
+            "adapter-denied-before-binding",
+        );
+    }
 }

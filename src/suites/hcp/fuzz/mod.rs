@@ -10,6 +10,7 @@
 //! the shards of a partitioned run (`Config::partition`) find together what the whole run finds.
 
 pub mod differential;
+mod grants;
 pub mod oracle;
 pub mod shrink;
 pub mod targets;

@@ -119,6 +119,8 @@ const ROW8: &str = "000_15ba0494eb8a99bb.txt § The contract, row 8 (\"Audit wri
 const ROW9: &str = "000_15ba0494eb8a99bb.txt § The contract, row 9 (\"Report availability per command: installed, activated, connected, executable\" / \"Every false carries a reason\")";
 const ROW10: &str = "000_15ba0494eb8a99bb.txt § The contract, row 10 (\"Route Sense (optional): accept declared triggers and record them in a sink\" / \"`sense.enable` off → drop\")";
 const CONFIRM_GATE: &str = "000_15ba0494eb8a99bb.txt § Proprietary runtimes, `HcpRuntimeDriver` (\"if (policy.confirm && args.confirm !== true && args.apply !== true) return { ok: false, pack_id, verb_key, error: 'confirm required' }\")";
+const GRANTS: &str = "000_15ba0494eb8a99bb.txt § Start with the reference SDK (\"takes pack directories, a Principal and grants with nothing else implicit\")";
+const ROW5_FIRST: &str = "000_15ba0494eb8a99bb.txt § The contract (\"Every exec passes them in the order of the pipeline, and any step may deny.\"); § The contract, row 5 (\"Mint Binding through a hub for `user`, `local` and `mothership`\")";
 const PIPELINE: &str = "000_15ba0494eb8a99bb.txt § The contract (\"Every exec passes them in the order of the pipeline, and any step may deny\")";
 
 pub const RULES: &[Rule] = &[
@@ -143,6 +145,10 @@ pub const RULES: &[Rule] = &[
     Rule { name: "bin-not-allow-listed", section: "7", spec: ROW7, title: "a wrap bin off the allow-list is spawned" },
     Rule { name: "unknown-bin-ran", section: "6", spec: ROW6, title: "an unknown bin or in-process adapter runs" },
     Rule { name: "invalid-args-ran", section: "6", spec: ROW6, title: "an exec whose args do not render runs" },
+    Rule { name: "binding-not-as-minted", section: "5", spec: ROW5, title: "an adapter runs without the token the hub minted for its Binding" },
+    Rule { name: "adapter-denied-before-binding", section: "5", spec: ROW5_FIRST, title: "an exec no Binding can be minted for is denied for its adapter (row 6), not its Binding (row 5)" },
+    Rule { name: "grant-added", section: "3", spec: GRANTS, title: "the runtime holds a grant runtime.create did not give, or a given grant widened" },
+    Rule { name: "grant-dropped", section: "3", spec: GRANTS, title: "the runtime does not hold a grant runtime.create gave" },
     Rule { name: "exec-thrown", section: "3", spec: PIPELINE, title: "an exec is answered with a JSON-RPC error, not an envelope (denials come back as values, never as thrown exceptions)" },
     Rule { name: "confirm-given-denied", section: "4", spec: CONFIRM_GATE, title: "an exec given confirm: true or apply: true is denied by the confirm gate (a denial of the runtime's own confirm class)" },
     Rule { name: "nonzero-exit-ok", section: "6", spec: ROW6, title: "an adapter that exited non-zero is answered ok without its exit code" },
@@ -442,7 +448,7 @@ pub fn invariants(
                 pack_id,
                 verb_key,
                 args,
-                ..
+                report,
             } => {
                 let write = model
                     .packs
@@ -455,6 +461,8 @@ pub fn invariants(
                     writes.push((pack_id.clone(), verb_key.clone()));
                 }
                 envelope_checks(ctx, k, (pack_id, verb_key, args), v, &mut fire);
+                let full = FuzzCase::exec_args(args, report);
+                binding_row_first(ctx, k, (pack_id, verb_key, &full), v, &activated, &mut fire);
                 exec_seen.insert(step, (k, v));
                 if !ctx.layout.contains(&Slot::Probe(step)) {
                     exec_ran(
@@ -497,6 +505,7 @@ pub fn invariants(
             FStep::Audit => {
                 audit_checks(c, k, v, &writes, &mut fire);
             }
+            FStep::Grants => super::grants::grants_checks(c.grants.as_deref(), k, v, &mut fire),
         }
     }
     out
@@ -955,6 +964,16 @@ fn exec_ran(
             );
         }
     }
+    if let (Some((pk, pv)), Some(token)) = (report_seen, minted_token(ctx, pack)) {
+        if !contains_text(pv, token) {
+            fire(
+                "binding-not-as-minted",
+                pk,
+                json!({ "$hasText": token }),
+                format!("exec {at}: every mint of the pack's hub gives the token {token:?}, and its adapter saw none of it"),
+            );
+        }
+    }
     let (Some(seen), Some(r)) = (report_seen, report) else {
         return;
     };
@@ -1000,6 +1019,90 @@ fn binding_fault(
             Value::Null,
             "the pack is not public and was never connected (a Binding minted inside exec cannot be told without a probe)".into(),
         )),
+    }
+}
+
+/// The token every mint of a Binding pack's hub gives, when the case's hub script fixes one: a
+/// script of successes with one token (hcpspec pads a script with its last outcome, so every mint,
+/// at connect or inside exec, gives it). A token the adapter could not get whole in a variable
+/// (blank, a control character or space, over 1 KiB) is not judged.
+fn minted_token<'c>(ctx: &'c Ctx, pack: &Pack) -> Option<&'c str> {
+    let script = ctx.case.hub.get(pack.pack_id())?;
+    let token = script.first()?.token.as_deref()?;
+    let plain = !token.is_empty()
+        && token.len() <= 1024
+        && !token.chars().any(|c| c.is_control() || c.is_whitespace());
+    (pack.needs_binding()
+        && plain
+        && script
+            .iter()
+            .all(|o| o.ok && o.token.as_deref() == Some(token)))
+    .then_some(token)
+}
+
+/// Row 5 before row 6 (the contract's rows are the pipeline's order): an exec of a Binding pack
+/// whose hub fails every mint has no Binding wherever the runtime mints (at connect, or inside
+/// exec), so once rows 3 and 4 pass it is denied for the Binding; a denial in the runtime's own
+/// words for an adapter class (row 6) is the adapter checked first (contract case
+/// `binding-checked-before-adapter`). Arguments of another type or undeclared, a bin named by a
+/// path and an allow-list under native-local are left out: where a runtime checks those is open.
+fn binding_row_first(
+    ctx: &Ctx,
+    k: usize,
+    (pack_id, verb_key, args): (&str, &str, &Map<String, Value>),
+    v: &Value,
+    activated: &BTreeSet<String>,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    use crate::suites::hcp::runtime::variant::{mistyped_arg, undeclared_arg};
+    let text = v["error"].as_str().unwrap_or_default();
+    let (Some(pack), false) = (ctx.model.packs.get(pack_id), v["ok"] == true) else {
+        return;
+    };
+    let Some(row) = pack.policy.verbs.get(verb_key) else {
+        return;
+    };
+    let c = ctx.case;
+    let no_mint = c
+        .hub
+        .get(pack_id)
+        .is_some_and(|h| !h.is_empty() && h.iter().all(|o| !o.ok));
+    let cap = if row.operation == Operation::Write {
+        EXEC_WRITE
+    } else {
+        EXEC_READ
+    };
+    let confirmed = |g: &str| args.get(g) == Some(&Value::Bool(true));
+    let rows_3_4_pass = ctx.granted(cap, pack_id, Some(verb_key))
+        && !(row.privacy.land == Land::Brain && c.project_id.is_none())
+        && !(row.confirm && !confirmed("confirm") && !confirmed("apply"));
+    let bin = pack.surface.wrap.bin.as_deref();
+    let open = mistyped_arg(pack, verb_key, args).is_some()
+        || undeclared_arg(pack, verb_key, args).is_some()
+        || bin.is_some_and(|b| b.contains('/'))
+        || (!ctx.sandboxed() && c.allow_bins != FuzzCase::plain(0).allow_bins);
+    if !pack.needs_binding()
+        || !no_mint
+        || !activated.contains(pack_id)
+        || pack.command(verb_key).is_none()
+        || !rows_3_4_pass
+        || open
+    {
+        return;
+    }
+    let fits = |class: &str| ctx.claims.denial_fits(class, text) == Some(true);
+    let row5 = ["not-connected", "mint-failed", "elevation"];
+    if let Some(class) = ["bin-not-allowed", "unknown-bin", "invalid-args"]
+        .into_iter()
+        .find(|c| fits(c))
+        .filter(|_| !row5.iter().any(|c| fits(c)))
+    {
+        fire(
+            "adapter-denied-before-binding",
+            k,
+            json!({ "ok": false, "error": { "$not": { "$denial": class } } }),
+            format!("exec {pack_id}.{verb_key}: every mint of the pack's hub fails, and the exec was denied for its adapter ({class}): {text:?}"),
+        );
     }
 }
 

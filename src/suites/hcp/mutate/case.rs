@@ -59,6 +59,8 @@ pub enum FStep {
         payload: Value,
     },
     Audit,
+    /// The grants the runtime holds (`runtime.grants`).
+    Grants,
 }
 
 /// Where each step of the rendered case comes from.
@@ -233,6 +235,7 @@ impl FuzzCase {
                         "pack_id": pack_id, "trigger": trigger, "payload": payload,
                     })),
                     FStep::Audit => Action::Audit(Map::new()),
+                    FStep::Grants => Action::Grants(Map::new()),
                 },
             };
             let (expect, note) = match expects.get(&k) {
@@ -562,8 +565,16 @@ pub fn generate(src: &mut impl Source, fixtures: &[Fixture], seed: u64) -> FuzzC
 
     gen_setup(src, &mut c, &used);
     gen_steps(src, &mut c, &used, &ids);
+    // Drawn last, so every case keeps the steps it had before this step existed; read last, so
+    // a runtime without `runtime.grants` (unimplemented) loses no other step of the case.
+    if src.chance(GRANTS_READ) {
+        c.steps.push(FStep::Grants);
+    }
     c
 }
+
+/// The percentage of cases that end by reading back the grants the runtime holds.
+const GRANTS_READ: usize = 30;
 
 /// The runtime a fuzz case creates: its Principal, tenant, project, grants, sandbox, allow-list,
 /// hub script and Sense switch.
