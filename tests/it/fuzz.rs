@@ -577,6 +577,12 @@ mod faux_cases {
 
     /// The rules the invariants fire on `runtime`'s run of `fc`.
     fn rules(runtime: &str, fc: &FuzzCase) -> Vec<&'static str> {
+        judged(runtime, fc, false)
+    }
+
+    /// The invariants' rules (with `differential`, the differential oracle's against the
+    /// reference's run) that fire as findings, not `PROFILE`, on `runtime`'s run of `fc`.
+    fn judged(runtime: &str, fc: &FuzzCase, differential: bool) -> Vec<&'static str> {
         let fixtures = Fixture::load_all(&vectors().join("packs")).unwrap();
         let case = fc.to_case(&fixtures, CaseMeta::explore(0), &BTreeMap::new());
         let claims = claims(runtime);
@@ -597,11 +603,32 @@ mod faux_cases {
             classes: &classes,
             claims: &claims,
         };
-        invariants(&ctx, &obs, None)
+        let found = if differential {
+            let reference = run_case(
+                &case,
+                &mut inproc("reference").unwrap(),
+                env(),
+                &super::claims("reference"),
+            );
+            let mut ro: Vec<Option<&Value>> = vec![None; ctx.layout.len()];
+            for o in &reference.observations {
+                if let Some(x) = ro.get_mut(o.step) {
+                    *x = Some(&o.value);
+                }
+            }
+            hcpspec::suites::hcp::fuzz::differential::differential(&ctx, &obs, &ro)
+        } else {
+            invariants(&ctx, &obs, None)
+        };
+        found
             .into_iter()
             .filter(|v| !v.profile)
             .map(|v| v.rule)
             .collect()
+    }
+
+    pub(super) fn judged_differential(runtime: &str, fc: &FuzzCase) -> Vec<&'static str> {
+        judged(runtime, fc, true)
     }
 
     fn grant(capability: &str) -> Grant {
@@ -698,4 +725,36 @@ mod faux_cases {
             "adapter-denied-before-binding",
         );
     }
+}
+
+/// A runtime that keeps a given bin allow-list under native-local (`sandbox: false`; the variant
+/// native-local-allow-list, ASSUMPTIONS.md) denies a bin the list leaves out, where the reference
+/// runs it: `PROFILE`, also when the list is the default one (`--reading other` of the Python
+/// example, case 758 of seed 1, was a `differential-exec` finding).
+#[test]
+fn a_native_local_allow_list_is_no_differential_finding() {
+    use hcpspec::suites::hcp::mutate::case::{FStep, FuzzCase, PackSpec};
+    let mut fc = FuzzCase::plain(1);
+    fc.packs = vec![PackSpec {
+        fixture: "forge".into(),
+        edits: vec![],
+    }];
+    fc.grants = Some(vec![hcpspec::suites::hcp::runtime::Grant {
+        capability: "verb.exec.read".into(),
+        pack_id: "forge".into(),
+        verb_keys: None,
+        tenant_id: None,
+    }]);
+    fc.sandbox = Some(false);
+    fc.steps = vec![
+        FStep::Activate(vec!["forge".into()]),
+        FStep::Exec {
+            pack_id: "forge".into(),
+            verb_key: "build".into(),
+            args: Default::default(),
+            report: Some("e1".into()),
+        },
+    ];
+    let found = faux_cases::judged_differential("variant:native-local-allow-list", &fc);
+    assert!(found.is_empty(), "{found:?}");
 }

@@ -103,7 +103,7 @@ impl Seen {
 /// (where activation sits, what activates), an arg of another type or undeclared (typed-args,
 /// declared-args-only), a hub script with a failed mint (minted in exec instead of at connect),
 /// a bin given as a path the allow-list names (bin-path-allowed), an allow-list under
-/// native-local (native-local-allow-list), a Binding pack never connected (mint-in-exec).
+/// native-local that leaves the bin out, the default one too (native-local-allow-list), a Binding pack never connected (mint-in-exec).
 fn exec_faults(
     ctx: &Ctx,
     seen: &Seen,
@@ -128,7 +128,9 @@ fn exec_faults(
         || crate::suites::hcp::runtime::variant::mistyped_arg(pack, verb, args).is_some()
         || crate::suites::hcp::runtime::variant::undeclared_arg(pack, verb, args).is_some()
         || bin.is_some_and(|b| b.contains('/') && c.allow_bins.iter().any(|a| a == b))
-        || (!ctx.sandboxed() && c.allow_bins != FuzzCase::plain(0).allow_bins);
+        || (!ctx.sandboxed()
+            && (c.allow_bins != FuzzCase::plain(0).allow_bins
+                || bin.is_some_and(|b| !c.allow_bins.iter().any(|a| a == b))));
     // Row 5's open points: never connected, a runtime minting inside exec asks the hub then,
     // with its own checks. Row 5 comes after rows 3 and 4, so they leave those rows' class fixed.
     let binding_open = c.hub.get(pack_id).is_some_and(|h| h.iter().any(|o| !o.ok))

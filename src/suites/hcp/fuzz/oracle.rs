@@ -1080,7 +1080,9 @@ fn binding_row_first(
     let open = mistyped_arg(pack, verb_key, args).is_some()
         || undeclared_arg(pack, verb_key, args).is_some()
         || bin.is_some_and(|b| b.contains('/'))
-        || (!ctx.sandboxed() && c.allow_bins != FuzzCase::plain(0).allow_bins);
+        || (!ctx.sandboxed()
+            && (c.allow_bins != FuzzCase::plain(0).allow_bins
+                || bin.is_some_and(|b| !c.allow_bins.iter().any(|a| a == b))));
     if !pack.needs_binding()
         || !no_mint
         || !activated.contains(pack_id)
