@@ -108,6 +108,13 @@ impl Claims {
         Some(WordMap::fits(entry, text))
     }
 
+    /// Does a lint rule name fit this runtime's own regex for hcpspec's `rule`? None when it
+    /// cannot be told (no rule map, or none for that rule), as [`Self::denial_fits`].
+    pub fn rule_fits(&self, rule: &str, name: &str) -> Option<bool> {
+        let entry = self.rules.as_ref()?.0.get(rule)?;
+        Some(WordMap::fits(entry, name))
+    }
+
     /// From an `initialize` result: `{denials?: {class: regex}, rules?: {rule: regex}, features}`.
     /// A map member that is not a string is left out (the schema check reports it).
     pub fn from_initialize(info: &Value) -> Claims {

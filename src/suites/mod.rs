@@ -162,6 +162,8 @@ pub enum FuzzNews<'a> {
 #[derive(Debug, Clone)]
 pub struct FuzzFinding {
     pub rule: &'static str,
+    /// On a point the spec leaves to the runtime: a `PROFILE` case, reported, never failing.
+    pub profile: bool,
     /// The rule and a hash of the shrunk case's input: what names its file, and what makes two
     /// findings of one rule two.
     pub signature: String,

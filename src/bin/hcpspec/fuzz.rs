@@ -137,7 +137,14 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
             eprintln!("{line}");
         }
     };
-    let found = |f: &FuzzFinding| print_finding(f, tty);
+    // Differences on points the spec leaves open: reported, never failing the run.
+    let profiled = std::sync::atomic::AtomicUsize::new(0);
+    let found = |f: &FuzzFinding| {
+        if f.profile {
+            profiled.fetch_add(1, Ordering::Relaxed);
+        }
+        print_finding(f, tty)
+    };
     // Told once the runtime answered and the fuzzer is ready, as before any case plays.
     let started = || {
         // Ctrl-C stops generating; findings already written stay, one being shrunk is written
@@ -179,12 +186,14 @@ pub fn fuzz(a: &FuzzArgs) -> Result<i32, exit::Error> {
         eprintln!();
     }
     let secs = report.elapsed.as_secs_f64();
+    let profiled = profiled.load(Ordering::Relaxed);
     println!(
-        "fuzz: {} cases in {:.1} s ({:.0} cases/s), {} findings, {} cases ended in an error{}",
+        "fuzz: {} cases in {:.1} s ({:.0} cases/s), {} findings{}, {} cases ended in an error{}",
         report.cases,
         secs,
         report.cases as f64 / secs.max(1e-9),
         report.findings.len(),
+        profile_note(profiled),
         report.unplayable,
         if report.stopped.is_some() {
             " (interrupted)"
@@ -205,7 +214,8 @@ fn print_finding(f: &FuzzFinding, tty: bool) {
         eprint!("\r");
     }
     println!(
-        "finding: {} after {:.2} s (case {}): {}\n  {} ({} → {} steps){}",
+        "{}: {} after {:.2} s (case {}): {}\n  {} ({} → {} steps){}",
+        if f.profile { "profile" } else { "finding" },
         f.rule,
         f.after.as_secs_f64(),
         f.case_index,
@@ -221,6 +231,14 @@ fn print_finding(f: &FuzzFinding, tty: bool) {
             "; WARNING: the written case does not reproduce it"
         }
     );
+}
+
+/// The summary's word on `PROFILE` differences, when there are some.
+fn profile_note(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        n => format!(" and {n} PROFILE differences (they fail nothing)"),
+    }
 }
 
 /// The cases that ended in an error, one line per distinct first line of an error, with every

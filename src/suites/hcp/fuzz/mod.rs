@@ -9,6 +9,8 @@
 //! reference and does not pass on the runtime. A case's signature depends on that case alone, so
 //! the shards of a partitioned run (`Config::partition`) find together what the whole run finds.
 
+pub mod differential;
+mod grants;
 pub mod oracle;
 pub mod shrink;
 pub mod targets;
@@ -78,6 +80,9 @@ pub struct Report {
     pub errors: u64,
     pub elapsed: Duration,
     pub findings: Vec<FuzzFinding>,
+    /// Differences on points the spec leaves to the runtime, written as `PROFILE` cases: reported,
+    /// never a finding (they fail no run).
+    pub profile: Vec<FuzzFinding>,
     /// The first [`ERRORS_NAMED`] of the `errors`, by case number.
     pub errors_named: Vec<ErrorCase>,
     /// Stopped by the caller's stop flag (Ctrl-C) before the budget ran out.
@@ -239,7 +244,7 @@ impl<'e> Fuzzer<'e> {
         let mut violations = oracle::invariants(&ctx, &obs, ref_obs.as_deref());
         if let (Some(r), Some(ro)) = (&reference, &ref_obs) {
             if violations.is_empty() {
-                violations = oracle::differential(&ctx, &obs, ro);
+                violations = differential::differential(&ctx, &obs, ro);
             }
             if violations.is_empty() {
                 if let (Verdict::Error { message }, false) =
@@ -251,6 +256,7 @@ impl<'e> Fuzzer<'e> {
                         expect: Value::Null,
                         message: message.clone(),
                         differential: true,
+                        profile: refused_create(fc, message),
                     });
                 }
             }
@@ -272,16 +278,17 @@ impl<'e> Fuzzer<'e> {
         index: u64,
         stop: &AtomicBool,
     ) -> (FuzzCase, Violation) {
-        let rule = v.rule;
+        let (rule, profile) = (v.rule, v.profile);
+        let same = |x: &Violation| x.rule == rule && x.profile == profile;
         let mut still = |c: &FuzzCase| {
             self.judge(ad, c, index)
-                .is_ok_and(|j| j.violations.iter().any(|x| x.rule == rule))
+                .is_ok_and(|j| j.violations.iter().any(same))
         };
         let small = shrink::shrink(fc.clone(), &mut still, self.cfg.shrink_budget, stop);
         match self
             .judge(ad, &small, index)
             .ok()
-            .and_then(|j| j.violations.into_iter().find(|x| x.rule == rule))
+            .and_then(|j| j.violations.into_iter().find(same))
         {
             Some(sv) => (small, sv),
             None => (fc, v.clone()),
@@ -335,18 +342,22 @@ impl<'e> Fuzzer<'e> {
             section: r.section.to_string(),
             spec: r.spec.to_string(),
             assumption: Some(format!(
-                "Found by `hcpspec fuzz --runtime {} --seed {}` (case {index}, case seed {:#x}): the oracle `{rule}` ({}) fired: {}. The expectation is what the reference runtime (inproc:reference) does on the same input; the steps without one are observed only.",
+                "Found by `hcpspec fuzz --runtime {} --seed {}` (case {index}, case seed {:#x}): the oracle `{rule}` ({}) fired: {}. The expectation is what the reference runtime (inproc:reference) does on the same input; the steps without one are observed only.{}",
                 self.cfg.runtime,
                 self.cfg.seed,
                 small.seed,
                 if v.differential { "differential agreement with the reference" } else { "fail-closed invariant" },
                 v.message,
+                if v.profile { " PROFILE: the spec leaves this point to the runtime (vectors/contract/ASSUMPTIONS.md); hcpspec's reference decides it this way." } else { "" },
             )),
             notes: true,
         }
         };
         let id = signature.clone();
-        let case = small.to_case(&self.fixtures, meta(id.clone()), &expects);
+        let mut case = small.to_case(&self.fixtures, meta(id.clone()), &expects);
+        if v.profile {
+            case.level = crate::case::Level::PROFILE;
+        }
         let on_reference = run_case(&case, &mut ad.reference, self.env, &reference_claims());
         let on_runtime = ad
             .runtime()
@@ -362,6 +373,7 @@ impl<'e> Fuzzer<'e> {
         });
         FuzzFinding {
             rule,
+            profile: v.profile,
             signature,
             message: v.message.clone(),
             case_index: index,
@@ -413,6 +425,8 @@ impl<'e> Fuzzer<'e> {
             done: AtomicBool::new(false),
             claimed: Mutex::new(BTreeSet::new()),
             findings: Mutex::new(Vec::new()),
+            profile: Mutex::new(Vec::new()),
+            profile_rules: Mutex::new(BTreeSet::new()),
             errors_named: Mutex::new(Vec::new()),
             failure: Mutex::new(None),
         };
@@ -446,10 +460,15 @@ impl<'e> Fuzzer<'e> {
         if let Some(e) = sh.failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
             return Err(e);
         }
-        let mut findings = sh.findings.into_inner().unwrap_or_else(|p| p.into_inner());
-        findings.sort_by(|a, b| {
-            (a.case_index, a.rule, &a.signature).cmp(&(b.case_index, b.rule, &b.signature))
-        });
+        let order = |all: Mutex<Vec<FuzzFinding>>| {
+            let mut all = all.into_inner().unwrap_or_else(|p| p.into_inner());
+            all.sort_by(|a, b| {
+                (a.case_index, a.rule, &a.signature).cmp(&(b.case_index, b.rule, &b.signature))
+            });
+            all
+        };
+        let findings = order(sh.findings);
+        let profile = order(sh.profile);
         let mut errors_named = sh
             .errors_named
             .into_inner()
@@ -460,6 +479,7 @@ impl<'e> Fuzzer<'e> {
             errors: sh.errors.load(Ordering::Relaxed),
             elapsed: start.elapsed(),
             findings,
+            profile,
             errors_named,
             interrupted: stop.load(Ordering::Relaxed),
         })
@@ -512,7 +532,12 @@ impl<'e> Fuzzer<'e> {
             // Every rule the case broke, shrunk; kept when no case found its signature before.
             let mut rules = BTreeSet::new();
             for v in &judged.violations {
-                if !rules.insert(v.rule) {
+                if !rules.insert((v.rule, v.profile)) {
+                    continue;
+                }
+                // A difference on an open point is reported once per rule: shrinking each would
+                // spend the run on what fails nothing.
+                if v.profile && !lock(&sh.profile_rules).insert(v.rule) {
                     continue;
                 }
                 let after = sh.start.elapsed();
@@ -524,6 +549,10 @@ impl<'e> Fuzzer<'e> {
                 let steps = fc.layout().len();
                 let f = self.finding(&mut ad, small, index, after, signature, steps);
                 on_finding(&f);
+                if f.profile {
+                    lock(&sh.profile).push(f);
+                    continue;
+                }
                 let mut all = lock(&sh.findings);
                 all.push(f);
                 if self.cfg.max_findings.is_some_and(|m| all.len() >= m) {
@@ -547,12 +576,28 @@ struct Shared<'s> {
     /// The signatures found so far.
     claimed: Mutex<BTreeSet<String>>,
     findings: Mutex<Vec<FuzzFinding>>,
+    profile: Mutex<Vec<FuzzFinding>>,
+    /// The rules reported as `PROFILE` so far.
+    profile_rules: Mutex<BTreeSet<&'static str>>,
     errors_named: Mutex<Vec<ErrorCase>>,
     failure: Mutex<Option<FuzzError>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A `runtime.create` answered "invalid params" for an input the spec lets a runtime refuse:
+/// a blank Principal id or kind, a blank tenant or project (spec 000 gives such ids no
+/// meaning). The runtime said no; it did not break.
+fn refused_create(fc: &FuzzCase, message: &str) -> bool {
+    let blank = |s: &str| s.trim().is_empty();
+    message.starts_with("step 0 (install): ")
+        && message.ends_with(&format!("(code {})", crate::shim::INVALID_PARAMS))
+        && (blank(&fc.principal.id)
+            || blank(&fc.principal.kind)
+            || fc.tenant_id.as_deref().is_some_and(blank)
+            || fc.project_id.as_deref().is_some_and(blank))
 }
 
 /// The reference, judged by its own maps.

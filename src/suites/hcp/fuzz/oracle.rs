@@ -55,6 +55,18 @@ const CLASS_ORDER: &[&str] = &[
     "any",
 ];
 
+/// A differential rule fired with this prefix is a finding: the point it judges is fixed.
+pub(super) const FIXED: &str = "fixed:";
+/// A rule name with this prefix fires as `PROFILE`: the same rule, on a point the spec leaves
+/// to the runtime.
+const OPEN: &str = "open:";
+/// Invariants that judge a point the spec leaves open wherever they fire: "no case requires
+/// `activate` to be denied" (vectors/contract/ASSUMPTIONS.md, what activation needs).
+const PROFILE_RULES: &[&str] = &["activate-without-grant"];
+/// hcpspec's lint rules beyond the spec's row 2 (ASSUMPTIONS.md, "lint rules beyond row 2":
+/// `PROFILE`): a runtime that lints only row 2 installs such a pack.
+const PROFILE_LINT_RULES: &[&str] = &["verb-key-unique", "wrap-covers-command", "binding-declared"];
+
 /// One broken rule, with where and what the regression case must expect.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Violation {
@@ -64,6 +76,28 @@ pub struct Violation {
     pub expect: Value,
     pub message: String,
     pub differential: bool,
+    /// A point the spec leaves open (vectors/contract/ASSUMPTIONS.md): reported and written as
+    /// a `PROFILE` case, never a finding that fails the run.
+    pub profile: bool,
+}
+
+impl Violation {
+    /// An invariant's violation: `PROFILE` for a rule of [`PROFILE_RULES`], or one fired as
+    /// `open:RULE` because what broke is the runtime's choice.
+    fn invariant(rule: &'static str, slot: usize, expect: Value, message: String) -> Violation {
+        let (rule, profile) = match rule.strip_prefix(OPEN) {
+            Some(r) => (self::rule(r).name, true),
+            None => (rule, PROFILE_RULES.contains(&rule)),
+        };
+        Violation {
+            rule,
+            slot,
+            expect,
+            message,
+            differential: false,
+            profile,
+        }
+    }
 }
 
 /// What every rule is: its contract section, the sentence it enforces, and a title.
@@ -84,6 +118,9 @@ const ROW7: &str = "000_15ba0494eb8a99bb.txt § The contract, row 7 (\"Sandbox b
 const ROW8: &str = "000_15ba0494eb8a99bb.txt § The contract, row 8 (\"Audit writes\" / \"Full attribution tuple\")";
 const ROW9: &str = "000_15ba0494eb8a99bb.txt § The contract, row 9 (\"Report availability per command: installed, activated, connected, executable\" / \"Every false carries a reason\")";
 const ROW10: &str = "000_15ba0494eb8a99bb.txt § The contract, row 10 (\"Route Sense (optional): accept declared triggers and record them in a sink\" / \"`sense.enable` off → drop\")";
+const CONFIRM_GATE: &str = "000_15ba0494eb8a99bb.txt § Proprietary runtimes, `HcpRuntimeDriver` (\"if (policy.confirm && args.confirm !== true && args.apply !== true) return { ok: false, pack_id, verb_key, error: 'confirm required' }\")";
+const GRANTS: &str = "000_15ba0494eb8a99bb.txt § Start with the reference SDK (\"takes pack directories, a Principal and grants with nothing else implicit\")";
+const ROW5_FIRST: &str = "000_15ba0494eb8a99bb.txt § The contract (\"Every exec passes them in the order of the pipeline, and any step may deny.\"); § The contract, row 5 (\"Mint Binding through a hub for `user`, `local` and `mothership`\")";
 const PIPELINE: &str = "000_15ba0494eb8a99bb.txt § The contract (\"Every exec passes them in the order of the pipeline, and any step may deny\")";
 
 pub const RULES: &[Rule] = &[
@@ -108,6 +145,13 @@ pub const RULES: &[Rule] = &[
     Rule { name: "bin-not-allow-listed", section: "7", spec: ROW7, title: "a wrap bin off the allow-list is spawned" },
     Rule { name: "unknown-bin-ran", section: "6", spec: ROW6, title: "an unknown bin or in-process adapter runs" },
     Rule { name: "invalid-args-ran", section: "6", spec: ROW6, title: "an exec whose args do not render runs" },
+    Rule { name: "binding-not-as-minted", section: "5", spec: ROW5, title: "an adapter runs without the token the hub minted for its Binding" },
+    Rule { name: "adapter-denied-before-binding", section: "5", spec: ROW5_FIRST, title: "an exec no Binding can be minted for is denied for its adapter (row 6), not its Binding (row 5)" },
+    Rule { name: "grant-added", section: "3", spec: GRANTS, title: "the runtime holds a grant runtime.create did not give, or a given grant widened" },
+    Rule { name: "grant-dropped", section: "3", spec: GRANTS, title: "the runtime does not hold a grant runtime.create gave" },
+    Rule { name: "exec-thrown", section: "3", spec: PIPELINE, title: "an exec is answered with a JSON-RPC error, not an envelope (denials come back as values, never as thrown exceptions)" },
+    Rule { name: "confirm-given-denied", section: "4", spec: CONFIRM_GATE, title: "an exec given confirm: true or apply: true is denied by the confirm gate (a denial of the runtime's own confirm class)" },
+    Rule { name: "nonzero-exit-ok", section: "6", spec: ROW6, title: "an adapter that exited non-zero is answered ok without its exit code" },
     Rule { name: "argv-not-as-rendered", section: "6", spec: ROW6, title: "the adapter's argv is not the rendered template, one element per argument" },
     Rule { name: "cwd-not-jailed", section: "7", spec: ROW7, title: "the adapter runs outside the runtime's workdir" },
     Rule { name: "env-not-sandboxed", section: "7", spec: ROW7, title: "a sandboxed adapter inherits environment variables" },
@@ -117,6 +161,7 @@ pub const RULES: &[Rule] = &[
     Rule { name: "audit-attribution-incomplete", section: "8", spec: ROW8, title: "an audit record has another tenant or project" },
     Rule { name: "availability-false-without-reason", section: "9", spec: ROW9, title: "an availability flag is false without a reason" },
     Rule { name: "availability-optimistic", section: "9", spec: ROW9, title: "availability claims a flag that is not true" },
+    Rule { name: "availability-stale", section: "9", spec: ROW9, title: "availability denies activated or connected of a pack the runtime itself answered activated or connected" },
     Rule { name: "sense-accepted-while-disabled", section: "10", spec: ROW10, title: "a Sense event is accepted while sense.enable is off" },
     Rule { name: "sense-accepted-undeclared", section: "10", spec: ROW10, title: "a Sense trigger the pack does not declare is accepted" },
     Rule { name: "differential-install", section: "2", spec: ROW2, title: "install disagrees with the reference runtime" },
@@ -255,7 +300,7 @@ impl Ctx<'_> {
         self.case.grants.as_deref().unwrap_or(&[])
     }
 
-    fn granted(&self, cap: &str, pack_id: &str, verb: Option<&str>) -> bool {
+    pub(super) fn granted(&self, cap: &str, pack_id: &str, verb: Option<&str>) -> bool {
         granted(
             self.grants(),
             self.case.tenant_id.as_deref(),
@@ -265,7 +310,7 @@ impl Ctx<'_> {
         )
     }
 
-    fn sandboxed(&self) -> bool {
+    pub(super) fn sandboxed(&self) -> bool {
         self.case.sandbox != Some(false)
     }
 
@@ -283,13 +328,7 @@ impl Ctx<'_> {
     }
 
     /// Could an exec of `verb` on `pack` pass every check that does not depend on its args?
-    fn executable(
-        &self,
-        pack: &Pack,
-        verb: &str,
-        activated: &BTreeSet<String>,
-        connected: &BTreeSet<String>,
-    ) -> bool {
+    fn executable(&self, pack: &Pack, verb: &str, activated: &BTreeSet<String>) -> bool {
         let id = pack.pack_id();
         let Some(row) = pack.policy.verbs.get(verb) else {
             return false;
@@ -300,7 +339,6 @@ impl Ctx<'_> {
             EXEC_READ
         };
         activated.contains(id)
-            && (!pack.needs_binding() || connected.contains(id))
             && pack.command(verb).is_some()
             && self.granted(cap, id, Some(verb))
             && !(row.privacy.land == Land::Brain && self.case.project_id.is_none())
@@ -309,7 +347,7 @@ impl Ctx<'_> {
 
     /// The wrap bin (allow-listed when sandboxed, and one the runtime can find) or in-process
     /// adapter is one a conforming runtime may run.
-    fn adapter_known(&self, pack: &Pack) -> Result<(), &'static str> {
+    pub(super) fn adapter_known(&self, pack: &Pack) -> Result<(), &'static str> {
         match &pack.surface.wrap.bin {
             Some(bin) if self.sandboxed() && !self.case.allow_bins.contains(bin) => {
                 Err("bin-not-allow-listed")
@@ -336,13 +374,7 @@ pub fn invariants(
     let model = ctx.model;
     let mut out: Vec<Violation> = Vec::new();
     let mut fire = |rule: &'static str, slot: usize, expect: Value, message: String| {
-        out.push(Violation {
-            rule,
-            slot,
-            expect,
-            message,
-            differential: false,
-        })
+        out.push(Violation::invariant(rule, slot, expect, message))
     };
     let mut activated: BTreeSet<String> = BTreeSet::new();
     let mut connected: BTreeSet<String> = BTreeSet::new();
@@ -371,7 +403,7 @@ pub fn invariants(
         }
         let step = match *slot {
             Slot::Install => {
-                install_checks(model, k, v, &mut fire);
+                install_checks(ctx, k, v, &mut fire);
                 if !model.install_ok {
                     break; // what follows rests on packs the reference never installed
                 }
@@ -413,7 +445,10 @@ pub fn invariants(
                 );
             }
             FStep::Exec {
-                pack_id, verb_key, ..
+                pack_id,
+                verb_key,
+                args,
+                report,
             } => {
                 let write = model
                     .packs
@@ -425,6 +460,9 @@ pub fn invariants(
                 if write && v["ok"] == true {
                     writes.push((pack_id.clone(), verb_key.clone()));
                 }
+                envelope_checks(ctx, k, (pack_id, verb_key, args), v, &mut fire);
+                let full = FuzzCase::exec_args(args, report);
+                binding_row_first(ctx, k, (pack_id, verb_key, &full), v, &activated, &mut fire);
                 exec_seen.insert(step, (k, v));
                 if !ctx.layout.contains(&Slot::Probe(step)) {
                     exec_ran(
@@ -449,8 +487,13 @@ pub fn invariants(
                         && p.policy.triggers.contains_key(trigger)
                 });
                 if !c.sense_enable {
+                    // Off by default is the runtime's choice; only `enable: false` is fixed.
                     fire(
-                        "sense-accepted-while-disabled",
+                        if c.sense_off_said {
+                            "sense-accepted-while-disabled"
+                        } else {
+                            "open:sense-accepted-while-disabled"
+                        },
                         k,
                         json!({ "accepted": false }),
                         format!("accepted {pack_id}/{trigger} with sense.enable off"),
@@ -462,65 +505,152 @@ pub fn invariants(
             FStep::Audit => {
                 audit_checks(c, k, v, &writes, &mut fire);
             }
+            FStep::Grants => super::grants::grants_checks(c.grants.as_deref(), k, v, &mut fire),
         }
     }
     out
 }
 
-/// The install's observation: a pack the reference rejects is not installed, and a rejection
-/// names every rule the reference finds.
+/// The install's observation: a pack the reference rejects for a rule the spec fixes is not
+/// installed, and a rejection names the rule of a lone issue, in the runtime's words (its
+/// `initialize` `rules` map, as `hcpspec run` judges `$rule`). A pack rejected only by
+/// hcpspec's profile lint rules, and a rejection of several issues that leaves some out, are
+/// the runtime's choice (ASSUMPTIONS.md: "every issue listed" is `PROFILE`): `PROFILE`.
 fn install_checks(
-    model: &Model,
+    ctx: &Ctx,
     k: usize,
     v: &Value,
     fire: &mut impl FnMut(&'static str, usize, Value, String),
 ) {
-    if v["ok"] == true && !model.install_ok {
-        let first = model
-            .issues
+    let model = ctx.model;
+    if model.install_ok {
+        return;
+    }
+    let spec_issues: Vec<&Issue> = model
+        .issues
+        .iter()
+        .filter(|i| !PROFILE_LINT_RULES.contains(&i.rule.as_str()))
+        .collect();
+    if v["ok"] == true {
+        let first = spec_issues
             .first()
+            .or(model.issues.first().as_ref())
             .map(|i| i.to_string())
             .unwrap_or_default();
-        let load = model
-            .issues
+        let load = spec_issues
             .iter()
             .any(|i| ["parse", "schema", "missing-file"].contains(&i.rule.as_str()));
+        let rule = match (load, spec_issues.is_empty()) {
+            (_, true) => "open:install-accepted-bad-pack",
+            (true, false) => "install-accepted-unparsable-pack",
+            (false, false) => "install-accepted-bad-pack",
+        };
         fire(
-            if load {
-                "install-accepted-unparsable-pack"
-            } else {
-                "install-accepted-bad-pack"
-            },
+            rule,
             k,
             json!({ "ok": false }),
             format!("install accepted a pack the reference rejects ({first})"),
         );
     }
-    if v["ok"] == false && !model.install_ok {
-        // Every issue is listed: each rule the reference finds must be named.
-        let named: Vec<&str> = v["issues"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|i| i["rule"].as_str())
-            .collect();
-        let mut missing: Vec<&str> = model
-            .issues
+    if v["ok"] != false {
+        return;
+    }
+    let named: Vec<&str> = v["issues"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i["rule"].as_str())
+        .filter(|r| !r.trim().is_empty())
+        .collect();
+    // Named in the runtime's words; a rule its map leaves out (or no map) is unclassified,
+    // so any named rule does.
+    let names = |rule: &str| {
+        named
             .iter()
-            .map(|i| i.rule.as_str())
-            .filter(|r| !named.contains(r))
-            .collect();
-        missing.dedup();
-        if !missing.is_empty() {
-            let want: Vec<Value> = missing.iter().map(|r| json!({ "rule": r })).collect();
+            .any(|n| ctx.claims.rule_fits(rule, n).unwrap_or(true))
+    };
+    let mut rules: Vec<&str> = model.issues.iter().map(|i| i.rule.as_str()).collect();
+    rules.sort_unstable();
+    rules.dedup();
+    let missing: Vec<&str> = rules.iter().copied().filter(|r| !names(r)).collect();
+    if missing.is_empty() {
+        return;
+    }
+    // One rule the spec fixes, and the runtime must name it, as a MUST case with one issue
+    // asks; more than one, and which it names is its own.
+    let lone = rules.len() == 1 && !PROFILE_LINT_RULES.contains(&rules[0]);
+    let want: Vec<Value> = if lone {
+        missing
+            .iter()
+            .map(|r| json!({ "rule": { "$rule": r } }))
+            .collect()
+    } else if named.is_empty() {
+        vec![json!({ "rule": { "$regex": "\\S" } })]
+    } else {
+        missing
+            .iter()
+            .map(|r| json!({ "rule": { "$rule": r } }))
+            .collect()
+    };
+    fire(
+        if lone || named.is_empty() {
+            "install-issues-incomplete"
+        } else {
+            "open:install-issues-incomplete"
+        },
+        k,
+        json!({ "ok": false, "issues": { "$contains": want } }),
+        format!(
+            "the rejected install does not list the rule(s) {} that the reference finds",
+            missing.join(", ")
+        ),
+    );
+}
+
+/// An exec's envelope: a value, never a JSON-RPC error, and no confirm-gate denial of a
+/// confirmed exec.
+fn envelope_checks(
+    ctx: &Ctx,
+    k: usize,
+    (pack_id, verb_key, args): (&str, &str, &Map<String, Value>),
+    v: &Value,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    if v.get("thrown").is_some() {
+        fire(
+            "exec-thrown",
+            k,
+            json!({ "thrown": { "$absent": true } }),
+            format!(
+                "exec {pack_id}.{verb_key} was answered with a JSON-RPC error: {}",
+                v["thrown"]
+            ),
+        );
+    }
+    confirm_gate_checks(ctx, k, args, v, fire);
+}
+
+/// The confirm gate passes an exec given `confirm: true` or `apply: true` (either one): a
+/// denial in the runtime's own words for the confirm class is then the gate wrongly shut. The
+/// order of the checks is open; which gate denied is told by the runtime's `denials` map alone.
+fn confirm_gate_checks(
+    ctx: &Ctx,
+    k: usize,
+    args: &Map<String, Value>,
+    v: &Value,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    let given = ["confirm", "apply"]
+        .into_iter()
+        .find(|g| args.get(*g) == Some(&Value::Bool(true)));
+    let text = v["error"].as_str().unwrap_or_default();
+    if let (Some(g), false) = (given, v["ok"] == true) {
+        if ctx.claims.denial_fits("confirm", text) == Some(true) {
             fire(
-                "install-issues-incomplete",
+                "confirm-given-denied",
                 k,
-                json!({ "ok": false, "issues": { "$contains": want } }),
-                format!(
-                    "the rejected install does not list the rule(s) {} that the reference finds",
-                    missing.join(", ")
-                ),
+                json!({ "error": { "$not": { "$denial": "confirm" } } }),
+                format!("an exec given {g}: true was denied by the confirm gate: {text:?}"),
             );
         }
     }
@@ -797,11 +927,11 @@ fn exec_ran(
             ),
         );
     }
-    if pack.needs_binding() && !connected.contains(pack_id) {
-        return deny(
-            "exec-without-binding",
-            "the pack is not public and was never connected".into(),
-        );
+    if let Some((rule, slot, expect, why)) = binding_fault(pack, pack_id, connected, report_seen) {
+        return match slot {
+            Some(pk) => fire(rule, pk, expect, format!("exec {at} ran: {why}")),
+            None => deny(rule, why),
+        };
     }
     if let Err(rule) = ctx.adapter_known(pack) {
         let what = pack
@@ -823,10 +953,159 @@ fn exec_ran(
             "the args do not render the command's template".into(),
         );
     };
+    if let Some((pk, pv)) = report_seen.filter(|_| ok) {
+        let code = probe_exit(pv);
+        if code != 0 && !contains_number(&ev["result"], code) {
+            fire(
+                "nonzero-exit-ok",
+                ek,
+                json!({ "$anyOf": [{ "ok": false }, { "ok": true, "result": { "$deep": code } }] }),
+                format!("exec {at}: the adapter exited {code} (its argv, step {pk}) and the answer is ok without the code"),
+            );
+        }
+    }
+    if let (Some((pk, pv)), Some(token)) = (report_seen, minted_token(ctx, pack)) {
+        if !contains_text(pv, token) {
+            fire(
+                "binding-not-as-minted",
+                pk,
+                json!({ "$hasText": token }),
+                format!("exec {at}: every mint of the pack's hub gives the token {token:?}, and its adapter saw none of it"),
+            );
+        }
+    }
     let (Some(seen), Some(r)) = (report_seen, report) else {
         return;
     };
     probe_report(ctx, pack, verb_key, &at, &full, &expected, seen, r, fire);
+}
+
+/// A non-public pack's exec that ran: connected, its adapter must have got the Binding (on the
+/// probe's slot); never connected, it may have run only under a Binding the runtime minted
+/// inside exec (ASSUMPTIONS.md, mint-in-exec), which only a probe shows (else `PROFILE`).
+#[allow(clippy::type_complexity)]
+fn binding_fault(
+    pack: &Pack,
+    pack_id: &str,
+    connected: &BTreeSet<String>,
+    report_seen: Option<(usize, &Value)>,
+) -> Option<(&'static str, Option<usize>, Value, String)> {
+    if !pack.needs_binding() {
+        return None;
+    }
+    let bound = report_seen.is_some_and(|(_, pv)| {
+        ["HCP_BINDING", "HCP_CREDENTIAL_FILE"]
+            .iter()
+            .any(|k| pv["env"][k].as_str().is_some_and(|t| !t.is_empty()))
+    });
+    let has = |k: &str| json!({ "env": { k: { "$regex": "\\S" } } });
+    match (report_seen, bound, connected.contains(pack_id)) {
+        (_, true, _) | (None, _, true) => None,
+        (Some((pk, _)), false, true) => Some((
+            "exec-without-binding",
+            Some(pk),
+            json!({ "$anyOf": [has("HCP_BINDING"), has("HCP_CREDENTIAL_FILE")] }),
+            "the pack is connected and its adapter got no Binding".into(),
+        )),
+        (Some(_), false, false) => Some((
+            "exec-without-binding",
+            None,
+            Value::Null,
+            "the pack is not public, was never connected, and its adapter got no Binding".into(),
+        )),
+        (None, _, false) => Some((
+            "open:exec-without-binding",
+            None,
+            Value::Null,
+            "the pack is not public and was never connected (a Binding minted inside exec cannot be told without a probe)".into(),
+        )),
+    }
+}
+
+/// The token every mint of a Binding pack's hub gives, when the case's hub script fixes one: a
+/// script of successes with one token (hcpspec pads a script with its last outcome, so every mint,
+/// at connect or inside exec, gives it). A token the adapter could not get whole in a variable
+/// (blank, a control character or space, over 1 KiB) is not judged.
+fn minted_token<'c>(ctx: &'c Ctx, pack: &Pack) -> Option<&'c str> {
+    let script = ctx.case.hub.get(pack.pack_id())?;
+    let token = script.first()?.token.as_deref()?;
+    let plain = !token.is_empty()
+        && token.len() <= 1024
+        && !token.chars().any(|c| c.is_control() || c.is_whitespace());
+    (pack.needs_binding()
+        && plain
+        && script
+            .iter()
+            .all(|o| o.ok && o.token.as_deref() == Some(token)))
+    .then_some(token)
+}
+
+/// Row 5 before row 6 (the contract's rows are the pipeline's order): an exec of a Binding pack
+/// whose hub fails every mint has no Binding wherever the runtime mints (at connect, or inside
+/// exec), so once rows 3 and 4 pass it is denied for the Binding; a denial in the runtime's own
+/// words for an adapter class (row 6) is the adapter checked first (contract case
+/// `binding-checked-before-adapter`). Arguments of another type or undeclared, a bin named by a
+/// path and an allow-list under native-local are left out: where a runtime checks those is open.
+fn binding_row_first(
+    ctx: &Ctx,
+    k: usize,
+    (pack_id, verb_key, args): (&str, &str, &Map<String, Value>),
+    v: &Value,
+    activated: &BTreeSet<String>,
+    fire: &mut impl FnMut(&'static str, usize, Value, String),
+) {
+    use crate::suites::hcp::runtime::variant::{mistyped_arg, undeclared_arg};
+    let text = v["error"].as_str().unwrap_or_default();
+    let (Some(pack), false) = (ctx.model.packs.get(pack_id), v["ok"] == true) else {
+        return;
+    };
+    let Some(row) = pack.policy.verbs.get(verb_key) else {
+        return;
+    };
+    let c = ctx.case;
+    let no_mint = c
+        .hub
+        .get(pack_id)
+        .is_some_and(|h| !h.is_empty() && h.iter().all(|o| !o.ok));
+    let cap = if row.operation == Operation::Write {
+        EXEC_WRITE
+    } else {
+        EXEC_READ
+    };
+    let confirmed = |g: &str| args.get(g) == Some(&Value::Bool(true));
+    let rows_3_4_pass = ctx.granted(cap, pack_id, Some(verb_key))
+        && !(row.privacy.land == Land::Brain && c.project_id.is_none())
+        && !(row.confirm && !confirmed("confirm") && !confirmed("apply"));
+    let bin = pack.surface.wrap.bin.as_deref();
+    let open = mistyped_arg(pack, verb_key, args).is_some()
+        || undeclared_arg(pack, verb_key, args).is_some()
+        || bin.is_some_and(|b| b.contains('/'))
+        || (!ctx.sandboxed()
+            && (c.allow_bins != FuzzCase::plain(0).allow_bins
+                || bin.is_some_and(|b| !c.allow_bins.iter().any(|a| a == b))));
+    if !pack.needs_binding()
+        || !no_mint
+        || !activated.contains(pack_id)
+        || pack.command(verb_key).is_none()
+        || !rows_3_4_pass
+        || open
+    {
+        return;
+    }
+    let fits = |class: &str| ctx.claims.denial_fits(class, text) == Some(true);
+    let row5 = ["not-connected", "mint-failed", "elevation"];
+    if let Some(class) = ["bin-not-allowed", "unknown-bin", "invalid-args"]
+        .into_iter()
+        .find(|c| fits(c))
+        .filter(|_| !row5.iter().any(|c| fits(c)))
+    {
+        fire(
+            "adapter-denied-before-binding",
+            k,
+            json!({ "ok": false, "error": { "$not": { "$denial": class } } }),
+            format!("exec {pack_id}.{verb_key}: every mint of the pack's hub fails, and the exec was denied for its adapter ({class}): {text:?}"),
+        );
+    }
 }
 
 /// What the probe reported of an exec that ran (`seen`: its slot and report): the argv the
@@ -882,7 +1161,11 @@ fn probe_report(
             .is_some_and(|w| w.iter().map(String::as_str).ne(argv.iter().copied()))
     {
         fire(
-            "argv-not-as-rendered",
+            if full.values().all(one_json_text) {
+                "argv-not-as-rendered"
+            } else {
+                "open:argv-not-as-rendered"
+            },
             pk,
             json!({ "argv": expected }),
             format!("exec {at}: the adapter got argv {argv:?}, the template renders {want:?}"),
@@ -902,10 +1185,19 @@ fn probe_report(
         );
     }
     if ctx.sandboxed() {
+        // Inherited: a variable of the runtime's environment (the case's `environment`, or the
+        // process hcpspec started it in) with the same value. What the runtime sets itself (a
+        // HOME of its own, HCP_CREDENTIAL_FILE) is not inherited.
+        let inherited = |k: &str, v: &Value| {
+            let v = v.as_str();
+            v.is_some()
+                && (k == crate::suites::hcp::mutate::case::CANARY_KEY
+                    || std::env::var(k).ok().as_deref() == v)
+        };
         let extra = pv["env"].as_object().and_then(|env| {
-            env.keys()
-                .find(|k| !SANDBOX_ENV.contains(&k.as_str()))
-                .cloned()
+            env.iter()
+                .find(|(k, v)| !SANDBOX_ENV.contains(&k.as_str()) && inherited(k, v))
+                .map(|(k, _)| k.clone())
         });
         if let Some(key) = extra {
             fire(
@@ -915,6 +1207,63 @@ fn probe_report(
                 format!("exec {at}: the sandboxed adapter's environment has {key}"),
             );
         }
+    }
+}
+
+/// The status the probe exits with, read from the argv it reported as the probe reads it
+/// (`--exit N`, `--exit=N`, `exit=N`, the last one; a number it cannot read is 1), as the
+/// kernel gives it (its low byte).
+fn probe_exit(report: &Value) -> i64 {
+    let argv: Vec<&str> = report["argv"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let mut exit: i32 = 0;
+    for (i, a) in argv.iter().enumerate() {
+        let value = |key: &str| {
+            if *a == format!("--{key}") {
+                return argv.get(i + 1).map(|s| s.to_string());
+            }
+            a.strip_prefix(&format!("--{key}="))
+                .or_else(|| a.strip_prefix(&format!("{key}=")))
+                .map(String::from)
+        };
+        if value("report").is_some() || value("escape").is_some() {
+            continue;
+        }
+        if let Some(n) = value("exit") {
+            exit = n.parse().unwrap_or(1);
+        }
+    }
+    i64::from(exit & 0xff)
+}
+
+fn contains_number(v: &Value, n: i64) -> bool {
+    match v {
+        Value::Number(x) => x.as_i64() == Some(n),
+        Value::String(s) => s.contains(&n.to_string()),
+        Value::Array(a) => a.iter().any(|x| contains_number(x, n)),
+        Value::Object(m) => m.values().any(|x| contains_number(x, n)),
+        _ => false,
+    }
+}
+
+/// Does every JSON library write `v` as the same text? A string (rendered as it is), a boolean,
+/// null, an integer a double holds exactly (|n| <= 2^53). Not a float (`1e308` or `1e+308`), a
+/// larger integer (JavaScript's parser rounds 2^64 - 1), an object or array (spacing, key
+/// order): how an adapter's argv renders those is the runtime's to write.
+fn one_json_text(v: &Value) -> bool {
+    const EXACT: u64 = 1 << 53;
+    match v {
+        Value::String(_) | Value::Bool(_) | Value::Null => true,
+        Value::Number(n) => n
+            .as_i64()
+            .map(|i| i.unsigned_abs() <= EXACT)
+            .or(n.as_u64().map(|u| u <= EXACT))
+            .unwrap_or(false),
+        _ => false,
     }
 }
 
@@ -960,15 +1309,38 @@ fn availability(
         let Some(pack) = pack else {
             continue;
         };
+        // Connected and executable without a connect: a runtime that mints inside exec may
+        // say so of an activated pack (ASSUMPTIONS.md, mint-in-exec): the runtime's choice.
+        let unbound = pack.needs_binding() && !connected.contains(p);
         let claims = [
-            ("activated", activated.contains(p)),
-            ("connected", !pack.needs_binding() || connected.contains(p)),
-            ("executable", ctx.executable(pack, vk, activated, connected)),
+            ("activated", activated.contains(p), false),
+            ("connected", !unbound || activated.contains(p), unbound),
+            ("executable", ctx.executable(pack, vk, activated), unbound),
         ];
-        for (flag, truth) in claims {
-            if verb[flag] == true && !truth {
+        // The runtime's own answers fix these two flags: activate and connect answered ok.
+        let facts = [
+            ("activated", activated.contains(p)),
+            ("connected", pack.needs_binding() && connected.contains(p)),
+        ];
+        for (flag, made_true) in facts {
+            if made_true && verb[flag] == false {
                 fire(
-                    "availability-optimistic",
+                    "availability-stale",
+                    k,
+                    json!({ "verbs": { "$contains": [{ "verb_key": vk, flag: true }] } }),
+                    format!("availability of {p}.{vk} says not {flag}, yet the runtime answered its {flag} ok"),
+                );
+                return;
+            }
+        }
+        for (flag, truth, open) in claims {
+            if verb[flag] == true && (!truth || open) {
+                fire(
+                    if truth {
+                        "open:availability-optimistic"
+                    } else {
+                        "availability-optimistic"
+                    },
                     k,
                     json!({ "verbs": { "$contains": [{ "verb_key": vk, flag: false }] } }),
                     format!("availability of {p}.{vk} says {flag}, which it is not"),
@@ -979,183 +1351,33 @@ fn availability(
     }
 }
 
-/// Differential agreement with the reference's run of the same case, step by step.
-pub fn differential(
-    ctx: &Ctx,
-    obs: &[Option<&Value>],
-    reference: &[Option<&Value>],
-) -> Vec<Violation> {
-    let mut out = Vec::new();
-    let mut fire = |rule: &'static str, slot: usize, expect: Value, message: String| {
-        out.push(Violation {
-            rule,
-            slot,
-            expect,
-            message,
-            differential: true,
-        })
-    };
-    for (k, slot) in ctx.layout.iter().enumerate() {
-        let (Some(a), Some(b)) = (
-            obs.get(k).copied().flatten(),
-            reference.get(k).copied().flatten(),
-        ) else {
-            break;
-        };
-        let step = match slot {
-            Slot::Install => {
-                if a["ok"] != b["ok"] {
-                    fire(
-                        "differential-install",
-                        k,
-                        json!({ "ok": b["ok"] }),
-                        format!("install ok is {}, the reference says {}", a["ok"], b["ok"]),
-                    );
-                    break; // the rest runs on one side only
-                }
-                continue;
-            }
-            Slot::Probe(_) => continue,
-            Slot::Step(i) => &ctx.case.steps[*i],
-        };
-        differ(ctx, k, step, a, b, &mut fire);
-    }
-    out
-}
+#[cfg(test)]
+mod tests {
+    use super::one_json_text;
+    use serde_json::json;
 
-/// One step as the runtime (`a`) and the reference (`b`) observed it: a violation for each
-/// difference that matters.
-fn differ(
-    ctx: &Ctx,
-    k: usize,
-    step: &FStep,
-    a: &Value,
-    b: &Value,
-    fire: &mut impl FnMut(&'static str, usize, Value, String),
-) {
-    let class_expect = |b: &Value| {
-        let mut e = json!({ "ok": b["ok"] });
-        if let Some(class) = b["error"].as_str().and_then(|t| ctx.classes.of(t)) {
-            e["error"] = json!({ "$denial": class });
+    /// An argv is judged exactly only when every arg has one JSON text in every language.
+    #[test]
+    fn only_args_with_one_json_text_are_judged_exactly() {
+        for v in [
+            json!("a b"),
+            json!(true),
+            json!(null),
+            json!(10),
+            json!(-1),
+            json!(1u64 << 53),
+        ] {
+            assert!(one_json_text(&v), "{v}");
         }
-        e
-    };
-    match step {
-        FStep::Activate(_) => {
-            let (xs, ys) = (
-                a.as_array().cloned().unwrap_or_default(),
-                b.as_array().cloned().unwrap_or_default(),
-            );
-            for (x, y) in xs.iter().zip(&ys) {
-                if x["ok"] != y["ok"] {
-                    fire(
-                        "differential-activate",
-                        k,
-                        json!({ "$contains": [{ "pack_id": y["pack_id"], "ok": y["ok"] }] }),
-                        format!(
-                            "activation of {} is {}, the reference says {}",
-                            y["pack_id"], x["ok"], y["ok"]
-                        ),
-                    );
-                    break;
-                }
-            }
+        for v in [
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!(1e308),
+            json!(1.5),
+            json!({"a": 1}),
+            json!([1]),
+        ] {
+            assert!(!one_json_text(&v), "{v}");
         }
-        FStep::Connect(p) => {
-            if a["ok"] != b["ok"] {
-                fire(
-                    "differential-connect",
-                    k,
-                    class_expect(b),
-                    format!(
-                        "connect {p} ok is {}, the reference says {}",
-                        a["ok"], b["ok"]
-                    ),
-                );
-            }
-        }
-        FStep::Exec {
-            pack_id, verb_key, ..
-        } => {
-            if a["ok"] != b["ok"] {
-                fire(
-                    "differential-exec",
-                    k,
-                    class_expect(b),
-                    format!(
-                        "exec {pack_id}.{verb_key} ok is {} ({}), the reference says {} ({})",
-                        a["ok"], a["error"], b["ok"], b["error"]
-                    ),
-                );
-            } else if a["ok"] == false {
-                let (ta, tb) = (
-                    a["error"].as_str().unwrap_or_default(),
-                    b["error"].as_str().unwrap_or_default(),
-                );
-                // The runtime's text is judged by its own denial map, as `run` judges it:
-                // without a map for the class it is unclassified, never a finding.
-                if let Some(class) = ctx.classes.of(tb) {
-                    if ctx.claims.denial_fits(class, ta) == Some(false) {
-                        fire(
-                            "differential-denial-class",
-                            k,
-                            class_expect(b),
-                            format!("exec {pack_id}.{verb_key} denied with {ta:?}; the reference's denial is a `{class}` ({tb:?})"),
-                        );
-                    }
-                }
-            }
-        }
-        FStep::Sense {
-            pack_id, trigger, ..
-        } => {
-            if a["accepted"] != b["accepted"] {
-                fire(
-                    "differential-sense",
-                    k,
-                    json!({ "accepted": b["accepted"] }),
-                    format!(
-                        "Sense {pack_id}/{trigger} accepted is {}, the reference says {}",
-                        a["accepted"], b["accepted"]
-                    ),
-                );
-            }
-        }
-        FStep::Availability(p) => {
-            if a["installed"] != b["installed"] {
-                fire(
-                    "differential-availability",
-                    k,
-                    json!({ "installed": b["installed"] }),
-                    format!("availability of {p}: installed differs"),
-                );
-                return;
-            }
-            'verbs: for y in b["verbs"].as_array().into_iter().flatten() {
-                let Some(x) = a["verbs"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .find(|x| x["verb_key"] == y["verb_key"])
-                else {
-                    continue;
-                };
-                for flag in ["installed", "activated", "connected", "executable"] {
-                    if x[flag] != y[flag] {
-                        fire(
-                            "differential-availability",
-                            k,
-                            json!({ "verbs": { "$contains": [{ "verb_key": y["verb_key"], flag: y[flag] }] } }),
-                            format!(
-                                "availability of {p}.{}: {flag} is {}, the reference says {}",
-                                y["verb_key"], x[flag], y[flag]
-                            ),
-                        );
-                        break 'verbs;
-                    }
-                }
-            }
-        }
-        FStep::Audit => {}
     }
 }

@@ -59,6 +59,8 @@ pub enum FStep {
         payload: Value,
     },
     Audit,
+    /// The grants the runtime holds (`runtime.grants`).
+    Grants,
 }
 
 /// Where each step of the rendered case comes from.
@@ -83,6 +85,10 @@ pub struct FuzzCase {
     pub allow_bins: Vec<String>,
     pub hub: BTreeMap<String, Vec<MintOutcome>>,
     pub sense_enable: bool,
+    /// With Sense off, `sense: {enable: false}` is said rather than left out: only a switch
+    /// turned off is one the spec fixes ("`sense.enable` off → drop"); off by default is the
+    /// runtime's choice (vectors/contract/ASSUMPTIONS.md).
+    pub sense_off_said: bool,
     /// The value of the planted `HCPSPEC_CANARY_TOKEN`.
     pub canary: String,
     pub steps: Vec<FStep>,
@@ -105,6 +111,7 @@ impl FuzzCase {
             allow_bins: vec!["hcpspec-probe".into()],
             hub: BTreeMap::new(),
             sense_enable: false,
+            sense_off_said: false,
             canary: format!("hcpspec-canary-{seed:016x}"),
             steps: vec![],
         }
@@ -191,8 +198,8 @@ impl FuzzCase {
         if !self.hub.is_empty() {
             params.insert("hub".into(), json!(self.hub));
         }
-        if self.sense_enable {
-            params.insert("sense".into(), json!({ "enable": true }));
+        if self.sense_enable || self.sense_off_said {
+            params.insert("sense".into(), json!({ "enable": self.sense_enable }));
         }
         params.insert("environment".into(), json!({ CANARY_KEY: self.canary }));
 
@@ -228,6 +235,7 @@ impl FuzzCase {
                         "pack_id": pack_id, "trigger": trigger, "payload": payload,
                     })),
                     FStep::Audit => Action::Audit(Map::new()),
+                    FStep::Grants => Action::Grants(Map::new()),
                 },
             };
             let (expect, note) = match expects.get(&k) {
@@ -557,8 +565,16 @@ pub fn generate(src: &mut impl Source, fixtures: &[Fixture], seed: u64) -> FuzzC
 
     gen_setup(src, &mut c, &used);
     gen_steps(src, &mut c, &used, &ids);
+    // Drawn last, so every case keeps the steps it had before this step existed; read last, so
+    // a runtime without `runtime.grants` (unimplemented) loses no other step of the case.
+    if src.chance(GRANTS_READ) {
+        c.steps.push(FStep::Grants);
+    }
     c
 }
+
+/// The percentage of cases that end by reading back the grants the runtime holds.
+const GRANTS_READ: usize = 30;
 
 /// The runtime a fuzz case creates: its Principal, tenant, project, grants, sandbox, allow-list,
 /// hub script and Sense switch.
@@ -614,6 +630,8 @@ fn gen_setup(src: &mut impl Source, c: &mut FuzzCase, used: &[&Fixture]) {
         c.hub.insert(id, script);
     }
     c.sense_enable = src.chance(35);
+    // From the case's seed, not a draw: every other field stays as it was generated.
+    c.sense_off_said = !c.sense_enable && c.seed % 2 == 1;
 }
 
 /// The steps of a fuzz case: activation, then connects, then the actions, then the audit log.
