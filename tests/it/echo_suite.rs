@@ -514,9 +514,9 @@ fn a_case_that_plays_alone_has_no_case_beside_it() {
     );
 }
 
-/// A target whose first case fails after a while and whose second plays alone: the second
-/// waits for its turn while the first plays.
-struct FailsThenAlone(Arc<dyn Target>, String);
+/// A target whose first case fails after a while and whose others play alone: each of them
+/// asks for its turn only once the first plays (holding its shared turn), so it waits for it.
+struct FailsThenAlone(Arc<dyn Target>, String, std::sync::atomic::AtomicBool);
 
 impl Target for FailsThenAlone {
     fn spec(&self) -> &str {
@@ -526,10 +526,15 @@ impl Target for FailsThenAlone {
         self.0.describe()
     }
     fn alone(&self, case: &Case) -> bool {
-        case.name() != self.1
+        let first = case.name() == self.1;
+        while !first && !self.2.load(std::sync::atomic::Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        !first
     }
     fn run_case(&self, case: &Case) -> CaseResult {
         if case.name() == self.1 {
+            self.2.store(true, std::sync::atomic::Ordering::SeqCst);
             std::thread::sleep(std::time::Duration::from_millis(300));
             let mut r = self.0.run_case(case);
             r.verdict = Verdict::Error {
@@ -554,10 +559,15 @@ fn a_case_waiting_for_its_turn_is_not_run_past_max_fail() {
     runner.max_fail = Some(1);
     let inner = l.suite.target("inproc:reference", &ctx).unwrap();
     let first = l.cases[0].name();
-    let target: Arc<dyn Target> = Arc::new(FailsThenAlone(inner, first.clone()));
+    let target: Arc<dyn Target> =
+        Arc::new(FailsThenAlone(inner, first.clone(), Default::default()));
     let result = runner.run(&[target], &mut Quiet).unwrap();
     let cases = &result.runtimes[0].cases;
-    assert!(matches!(cases[0].verdict, Verdict::Error { .. }), "{:?}", cases[0]);
+    assert!(
+        matches!(cases[0].verdict, Verdict::Error { .. }),
+        "{:?}",
+        cases[0]
+    );
     for r in &cases[1..] {
         assert!(
             matches!(&r.verdict, Verdict::Skip { reason } if reason.contains("--max-fail 1")),

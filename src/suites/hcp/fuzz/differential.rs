@@ -160,6 +160,16 @@ fn exec_faults(
     (rows.iter().map(count).sum(), first, open)
 }
 
+/// What a finding expects of an answer the reference (`b`) gave: its `ok`, and its denial's
+/// class where it denied.
+fn class_expect(ctx: &Ctx, b: &Value) -> Value {
+    let mut e = json!({ "ok": b["ok"] });
+    if let Some(class) = b["error"].as_str().and_then(|t| ctx.classes.of(t)) {
+        e["error"] = json!({ "$denial": class });
+    }
+    e
+}
+
 /// One step as the runtime (`a`) and the reference (`b`) observed it: a violation for each
 /// difference that matters.
 fn differ(
@@ -171,13 +181,6 @@ fn differ(
     seen: &Seen,
     fire: &mut impl FnMut(&'static str, usize, Value, String),
 ) {
-    let class_expect = |b: &Value| {
-        let mut e = json!({ "ok": b["ok"] });
-        if let Some(class) = b["error"].as_str().and_then(|t| ctx.classes.of(t)) {
-            e["error"] = json!({ "$denial": class });
-        }
-        e
-    };
     match step {
         FStep::Activate(_) => {
             let (xs, ys) = (
@@ -220,7 +223,7 @@ fn differ(
                         "differential-connect"
                     },
                     k,
-                    class_expect(b),
+                    class_expect(ctx, b),
                     format!(
                         "connect {p} ok is {}, the reference says {}",
                         a["ok"], b["ok"]
@@ -316,13 +319,6 @@ fn differ_exec(
     seen: &Seen,
     fire: &mut impl FnMut(&'static str, usize, Value, String),
 ) {
-    let class_expect = |b: &Value| {
-        let mut e = json!({ "ok": b["ok"] });
-        if let Some(class) = b["error"].as_str().and_then(|t| ctx.classes.of(t)) {
-            e["error"] = json!({ "$denial": class });
-        }
-        e
-    };
     let (faults, first, open) = exec_faults(ctx, seen, pack_id, verb_key, full);
     if a["ok"] != b["ok"] {
         // The reference ran it, and nothing the runtime may decide could deny it.
@@ -334,7 +330,7 @@ fn differ_exec(
                 "differential-exec"
             },
             k,
-            class_expect(b),
+            class_expect(ctx, b),
             format!(
                 "exec {pack_id}.{verb_key} ok is {} ({}), the reference says {} ({})",
                 a["ok"], a["error"], b["ok"], b["error"]
@@ -359,7 +355,7 @@ fn differ_exec(
                             "differential-denial-class"
                         },
                         k,
-                        class_expect(b),
+                        class_expect(ctx, b),
                         format!("exec {pack_id}.{verb_key} denied with {ta:?}; the reference's denial is a `{class}` ({tb:?})"),
                     );
             }
