@@ -253,6 +253,12 @@ pub struct Runner<'a> {
     pub interrupt: Option<&'a std::sync::atomic::AtomicBool>,
     /// `--max-fail N`: stop as `interrupt` does once N cases failed the run.
     pub max_fail: Option<usize>,
+    /// Whether a case its target says plays alone takes the process's turn by itself
+    /// (`run::turn`: a run's peak memory). The self-check's many runners share theirs: there the
+    /// turn made every case wait for the slowest one running each time a heavy case asked for
+    /// it (the `suites` tests took 280 s, not 147), and `core_api::suite::heavy_turn` still
+    /// plays the heavy cases one at a time.
+    pub plays_alone: bool,
     /// Cases that failed the run so far, for `max_fail`.
     failed: std::sync::atomic::AtomicUsize,
     /// Under CI (`--ci`, or `CI` set): a missing snapshot fails the run.
@@ -289,6 +295,7 @@ impl<'a> Runner<'a> {
             labels: Default::default(),
             interrupt: None,
             max_fail: None,
+            plays_alone: true,
             failed: Default::default(),
             ci: false,
             started: Instant::now(),
@@ -510,7 +517,7 @@ impl<'a> Runner<'a> {
         super::pool::each(cases, jobs, &halted, &|i, case| {
             let name = case.name();
             // Before the case starts: its clock and the run's guard do not count the wait.
-            let turn = super::turn::take(t.alone(case));
+            let turn = super::turn::take(self.plays_alone && t.alone(case));
             // Stopped while it waited for its turn: not started, as the cases after it.
             if halted() {
                 return None;

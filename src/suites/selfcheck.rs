@@ -214,7 +214,8 @@ impl SelfCheck<'_> {
                 let _place = self.memo.place();
                 let target = self.target(name)?;
                 let expectations = Expectations::default();
-                let runner = Runner::new(self.info, std::slice::from_ref(case), &expectations);
+                let mut runner = Runner::new(self.info, std::slice::from_ref(case), &expectations);
+                runner.plays_alone = false;
                 let result = runner
                     .run(&[target], &mut Quiet)
                     .map_err(|e| e.to_string())?;
