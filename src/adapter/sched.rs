@@ -111,15 +111,7 @@ pub struct Deadline {
 
 impl Deadline {
     pub fn start(length: Duration, whose: &Whose) -> Deadline {
-        let start = std::time::Instant::now();
-        Deadline {
-            length,
-            start,
-            until: start
-                .checked_add(length)
-                .unwrap_or(start + Duration::from_secs(86400 * 365)),
-            waits: Waits::of(whose),
-        }
+        Deadline::since(length, std::time::Instant::now(), Waits::of(whose))
     }
 
     /// A deadline of `length` from `start`, against waits read at or before it (`waits`, for
