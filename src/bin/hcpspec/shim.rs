@@ -162,8 +162,15 @@ pub fn bench_transports(
 ) -> Result<i32, BadInput> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let (n, rounds) = (500, 8);
+    // Before any thread or child starts: they inherit it.
+    let pinned = bench::Pinned::to_one_cpu();
+    let on = match &pinned {
+        Some(p) => format!("every client and server on CPU {}", p.cpu),
+        None => "clients and servers where the scheduler put them (no CPU could be set)".into(),
+    };
     println!(
-        "round trip of `{}`, 1 client, best mean of {rounds} interleaved rounds of {n} calls\n\
+        "round trip of `{}`, 1 client, best mean of {rounds} interleaved rounds of {n} calls,\n\
+         {on}\n\
          (the adapter and a bare client: the same requests and answers, each to a server of its\n\
          own; the echo: the bare client against `hcpspec shim --echo`, the transport alone;\n\
          CPU: the client's process and its server's, what the gate judges):",
@@ -180,6 +187,7 @@ pub fn bench_transports(
         )?()?)
     };
     let rows = bench::round_trips(&exe, bench::Clock::Own, &connect, n, rounds)?;
+    drop(pinned);
     let mut over = Vec::new();
     let us = |c: Option<f64>| c.map_or("-".to_string(), |c| format!("{c:.1}"));
     for r in &rows {
