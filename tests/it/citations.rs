@@ -27,6 +27,9 @@ fn every_case_cites_real_headings_and_quotes() {
         .collect();
     let heading = Regex::new(r"§ ([^,(;]+)").unwrap();
     let quote = Regex::new(r#"\("(.*?)"\)(?:;|$| and|,| §)"#).unwrap();
+    // Markdown headings, the web page's own ("4b ArtifactsCopy Anchor Link"), a Go doc's
+    // ("Overview ¶"), and a design record's numbered findings ("H5. ADMITTED …" is H5).
+    let finding = Regex::new(r"^(H\d+)\. ").unwrap();
     let mut problems = Vec::new();
     for case in &cases {
         let file = case.spec.split_whitespace().next().unwrap_or_default();
@@ -38,9 +41,6 @@ fn every_case_cites_real_headings_and_quotes() {
             ));
             continue;
         };
-        // Markdown headings, the web page's own ("4b ArtifactsCopy Anchor Link"), a Go doc's
-        // ("Overview ¶"), and a design record's numbered findings ("H5. ADMITTED …" is H5).
-        let finding = Regex::new(r"^(H\d+)\. ").unwrap();
         let headings: BTreeSet<String> = text
             .lines()
             .filter_map(|l| {

@@ -1046,7 +1046,7 @@ fn a_ledger_rows_surviving_killer_fails_the_self_check() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|r| r["row"].to_string() == number)
+            .find(|r| r["row"].as_u64().map(|n| n.to_string()).as_ref() == Some(&number))
             .cloned()
             .unwrap();
         (o, row)
