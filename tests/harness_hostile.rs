@@ -456,18 +456,7 @@ fn a_stop_kills_its_own_harness_only_never_another_scenarios() {
 fn a_harness_dropped_for_not_reading_is_read_no_more() {
     let _beside = ALONE.read().unwrap_or_else(|p| p.into_inner());
     let dir = suite_of(1, "never-reads", 4000);
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fauxmplementations/hostile_harness.py");
-    let out = dir.path().join("out");
-    let (o, peak) = common::output_and_peak_rss(
-        std::process::Command::new(env!("CARGO_BIN_EXE_hcpspec"))
-            .args(["run", "--suite", "harness-api", "--vectors"])
-            .arg(dir.path())
-            .arg("--runtime")
-            .arg(format!("exec:python3 {} never-reads", script.display()))
-            .arg("--out")
-            .arg(&out),
-    );
+    let (out, o, peak) = run_in_a_process(&dir, "never-reads", 1);
     eprintln!(
         "a harness that never reads, alone: peak RSS {} MiB",
         peak >> 20
@@ -483,6 +472,35 @@ fn a_harness_dropped_for_not_reading_is_read_no_more() {
         "a harness that never reads: hcpspec's peak RSS was {} MiB (bound 400 MiB)",
         peak >> 20
     );
+}
+
+/// `hcpspec run` of the suite in `dir` against the hostile harness in `mode`, `jobs` scenarios
+/// at once, in a process of its own: its out folder, its output and its peak RSS.
+fn run_in_a_process(
+    dir: &tempfile::TempDir,
+    mode: &str,
+    jobs: usize,
+) -> (std::path::PathBuf, std::process::Output, u64) {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fauxmplementations/hostile_harness.py");
+    let out = dir.path().join("out");
+    let (o, peak) = common::output_and_peak_rss(
+        std::process::Command::new(env!("CARGO_BIN_EXE_hcpspec"))
+            .args([
+                "run",
+                "--suite",
+                "harness-api",
+                "--jobs",
+                &jobs.to_string(),
+                "--vectors",
+            ])
+            .arg(dir.path())
+            .arg("--runtime")
+            .arg(format!("exec:python3 {} {mode}", script.display()))
+            .arg("--out")
+            .arg(&out),
+    );
+    (out, o, peak)
 }
 
 /// A harness-api suite of `n` cases `NAME-i`, each a scenario of `deadline_ms` that ends when
@@ -537,18 +555,7 @@ fn eight_floods_of_big_frames_at_once_stay_within_the_memory_bound() {
     // 3 s, not 6: each scenario waits out its deadline, one after another within the budget,
     // and a flood is cut at about 0.4 s of scenario time.
     let dir = suite_of(8, "flood", 3000);
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fauxmplementations/hostile_harness.py");
-    let out = dir.path().join("out");
-    let (o, peak) = common::output_and_peak_rss(
-        std::process::Command::new(env!("CARGO_BIN_EXE_hcpspec"))
-            .args(["run", "--suite", "harness-api", "--jobs", "8", "--vectors"])
-            .arg(dir.path())
-            .arg("--runtime")
-            .arg(format!("exec:python3 {} big-frame-flood", script.display()))
-            .arg("--out")
-            .arg(&out),
-    );
+    let (out, o, peak) = run_in_a_process(&dir, "big-frame-flood", 8);
     let text = String::from_utf8_lossy(&o.stdout);
     eprintln!(
         "eight floods of 16 MiB frames at --jobs 8: peak RSS {} MiB",

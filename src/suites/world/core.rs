@@ -98,7 +98,7 @@ pub async fn connection(stream: TcpStream, n: usize, w: Shared) {
         // Past its queue's cap core dropped the connection (`World::send`): it reads no more
         // of it. It went on reading, logging each request and its answer: a harness asking
         // for 8 MiB answers it never reads made its scenario hold 630 MiB, not 250.
-        let dropped = queued.load(std::sync::atomic::Ordering::Relaxed) > super::model::QUEUE_BYTES;
+        let dropped = super::model::past_queue(queued.load(std::sync::atomic::Ordering::Relaxed));
         if !goes_on || dropped {
             break;
         }

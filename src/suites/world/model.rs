@@ -20,6 +20,12 @@ mod transcript;
 /// What core queues to a connection that does not read: past it, a cap hit, and it is dropped.
 pub const QUEUE_BYTES: usize = 64 << 20;
 
+/// Whether `queued` bytes not yet written pass [`QUEUE_BYTES`]: core then drops the connection
+/// (`World::send`) and reads no more of it (`core::connection`; the bytes stay counted).
+pub fn past_queue(queued: usize) -> bool {
+    queued > QUEUE_BYTES
+}
+
 pub const SESSION: &str = "sess-1";
 
 /// Our harness's id, the one a harness token is bound to (§ 1).
@@ -520,7 +526,7 @@ impl World {
         };
         let text = frame.to_string();
         let queued = c.queued.fetch_add(text.len(), Ordering::Relaxed) + text.len();
-        if queued > QUEUE_BYTES {
+        if past_queue(queued) {
             let _ = c.tx.send(Message::Close(None));
             let cap = QUEUE_BYTES;
             self.record(json!({ "via": "cap", "conn": conn, "what": "queue",

@@ -114,12 +114,7 @@ fn exec_faults(
     let Some(pack) = ctx.model.packs.get(pack_id) else {
         return (1, 1, false);
     };
-    let Some(row) = pack
-        .policy
-        .verbs
-        .get(verb)
-        .filter(|_| pack.command(verb).is_some())
-    else {
+    let Some(row) = pack.runnable(verb) else {
         return (1, 1, false);
     };
     let c = ctx.case;

@@ -877,12 +877,7 @@ fn exec_ran(
     let Some(pack) = ctx.model.packs.get(pack_id) else {
         return deny("exec-unknown-pack-ran", "the pack is not installed".into());
     };
-    let Some(row) = pack
-        .policy
-        .verbs
-        .get(verb_key)
-        .filter(|_| pack.command(verb_key).is_some())
-    else {
+    let Some(row) = pack.runnable(verb_key) else {
         return deny(
             "exec-unknown-verb-ran",
             "the verb has no command or no Policy row".into(),
@@ -1123,12 +1118,7 @@ fn probe_report(
     fire: &mut impl FnMut(&'static str, usize, Value, String),
 ) {
     let (pk, pv) = seen;
-    let argv: Vec<&str> = pv["argv"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let argv = reported_argv(pv);
     // Observations come with the case's paths as its variables (`${report.NAME}`, `${workdir}`;
     // see snapshot::normalize), or raw: then the case's temp dir is where the probe was told to
     // write its report, and the expected argv is rendered from the substituted args.
@@ -1210,16 +1200,21 @@ fn probe_report(
     }
 }
 
-/// The status the probe exits with, read from the argv it reported as the probe reads it
-/// (`--exit N`, `--exit=N`, `exit=N`, the last one; a number it cannot read is 1), as the
-/// kernel gives it (its low byte).
-fn probe_exit(report: &Value) -> i64 {
-    let argv: Vec<&str> = report["argv"]
+/// The argv a probe's report says it ran with (its strings).
+fn reported_argv(report: &Value) -> Vec<&str> {
+    report["argv"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
-        .collect();
+        .collect()
+}
+
+/// The status the probe exits with, read from the argv it reported as the probe reads it
+/// (`--exit N`, `--exit=N`, `exit=N`, the last one; a number it cannot read is 1), as the
+/// kernel gives it (its low byte).
+fn probe_exit(report: &Value) -> i64 {
+    let argv = reported_argv(report);
     let mut exit: i32 = 0;
     for (i, a) in argv.iter().enumerate() {
         let value = |key: &str| {

@@ -20,6 +20,13 @@ impl Pack {
             .iter()
             .find(|c| c.verb_key == verb_key)
     }
+    /// The Policy row of a verb the pack has a command for: a verb it can run (row 5).
+    pub fn runnable(&self, verb_key: &str) -> Option<&VerbPolicy> {
+        self.policy
+            .verbs
+            .get(verb_key)
+            .filter(|_| self.command(verb_key).is_some())
+    }
     /// A pack needs a Binding unless it is public.
     pub fn needs_binding(&self) -> bool {
         !self.surface.public
