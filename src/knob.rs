@@ -66,6 +66,9 @@ pub struct Knobs<M, V> {
     every_variant: bool,
     /// Every point the spec leaves free decided at random by a seed (`variant:freedom:SEED`).
     pub freedom: Option<Freedom>,
+    /// The reference, noting which variants its run asks about in an [`asked`] slot
+    /// (`reference:asked:SLOT`, the self-check's own).
+    asked: Option<u32>,
 }
 
 impl<M, V> Default for Knobs<M, V> {
@@ -75,6 +78,7 @@ impl<M, V> Default for Knobs<M, V> {
             variant: None,
             every_variant: false,
             freedom: None,
+            asked: None,
         }
     }
 }
@@ -85,6 +89,12 @@ impl<M: Knob, V: Knob> Knobs<M, V> {
     pub fn named(name: &str) -> Option<Self> {
         if name == "reference" {
             return Some(Self::default());
+        }
+        if let Some(slot) = name.strip_prefix("reference:asked:") {
+            return Some(Knobs {
+                asked: Some(slot.parse().ok()?),
+                ..Self::default()
+            });
         }
         if let Some(f) = name.strip_prefix("variant:").and_then(Freedom::named) {
             return Some(Knobs {
@@ -129,7 +139,57 @@ impl<M: Knob, V: Knob> Knobs<M, V> {
 
     /// Is this the allowed variant that decides `v`'s point otherwise?
     pub fn decides(&self, v: V) -> bool {
+        self.note(v);
         self.every_variant || self.variant == Some(v)
+    }
+
+    /// Is this exactly the variant `v` (not `variant:all`)?
+    pub fn is_variant(&self, v: V) -> bool {
+        self.note(v);
+        self.variant == Some(v)
+    }
+
+    fn note(&self, v: V) {
+        if let Some(slot) = self.asked {
+            asked::note(slot, v.name());
+        }
+    }
+}
+
+/// Which allowed variants a run of the reference asks about, each run in a slot of its own
+/// (`inproc:reference:asked:SLOT`). The self-check plays a variant only on the MUST cases whose
+/// reference run asks about it: elsewhere the variant takes every branch the reference takes,
+/// so it plays the reference's run, which the case's own test already passes (the coverage
+/// analysis of PIT's and Stryker's mutation testing, for variants).
+pub mod asked {
+    use std::collections::BTreeSet;
+    use std::sync::{Mutex, MutexGuard};
+
+    static SLOTS: Mutex<Vec<BTreeSet<&'static str>>> = Mutex::new(Vec::new());
+
+    fn slots() -> MutexGuard<'static, Vec<BTreeSet<&'static str>>> {
+        SLOTS.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A new, empty slot.
+    pub fn slot() -> u32 {
+        let mut s = slots();
+        s.push(BTreeSet::new());
+        (s.len() - 1) as u32
+    }
+
+    pub(super) fn note(slot: u32, variant: &'static str) {
+        if let Some(s) = slots().get_mut(slot as usize) {
+            s.insert(variant);
+        }
+    }
+
+    /// The variants asked about in `slot` so far, emptying it.
+    pub fn take(slot: u32) -> BTreeSet<&'static str> {
+        slots()
+            .get_mut(slot as usize)
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 }
 
@@ -417,6 +477,13 @@ mod tests {
         }
         assert_eq!(M::B.sections(), &["2", "3"]);
         assert_eq!(infos::<M>().len(), 2);
+        // The self-check's noting reference: the reference's decisions, each ask noted.
+        let slot = asked::slot();
+        let k = Knobs::<M, V>::named(&format!("reference:asked:{slot}")).unwrap();
+        assert!(!k.decides(V::X) && k.mutant.is_none() && k.variant.is_none());
+        assert_eq!(asked::take(slot), ["x"].into());
+        assert!(asked::take(slot).is_empty());
+        assert_eq!(Knobs::<M, V>::named("reference:asked:x"), None);
         let f = Knobs::<M, V>::named("variant:freedom:3:order+words").unwrap();
         let free = f.freedom.unwrap();
         assert!(free.takes(Class::Order) && !free.takes(Class::Time) && !f.decides(V::X));

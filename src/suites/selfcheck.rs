@@ -48,10 +48,18 @@ pub type Kills = BTreeMap<&'static str, Vec<String>>;
 
 type Slot = Arc<OnceLock<Result<CaseResult, String>>>;
 
+/// The variants a case's reference run asks about; none when that run did not pass (then every
+/// variant plays the case).
+type Asked = Option<std::collections::BTreeSet<String>>;
+
+type AskedSlot = Arc<OnceLock<Result<Asked, String>>>;
+
 /// The result of each (target, case) pair played, each played once however many questions ask
 /// for it; at most `jobs` pairs play at once, whichever questions asked for them.
 pub struct Memo {
     slots: Mutex<HashMap<(String, String), Slot>>,
+    /// Each case's [`Asked`], found once.
+    asked: Mutex<HashMap<String, AskedSlot>>,
     /// Each target made once (a runtime's set-up can cost more than a case).
     targets: Mutex<HashMap<String, Arc<dyn crate::run::runner::Target>>>,
     /// Places taken.
@@ -76,6 +84,7 @@ impl Memo {
     pub fn new(jobs: usize) -> Self {
         Memo {
             slots: Mutex::default(),
+            asked: Mutex::default(),
             targets: Mutex::default(),
             playing: Mutex::new(0),
             freed: Condvar::new(),
@@ -261,6 +270,62 @@ impl SelfCheck<'_> {
         .collect()
     }
 
+    /// The variants each of `cases` asks about when the reference plays it, in case order:
+    /// each case played once per process on a reference of its own, noting in an
+    /// [`crate::knob::asked`] slot (and kept in the shared folder, where there is one).
+    fn asked(&self, cases: &[&Case]) -> Result<Vec<Asked>, String> {
+        let one = |case: &Case| -> Result<Asked, String> {
+            let cell = {
+                let mut all = self.memo.asked.lock().unwrap_or_else(|p| p.into_inner());
+                all.entry(case.name()).or_default().clone()
+            };
+            cell.get_or_init(|| {
+                let file = self.memo.kept_file("reference:asked", &case.name());
+                let kept = file.as_ref().and_then(|f| std::fs::read(f).ok());
+                if let Some(a) = kept.and_then(|t| serde_json::from_slice::<Asked>(&t).ok()) {
+                    return Ok(a);
+                }
+                let slot = crate::knob::asked::slot();
+                let _place = self.memo.place();
+                let target = self
+                    .suite
+                    .target(&format!("inproc:reference:asked:{slot}"), self.ctx)?;
+                let expectations = Expectations::default();
+                let mut runner = Runner::new(self.info, std::slice::from_ref(case), &expectations);
+                runner.plays_alone = false;
+                let result = runner
+                    .run(&[target], &mut Quiet)
+                    .map_err(|e| e.to_string())?;
+                let asked = crate::knob::asked::take(slot);
+                let ok = result
+                    .runtimes
+                    .iter()
+                    .flat_map(|r| &r.cases)
+                    .next()
+                    .is_some_and(passed);
+                let a: Asked = ok.then(|| asked.into_iter().map(String::from).collect());
+                if let Some(f) = file {
+                    let tmp = f.with_extension(format!("{}.{slot}.tmp", std::process::id()));
+                    let body = serde_json::to_vec(&a).unwrap_or_default();
+                    if std::fs::write(&tmp, body).is_err() || std::fs::rename(&tmp, &f).is_err() {
+                        let _ = std::fs::remove_file(&tmp);
+                    }
+                }
+                Ok(a)
+            })
+            .clone()
+        };
+        crate::run::pool::each(cases, self.memo.jobs, &crate::run::pool::never, &|_, c| {
+            one(c)
+        })
+        .into_iter()
+        .map(|r| match r {
+            Some(Ok(r)) => r,
+            _ => Err("a self-check thread panicked".into()),
+        })
+        .collect()
+    }
+
     /// `inproc:NAME` on `cases`; results in case order.
     fn run(&self, name: &str, cases: &[&Case]) -> Result<Vec<CaseResult>, String> {
         let pairs: Vec<(&str, &Case)> = cases.iter().map(|c| (name, *c)).collect();
@@ -342,6 +407,18 @@ impl SelfCheck<'_> {
             .filter(|c| c.level == Level::MUST)
             .collect();
         let Some(freedom) = crate::knob::Freedom::named(v.name) else {
+            // Only the cases whose reference run asks about the variant (`variant:all`, about
+            // any): on the others it plays the reference's run, which passes.
+            let asked = self.asked(&must)?;
+            let must: Vec<&Case> = must
+                .into_iter()
+                .zip(asked)
+                .filter(|(_, a)| {
+                    a.as_ref()
+                        .is_none_or(|a| a.contains(v.name) || (v.name == "all" && !a.is_empty()))
+                })
+                .map(|(c, _)| c)
+                .collect();
             return Ok(self
                 .run(&format!("variant:{}", v.name), &must)?
                 .into_iter()

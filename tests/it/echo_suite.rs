@@ -24,6 +24,7 @@ hcpspec::mutants! {
 hcpspec::variants! {
     enum Variant {
         Slow = "slow", "takes its time (20 ms) before it answers";
+        Loud = "loud", "says a word in capitals (asked only where there is a word to say)";
     }
 }
 
@@ -86,6 +87,9 @@ impl Suite for Echo {
     }
 }
 
+/// The cases the `loud` echoer has played.
+static LOUD_PLAYED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 struct Echoer {
     spec: String,
     knobs: Knobs<Mutant, Variant>,
@@ -107,8 +111,16 @@ impl Target for Echoer {
         if self.knobs.decides(Variant::Slow) {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
+        let word = body["say"].as_str().unwrap_or("");
+        let loud = !word.is_empty() && self.knobs.decides(Variant::Loud);
+        // Read as the field, not asked: counting asks nothing of the reference.
+        if self.knobs.variant == Some(Variant::Loud) {
+            LOUD_PLAYED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
         let said = if self.knobs.breaks(Mutant::Mute) {
             json!(null)
+        } else if loud {
+            json!(word.to_uppercase())
         } else if let Some(f) = self.knobs.free(hcpspec::knob::Class::Words) {
             // What an echoer says is its own word under the freedom variant.
             json!(f.word("say", body["say"].as_str().unwrap_or("")))
@@ -217,8 +229,8 @@ fn a_fifth_suite_plugs_in_through_the_registry_alone() {
     let pairs = infos::<Mutant>().len() * l.cases.len();
     assert_eq!(
         kept.len(),
-        pairs,
-        "one file per mutant pair, none for a variant's: {kept:?}"
+        pairs + l.cases.len(),
+        "one file per mutant pair and one per case (the variants its reference run asks about), none for a variant's pair: {kept:?}"
     );
     let memo = hcpspec::suites::selfcheck::Memo::shared(2, dir.path().to_path_buf());
     let second = SelfCheck { memo: &memo, ..sc };
@@ -576,4 +588,31 @@ fn a_case_waiting_for_its_turn_is_not_run_past_max_fail() {
             r.verdict
         );
     }
+}
+
+/// A variant is played only on the cases whose reference run asks about it (`loud`, only where
+/// there is a word to say): there its choice still fails the case that forbids it; elsewhere it
+/// would play the reference's run, and is not played.
+#[test]
+fn a_variant_plays_only_the_cases_that_ask_about_it() {
+    registered();
+    let l = hcpspec::suites::load(&vectors(), "echo").expect("the echo suite loads");
+    let ctx = Context::new(&vectors(), Path::new(env!("CARGO_BIN_EXE_hcpspec-probe")));
+    let sc = SelfCheck {
+        suite: l.suite,
+        info: &l.info,
+        cases: &l.cases,
+        ctx: &ctx,
+        memo: &hcpspec::suites::selfcheck::Memo::new(2),
+    };
+    let loud = infos::<Variant>()[1].clone();
+    assert_eq!(loud.name, "loud");
+    let failed = sc.variant_failures(&loud).unwrap();
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert!(failed[0].contains("says-it-back"), "{}", failed[0]);
+    assert_eq!(
+        LOUD_PLAYED.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "says-nothing-more asks nothing of `loud`: not played"
+    );
 }

@@ -9,7 +9,7 @@ use super::{authz, Knobs};
 /// A driver without `connect` (spec 000 § Drivers, "an optional `connect`"): the variant
 /// no-connect and the two mutants of such a driver.
 pub(super) fn connectless(k: &Knobs) -> bool {
-    k.variant == Some(Variant::NoConnect)
+    k.is_variant(Variant::NoConnect)
         || matches!(
             k.mutant,
             Some(Mutant::ConnectlessRunsUnbound | Mutant::ConnectlessRefusesPublic)
