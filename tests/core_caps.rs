@@ -68,6 +68,21 @@ fn a_gate_body_sent_a_byte_a_second_ends_at_the_gate_deadline() {
     );
 }
 
+/// A gate call whose connection the core ends with no answer is observed `{closed: true}` (how
+/// a core may abort a call: the cancel cases accept it), not an error: a case can expect it.
+#[test]
+fn a_gate_connection_ended_with_no_answer_is_observed_closed() {
+    let closed =
+        r#"[ { "gate": { "route": "tool-calls", "body": {} }, "expect": { "closed": true } } ]"#;
+    let (v, _) = verdict_of("gate-closes", closed, CASE_BUDGET);
+    assert_eq!(v, Verdict::Pass, "{v:?}");
+    let (v, _) = verdict_of("gate-closes", GATE, CASE_BUDGET);
+    match v {
+        Verdict::Fail(f) => assert_eq!(f.actual, serde_json::json!({ "closed": true })),
+        other => panic!("expected a failure showing `closed`, got {other:?}"),
+    }
+}
+
 const HELLO: &str = r#"[ { "hello": {}, "expect": { "ok": true } } ]"#;
 
 #[test]

@@ -131,6 +131,11 @@ def gate_drip(conn):
         pass
 
 
+def gate_closes(conn):
+    # Ends the connection with no answer, as a core may to abort a call.
+    conn.close()
+
+
 WS_MODES = {"ws-garbage": garbage, "closes-mid-frame": mid_frame, "ws-flood": ws_flood,
             "ping-flood": ping_flood, "huge-frame": huge_frame, "deaf": deaf, "deep-pointers": deaf}
 LONG = "E" * (7 << 20)
@@ -177,8 +182,8 @@ for line in sys.stdin:
         elif MODE in WS_MODES:
             hang_listener = ws_core(WS_MODES[MODE])
             port = hang_listener.getsockname()[1]
-        elif MODE in ("gate-huge", "gate-drip"):
-            hang_listener = http_core(gate_huge if MODE == "gate-huge" else gate_drip)
+        elif MODE in ("gate-huge", "gate-drip", "gate-closes"):
+            hang_listener = http_core({"gate-huge": gate_huge, "gate-drip": gate_drip, "gate-closes": gate_closes}[MODE])
             port = hang_listener.getsockname()[1]
         elif MODE in ("echo", "deep-failure"):
             port = 9

@@ -1389,11 +1389,19 @@ impl Exec {
         Ok(crate::adapter::client::on_client_runtime(async move {
             // Made on the client runtime's one worker, which waits for the answer.
             let mut deadline = sched::Deadline::start(wait, &whose);
-            let mut resp = deadline
+            let mut resp = match deadline
                 .within(&whose, http.execute(req))
                 .await
                 .map_err(|_| format!("the {what} did not answer within {} ms", wait.as_millis()))?
-                .map_err(|e| format!("{what}: {}", crate::adapter::client::why(&e)))?;
+            {
+                Ok(resp) => resp,
+                // Connected, then the core ended the connection with no answer (as it may to
+                // abort a call): an observation, as a request's `{closed: true}`.
+                Err(e) if e.is_request() && !e.is_connect() && !e.is_timeout() => {
+                    return Ok(json!({ "closed": true }))
+                }
+                Err(e) => return Err(format!("{what}: {}", crate::adapter::client::why(&e))),
+            };
             let status = resp.status().as_u16();
             // The body in chunks, to GATE_BODY_CAP: a body past it, or not ended by the deadline,
             // is observed `{status, error}` (dropping it closes the connection).
