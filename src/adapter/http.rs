@@ -118,21 +118,38 @@ impl Link for HttpLink {
         };
         let mut got: Vec<u8> = Vec::new();
         let fail = |f, got: &[u8]| say(f, &shared.authority, deadline, cap, got);
-        let mut conn = match self.conn.take().or_else(|| shared.kept()) {
+        let kept = self.conn.take().or_else(|| shared.kept());
+        let reused = kept.is_some();
+        let mut conn = match kept {
             Some(c) => c,
             None => Conn::open(&shared.authority, &mut until).map_err(|f| fail(f, &[]))?,
         };
         let target = &shared.target;
-        let answer = conn
-            .post(
+        let mut answer = conn.post(
+            &shared.authority,
+            target,
+            frame.as_bytes(),
+            &mut until,
+            cap,
+            &mut got,
+        );
+        // A kept connection the server closed without saying so, its close still on its way
+        // when the connection was taken (a loaded machine delays it): it ended with nothing of
+        // an answer, so the request goes once more on a new connection, as browsers resend on a
+        // reused one (Chromium's ShouldResendRequest).
+        if reused && matches!(answer, Err(Failure::Closed(_))) && !conn.heard() {
+            conn = Conn::open(&shared.authority, &mut until).map_err(|f| fail(f, &[]))?;
+            got.clear();
+            answer = conn.post(
                 &shared.authority,
                 target,
                 frame.as_bytes(),
                 &mut until,
                 cap,
                 &mut got,
-            )
-            .map_err(|f| fail(f, &got))?;
+            );
+        }
+        let answer = answer.map_err(|f| fail(f, &got))?;
         // Kept only after a whole answer the server does not close after.
         if answer.reusable {
             self.conn = Some(conn);

@@ -96,6 +96,11 @@ impl Conn {
         Err(last)
     }
 
+    /// Whether any byte of an answer came on it since the last whole answer.
+    pub fn heard(&self) -> bool {
+        !self.buf.is_empty()
+    }
+
     /// Whether a kept connection can still carry a request: nothing to read on it (a server
     /// that closed it, or wrote past its last answer, would make the next answer a lie).
     pub fn idle(&self) -> bool {
