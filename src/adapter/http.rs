@@ -124,15 +124,17 @@ impl Link for HttpLink {
             Some(c) => c,
             None => Conn::open(&shared.authority, &mut until).map_err(|f| fail(f, &[]))?,
         };
-        let target = &shared.target;
-        let mut answer = conn.post(
-            &shared.authority,
-            target,
-            frame.as_bytes(),
-            &mut until,
-            cap,
-            &mut got,
-        );
+        let post = |conn: &mut Conn, until: &mut Until<'_>, got: &mut Vec<u8>| {
+            conn.post(
+                &shared.authority,
+                &shared.target,
+                frame.as_bytes(),
+                until,
+                cap,
+                got,
+            )
+        };
+        let mut answer = post(&mut conn, &mut until, &mut got);
         // A kept connection the server closed without saying so, its close still on its way
         // when the connection was taken (a loaded machine delays it): it ended with nothing of
         // an answer, so the request goes once more on a new connection, as browsers resend on a
@@ -140,14 +142,7 @@ impl Link for HttpLink {
         if reused && matches!(answer, Err(Failure::Closed(_))) && !conn.heard() {
             conn = Conn::open(&shared.authority, &mut until).map_err(|f| fail(f, &[]))?;
             got.clear();
-            answer = conn.post(
-                &shared.authority,
-                target,
-                frame.as_bytes(),
-                &mut until,
-                cap,
-                &mut got,
-            );
+            answer = post(&mut conn, &mut until, &mut got);
         }
         let answer = answer.map_err(|f| fail(f, &got))?;
         // Kept only after a whole answer the server does not close after.

@@ -221,25 +221,34 @@ impl SelfCheck<'_> {
                     return Ok(r);
                 }
                 let _place = self.memo.place();
-                let target = self.target(name)?;
-                let expectations = Expectations::default();
-                let mut runner = Runner::new(self.info, std::slice::from_ref(case), &expectations);
-                runner.plays_alone = false;
-                let result = runner
-                    .run(&[target], &mut Quiet)
-                    .map_err(|e| e.to_string())?;
-                let r = result
-                    .runtimes
-                    .into_iter()
-                    .flat_map(|r| r.cases)
-                    .next()
-                    .ok_or_else(|| format!("inproc:{name} gave no result for {}", case.name()))?;
+                let r = self.played(self.target(name)?, case)?;
                 if shared {
                     self.memo.keep(name, &case.name(), &r);
                 }
                 Ok(r)
             })
             .clone()
+    }
+
+    /// `case` on `target`, through the runner, beside whatever else plays.
+    fn played(
+        &self,
+        target: Arc<dyn crate::run::runner::Target>,
+        case: &Case,
+    ) -> Result<CaseResult, String> {
+        let expectations = Expectations::default();
+        let mut runner = Runner::new(self.info, std::slice::from_ref(case), &expectations);
+        runner.plays_alone = false;
+        let spec = target.spec().to_string();
+        let result = runner
+            .run(&[target], &mut Quiet)
+            .map_err(|e| e.to_string())?;
+        result
+            .runtimes
+            .into_iter()
+            .flat_map(|r| r.cases)
+            .next()
+            .ok_or_else(|| format!("{spec} gave no result for {}", case.name()))
     }
 
     fn target(&self, name: &str) -> Result<Arc<dyn crate::run::runner::Target>, String> {
@@ -290,19 +299,8 @@ impl SelfCheck<'_> {
                 let target = self
                     .suite
                     .target(&format!("inproc:reference:asked:{slot}"), self.ctx)?;
-                let expectations = Expectations::default();
-                let mut runner = Runner::new(self.info, std::slice::from_ref(case), &expectations);
-                runner.plays_alone = false;
-                let result = runner
-                    .run(&[target], &mut Quiet)
-                    .map_err(|e| e.to_string())?;
+                let ok = passed(&self.played(target, case)?);
                 let asked = crate::knob::asked::take(slot);
-                let ok = result
-                    .runtimes
-                    .iter()
-                    .flat_map(|r| &r.cases)
-                    .next()
-                    .is_some_and(passed);
                 let a: Asked = ok.then(|| asked.into_iter().map(String::from).collect());
                 if let Some(f) = file {
                     let tmp = f.with_extension(format!("{}.{slot}.tmp", std::process::id()));
