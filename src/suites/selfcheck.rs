@@ -72,12 +72,13 @@ pub struct Memo {
     shared: Option<PathBuf>,
 }
 
-/// A result as a shared folder keeps it, with the pair it is of (a file's name is a hash).
+/// A result as a shared folder keeps it, with the pair it is of (a file's name is a hash): a
+/// pair's [`CaseResult`], or a case's [`Asked`].
 #[derive(serde::Serialize, serde::Deserialize)]
-struct Kept {
+struct Kept<T> {
     target: String,
     case: String,
-    result: CaseResult,
+    result: T,
 }
 
 impl Memo {
@@ -117,14 +118,14 @@ impl Memo {
     }
 
     /// What another process kept for the pair, if anything.
-    fn kept(&self, target: &str, case: &str) -> Option<CaseResult> {
+    fn kept<T: serde::de::DeserializeOwned>(&self, target: &str, case: &str) -> Option<T> {
         let text = std::fs::read(self.kept_file(target, case)?).ok()?;
-        let k: Kept = serde_json::from_slice(&text).ok()?;
+        let k: Kept<T> = serde_json::from_slice(&text).ok()?;
         (k.target == target && k.case == case).then_some(k.result)
     }
 
     /// Keep a result for other processes: written whole, then renamed into place.
-    fn keep(&self, target: &str, case: &str, result: &CaseResult) {
+    fn keep<T: serde::Serialize>(&self, target: &str, case: &str, result: &T) {
         static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let Some(file) = self.kept_file(target, case) else {
             return;
@@ -132,7 +133,7 @@ impl Memo {
         let k = Kept {
             target: target.into(),
             case: case.into(),
-            result: result.clone(),
+            result,
         };
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmp = file.with_extension(format!("{}.{n}.tmp", std::process::id()));
@@ -289,9 +290,7 @@ impl SelfCheck<'_> {
                 all.entry(case.name()).or_default().clone()
             };
             cell.get_or_init(|| {
-                let file = self.memo.kept_file("reference:asked", &case.name());
-                let kept = file.as_ref().and_then(|f| std::fs::read(f).ok());
-                if let Some(a) = kept.and_then(|t| serde_json::from_slice::<Asked>(&t).ok()) {
+                if let Some(a) = self.memo.kept("reference:asked", &case.name()) {
                     return Ok(a);
                 }
                 let slot = crate::knob::asked::slot();
@@ -302,13 +301,7 @@ impl SelfCheck<'_> {
                 let ok = passed(&self.played(target, case)?);
                 let asked = crate::knob::asked::take(slot);
                 let a: Asked = ok.then(|| asked.into_iter().map(String::from).collect());
-                if let Some(f) = file {
-                    let tmp = f.with_extension(format!("{}.{slot}.tmp", std::process::id()));
-                    let body = serde_json::to_vec(&a).unwrap_or_default();
-                    if std::fs::write(&tmp, body).is_err() || std::fs::rename(&tmp, &f).is_err() {
-                        let _ = std::fs::remove_file(&tmp);
-                    }
-                }
+                self.memo.keep("reference:asked", &case.name(), &a);
                 Ok(a)
             })
             .clone()

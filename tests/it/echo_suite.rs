@@ -8,7 +8,7 @@ use hcpspec::knob::{infos, Info, Knobs};
 use hcpspec::run::expectations::Expectations;
 use hcpspec::run::runner::{Quiet, Runner, Target};
 use hcpspec::run::{CaseResult, Failure, Observation, Verdict};
-use hcpspec::suites::selfcheck::SelfCheck;
+use hcpspec::suites::selfcheck::{Memo, SelfCheck};
 use hcpspec::suites::{Context, Suite};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -153,6 +153,22 @@ fn vectors() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/echo/vectors")
 }
 
+/// The echo suite's self-check of `cases`.
+fn self_check<'a>(
+    l: &'a hcpspec::suites::Loaded,
+    cases: &'a [Case],
+    ctx: &'a Context,
+    memo: &'a Memo,
+) -> SelfCheck<'a> {
+    SelfCheck {
+        suite: l.suite,
+        info: &l.info,
+        cases,
+        ctx,
+        memo,
+    }
+}
+
 fn registered() -> &'static dyn Suite {
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| hcpspec::suites::register(&Echo).expect("echo registers"));
@@ -178,13 +194,8 @@ fn a_fifth_suite_plugs_in_through_the_registry_alone() {
         .iter()
         .all(|r| r.verdict == Verdict::Pass));
     // And its self-check means what every suite's does.
-    let sc = SelfCheck {
-        suite: l.suite,
-        info: &l.info,
-        cases: &l.cases,
-        ctx: &ctx,
-        memo: &hcpspec::suites::selfcheck::Memo::new(2),
-    };
+    let memo = Memo::new(2);
+    let sc = self_check(&l, &l.cases, &ctx, &memo);
     let kills = sc.all_kills().unwrap();
     assert_eq!(kills["mute"].len(), 2, "mute fails both cases");
     assert!(
@@ -221,7 +232,7 @@ fn a_fifth_suite_plugs_in_through_the_registry_alone() {
             })
             .collect()
     };
-    let memo = hcpspec::suites::selfcheck::Memo::shared(2, dir.path().to_path_buf());
+    let memo = Memo::shared(2, dir.path().to_path_buf());
     let first = SelfCheck { memo: &memo, ..sc };
     assert_eq!(first.all_kills().unwrap(), kills);
     first.variant_failures(&infos::<Variant>()[0]).unwrap();
@@ -232,7 +243,7 @@ fn a_fifth_suite_plugs_in_through_the_registry_alone() {
         pairs + l.cases.len(),
         "one file per mutant pair and one per case (the variants its reference run asks about), none for a variant's pair: {kept:?}"
     );
-    let memo = hcpspec::suites::selfcheck::Memo::shared(2, dir.path().to_path_buf());
+    let memo = Memo::shared(2, dir.path().to_path_buf());
     let second = SelfCheck { memo: &memo, ..sc };
     assert_eq!(second.all_kills().unwrap(), kills);
     assert!(second.unkilled_by_search(&[]).unwrap().is_empty());
@@ -254,13 +265,8 @@ fn a_freedom_failure_names_its_seed_and_class_and_fixed_classes_are_not_played()
     cases[1]
         .fixed
         .insert("words".into(), "an echo says the words it is given".into());
-    let sc = SelfCheck {
-        suite: l.suite,
-        info: &l.info,
-        cases: &cases,
-        ctx: &ctx,
-        memo: &hcpspec::suites::selfcheck::Memo::new(2),
-    };
+    let memo = Memo::new(2);
+    let sc = self_check(&l, &cases, &ctx, &memo);
     let seed3 = Info {
         name: "freedom:3",
         about: "",
@@ -598,13 +604,8 @@ fn a_variant_plays_only_the_cases_that_ask_about_it() {
     registered();
     let l = hcpspec::suites::load(&vectors(), "echo").expect("the echo suite loads");
     let ctx = Context::new(&vectors(), Path::new(env!("CARGO_BIN_EXE_hcpspec-probe")));
-    let sc = SelfCheck {
-        suite: l.suite,
-        info: &l.info,
-        cases: &l.cases,
-        ctx: &ctx,
-        memo: &hcpspec::suites::selfcheck::Memo::new(2),
-    };
+    let memo = Memo::new(2);
+    let sc = self_check(&l, &l.cases, &ctx, &memo);
     let loud = infos::<Variant>()[1].clone();
     assert_eq!(loud.name, "loud");
     let failed = sc.variant_failures(&loud).unwrap();
