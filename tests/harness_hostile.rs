@@ -86,11 +86,11 @@ fn fails_within(
     evidence: &str,
     pidfile: Option<&Path>,
 ) -> hcpspec::run::CaseResult {
-    // The floods (3 GB through a pipe or a socket) take both cores of a small machine: they run
-    // alone, so that the other scenarios' harnesses start and connect within their deadlines.
-    let heavy = HEAVY.contains(&mode);
-    let _read = (!heavy).then(|| ALONE.read().unwrap_or_else(|p| p.into_inner()));
-    let _write = heavy.then(|| ALONE.write().unwrap_or_else(|p| p.into_inner()));
+    // Beside each other, the floods (3 GB through a pipe or a socket) too: deadlines are
+    // scenario time, which does not charge the machine's load, and what the scenarios hold
+    // shares the process's budget, as at `--jobs` (this process peaked at 329 MiB so, 274 MiB
+    // with the floods alone; the whole binary 62 s -> 40 s on 2 cores).
+    let _read = ALONE.read().unwrap_or_else(|p| p.into_inner());
     play_within(mode, deadline_ms, evidence, pidfile)
 }
 
@@ -128,15 +128,9 @@ fn play_within(
     r
 }
 
+/// Held for writing by the tests whose timing is their point (a harness starved of a CPU by
+/// threads of the test's own, scenarios stopped while a long one runs), for reading by the rest.
 static ALONE: std::sync::RwLock<()> = std::sync::RwLock::new(());
-const HEAVY: &[&str] = &[
-    "stderr-without-newline",
-    "big-frame-flood",
-    "huge-gate-body",
-    "chatty",
-    "floods",
-    "never-reads",
-];
 
 fn pids(pidfile: &Path) -> Vec<i32> {
     std::fs::read_to_string(pidfile)
@@ -546,12 +540,11 @@ fn suite_of(n: usize, name: &str, deadline_ms: u64) -> tempfile::TempDir {
 /// Eight floods of 16 MiB frames at once (`--jobs 8`, in an hcpspec process of its own): its
 /// peak RSS stays under the bound, the process's budget of bytes holding what its scenarios
 /// buffer together (it was 1.5 to 2.1 GB: 256 MiB kept per scenario), each still a failure.
-/// Beside the other scenarios ([`ALONE`] read, not written): its peak is that process's, which
-/// this one's tests do not add to (nor it to theirs); never beside a test that runs alone for
-/// its timing (the starved harness's share of its CPU).
+/// Beside every other test, [`ALONE`] not taken: its peak is that process's, which this one's
+/// tests do not add to (nor it to theirs), and its load is what the timing tests are proven
+/// under (CI's loaded step: ten busy loops).
 #[test]
 fn eight_floods_of_big_frames_at_once_stay_within_the_memory_bound() {
-    let _beside = ALONE.read().unwrap_or_else(|p| p.into_inner());
     // 3 s, not 6: each scenario waits out its deadline, one after another within the budget,
     // and a flood is cut at about 0.4 s of scenario time.
     let dir = suite_of(8, "flood", 3000);
