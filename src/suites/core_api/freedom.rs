@@ -34,7 +34,8 @@ fn class_of(v: Variant) -> Option<Class> {
         | OtherWireNames
         | VersionsByName
         | MediaRefusalAsFailure
-        | UsageRowForRefusedCall => Class::Shapes,
+        | UsageRowForRefusedCall
+        | CancelEndsTheConnection => Class::Shapes,
         // What a strict core may demand or refuse.
         DefinitionFileBareHex | OtherRuntimeOperationInvalid => Class::Preconditions,
         // A model call run without its intent: not a precondition demanded but one waived.

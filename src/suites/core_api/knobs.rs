@@ -959,5 +959,7 @@ crate::variants! {
             "answers a media part it refuses 200 with the call's failure {kind: \"failed\", code}, not a gate error";
         UsageRowForRefusedCall = "usage-row-for-refused-call",
             "meters a model call it refused before sending anything (a media part refused) with a usage row of its own, as § 5's \"meters every call\" may be read";
+        CancelEndsTheConnection = "cancel-ends-the-connection",
+            "aborts a cancelled gate call by ending its connection with no answer, not by answering it cancelled";
     }
 }

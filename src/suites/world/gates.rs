@@ -378,6 +378,7 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
         tokio::select! {
             r = forward(&w, &f) => (status, out) = r,
             _ = notify.notified() => {
+                closed_on_cancel(&w);
                 (status, out) = (200, json!({ "ok": false, "error": { "code": "cancelled", "message": "the call was cancelled" } }));
             }
         }
@@ -388,6 +389,7 @@ async fn call(w: Shared, route: &'static str, h: HeaderMap, body: Bytes) -> Resp
         tokio::select! {
             _ = time.sleep(hold) => {}
             _ = notify.notified() => {
+                closed_on_cancel(&w);
                 (status, out) = (200, json!({ "outcome": { "kind": "failed", "code": "cancelled", "message": "the call was cancelled", "retryable": false } }));
                 if route != "model-calls" {
                     out = json!({ "ok": false, "error": { "code": "cancelled", "message": "the call was cancelled" } });
@@ -1204,6 +1206,17 @@ fn cut_texts(v: &Value, most: usize) -> Value {
                 .collect(),
         ),
         other => other.clone(),
+    }
+}
+
+/// The variant aborts a cancelled call by ending its connection with no answer (§ 5 says a
+/// cancel aborts a call, not how the aborted call ends). An axum handler cannot drop its
+/// connection, so this one unwinds the task that owns it: `resume_unwind` runs no panic hook
+/// (nothing is printed: no error of hcpspec's), and tokio ends the task, dropping the socket.
+fn closed_on_cancel(w: &Shared) {
+    let closes = lock(w).decides(Variant::CancelEndsTheConnection);
+    if closes {
+        std::panic::resume_unwind(Box::new("a cancelled call's connection ended"));
     }
 }
 
