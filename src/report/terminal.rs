@@ -182,10 +182,13 @@ impl Terminal {
             Drift::New => self.new += 1,
             Drift::Changed { diff } => {
                 self.changed += 1;
+                // The runtime's observations: escaped as all its text is (JSON escapes control
+                // characters, not bidi or zero-width ones), then coloured.
+                let diff = printable(diff, true);
                 let diff = if self.look.tty {
-                    snapshot::colour(diff)
+                    snapshot::colour(&diff)
                 } else {
-                    diff.clone()
+                    diff
                 };
                 self.err(&format!(
                     "\nDRIFT {} on {spec} (verdict {}):\n{diff}",
@@ -419,6 +422,11 @@ impl Terminal {
                 .collect::<Vec<_>>(),
         );
         for (runtime, specs) in &groups {
+            // The runtime's own name and version: escaped, as every text from it is.
+            let (runtime_shown, specs_shown) = (
+                printable(runtime, false),
+                printable(&specs.join(", "), false),
+            );
             let n = result
                 .parity
                 .iter()
@@ -426,13 +434,11 @@ impl Terminal {
                 .count();
             if n == 0 {
                 self.out(&format!(
-                    "\ntransport parity: {runtime} observed the same over {}",
-                    specs.join(", ")
+                    "\ntransport parity: {runtime_shown} observed the same over {specs_shown}"
                 ));
             } else {
                 self.err(&format!(
-                    "\ntransport parity: {runtime}: {n} case(s) observed differently over {}",
-                    specs.join(", ")
+                    "\ntransport parity: {runtime_shown}: {n} case(s) observed differently over {specs_shown}"
                 ));
             }
         }
@@ -658,8 +664,12 @@ impl Reporter for Terminal {
             EventKind::RuntimeFinished { spec, run, cases } => {
                 self.runtime_finished(e.suite, spec, run, cases)
             }
-            EventKind::ParityDiffered { difference } => self.err(&format!("PARITY {difference}")),
-            EventKind::ParityHidden { hidden } => self.err(&format!("note: {hidden}")),
+            EventKind::ParityDiffered { difference } => {
+                self.err(&format!("PARITY {}", printable(&difference.to_string(), false)))
+            }
+            EventKind::ParityHidden { hidden } => {
+                self.err(&format!("note: {}", printable(&hidden.to_string(), false)))
+            }
             EventKind::SuiteFinished { result } => self.suite_finished(result),
             EventKind::RunFinished { .. } => self.run_finished(),
         }

@@ -310,6 +310,47 @@ fn a_runtime_named_dotdot_with_a_7_mib_error_is_contained() {
     );
 }
 
+/// Transport parity names a runtime by its own name and version: its lines escape them as
+/// every text from a runtime is (a version holding ESC, BEL and a CR followed by `::error` was
+/// printed raw: a terminal acted on it, and a CI runner would read a workflow command).
+#[test]
+fn the_transport_parity_lines_escape_the_runtimes_name_and_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let shim = |size: &str| {
+        format!(
+            "stdio:python3 {} --name twin --size {size}",
+            root().join("tests/fauxmplementations/hostile_shim.py").display()
+        )
+    };
+    let (a, b) = (shim("10"), shim("20"));
+    let o = hcpspec(
+        &[
+            "run",
+            "--suite",
+            "contract",
+            "--filter",
+            "contract::03-authorize::activate-and-connect-grants-allow-no-exec",
+            "--jobs",
+            "1",
+            "--color",
+            "never",
+            "--out",
+            out.to_str().unwrap(),
+            "--runtime",
+            &a,
+            "--runtime",
+            &b,
+        ],
+        &[],
+    );
+    let t = text(&o);
+    assert!(t.contains("PARITY") && t.contains("transport parity: twin"), "{t}");
+    for bad in ['\u{1b}', '\u{7}', '\r'] {
+        assert!(!t.contains(bad), "{bad:?} printed raw: {t}");
+    }
+}
+
 #[test]
 fn a_leaky_runtime_is_a_verdict_naming_the_variable_never_a_copy_of_the_secret() {
     let v = vectors_with(&["leaky-env"]);
