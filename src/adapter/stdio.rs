@@ -186,8 +186,11 @@ fn read_log(stderr: impl Read, tail: Arc<Mutex<Tail>>) {
     let mut r = BufReader::new(stderr);
     let mut line = Vec::new();
     let mut buf = [0u8; 8192];
+    // A line is held past its cut, and redacted before it is cut (`line_cut`).
     let push = |line: &mut Vec<u8>| {
-        let text = String::from_utf8_lossy(line).trim_end().to_string();
+        let text = crate::snapshot::line_cut(line, TAIL_WIDTH)
+            .trim_end()
+            .to_string();
         line.clear();
         let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
         t.lines.push_back(text);
@@ -203,7 +206,7 @@ fn read_log(stderr: impl Read, tail: Arc<Mutex<Tail>>) {
         for &b in &buf[..n] {
             if b == b'\n' {
                 push(&mut line);
-            } else if line.len() < TAIL_WIDTH {
+            } else if line.len() < TAIL_WIDTH + crate::snapshot::CUT_LOOKAHEAD {
                 line.push(b);
             }
         }

@@ -664,9 +664,10 @@ impl Reporter for Terminal {
             EventKind::RuntimeFinished { spec, run, cases } => {
                 self.runtime_finished(e.suite, spec, run, cases)
             }
-            EventKind::ParityDiffered { difference } => {
-                self.err(&format!("PARITY {}", printable(&difference.to_string(), false)))
-            }
+            EventKind::ParityDiffered { difference } => self.err(&format!(
+                "PARITY {}",
+                printable(&difference.to_string(), false)
+            )),
             EventKind::ParityHidden { hidden } => {
                 self.err(&format!("note: {}", printable(&hidden.to_string(), false)))
             }

@@ -5,9 +5,9 @@
 mod normalize;
 
 pub use normalize::{
-    bound, cap, contain, contain_long, contain_text, credential_name, excerpt_text, not_secret,
-    redact_number, redact_secrets, secrets, Declared, Redact, MAX_PATTERN, MAX_PLACEHOLDER,
-    MAX_REDACTIONS, MAX_TEXT, MAX_VALUE,
+    bound, cap, contain, contain_long, contain_text, credential_name, excerpt_text, line_cut,
+    not_secret, redact_number, redact_secrets, secrets, Declared, Redact, CUT_LOOKAHEAD,
+    MAX_PATTERN, MAX_PLACEHOLDER, MAX_REDACTIONS, MAX_TEXT, MAX_VALUE,
 };
 
 use serde::Serialize;

@@ -56,6 +56,48 @@ pub fn excerpt_text(s: &str, max: usize) -> String {
     redacted[..end].to_string()
 }
 
+/// How far past its cut a line of a runtime's stderr is held, so that a secret straddling the cut
+/// is redacted whole before the cut is made ([`line_cut`]).
+pub const CUT_LOOKAHEAD: usize = 4 << 10;
+
+/// A line of which `held` are the first bytes (at most `width` + [`CUT_LOOKAHEAD`]): redacted,
+/// then cut to `width` bytes, so that no secret straddling the cut leaves its head behind. A
+/// value of the environment longer than the lookahead, whose head the held bytes end with, is
+/// cut off there too (a shape of a credential is matched within the lookahead).
+pub fn line_cut(held: &[u8], width: usize) -> String {
+    line_cut_of(held, width, secrets())
+}
+
+fn line_cut_of(held: &[u8], width: usize, secrets: &[(String, String)]) -> String {
+    let text = String::from_utf8_lossy(held);
+    let redacted = redact_secrets(&text, secrets);
+    let mut end = width.min(redacted.len());
+    while !redacted.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut cut = redacted[..end].to_string();
+    if held.len() > width {
+        let head = secrets
+            .iter()
+            .map(|(_, v)| v.as_bytes())
+            .filter(|v| v.len() > CUT_LOOKAHEAD)
+            .filter_map(|v| {
+                (1..v.len())
+                    .rev()
+                    .find(|k| cut.as_bytes().ends_with(&v[..*k]))
+            })
+            .max();
+        if let Some(k) = head {
+            let mut end = cut.len() - k;
+            while !cut.is_char_boundary(end) {
+                end -= 1;
+            }
+            cut.truncate(end);
+        }
+    }
+    cut
+}
+
 /// Environment variables whose values are never secrets, and common enough in observations
 /// that redacting them would hide what a runtime did.
 const BORING: &[&str] = &[
@@ -661,6 +703,25 @@ fn replace_bounded(re: &Regex, s: &str, placeholder: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_cut_leaves_no_head_of_a_secret_straddling_it() {
+        let short = ("SHORT".to_string(), "Zq9vLp3xWm7tKr2d".to_string());
+        let long = ("LONG".to_string(), "k".repeat(CUT_LOOKAHEAD + 100));
+        let secrets = [long.clone(), short.clone()];
+        // Held whole within the lookahead: redacted, then cut.
+        let line = format!("{}{}", "A".repeat(95), short.1);
+        assert_eq!(
+            line_cut_of(line.as_bytes(), 100, &secrets),
+            format!("{}[reda", "A".repeat(95))
+        );
+        // Longer than the lookahead: only its head is held, and it is cut off.
+        let line = format!("{}{}", "A".repeat(90), long.1);
+        let held = &line.as_bytes()[..100 + CUT_LOOKAHEAD];
+        assert_eq!(line_cut_of(held, 100, &secrets), "A".repeat(90));
+        // A line within the width is kept as it is, whatever it ends with.
+        assert_eq!(line_cut_of(b"AAAAkkk", 100, &secrets), "AAAAkkk");
+    }
     use serde_json::json;
 
     #[test]

@@ -320,7 +320,9 @@ fn the_transport_parity_lines_escape_the_runtimes_name_and_version() {
     let shim = |size: &str| {
         format!(
             "stdio:python3 {} --name twin --size {size}",
-            root().join("tests/fauxmplementations/hostile_shim.py").display()
+            root()
+                .join("tests/fauxmplementations/hostile_shim.py")
+                .display()
         )
     };
     let (a, b) = (shim("10"), shim("20"));
@@ -345,9 +347,64 @@ fn the_transport_parity_lines_escape_the_runtimes_name_and_version() {
         &[],
     );
     let t = text(&o);
-    assert!(t.contains("PARITY") && t.contains("transport parity: twin"), "{t}");
+    assert!(
+        t.contains("PARITY") && t.contains("transport parity: twin"),
+        "{t}"
+    );
     for bad in ['\u{1b}', '\u{7}', '\r'] {
         assert!(!t.contains(bad), "{bad:?} printed raw: {t}");
+    }
+}
+
+/// A shim's or a harness's stderr line is kept up to a width: a secret straddling that cut (a
+/// value of hcpspec's environment, a credential's shape) leaves none of its bytes behind in any
+/// output. The line was cut first and redacted after, so its head was kept (10 bytes of the
+/// value, 20 of the token).
+#[test]
+fn a_secret_straddling_the_cut_of_a_stderr_line_leaves_nothing_behind() {
+    const SECRET: &str = "Zq9vLp3xWm7tKr2dYh5nBc8fJs4gTa6e";
+    let fake = root().join("tests/fauxmplementations/straddling_stderr.py");
+    for (suite, filter, runtime) in [
+        (
+            "contract",
+            "contract::01-load::list-packs-lists-installed",
+            format!("stdio:python3 {} shim 300", fake.display()),
+        ),
+        (
+            "harness-api",
+            "harness-api::01-transport::connects-to-the-listener-path",
+            format!("exec:python3 {} harness 400", fake.display()),
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let o = hcpspec(
+            &[
+                "run",
+                "--suite",
+                suite,
+                "--filter",
+                filter,
+                "--color",
+                "never",
+                "--out",
+                out.to_str().unwrap(),
+                "--runtime",
+                &runtime,
+            ],
+            &[("STRADDLED_SECRET", SECRET)],
+        );
+        let mut all = text(&o);
+        for (p, _) in files(&out) {
+            all += &std::fs::read_to_string(p).unwrap_or_default();
+        }
+        assert!(
+            all.contains("AAAAAAAAAA") && all.contains("BBBBBBBBBB"),
+            "{suite}: the lines are shown: {all}"
+        );
+        for head in [&SECRET[..4], "ghp_Q"] {
+            assert!(!all.contains(head), "{suite}: `{head}` left behind: {all}");
+        }
     }
 }
 

@@ -299,7 +299,9 @@ impl Stderr {
                 Some(p) => (p, true),
                 None => (chunk, false),
             };
-            let room = STDERR_LINE_BYTES.saturating_sub(self.line.len());
+            // Held past the cut, and redacted before it is cut (`line_cut`).
+            let room = (STDERR_LINE_BYTES + crate::snapshot::CUT_LOOKAHEAD)
+                .saturating_sub(self.line.len());
             self.line.extend_from_slice(&part[..part.len().min(room)]);
             self.len += part.len() as u64;
             if ends {
@@ -309,8 +311,8 @@ impl Stderr {
     }
 
     fn end_line(&mut self) {
-        let mut text = String::from_utf8_lossy(&self.line).into_owned();
-        if self.len > self.line.len() as u64 {
+        let mut text = crate::snapshot::line_cut(&self.line, STDERR_LINE_BYTES);
+        if self.len > STDERR_LINE_BYTES as u64 {
             text.push_str(&format!("…[cut: {} bytes in all]", self.len));
         }
         if self.kept.len() == STDERR_LINES {
