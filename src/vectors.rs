@@ -99,20 +99,26 @@ impl Vectors {
                 sha256: embedded_sha256().into(),
             },
             Some(d) => {
-                let mut files = Vec::new();
-                read_tree(d, "", &mut files)?;
+                use sha2::Digest;
+                let mut h = sha2::Sha256::new();
+                hash_tree(d, &mut h)?;
                 Origin {
                     origin: d.display().to_string(),
-                    sha256: tree_sha256(files.iter().map(|(p, b)| (p.as_str(), b.as_slice()))),
+                    sha256: h.finalize().iter().map(|b| format!("{b:02x}")).collect(),
                 }
             }
         })
     }
 }
 
-/// A folder's regular files but hidden ones, depth first in name order (as `build.rs` lists
-/// them), by their path from `root`. Symbolic links are followed, as the loaders follow them.
-fn read_tree(root: &Path, rel: &str, out: &mut Vec<(String, Vec<u8>)>) -> Result<(), String> {
+/// Each regular file of a folder but hidden ones, depth first in name order (as `build.rs`
+/// lists them): its path from `root`, where it is, and its length. Symbolic links are
+/// followed, as the loaders follow them.
+fn walk(
+    root: &Path,
+    rel: &str,
+    file: &mut dyn FnMut(&str, &Path, u64) -> Result<(), String>,
+) -> Result<(), String> {
     let dir = root.join(rel);
     let mut entries: Vec<_> = std::fs::read_dir(&dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
@@ -133,13 +139,52 @@ fn read_tree(root: &Path, rel: &str, out: &mut Vec<(String, Vec<u8>)>) -> Result
             continue;
         };
         if meta.is_dir() {
-            read_tree(root, &path, out)?;
+            walk(root, &path, file)?;
         } else if meta.is_file() {
-            let bytes = std::fs::read(e.path()).map_err(|err| format!("{path}: {err}"))?;
-            out.push((path, bytes));
+            file(&path, &e.path(), meta.len())?;
         }
     }
     Ok(())
+}
+
+/// [`tree_sha256`] of a folder's files ([`walk`]), each read in pieces as it is hashed: a file
+/// of gigabytes anywhere in the folder is never held.
+fn hash_tree(root: &Path, h: &mut sha2::Sha256) -> Result<(), String> {
+    use sha2::Digest;
+    use std::io::Read;
+    let mut buf = vec![0u8; 64 << 10];
+    walk(root, "", &mut |path, at, len| {
+        let err = |err: std::io::Error| format!("{path}: {err}");
+        let mut f = std::fs::File::open(at).map_err(err)?;
+        h.update(path.as_bytes());
+        h.update([0]);
+        h.update(len.to_le_bytes());
+        let mut read = 0u64;
+        loop {
+            let n = f.read(&mut buf).map_err(err)?;
+            if n == 0 {
+                break;
+            }
+            read += n as u64;
+            h.update(&buf[..n]);
+        }
+        match read == len {
+            true => Ok(()),
+            false => Err(format!("{path}: changed while it was read")),
+        }
+    })
+}
+
+/// A folder's files ([`walk`]) and their bytes: the materialised cache's, compared with the
+/// embedded tree.
+fn read_tree(root: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let mut out = Vec::new();
+    walk(root, "", &mut |path, at, _| {
+        let bytes = std::fs::read(at).map_err(|err| format!("{path}: {err}"))?;
+        out.push((path.to_string(), bytes));
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 /// The materialised tree, once written (or the reason it could not be).
@@ -186,8 +231,10 @@ fn cache_dir() -> PathBuf {
 
 /// Does `dir` hold exactly the embedded files, byte for byte?
 fn intact(dir: &Path) -> bool {
-    let mut found = Vec::new();
-    if read_tree(dir, "", &mut found).is_err() || found.len() != files().len() {
+    let Ok(found) = read_tree(dir) else {
+        return false;
+    };
+    if found.len() != files().len() {
         return false;
     }
     // Both lists are depth first in name order (build.rs walks `spec` before `vectors`).

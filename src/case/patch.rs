@@ -5,6 +5,9 @@ use serde_json::Value;
 
 /// Set (`Some`) or remove (`None`) at a JSON pointer; the parent must exist; `-` appends.
 pub fn set(doc: &mut Value, pointer: &str, value: Option<Value>) -> Result<(), BadInput> {
+    // Bounded: patches chained along ever deeper pointers built a document nested past what
+    // printing and dropping it take on a thread's stack.
+    crate::pointer::bounded_tokens(pointer)?;
     let (parent, last) = pointer
         .rsplit_once('/')
         .ok_or_else(|| format!("`{pointer}` is not a JSON pointer"))?;

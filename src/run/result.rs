@@ -396,7 +396,8 @@ impl Summary {
                 Some(Drift::New) => s.new += 1,
                 None => {}
             }
-            s.micros += r.micros;
+            // A result file read back may say anything: a sum past u64 is saturated.
+            s.micros = s.micros.saturating_add(r.micros);
         }
         s
     }

@@ -199,8 +199,9 @@ pub fn read(vectors: &Path, info: &SuiteInfo, checks: &[&str]) -> Result<Vec<Row
     let mut rows = Vec::new();
     for l in &info.ledgers {
         let path = vectors.join(&info.name).join(l);
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        // A ledger is a file of the vectors like a case: regular, within the same cap.
+        let text = crate::input::read_capped(&path, crate::input::MAX_CASE)
+            .map_err(|e| format!("{}: {}", path.display(), e.0))?;
         rows.extend(parse(l, &text, &names)?);
     }
     Ok(rows)

@@ -51,5 +51,6 @@ mod stdio_orphans;
 mod terminal;
 mod trace;
 mod transports;
+mod vectors_untrusted;
 mod verify_result;
 mod versions;

@@ -99,6 +99,13 @@ pub fn pack(
                     format!("fixture pack `{from}`: {f} resolves outside the pack"),
                 ));
             }
+            // A FIFO would block the copy until a writer came; a device would never end.
+            if !std::fs::metadata(&real).is_ok_and(|m| m.is_file()) {
+                return Err(fail(
+                    &here,
+                    format!("fixture pack `{from}`: {f} is not a regular file"),
+                ));
+            }
             std::fs::copy(&real, dir.join(f))
                 .map_err(|e| fail(&here, format!("cannot copy {f}: {e}")))?;
         }
