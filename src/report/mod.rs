@@ -169,6 +169,7 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<std::path::PathBuf>,
         });
     }
     for (p, text) in &files {
+        unlinked(dir, p).map_err(|e| io(p, e))?;
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
         }
@@ -177,6 +178,26 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<std::path::PathBuf>,
     let written: Vec<_> = files.into_iter().map(|(p, _)| p).collect();
     stale_badges(&dir.join("badges"), &written);
     Ok(written)
+}
+
+/// No part of `p` below `dir` is a symbolic link: an output is never written through one (a
+/// link committed or planted in a reused `--out` made `run` and `report` overwrite files
+/// outside it).
+pub fn unlinked(dir: &Path, p: &Path) -> std::io::Result<()> {
+    let Ok(rel) = p.strip_prefix(dir) else {
+        return Ok(());
+    };
+    let mut at = dir.to_path_buf();
+    for part in rel.components() {
+        at.push(part);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(std::io::Error::other(format!(
+                "{} is a symbolic link: hcpspec writes no output through one",
+                at.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Remove the badges an earlier run left in a reused `--out` (`badges/<suite>/*.json` this one

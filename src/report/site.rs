@@ -335,6 +335,7 @@ pub fn write(out: &Path, files: &[(PathBuf, String)]) -> Result<(), super::Write
             path: p.clone(),
             source,
         };
+        super::unlinked(out, &p).map_err(io)?;
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent).map_err(io)?;
         }

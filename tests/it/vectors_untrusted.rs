@@ -244,3 +244,70 @@ fn a_result_that_overflows_a_sum_and_holds_a_secret_in_its_own_members() {
     }
     assert!(!all.contains(SECRET), "the secret leaked: {all}");
 }
+
+/// An output in a reused `--out` that is a symbolic link out of it (`result.json`, `badges`,
+/// a suite's badges folder): `run` and `report` overwrote the file it named, and wrote badges
+/// into the folder it named. Refused now, the files outside untouched.
+#[test]
+fn no_output_is_written_through_a_link_out_of_the_out_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("victim.json"), "ORIG").unwrap();
+    let live = result_of(
+        dir.path(),
+        "live",
+        "contract::01-load::duplicate-pack-id-rejected",
+    );
+    let link = |at: &Path, to: &Path| {
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(to, at).unwrap();
+    };
+    let (o, o2, o3) = (
+        dir.path().join("o"),
+        dir.path().join("o2"),
+        dir.path().join("o3"),
+    );
+    link(&o.join("result.json"), &outside.join("victim.json"));
+    link(&o2.join("badges"), &outside);
+    link(&o3.join("badges/contract"), &outside);
+    let run = |out: &Path| {
+        let args = [
+            "run",
+            "--suite",
+            "contract",
+            "--filter",
+            "contract::01-load::duplicate-pack-id-rejected",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        hcpspec(&args, &[], Duration::from_secs(60))
+    };
+    let report = |out: &Path| {
+        let args = [
+            "report",
+            live.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        hcpspec(&args, &[], Duration::from_secs(60))
+    };
+    for (what, o) in [
+        ("run, result.json", run(&o)),
+        ("report, badges", report(&o2)),
+        ("run, badges/contract", run(&o3)),
+    ] {
+        assert_ne!(o.status.code(), Some(0), "{what}: {}", text(&o));
+        assert!(text(&o).contains("symbolic link"), "{what}: {}", text(&o));
+    }
+    assert_eq!(
+        std::fs::read_to_string(outside.join("victim.json")).unwrap(),
+        "ORIG"
+    );
+    let left: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("victim.json")]);
+}

@@ -668,6 +668,11 @@ pub fn out_dir_probed(flag: &str, dir: &Path, probe: bool) -> Result<(), BadInpu
         let p = dir.join(file);
         match std::fs::symlink_metadata(&p) {
             Ok(m) if m.is_dir() => return Err(bad(format!("{file} in it is a directory"))),
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(bad(format!(
+                    "{file} in it is a symbolic link: hcpspec writes no output through one"
+                )))
+            }
             Ok(_) => {
                 std::fs::OpenOptions::new()
                     .append(true)
@@ -677,7 +682,10 @@ pub fn out_dir_probed(flag: &str, dir: &Path, probe: bool) -> Result<(), BadInpu
             Err(_) => {}
         }
     }
-    match std::fs::metadata(dir.join("badges")) {
+    match std::fs::symlink_metadata(dir.join("badges")) {
+        Ok(m) if m.file_type().is_symlink() => Err(bad(
+            "badges in it is a symbolic link: hcpspec writes no output through one".into(),
+        )),
         Ok(m) if !m.is_dir() => Err(bad("badges in it is not a directory".into())),
         _ => Ok(()),
     }
