@@ -225,6 +225,39 @@ fn operator(e: &Value) -> Option<(&str, &Value)> {
     }
 }
 
+/// The most a case's `$regex` may compile to (regex's NFA and lazy DFA sizes): a pattern is a
+/// line, and `\w{150}` repeated a thousand times took minutes to load at the default limits.
+pub const REGEX_BYTES: usize = 1 << 20;
+
+/// A case's `$regex`, compiled within [`REGEX_BYTES`] once per process: matching visits many
+/// values (`$deep`, `$anyOf`), and each compiled it again.
+fn case_regex(pattern: &str) -> Result<std::sync::Arc<Regex>, String> {
+    use std::sync::{Arc, Mutex};
+    static SEEN: Mutex<Option<HashMap<String, Arc<Regex>>>> = Mutex::new(None);
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    let seen = seen.get_or_insert_with(HashMap::new);
+    if let Some(re) = seen.get(pattern) {
+        return Ok(re.clone());
+    }
+    let re = regex::RegexBuilder::new(pattern)
+        .size_limit(REGEX_BYTES)
+        .dfa_size_limit(REGEX_BYTES)
+        .build()
+        .map_err(|e| {
+            e.to_string()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })?;
+    // Bounded: past it, what was compiled is compiled again.
+    if seen.len() >= 4096 {
+        seen.clear();
+    }
+    let re = Arc::new(re);
+    seen.insert(pattern.to_string(), re.clone());
+    Ok(re)
+}
+
 /// Check an expectation's own form: known operators, compilable regexes, known denial classes.
 /// Returns the JSON pointer (inside the expectation) and the problem.
 pub fn validate(expected: &Value, denials: &Denials) -> Result<(), (String, String)> {
@@ -236,7 +269,7 @@ pub fn validate(expected: &Value, denials: &Denials) -> Result<(), (String, Stri
                     let re = arg
                         .as_str()
                         .ok_or((here.clone(), "$regex takes a string".into()))?;
-                    Regex::new(re).map_err(|err| (here.clone(), format!("bad regex: {err}")))?;
+                    case_regex(re).map_err(|err| (here.clone(), format!("bad regex: {err}")))?;
                 }
                 "$denial" | "$rule" => {
                     let name = arg
@@ -550,8 +583,8 @@ fn on_value(
     let a = Some(v);
     match op {
         "$regex" => {
-            let re = Regex::new(arg.as_str().unwrap_or_default())
-                .map_err(|x| miss(path, e, a, x.to_string()))?;
+            let re =
+                case_regex(arg.as_str().unwrap_or_default()).map_err(|x| miss(path, e, a, x))?;
             match v.as_str() {
                 Some(s) if re.is_match(s) => Ok(()),
                 _ => Err(miss(path, e, a, "does not match regex")),

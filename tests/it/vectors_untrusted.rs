@@ -311,3 +311,35 @@ fn no_output_is_written_through_a_link_out_of_the_out_folder() {
         .collect();
     assert_eq!(left, vec![std::ffi::OsString::from("victim.json")]);
 }
+
+/// A case of 1 500 regexes each slow to compile (`\w{150}`: 46 ms each at the default limits,
+/// a 37 KB file past 60 s to load): refused at load, within the compile bound, naming the first.
+#[test]
+fn a_regex_past_its_compile_bound_is_refused_at_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = vectors(dir.path());
+    let file = v.join("contract/01-load/duplicate-pack-id-rejected.json");
+    let mut case: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let slow: Vec<_> = (0..1500)
+        .map(|_| serde_json::json!({ "$regex": "\\w{150}" }))
+        .collect();
+    case["steps"][0]["expect"] = serde_json::json!({ "$anyOf": slow });
+    std::fs::write(&file, case.to_string()).unwrap();
+    let (o, _) = common::hcpspec_within(
+        &[
+            "list",
+            "--vectors",
+            v.to_str().unwrap(),
+            "--suite",
+            "contract",
+        ],
+        Duration::from_secs(30),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("/steps/0/expect/$anyOf/0/$regex: bad regex"),
+        "{}",
+        text(&o)
+    );
+}
