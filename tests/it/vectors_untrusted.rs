@@ -343,3 +343,58 @@ fn a_regex_past_its_compile_bound_is_refused_at_load() {
         text(&o)
     );
 }
+
+/// An expectations file within its 8 MiB of 40 000 globs: each compiled to a matcher of some
+/// 36 KiB, 1.4 GB in all. Past 1 024 globs it is refused naming the entry; names are compared
+/// as they are, any number of them.
+#[test]
+fn an_expectations_file_of_too_many_globs_is_refused_and_names_are_not_compiled() {
+    let dir = tempfile::tempdir().unwrap();
+    let entries = |glob: bool| -> Vec<serde_json::Value> {
+        (0..40_000)
+            .map(|i| {
+                let case = match glob {
+                    true => format!("contract::*{i}*e*e*e*Z"),
+                    false => format!("contract::01-load::no-such-case-{i}"),
+                };
+                serde_json::json!({ "case": case, "expect": "fail", "reason": "x" })
+            })
+            .collect()
+    };
+    for glob in [true, false] {
+        let file = dir.path().join(format!("expectations-{glob}.json"));
+        std::fs::write(
+            &file,
+            serde_json::json!({ "expectations": entries(glob) }).to_string(),
+        )
+        .unwrap();
+        let out = dir.path().join(format!("o-{glob}"));
+        let o = hcpspec(
+            &[
+                "run",
+                "--suite",
+                "contract",
+                "--filter",
+                "contract::01-load::duplicate-pack-id-rejected",
+                "--expectations",
+                file.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            &[],
+            Duration::from_secs(60),
+        );
+        match glob {
+            true => {
+                assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+                assert!(
+                    text(&o).contains("/expectations/1024/case: more than 1024 globs"),
+                    "{}",
+                    text(&o)
+                );
+            }
+            // Entries naming no case of the run: it passes, and says they are stale or unused.
+            false => assert_ne!(o.status.code(), Some(2), "{}", text(&o)),
+        }
+    }
+}
