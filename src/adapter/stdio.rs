@@ -36,7 +36,8 @@ const TAIL_WIDTH: usize = 300;
 
 #[derive(Default)]
 struct Tail {
-    lines: VecDeque<String>,
+    /// Each line's first bytes, held past the cut: redacted, then cut, when they are shown.
+    lines: VecDeque<Vec<u8>>,
     closed: bool,
 }
 
@@ -186,14 +187,11 @@ fn read_log(stderr: impl Read, tail: Arc<Mutex<Tail>>) {
     let mut r = BufReader::new(stderr);
     let mut line = Vec::new();
     let mut buf = [0u8; 8192];
-    // A line is held past its cut, and redacted before it is cut (`line_cut`).
+    // A line is held past its cut, to be redacted before it is cut (`line_cut`).
     let push = |line: &mut Vec<u8>| {
-        let text = crate::snapshot::line_cut(line, TAIL_WIDTH)
-            .trim_end()
-            .to_string();
-        line.clear();
+        let held = std::mem::take(line);
         let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
-        t.lines.push_back(text);
+        t.lines.push_back(held);
         while t.lines.len() > TAIL_LINES {
             t.lines.pop_front();
         }
@@ -250,7 +248,13 @@ impl Link for Proc {
             format!(
                 "{hint}last stderr lines of `{}`:\n    {}",
                 self.command,
-                t.lines.iter().cloned().collect::<Vec<_>>().join("\n    ")
+                t.lines
+                    .iter()
+                    .map(|l| crate::snapshot::line_cut(l, TAIL_WIDTH)
+                        .trim_end()
+                        .to_string())
+                    .collect::<Vec<_>>()
+                    .join("\n    ")
             )
         }
     }

@@ -81,8 +81,9 @@ fn line_cut_of(held: &[u8], width: usize, secrets: &[(String, String)]) -> Strin
             .iter()
             .map(|(_, v)| v.as_bytes())
             .filter(|v| v.len() > CUT_LOOKAHEAD)
+            // A head no longer than the cut line itself: a value of megabytes costs no more.
             .filter_map(|v| {
-                (1..v.len())
+                (1..v.len().min(cut.len() + 1))
                     .rev()
                     .find(|k| cut.as_bytes().ends_with(&v[..*k]))
             })

@@ -15,7 +15,11 @@ fn root() -> PathBuf {
 
 /// hcpspec run to its end within `limit` (the test fails, and kills it, past that), its peak
 /// RSS under the bound.
-fn hcpspec(args: &[&str], envs: &[(&str, &str)], limit: Duration) -> Output {
+fn hcpspec<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(
+    args: &[S],
+    envs: &[(&str, &str)],
+    limit: Duration,
+) -> Output {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hcpspec"));
     cmd.args(args)
         .envs(envs.iter().copied())
@@ -56,19 +60,23 @@ fn mkfifo(path: &Path) {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
 }
 
+/// `run --suite contract --filter FILTER --out OUT`, then `extra` (`--vectors DIR` …).
+fn run_contract(filter: &str, out: &Path, extra: &[&str]) -> Vec<String> {
+    let out = out.to_str().unwrap();
+    [
+        "run", "--suite", "contract", "--filter", filter, "--out", out,
+    ]
+    .iter()
+    .chain(extra)
+    .map(|s| s.to_string())
+    .collect()
+}
+
 /// A one-case contract run's result.json in `dir/name`.
 fn result_of(dir: &Path, name: &str, filter: &str) -> PathBuf {
     let out = dir.join(name);
     let o = hcpspec(
-        &[
-            "run",
-            "--suite",
-            "contract",
-            "--filter",
-            filter,
-            "--out",
-            out.to_str().unwrap(),
-        ],
+        &run_contract(filter, &out, &[]),
         &[],
         Duration::from_secs(60),
     );
@@ -109,20 +117,13 @@ fn a_fixture_packs_file_that_is_a_fifo_is_an_error_not_a_hang() {
     let v = vectors(dir.path());
     mkfifo(&v.join("packs/transit/surface.json"));
     let out = dir.path().join("o");
-    let (o, _) = common::hcpspec_within(
-        &[
-            "run",
-            "--vectors",
-            v.to_str().unwrap(),
-            "--suite",
-            "contract",
-            "--filter",
-            "*get-pack-answers*",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        Duration::from_secs(60),
+    let args = run_contract(
+        "*get-pack-answers*",
+        &out,
+        &["--vectors", v.to_str().unwrap()],
     );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (o, _) = common::hcpspec_within(&args, Duration::from_secs(60));
     assert!(
         text(&o).contains("surface.json is not a regular file"),
         "{}",
@@ -141,21 +142,9 @@ fn a_file_of_gigabytes_in_the_vectors_is_hashed_in_bounded_memory() {
         .set_len(1100 << 20)
         .unwrap();
     let out = dir.path().join("o");
-    let o = hcpspec(
-        &[
-            "run",
-            "--vectors",
-            v.to_str().unwrap(),
-            "--suite",
-            "contract",
-            "--filter",
-            "contract::01-load::duplicate-pack-id-rejected",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[],
-        Duration::from_secs(120),
-    );
+    let filter = "contract::01-load::duplicate-pack-id-rejected";
+    let args = run_contract(filter, &out, &["--vectors", v.to_str().unwrap()]);
+    let o = hcpspec(&args, &[], Duration::from_secs(120));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
@@ -178,23 +167,9 @@ fn patches_past_the_pointer_bound_are_refused_not_an_abort() {
     case["setup"]["packs"][0]["patch"] = serde_json::json!({ "surface.json": patches });
     std::fs::write(&file, case.to_string()).unwrap();
     let out = dir.path().join("o");
-    let o = hcpspec(
-        &[
-            "run",
-            "--vectors",
-            v.to_str().unwrap(),
-            "--suite",
-            "contract",
-            "--filter",
-            "*surface-missing-pack-id*",
-            "--jobs",
-            "1",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[],
-        Duration::from_secs(60),
-    );
+    let extra = ["--vectors", v.to_str().unwrap(), "--jobs", "1"];
+    let args = run_contract("*surface-missing-pack-id*", &out, &extra);
+    let o = hcpspec(&args, &[], Duration::from_secs(60));
     assert!(matches!(o.status.code(), Some(1 | 2)), "{}", text(&o));
     assert!(text(&o).contains("(at most 64)"), "{}", text(&o));
 }
@@ -272,16 +247,12 @@ fn no_output_is_written_through_a_link_out_of_the_out_folder() {
     link(&o2.join("badges"), &outside);
     link(&o3.join("badges/contract"), &outside);
     let run = |out: &Path| {
-        let args = [
-            "run",
-            "--suite",
-            "contract",
-            "--filter",
-            "contract::01-load::duplicate-pack-id-rejected",
-            "--out",
-            out.to_str().unwrap(),
-        ];
-        hcpspec(&args, &[], Duration::from_secs(60))
+        let filter = "contract::01-load::duplicate-pack-id-rejected";
+        hcpspec(
+            &run_contract(filter, out, &[]),
+            &[],
+            Duration::from_secs(60),
+        )
     };
     let report = |out: &Path| {
         let args = [
@@ -369,21 +340,9 @@ fn an_expectations_file_of_too_many_globs_is_refused_and_names_are_not_compiled(
         )
         .unwrap();
         let out = dir.path().join(format!("o-{glob}"));
-        let o = hcpspec(
-            &[
-                "run",
-                "--suite",
-                "contract",
-                "--filter",
-                "contract::01-load::duplicate-pack-id-rejected",
-                "--expectations",
-                file.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-            ],
-            &[],
-            Duration::from_secs(60),
-        );
+        let filter = "contract::01-load::duplicate-pack-id-rejected";
+        let args = run_contract(filter, &out, &["--expectations", file.to_str().unwrap()]);
+        let o = hcpspec(&args, &[], Duration::from_secs(60));
         match glob {
             true => {
                 assert_eq!(o.status.code(), Some(2), "{}", text(&o));

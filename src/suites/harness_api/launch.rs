@@ -286,7 +286,9 @@ impl Running {
 /// The harness's last stderr lines, and the line being read.
 #[derive(Default)]
 pub struct Stderr {
-    kept: VecDeque<String>,
+    /// Each line's first bytes (held past the cut) and its full size: redacted, then cut, when
+    /// they are shown.
+    kept: VecDeque<(Vec<u8>, u64)>,
     line: Vec<u8>,
     /// The full size of the line being read (its bytes past the cap are dropped).
     len: u64,
@@ -311,15 +313,11 @@ impl Stderr {
     }
 
     fn end_line(&mut self) {
-        let mut text = crate::snapshot::line_cut(&self.line, STDERR_LINE_BYTES);
-        if self.len > STDERR_LINE_BYTES as u64 {
-            text.push_str(&format!("…[cut: {} bytes in all]", self.len));
-        }
         if self.kept.len() == STDERR_LINES {
             self.kept.pop_front();
         }
-        self.kept.push_back(text);
-        self.line.clear();
+        self.kept
+            .push_back((std::mem::take(&mut self.line), self.len));
         self.len = 0;
     }
 
@@ -333,7 +331,16 @@ impl Stderr {
         if s.len > 0 {
             s.end_line();
         }
-        s.kept.into()
+        s.kept
+            .iter()
+            .map(|(held, len)| {
+                let mut text = crate::snapshot::line_cut(held, STDERR_LINE_BYTES);
+                if *len > STDERR_LINE_BYTES as u64 {
+                    text.push_str(&format!("…[cut: {len} bytes in all]"));
+                }
+                text
+            })
+            .collect()
     }
 }
 
