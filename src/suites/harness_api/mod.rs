@@ -246,6 +246,9 @@ fn observe(p: &judge::Played) -> Vec<Observation> {
         if e["via"] == "host" && e["route"] == crate::suites::core_api::pods::RENEW {
             continue;
         }
+        // Ids are per connection: a harness started again numbers its requests from 1, and a
+        // renewal's id on the first connection is another request's on the next.
+        let conn = e["conn"].clone();
         let mut e = trim(e);
         let Some(o) = e.as_object_mut() else { continue };
         for k in [
@@ -266,7 +269,10 @@ fn observe(p: &judge::Played) -> Vec<Observation> {
             o.remove("answer");
         }
         if let Some(f) = o.get_mut("frame").and_then(Value::as_object_mut) {
-            let key = (f.get("id").map(Value::to_string), f.get("t").cloned());
+            let key = (
+                (conn.to_string(), f.get("id").map(Value::to_string)),
+                f.get("t").cloned(),
+            );
             if f.get("t") == Some(&json!("ping")) {
                 continue;
             }
@@ -695,6 +701,50 @@ fn act(w: &world::Shared, a: &Value) {
 #[cfg(test)]
 mod tests {
     use super::{Clock, Now, CONNECT_ALLOWANCE_MS};
+
+    /// A renewal's answer is left out of the observations (how many there are is timing), by
+    /// its connection and id: a harness started again numbers its requests from 1, and another
+    /// request's answer with a renewal's id of the first connection was left out with it, as
+    /// many times as the renewals before the crash went (a snapshot that drifted in CI).
+    #[test]
+    fn a_renewals_id_on_one_connection_hides_no_answer_on_another() {
+        use serde_json::json;
+        let frame = |conn: u64, from: &str, f: serde_json::Value| json!({ "via": "frame", "conn": conn, "from": from, "frame": f });
+        let played = crate::suites::harness_api::judge::Played {
+            log: vec![
+                frame(
+                    1,
+                    "harness",
+                    json!({ "t": "req", "id": 7, "m": "lease.renew", "p": {} }),
+                ),
+                frame(
+                    1,
+                    "core",
+                    json!({ "t": "res", "id": 7, "ok": true, "r": {} }),
+                ),
+                frame(
+                    2,
+                    "harness",
+                    json!({ "t": "req", "id": 7, "m": "effect.outcome", "p": {} }),
+                ),
+                frame(
+                    2,
+                    "core",
+                    json!({ "t": "res", "id": 7, "ok": true, "r": { "status": "completed" } }),
+                ),
+            ],
+            runs: vec![],
+            harness: String::new(),
+            deadline_hit: false,
+            hold: None,
+        };
+        let observed = super::observe(&played);
+        let methods: Vec<String> = observed
+            .iter()
+            .map(|o| o.value["frame"]["m"].as_str().unwrap_or("res").to_string())
+            .collect();
+        assert_eq!(methods, ["effect.outcome", "res"], "{observed:?}");
+    }
 
     #[test]
     fn the_clock_runs_on_scenario_time_from_the_first_connection() {
