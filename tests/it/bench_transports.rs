@@ -202,8 +202,13 @@ fn a_stalled_server_is_judged_by_cpu_time_not_by_the_wait() {
 }
 
 /// An adapter does what its bare client does and more (the checks of a call): in CPU time, the
-/// client's and its server's, none comes out cheaper. A row below 1× would mean a call skipped
-/// or a server's work not counted.
+/// client's and its server's, none comes out cheaper beyond the noise of measuring CPU beside
+/// other work. A call skipped or a server's work not counted shows as half or less (the
+/// bench's own bug showed 0.49× and 0.05×); the same round trip measured beside `cargo test`'s
+/// other tests and CI's release builds came out at 0.91× (HTTP), and beside a process forking
+/// in a tight loop at 0.71× (stdio).
+const NOISE: f64 = 0.67;
+
 #[test]
 fn no_adapter_costs_less_cpu_than_its_bare_client() {
     let connect = |spec: &str| -> Result<Box<dyn hcpspec::adapter::Adapter>, BadInput> {
@@ -219,7 +224,7 @@ fn no_adapter_costs_less_cpu_than_its_bare_client() {
         let (bare, echo) = r.bare.expect("a bare client and an echo");
         let (a, b) = (r.adapter.cpu_us.unwrap(), bare.cpu_us.unwrap());
         assert!(
-            a >= b,
+            a >= b * NOISE,
             "{}: the adapter's call took {a:.1} µs of CPU, its bare client's {b:.1}",
             r.label
         );
