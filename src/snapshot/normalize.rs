@@ -48,7 +48,12 @@ fn is_capped(s: &str, max: usize) -> bool {
 /// At most the first `max` bytes of `s` (on a character boundary), after redaction: the cut
 /// can never leave the head of a secret behind, and no secret survives by straddling it.
 pub fn excerpt_text(s: &str, max: usize) -> String {
-    let redacted = redact_secrets(s, secrets());
+    excerpt_of(s, max, secrets())
+}
+
+/// [`excerpt_text`] with the given values of the environment.
+fn excerpt_of(s: &str, max: usize, secrets: &[(String, String)]) -> String {
+    let redacted = redact_secrets(s, secrets);
     let mut end = max.min(redacted.len());
     while !redacted.is_char_boundary(end) {
         end -= 1;
@@ -69,13 +74,7 @@ pub fn line_cut(held: &[u8], width: usize) -> String {
 }
 
 fn line_cut_of(held: &[u8], width: usize, secrets: &[(String, String)]) -> String {
-    let text = String::from_utf8_lossy(held);
-    let redacted = redact_secrets(&text, secrets);
-    let mut end = width.min(redacted.len());
-    while !redacted.is_char_boundary(end) {
-        end -= 1;
-    }
-    let mut cut = redacted[..end].to_string();
+    let mut cut = excerpt_of(&String::from_utf8_lossy(held), width, secrets);
     if held.len() > width {
         let head = secrets
             .iter()
